@@ -1,0 +1,53 @@
+import type { ResolvedPlannerOptions } from '../engine/options.js'
+
+/**
+ * How a dense search runs:
+ * - `exact`: brute-force scan of every record (no graph, tiny collection, or asked for);
+ * - `hnsw`: graph search, no filter;
+ * - `exact-filtered`: evaluate the filter on every record, then scan only the passing ones;
+ * - `hnsw-filtered`: evaluate the filter into a bitset, graph search restricted to it;
+ * - `hnsw-postfilter`: graph search over-fetched by 1/selectivity, then filtered (broad filters).
+ */
+export type DenseStrategy = 'exact' | 'hnsw' | 'exact-filtered' | 'hnsw-filtered' | 'hnsw-postfilter'
+
+export interface DensePlan {
+  readonly strategy: DenseStrategy
+  /** Why this strategy, in words (shown in `stats.reason`). */
+  readonly reason: string
+}
+
+export interface PlanInput {
+  readonly live: number
+  readonly hasGraph: boolean
+  readonly forceExact: boolean
+  /** Estimated fraction passing the filter; undefined without a filter. */
+  readonly selectivity: number | undefined
+  readonly options: ResolvedPlannerOptions
+}
+
+/** Chooses a strategy before any filter is fully evaluated (see {@link refinePlan} after). */
+export function planDense(input: PlanInput): DensePlan {
+  const { live, hasGraph, forceExact, selectivity, options } = input
+  const filtered = selectivity !== undefined
+  const exact: DenseStrategy = filtered ? 'exact-filtered' : 'exact'
+  if (forceExact) return { strategy: exact, reason: 'exact search was requested' }
+  if (!hasGraph) return { strategy: exact, reason: 'the index has no HNSW graph (dense: "exact")' }
+  if (live <= options.exactBelow) return { strategy: exact, reason: `${live} records <= planner.exactBelow (${options.exactBelow})` }
+  if (!filtered) return { strategy: 'hnsw', reason: 'no filter' }
+  if (selectivity >= options.postFilterAbove) {
+    return { strategy: 'hnsw-postfilter', reason: `estimated selectivity ${fmt(selectivity)} >= planner.postFilterAbove (${options.postFilterAbove})` }
+  }
+  return { strategy: 'hnsw-filtered', reason: `estimated selectivity ${fmt(selectivity)} < planner.postFilterAbove (${options.postFilterAbove})` }
+}
+
+/** After the filter is evaluated exactly: scan the passing records when they are few enough. */
+export function refinePlan(plan: DensePlan, allowed: number, options: ResolvedPlannerOptions): DensePlan {
+  if (plan.strategy !== 'hnsw-filtered') return plan
+  const limit = Math.max(options.exactBelow, options.exactFilterMax)
+  if (allowed <= limit) return { strategy: 'exact-filtered', reason: `${plan.reason}; ${allowed} records pass <= ${limit}: scanning them exactly is cheaper than the graph` }
+  return { strategy: 'hnsw-filtered', reason: `${plan.reason}; ${allowed} records pass > ${limit}: graph search restricted to them` }
+}
+
+function fmt(x: number): string {
+  return `${(x * 100).toFixed(1)}%`
+}

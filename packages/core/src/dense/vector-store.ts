@@ -1,0 +1,82 @@
+import type { Label } from '../ids.js'
+import { norm } from '../metric/kernels.js'
+
+/**
+ * Vectors in one contiguous Float32Array addressed by label (row = label), plus each row's
+ * 1/‖v‖ so cosine needs no normalized copy and `get` returns the vector exactly as stored.
+ * Grows by doubling; rows of removed labels are left in place until the label is reused.
+ */
+export class VectorStore {
+  readonly dim: number
+  #data: Float32Array
+  #invNorms: Float32Array
+  #rows: number
+
+  constructor(dim: number, initialRows = 1024) {
+    this.dim = dim
+    this.#rows = Math.max(1, initialRows)
+    this.#data = new Float32Array(this.#rows * dim)
+    this.#invNorms = new Float32Array(this.#rows)
+  }
+
+  /** The backing array; valid until the next `set` that grows it. */
+  get data(): Float32Array {
+    return this.#data
+  }
+
+  get invNorms(): Float32Array {
+    return this.#invNorms
+  }
+
+  /** Allocated rows. */
+  get rows(): number {
+    return this.#rows
+  }
+
+  set(label: Label, vector: Float32Array): void {
+    if (label >= this.#rows) this.#grow(label + 1)
+    this.#data.set(vector, label * this.dim)
+    const n = norm(vector)
+    this.#invNorms[label] = n === 0 ? 0 : 1 / n
+  }
+
+  /** A copy of the row. */
+  get(label: Label): Float32Array {
+    return this.#data.slice(label * this.dim, (label + 1) * this.dim)
+  }
+
+  /** A view of the row (no copy); do not keep it across writes. */
+  view(label: Label): Float32Array {
+    return this.#data.subarray(label * this.dim, (label + 1) * this.dim)
+  }
+
+  #grow(minRows: number): void {
+    let rows = this.#rows
+    while (rows < minRows) rows *= 2
+    const data = new Float32Array(rows * this.dim)
+    data.set(this.#data)
+    const invNorms = new Float32Array(rows)
+    invNorms.set(this.#invNorms)
+    this.#data = data
+    this.#invNorms = invNorms
+    this.#rows = rows
+  }
+
+  /** Raw rows `0..extent-1` for a snapshot. */
+  slice(extent: number): Float32Array {
+    return this.#data.subarray(0, extent * this.dim)
+  }
+
+  /** Loads rows `0..n-1` from a snapshot. */
+  static fromRows(dim: number, rows: Float32Array): VectorStore {
+    const n = rows.length / dim
+    const store = new VectorStore(dim, Math.max(1024, n))
+    store.#data.set(rows)
+    for (let label = 0; label < n; label++) {
+      const v = store.view(label as Label)
+      const length = norm(v)
+      store.#invNorms[label] = length === 0 ? 0 : 1 / length
+    }
+    return store
+  }
+}

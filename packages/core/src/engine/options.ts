@@ -1,0 +1,111 @@
+import { HNSW_DEFAULTS, type HnswOptions, type ResolvedHnswOptions } from '../dense/hnsw.js'
+import { QuarryError, describe } from '../errors.js'
+import { METRICS, type Metric } from '../metric/metric.js'
+
+/** How filtered and small searches choose between the exact scan and the HNSW graph. */
+export interface PlannerOptions {
+  /** Collections with at most this many records are always scanned exactly. @defaultValue 1000 */
+  exactBelow?: number
+  /**
+   * A filter passing at most this many records is answered by scanning exactly those records
+   * (and at least `exactBelow`). @defaultValue 20000
+   */
+  exactFilterMax?: number
+  /** A filter passing at least this fraction of records post-filters an over-fetched graph search. @defaultValue 0.3 */
+  postFilterAbove?: number
+}
+
+export type ResolvedPlannerOptions = Required<PlannerOptions>
+
+export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.3 }
+
+/** Options of {@link createIndex}. */
+export interface IndexOptions {
+  /** Length of every vector, 1 to 65536. */
+  dimensions: number
+  /** Distance metric. @defaultValue 'cosine' */
+  metric?: Metric
+  /** 'hnsw': approximate graph search with an exact path for small or narrow searches; 'exact': brute force only (no native module needed). @defaultValue 'hnsw' */
+  dense?: 'hnsw' | 'exact'
+  /** HNSW graph parameters. */
+  hnsw?: HnswOptions
+  /** Planner thresholds. */
+  planner?: PlannerOptions
+}
+
+export interface ResolvedIndexOptions {
+  readonly dimensions: number
+  readonly metric: Metric
+  readonly dense: 'hnsw' | 'exact'
+  readonly hnsw: ResolvedHnswOptions
+  readonly planner: ResolvedPlannerOptions
+}
+
+function fail(path: string, expected: string, received: unknown): never {
+  throw new QuarryError('INVALID_OPTION', `${path} must be ${expected}; received ${describe(received)}.`, { path })
+}
+
+/** Validates an integer option and returns it or its default. */
+export function intOption(value: unknown, path: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(path, `an integer from ${min} to ${max}`, value)
+  }
+  return value
+}
+
+function fractionOption(value: unknown, path: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) fail(path, 'a number from 0 to 1', value)
+  return value
+}
+
+function objectOption(value: unknown, path: string): Record<string, unknown> {
+  if (value === undefined) return {}
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'an object', value)
+  return value as Record<string, unknown>
+}
+
+function rejectUnknown(value: Record<string, unknown>, known: readonly string[], path: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const where = path ? `${path}.${key}` : key
+      throw new QuarryError('INVALID_OPTION', `unknown option ${where}; known options are ${known.join(', ')}.`, { path: where })
+    }
+  }
+}
+
+/** Validates `createIndex` options up front and fills in defaults. */
+export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    fail('options', 'an object like { dimensions: 384, metric: "cosine" }', options)
+  }
+  const o = options as Record<string, unknown>
+  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner'], '')
+  if (o.dimensions === undefined) fail('dimensions', 'the length of your vectors (an integer from 1 to 65536)', undefined)
+  const dimensions = intOption(o.dimensions, 'dimensions', 1, 65536, 0)
+  const metric = o.metric ?? 'cosine'
+  if (typeof metric !== 'string' || !(METRICS as readonly string[]).includes(metric)) fail('metric', `one of ${METRICS.join(', ')}`, metric)
+  const dense = o.dense ?? 'hnsw'
+  if (dense !== 'hnsw' && dense !== 'exact') fail('dense', '"hnsw" or "exact"', dense)
+  const h = objectOption(o.hnsw, 'hnsw')
+  rejectUnknown(h, ['m', 'efConstruction', 'efSearch', 'seed'], 'hnsw')
+  const p = objectOption(o.planner, 'planner')
+  rejectUnknown(p, ['exactBelow', 'exactFilterMax', 'postFilterAbove'], 'planner')
+  return {
+    dimensions,
+    metric: metric as Metric,
+    dense,
+    hnsw: {
+      m: intOption(h.m, 'hnsw.m', 2, 128, HNSW_DEFAULTS.m),
+      efConstruction: intOption(h.efConstruction, 'hnsw.efConstruction', 1, 4096, HNSW_DEFAULTS.efConstruction),
+      efSearch: intOption(h.efSearch, 'hnsw.efSearch', 1, 65536, HNSW_DEFAULTS.efSearch),
+      seed: intOption(h.seed, 'hnsw.seed', 0, 0x7fff_ffff, HNSW_DEFAULTS.seed),
+    },
+    planner: {
+      exactBelow: intOption(p.exactBelow, 'planner.exactBelow', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactBelow),
+      exactFilterMax: intOption(p.exactFilterMax, 'planner.exactFilterMax', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactFilterMax),
+      postFilterAbove: fractionOption(p.postFilterAbove, 'planner.postFilterAbove', PLANNER_DEFAULTS.postFilterAbove),
+    },
+  }
+}

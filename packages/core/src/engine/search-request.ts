@@ -1,0 +1,69 @@
+import { QuarryError, describe } from '../errors.js'
+import type { FilterFn } from '../filter/predicate.js'
+import { validateId } from '../ids.js'
+import { intOption } from './options.js'
+
+/** Largest `topK` accepted. */
+export const MAX_TOP_K = 10_000
+
+/** A dense search request. Give exactly one of `vector` and `id`. */
+export interface SearchRequest {
+  /** The query embedding. */
+  vector?: readonly number[] | Float32Array
+  /** Query by example: the stored vector of this id (the id itself is left out of the hits). */
+  id?: string
+  /** Number of hits, 1 to 10,000. @defaultValue 10 */
+  topK?: number
+  /** Keeps only records for which it returns true. */
+  filter?: FilterFn
+  /** HNSW candidate list size for this search (raised to topK). @defaultValue the index's hnsw.efSearch */
+  ef?: number
+  /** Scan every (passing) record exactly instead of using the graph. @defaultValue false */
+  exact?: boolean
+}
+
+export interface ValidatedSearch {
+  readonly vector: unknown
+  readonly id: string | undefined
+  readonly topK: number
+  readonly filter: FilterFn | undefined
+  readonly ef: number
+  readonly exact: boolean
+}
+
+export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+    throw new QuarryError('INVALID_QUERY', `search takes an object like { vector, topK: 10 }; received ${describe(request)}.`)
+  }
+  const r = request as Record<string, unknown>
+  for (const key of Object.keys(r)) {
+    if (!['vector', 'id', 'topK', 'filter', 'ef', 'exact'].includes(key)) {
+      throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are vector, id, topK, filter, ef, exact.`, { path: key })
+    }
+  }
+  if ((r.vector === undefined) === (r.id === undefined)) {
+    throw new QuarryError('INVALID_QUERY', 'give exactly one of `vector` (a query embedding) and `id` (search by a stored record).', { path: 'vector' })
+  }
+  if (r.filter !== undefined && typeof r.filter !== 'function') {
+    throw new QuarryError('INVALID_QUERY', `filter must be a function (metadata, id) => boolean; received ${describe(r.filter)}.`, { path: 'filter' })
+  }
+  if (r.exact !== undefined && typeof r.exact !== 'boolean') {
+    throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
+  }
+  const asQuery = <T>(f: () => T): T => {
+    try {
+      return f()
+    } catch (error) {
+      if (error instanceof QuarryError) throw new QuarryError('INVALID_QUERY', error.message, { path: error.path ?? '' })
+      throw error
+    }
+  }
+  return {
+    vector: r.vector,
+    id: r.id === undefined ? undefined : validateId(r.id),
+    topK: asQuery(() => intOption(r.topK, 'topK', 1, MAX_TOP_K, 10)),
+    filter: r.filter as FilterFn | undefined,
+    ef: asQuery(() => intOption(r.ef, 'ef', 1, 65536, defaultEf)),
+    exact: r.exact ?? false,
+  }
+}

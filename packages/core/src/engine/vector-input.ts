@@ -1,0 +1,45 @@
+import { QuarryError, describe } from '../errors.js'
+import { norm } from '../metric/kernels.js'
+import type { Metric } from '../metric/metric.js'
+
+/**
+ * Turns a caller's vector into a Float32Array of the index's dimension, rejecting wrong lengths,
+ * non-numbers, NaN and Infinity, and (for cosine) the zero vector, which has no direction.
+ */
+export function toVector(value: unknown, dimensions: number, metric: Metric, path: string): Float32Array {
+  if (!Array.isArray(value) && !(value instanceof Float32Array) && !(value instanceof Float64Array)) {
+    throw new QuarryError('INVALID_VECTOR', `${path} must be an array of ${dimensions} numbers or a Float32Array; received ${describe(value)}.`, { path })
+  }
+  const source = value as ArrayLike<unknown>
+  if (source.length !== dimensions) {
+    throw new QuarryError('DIMENSION_MISMATCH', `${path} has ${source.length} dimensions but the index has ${dimensions}; embed with the model the index was created for.`, {
+      path,
+    })
+  }
+  const out = new Float32Array(dimensions)
+  for (let i = 0; i < dimensions; i++) {
+    const x = source[i]
+    if (typeof x !== 'number' || !Number.isFinite(x)) {
+      throw new QuarryError('INVALID_VECTOR', `${path}[${i}] must be a finite number; received ${describe(x)}.`, { path: `${path}[${i}]` })
+    }
+    const f = Math.fround(x)
+    if (!Number.isFinite(f)) {
+      throw new QuarryError('INVALID_VECTOR', `${path}[${i}] = ${x} overflows float32; scale the vector down.`, { path: `${path}[${i}]` })
+    }
+    out[i] = f
+  }
+  if (metric === 'cosine' && norm(out) === 0) {
+    throw new QuarryError('INVALID_VECTOR', `${path} is all zeros, which has no cosine similarity to anything; give a non-zero vector or use metric 'dot' or 'l2'.`, {
+      path,
+    })
+  }
+  return out
+}
+
+/** The vector scaled to unit length (cosine queries and graph inserts). */
+export function normalized(vector: Float32Array): Float32Array {
+  const n = norm(vector)
+  const out = new Float32Array(vector.length)
+  for (let i = 0; i < vector.length; i++) out[i] = (vector[i] as number) / n
+  return out
+}

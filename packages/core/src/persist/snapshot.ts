@@ -1,0 +1,107 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { HnswGraph } from '../dense/hnsw.js'
+import { VectorStore } from '../dense/vector-store.js'
+import { QuarryError } from '../errors.js'
+import { IdMap } from '../ids.js'
+import { metricOps } from '../metric/metric.js'
+import { resolveIndexOptions, type ResolvedIndexOptions } from '../engine/options.js'
+import { QuarryIndex } from '../engine/quarry-index.js'
+import { validateMetadata, type Metadata } from '../engine/record.js'
+import { idTieBreak } from '../engine/state.js'
+
+/** Snapshot format version; bumped on any incompatible change. */
+export const SNAPSHOT_VERSION = 1
+
+interface Manifest {
+  format: 'quarry-index'
+  version: number
+  options: ResolvedIndexOptions
+  /** ids[label], null for free labels. */
+  ids: (string | null)[]
+  files: { vectors: string; metadata: string; graph?: string }
+}
+
+/**
+ * Writes the index to `dir` as a versioned snapshot. The files are written to a sibling folder
+ * first and swapped in by rename, so a crash leaves either the old snapshot or the new one.
+ */
+export function saveIndex(index: QuarryIndex, dir: string): void {
+  const target = resolve(dir)
+  const state = index.state
+  const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${Date.now()}`)
+  mkdirSync(tmp, { recursive: true })
+  try {
+    const extent = state.ids.extent
+    const vectors = state.store.slice(extent)
+    writeFileSync(join(tmp, 'vectors.f32'), new Uint8Array(vectors.buffer, vectors.byteOffset, vectors.byteLength))
+    const metadata = Array.from({ length: extent }, (_, label) => state.metadata[label] ?? null)
+    writeFileSync(join(tmp, 'metadata.json'), JSON.stringify(metadata))
+    if (state.graph) state.graph.save(join(tmp, 'hnsw.bin'))
+    const manifest: Manifest = {
+      format: 'quarry-index',
+      version: SNAPSHOT_VERSION,
+      options: state.options,
+      ids: state.ids.toJSON(),
+      files: { vectors: 'vectors.f32', metadata: 'metadata.json', ...(state.graph ? { graph: 'hnsw.bin' } : {}) },
+    }
+    // The manifest is written last: a folder without one is never a snapshot.
+    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest))
+    const old = `${tmp}.old`
+    if (existsSync(target)) renameSync(target, old)
+    renameSync(tmp, target)
+    rmSync(old, { recursive: true, force: true })
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw error
+  }
+}
+
+function corrupt(dir: string, what: string, cause?: unknown): QuarryError {
+  return new QuarryError('INVALID_SNAPSHOT', `${dir} is not a readable Quarry index: ${what}. Save the index again with index.save(dir).`, cause === undefined ? {} : { cause })
+}
+
+/** Reads an index written by `index.save(dir)`. */
+export function loadIndex(dir: string): QuarryIndex {
+  const target = resolve(dir)
+  let manifest: Manifest
+  try {
+    manifest = JSON.parse(readFileSync(join(target, 'manifest.json'), 'utf8')) as Manifest
+  } catch (cause) {
+    throw corrupt(target, 'manifest.json is missing or not JSON', cause)
+  }
+  if (manifest.format !== 'quarry-index') throw corrupt(target, 'manifest.json is not a Quarry manifest')
+  if (manifest.version !== SNAPSHOT_VERSION) {
+    throw corrupt(target, `snapshot version ${String(manifest.version)} is not supported by this Quarry (reads version ${SNAPSHOT_VERSION})`)
+  }
+  const options = resolveIndexOptions(manifest.options)
+  if (!Array.isArray(manifest.ids) || !manifest.ids.every((id) => id === null || typeof id === 'string')) throw corrupt(target, 'ids are malformed')
+  const extent = manifest.ids.length
+  let bytes: Buffer
+  let metadataJson: unknown
+  try {
+    bytes = readFileSync(join(target, manifest.files.vectors))
+    metadataJson = JSON.parse(readFileSync(join(target, manifest.files.metadata), 'utf8'))
+  } catch (cause) {
+    throw corrupt(target, 'a data file is missing or unreadable', cause)
+  }
+  if (bytes.byteLength !== extent * options.dimensions * 4) throw corrupt(target, `vectors.f32 has ${bytes.byteLength} bytes, expected ${extent * options.dimensions * 4}`)
+  if (!Array.isArray(metadataJson) || metadataJson.length !== extent) throw corrupt(target, 'metadata.json does not match the ids')
+  // Copy into an aligned buffer: a Buffer's byteOffset need not be a multiple of 4.
+  const rows = new Float32Array(extent * options.dimensions)
+  new Uint8Array(rows.buffer).set(bytes)
+  const metadata = (metadataJson as unknown[]).map((m, label): Readonly<Metadata> | undefined => (manifest.ids[label] === null ? undefined : validateMetadata(m ?? undefined)))
+  const ops = metricOps(options.metric)
+  let graph: HnswGraph | undefined
+  if (options.dense === 'hnsw') {
+    if (!manifest.files.graph) throw corrupt(target, 'the HNSW graph file is not listed')
+    try {
+      graph = HnswGraph.load(join(target, manifest.files.graph), ops.hnswSpace, options.dimensions, options.hnsw)
+    } catch (cause) {
+      if (cause instanceof QuarryError) throw cause
+      throw corrupt(target, 'hnsw.bin could not be read', cause)
+    }
+  }
+  const ids = IdMap.fromJSON(manifest.ids)
+  return new QuarryIndex({ options, ops, ids, store: VectorStore.fromRows(options.dimensions, rows), metadata, graph, tie: idTieBreak(ids) })
+}

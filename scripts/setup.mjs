@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// Installs the workspace's dependencies before the demo, the tests or the benchmarks run, so that
+// each README command works on a fresh clone with nothing but Node 20+ and npm.
+//
+// hnswlib-node is a native addon built by node-gyp. node-gyp downloads Node's headers from
+// nodejs.org unless told where local ones are, and pnpm 12 ignores `nodedir` in .npmrc, so we pass
+// npm_config_nodedir explicitly when this Node install ships its headers (Debian, nvm, the official
+// tarballs and installers all do). Without local headers node-gyp falls back to its download.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+
+function localNodeHeaders() {
+  const configured = process.env.npm_config_nodedir
+  if (configured && existsSync(join(configured, 'include', 'node', 'node.h'))) return configured
+  const prefix = resolve(dirname(process.execPath), '..')
+  return existsSync(join(prefix, 'include', 'node', 'node.h')) ? prefix : undefined
+}
+
+// Run the pnpm that launched us (npm_execpath) so the pinned version installs; fall back to npx.
+function pnpmCommand(args) {
+  const execPath = process.env.npm_execpath
+  if (execPath && /pnpm/.test(execPath)) {
+    return execPath.endsWith('.js') || execPath.endsWith('.cjs') || execPath.endsWith('.mjs')
+      ? [process.execPath, [execPath, ...args]]
+      : [execPath, args]
+  }
+  return ['npx', ['-y', 'pnpm@12.4.2', ...args]]
+}
+
+const env = { ...process.env }
+const nodedir = localNodeHeaders()
+if (nodedir) env.npm_config_nodedir = nodedir
+
+const [command, args] = pnpmCommand(['install', '--frozen-lockfile', '--reporter=append-only'])
+const result = spawnSync(command, args, { cwd: root, env, stdio: 'inherit' })
+if (result.status !== 0) {
+  console.error('\nInstalling dependencies failed (see above). If hnswlib-node failed to build, check')
+  console.error('that python3, make and a C++ compiler are installed (node-gyp needs them).')
+  process.exit(result.status ?? 1)
+}
