@@ -124,10 +124,15 @@ function postFilter(state: IndexState, q: DenseQuery, k: number, selectivity: nu
   return undefined
 }
 
-/** Graph search, then exact re-scoring so every path reports identical distances for an id. */
+/**
+ * Graph search, then exact re-scoring so every path reports identical distances for an id. A few
+ * more than k candidates are taken from the graph's candidate list (free: the search keeps ef of
+ * them anyway), so equal distances at the k-th place are still ordered by id.
+ */
 function graphHits(state: IndexState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
   if (!state.graph) return []
-  const result = state.graph.search(query, k, ef, allow)
+  const fetch = Math.max(k, Math.min(Math.max(ef, k), 2 * k + 8))
+  const result = state.graph.search(query, fetch, ef, allow)
   return rescore(state, query, result.labels as Label[], k)
 }
 

@@ -1,0 +1,78 @@
+import { expect } from 'vitest'
+import type { Hit, Metric } from '@quarry/core'
+
+/** The distance of two vectors, written plainly in float64 from float32-rounded inputs. */
+export function oracleDistance(metric: Metric, q: readonly number[], v: readonly number[]): number {
+  const a = q.map(Math.fround)
+  const b = v.map(Math.fround)
+  let dot = 0
+  let qq = 0
+  let vv = 0
+  let l2 = 0
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number
+    const y = b[i] as number
+    dot += x * y
+    qq += x * x
+    vv += y * y
+    l2 += (x - y) * (x - y)
+  }
+  if (metric === 'cosine') return 1 - dot / (Math.sqrt(qq) * Math.sqrt(vv))
+  if (metric === 'dot') return -dot
+  return Math.sqrt(l2)
+}
+
+export interface OracleHit {
+  id: string
+  distance: number
+}
+
+/** Brute force: every record's distance, sorted by distance then id, cut to k. */
+export function oracleSearch(
+  metric: Metric,
+  records: ReadonlyMap<string, readonly number[]>,
+  query: readonly number[],
+  k: number,
+  keep: (id: string) => boolean = () => true,
+): OracleHit[] {
+  return [...records]
+    .filter(([id]) => keep(id))
+    .map(([id, v]) => ({ id, distance: oracleDistance(metric, query, v) }))
+    .sort((x, y) => x.distance - y.distance || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+    .slice(0, k)
+}
+
+/**
+ * Asserts that `actual` is the oracle's ranking: same length, the same distance at every rank and
+ * for every returned id (within `eps`, float32 storage), the same id wherever the oracle's
+ * distance is unambiguous, and ids ascending among exactly equal distances.
+ */
+export function expectSameRanking(actual: readonly Hit[], expected: readonly OracleHit[], all: ReadonlyMap<string, number>, eps = 1e-5): void {
+  expect(actual.map((h) => h.id).length).toBe(expected.length)
+  actual.forEach((hit, i) => {
+    const want = expected[i] as OracleHit
+    expect(Math.abs(hit.distance - want.distance)).toBeLessThanOrEqual(eps)
+    const own = all.get(hit.id)
+    expect(own, `hit ${hit.id} is not a live record`).toBeDefined()
+    expect(Math.abs(hit.distance - (own as number))).toBeLessThanOrEqual(eps)
+    const prev = expected[i - 1]
+    const next = expected[i + 1]
+    const unambiguous = (!prev || want.distance - prev.distance > 2 * eps) && (!next || next.distance - want.distance > 2 * eps)
+    if (unambiguous) expect(hit.id).toBe(want.id)
+    const before = actual[i - 1]
+    if (before && before.distance === hit.distance) expect(before.id < hit.id).toBe(true)
+    if (before) expect(before.distance).toBeLessThanOrEqual(hit.distance)
+  })
+}
+
+/** Every record's oracle distance to the query, by id. */
+export function oracleDistances(metric: Metric, records: ReadonlyMap<string, readonly number[]>, query: readonly number[]): Map<string, number> {
+  return new Map([...records].map(([id, v]) => [id, oracleDistance(metric, query, v)]))
+}
+
+/** recall@k of hit ids against the oracle's ids. */
+export function recall(actual: readonly { id: string }[], expected: readonly { id: string }[]): number {
+  if (expected.length === 0) return 1
+  const want = new Set(expected.map((h) => h.id))
+  return actual.filter((h) => want.has(h.id)).length / expected.length
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest'
+import { createIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
+
+function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
+  try {
+    f()
+  } catch (error) {
+    expect(error).toBeInstanceOf(QuarryError)
+    const e = error as QuarryError
+    return { code: e.code, path: e.path, message: e.message }
+  }
+  throw new Error('expected a QuarryError, nothing was thrown')
+}
+
+describe('bad input gets a QuarryError with a stable code, a path and a fix', () => {
+  const index = createIndex({ dimensions: 3, metric: 'cosine' })
+  index.add({ id: 'a', vector: [1, 0, 0] })
+
+  it.each([
+    ['missing dimensions', () => createIndex({} as never), 'INVALID_OPTION', 'dimensions'],
+    ['fractional dimensions', () => createIndex({ dimensions: 2.5 }), 'INVALID_OPTION', 'dimensions'],
+    ['unknown metric', () => createIndex({ dimensions: 3, metric: 'hamming' as never }), 'INVALID_OPTION', 'metric'],
+    ['hnsw.m out of range', () => createIndex({ dimensions: 3, hnsw: { m: 1 } }), 'INVALID_OPTION', 'hnsw.m'],
+    ['unknown option', () => createIndex({ dimensions: 3, metrc: 'l2' } as never), 'INVALID_OPTION', 'metrc'],
+    ['wrong dimension on add', () => index.add({ id: 'b', vector: [1, 2] }), 'DIMENSION_MISMATCH', 'vector'],
+    ['NaN in a vector', () => index.add({ id: 'b', vector: [1, Number.NaN, 0] }), 'INVALID_VECTOR', 'vector[1]'],
+    ['Infinity in a vector', () => index.add({ id: 'b', vector: [1, 0, Number.POSITIVE_INFINITY] }), 'INVALID_VECTOR', 'vector[2]'],
+    ['float32 overflow', () => index.add({ id: 'b', vector: [1e39, 0, 0] }), 'INVALID_VECTOR', 'vector[0]'],
+    ['zero vector with cosine', () => index.add({ id: 'b', vector: [0, 0, 0] }), 'INVALID_VECTOR', 'vector'],
+    ['vector not an array', () => index.add({ id: 'b', vector: 'x' as never }), 'INVALID_VECTOR', 'vector'],
+    ['duplicate id', () => index.add({ id: 'a', vector: [0, 1, 0] }), 'DUPLICATE_ID', 'id'],
+    ['empty id', () => index.add({ id: '', vector: [0, 1, 0] }), 'INVALID_ID', 'id'],
+    ['numeric id', () => index.add({ id: 7 as never, vector: [0, 1, 0] }), 'INVALID_ID', 'id'],
+    ['metadata NaN', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: { n: Number.NaN } }), 'INVALID_RECORD', 'metadata.n'],
+    ['metadata nested object', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: { n: { x: 1 } as never } }), 'INVALID_RECORD', 'metadata.n'],
+    ['unknown id as query', () => index.search({ id: 'zzz' }), 'UNKNOWN_ID', 'id'],
+    ['no query', () => index.search({}), 'INVALID_QUERY', 'vector'],
+    ['both vector and id', () => index.search({ id: 'a', vector: [1, 0, 0] }), 'INVALID_QUERY', 'vector'],
+    ['topK 0', () => index.search({ vector: [1, 0, 0], topK: 0 }), 'INVALID_QUERY', 'topK'],
+    ['topK too large', () => index.search({ vector: [1, 0, 0], topK: 10_001 }), 'INVALID_QUERY', 'topK'],
+    ['filter not a function', () => index.search({ vector: [1, 0, 0], filter: { year: 1 } as never }), 'INVALID_QUERY', 'filter'],
+    ['query dimension', () => index.search({ vector: [1, 0] }), 'DIMENSION_MISMATCH', 'vector'],
+    ['batch with a duplicate', () => index.addMany([{ id: 'n1', vector: [1, 1, 1] }, { id: 'n1', vector: [1, 1, 1] }]), 'DUPLICATE_ID', 'records[1].id'],
+    ['batch with a bad vector', () => index.addMany([{ id: 'n2', vector: [1, 1, 1] }, { id: 'n3', vector: [1, 1] }]), 'DIMENSION_MISMATCH', 'records[1].vector'],
+  ] as const)('%s', (_name, f, code, path) => {
+    const error = codeOf(f)
+    expect(error.code).toBe(code)
+    expect(error.path).toBe(path)
+    expect(error.message.length).toBeGreaterThan(20)
+  })
+
+  it('a failed batch writes nothing', () => {
+    expect(index.has('n2')).toBe(false)
+    expect(index.size).toBe(1)
+  })
+
+  it('a throwing filter fails the search with FILTER_FAILED and never aborts the process, on every path', () => {
+    const records = Array.from({ length: 3000 }, (_, i) => ({ id: `r${i}`, vector: [i, i % 7], metadata: { i } }))
+    const plans = [
+      { planner: { exactBelow: 0 }, keep: (i: number) => i % 2 === 0, strategy: 'hnsw-postfilter' },
+      { planner: { exactBelow: 0, exactFilterMax: 0 }, keep: (i: number) => i % 10 === 0, strategy: 'hnsw-filtered' },
+      { planner: { exactBelow: 0 }, keep: (i: number) => i % 10 === 0, strategy: 'exact-filtered' },
+    ]
+    for (const { planner, keep, strategy } of plans) {
+      const index = createIndex({ dimensions: 2, metric: 'l2', planner })
+      index.addMany(records)
+      // A dry run counts the filter calls; then the filter throws on the first, a middle and the last one.
+      let calls = 0
+      const dry = index.search({ vector: [3, 3], filter: (m) => (calls++, keep(m.i as number)) })
+      expect(dry.stats.strategy).toBe(strategy)
+      for (const throwAt of [1, Math.ceil(calls / 2), calls]) {
+        let n = 0
+        const error = codeOf(() =>
+          index.search({
+            vector: [3, 3],
+            filter: (m) => {
+              if (++n === throwAt) throw new Error('bad filter')
+              return keep(m.i as number)
+            },
+          }),
+        )
+        expect(error.code).toBe('FILTER_FAILED')
+        expect(error.message).toContain('bad filter')
+      }
+      // The index is still usable afterwards.
+      expect(index.search({ vector: [3, 3], topK: 1 }).hits[0]?.id).toBe('r3')
+    }
+  })
+
+  it('remove of an unknown id returns false; get returns undefined', () => {
+    expect(index.remove('nope')).toBe(false)
+    expect(index.get('nope')).toBeUndefined()
+  })
+})
