@@ -65,7 +65,7 @@ class Search implements fc.Command<Model, Real> {
     const only = this.onlyTag
     const request = only === undefined ? { vector: this.query, topK: this.k } : { vector: this.query, topK: this.k, filter: (md: Readonly<Record<string, unknown>>) => md.tag === only }
     const { hits } = r.index.search(request)
-    expectSameRanking(hits, oracleSearch(r.metric, vectors, this.query, this.k, keep), oracleDistances(r.metric, vectors, this.query))
+    expectSameRanking(hits, oracleSearch(r.metric, vectors, this.query, Infinity, keep), this.k, oracleDistances(r.metric, vectors, this.query))
   }
   toString = (): string => `search([${this.query.join(',')}], ${this.k}, ${String(this.onlyTag)})`
 }

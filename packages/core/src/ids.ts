@@ -44,6 +44,11 @@ export class IdMap {
     return this.#ids.length
   }
 
+  /** ids by label (undefined for free labels), read-only, for tight loops over all records. */
+  get byLabel(): readonly (string | undefined)[] {
+    return this.#ids
+  }
+
   labelOf(id: string): Label | undefined {
     return this.#labels.get(id)
   }

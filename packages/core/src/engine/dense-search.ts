@@ -1,6 +1,6 @@
 import { exactTopK } from '../dense/exact.js'
-import { planDense, refinePlan, type DenseStrategy } from '../dense/planner.js'
-import { estimateSelectivity, materialize, testLabel, type FilterFn, type FilterSubject } from '../filter/predicate.js'
+import { planDense, refinePlan, type DensePlan, type DenseStrategy } from '../dense/planner.js'
+import { estimateSelectivity, materialize, testLabel, toBitset, type FilterFn, type FilterSubject } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
@@ -50,74 +50,91 @@ export interface DenseQuery {
   readonly filter: FilterFn | undefined
 }
 
-/** Runs a dense search: estimate the filter, plan, execute, and re-score the winners exactly. */
+/** Runs a dense search: estimate the filter, plan, execute. */
 export function denseSearch(state: IndexState, q: DenseQuery): SearchResult {
   const live = state.ids.size
   const k = Math.min(q.k, live)
-  const subject = filterSubject(state)
-  const estimate = q.filter && k > 0 ? estimateSelectivity(q.filter, subject, live) : undefined
-  let plan = planDense({
-    live,
-    hasGraph: state.graph !== undefined,
-    forceExact: q.exact,
-    selectivity: estimate?.selectivity,
-    options: state.options.planner,
-  })
-  const base = { live, ...(estimate ? { estimatedSelectivity: estimate.selectivity } : {}) }
-  if (k === 0) return { hits: [], stats: { strategy: plan.strategy, reason: 'the index is empty', ...base } }
+  const subject = q.filter ? filterSubject(state) : undefined
+  const estimate = q.filter && subject && k > 0 ? estimateSelectivity(q.filter, subject).selectivity : undefined
+  const plan = planDense({ live, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, options: state.options.planner })
+  const stats: StatsOf = { live, estimate }
+  if (k === 0) return { hits: [], stats: statsOf(stats, { strategy: plan.strategy, reason: 'the index is empty' }) }
 
   switch (plan.strategy) {
     case 'exact': {
-      const top = exactTopK(state.store, state.ops, q.query, k, { kind: 'all', extent: state.ids.extent, isLive: (l) => state.ids.idOf(l) !== undefined }, state.tie)
-      return { hits: toHits(state, top), stats: { ...plan, ...base } }
+      const domain = { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined } as const
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, domain, state.tie)), stats: statsOf(stats, plan) }
     }
     case 'hnsw':
-      return { hits: graphHits(state, q.query, k, q.ef, undefined), stats: { ...plan, ...base, ef: Math.max(q.ef, k) } }
+      return { hits: graphHits(state, q.query, k, q.ef, undefined), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
     case 'hnsw-postfilter': {
-      const found = postFilter(state, q, k, estimate?.selectivity ?? 1, subject)
-      if (found) return { hits: found.hits, stats: { ...plan, ...base, ef: found.ef, fetched: found.fetched } }
-      plan = { strategy: 'hnsw-filtered', reason: `${plan.reason}; post-filtering found fewer than ${k} hits, so the filter was evaluated in full` }
-      break
+      const found = postFilter(state, q, k, estimate ?? 1, subject as FilterSubject)
+      if (found) return { hits: found.hits, stats: statsOf(stats, plan, { ef: found.ef, fetched: found.fetched }) }
+      const widened: DensePlan = { strategy: 'hnsw-filtered', reason: `${plan.reason}; post-filtering found fewer than ${k} hits, so the filter was evaluated in full` }
+      return fullyFiltered(state, q, k, widened, subject as FilterSubject, estimate ?? 0, stats)
     }
     default:
-      break
+      return fullyFiltered(state, q, k, plan, subject as FilterSubject, estimate ?? 0, stats)
   }
+}
 
-  // The filter is evaluated on every record: scan the passing ones, or search the graph within them.
-  const match = materialize(q.filter as FilterFn, subject)
+/** What every SearchStats of one search shares. */
+interface StatsOf {
+  readonly live: number
+  readonly estimate: number | undefined
+}
+
+function statsOf(base: StatsOf, plan: DensePlan, extra?: Partial<SearchStats>): SearchStats {
+  return Object.assign({ strategy: plan.strategy, reason: plan.reason, live: base.live }, base.estimate === undefined ? undefined : { estimatedSelectivity: base.estimate }, extra)
+}
+
+/** Evaluates the filter on every record, then scans the passing ones or searches the graph within them. */
+function fullyFiltered(
+  state: IndexState,
+  q: DenseQuery,
+  k: number,
+  planned: DensePlan,
+  subject: FilterSubject,
+  estimate: number,
+  base: StatsOf,
+): SearchResult {
+  const match = materialize(q.filter as FilterFn, subject, Math.ceil(estimate * state.ids.extent * 1.5))
   const allowed = match.labels.length
-  plan = refinePlan(plan, allowed, state.options.planner)
-  const stats = { ...base, allowed }
+  const plan = refinePlan(planned, allowed, state.options.planner)
   const exactOverAllowed = (): Hit[] =>
     toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels: match.labels }, state.tie))
-  if (plan.strategy === 'exact-filtered' || state.graph === undefined) {
-    return { hits: exactOverAllowed(), stats: { ...plan, ...stats } }
-  }
-  const hits = graphHits(state, q.query, k, q.ef, match.bitset)
-  if (hits.length < Math.min(k, allowed)) {
-    return { hits: exactOverAllowed(), stats: { ...plan, ...stats, ef: Math.max(q.ef, k), fallback: true } }
-  }
-  return { hits, stats: { ...plan, ...stats, ef: Math.max(q.ef, k) } }
+  if (plan.strategy === 'exact-filtered' || state.graph === undefined) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed }) }
+  const ef = Math.max(q.ef, k)
+  const hits = graphHits(state, q.query, k, q.ef, toBitset(match.labels, state.ids.extent))
+  // The graph can miss passing records when they are scattered thinly: never return fewer than exist.
+  if (hits.length < Math.min(k, allowed)) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed, ef, fallback: true }) }
+  return { hits, stats: statsOf(base, plan, { allowed, ef }) }
 }
 
 /**
- * Over-fetches from the graph by about 1/selectivity and keeps passing hits in order. Returns
- * undefined when fewer than k pass after a few widening rounds (the caller then evaluates the
- * filter in full, so recall never collapses).
+ * Over-fetches from the graph by about 1/selectivity (with ef scaled the same way, so about ef
+ * passing candidates are explored, as in a filtered graph search) and keeps passing hits in order.
+ * Returns undefined when fewer than k pass after a few widening rounds: the caller then evaluates
+ * the filter in full, so recall never collapses.
  */
 function postFilter(state: IndexState, q: DenseQuery, k: number, selectivity: number, subject: FilterSubject): { hits: Hit[]; ef: number; fetched: number } | undefined {
   const graph = state.graph
   if (!graph) return undefined
   const live = state.ids.size
-  let fetch = Math.min(live, Math.ceil((k / Math.max(selectivity, 0.01)) * 1.5) + 8)
+  const scale = 1 / Math.max(selectivity, 0.01)
+  let fetch = Math.min(live, Math.ceil(k * scale * 1.5) + TIE_MARGIN)
   for (let round = 0; round < 3; round++) {
-    const ef = Math.max(q.ef, fetch)
+    const ef = Math.max(fetch, Math.ceil(q.ef * scale))
     const result = graph.search(q.query, fetch, ef)
-    const passing: Label[] = []
-    for (const label of result.labels) {
-      if (testLabel(q.filter as FilterFn, subject, label as Label)) passing.push(label as Label)
-    }
-    if (passing.length >= k) return { hits: rescore(state, q.query, passing, k), ef, fetched: result.labels.length }
+    const labels: Label[] = []
+    const distances: number[] = []
+    result.labels.forEach((label, i) => {
+      if (testLabel(q.filter as FilterFn, subject, label as Label)) {
+        labels.push(label as Label)
+        distances.push(result.distances[i] as number)
+      }
+    })
+    if (labels.length >= k) return { hits: graphToHits(state, labels, distances, k), ef, fetched: result.labels.length }
     if (fetch >= live) return undefined
     fetch = Math.min(live, fetch * 4)
   }
@@ -125,36 +142,46 @@ function postFilter(state: IndexState, q: DenseQuery, k: number, selectivity: nu
 }
 
 /**
- * Graph search, then exact re-scoring so every path reports identical distances for an id. A few
- * more than k candidates are taken from the graph's candidate list (free: the search keeps ef of
- * them anyway), so equal distances at the k-th place are still ordered by id.
+ * Graph search. A few more than k candidates are taken from the graph's candidate list (free: the
+ * search keeps ef of them anyway), so equal distances at the k-th place are still ordered by id.
  */
 function graphHits(state: IndexState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
   if (!state.graph) return []
-  const fetch = Math.max(k, Math.min(Math.max(ef, k), 2 * k + 8))
+  const fetch = Math.min(Math.max(ef, k), k + TIE_MARGIN)
   const result = state.graph.search(query, fetch, ef, allow)
-  return rescore(state, query, result.labels as Label[], k)
+  return graphToHits(state, result.labels as Label[], result.distances, k)
 }
 
-/** Exact keys for candidate labels, best k kept with the id tie-break. */
-function rescore(state: IndexState, query: Float32Array, labels: readonly Label[], k: number): Hit[] {
-  const live = labels.filter((label) => state.ids.idOf(label) !== undefined)
-  return toHits(state, exactTopK(state.store, state.ops, query, k, { kind: 'labels', labels: live }, state.tie))
+/** Extra graph candidates fetched beyond k to order ties at the k-th place by id. */
+const TIE_MARGIN = 8
+
+/**
+ * Turns graph candidates into hits: hnswlib's float32 distances become keys (they agree with the
+ * exact path to about 1e-7; re-computing them here would touch a second, cold copy of every
+ * vector and cost more than the wrapper may), ordered by key then id, cut to k.
+ */
+function graphToHits(state: IndexState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] {
+  const { ops, ids } = state
+  const candidates: { key: number; label: Label }[] = []
+  for (let i = 0; i < labels.length; i++) {
+    const label = labels[i] as Label
+    if (ids.idOf(label) !== undefined) candidates.push({ key: ops.keyOfHnsw(distances[i] as number), label })
+  }
+  candidates.sort((a, b) => a.key - b.key || state.tie(a.label, b.label))
+  if (candidates.length > k) candidates.length = k
+  return candidates.map(({ key, label }) => toHit(state, key, label))
 }
 
 function toHits(state: IndexState, top: TopK): Hit[] {
-  return top.sorted().map(({ key, label }) => ({
-    id: state.ids.idOf(label) as string,
-    score: state.ops.score(key),
-    distance: state.ops.distance(key),
-    metadata: state.metadata[label] ?? {},
-  }))
+  return top.sorted().map(({ key, label }) => toHit(state, key, label))
 }
 
+function toHit(state: IndexState, key: number, label: Label): Hit {
+  return { id: state.ids.idOf(label) as string, score: state.ops.score(key), distance: state.ops.distance(key), metadata: state.metadata[label] ?? EMPTY }
+}
+
+const EMPTY = Object.freeze({})
+
 function filterSubject(state: IndexState): FilterSubject {
-  return {
-    extent: state.ids.extent,
-    idOf: (label) => state.ids.idOf(label),
-    metadataOf: (label) => state.metadata[label] ?? {},
-  }
+  return { ids: state.ids.byLabel, metadata: state.metadata }
 }

@@ -17,10 +17,15 @@ import { saveIndex } from '../persist/snapshot.js'
  */
 export class QuarryIndex {
   readonly #state: IndexState
+  /** Reused buffers for the vector being added or searched (all work is synchronous). */
+  readonly #input: Float32Array
+  readonly #unit: Float32Array
 
   /** @internal Use {@link createIndex} or `loadIndex`. */
   constructor(state: IndexState) {
     this.#state = state
+    this.#input = new Float32Array(state.options.dimensions)
+    this.#unit = new Float32Array(state.options.dimensions)
   }
 
   /** The validated options, defaults filled in. */
@@ -35,7 +40,7 @@ export class QuarryIndex {
 
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */
   add(record: RecordInput): void {
-    const { id, vector, metadata } = this.#validate(record)
+    const { id, vector, metadata } = this.#validate(record, this.#input)
     if (this.#state.ids.has(id)) {
       throw new QuarryError('DUPLICATE_ID', `a record with id "${id}" already exists; use upsert() to replace it or remove() it first.`, { path: 'id' })
     }
@@ -68,7 +73,7 @@ export class QuarryIndex {
 
   /** Adds the record, or replaces the vector and metadata of an existing one with this id. */
   upsert(record: RecordInput): void {
-    const { id, vector, metadata } = this.#validate(record)
+    const { id, vector, metadata } = this.#validate(record, this.#input)
     this.#write(this.#state.ids.labelOf(id) ?? this.#state.ids.assign(id), vector, metadata)
   }
 
@@ -108,11 +113,12 @@ export class QuarryIndex {
     if (r.id !== undefined) {
       const label = state.ids.labelOf(r.id)
       if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
-      vector = state.store.get(label)
+      vector = this.#input
+      vector.set(state.store.view(label))
     } else {
-      vector = toVector(r.vector, state.options.dimensions, state.options.metric, 'vector')
+      vector = toVector(r.vector, state.options.dimensions, state.options.metric, 'vector', this.#input)
     }
-    const query = state.options.metric === 'cosine' ? normalized(vector) : vector
+    const query = state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector
     const self = r.id
     if (self === undefined) return denseSearch(state, { query, k: r.topK, ef: r.ef, exact: r.exact, filter: r.filter })
     // Query by example: fetch one more and leave the example itself out.
@@ -133,17 +139,17 @@ export class QuarryIndex {
     return this.#state
   }
 
-  #validate(record: unknown): { id: string; vector: Float32Array; metadata: Readonly<Metadata> } {
+  #validate(record: unknown, into?: Float32Array): { id: string; vector: Float32Array; metadata: Readonly<Metadata> } {
     const { id, vector, metadata } = validateRecord(record)
     const { dimensions, metric } = this.#state.options
-    return { id, vector: toVector(vector, dimensions, metric, 'vector'), metadata }
+    return { id, vector: toVector(vector, dimensions, metric, 'vector', into), metadata }
   }
 
   #write(label: Label, vector: Float32Array, metadata: Readonly<Metadata>): void {
     const state = this.#state
     state.store.set(label, vector)
     state.metadata[label] = metadata
-    state.graph?.set(label, state.options.metric === 'cosine' ? normalized(vector) : vector)
+    state.graph?.set(label, state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector)
   }
 }
 

@@ -1,7 +1,6 @@
 import { QuarryError, describe } from '../errors.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId } from '../ids.js'
-import { intOption } from './options.js'
 
 /** Largest `topK` accepted. */
 export const MAX_TOP_K = 10_000
@@ -50,20 +49,21 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   if (r.exact !== undefined && typeof r.exact !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
   }
-  const asQuery = <T>(f: () => T): T => {
-    try {
-      return f()
-    } catch (error) {
-      if (error instanceof QuarryError) throw new QuarryError('INVALID_QUERY', error.message, { path: error.path ?? '' })
-      throw error
-    }
-  }
   return {
     vector: r.vector,
     id: r.id === undefined ? undefined : validateId(r.id),
-    topK: asQuery(() => intOption(r.topK, 'topK', 1, MAX_TOP_K, 10)),
+    topK: queryInt(r.topK, 'topK', MAX_TOP_K, 10),
     filter: r.filter as FilterFn | undefined,
-    ef: asQuery(() => intOption(r.ef, 'ef', 1, 65536, defaultEf)),
+    ef: queryInt(r.ef, 'ef', 65536, defaultEf),
     exact: r.exact ?? false,
   }
+}
+
+/** An integer search option, 1..max, failing as INVALID_QUERY. */
+function queryInt(value: unknown, path: string, max: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new QuarryError('INVALID_QUERY', `${path} must be an integer from 1 to ${max}; received ${describe(value)}.`, { path })
+  }
+  return value
 }

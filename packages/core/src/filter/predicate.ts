@@ -10,31 +10,30 @@ import { Bitset } from '../util/bitset.js'
  */
 export type FilterFn = (metadata: Readonly<Metadata>, id: string) => boolean
 
-/** Source of the records a filter is evaluated on. */
+/** The records a filter is evaluated on, addressed by label (undefined = free label). */
 export interface FilterSubject {
-  readonly extent: number
-  idOf(label: Label): string | undefined
-  metadataOf(label: Label): Readonly<Metadata>
+  readonly ids: readonly (string | undefined)[]
+  readonly metadata: readonly (Readonly<Metadata> | undefined)[]
 }
 
-/** Labels that pass a filter, as a list (for exact scans) and a bitset (for the graph). */
-export interface FilterMatch {
-  readonly labels: Uint32Array
-  readonly bitset: Bitset
+const EMPTY: Readonly<Metadata> = Object.freeze({})
+
+function filterFailed(id: string | undefined, cause: unknown): QuarryError {
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  return new QuarryError('FILTER_FAILED', `the filter function threw on record "${id ?? '?'}": ${reason}. Fix the filter; the index is unchanged.`, {
+    path: 'filter',
+    cause,
+  })
 }
 
 /** Calls the filter on one label, converting a thrown error into FILTER_FAILED. */
 export function testLabel(filter: FilterFn, subject: FilterSubject, label: Label): boolean {
-  const id = subject.idOf(label)
+  const id = subject.ids[label]
   if (id === undefined) return false
   try {
-    return Boolean(filter(subject.metadataOf(label), id))
+    return Boolean(filter(subject.metadata[label] ?? EMPTY, id))
   } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause)
-    throw new QuarryError('FILTER_FAILED', `the filter function threw on record "${id}": ${reason}. Fix the filter; the index is unchanged.`, {
-      path: 'filter',
-      cause,
-    })
+    throw filterFailed(id, cause)
   }
 }
 
@@ -42,36 +41,55 @@ export function testLabel(filter: FilterFn, subject: FilterSubject, label: Label
  * Estimates the fraction of live records that pass, from up to `sampleSize` labels spread evenly
  * over the label range (deterministic, so the same query plans the same way).
  */
-export function estimateSelectivity(filter: FilterFn, subject: FilterSubject, live: number, sampleSize = 256): { selectivity: number; sampled: number } {
-  const extent = subject.extent
-  if (live === 0) return { selectivity: 0, sampled: 0 }
+export function estimateSelectivity(filter: FilterFn, subject: FilterSubject, sampleSize = 256): { selectivity: number; sampled: number } {
+  const extent = subject.ids.length
   const step = Math.max(1, extent / sampleSize)
   let sampled = 0
   let passed = 0
   for (let x = 0; x < extent; x += step) {
     const label = Math.floor(x) as Label
-    if (subject.idOf(label) === undefined) continue
+    if (subject.ids[label] === undefined) continue
     sampled++
     if (testLabel(filter, subject, label)) passed++
   }
   return { selectivity: sampled === 0 ? 0 : passed / sampled, sampled }
 }
 
-/** Evaluates the filter on every live record. */
-export function materialize(filter: FilterFn, subject: FilterSubject): FilterMatch {
-  const extent = subject.extent
-  const bitset = new Bitset(extent)
-  let labels = new Uint32Array(64)
+/** Labels that pass a filter, ascending. */
+export interface FilterMatch {
+  readonly labels: Uint32Array
+}
+
+/**
+ * Evaluates the filter on every live record in one tight loop (no per-record closure or
+ * try/catch: this is the cost of a narrow filtered search). `expected` sizes the output.
+ */
+export function materialize(filter: FilterFn, subject: FilterSubject, expected = 64): FilterMatch {
+  const { ids, metadata } = subject
+  const extent = ids.length
+  let labels = new Uint32Array(Math.max(64, Math.min(extent, expected)))
   let count = 0
-  for (let label = 0; label < extent; label++) {
-    if (!testLabel(filter, subject, label as Label)) continue
-    bitset.add(label)
-    if (count === labels.length) {
-      const grown = new Uint32Array(labels.length * 2)
-      grown.set(labels)
-      labels = grown
+  let label = 0
+  try {
+    for (; label < extent; label++) {
+      const id = ids[label]
+      if (id === undefined || !filter(metadata[label] ?? EMPTY, id)) continue
+      if (count === labels.length) {
+        const grown = new Uint32Array(labels.length * 2)
+        grown.set(labels)
+        labels = grown
+      }
+      labels[count++] = label
     }
-    labels[count++] = label
+  } catch (cause) {
+    throw filterFailed(ids[label], cause)
   }
-  return { labels: labels.subarray(0, count), bitset }
+  return { labels: labels.subarray(0, count) }
+}
+
+/** The labels as a bitset (for the graph's filtered search). */
+export function toBitset(labels: Uint32Array, capacity: number): Bitset {
+  const bitset = new Bitset(capacity)
+  for (let i = 0; i < labels.length; i++) bitset.add(labels[i] as number)
+  return bitset
 }

@@ -1,0 +1,37 @@
+// `pnpm bench [suite ...] [--quick]`: runs benchmark suites, each writing bench/results/<suite>.json
+// and a plot, and printing its tables. Side-by-side comparisons run in one process, interleaved.
+import { mkdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runDense } from './suites/dense.js'
+import { runExact } from './suites/exact.js'
+
+export interface SuiteContext {
+  readonly quick: boolean
+  readonly resultsDir: string
+  readonly cpus: number
+}
+
+const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
+  dense: runDense,
+  exact: runExact,
+}
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const names = args.filter((a) => !a.startsWith('--'))
+const unknown = names.filter((n) => !(n in SUITES))
+if (unknown.length > 0) {
+  console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${Object.keys(SUITES).join(', ')}`)
+  process.exit(2)
+}
+const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results', quick ? 'quick' : '')
+mkdirSync(resultsDir, { recursive: true })
+const ctx: SuiteContext = { quick, resultsDir, cpus: availableParallelism() }
+for (const name of names.length > 0 ? names : Object.keys(SUITES)) {
+  const t = performance.now()
+  console.log(`\n### suite ${name}${quick ? ' (quick)' : ''}`)
+  await (SUITES[name] as (ctx: SuiteContext) => Promise<void>)(ctx)
+  console.log(`\n### suite ${name} done in ${((performance.now() - t) / 1000).toFixed(0)} s; results in ${resultsDir}`)
+}

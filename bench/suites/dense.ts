@@ -1,0 +1,170 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildHnswlib, buildOrama, buildQuarry, buildUsearch, quarryExact, type AnnEngine } from '../lib/engines.js'
+import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
+import { meanRecall, median, qpsAtRecall, rssMB, time } from '../lib/stats.js'
+import { renderSvg, type Panel } from '../lib/svg.js'
+import { printTable } from '../lib/table.js'
+import { measureFiltered, type FilteredRow } from './dense-filtered.js'
+import type { SuiteContext } from '../run.js'
+
+const K = 10
+const EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+const TARGETS = [0.9, 0.95, 0.99]
+const CHUNK = 50
+
+interface SweepPoint {
+  ef: number
+  recall: number
+  qps: number
+  p50ms: number
+}
+
+interface EngineReport {
+  engine: string
+  buildSeconds?: number
+  memoryMB?: number
+  sweep: SweepPoint[]
+  qpsAt: Record<string, number | undefined>
+}
+
+/** Runs queries [start, end) once at the current ef; returns the hits and per-query latencies. */
+function runQueries(engine: AnnEngine, start: number, end: number): { results: number[][]; latencies: number[]; seconds: number } {
+  const results: number[][] = []
+  const latencies: number[] = []
+  const t0 = performance.now()
+  for (let q = start; q < end; q++) {
+    const t = performance.now()
+    results.push(engine.search(q, K))
+    latencies.push(performance.now() - t)
+  }
+  return { results, latencies, seconds: (performance.now() - t0) / 1000 }
+}
+
+function build<T>(f: () => T): { value: T; seconds: number; memoryMB: number } {
+  const before = rssMB()
+  let value: T | undefined
+  const ms = time(() => {
+    value = f()
+  })
+  return { value: value as T, seconds: ms / 1000, memoryMB: rssMB() - before }
+}
+
+async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[]; filtered: FilteredRow[] | undefined }> {
+  console.log(`\n== ${ds.name}: ${ds.n} × ${ds.dim}-d, ${ds.metric}, ${ds.nq} queries, k=${K}`)
+  const truth = groundTruth(ds, K)
+  const bucket = (i: number): number => (i * 7919) % 1000
+  const quarry = build(() => buildQuarry(ds, (i) => ({ bucket: bucket(i) })))
+  const raw = build(() => buildHnswlib(ds))
+  const usearch = build(() => buildUsearch(ds))
+  const engines: [AnnEngine, { seconds: number; memoryMB: number }][] = [
+    [raw.value.engine, raw],
+    [quarry.value.engine, quarry],
+    [usearch.value, usearch],
+  ]
+  const sweeps = new Map<string, SweepPoint[]>(engines.map(([e]) => [e.name, []]))
+  const ratios: { ef: number; quarryOverRaw: number }[] = []
+  const reps = quick ? 1 : 3
+  for (const ef of EFS) {
+    for (const [engine] of engines) engine.setEf(ef)
+    const seconds = new Map<string, number>(engines.map(([e]) => [e.name, 0]))
+    const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
+    const results = new Map<string, number[][]>(engines.map(([e]) => [e.name, []]))
+    const chunkRatios: number[] = []
+    // Interleave the engines chunk by chunk (rotating who goes first) so that machine noise hits
+    // them alike; the Quarry/hnswlib ratio is the median of per-chunk time ratios.
+    for (let rep = 0; rep < reps; rep++) {
+      for (let start = 0, chunk = 0; start < ds.nq; start += CHUNK, chunk++) {
+        const end = Math.min(ds.nq, start + CHUNK)
+        const chunkTime = new Map<string, number>()
+        for (let j = 0; j < engines.length; j++) {
+          const [engine] = engines[(j + chunk) % engines.length] as [AnnEngine, unknown]
+          const run = runQueries(engine, start, end)
+          chunkTime.set(engine.name, run.seconds)
+          seconds.set(engine.name, (seconds.get(engine.name) ?? 0) + run.seconds)
+          latencies.get(engine.name)?.push(...run.latencies)
+          if (rep === 0) results.get(engine.name)?.push(...run.results)
+        }
+        chunkRatios.push((chunkTime.get('hnswlib-node') ?? 0) / (chunkTime.get('quarry-hnsw') ?? 1))
+      }
+    }
+    ratios.push({ ef, quarryOverRaw: median(chunkRatios) })
+    for (const [engine] of engines) {
+      sweeps.get(engine.name)?.push({
+        ef,
+        recall: meanRecall(results.get(engine.name) ?? [], truth),
+        qps: (ds.nq * reps) / (seconds.get(engine.name) ?? 1),
+        p50ms: median(latencies.get(engine.name) ?? []),
+      })
+    }
+  }
+  const reports: EngineReport[] = engines.map(([engine, b]) => {
+    const sweep = sweeps.get(engine.name) ?? []
+    return { engine: engine.name, buildSeconds: b.seconds, memoryMB: b.memoryMB, sweep, qpsAt: Object.fromEntries(TARGETS.map((t) => [String(t), qpsAtRecall(sweep, t)])) }
+  })
+
+  // Exact baselines: Quarry's brute force and Orama's vector search (exact cosine) on fewer queries.
+  const exactQueries = Math.min(ds.nq, quick ? 20 : 100)
+  const exact = runQueries(quarryExact(ds, quarry.value.index), 0, exactQueries)
+  reports.push({ engine: 'quarry-exact', sweep: [{ ef: 0, recall: meanRecall(exact.results, truth.slice(0, exactQueries)), qps: exactQueries / exact.seconds, p50ms: median(exact.latencies) }], qpsAt: {} })
+  if (ds.metric === 'cosine' && ds.n <= 100_000) {
+    const before = rssMB()
+    const t = performance.now()
+    const orama = await buildOrama(ds)
+    const buildSeconds = (performance.now() - t) / 1000
+    const memoryMB = rssMB() - before
+    const nq = Math.min(ds.nq, 30)
+    const results: number[][] = []
+    const latencies: number[] = []
+    for (let q = 0; q < nq; q++) {
+      const s = performance.now()
+      results.push(await orama.search(q, K))
+      latencies.push(performance.now() - s)
+    }
+    const seconds = latencies.reduce((a, b) => a + b, 0) / 1000
+    reports.push({ engine: 'orama', buildSeconds, memoryMB, sweep: [{ ef: 0, recall: meanRecall(results, truth.slice(0, nq)), qps: nq / seconds, p50ms: median(latencies) }], qpsAt: {} })
+  }
+
+  printTable(`${ds.name}: build and QPS at recall@10 (single-threaded queries)`, reports.map((r) => ({
+    engine: r.engine,
+    'build s': r.buildSeconds,
+    'memory MB': r.memoryMB,
+    ...Object.fromEntries(TARGETS.map((t) => [`QPS@${t}`, r.qpsAt[String(t)]])),
+    'exact QPS': r.sweep.length === 1 ? r.sweep[0]?.qps : undefined,
+    'max recall': Math.max(...r.sweep.map((p) => p.recall)),
+  })))
+  const q = reports.find((r) => r.engine === 'quarry-hnsw')
+  const h = reports.find((r) => r.engine === 'hnswlib-node')
+  printTable(`${ds.name}: Quarry HNSW vs raw hnswlib-node per ef (same graph parameters)`, EFS.map((ef, i) => {
+    const qp = q?.sweep[i]
+    const hp = h?.sweep[i]
+    return { ef, 'hnswlib recall': hp?.recall, 'quarry recall': qp?.recall, 'hnswlib QPS': hp?.qps, 'quarry QPS': qp?.qps, 'ratio (median of chunks)': ratios[i]?.quarryOverRaw, 'hnswlib p50 ms': hp?.p50ms, 'quarry p50 ms': qp?.p50ms }
+  }))
+
+  const filtered = ds.n <= 100_000 ? measureFiltered(ds, quarry.value.index, raw.value.native, raw.value.queries, bucket, quick) : undefined
+  usearch.value.close?.()
+  return { reports, ratios, filtered }
+}
+
+export async function runDense(ctx: SuiteContext): Promise<void> {
+  const datasets: (() => Dataset)[] = ctx.quick
+    ? [() => gloveDataset(20_000, 200), () => clusteredDataset(20_000, 200)]
+    : [() => gloveDataset(100_000, 1000), () => clusteredDataset(100_000, 1000), () => gloveDataset('full', 500)]
+  const out: Record<string, unknown> = {}
+  const panels: Panel[] = []
+  for (const make of datasets) {
+    const ds = make()
+    const { reports, ratios, filtered } = await benchDataset(ds, ctx.quick)
+    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios, ...(filtered ? { filtered } : {}) }
+    panels.push({
+      title: `${ds.name} (${ds.metric})`,
+      xLabel: 'recall@10',
+      yLabel: 'queries per second',
+      logY: true,
+      series: reports.filter((r) => r.sweep.length > 1 || r.engine === 'quarry-exact').map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
+    })
+  }
+  const meta = { suite: 'dense', date: new Date().toISOString(), node: process.version, cpus: ctx.cpus, quick: ctx.quick, graph: 'M=16, efConstruction=200 for every HNSW engine' }
+  writeFileSync(join(ctx.resultsDir, 'dense.json'), `${JSON.stringify({ ...meta, datasets: out }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'dense.svg'), renderSvg('Recall vs QPS', panels))
+}
