@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runDense } from './suites/dense.js'
 import { runExact } from './suites/exact.js'
+import { runFiltered } from './suites/filtered.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -15,6 +16,7 @@ export interface SuiteContext {
 
 const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   dense: runDense,
+  filtered: runFiltered,
   exact: runExact,
 }
 

@@ -6,6 +6,7 @@ import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@o
 import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch'
 import { createIndex, type QuarryIndex } from '@quarry/core'
 import { row, type Dataset } from './datasets.js'
+import { rssMB } from './stats.js'
 
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
@@ -27,19 +28,39 @@ interface NativeHnsw {
 }
 const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as { HierarchicalNSW: new (space: string, dim: number) => NativeHnsw }
 
-/** Quarry's HNSW index, exactly as a user would call it (string ids, Float32Array queries). */
-export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): { engine: AnnEngine; index: QuarryIndex } {
+/** An engine being built in steps, so that several builds can be interleaved and timed fairly. */
+export interface Build<T> {
+  /** Adds base vectors [start, end). */
+  add(start: number, end: number): void
+  /** The finished engine (and whatever else the caller needs of it). */
+  finish(): T
+}
+
+/** Queries as Float32Array rows made once, so no engine pays for building its query objects. */
+function queryRows(ds: Dataset): Float32Array[] {
+  return Array.from({ length: ds.nq }, (_, q) => row(ds.queries, ds.dim, q).slice())
+}
+
+/** Quarry's HNSW index, called as a user would (string ids, Float32Array queries). */
+export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex }> {
   const index = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } })
-  for (let i = 0; i < ds.n; i++) index.add({ id: String(i), vector: row(ds.base, ds.dim, i), metadata: metadata ? metadata(i) : {} })
-  let ef = 64
   return {
-    index,
-    engine: {
-      name: 'quarry-hnsw',
-      setEf: (value) => {
-        ef = value
-      },
-      search: (q, k) => index.search({ vector: row(ds.queries, ds.dim, q), topK: k, ef }).hits.map((h) => Number(h.id)),
+    add: (start, end) => {
+      for (let i = start; i < end; i++) index.add({ id: String(i), vector: row(ds.base, ds.dim, i), metadata: metadata ? metadata(i) : {} })
+    },
+    finish: () => {
+      const queries = queryRows(ds)
+      let ef = 64
+      return {
+        index,
+        engine: {
+          name: 'quarry-hnsw',
+          setEf: (value) => {
+            ef = value
+          },
+          search: (q, k) => index.search({ vector: queries[q] as Float32Array, topK: k, ef }).hits.map((h) => Number(h.id)),
+        },
+      }
     },
   }
 }
@@ -54,24 +75,48 @@ export function quarryExact(ds: Dataset, index: QuarryIndex): AnnEngine {
 }
 
 /** hnswlib-node called directly, given queries already as plain arrays (its best case). */
-export function buildHnswlib(ds: Dataset): { engine: AnnEngine; native: NativeHnsw; queries: number[][] } {
+export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
   const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
   native.initIndex({ maxElements: ds.n, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
-  for (let i = 0; i < ds.n; i++) native.addPoint(Array.from(row(ds.base, ds.dim, i)), i)
-  const queries = Array.from({ length: ds.nq }, (_, q) => Array.from(row(ds.queries, ds.dim, q)))
   return {
-    native,
-    queries,
-    engine: {
-      name: 'hnswlib-node',
-      setEf: (ef) => native.setEf(ef),
-      search: (q, k) => native.searchKnn(queries[q] as number[], k).neighbors,
+    add: (start, end) => {
+      for (let i = start; i < end; i++) native.addPoint(Array.from(row(ds.base, ds.dim, i)), i)
+    },
+    finish: () => {
+      const queries = Array.from({ length: ds.nq }, (_, q) => Array.from(row(ds.queries, ds.dim, q)))
+      return {
+        native,
+        queries,
+        engine: {
+          name: 'hnswlib-node',
+          setEf: (ef) => native.setEf(ef),
+          search: (q, k) => native.searchKnn(queries[q] as number[], k).neighbors,
+        },
+      }
     },
   }
 }
 
+/** Builds all to completion in chunks, rotating who goes first; returns seconds and RSS growth per build. */
+export function buildInterleaved(n: number, builds: readonly { name: string; build: Build<unknown> }[], chunk = 10_000): Map<string, { seconds: number; memoryMB: number }> {
+  const totals = new Map(builds.map((b) => [b.name, { seconds: 0, memoryMB: 0 }]))
+  for (let start = 0, c = 0; start < n; start += chunk, c++) {
+    for (let j = 0; j < builds.length; j++) {
+      const { name, build } = builds[(j + c) % builds.length] as { name: string; build: Build<unknown> }
+      const before = rssMB()
+      const t = performance.now()
+      build.add(start, Math.min(n, start + chunk))
+      const seconds = (performance.now() - t) / 1000
+      const total = totals.get(name) as { seconds: number; memoryMB: number }
+      total.seconds += seconds
+      total.memoryMB += rssMB() - before
+    }
+  }
+  return totals
+}
+
 /** usearch (prebuilt native, SIMD); ef changes need a reload of the saved index. */
-export function buildUsearch(ds: Dataset): AnnEngine {
+export function buildUsearch(ds: Dataset): Build<AnnEngine> {
   const config = {
     dimensions: ds.dim,
     metric: ds.metric === 'l2' ? MetricKind.L2sq : ds.metric === 'cosine' ? MetricKind.Cos : MetricKind.IP,
@@ -82,20 +127,25 @@ export function buildUsearch(ds: Dataset): AnnEngine {
     multi: false,
   }
   const built = new UsearchIndex(config)
-  const keys = BigUint64Array.from({ length: ds.n }, (_, i) => BigInt(i))
-  built.add(keys, ds.base.slice(), 0)
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-usearch-'))
-  const file = join(dir, 'index.usearch')
-  built.save(file)
-  let index = built
   return {
-    name: 'usearch',
-    setEf: (ef) => {
-      index = new UsearchIndex({ ...config, expansion_search: ef })
-      index.load(file)
+    // One thread: the other engines build single-threaded too.
+    add: (start, end) => built.add(BigUint64Array.from({ length: end - start }, (_, i) => BigInt(start + i)), ds.base.slice(start * ds.dim, end * ds.dim), 1),
+    finish: () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-usearch-'))
+      const file = join(dir, 'index.usearch')
+      built.save(file)
+      const queries = queryRows(ds)
+      let index = built
+      return {
+        name: 'usearch',
+        setEf: (ef) => {
+          index = new UsearchIndex({ ...config, expansion_search: ef })
+          index.load(file)
+        },
+        search: (q, k) => Array.from(index.search(queries[q] as Float32Array, k, 1).keys, Number),
+        close: () => rmSync(dir, { recursive: true, force: true }),
+      }
     },
-    search: (q, k) => Array.from(index.search(row(ds.queries, ds.dim, q), k, 1).keys, Number),
-    close: () => rmSync(dir, { recursive: true, force: true }),
   }
 }
 

@@ -1,15 +1,14 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildHnswlib, buildOrama, buildQuarry, buildUsearch, quarryExact, type AnnEngine } from '../lib/engines.js'
+import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, quarryExact, type AnnEngine } from '../lib/engines.js'
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
-import { meanRecall, median, qpsAtRecall, rssMB, time } from '../lib/stats.js'
+import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
 import { renderSvg, type Panel } from '../lib/svg.js'
 import { printTable } from '../lib/table.js'
-import { measureFiltered, type FilteredRow } from './dense-filtered.js'
 import type { SuiteContext } from '../run.js'
 
 const K = 10
-const EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+const EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536]
 const TARGETS = [0.9, 0.95, 0.99]
 const CHUNK = 50
 
@@ -41,26 +40,21 @@ function runQueries(engine: AnnEngine, start: number, end: number): { results: n
   return { results, latencies, seconds: (performance.now() - t0) / 1000 }
 }
 
-function build<T>(f: () => T): { value: T; seconds: number; memoryMB: number } {
-  const before = rssMB()
-  let value: T | undefined
-  const ms = time(() => {
-    value = f()
-  })
-  return { value: value as T, seconds: ms / 1000, memoryMB: rssMB() - before }
-}
-
-async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[]; filtered: FilteredRow[] | undefined }> {
+async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[] }> {
   console.log(`\n== ${ds.name}: ${ds.n} × ${ds.dim}-d, ${ds.metric}, ${ds.nq} queries, k=${K}`)
   const truth = groundTruth(ds, K)
-  const bucket = (i: number): number => (i * 7919) % 1000
-  const quarry = build(() => buildQuarry(ds, (i) => ({ bucket: bucket(i) })))
-  const raw = build(() => buildHnswlib(ds))
-  const usearch = build(() => buildUsearch(ds))
+  // Builds are interleaved chunk by chunk so that machine noise hits every engine alike.
+  const builds = { quarry: buildQuarry(ds), raw: buildHnswlib(ds), usearch: buildUsearch(ds) }
+  const costs = buildInterleaved(ds.n, [
+    { name: 'quarry-hnsw', build: builds.quarry },
+    { name: 'hnswlib-node', build: builds.raw },
+    { name: 'usearch', build: builds.usearch },
+  ])
+  const quarry = builds.quarry.finish()
   const engines: [AnnEngine, { seconds: number; memoryMB: number }][] = [
-    [raw.value.engine, raw],
-    [quarry.value.engine, quarry],
-    [usearch.value, usearch],
+    [builds.raw.finish().engine, costs.get('hnswlib-node') as { seconds: number; memoryMB: number }],
+    [quarry.engine, costs.get('quarry-hnsw') as { seconds: number; memoryMB: number }],
+    [builds.usearch.finish(), costs.get('usearch') as { seconds: number; memoryMB: number }],
   ]
   const sweeps = new Map<string, SweepPoint[]>(engines.map(([e]) => [e.name, []]))
   const ratios: { ef: number; quarryOverRaw: number }[] = []
@@ -105,7 +99,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: Eng
 
   // Exact baselines: Quarry's brute force and Orama's vector search (exact cosine) on fewer queries.
   const exactQueries = Math.min(ds.nq, quick ? 20 : 100)
-  const exact = runQueries(quarryExact(ds, quarry.value.index), 0, exactQueries)
+  const exact = runQueries(quarryExact(ds, quarry.index), 0, exactQueries)
   reports.push({ engine: 'quarry-exact', sweep: [{ ef: 0, recall: meanRecall(exact.results, truth.slice(0, exactQueries)), qps: exactQueries / exact.seconds, p50ms: median(exact.latencies) }], qpsAt: {} })
   if (ds.metric === 'cosine' && ds.n <= 100_000) {
     const before = rssMB()
@@ -141,9 +135,8 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: Eng
     return { ef, 'hnswlib recall': hp?.recall, 'quarry recall': qp?.recall, 'hnswlib QPS': hp?.qps, 'quarry QPS': qp?.qps, 'ratio (median of chunks)': ratios[i]?.quarryOverRaw, 'hnswlib p50 ms': hp?.p50ms, 'quarry p50 ms': qp?.p50ms }
   }))
 
-  const filtered = ds.n <= 100_000 ? measureFiltered(ds, quarry.value.index, raw.value.native, raw.value.queries, bucket, quick) : undefined
-  usearch.value.close?.()
-  return { reports, ratios, filtered }
+  for (const [engine] of engines) engine.close?.()
+  return { reports, ratios }
 }
 
 export async function runDense(ctx: SuiteContext): Promise<void> {
@@ -154,8 +147,8 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const panels: Panel[] = []
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios, filtered } = await benchDataset(ds, ctx.quick)
-    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios, ...(filtered ? { filtered } : {}) }
+    const { reports, ratios } = await benchDataset(ds, ctx.quick)
+    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios }
     panels.push({
       title: `${ds.name} (${ds.metric})`,
       xLabel: 'recall@10',

@@ -7,17 +7,20 @@ export interface PlannerOptions {
   /** Collections with at most this many records are always scanned exactly. @defaultValue 1000 */
   exactBelow?: number
   /**
-   * A filter passing at most this many records is answered by scanning exactly those records
-   * (and at least `exactBelow`). @defaultValue 20000
+   * A narrow filter (below `postFilterAbove`) passing at most this many records is answered by
+   * scanning exactly those records; more use the graph restricted to them. @defaultValue 20000
    */
   exactFilterMax?: number
-  /** A filter passing at least this fraction of records post-filters an over-fetched graph search. @defaultValue 0.3 */
+  /**
+   * A filter estimated to pass at least this fraction of records post-filters a graph search
+   * over-fetched by 1/fraction, without evaluating the filter on every record. @defaultValue 0.02
+   */
   postFilterAbove?: number
 }
 
 export type ResolvedPlannerOptions = Required<PlannerOptions>
 
-export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.3 }
+export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
 
 /** Options of {@link createIndex}. */
 export interface IndexOptions {

@@ -72,8 +72,9 @@ export function materialize(filter: FilterFn, subject: FilterSubject, expected =
   let label = 0
   try {
     for (; label < extent; label++) {
-      const id = ids[label]
-      if (id === undefined || !filter(metadata[label] ?? EMPTY, id)) continue
+      // Metadata is set for every live label and undefined for free ones.
+      const m = metadata[label]
+      if (m === undefined || !filter(m, ids[label] as string)) continue
       if (count === labels.length) {
         const grown = new Uint32Array(labels.length * 2)
         grown.set(labels)

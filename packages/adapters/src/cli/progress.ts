@@ -1,0 +1,42 @@
+/**
+ * A progress bar with rate and ETA for long CLI steps. On a terminal it redraws one line; in a
+ * log (CI, pipes) it prints a line every 10%.
+ */
+export interface Progress {
+  tick(done: number): void
+  done(note?: string): void
+}
+
+export function progress(label: string, total: number, unit = 'items', stream: NodeJS.WriteStream = process.stderr): Progress {
+  const start = performance.now()
+  const tty = stream.isTTY === true
+  let lastDecile = -1
+  let lastDraw = 0
+  const line = (done: number): string => {
+    const elapsed = (performance.now() - start) / 1000
+    const rate = done / Math.max(elapsed, 1e-9)
+    const eta = rate > 0 ? (total - done) / rate : 0
+    const width = 28
+    const filled = Math.round((done / Math.max(total, 1)) * width)
+    return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit} · ${Math.round(rate)}/s · ETA ${eta.toFixed(0)}s`
+  }
+  return {
+    tick(done) {
+      const now = performance.now()
+      if (tty) {
+        if (now - lastDraw < 100 && done < total) return
+        lastDraw = now
+        stream.write(`\r${line(done)}`)
+      } else {
+        const decile = Math.floor((done / Math.max(total, 1)) * 10)
+        if (decile === lastDecile) return
+        lastDecile = decile
+        stream.write(`${line(done)}\n`)
+      }
+    },
+    done(note) {
+      const seconds = ((performance.now() - start) / 1000).toFixed(1)
+      stream.write(`${tty ? '\r\x1b[K' : ''}${label}: ${total} ${unit} in ${seconds}s${note ? ` (${note})` : ''}\n`)
+    },
+  }
+}
