@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     setupFiles: ['test/support/setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 })

@@ -1,0 +1,306 @@
+import type { Label } from '../ids.js'
+import { TopK, type TieBreak } from '../util/top-k.js'
+import { idf, tfPart, upperBound, type Bm25Params } from './bm25.js'
+import { PostingList } from './postings.js'
+
+/** A document as the sparse index sees it: weighted term frequencies and weighted length. */
+export interface SparseDocument {
+  readonly terms: ReadonlyMap<string, number>
+  readonly length: number
+}
+
+/** A query term with its weight (how often it occurs in the query). */
+export interface QueryTerm {
+  readonly term: string
+  readonly weight: number
+}
+
+/** One query term's contribution to a hit's score. */
+export interface TermExplanation {
+  readonly term: string
+  readonly tf: number
+  readonly df: number
+  readonly idf: number
+  readonly queryWeight: number
+  readonly documentLength: number
+  readonly averageLength: number
+  readonly score: number
+}
+
+export interface SparseHit {
+  readonly label: Label
+  readonly score: number
+}
+
+/** Work done by one search, for `stats` and for checking the pruning in tests. */
+export interface SparseSearchStats {
+  /** Query terms found in the vocabulary. */
+  readonly terms: number
+  /** Terms scored in full (their postings could admit new documents). */
+  readonly essentialTerms: number
+  /** Postings read in total. */
+  readonly postingsScored: number
+  /** Documents that received any score. */
+  readonly candidates: number
+}
+
+/**
+ * An inverted index with exact BM25 statistics under add and remove. Postings are typed arrays
+ * per term; a forward index (per document: sorted term ids and tfs) makes removal exact and lets
+ * pruned search look up a candidate's tf without scanning a long posting list.
+ */
+export class SparseIndex {
+  readonly params: Bm25Params
+  readonly #termIds = new Map<string, number>()
+  readonly #terms: string[] = []
+  readonly #postings: PostingList[] = []
+  /** Forward index by label: term ids ascending and their tfs; undefined when not indexed. */
+  readonly #forward: ({ ids: Uint32Array; tfs: Float32Array } | undefined)[] = []
+  #lengths = new Float64Array(1024)
+  #documents = 0
+  #totalLength = 0
+  /** Reused score accumulator by label, and the labels touched in the current search. */
+  #acc = new Float64Array(1024)
+
+  constructor(params: Bm25Params) {
+    this.params = params
+  }
+
+  /** Indexed documents (N). */
+  get documents(): number {
+    return this.#documents
+  }
+
+  /** Average (weighted) document length. */
+  get averageLength(): number {
+    return this.#documents === 0 ? 0 : this.#totalLength / this.#documents
+  }
+
+  /** Distinct terms with at least one posting. */
+  get vocabularySize(): number {
+    let n = 0
+    for (const p of this.#postings) if (p.length > 0) n++
+    return n
+  }
+
+  /** Document frequency of a term. */
+  df(term: string): number {
+    const id = this.#termIds.get(term)
+    return id === undefined ? 0 : (this.#postings[id] as PostingList).length
+  }
+
+  has(label: Label): boolean {
+    return this.#forward[label] !== undefined
+  }
+
+  /** Indexes a document under `label` (replacing what the label had). */
+  set(label: Label, doc: SparseDocument): void {
+    if (this.has(label)) this.delete(label)
+    if (label >= this.#lengths.length) this.#grow(label + 1)
+    const entries: [number, number][] = []
+    for (const [term, tf] of doc.terms) {
+      if (!(tf > 0)) continue
+      let id = this.#termIds.get(term)
+      if (id === undefined) {
+        id = this.#terms.length
+        this.#termIds.set(term, id)
+        this.#terms.push(term)
+        this.#postings.push(new PostingList())
+      }
+      entries.push([id, tf])
+    }
+    entries.sort((a, b) => a[0] - b[0])
+    const ids = new Uint32Array(entries.length)
+    const tfs = new Float32Array(entries.length)
+    entries.forEach(([id, tf], i) => {
+      ids[i] = id
+      tfs[i] = tf
+      ;(this.#postings[id] as PostingList).add(label, tfs[i] as number, doc.length)
+    })
+    this.#forward[label] = { ids, tfs }
+    this.#lengths[label] = doc.length
+    this.#documents++
+    this.#totalLength += doc.length
+  }
+
+  /** Removes a document; N, df and the average length return to what they were without it. */
+  delete(label: Label): boolean {
+    const fwd = this.#forward[label]
+    if (!fwd) return false
+    for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label)
+    this.#forward[label] = undefined
+    this.#documents--
+    this.#totalLength -= this.#lengths[label] as number
+    if (this.#documents === 0) this.#totalLength = 0
+    this.#lengths[label] = 0
+    return true
+  }
+
+  /** The tf of term id `id` in document `label` (binary search in its forward entry). */
+  #tf(label: number, id: number): number {
+    const fwd = this.#forward[label]
+    if (!fwd) return 0
+    let lo = 0
+    let hi = fwd.ids.length - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const x = fwd.ids[mid] as number
+      if (x === id) return fwd.tfs[mid] as number
+      if (x < id) lo = mid + 1
+      else hi = mid - 1
+    }
+    return 0
+  }
+
+  /**
+   * Exact top-k by BM25, best first, ties by `tie`. Term-at-a-time MaxScore: terms are scored in
+   * decreasing order of their score upper bound; once the bounds of the remaining terms sum below
+   * the current k-th score, no unseen document can enter the top k, so the remaining terms only
+   * update existing candidates, by forward-index lookup when that is cheaper than their postings,
+   * and candidates that can no longer reach the k-th score are dropped.
+   */
+  search(query: readonly QueryTerm[], k: number, tie: TieBreak, accept?: (label: Label) => boolean): { hits: SparseHit[]; stats: SparseSearchStats } {
+    const p = this.params
+    const N = this.#documents
+    const avg = this.averageLength
+    const terms = query
+      .map(({ term, weight }) => {
+        const id = this.#termIds.get(term)
+        const list = id === undefined ? undefined : this.#postings[id]
+        if (id === undefined || !list || list.length === 0) return undefined
+        const w = idf(N, list.length) * weight
+        return { id, list, w, ub: upperBound(w, list.maxTf, list.minLength, avg, p) }
+      })
+      .filter((t) => t !== undefined)
+      .sort((a, b) => b.ub - a.ub || a.id - b.id)
+    const rest = new Float64Array(terms.length + 1)
+    for (let i = terms.length - 1; i >= 0; i--) rest[i] = (rest[i + 1] as number) + (terms[i]?.ub ?? 0)
+
+    const acc = this.#acc
+    const lengths = this.#lengths
+    let candidates: number[] = []
+    /** Documents the filter rejected: marked -1 in `acc` until the search ends. */
+    const rejected: number[] = []
+    let theta = -Infinity
+    let essential = 0
+    let postingsScored = 0
+    const kthScore = (): number => {
+      if (candidates.length < k) return -Infinity
+      const scores = candidates.map((l) => acc[l] as number)
+      return quickSelectDesc(scores, k - 1)
+    }
+
+    // The accumulator is shared between searches: always leave it zeroed, even if the filter throws.
+    try {
+      for (let t = 0; t < terms.length; t++) {
+        const { id, list, w } = terms[t] as { id: number; list: PostingList; w: number }
+        if ((rest[t] as number) >= theta) {
+          // Essential: a document not seen yet could still reach the top k through this term.
+          essential++
+          for (let i = 0; i < list.length; i++) {
+            const label = list.labels[i] as number
+            const previous = acc[label] as number
+            if (previous < 0) continue // rejected by the filter earlier in this search
+            if (previous === 0) {
+              if (accept && !accept(label as Label)) {
+                acc[label] = -1
+                rejected.push(label)
+                continue
+              }
+              candidates.push(label)
+            }
+            acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, p)
+          }
+          postingsScored += list.length
+        } else {
+          // Non-essential: only candidates that can still reach the k-th score matter.
+          const reach = rest[t] as number
+          candidates = candidates.filter((l) => {
+            if ((acc[l] as number) + reach >= theta) return true
+            acc[l] = 0
+            return false
+          })
+          if (candidates.length * 12 < list.length) {
+            for (const label of candidates) {
+              const tf = this.#tf(label, id)
+              if (tf > 0) acc[label] = (acc[label] as number) + w * tfPart(tf, lengths[label] as number, avg, p)
+            }
+            postingsScored += candidates.length
+          } else {
+            for (let i = 0; i < list.length; i++) {
+              const label = list.labels[i] as number
+              const previous = acc[label] as number
+              if (previous > 0) acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, p)
+            }
+            postingsScored += list.length
+          }
+        }
+        theta = kthScore()
+      }
+      const top = new TopK(k, tie)
+      for (const label of candidates) {
+        const score = acc[label] as number
+        if (score > 0) top.push(-score, label as Label)
+      }
+      return {
+        hits: top.sorted().map(({ key, label }) => ({ label, score: -key })),
+        stats: { terms: terms.length, essentialTerms: essential, postingsScored, candidates: candidates.length },
+      }
+    } finally {
+      for (const label of candidates) acc[label] = 0
+      for (const label of rejected) acc[label] = 0
+    }
+  }
+
+  /** Per-term parts of a document's score for a query (the same arithmetic as search). */
+  explain(label: Label, query: readonly QueryTerm[]): TermExplanation[] {
+    const N = this.#documents
+    const avg = this.averageLength
+    const length = this.#lengths[label] ?? 0
+    return query.map(({ term, weight }) => {
+      const id = this.#termIds.get(term)
+      const df = id === undefined ? 0 : (this.#postings[id] as PostingList).length
+      const tf = id === undefined ? 0 : this.#tf(label, id)
+      const idfValue = df === 0 ? 0 : idf(N, df)
+      const score = tf > 0 ? idfValue * weight * tfPart(tf, length, avg, this.params) : 0
+      return { term, tf, df, idf: idfValue, queryWeight: weight, documentLength: length, averageLength: avg, score }
+    })
+  }
+
+  #grow(min: number): void {
+    let size = this.#lengths.length
+    while (size < min) size *= 2
+    const lengths = new Float64Array(size)
+    lengths.set(this.#lengths)
+    this.#lengths = lengths
+    const acc = new Float64Array(size)
+    acc.set(this.#acc)
+    this.#acc = acc
+  }
+}
+
+/** The (n+1)-th largest value (n from 0), reordering `xs` in place. */
+function quickSelectDesc(xs: number[], n: number): number {
+  let lo = 0
+  let hi = xs.length - 1
+  while (lo < hi) {
+    const pivot = xs[(lo + hi) >> 1] as number
+    let i = lo
+    let j = hi
+    while (i <= j) {
+      while ((xs[i] as number) > pivot) i++
+      while ((xs[j] as number) < pivot) j--
+      if (i <= j) {
+        const tmp = xs[i] as number
+        xs[i] = xs[j] as number
+        xs[j] = tmp
+        i++
+        j--
+      }
+    }
+    if (n <= j) hi = j
+    else if (n >= i) lo = i
+    else return xs[n] as number
+  }
+  return xs[lo] as number
+}
