@@ -51,7 +51,11 @@ export function runWordDemo(out: (line: string) => void = console.log): void {
     'Filtered: words like "music" among rare words (frequency rank > 20,000, about half the index)',
     index.search({ id: 'music', topK: 6, filter: (m) => (m.rank as number) > 20_000 }),
   )
-  show('Filtered: words like "ocean" with exactly 5 letters (a narrow filter)', index.search({ id: 'ocean', topK: 6, filter: (m) => m.length === 5 }))
+  show('Filtered: words like "ocean" with exactly 5 letters (about 11% of the index)', index.search({ id: 'ocean', topK: 6, filter: (m) => m.length === 5 }))
+  show(
+    'Filtered: words like "guitar" among frequency ranks 10,001-10,400 (1% of the index)',
+    index.search({ id: 'guitar', topK: 6, filter: (m) => (m.rank as number) > 10_000 && (m.rank as number) <= 10_400 }),
+  )
 }
 
 /** a - b + c over stored vectors. */
