@@ -39,7 +39,7 @@ class Upsert implements fc.Command<Model, Real> {
     r.index.upsert({ id: this.id, vector: this.vector, metadata: { tag: this.tag } })
     m.records.set(this.id, { vector: this.vector, tag: this.tag })
     const stored = r.index.get(this.id)
-    expect(stored && [...stored.vector]).toEqual(this.vector)
+    expect(stored?.vector && [...stored.vector]).toEqual(this.vector)
     expect(stored?.metadata).toEqual({ tag: this.tag })
   }
   toString = (): string => `upsert(${this.id}, [${this.vector.join(',')}], ${this.tag})`

@@ -25,7 +25,7 @@ describe.each(metrics)('exact search (%s) equals brute force', (metric) => {
           expect(stats.strategy).toBe('exact')
           expectSameRanking(hits, oracleSearch(metric, records, query, Infinity), k, oracleDistances(metric, records, query))
           for (const hit of hits) {
-            const expectedScore = metric === 'cosine' ? 1 - hit.distance : metric === 'dot' ? -hit.distance : 1 / (1 + hit.distance)
+            const expectedScore = metric === 'cosine' ? 1 - (hit.distance as number) : metric === 'dot' ? -(hit.distance as number) : 1 / (1 + (hit.distance as number))
             expect(hit.score).toBeCloseTo(expectedScore, 12)
           }
         },

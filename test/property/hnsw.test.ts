@@ -27,7 +27,7 @@ describe('HNSW recall against the exact oracle (clustered data, default graph se
           expect(stats.strategy).toBe('hnsw')
           const distances = oracleDistances(metric, records, query)
           // Every reported distance is the exact one for its id, whatever path found it.
-          for (const hit of hits) expect(Math.abs(hit.distance - (distances.get(hit.id) as number))).toBeLessThan(1e-4)
+          for (const hit of hits) expect(Math.abs((hit.distance as number) - (distances.get(hit.id) as number))).toBeLessThan(1e-4)
           total += recall(hits, oracleSearch(metric, records, query, 10))
         }
         expect(total / queries.length).toBeGreaterThanOrEqual(0.95)

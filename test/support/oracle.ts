@@ -51,19 +51,20 @@ export function expectSameRanking(actual: readonly Hit[], ranking: readonly Orac
   const expected = ranking.slice(0, k)
   expect(actual.map((h) => h.id).length).toBe(expected.length)
   actual.forEach((hit, i) => {
+    expect(typeof hit.distance, 'dense hits carry a distance').toBe('number')
     const want = expected[i] as OracleHit
-    expect(Math.abs(hit.distance - want.distance)).toBeLessThanOrEqual(eps)
+    expect(Math.abs((hit.distance as number) - want.distance)).toBeLessThanOrEqual(eps)
     const own = all.get(hit.id)
     expect(own, `hit ${hit.id} is not a live record`).toBeDefined()
-    expect(Math.abs(hit.distance - (own as number))).toBeLessThanOrEqual(eps)
+    expect(Math.abs((hit.distance as number) - (own as number))).toBeLessThanOrEqual(eps)
     // Neighbours come from the whole ranking: a near-tie just past k makes the k-th place ambiguous.
     const prev = ranking[i - 1]
     const next = ranking[i + 1]
     const unambiguous = (!prev || want.distance - prev.distance > 2 * eps) && (!next || next.distance - want.distance > 2 * eps)
     if (unambiguous) expect(hit.id).toBe(want.id)
     const before = actual[i - 1]
-    if (before && before.distance === hit.distance) expect(before.id < hit.id).toBe(true)
-    if (before) expect(before.distance).toBeLessThanOrEqual(hit.distance)
+    if (before && (before.distance as number) === (hit.distance as number)) expect(before.id < hit.id).toBe(true)
+    if (before) expect((before.distance as number)).toBeLessThanOrEqual((hit.distance as number))
   })
 }
 

@@ -17,7 +17,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
   index.add({ id: 'a', vector: [1, 0, 0] })
 
   it.each([
-    ['missing dimensions', () => createIndex({} as never), 'INVALID_OPTION', 'dimensions'],
+    ['zero dimensions', () => createIndex({ dimensions: 0 }), 'INVALID_OPTION', 'dimensions'],
+    ['bm25 b out of range', () => createIndex({ text: { bm25: { b: 1.5 } } }), 'INVALID_OPTION', 'text.bm25.b'],
+    ['unknown analyzer option', () => createIndex({ text: { analyzer: { stemmer: 'x' } as never } }), 'INVALID_OPTION', 'text.analyzer.stemmer'],
+    ['text search with a vector too', () => index.search({ text: 'a', vector: [1, 0, 0] }), 'INVALID_QUERY', 'vector'],
+    ['record without a vector in a vector index', () => index.add({ id: 'b', text: 'hello' }), 'INVALID_VECTOR', 'vector'],
+    ['text that is not a string', () => index.add({ id: 'b', vector: [0, 1, 0], text: 5 as never }), 'INVALID_RECORD', 'text'],
     ['fractional dimensions', () => createIndex({ dimensions: 2.5 }), 'INVALID_OPTION', 'dimensions'],
     ['unknown metric', () => createIndex({ dimensions: 3, metric: 'hamming' as never }), 'INVALID_OPTION', 'metric'],
     ['hnsw.m out of range', () => createIndex({ dimensions: 3, hnsw: { m: 1 } }), 'INVALID_OPTION', 'hnsw.m'],

@@ -21,7 +21,7 @@ export function runWordDemo(out: (line: string) => void = console.log): void {
   })
   conversion?.done()
   const dim = glove.dimensions
-  const index = createIndex({ dimensions: dim, metric: 'cosine' })
+  const index: QuarryIndex = createIndex({ dimensions: dim, metric: 'cosine' })
   const bar = progress('Indexing GloVe word vectors (HNSW)', glove.words.length, 'words')
   glove.words.forEach((word, i) => {
     index.add({ id: word, vector: glove.vectors.subarray(i * dim, (i + 1) * dim), metadata: { rank: i + 1, length: word.length } })
@@ -35,7 +35,7 @@ export function runWordDemo(out: (line: string) => void = console.log): void {
     out(
       renderTable(
         ['rank', 'word', 'cosine', 'distance', 'frequency rank'],
-        result.hits.map((hit, i) => [i + 1, hit.id, hit.score, hit.distance, hit.metadata.rank as number]),
+        result.hits.map((hit, i) => [i + 1, hit.id, hit.score, hit.distance ?? Number.NaN, hit.metadata.rank as number]),
       )
         .split('\n')
         .map((line) => `  ${line}`)
@@ -60,6 +60,6 @@ export function runWordDemo(out: (line: string) => void = console.log): void {
 
 /** a - b + c over stored vectors. */
 function analogy(index: QuarryIndex, a: string, b: string, c: string): Float32Array {
-  const [va, vb, vc] = [a, b, c].map((w) => index.get(w)?.vector ?? new Float32Array(index.options.dimensions))
+  const [va, vb, vc] = [a, b, c].map((w) => index.get(w)?.vector ?? new Float32Array(index.options.dimensions ?? 0))
   return (va as Float32Array).map((x, i) => x - ((vb as Float32Array)[i] as number) + ((vc as Float32Array)[i] as number))
 }

@@ -4,22 +4,25 @@ import { estimateSelectivity, materialize, testLabel, toBitset, type FilterFn, t
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
+import type { SparseSearchStats, TermExplanation } from '../sparse/sparse-index.js'
 import type { Metadata } from './record.js'
-import type { IndexState } from './state.js'
+import type { DenseState, IndexState } from './state.js'
 
 /** One search result. */
 export interface Hit {
   readonly id: string
-  /** Higher is better: cosine similarity, dot product, or 1 / (1 + euclidean distance). */
+  /** Higher is better: cosine similarity, dot product, 1 / (1 + euclidean distance), or BM25. */
   readonly score: number
-  /** The metric's distance: 1 - cos in [0, 2], -dot, or euclidean. */
-  readonly distance: number
+  /** Dense hits: the metric's distance (1 - cos in [0, 2], -dot, or euclidean). */
+  readonly distance?: number
   readonly metadata: Readonly<Metadata>
+  /** With `explain: true` on a text search: each query term's part of the BM25 score. */
+  readonly explain?: { readonly bm25: readonly TermExplanation[] }
 }
 
 /** How a search ran: the planner's choice, its reason, and the work done. */
 export interface SearchStats {
-  readonly strategy: DenseStrategy
+  readonly strategy: DenseStrategy | 'bm25'
   readonly reason: string
   /** Live records in the index. */
   readonly live: number
@@ -33,6 +36,8 @@ export interface SearchStats {
   readonly fetched?: number
   /** True when a graph search returned too few hits and an exact scan answered instead. */
   readonly fallback?: boolean
+  /** Text searches: query terms found, terms scored in full, postings read, documents scored. */
+  readonly bm25?: SparseSearchStats
 }
 
 export interface SearchResult {
@@ -51,7 +56,7 @@ export interface DenseQuery {
 }
 
 /** Runs a dense search: estimate the filter, plan, execute. */
-export function denseSearch(state: IndexState, q: DenseQuery): SearchResult {
+export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
   const live = state.ids.size
   const k = Math.min(q.k, live)
   const subject = q.filter ? filterSubject(state) : undefined
@@ -90,7 +95,7 @@ function statsOf(base: StatsOf, plan: DensePlan, extra?: Partial<SearchStats>): 
 
 /** Evaluates the filter on every record, then scans the passing ones or searches the graph within them. */
 function fullyFiltered(
-  state: IndexState,
+  state: DenseState,
   q: DenseQuery,
   k: number,
   planned: DensePlan,
@@ -117,7 +122,7 @@ function fullyFiltered(
  * Returns undefined when fewer than k pass after a few widening rounds: the caller then evaluates
  * the filter in full, so recall never collapses.
  */
-function postFilter(state: IndexState, q: DenseQuery, k: number, selectivity: number, subject: FilterSubject): { hits: Hit[]; ef: number; fetched: number } | undefined {
+function postFilter(state: DenseState, q: DenseQuery, k: number, selectivity: number, subject: FilterSubject): { hits: Hit[]; ef: number; fetched: number } | undefined {
   const graph = state.graph
   if (!graph) return undefined
   const live = state.ids.size
@@ -145,7 +150,7 @@ function postFilter(state: IndexState, q: DenseQuery, k: number, selectivity: nu
  * Graph search. A few more than k candidates are taken from the graph's candidate list (free: the
  * search keeps ef of them anyway), so equal distances at the k-th place are still ordered by id.
  */
-function graphHits(state: IndexState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
+function graphHits(state: DenseState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
   if (!state.graph) return []
   const fetch = Math.min(Math.max(ef, k), k + TIE_MARGIN)
   const result = state.graph.search(query, fetch, ef, allow)
@@ -160,7 +165,7 @@ const TIE_MARGIN = 8
  * exact path to about 1e-7; re-computing them here would touch a second, cold copy of every
  * vector and cost more than the wrapper may), ordered by key then id, cut to k.
  */
-function graphToHits(state: IndexState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] {
+function graphToHits(state: DenseState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] {
   const { ops, ids } = state
   const candidates: { key: number; label: Label }[] = []
   for (let i = 0; i < labels.length; i++) {
@@ -172,16 +177,16 @@ function graphToHits(state: IndexState, labels: readonly Label[], distances: rea
   return candidates.map(({ key, label }) => toHit(state, key, label))
 }
 
-function toHits(state: IndexState, top: TopK): Hit[] {
+function toHits(state: DenseState, top: TopK): Hit[] {
   return top.sorted().map(({ key, label }) => toHit(state, key, label))
 }
 
-function toHit(state: IndexState, key: number, label: Label): Hit {
+function toHit(state: DenseState, key: number, label: Label): Hit {
   return { id: state.ids.idOf(label) as string, score: state.ops.score(key), distance: state.ops.distance(key), metadata: state.metadata[label] ?? EMPTY }
 }
 
 const EMPTY = Object.freeze({})
 
-function filterSubject(state: IndexState): FilterSubject {
+export function filterSubject(state: IndexState): FilterSubject {
   return { ids: state.ids.byLabel, metadata: state.metadata }
 }

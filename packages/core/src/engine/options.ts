@@ -1,6 +1,8 @@
 import { HNSW_DEFAULTS, type HnswOptions, type ResolvedHnswOptions } from '../dense/hnsw.js'
 import { QuarryError, describe } from '../errors.js'
 import { METRICS, type Metric } from '../metric/metric.js'
+import { BM25_DEFAULTS, type Bm25Params } from '../sparse/bm25.js'
+import { resolveAnalyzerOptions, type AnalyzerOptions, type ResolvedAnalyzerOptions } from '../text/analyzer-options.js'
 
 /** How filtered and small searches choose between the exact scan and the HNSW graph. */
 export interface PlannerOptions {
@@ -22,10 +24,26 @@ export type ResolvedPlannerOptions = Required<PlannerOptions>
 
 export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
 
-/** Options of {@link createIndex}. */
+/** Full-text (BM25) options. */
+export interface TextOptions {
+  /** How text becomes terms (tokenizer, lowercase, accents, stop words, stemming). */
+  analyzer?: AnalyzerOptions
+  /** BM25 parameters. @defaultValue { k1: 1.2, b: 0.75 } (Lucene's) */
+  bm25?: { k1?: number; b?: number }
+  /** Boosts of named text fields (records may give `text` as { title, body, ... }). @defaultValue every field boost 1 */
+  fields?: Record<string, { boost?: number }>
+}
+
+export interface ResolvedTextOptions {
+  readonly analyzer: ResolvedAnalyzerOptions
+  readonly bm25: Bm25Params
+  readonly fields: Readonly<Record<string, { readonly boost: number }>>
+}
+
+/** Options of {@link createIndex}. Give `dimensions` for vectors; omit it for a text-only index. */
 export interface IndexOptions {
-  /** Length of every vector, 1 to 65536. */
-  dimensions: number
+  /** Length of every vector, 1 to 65536; omit for a text-only index. */
+  dimensions?: number
   /** Distance metric. @defaultValue 'cosine' */
   metric?: Metric
   /** 'hnsw': approximate graph search with an exact path for small or narrow searches; 'exact': brute force only (no native module needed). @defaultValue 'hnsw' */
@@ -34,14 +52,18 @@ export interface IndexOptions {
   hnsw?: HnswOptions
   /** Planner thresholds. */
   planner?: PlannerOptions
+  /** Full-text options. */
+  text?: TextOptions
 }
 
 export interface ResolvedIndexOptions {
-  readonly dimensions: number
+  /** Undefined for a text-only index. */
+  readonly dimensions: number | undefined
   readonly metric: Metric
   readonly dense: 'hnsw' | 'exact'
   readonly hnsw: ResolvedHnswOptions
   readonly planner: ResolvedPlannerOptions
+  readonly text: ResolvedTextOptions
 }
 
 function fail(path: string, expected: string, received: unknown): never {
@@ -84,9 +106,8 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
     fail('options', 'an object like { dimensions: 384, metric: "cosine" }', options)
   }
   const o = options as Record<string, unknown>
-  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner'], '')
-  if (o.dimensions === undefined) fail('dimensions', 'the length of your vectors (an integer from 1 to 65536)', undefined)
-  const dimensions = intOption(o.dimensions, 'dimensions', 1, 65536, 0)
+  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'text'], '')
+  const dimensions = o.dimensions === undefined ? undefined : intOption(o.dimensions, 'dimensions', 1, 65536, 0)
   const metric = o.metric ?? 'cosine'
   if (typeof metric !== 'string' || !(METRICS as readonly string[]).includes(metric)) fail('metric', `one of ${METRICS.join(', ')}`, metric)
   const dense = o.dense ?? 'hnsw'
@@ -105,10 +126,39 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
       efSearch: intOption(h.efSearch, 'hnsw.efSearch', 1, 65536, HNSW_DEFAULTS.efSearch),
       seed: intOption(h.seed, 'hnsw.seed', 0, 0x7fff_ffff, HNSW_DEFAULTS.seed),
     },
+    text: resolveTextOptions(o.text),
     planner: {
       exactBelow: intOption(p.exactBelow, 'planner.exactBelow', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactBelow),
       exactFilterMax: intOption(p.exactFilterMax, 'planner.exactFilterMax', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactFilterMax),
       postFilterAbove: fractionOption(p.postFilterAbove, 'planner.postFilterAbove', PLANNER_DEFAULTS.postFilterAbove),
     },
+  }
+}
+
+function finite(value: unknown, path: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) fail(path, `a number from ${min} to ${max}`, value)
+  return value
+}
+
+/** Validates the full-text options (BM25 k1 in [0, 10], b in [0, 1], boosts > 0). */
+export function resolveTextOptions(value: unknown): ResolvedTextOptions {
+  const t = objectOption(value, 'text')
+  rejectUnknown(t, ['analyzer', 'bm25', 'fields'], 'text')
+  const bm25 = objectOption(t.bm25, 'text.bm25')
+  rejectUnknown(bm25, ['k1', 'b'], 'text.bm25')
+  const fieldsIn = objectOption(t.fields, 'text.fields')
+  const fields: Record<string, { boost: number }> = {}
+  for (const [name, spec] of Object.entries(fieldsIn)) {
+    const f = objectOption(spec, `text.fields.${name}`)
+    rejectUnknown(f, ['boost'], `text.fields.${name}`)
+    const boost = finite(f.boost, `text.fields.${name}.boost`, 0, 1000, 1)
+    if (boost === 0) fail(`text.fields.${name}.boost`, 'a number above 0 (leave the field out of the record instead)', 0)
+    fields[name] = { boost }
+  }
+  return {
+    analyzer: resolveAnalyzerOptions(t.analyzer),
+    bm25: { k1: finite(bm25.k1, 'text.bm25.k1', 0, 10, BM25_DEFAULTS.k1), b: finite(bm25.b, 'text.bm25.b', 0, 1, BM25_DEFAULTS.b) },
+    fields,
   }
 }

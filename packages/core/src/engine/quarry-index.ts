@@ -3,17 +3,28 @@ import { VectorStore } from '../dense/vector-store.js'
 import { QuarryError } from '../errors.js'
 import { IdMap, validateId, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
+import { saveIndex } from '../persist/snapshot.js'
+import { SparseIndex } from '../sparse/sparse-index.js'
+import { Analyzer } from '../text/analyzer.js'
 import { denseSearch, type SearchResult } from './dense-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
-import { validateRecord, type Metadata, type RecordInput, type StoredRecord } from './record.js'
+import { validateRecord, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
-import { idTieBreak, type IndexState } from './state.js'
+import { sparseDocument, sparseSearch } from './sparse-search.js'
+import { idTieBreak, type DenseState, type IndexState } from './state.js'
 import { normalized, toVector } from './vector-input.js'
-import { saveIndex } from '../persist/snapshot.js'
+
+interface ValidRecord {
+  readonly id: string
+  readonly vector: Float32Array | undefined
+  readonly text: TextInput | undefined
+  readonly metadata: Readonly<Metadata>
+}
 
 /**
- * A collection of records searchable by vector. Create one with {@link createIndex}, or read a
- * saved one with `loadIndex`. All methods are synchronous: the work is CPU-bound and in-process.
+ * A collection of records searchable by vector (HNSW or exact) and by text (BM25). Create one with
+ * {@link createIndex}, or read a saved one with `loadIndex`. All methods are synchronous: the work
+ * is CPU-bound and in-process.
  */
 export class QuarryIndex {
   readonly #state: IndexState
@@ -24,8 +35,8 @@ export class QuarryIndex {
   /** @internal Use {@link createIndex} or `loadIndex`. */
   constructor(state: IndexState) {
     this.#state = state
-    this.#input = new Float32Array(state.options.dimensions)
-    this.#unit = new Float32Array(state.options.dimensions)
+    this.#input = new Float32Array(state.options.dimensions ?? 0)
+    this.#unit = new Float32Array(state.options.dimensions ?? 0)
   }
 
   /** The validated options, defaults filled in. */
@@ -38,13 +49,19 @@ export class QuarryIndex {
     return this.#state.ids.size
   }
 
+  /** Corpus statistics of the text index: documents with text, average length, distinct terms. */
+  get textStats(): { documents: number; averageLength: number; terms: number } {
+    const s = this.#state.sparse
+    return { documents: s.documents, averageLength: s.averageLength, terms: s.vocabularySize }
+  }
+
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */
   add(record: RecordInput): void {
-    const { id, vector, metadata } = this.#validate(record, this.#input)
-    if (this.#state.ids.has(id)) {
-      throw new QuarryError('DUPLICATE_ID', `a record with id "${id}" already exists; use upsert() to replace it or remove() it first.`, { path: 'id' })
+    const valid = this.#validate(record, this.#input)
+    if (this.#state.ids.has(valid.id)) {
+      throw new QuarryError('DUPLICATE_ID', `a record with id "${valid.id}" already exists; use upsert() to replace it or remove() it first.`, { path: 'id' })
     }
-    this.#write(this.#state.ids.assign(id), vector, metadata)
+    this.#write(this.#state.ids.assign(valid.id), valid)
   }
 
   /**
@@ -68,13 +85,13 @@ export class QuarryIndex {
       }
       seen.add(id)
     })
-    for (const { id, vector, metadata } of checked) this.#write(this.#state.ids.assign(id), vector, metadata)
+    for (const valid of checked) this.#write(this.#state.ids.assign(valid.id), valid)
   }
 
-  /** Adds the record, or replaces the vector and metadata of an existing one with this id. */
+  /** Adds the record, or replaces the vector, text and metadata of an existing one with this id. */
   upsert(record: RecordInput): void {
-    const { id, vector, metadata } = this.#validate(record, this.#input)
-    this.#write(this.#state.ids.labelOf(id) ?? this.#state.ids.assign(id), vector, metadata)
+    const valid = this.#validate(record, this.#input)
+    this.#write(this.#state.ids.labelOf(valid.id) ?? this.#state.ids.assign(valid.id), valid)
   }
 
   /** Removes a record; returns false when there was none with this id. */
@@ -82,47 +99,58 @@ export class QuarryIndex {
     const label = this.#state.ids.release(validateId(id))
     if (label === undefined) return false
     this.#state.graph?.delete(label)
+    this.#state.sparse.delete(label)
     this.#state.metadata[label] = undefined
+    this.#state.texts[label] = undefined
     return true
   }
 
-  /** The stored record (vector as Float32Array, a copy), or undefined. */
+  /** The stored record (vector as a Float32Array copy), or undefined. */
   get(id: string): StoredRecord | undefined {
-    const label = this.#state.ids.labelOf(validateId(id))
+    const state = this.#state
+    const label = state.ids.labelOf(validateId(id))
     if (label === undefined) return undefined
-    return { id, vector: this.#state.store.get(label), metadata: this.#state.metadata[label] ?? {} }
+    const text = state.texts[label]
+    return {
+      id,
+      ...(state.store ? { vector: state.store.get(label) } : {}),
+      ...(text === undefined ? {} : { text }),
+      metadata: state.metadata[label] ?? {},
+    }
   }
 
   has(id: string): boolean {
     return this.#state.ids.has(validateId(id))
   }
 
-  /** Ids in insertion-slot order. */
+  /** Ids in label order. */
   *ids(): IterableIterator<string> {
     for (const label of this.#state.ids.labels()) yield this.#state.ids.idOf(label) as string
   }
 
   /**
-   * The topK records nearest to `vector` (or to the stored record `id`), best first, with ties
-   * broken by id ascending. `stats` says how the planner ran the search and why.
+   * Searches by `vector` (or a stored record's vector, `id`) or by `text` (BM25). Hits come best
+   * first, ties broken by id ascending; `stats` says how the planner ran the search and why.
    */
   search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
+    if (r.text !== undefined) return sparseSearch(state, { text: r.text, k: r.topK, filter: r.filter, explain: r.explain })
+    const dense = this.#dense('search by vector')
     let vector: Float32Array
     if (r.id !== undefined) {
       const label = state.ids.labelOf(r.id)
       if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
       vector = this.#input
-      vector.set(state.store.view(label))
+      vector.set(dense.store.view(label))
     } else {
-      vector = toVector(r.vector, state.options.dimensions, state.options.metric, 'vector', this.#input)
+      vector = toVector(r.vector, dense.store.dim, state.options.metric, 'vector', this.#input)
     }
     const query = state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector
     const self = r.id
-    if (self === undefined) return denseSearch(state, { query, k: r.topK, ef: r.ef, exact: r.exact, filter: r.filter })
+    if (self === undefined) return denseSearch(dense, { query, k: r.topK, ef: r.ef, exact: r.exact, filter: r.filter })
     // Query by example: fetch one more and leave the example itself out.
-    const result = denseSearch(state, { query, k: r.topK + 1, ef: r.ef, exact: r.exact, filter: r.filter })
+    const result = denseSearch(dense, { query, k: r.topK + 1, ef: r.ef, exact: r.exact, filter: r.filter })
     return { hits: result.hits.filter((hit) => hit.id !== self).slice(0, r.topK), stats: result.stats }
   }
 
@@ -139,17 +167,38 @@ export class QuarryIndex {
     return this.#state
   }
 
-  #validate(record: unknown, into?: Float32Array): { id: string; vector: Float32Array; metadata: Readonly<Metadata> } {
-    const { id, vector, metadata } = validateRecord(record)
-    const { dimensions, metric } = this.#state.options
-    return { id, vector: toVector(vector, dimensions, metric, 'vector', into), metadata }
+  #dense(what: string): DenseState {
+    const state = this.#state
+    if (!state.store) {
+      throw new QuarryError('INVALID_QUERY', `${what} needs vectors, but this index is text-only (created without dimensions); search by text instead.`, { path: 'vector' })
+    }
+    return state as DenseState
   }
 
-  #write(label: Label, vector: Float32Array, metadata: Readonly<Metadata>): void {
+  #validate(record: unknown, into?: Float32Array): ValidRecord {
+    const { id, vector, text, metadata } = validateRecord(record)
+    const { dimensions, metric } = this.#state.options
+    if (dimensions === undefined) {
+      if (vector !== undefined) throw new QuarryError('INVALID_RECORD', 'this index is text-only (created without dimensions): records carry text, not vectors.', { path: 'vector' })
+      if (text === undefined) throw new QuarryError('INVALID_RECORD', 'this index is text-only: every record needs `text` (a string or { field: string }).', { path: 'text' })
+      return { id, vector: undefined, text, metadata }
+    }
+    if (vector === undefined) {
+      throw new QuarryError('INVALID_VECTOR', `vector is required: this index holds ${dimensions}-dimensional vectors.`, { path: 'vector' })
+    }
+    return { id, vector: toVector(vector, dimensions, metric, 'vector', into), text, metadata }
+  }
+
+  #write(label: Label, record: ValidRecord): void {
     const state = this.#state
-    state.store.set(label, vector)
-    state.metadata[label] = metadata
-    state.graph?.set(label, state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector)
+    if (record.vector && state.store) {
+      state.store.set(label, record.vector)
+      state.graph?.set(label, state.options.metric === 'cosine' ? normalized(record.vector, this.#unit) : record.vector)
+    }
+    state.metadata[label] = record.metadata
+    state.texts[label] = record.text
+    if (record.text === undefined) state.sparse.delete(label)
+    else state.sparse.set(label, sparseDocument(state.analyzer, record.text, state.options.text))
   }
 }
 
@@ -159,18 +208,30 @@ function prefixPath(error: unknown, prefix: string): unknown {
   return new QuarryError(error.code, `${prefix}: ${error.message}`, { path, cause: error.cause })
 }
 
-/** Creates an empty index. Options are validated up front (INVALID_OPTION says how to fix them). */
-export function createIndex(options: IndexOptions): QuarryIndex {
-  const resolved = resolveIndexOptions(options)
+/** Builds the state of an empty index from resolved options. */
+export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): IndexState {
   const ids = new IdMap()
-  const ops = metricOps(resolved.metric)
-  return new QuarryIndex({
-    options: resolved,
+  const ops = metricOps(options.metric)
+  const dims = options.dimensions
+  return {
+    options,
     ops,
     ids,
-    store: new VectorStore(resolved.dimensions),
+    store: dims === undefined ? undefined : new VectorStore(dims),
     metadata: [],
-    graph: resolved.dense === 'hnsw' ? HnswGraph.create(ops.hnswSpace, resolved.dimensions, resolved.hnsw) : undefined,
+    texts: [],
+    analyzer: new Analyzer(options.text.analyzer),
+    sparse: new SparseIndex(options.text.bm25),
+    graph: graph ?? (dims !== undefined && options.dense === 'hnsw' ? HnswGraph.create(ops.hnswSpace, dims, options.hnsw) : undefined),
     tie: idTieBreak(ids),
-  })
+  }
+}
+
+/**
+ * Creates an empty index. Options are validated up front (INVALID_OPTION says how to fix them).
+ * Give `dimensions` for vector search; records may also carry `text` for BM25 search. Without
+ * `dimensions` the index is text-only.
+ */
+export function createIndex(options: IndexOptions): QuarryIndex {
+  return new QuarryIndex(emptyState(resolveIndexOptions(options)))
 }

@@ -7,12 +7,17 @@ export type MetadataValue = string | number | boolean | readonly string[]
 /** Metadata of a record: flat, JSON-serializable key/value pairs. */
 export type Metadata = Record<string, MetadataValue>
 
+/** Text of a record: one string, or named fields (boosted by the index's `text.fields`). */
+export type TextInput = string | Readonly<Record<string, string>>
+
 /** A record as given to `add` / `upsert`. */
 export interface RecordInput {
   /** Unique, non-empty string of at most 1024 characters. */
   id: string
-  /** The embedding; its length must equal the index's `dimensions`. */
-  vector: readonly number[] | Float32Array
+  /** The embedding; required when the index has `dimensions`, absent otherwise. */
+  vector?: readonly number[] | Float32Array
+  /** Text for BM25 search; required in a text-only index. */
+  text?: TextInput
   /** Optional metadata, visible to filters and returned with hits. */
   metadata?: Metadata
 }
@@ -20,19 +25,38 @@ export interface RecordInput {
 /** A record as stored and returned by `get`. */
 export interface StoredRecord {
   readonly id: string
-  readonly vector: Float32Array
+  /** Present when the index has vectors. */
+  readonly vector?: Float32Array
+  /** Present when the record has text. */
+  readonly text?: TextInput
   readonly metadata: Readonly<Metadata>
 }
 
 const EMPTY: Readonly<Metadata> = Object.freeze({})
 
 /** Checks a record's shape and returns its id and a private copy of its metadata. */
-export function validateRecord(record: unknown): { id: string; vector: unknown; metadata: Readonly<Metadata> } {
+export function validateRecord(record: unknown): { id: string; vector: unknown; text: TextInput | undefined; metadata: Readonly<Metadata> } {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-    throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, metadata }; received ${describe(record)}.`)
+    throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, text, metadata }; received ${describe(record)}.`)
   }
-  const { id, vector, metadata } = record as { id?: unknown; vector?: unknown; metadata?: unknown }
-  return { id: validateId(id), vector, metadata: validateMetadata(metadata) }
+  const { id, vector, text, metadata } = record as { id?: unknown; vector?: unknown; text?: unknown; metadata?: unknown }
+  return { id: validateId(id), vector, text: validateText(text), metadata: validateMetadata(metadata) }
+}
+
+/** Text is a string or a flat object of string fields; returns a frozen copy. */
+export function validateText(text: unknown): TextInput | undefined {
+  if (text === undefined || typeof text === 'string') return text
+  if (typeof text === 'object' && text !== null && !Array.isArray(text)) {
+    const copy: Record<string, string> = {}
+    for (const [field, value] of Object.entries(text)) {
+      if (typeof value !== 'string') {
+        throw new QuarryError('INVALID_RECORD', `text.${field} must be a string; received ${describe(value)}.`, { path: `text.${field}` })
+      }
+      copy[field] = value
+    }
+    return Object.freeze(copy)
+  }
+  throw new QuarryError('INVALID_RECORD', `text must be a string or an object of string fields like { title, body }; received ${describe(text)}.`, { path: 'text' })
 }
 
 /** Validates metadata and returns a frozen copy, so later changes by the caller do not leak in. */

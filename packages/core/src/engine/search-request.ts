@@ -5,8 +5,12 @@ import { validateId } from '../ids.js'
 /** Largest `topK` accepted. */
 export const MAX_TOP_K = 10_000
 
-/** A dense search request. Give exactly one of `vector` and `id`. */
+/** A search request. Give exactly one of `vector`, `id` and `text`. */
 export interface SearchRequest {
+  /** A text query, ranked by BM25. */
+  text?: string
+  /** With a text query: attach each hit's per-term BM25 explanation. @defaultValue false */
+  explain?: boolean
   /** The query embedding. */
   vector?: readonly number[] | Float32Array
   /** Query by example: the stored vector of this id (the id itself is left out of the hits). */
@@ -22,6 +26,8 @@ export interface SearchRequest {
 }
 
 export interface ValidatedSearch {
+  readonly text: string | undefined
+  readonly explain: boolean
   readonly vector: unknown
   readonly id: string | undefined
   readonly topK: number
@@ -36,12 +42,19 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   }
   const r = request as Record<string, unknown>
   for (const key of Object.keys(r)) {
-    if (!['vector', 'id', 'topK', 'filter', 'ef', 'exact'].includes(key)) {
-      throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are vector, id, topK, filter, ef, exact.`, { path: key })
+    if (!['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact'].includes(key)) {
+      throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are text, explain, vector, id, topK, filter, ef, exact.`, { path: key })
     }
   }
-  if ((r.vector === undefined) === (r.id === undefined)) {
-    throw new QuarryError('INVALID_QUERY', 'give exactly one of `vector` (a query embedding) and `id` (search by a stored record).', { path: 'vector' })
+  const given = [r.vector, r.id, r.text].filter((x) => x !== undefined).length
+  if (given !== 1) {
+    throw new QuarryError('INVALID_QUERY', 'give exactly one of `vector` (a query embedding), `id` (search by a stored record) and `text` (a BM25 query).', { path: 'vector' })
+  }
+  if (r.text !== undefined && typeof r.text !== 'string') {
+    throw new QuarryError('INVALID_QUERY', `text must be a string; received ${describe(r.text)}.`, { path: 'text' })
+  }
+  if (r.explain !== undefined && typeof r.explain !== 'boolean') {
+    throw new QuarryError('INVALID_QUERY', `explain must be a boolean; received ${describe(r.explain)}.`, { path: 'explain' })
   }
   if (r.filter !== undefined && typeof r.filter !== 'function') {
     throw new QuarryError('INVALID_QUERY', `filter must be a function (metadata, id) => boolean; received ${describe(r.filter)}.`, { path: 'filter' })
@@ -50,6 +63,8 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
     throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
   }
   return {
+    text: r.text as string | undefined,
+    explain: r.explain ?? false,
     vector: r.vector,
     id: r.id === undefined ? undefined : validateId(r.id),
     topK: queryInt(r.topK, 'topK', MAX_TOP_K, 10),

@@ -3,7 +3,9 @@ import type { VectorStore } from '../dense/vector-store.js'
 import type { IdMap, Label } from '../ids.js'
 import type { MetricOps } from '../metric/metric.js'
 import type { TieBreak } from '../util/top-k.js'
-import type { Metadata } from './record.js'
+import type { SparseIndex } from '../sparse/sparse-index.js'
+import type { Analyzer } from '../text/analyzer.js'
+import type { Metadata, TextInput } from './record.js'
 import type { ResolvedIndexOptions } from './options.js'
 
 /** The data of one index, shared by the operations in `engine/` (they own no state themselves). */
@@ -11,11 +13,16 @@ export interface IndexState {
   readonly options: ResolvedIndexOptions
   readonly ops: MetricOps
   readonly ids: IdMap
-  readonly store: VectorStore
+  /** Present when the index has `dimensions`. */
+  readonly store: VectorStore | undefined
   /** Metadata by label; undefined for free labels. */
   readonly metadata: (Readonly<Metadata> | undefined)[]
   /** Present when `dense` is 'hnsw'. */
   readonly graph: HnswGraph | undefined
+  /** Text by label (undefined for free labels and records without text). */
+  readonly texts: (TextInput | undefined)[]
+  readonly analyzer: Analyzer
+  readonly sparse: SparseIndex
   /** Orders equal distances by id ascending (UTF-16 code unit order, as `Array.prototype.sort`). */
   readonly tie: TieBreak
 }
@@ -28,3 +35,6 @@ export function idTieBreak(ids: IdMap): TieBreak {
     return x < y ? -1 : x > y ? 1 : 0
   }
 }
+
+/** The state of an index with vectors (what dense search needs). */
+export type DenseState = IndexState & { readonly store: VectorStore }

@@ -3,15 +3,16 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { QuarryError } from '../errors.js'
-import { IdMap } from '../ids.js'
+import { IdMap, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
 import { resolveIndexOptions, type ResolvedIndexOptions } from '../engine/options.js'
-import { QuarryIndex } from '../engine/quarry-index.js'
-import { validateMetadata, type Metadata } from '../engine/record.js'
+import { emptyState, QuarryIndex } from '../engine/quarry-index.js'
+import { validateMetadata, validateText } from '../engine/record.js'
+import { sparseDocument } from '../engine/sparse-search.js'
 import { idTieBreak } from '../engine/state.js'
 
 /** Snapshot format version; bumped on any incompatible change. */
-export const SNAPSHOT_VERSION = 1
+export const SNAPSHOT_VERSION = 2
 
 interface Manifest {
   format: 'quarry-index'
@@ -19,7 +20,7 @@ interface Manifest {
   options: ResolvedIndexOptions
   /** ids[label], null for free labels. */
   ids: (string | null)[]
-  files: { vectors: string; metadata: string; graph?: string }
+  files: { vectors?: string; metadata: string; texts: string; graph?: string }
 }
 
 /**
@@ -33,17 +34,22 @@ export function saveIndex(index: QuarryIndex, dir: string): void {
   mkdirSync(tmp, { recursive: true })
   try {
     const extent = state.ids.extent
-    const vectors = state.store.slice(extent)
-    writeFileSync(join(tmp, 'vectors.f32'), new Uint8Array(vectors.buffer, vectors.byteOffset, vectors.byteLength))
+    if (state.store) {
+      const vectors = state.store.slice(extent)
+      writeFileSync(join(tmp, 'vectors.f32'), new Uint8Array(vectors.buffer, vectors.byteOffset, vectors.byteLength))
+    }
     const metadata = Array.from({ length: extent }, (_, label) => state.metadata[label] ?? null)
     writeFileSync(join(tmp, 'metadata.json'), JSON.stringify(metadata))
+    // Texts, not postings: loading re-analyzes them with the saved analyzer options, which
+    // rebuilds the BM25 statistics exactly.
+    writeFileSync(join(tmp, 'texts.json'), JSON.stringify(Array.from({ length: extent }, (_, label) => state.texts[label] ?? null)))
     if (state.graph) state.graph.save(join(tmp, 'hnsw.bin'))
     const manifest: Manifest = {
       format: 'quarry-index',
       version: SNAPSHOT_VERSION,
       options: state.options,
       ids: state.ids.toJSON(),
-      files: { vectors: 'vectors.f32', metadata: 'metadata.json', ...(state.graph ? { graph: 'hnsw.bin' } : {}) },
+      files: { ...(state.store ? { vectors: 'vectors.f32' } : {}), metadata: 'metadata.json', texts: 'texts.json', ...(state.graph ? { graph: 'hnsw.bin' } : {}) },
     }
     // The manifest is written last: a folder without one is never a snapshot.
     writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest))
@@ -77,31 +83,49 @@ export function loadIndex(dir: string): QuarryIndex {
   const options = resolveIndexOptions(manifest.options)
   if (!Array.isArray(manifest.ids) || !manifest.ids.every((id) => id === null || typeof id === 'string')) throw corrupt(target, 'ids are malformed')
   const extent = manifest.ids.length
-  let bytes: Buffer
+  const dims = options.dimensions
+  let rows: Float32Array | undefined
   let metadataJson: unknown
+  let textsJson: unknown
   try {
-    bytes = readFileSync(join(target, manifest.files.vectors))
+    if (dims !== undefined) {
+      if (!manifest.files.vectors) throw new Error('no vectors file listed')
+      const bytes = readFileSync(join(target, manifest.files.vectors))
+      if (bytes.byteLength !== extent * dims * 4) throw corrupt(target, `vectors.f32 has ${bytes.byteLength} bytes, expected ${extent * dims * 4}`)
+      // Copy into an aligned buffer: a Buffer's byteOffset need not be a multiple of 4.
+      rows = new Float32Array(extent * dims)
+      new Uint8Array(rows.buffer).set(bytes)
+    }
     metadataJson = JSON.parse(readFileSync(join(target, manifest.files.metadata), 'utf8'))
+    textsJson = JSON.parse(readFileSync(join(target, manifest.files.texts), 'utf8'))
   } catch (cause) {
+    if (cause instanceof QuarryError) throw cause
     throw corrupt(target, 'a data file is missing or unreadable', cause)
   }
-  if (bytes.byteLength !== extent * options.dimensions * 4) throw corrupt(target, `vectors.f32 has ${bytes.byteLength} bytes, expected ${extent * options.dimensions * 4}`)
   if (!Array.isArray(metadataJson) || metadataJson.length !== extent) throw corrupt(target, 'metadata.json does not match the ids')
-  // Copy into an aligned buffer: a Buffer's byteOffset need not be a multiple of 4.
-  const rows = new Float32Array(extent * options.dimensions)
-  new Uint8Array(rows.buffer).set(bytes)
-  const metadata = (metadataJson as unknown[]).map((m, label): Readonly<Metadata> | undefined => (manifest.ids[label] === null ? undefined : validateMetadata(m ?? undefined)))
+  if (!Array.isArray(textsJson) || textsJson.length !== extent) throw corrupt(target, 'texts.json does not match the ids')
   const ops = metricOps(options.metric)
   let graph: HnswGraph | undefined
-  if (options.dense === 'hnsw') {
+  if (dims !== undefined && options.dense === 'hnsw') {
     if (!manifest.files.graph) throw corrupt(target, 'the HNSW graph file is not listed')
     try {
-      graph = HnswGraph.load(join(target, manifest.files.graph), ops.hnswSpace, options.dimensions, options.hnsw)
+      graph = HnswGraph.load(join(target, manifest.files.graph), ops.hnswSpace, dims, options.hnsw)
     } catch (cause) {
       if (cause instanceof QuarryError) throw cause
       throw corrupt(target, 'hnsw.bin could not be read', cause)
     }
   }
+  const state = emptyState(options, graph)
   const ids = IdMap.fromJSON(manifest.ids)
-  return new QuarryIndex({ options, ops, ids, store: VectorStore.fromRows(options.dimensions, rows), metadata, graph, tie: idTieBreak(ids) })
+  const store = dims !== undefined && rows ? VectorStore.fromRows(dims, rows) : undefined
+  const full = { ...state, ids, store, tie: idTieBreak(ids) }
+  for (let label = 0; label < extent; label++) {
+    if (manifest.ids[label] === null) continue
+    const m: unknown = metadataJson[label]
+    full.metadata[label] = validateMetadata(m ?? undefined)
+    const text = validateText((textsJson as unknown[])[label] ?? undefined)
+    full.texts[label] = text
+    if (text !== undefined) full.sparse.set(label as Label, sparseDocument(full.analyzer, text, options.text))
+  }
+  return new QuarryIndex(full)
 }

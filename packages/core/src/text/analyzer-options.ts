@@ -2,6 +2,12 @@ import { QuarryError, describe } from '../errors.js'
 
 /** How text becomes terms. Stored with the index, so a reloaded index analyzes text identically. */
 export interface AnalyzerOptions {
+  /**
+   * 'wink': wink-nlp's tokenizer (contractions, e-mails, URLs, hashtags, numbers with units);
+   * 'unicode': a split on anything that is not a letter or digit, about 10x faster.
+   * @defaultValue 'wink'
+   */
+  tokenizer?: 'wink' | 'unicode'
   /** Lowercase every token. @defaultValue true */
   lowercase?: boolean
   /** Remove diacritics (é → e) after Unicode NFD decomposition. @defaultValue true */
@@ -15,6 +21,7 @@ export interface AnalyzerOptions {
 }
 
 export interface ResolvedAnalyzerOptions {
+  readonly tokenizer: 'wink' | 'unicode'
   readonly lowercase: boolean
   readonly foldAccents: boolean
   readonly stopWords: boolean | readonly string[]
@@ -22,7 +29,7 @@ export interface ResolvedAnalyzerOptions {
   readonly minLength: number
 }
 
-export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1 }
+export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1 }
 
 function bool(value: unknown, path: string, fallback: boolean): boolean {
   if (value === undefined) return fallback
@@ -38,8 +45,8 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   }
   const o = options as Record<string, unknown>
   for (const key of Object.keys(o)) {
-    if (!['lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength'].includes(key)) {
-      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are lowercase, foldAccents, stopWords, stem, minLength.`, { path: `${path}.${key}` })
+    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength'].includes(key)) {
+      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength.`, { path: `${path}.${key}` })
     }
   }
   let stopWords: boolean | readonly string[] = ANALYZER_DEFAULTS.stopWords
@@ -55,7 +62,12 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   if (typeof minLength !== 'number' || !Number.isInteger(minLength) || minLength < 1 || minLength > 100) {
     throw new QuarryError('INVALID_OPTION', `${path}.minLength must be an integer from 1 to 100; received ${describe(minLength)}.`, { path: `${path}.minLength` })
   }
+  const tokenizer = o.tokenizer ?? ANALYZER_DEFAULTS.tokenizer
+  if (tokenizer !== 'wink' && tokenizer !== 'unicode') {
+    throw new QuarryError('INVALID_OPTION', `${path}.tokenizer must be "wink" or "unicode"; received ${describe(tokenizer)}.`, { path: `${path}.tokenizer` })
+  }
   return {
+    tokenizer,
     lowercase: bool(o.lowercase, `${path}.lowercase`, ANALYZER_DEFAULTS.lowercase),
     foldAccents: bool(o.foldAccents, `${path}.foldAccents`, ANALYZER_DEFAULTS.foldAccents),
     stopWords,

@@ -1,0 +1,72 @@
+import { estimateSelectivity, materialize, testLabel, toBitset, type FilterFn } from '../filter/predicate.js'
+import type { Label } from '../ids.js'
+import type { QueryTerm, SparseDocument } from '../sparse/sparse-index.js'
+import type { Analyzer } from '../text/analyzer.js'
+import { filterSubject, type Hit, type SearchResult } from './dense-search.js'
+import type { ResolvedTextOptions } from './options.js'
+import type { TextInput } from './record.js'
+import type { IndexState } from './state.js'
+
+/** A record's text as the sparse index sees it: field-boosted term frequencies and length. */
+export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions): SparseDocument {
+  const terms = new Map<string, number>()
+  let length = 0
+  const fields: [string, string][] = typeof text === 'string' ? [['text', text]] : Object.entries(text)
+  for (const [field, value] of fields) {
+    const boost = options.fields[field]?.boost ?? 1
+    for (const term of analyzer.terms(value)) {
+      terms.set(term, (terms.get(term) ?? 0) + boost)
+      length += boost
+    }
+  }
+  return { terms, length }
+}
+
+/** Query text → weighted terms (a repeated query term counts once per occurrence, as in Lucene). */
+export function queryTerms(analyzer: Analyzer, text: string): QueryTerm[] {
+  const weights = new Map<string, number>()
+  for (const term of analyzer.terms(text)) weights.set(term, (weights.get(term) ?? 0) + 1)
+  return [...weights].map(([term, weight]) => ({ term, weight }))
+}
+
+export interface SparseQuery {
+  readonly text: string
+  readonly k: number
+  readonly filter: FilterFn | undefined
+  readonly explain: boolean
+}
+
+/**
+ * BM25 search. A filter goes through the same planner inputs as dense search: narrow filters
+ * (estimated below `planner.postFilterAbove`) are evaluated once into a bitset, broad ones are
+ * tested lazily on the documents that match a query term.
+ */
+export function sparseSearch(state: IndexState, q: SparseQuery): SearchResult {
+  const live = state.ids.size
+  const terms = queryTerms(state.analyzer, q.text)
+  let accept: ((label: Label) => boolean) | undefined
+  let reason = 'text query: BM25 with MaxScore pruning'
+  let estimatedSelectivity: number | undefined
+  if (q.filter && live > 0) {
+    const filter = q.filter
+    const subject = filterSubject(state)
+    estimatedSelectivity = estimateSelectivity(filter, subject).selectivity
+    if (estimatedSelectivity < state.options.planner.postFilterAbove) {
+      const bitset = toBitset(materialize(filter, subject).labels, state.ids.extent)
+      accept = (label) => bitset.has(label)
+      reason += '; narrow filter evaluated once into a bitset'
+    } else {
+      accept = (label) => testLabel(filter, subject, label)
+      reason += '; broad filter tested on matching documents'
+    }
+  }
+  const { hits, stats } = state.sparse.search(terms, Math.min(q.k, Math.max(live, 1)), state.tie, accept)
+  const out: Hit[] = hits.map(({ label, score }) => {
+    const hit = { id: state.ids.idOf(label) as string, score, metadata: state.metadata[label] ?? {} }
+    return q.explain ? { ...hit, explain: { bm25: state.sparse.explain(label, terms) } } : hit
+  })
+  return {
+    hits: out,
+    stats: { strategy: 'bm25', reason, live, ...(estimatedSelectivity === undefined ? {} : { estimatedSelectivity }), bm25: stats },
+  }
+}

@@ -1,0 +1,36 @@
+import { QuarryError, describe } from '../errors.js'
+import type { Analyzer } from './analyzer.js'
+
+/** A piece of a text: its characters and where they sit in the source. */
+export interface TextChunk {
+  readonly text: string
+  /** Character offsets in the source: text === source.slice(start, end). */
+  readonly start: number
+  readonly end: number
+  /** Index of the chunk's first token among the source's tokens, and the token count. */
+  readonly firstToken: number
+  readonly tokens: number
+}
+
+/**
+ * Splits text into chunks of `size` tokens where consecutive chunks share `overlap` tokens
+ * (Vertex AI RAG's fixed-length chunking). Tokens are the analyzer's kept tokens, stop words
+ * included; whitespace and punctuation between tokens stay inside a chunk.
+ */
+export function chunkText(analyzer: Analyzer, source: string, options: { size: number; overlap: number }): TextChunk[] {
+  const { size, overlap } = options
+  if (!Number.isInteger(size) || size < 1) throw new QuarryError('INVALID_OPTION', `chunk size must be a positive integer; received ${describe(size)}.`, { path: 'size' })
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) {
+    throw new QuarryError('INVALID_OPTION', `chunk overlap must be an integer from 0 to size - 1 (${size - 1}); received ${describe(overlap)}.`, { path: 'overlap' })
+  }
+  const tokens = analyzer.tokens(source)
+  const chunks: TextChunk[] = []
+  for (let first = 0; first < tokens.length; first += size - overlap) {
+    const last = Math.min(tokens.length, first + size) - 1
+    const start = (tokens[first] as { start: number }).start
+    const end = (tokens[last] as { end: number }).end
+    chunks.push({ text: source.slice(start, end), start, end, firstToken: first, tokens: last - first + 1 })
+    if (last === tokens.length - 1) break
+  }
+  return chunks
+}

@@ -1,0 +1,78 @@
+import fc from 'fast-check'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Analyzer, chunkText, createIndex, loadIndex } from '@quarry/core'
+
+describe('Analyzer', () => {
+  it('tokenizes with wink-nlp, lowercases, folds accents, drops stop words and punctuation, stems (Porter2)', () => {
+    const a = new Analyzer()
+    expect(a.terms('The Café runners were RUNNING over boundary-layers!')).toEqual(['cafe', 'runner', 'run', 'boundari', 'layer'])
+    expect(a.terms('Mail me@example.com or visit #quarry, 3.5 kg')).toEqual(['mail', 'me@example.com', 'visit', '#quarry', '3.5', 'kg'])
+  })
+
+  it('each step can be turned off', () => {
+    const a = new Analyzer({ stem: false, stopWords: false, foldAccents: false, lowercase: false })
+    expect(a.terms('The Café runners')).toEqual(['The', 'Café', 'runners'])
+    expect(new Analyzer({ stopWords: ['runners'] }).terms('the runners ran')).toEqual(['the', 'ran'])
+    expect(new Analyzer({ minLength: 3 }).terms('an ox ran far')).toEqual(['ran', 'far'])
+  })
+
+  it('the unicode tokenizer splits on anything but letters and digits', () => {
+    expect(new Analyzer({ tokenizer: 'unicode' }).terms('Flow-separation at Mach 2.5; the nozzle’s lip')).toEqual(['flow', 'separ', 'mach', '2', '5', 'nozzl', 'lip'])
+  })
+
+  it('documents and queries analyze the same way', () => {
+    const index = createIndex({ text: {} })
+    index.add({ id: 'x', text: 'Supersonic flows over swept wings' })
+    expect(index.search({ text: 'FLOW over a Swept WING' }).hits.map((h) => h.id)).toEqual(['x'])
+  })
+})
+
+describe('chunkText', () => {
+  const analyzer = new Analyzer()
+  it('keeps offsets: every chunk is the source slice it claims', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('alpha', 'beta', 'the', 'gamma,', 'delta.', '  ', '\n', 'x-y'), { maxLength: 80 }), fc.integer({ min: 1, max: 12 }), fc.nat(11), (words, size, o) => {
+        const overlap = Math.min(o, size - 1)
+        const source = words.join(' ')
+        const tokens = analyzer.tokens(source)
+        const chunks = chunkText(analyzer, source, { size, overlap })
+        for (const c of chunks) {
+          expect(source.slice(c.start, c.end)).toBe(c.text)
+          expect(c.tokens).toBeLessThanOrEqual(size)
+        }
+        // Consecutive chunks advance by size - overlap tokens and the last one reaches the end.
+        chunks.forEach((c, i) => expect(c.firstToken).toBe(i * (size - overlap)))
+        if (tokens.length > 0) expect(chunks.at(-1)?.end).toBe(tokens.at(-1)?.end)
+        else expect(chunks).toEqual([])
+      }),
+    )
+  })
+
+  it('rejects an overlap that does not leave room to advance', () => {
+    expect(() => chunkText(analyzer, 'a b c', { size: 2, overlap: 2 })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION' }) as Error)
+  })
+})
+
+describe('text indexes persist with their analyzer', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-text-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('a reloaded index analyzes and scores exactly as the saved one', () => {
+    const options = { text: { analyzer: { stem: false, stopWords: ['flow'] as string[], tokenizer: 'unicode' as const }, bm25: { k1: 0.9, b: 0.4 }, fields: { title: { boost: 2 } } } }
+    const index = createIndex(options)
+    const texts = ['Boundary layer flow on flat plates', 'Shock waves in supersonic flow', 'Heat transfer in laminar boundary layers', 'Flutter of swept wings']
+    texts.forEach((t, i) => index.add({ id: `d${i}`, text: { title: t.split(' ')[0] as string, body: t }, metadata: { i } }))
+    index.remove('d3')
+    index.save(join(dir, 'a'))
+    const loaded = loadIndex(join(dir, 'a'))
+    expect(loaded.options).toEqual(index.options)
+    expect(loaded.textStats).toEqual(index.textStats)
+    for (const q of ['boundary layers', 'flow', 'supersonic shock', 'flutter wings', 'Heat']) {
+      expect(loaded.search({ text: q, explain: true })).toEqual(index.search({ text: q, explain: true }))
+    }
+    expect(loaded.get('d1')?.text).toEqual({ title: 'Shock', body: texts[1] })
+  })
+})
