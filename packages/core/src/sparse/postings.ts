@@ -1,7 +1,8 @@
 /**
  * One term's postings: parallel typed arrays of labels and (weighted) term frequencies, in no
- * particular order, with O(1) append and swap-removal. `maxTf` and `minLength` only ever widen
- * (removal keeps them), so they stay valid upper-bound inputs.
+ * particular order, with O(1) append and O(df) removal. `maxTf` and `minLength` (the inputs of the
+ * term's score upper bound) are kept exact, so they depend only on the documents now indexed:
+ * a reloaded index orders its terms, and so sums its scores, exactly like the saved one.
  */
 export class PostingList {
   labels = new Uint32Array(4)
@@ -27,16 +28,31 @@ export class PostingList {
   }
 
   /** Removes the posting of `label` (swap with the last); false when absent. */
-  remove(label: number): boolean {
+  remove(label: number, docLength: number, lengths: Float64Array): boolean {
     const labels = this.labels
     for (let i = 0; i < this.length; i++) {
       if (labels[i] !== label) continue
+      const tf = this.tfs[i] as number
       const last = this.length - 1
       labels[i] = labels[last] as number
       this.tfs[i] = this.tfs[last] as number
       this.length = last
+      if (tf === this.maxTf || docLength === this.minLength) this.#recomputeBounds(lengths)
       return true
     }
     return false
+  }
+
+  #recomputeBounds(lengths: Float64Array): void {
+    let maxTf = 0
+    let minLength = Infinity
+    for (let i = 0; i < this.length; i++) {
+      const tf = this.tfs[i] as number
+      if (tf > maxTf) maxTf = tf
+      const length = lengths[this.labels[i] as number] as number
+      if (length < minLength) minLength = length
+    }
+    this.maxTf = maxTf
+    this.minLength = minLength
   }
 }

@@ -127,7 +127,8 @@ export class SparseIndex {
   delete(label: Label): boolean {
     const fwd = this.#forward[label]
     if (!fwd) return false
-    for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label)
+    const length = this.#lengths[label] as number
+    for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
     this.#forward[label] = undefined
     this.#documents--
     this.#totalLength -= this.#lengths[label] as number
@@ -169,10 +170,11 @@ export class SparseIndex {
         const list = id === undefined ? undefined : this.#postings[id]
         if (id === undefined || !list || list.length === 0) return undefined
         const w = idf(N, list.length) * weight
-        return { id, list, w, ub: upperBound(w, list.maxTf, list.minLength, avg, p) }
+        return { id, term, list, w, ub: upperBound(w, list.maxTf, list.minLength, avg, p) }
       })
       .filter((t) => t !== undefined)
-      .sort((a, b) => b.ub - a.ub || a.id - b.id)
+      // Ties by the term itself, not its id: ids depend on insertion history, terms do not.
+      .sort((a, b) => b.ub - a.ub || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
     const rest = new Float64Array(terms.length + 1)
     for (let i = terms.length - 1; i >= 0; i--) rest[i] = (rest[i + 1] as number) + (terms[i]?.ub ?? 0)
 
