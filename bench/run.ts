@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { runDense } from './suites/dense.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
+import { runQuality } from './suites/quality.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -17,6 +18,7 @@ export interface SuiteContext {
 const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   dense: runDense,
   filtered: runFiltered,
+  quality: runQuality,
   exact: runExact,
 }
 

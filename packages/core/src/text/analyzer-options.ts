@@ -12,7 +12,7 @@ export interface AnalyzerOptions {
   lowercase?: boolean
   /** Remove diacritics (é → e) after Unicode NFD decomposition. @defaultValue true */
   foldAccents?: boolean
-  /** Drop English stop words (wink-nlp's list), or give your own list. @defaultValue true */
+  /** Drop English stop words (wink-nlp-utils' list of 153), or give your own list. @defaultValue true */
   stopWords?: boolean | readonly string[]
   /** Reduce words to their Porter2 (Snowball English) stem. @defaultValue true */
   stem?: boolean

@@ -1,5 +1,5 @@
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
-import { porter2, unicodeTokens, winkTokens, type RawToken } from './wink.js'
+import { defaultStopWords, porter2, unicodeTokens, winkTokens, type RawToken } from './wink.js'
 
 /** Token types that carry searchable text; punctuation, symbols and emoticons are dropped. */
 const KEPT_TYPES = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
@@ -24,7 +24,7 @@ export class Analyzer {
   constructor(options: unknown = undefined) {
     this.options = resolveAnalyzerOptions(options)
     const stop = this.options.stopWords
-    this.#stopSet = Array.isArray(stop) ? new Set(stop.map((w) => this.#normalize(w))) : undefined
+    this.#stopSet = stop === false ? undefined : new Set([...(stop === true ? defaultStopWords() : stop)].map((w) => this.#normalize(w)))
   }
 
   /** The terms of a text, in order (repeats kept: they are term frequencies). */
@@ -59,25 +59,15 @@ export class Analyzer {
 
   #term(token: RawToken): string | null {
     if (!KEPT_TYPES.has(token.type)) return null
-    const { stopWords } = this.options
-    // wink's stop-word flag is per token; the memo key must include it when wink decides.
-    if (stopWords === true && token.stopWord) return null
     const cached = this.#memo.get(token.value)
     if (cached !== undefined) return cached
     const normal = this.#normalize(token.value)
     let term: string | null = normal
-    if (stopWords === true && this.options.tokenizer === 'unicode' && isWinkStopWord(normal)) term = null
-    else if (this.#stopSet?.has(normal)) term = null
+    if (this.#stopSet?.has(normal)) term = null
     else if (normal.length < this.options.minLength) term = null
     else if (this.options.stem && token.type === 'word') term = porter2(normal)
     if (this.#memo.size > 500_000) this.#memo.clear()
     this.#memo.set(token.value, term)
     return term
   }
-}
-
-/** wink's stop-word flag for one word (the 'unicode' tokenizer has none; memoized by the caller). */
-function isWinkStopWord(word: string): boolean {
-  const tokens = winkTokens(word)
-  return tokens.length === 1 && (tokens[0] as RawToken).stopWord
 }

@@ -8,8 +8,6 @@ export interface RawToken {
   readonly end: number
   /** wink's token type: word, number, email, url, hashtag, mention, punctuation, ... */
   readonly type: string
-  /** wink's stop-word flag (on the lowercased form). */
-  readonly stopWord: boolean
 }
 
 /** The part of wink-nlp that Quarry uses, typed here once. */
@@ -24,7 +22,7 @@ interface WinkDoc {
 }
 interface WinkNlp {
   readDoc(text: string): WinkDoc
-  its: { value: WinkItsFn; type: WinkItsFn; precedingSpaces: WinkItsFn; stopWordFlag: WinkItsFn }
+  its: { value: WinkItsFn; type: WinkItsFn; precedingSpaces: WinkItsFn }
 }
 interface WinkModel {
   addons: { stem(word: string): string }
@@ -55,7 +53,6 @@ export function winkTokens(text: string): RawToken[] {
   const values = doc.tokens().out(its.value) as string[]
   const types = doc.tokens().out(its.type) as string[]
   const spaces = doc.tokens().out(its.precedingSpaces) as string[]
-  const stops = doc.tokens().out(its.stopWordFlag) as boolean[]
   const out: RawToken[] = []
   let offset = 0
   for (let i = 0; i < values.length; i++) {
@@ -63,7 +60,7 @@ export function winkTokens(text: string): RawToken[] {
     offset += (spaces[i] as string).length
     // wink keeps tokens verbatim; re-find the value if its spacing was normalized (robust offsets).
     const start = text.startsWith(value, offset) ? offset : Math.max(offset, text.indexOf(value, offset))
-    out.push({ value, start, end: start + value.length, type: types[i] as string, stopWord: stops[i] as boolean })
+    out.push({ value, start, end: start + value.length, type: types[i] as string })
     offset = start + value.length
   }
   return out
@@ -79,7 +76,21 @@ export function unicodeTokens(text: string): RawToken[] {
   const out: RawToken[] = []
   for (const match of text.matchAll(/[\p{L}\p{N}\p{M}]+(?:['’][\p{L}]+)*/gu)) {
     const start = match.index
-    out.push({ value: match[0], start, end: start + match[0].length, type: /^\p{N}+$/u.test(match[0]) ? 'number' : 'word', stopWord: false })
+    out.push({ value: match[0], start, end: start + match[0].length, type: /^\p{N}+$/u.test(match[0]) ? 'number' : 'word' })
   }
   return out
+}
+
+let englishStopWords: ReadonlySet<string> | undefined
+
+/** The English stop-word list of wink-nlp-utils (153 words; the list wink's BM25 search uses). */
+export function defaultStopWords(): ReadonlySet<string> {
+  if (englishStopWords) return englishStopWords
+  try {
+    const require = createRequire(import.meta.url)
+    englishStopWords = new Set(require('wink-nlp-utils/src/dictionaries/stop_words.json') as string[])
+    return englishStopWords
+  } catch (cause) {
+    throw new QuarryError('NATIVE_UNAVAILABLE', 'wink-nlp-utils could not be loaded (its stop-word list is the default); reinstall the dependencies of @quarry/core.', { cause })
+  }
 }
