@@ -8,6 +8,7 @@ import { runDense } from './suites/dense.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
 import { runQuality } from './suites/quality.js'
+import { runTextSpeed } from './suites/text-speed.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -19,6 +20,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   dense: runDense,
   filtered: runFiltered,
   quality: runQuality,
+  'text-speed': runTextSpeed,
   exact: runExact,
 }
 

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@orama/orama'
 import { stemmer as oramaStemmer } from '@orama/stemmers/english'
 import { stopwords as oramaStopwords } from '@orama/stopwords/english'
+import { Index as FlexIndex } from 'flexsearch'
 import MiniSearch from 'minisearch'
 import { createIndex, type AnalyzerOptions, type QuarryIndex } from '@quarry/core'
 
@@ -122,5 +123,18 @@ export function winkBm25(): TextEngine {
       }
       return engine.search(query, k).map(([id, score]) => ({ id: String(id), score }))
     },
+  }
+}
+
+/** FlexSearch's Index with its default ("strict") tokenizer over title + text. It has no BM25 and
+ * intersects multi-term queries (AND), so it answers a different, cheaper question. */
+export function flexSearch(): TextEngine {
+  const index = new FlexIndex({ tokenize: 'strict' })
+  return {
+    name: 'flexsearch',
+    add: async (docs) => {
+      for (const d of docs) index.add(Number(d.id), `${d.title} ${d.text}`)
+    },
+    search: async (query, k) => (index.search(query, k) as number[]).map((id, rank) => ({ id: String(id), score: -rank })),
   }
 }

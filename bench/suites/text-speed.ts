@@ -1,0 +1,120 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { npmCorpus } from '../lib/npm-corpus.js'
+import { median, percentile } from '../lib/stats.js'
+import { renderSvg } from '../lib/svg.js'
+import { printTable } from '../lib/table.js'
+import { flexSearch, miniSearch, orama, quarryText, winkBm25, type TextDoc, type TextEngine } from '../lib/text-engines.js'
+import { prng } from '../../test/support/random.js'
+import type { SuiteContext } from '../run.js'
+
+const K = 10
+const BUILD_CHUNK = 5000
+const QUERY_CHUNK = 20
+
+/** 1- to 4-term queries from words of random documents (seeded): real vocabulary, real co-occurrence. */
+function makeQueries(docs: readonly TextDoc[], perLength: number): { terms: number; text: string }[] {
+  const rand = prng(2026)
+  const out: { terms: number; text: string }[] = []
+  for (let terms = 1; terms <= 4; terms++) {
+    while (out.filter((q) => q.terms === terms).length < perLength) {
+      const doc = docs[Math.floor(rand() * docs.length)] as TextDoc
+      const words = doc.text.toLowerCase().match(/\b[a-z]{4,}\b/g) ?? []
+      if (words.length < terms) continue
+      const picked = new Set<string>()
+      while (picked.size < terms) picked.add(words[Math.floor(rand() * words.length)] as string)
+      out.push({ terms, text: [...picked].join(' ') })
+    }
+  }
+  return out
+}
+
+function heapMB(): number {
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  gc?.()
+  const m = process.memoryUsage()
+  return (m.heapUsed + m.external) / 1048576
+}
+
+interface EngineRow {
+  engine: string
+  buildSeconds: number
+  docsPerSecond: number
+  mbPerSecond: number
+  bytesPerDoc: number
+  latency: Record<string, { p50: number; p99: number }>
+}
+
+/** Indexing throughput, memory per document and query latency on ≥ 50,000 real-text documents. */
+export async function runTextSpeed(ctx: SuiteContext): Promise<void> {
+  const all = npmCorpus()
+  const docs = ctx.quick ? all.slice(0, 5000) : all
+  const megabytes = docs.reduce((s, d) => s + Buffer.byteLength(d.title) + Buffer.byteLength(d.text), 0) / 1e6
+  const queries = makeQueries(docs, ctx.quick ? 25 : 200)
+  console.log(`\n== npm text corpus: ${docs.length} documents, ${megabytes.toFixed(1)} MB, ${queries.length} queries (1-4 terms)`)
+  const engines: TextEngine[] = [
+    quarryText(),
+    quarryText('quarry-bm25 (unicode)', { tokenizer: 'unicode' }),
+    miniSearch(false),
+    miniSearch(true),
+    orama(true),
+    flexSearch(),
+    winkBm25(),
+  ]
+  // Builds interleaved chunk by chunk, rotating who goes first.
+  const build = new Map(engines.map((e) => [e.name, { seconds: 0, mb: 0 }]))
+  for (let start = 0, c = 0; start < docs.length; start += BUILD_CHUNK, c++) {
+    const chunk = docs.slice(start, start + BUILD_CHUNK)
+    for (let j = 0; j < engines.length; j++) {
+      const engine = engines[(j + c) % engines.length] as TextEngine
+      const before = heapMB()
+      const t = performance.now()
+      await engine.add(chunk)
+      const b = build.get(engine.name) as { seconds: number; mb: number }
+      b.seconds += (performance.now() - t) / 1000
+      b.mb += heapMB() - before
+    }
+  }
+  // Warm up (wink-bm25 consolidates on its first search), then interleave query chunks.
+  for (const engine of engines) for (const q of queries.slice(0, 20)) await engine.search(q.text, K)
+  const lat = new Map(engines.map((e) => [e.name, new Map<number, number[]>()]))
+  for (let start = 0, c = 0; start < queries.length; start += QUERY_CHUNK, c++) {
+    for (let j = 0; j < engines.length; j++) {
+      const engine = engines[(j + c) % engines.length] as TextEngine
+      for (const q of queries.slice(start, start + QUERY_CHUNK)) {
+        const t = performance.now()
+        await engine.search(q.text, K)
+        const byLength = lat.get(engine.name) as Map<number, number[]>
+        byLength.set(q.terms, [...(byLength.get(q.terms) ?? []), performance.now() - t])
+      }
+    }
+  }
+  const rows: EngineRow[] = engines.map((e) => {
+    const b = build.get(e.name) as { seconds: number; mb: number }
+    const byLength = lat.get(e.name) as Map<number, number[]>
+    const allLat = [...byLength.values()].flat()
+    const latency: Record<string, { p50: number; p99: number }> = { all: { p50: median(allLat), p99: percentile(allLat, 0.99) } }
+    for (const [terms, xs] of byLength) latency[`${terms}`] = { p50: median(xs), p99: percentile(xs, 0.99) }
+    return { engine: e.name, buildSeconds: b.seconds, docsPerSecond: docs.length / b.seconds, mbPerSecond: megabytes / b.seconds, bytesPerDoc: (b.mb * 1048576) / docs.length, latency }
+  })
+  printTable(`indexing ${docs.length} documents (${megabytes.toFixed(1)} MB)`, rows.map((r) => ({ engine: r.engine, 'build s': r.buildSeconds, 'docs/s': r.docsPerSecond, 'MB/s': r.mbPerSecond, 'bytes/doc': r.bytesPerDoc })))
+  printTable('query latency, ms (p50 / p99) by number of query terms', rows.map((r) => ({
+    engine: r.engine,
+    ...Object.fromEntries(['1', '2', '3', '4', 'all'].map((t) => [t === 'all' ? 'all' : `${t} term${t === '1' ? '' : 's'}`, `${(r.latency[t]?.p50 ?? 0).toFixed(3)} / ${(r.latency[t]?.p99 ?? 0).toFixed(3)}`])),
+  })))
+  const quarry = rows[0] as EngineRow
+  const ratio = (name: string): number | undefined => {
+    const other = rows.find((r) => r.engine === name)
+    return other ? (quarry.latency.all?.p50 ?? 0) / (other.latency.all?.p50 ?? 1) : undefined
+  }
+  const ratios = { 'quarry p50 / minisearch p50': ratio('minisearch'), 'quarry p50 / minisearch+stem p50': ratio('minisearch+stem'), 'quarry p50 / flexsearch p50': ratio('flexsearch'), 'quarry docs/s / minisearch+stem docs/s': quarry.docsPerSecond / (rows.find((r) => r.engine === 'minisearch+stem')?.docsPerSecond ?? 1) }
+  printTable('ratios (lower latency ratio is better)', [Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v]))])
+  writeFileSync(join(ctx.resultsDir, 'text-speed.json'), `${JSON.stringify({ suite: 'text-speed', date: new Date().toISOString(), node: process.version, quick: ctx.quick, documents: docs.length, megabytes, queries: queries.length, rows, ratios }, null, 1)}\n`)
+  writeFileSync(
+    join(ctx.resultsDir, 'text-speed.svg'),
+    renderSvg('Text search latency', [
+      { title: 'p50 latency by query terms', xLabel: 'query terms', yLabel: 'p50 ms', logY: true, series: rows.map((r) => ({ name: r.engine, points: [1, 2, 3, 4].map((t) => ({ x: t, y: r.latency[`${t}`]?.p50 ?? Number.NaN })) })) },
+    ]),
+  )
+}
