@@ -19,7 +19,7 @@ function makeQueries(docs: readonly TextDoc[], perLength: number): { terms: numb
   for (let terms = 1; terms <= 4; terms++) {
     while (out.filter((q) => q.terms === terms).length < perLength) {
       const doc = docs[Math.floor(rand() * docs.length)] as TextDoc
-      const words = doc.text.toLowerCase().match(/\b[a-z]{4,}\b/g) ?? []
+      const words = [...new Set(doc.text.toLowerCase().match(/\b[a-z]{4,}\b/g) ?? [])]
       if (words.length < terms) continue
       const picked = new Set<string>()
       while (picked.size < terms) picked.add(words[Math.floor(rand() * words.length)] as string)
