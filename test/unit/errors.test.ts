@@ -43,7 +43,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['both vector and id', () => index.search({ id: 'a', vector: [1, 0, 0] }), 'INVALID_QUERY', 'vector'],
     ['topK 0', () => index.search({ vector: [1, 0, 0], topK: 0 }), 'INVALID_QUERY', 'topK'],
     ['topK too large', () => index.search({ vector: [1, 0, 0], topK: 10_001 }), 'INVALID_QUERY', 'topK'],
-    ['filter not a function', () => index.search({ vector: [1, 0, 0], filter: { year: 1 } as never }), 'INVALID_QUERY', 'filter'],
+    ['filter neither a function nor a declarative filter', () => index.search({ vector: [1, 0, 0], filter: { year: 1 } as never }), 'INVALID_QUERY', 'filter.op'],
     ['query dimension', () => index.search({ vector: [1, 0] }), 'DIMENSION_MISMATCH', 'vector'],
     ['batch with a duplicate', () => index.addMany([{ id: 'n1', vector: [1, 1, 1] }, { id: 'n1', vector: [1, 1, 1] }]), 'DUPLICATE_ID', 'records[1].id'],
     ['batch with a bad vector', () => index.addMany([{ id: 'n2', vector: [1, 1, 1] }, { id: 'n3', vector: [1, 1] }]), 'DIMENSION_MISMATCH', 'records[1].vector'],

@@ -1,6 +1,7 @@
 import { exactTopK } from '../dense/exact.js'
 import { planDense, refinePlan, type DensePlan, type DenseStrategy } from '../dense/planner.js'
-import { estimateSelectivity, materialize, testLabel, toBitset, type FilterFn, type FilterSubject } from '../filter/predicate.js'
+import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
+import { toBitset, type FilterSubject } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
@@ -52,7 +53,7 @@ export interface DenseQuery {
   readonly k: number
   readonly ef: number
   readonly exact: boolean
-  readonly filter: FilterFn | undefined
+  readonly filter: FilterInput | undefined
 }
 
 /** Runs a dense search: estimate the filter, plan, execute. */
@@ -60,7 +61,7 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
   const live = state.ids.size
   const k = Math.min(q.k, live)
   const subject = q.filter ? filterSubject(state) : undefined
-  const estimate = q.filter && subject && k > 0 ? estimateSelectivity(q.filter, subject).selectivity : undefined
+  const estimate = q.filter && subject && k > 0 ? selectivityOf(q.filter, subject, live) : undefined
   const plan = planDense({ live, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, options: state.options.planner })
   const stats: StatsOf = { live, estimate }
   if (k === 0) return { hits: [], stats: statsOf(stats, { strategy: plan.strategy, reason: 'the index is empty' }) }
@@ -103,8 +104,9 @@ function fullyFiltered(
   estimate: number,
   base: StatsOf,
 ): SearchResult {
-  const match = materialize(q.filter as FilterFn, subject, Math.ceil(estimate * state.ids.extent * 1.5))
-  const allowed = match.labels.length
+  const labels = passingLabels(q.filter as FilterInput, subject, Math.ceil(estimate * state.ids.extent * 1.5))
+  const match = { labels }
+  const allowed = labels.length
   const plan = refinePlan(planned, allowed, state.options.planner)
   const exactOverAllowed = (): Hit[] =>
     toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels: match.labels }, state.tie))
@@ -133,8 +135,9 @@ function postFilter(state: DenseState, q: DenseQuery, k: number, selectivity: nu
     const result = graph.search(q.query, fetch, ef)
     const labels: Label[] = []
     const distances: number[] = []
+    const passes = testerOf(q.filter as FilterInput, subject)
     result.labels.forEach((label, i) => {
-      if (testLabel(q.filter as FilterFn, subject, label as Label)) {
+      if (passes(label as Label)) {
         labels.push(label as Label)
         distances.push(result.distances[i] as number)
       }

@@ -1,6 +1,9 @@
 import { HnswGraph } from '../dense/hnsw.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { QuarryError } from '../errors.js'
+import type { Filter } from '../filter/ast.js'
+import type { FilterInput } from '../filter/plan-input.js'
+import { ValueIndex } from '../filter/value-index.js'
 import { IdMap, validateId, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
 import { saveIndex } from '../persist/snapshot.js'
@@ -100,6 +103,7 @@ export class QuarryIndex {
     if (label === undefined) return false
     this.#state.graph?.delete(label)
     this.#state.sparse.delete(label)
+    this.#state.values.remove(label, this.#state.metadata[label] ?? {})
     this.#state.metadata[label] = undefined
     this.#state.texts[label] = undefined
     return true
@@ -135,7 +139,11 @@ export class QuarryIndex {
   search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
-    if (r.text !== undefined) return sparseSearch(state, { text: r.text, k: r.topK, filter: r.filter, explain: r.explain })
+    const filter: FilterInput | undefined =
+      r.filter === undefined ? undefined
+      : typeof r.filter === 'function' ? { kind: 'function', fn: r.filter }
+      : indexedFilter(state, r.filter)
+    if (r.text !== undefined) return sparseSearch(state, { text: r.text, k: r.topK, filter, explain: r.explain })
     const dense = this.#dense('search by vector')
     let vector: Float32Array
     if (r.id !== undefined) {
@@ -148,9 +156,9 @@ export class QuarryIndex {
     }
     const query = state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector
     const self = r.id
-    if (self === undefined) return denseSearch(dense, { query, k: r.topK, ef: r.ef, exact: r.exact, filter: r.filter })
+    if (self === undefined) return denseSearch(dense, { query, k: r.topK, ef: r.ef, exact: r.exact, filter })
     // Query by example: fetch one more and leave the example itself out.
-    const result = denseSearch(dense, { query, k: r.topK + 1, ef: r.ef, exact: r.exact, filter: r.filter })
+    const result = denseSearch(dense, { query, k: r.topK + 1, ef: r.ef, exact: r.exact, filter })
     return { hits: result.hits.filter((hit) => hit.id !== self).slice(0, r.topK), stats: result.stats }
   }
 
@@ -195,11 +203,20 @@ export class QuarryIndex {
       state.store.set(label, record.vector)
       state.graph?.set(label, state.options.metric === 'cosine' ? normalized(record.vector, this.#unit) : record.vector)
     }
+    const previous = state.metadata[label]
+    if (previous) state.values.remove(label, previous)
     state.metadata[label] = record.metadata
+    state.values.add(label, record.metadata)
     state.texts[label] = record.text
     if (record.text === undefined) state.sparse.delete(label)
     else state.sparse.set(label, sparseDocument(state.analyzer, record.text, state.options.text))
   }
+}
+
+/** Answers a declarative filter from the value indexes: the passing labels and their count. */
+function indexedFilter(state: IndexState, filter: Filter): FilterInput {
+  const allowed = state.values.match(filter)
+  return { kind: 'indexed', allowed, count: allowed.count() }
 }
 
 function prefixPath(error: unknown, prefix: string): unknown {
@@ -219,6 +236,7 @@ export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): In
     ids,
     store: dims === undefined ? undefined : new VectorStore(dims),
     metadata: [],
+    values: new ValueIndex(),
     texts: [],
     analyzer: new Analyzer(options.text.analyzer),
     sparse: new SparseIndex(options.text.bm25),

@@ -1,8 +1,8 @@
 import { QuarryError, describe } from '../errors.js'
 import { validateId } from '../ids.js'
 
-/** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list). */
-export type MetadataValue = string | number | boolean | readonly string[]
+/** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list, datetime). */
+export type MetadataValue = string | number | boolean | readonly string[] | Date
 
 /** Metadata of a record: flat, JSON-serializable key/value pairs. */
 export type Metadata = Record<string, MetadataValue>
@@ -79,8 +79,11 @@ export function validateMetadata(metadata: unknown): Readonly<Metadata> {
       copy[key] = value
     } else if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) {
       copy[key] = Object.freeze([...value])
+    } else if (value instanceof Date) {
+      if (Number.isNaN(value.getTime())) throw new QuarryError('INVALID_RECORD', `${path} is an invalid Date.`, { path })
+      copy[key] = new Date(value.getTime())
     } else {
-      throw new QuarryError('INVALID_RECORD', `${path} must be a string, a finite number, a boolean or a list of strings; received ${describe(value)}.`, { path })
+      throw new QuarryError('INVALID_RECORD', `${path} must be a string, a finite number, a boolean, a list of strings or a Date; received ${describe(value)}.`, { path })
     }
   }
   return Object.freeze(copy)

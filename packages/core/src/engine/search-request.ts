@@ -1,4 +1,5 @@
 import { QuarryError, describe } from '../errors.js'
+import { validateFilter, type Filter } from '../filter/ast.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId } from '../ids.js'
 
@@ -17,8 +18,11 @@ export interface SearchRequest {
   id?: string
   /** Number of hits, 1 to 10,000. @defaultValue 10 */
   topK?: number
-  /** Keeps only records for which it returns true. */
-  filter?: FilterFn
+  /**
+   * Keeps only matching records: a declarative filter (answered by value indexes, JSON-serializable)
+   * or a function of (metadata, id) (tested record by record).
+   */
+  filter?: Filter | FilterFn
   /** HNSW candidate list size for this search (raised to topK). @defaultValue the index's hnsw.efSearch */
   ef?: number
   /** Scan every (passing) record exactly instead of using the graph. @defaultValue false */
@@ -31,7 +35,7 @@ export interface ValidatedSearch {
   readonly vector: unknown
   readonly id: string | undefined
   readonly topK: number
-  readonly filter: FilterFn | undefined
+  readonly filter: FilterFn | Filter | undefined
   readonly ef: number
   readonly exact: boolean
 }
@@ -56,9 +60,7 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   if (r.explain !== undefined && typeof r.explain !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `explain must be a boolean; received ${describe(r.explain)}.`, { path: 'explain' })
   }
-  if (r.filter !== undefined && typeof r.filter !== 'function') {
-    throw new QuarryError('INVALID_QUERY', `filter must be a function (metadata, id) => boolean; received ${describe(r.filter)}.`, { path: 'filter' })
-  }
+  const filter = r.filter === undefined || typeof r.filter === 'function' ? (r.filter as FilterFn | undefined) : validateFilter(r.filter)
   if (r.exact !== undefined && typeof r.exact !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
   }
@@ -68,7 +70,7 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
     vector: r.vector,
     id: r.id === undefined ? undefined : validateId(r.id),
     topK: queryInt(r.topK, 'topK', MAX_TOP_K, 10),
-    filter: r.filter as FilterFn | undefined,
+    filter,
     ef: queryInt(r.ef, 'ef', 65536, defaultEf),
     exact: r.exact ?? false,
   }

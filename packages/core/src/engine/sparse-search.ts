@@ -1,4 +1,5 @@
-import { estimateSelectivity, materialize, testLabel, toBitset, type FilterFn } from '../filter/predicate.js'
+import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
+import { toBitset } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { QueryTerm, SparseDocument } from '../sparse/sparse-index.js'
 import type { Analyzer } from '../text/analyzer.js'
@@ -32,7 +33,7 @@ export function queryTerms(analyzer: Analyzer, text: string): QueryTerm[] {
 export interface SparseQuery {
   readonly text: string
   readonly k: number
-  readonly filter: FilterFn | undefined
+  readonly filter: FilterInput | undefined
   readonly explain: boolean
 }
 
@@ -50,14 +51,17 @@ export function sparseSearch(state: IndexState, q: SparseQuery): SearchResult {
   if (q.filter && live > 0) {
     const filter = q.filter
     const subject = filterSubject(state)
-    estimatedSelectivity = estimateSelectivity(filter, subject).selectivity
-    if (estimatedSelectivity < state.options.planner.postFilterAbove) {
-      const bitset = toBitset(materialize(filter, subject).labels, state.ids.extent)
+    estimatedSelectivity = selectivityOf(filter, subject, live)
+    if (filter.kind === 'indexed') {
+      accept = testerOf(filter, subject)
+      reason += '; declarative filter answered by the value indexes'
+    } else if (estimatedSelectivity < state.options.planner.postFilterAbove) {
+      const bitset = toBitset(passingLabels(filter, subject, 64), state.ids.extent)
       accept = (label) => bitset.has(label)
-      reason += '; narrow filter evaluated once into a bitset'
+      reason += '; narrow filter function evaluated once into a bitset'
     } else {
-      accept = (label) => testLabel(filter, subject, label)
-      reason += '; broad filter tested on matching documents'
+      accept = testerOf(filter, subject)
+      reason += '; broad filter function tested on matching documents'
     }
   }
   const { hits, stats } = state.sparse.search(terms, Math.min(q.k, Math.max(live, 1)), state.tie, accept)

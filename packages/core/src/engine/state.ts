@@ -1,5 +1,6 @@
 import type { HnswGraph } from '../dense/hnsw.js'
 import type { VectorStore } from '../dense/vector-store.js'
+import type { ValueIndex } from '../filter/value-index.js'
 import type { IdMap, Label } from '../ids.js'
 import type { MetricOps } from '../metric/metric.js'
 import type { TieBreak } from '../util/top-k.js'
@@ -17,6 +18,8 @@ export interface IndexState {
   readonly store: VectorStore | undefined
   /** Metadata by label; undefined for free labels. */
   readonly metadata: (Readonly<Metadata> | undefined)[]
+  /** Value indexes of the metadata, for declarative filters. */
+  readonly values: ValueIndex
   /** Present when `dense` is 'hnsw'. */
   readonly graph: HnswGraph | undefined
   /** Text by label (undefined for free labels and records without text). */

@@ -39,7 +39,11 @@ export function saveIndex(index: QuarryIndex, dir: string): void {
       writeFileSync(join(tmp, 'vectors.f32'), new Uint8Array(vectors.buffer, vectors.byteOffset, vectors.byteLength))
     }
     const metadata = Array.from({ length: extent }, (_, label) => state.metadata[label] ?? null)
-    writeFileSync(join(tmp, 'metadata.json'), JSON.stringify(metadata))
+    // Dates are tagged so they come back as Dates (JSON would turn them into strings).
+    writeFileSync(join(tmp, 'metadata.json'), JSON.stringify(metadata, function (this: Record<string, unknown>, key: string, value: unknown) {
+      const raw = this[key]
+      return raw instanceof Date ? { $datetime: raw.toISOString() } : value
+    }))
     // Texts, not postings: loading re-analyzes them with the saved analyzer options, which
     // rebuilds the BM25 statistics exactly.
     writeFileSync(join(tmp, 'texts.json'), JSON.stringify(Array.from({ length: extent }, (_, label) => state.texts[label] ?? null)))
@@ -122,10 +126,20 @@ export function loadIndex(dir: string): QuarryIndex {
   for (let label = 0; label < extent; label++) {
     if (manifest.ids[label] === null) continue
     const m: unknown = metadataJson[label]
-    full.metadata[label] = validateMetadata(m ?? undefined)
+    const metadata = validateMetadata(reviveDates(m ?? undefined))
+    full.metadata[label] = metadata
+    full.values.add(label, metadata)
     const text = validateText((textsJson as unknown[])[label] ?? undefined)
     full.texts[label] = text
     if (text !== undefined) full.sparse.set(label as Label, sparseDocument(full.analyzer, text, options.text))
   }
   return new QuarryIndex(full)
+}
+
+/** Turns `{ $datetime: iso }` values back into Dates. */
+function reviveDates(metadata: unknown): unknown {
+  if (typeof metadata !== 'object' || metadata === null) return metadata
+  return Object.fromEntries(
+    Object.entries(metadata).map(([k, v]) => [k, typeof v === 'object' && v !== null && typeof (v as { $datetime?: unknown }).$datetime === 'string' ? new Date((v as { $datetime: string }).$datetime) : v]),
+  )
 }

@@ -1,0 +1,86 @@
+import { QuarryError, describe } from '../errors.js'
+
+/** A datetime value in a filter (JSON-serializable): an ISO 8601 string. */
+export interface DatetimeValue {
+  readonly datetime: string
+}
+
+/** A value a comparison compares against. */
+export type FilterScalar = string | number | boolean | DatetimeValue
+
+/**
+ * A declarative metadata filter: a JSON-serializable discriminated union on `op`. A comparison
+ * whose value has a different type than the stored value matches nothing (Google's rule); it
+ * never throws. Value indexes answer it without testing every record.
+ */
+export type Filter =
+  | { readonly op: 'and'; readonly filters: readonly Filter[] }
+  | { readonly op: 'or'; readonly filters: readonly Filter[] }
+  | { readonly op: 'not'; readonly filter: Filter }
+  | { readonly op: 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte'; readonly field: string; readonly value: FilterScalar }
+  | { readonly op: 'in' | 'nin'; readonly field: string; readonly values: readonly FilterScalar[] }
+  | { readonly op: 'includes' | 'excludes'; readonly field: string; readonly value: string }
+  | { readonly op: 'exists'; readonly field: string }
+
+const COMPARISONS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const
+
+function bad(path: string, message: string): QuarryError {
+  return new QuarryError('INVALID_QUERY', `${path}: ${message}`, { path })
+}
+
+function checkScalar(value: unknown, path: string): void {
+  if (typeof value === 'string' || typeof value === 'boolean') return
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw bad(path, `a number in a filter must be finite; received ${describe(value)}.`)
+    return
+  }
+  if (typeof value === 'object' && value !== null && typeof (value as { datetime?: unknown }).datetime === 'string') {
+    if (Number.isNaN(Date.parse((value as DatetimeValue).datetime))) throw bad(path, `datetime must be an ISO 8601 string like "2024-05-01T00:00:00Z".`)
+    return
+  }
+  throw bad(path, `a filter value is a string, a finite number, a boolean or { datetime: "ISO 8601" }; received ${describe(value)}.`)
+}
+
+function checkField(field: unknown, path: string): void {
+  if (typeof field !== 'string' || field === '') throw bad(`${path}.field`, `field must be a metadata key (a non-empty string); received ${describe(field)}.`)
+}
+
+/** Checks a filter's structure up front; returns it typed. */
+export function validateFilter(filter: unknown, path = 'filter'): Filter {
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+    throw bad(path, `a filter is an object like { op: 'eq', field: 'genre', value: 'drama' } or a function; received ${describe(filter)}.`)
+  }
+  const f = filter as Record<string, unknown>
+  switch (f.op) {
+    case 'and':
+    case 'or':
+      if (!Array.isArray(f.filters)) throw bad(`${path}.filters`, `'${f.op}' takes filters: an array of filters.`)
+      f.filters.forEach((sub, i) => validateFilter(sub, `${path}.filters[${i}]`))
+      break
+    case 'not':
+      validateFilter(f.filter, `${path}.filter`)
+      break
+    case 'in':
+    case 'nin':
+      checkField(f.field, path)
+      if (!Array.isArray(f.values)) throw bad(`${path}.values`, `'${f.op}' takes values: an array.`)
+      f.values.forEach((v, i) => checkScalar(v, `${path}.values[${i}]`))
+      break
+    case 'includes':
+    case 'excludes':
+      checkField(f.field, path)
+      if (typeof f.value !== 'string') throw bad(`${path}.value`, `'${f.op}' tests a string list for a string; received ${describe(f.value)}.`)
+      break
+    case 'exists':
+      checkField(f.field, path)
+      break
+    default:
+      if ((COMPARISONS as readonly unknown[]).includes(f.op)) {
+        checkField(f.field, path)
+        checkScalar(f.value, `${path}.value`)
+        break
+      }
+      throw bad(`${path}.op`, `op must be one of and, or, not, ${COMPARISONS.join(', ')}, in, nin, includes, excludes, exists; received ${describe(f.op)}.`)
+  }
+  return filter as Filter
+}

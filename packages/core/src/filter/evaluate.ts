@@ -1,0 +1,66 @@
+import type { Metadata } from '../engine/record.js'
+import type { Filter } from './ast.js'
+import { filterTyped, ordered, storedTyped, type Typed } from './values.js'
+
+/** true when stored and wanted are of one kind and `test` holds between their primitives. */
+function compare(stored: Typed | undefined, wanted: Typed, test: (a: string | number | boolean, b: string | number | boolean) => boolean): boolean {
+  return stored !== undefined && stored.kind === wanted.kind && test(stored.value, wanted.value)
+}
+
+/**
+ * Compiles a declarative filter into a predicate over metadata (used where no value index
+ * answers, and as the reference the value index is tested against).
+ */
+export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) => boolean {
+  switch (filter.op) {
+    case 'and': {
+      const parts = filter.filters.map(compileFilter)
+      return (m) => parts.every((p) => p(m))
+    }
+    case 'or': {
+      const parts = filter.filters.map(compileFilter)
+      return (m) => parts.some((p) => p(m))
+    }
+    case 'not': {
+      const inner = compileFilter(filter.filter)
+      return (m) => !inner(m)
+    }
+    case 'exists':
+      return (m) => m[filter.field] !== undefined
+    case 'includes':
+    case 'excludes': {
+      const { field, value, op } = filter
+      return (m) => {
+        const list = m[field]
+        if (!Array.isArray(list)) return false
+        return list.includes(value) === (op === 'includes')
+      }
+    }
+    case 'in':
+    case 'nin': {
+      const { field, op } = filter
+      const wanted = filter.values.map(filterTyped)
+      return (m) => {
+        const stored = storedTyped(m[field])
+        if (!stored || stored.kind === 'list') return false
+        const sameKind = wanted.filter((w) => w.kind === stored.kind)
+        if (sameKind.length === 0) return false
+        const found = sameKind.some((w) => w.value === stored.value)
+        return op === 'in' ? found : !found
+      }
+    }
+    default: {
+      const { field, op } = filter
+      const wanted = filterTyped(filter.value)
+      if (op === 'eq') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a === b)
+      if (op === 'ne') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a !== b)
+      if (!ordered(wanted.kind)) return () => false
+      const test =
+        op === 'lt' ? (a: string | number | boolean, b: string | number | boolean) => a < b
+        : op === 'lte' ? (a: string | number | boolean, b: string | number | boolean) => a <= b
+        : op === 'gt' ? (a: string | number | boolean, b: string | number | boolean) => a > b
+        : (a: string | number | boolean, b: string | number | boolean) => a >= b
+      return (m) => compare(storedTyped(m[field]), wanted, test)
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { MetadataValue } from '../engine/record.js'
+import type { FilterScalar } from './ast.js'
+
+/** The type of a metadata value as filters see it. Comparisons only match within one kind. */
+export type ValueKind = 'string' | 'number' | 'boolean' | 'datetime' | 'list'
+
+/** A comparable form: kind plus a primitive (datetimes as epoch milliseconds). */
+export interface Typed {
+  readonly kind: ValueKind
+  readonly value: string | number | boolean
+}
+
+export function storedTyped(value: MetadataValue | undefined): Typed | undefined {
+  if (value === undefined) return undefined
+  if (typeof value === 'string') return { kind: 'string', value }
+  if (typeof value === 'number') return { kind: 'number', value }
+  if (typeof value === 'boolean') return { kind: 'boolean', value }
+  if (value instanceof Date) return { kind: 'datetime', value: value.getTime() }
+  return { kind: 'list', value: '' }
+}
+
+export function filterTyped(value: FilterScalar): Typed {
+  if (typeof value === 'string') return { kind: 'string', value }
+  if (typeof value === 'number') return { kind: 'number', value }
+  if (typeof value === 'boolean') return { kind: 'boolean', value }
+  return { kind: 'datetime', value: Date.parse(value.datetime) }
+}
+
+/** Kinds whose values are ordered (lt, lte, gt, gte apply). */
+export function ordered(kind: ValueKind): boolean {
+  return kind === 'string' || kind === 'number' || kind === 'datetime'
+}

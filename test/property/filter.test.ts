@@ -1,0 +1,185 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { compileFilter, createIndex, fromGoogleMetadataFilters, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
+import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
+
+/** The filter semantics written plainly: a different type than the stored one never matches. */
+function naive(f: Filter, m: Readonly<Metadata>): boolean {
+  const kind = (v: unknown): string => (v instanceof Date ? 'datetime' : Array.isArray(v) ? 'list' : typeof v)
+  const scalar = (v: FilterScalar): [string, unknown] => (typeof v === 'object' ? ['datetime', Date.parse(v.datetime)] : [typeof v, v])
+  const stored = (v: unknown): unknown => (v instanceof Date ? v.getTime() : v)
+  switch (f.op) {
+    case 'and':
+      return f.filters.every((g) => naive(g, m))
+    case 'or':
+      return f.filters.some((g) => naive(g, m))
+    case 'not':
+      return !naive(f.filter, m)
+    case 'exists':
+      return f.field in m
+    case 'includes':
+      return Array.isArray(m[f.field]) && (m[f.field] as string[]).includes(f.value)
+    case 'excludes':
+      return Array.isArray(m[f.field]) && !(m[f.field] as string[]).includes(f.value)
+    case 'in':
+    case 'nin': {
+      const v = m[f.field]
+      if (v === undefined || Array.isArray(v)) return false
+      const same = f.values.map(scalar).filter(([k]) => k === kind(v))
+      if (same.length === 0) return false
+      const hit = same.some(([, x]) => x === stored(v))
+      return f.op === 'in' ? hit : !hit
+    }
+    default: {
+      const v = m[f.field]
+      const [k, x] = scalar(f.value)
+      if (v === undefined || kind(v) !== k) return false
+      const s = stored(v) as string | number | boolean
+      const w = x as string | number | boolean
+      if (f.op === 'eq') return s === w
+      if (f.op === 'ne') return s !== w
+      if (k === 'boolean') return false
+      return f.op === 'lt' ? s < w : f.op === 'lte' ? s <= w : f.op === 'gt' ? s > w : s >= w
+    }
+  }
+}
+
+const fields = fc.constantFrom('genre', 'year', 'tags', 'live', 'when')
+const dates = [0, 1_000_000, 86_400_000, 1_700_000_000_000]
+const storedValue = fc.oneof(
+  fc.constantFrom('drama', 'comedy', 'news', ''),
+  fc.integer({ min: -3, max: 3 }),
+  fc.double({ min: -3, max: 3, noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constantFrom(...dates).map((t) => new Date(t)),
+  fc.uniqueArray(fc.constantFrom('x', 'y', 'z'), { maxLength: 3 }),
+)
+const metadata = fc.dictionary(fields, storedValue, { maxKeys: 4 }) as fc.Arbitrary<Metadata>
+const scalar: fc.Arbitrary<FilterScalar> = fc.oneof(
+  fc.constantFrom('drama', 'comedy', 'news', '', 'x'),
+  fc.integer({ min: -3, max: 3 }),
+  fc.boolean(),
+  fc.constantFrom(...dates).map((t) => ({ datetime: new Date(t).toISOString() })),
+)
+const filter: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
+  f: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.record({ op: fc.constantFrom('eq', 'ne', 'lt', 'lte', 'gt', 'gte'), field: fields, value: scalar }) as fc.Arbitrary<Filter>,
+    fc.record({ op: fc.constantFrom('in', 'nin'), field: fields, values: fc.array(scalar, { maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+    fc.record({ op: fc.constantFrom('includes', 'excludes'), field: fields, value: fc.constantFrom('x', 'y', 'w') }) as fc.Arbitrary<Filter>,
+    fc.record({ op: fc.constant('exists'), field: fields }) as fc.Arbitrary<Filter>,
+    fc.record({ op: fc.constantFrom('and', 'or'), filters: fc.array(tie('f'), { maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+    fc.record({ op: fc.constant('not'), filter: tie('f') }) as fc.Arbitrary<Filter>,
+  ),
+})).f
+
+/** Labels the value index matches, as a sorted array. */
+function indexed(values: ValueIndex, f: Filter): number[] {
+  return [...values.match(f).toArray()]
+}
+
+describe('declarative filters', () => {
+  it('the compiled evaluator agrees with a naive interpreter on any filter and record', () => {
+    fc.assert(
+      fc.property(filter, metadata, (f, m) => {
+        expect(compileFilter(f)(m)).toBe(naive(f, m))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('value indexes return exactly the brute-force matches, also after removals and replacements', () => {
+    fc.assert(
+      fc.property(fc.array(metadata, { maxLength: 40 }), fc.array(fc.nat(39)), fc.array(fc.tuple(fc.nat(39), metadata)), fc.array(filter, { minLength: 1, maxLength: 5 }), (records, removed, replaced, filters) => {
+        const values = new ValueIndex()
+        const live = new Map<number, Metadata>()
+        records.forEach((m, label) => {
+          values.add(label, m)
+          live.set(label, m)
+        })
+        for (const label of removed) {
+          const m = live.get(label)
+          if (m) {
+            values.remove(label, m)
+            live.delete(label)
+          }
+        }
+        for (const [label, m] of replaced) {
+          const old = live.get(label)
+          if (!old) continue
+          values.remove(label, old)
+          values.add(label, m)
+          live.set(label, m)
+        }
+        for (const f of filters) {
+          const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
+          expect(indexed(values, f)).toEqual(brute)
+        }
+      }),
+      { numRuns: 400 },
+    )
+  })
+
+  it('not(not f) == f and De Morgan, through the value indexes', () => {
+    fc.assert(
+      fc.property(fc.array(metadata, { maxLength: 30 }), filter, filter, (records, a, b) => {
+        const values = new ValueIndex()
+        records.forEach((m, label) => values.add(label, m))
+        expect(indexed(values, { op: 'not', filter: { op: 'not', filter: a } })).toEqual(indexed(values, a))
+        expect(indexed(values, { op: 'not', filter: { op: 'and', filters: [a, b] } })).toEqual(indexed(values, { op: 'or', filters: [{ op: 'not', filter: a }, { op: 'not', filter: b }] }))
+        expect(indexed(values, { op: 'not', filter: { op: 'or', filters: [a, b] } })).toEqual(indexed(values, { op: 'and', filters: [{ op: 'not', filter: a }, { op: 'not', filter: b }] }))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('searches give the same hits with a declarative filter as with the equivalent function, dense and text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(metadata, fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 3, maxLength: 3 })), { minLength: 1, maxLength: 40 }), filter, (rows, f) => {
+        const index = createIndex({ dimensions: 3, metric: 'l2', dense: 'exact' })
+        rows.forEach(([m, v], i) => index.add({ id: `r${i}`, vector: v, text: `word${i % 3} common`, metadata: m }))
+        const fn = compileFilter(f)
+        const q = [1, 0, -1]
+        expect(index.search({ vector: q, topK: 50, filter: f }).hits).toEqual(index.search({ vector: q, topK: 50, filter: (m) => fn(m) }).hits)
+        expect(index.search({ text: 'common word1', topK: 50, filter: f }).hits).toEqual(index.search({ text: 'common word1', topK: 50, filter: (m) => fn(m) }).hits)
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('bad filters are refused with the path of the problem', () => {
+    const index = createIndex({ dimensions: 2, metric: 'l2' })
+    expect(() => index.search({ vector: [1, 0], filter: { op: 'eq', field: 'a', value: Number.NaN } })).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'filter.value' }) as Error)
+    expect(() => index.search({ vector: [1, 0], filter: { op: 'and', filters: [{ op: 'like', field: 'a' }] } as never })).toThrowError(expect.objectContaining({ path: 'filter.filters[0].op' }) as Error)
+  })
+})
+
+describe("Google's filter shape", () => {
+  it('ORs conditions inside a MetadataFilter and ANDs the filters (numeric ranges on one key)', () => {
+    expect(
+      fromGoogleMetadataFilters([
+        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'drama' }, { operation: 'EQUAL', stringValue: 'news' }] },
+        { key: 'year', conditions: [{ operation: 'GREATER', numericValue: 2015 }] },
+        { key: 'year', conditions: [{ operation: 'LESS_EQUAL', numericValue: 2020 }] },
+      ]),
+    ).toEqual({
+      op: 'and',
+      filters: [
+        { op: 'or', filters: [{ op: 'eq', field: 'genre', value: 'drama' }, { op: 'eq', field: 'genre', value: 'news' }] },
+        { op: 'gt', field: 'year', value: 2015 },
+        { op: 'lte', field: 'year', value: 2020 },
+      ],
+    })
+  })
+
+  it('refuses ANDed string conditions on one key and operations with a value type they never take', () => {
+    expect(() =>
+      fromGoogleMetadataFilters([
+        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'drama' }] },
+        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'news' }] },
+      ]),
+    ).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'metadataFilters[1].conditions[0]' }) as Error)
+    expect(() => fromGoogleMetadataFilters([{ key: 'year', conditions: [{ operation: 'LESS', stringValue: '2020' }] }])).toThrowError(/numericValue/)
+    expect(() => fromGoogleMetadataFilters([{ key: 'tags', conditions: [{ operation: 'INCLUDES', numericValue: 1 }] }])).toThrowError(/stringValue/)
+  })
+})
