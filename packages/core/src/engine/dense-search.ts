@@ -6,6 +6,7 @@ import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
 import type { SparseSearchStats, TermExplanation } from '../sparse/sparse-index.js'
+import type { HybridExplanation } from './hybrid-search.js'
 import type { Metadata } from './record.js'
 import type { DenseState, IndexState } from './state.js'
 
@@ -17,13 +18,16 @@ export interface Hit {
   /** Dense hits: the metric's distance (1 - cos in [0, 2], -dot, or euclidean). */
   readonly distance?: number
   readonly metadata: Readonly<Metadata>
-  /** With `explain: true` on a text search: each query term's part of the BM25 score. */
-  readonly explain?: { readonly bm25: readonly TermExplanation[] }
+  /**
+   * Text hits with `explain: true`: each query term's part of the BM25 score. Hybrid hits: the
+   * dense and sparse parts, normalized, and the fused score.
+   */
+  readonly explain?: { readonly bm25?: readonly TermExplanation[]; readonly hybrid?: HybridExplanation }
 }
 
 /** How a search ran: the planner's choice, its reason, and the work done. */
 export interface SearchStats {
-  readonly strategy: DenseStrategy | 'bm25'
+  readonly strategy: DenseStrategy | 'bm25' | 'hybrid'
   readonly reason: string
   /** Live records in the index. */
   readonly live: number
@@ -39,6 +43,9 @@ export interface SearchStats {
   readonly fallback?: boolean
   /** Text searches: query terms found, terms scored in full, postings read, documents scored. */
   readonly bm25?: SparseSearchStats
+  /** Hybrid searches: how each side ran. */
+  readonly dense?: SearchStats
+  readonly sparse?: SearchStats
 }
 
 export interface SearchResult {

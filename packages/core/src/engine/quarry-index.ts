@@ -12,7 +12,8 @@ import { Analyzer } from '../text/analyzer.js'
 import { denseSearch, type SearchResult } from './dense-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
 import { validateRecord, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
-import { validateSearch, type SearchRequest } from './search-request.js'
+import { fuse } from './hybrid-search.js'
+import { validateSearch, type SearchRequest, type ValidatedSearch } from './search-request.js'
 import { sparseDocument, sparseSearch } from './sparse-search.js'
 import { idTieBreak, type DenseState, type IndexState } from './state.js'
 import { normalized, toVector } from './vector-input.js'
@@ -143,7 +144,19 @@ export class QuarryIndex {
       r.filter === undefined ? undefined
       : typeof r.filter === 'function' ? { kind: 'function', fn: r.filter }
       : indexedFilter(state, r.filter)
-    if (r.text !== undefined) return sparseSearch(state, { text: r.text, k: r.topK, filter, explain: r.explain })
+    const sparse = (k: number): SearchResult => sparseSearch(state, { text: r.text as string, k, filter, explain: r.explain })
+    const hasDense = r.vector !== undefined || r.id !== undefined
+    if (!hasDense) return sparse(r.topK)
+    if (r.text === undefined) return this.#denseSearch(r, filter, r.topK)
+    // Hybrid. alpha 1 is dense only and alpha 0 text only, exactly (no fusion, same ranking).
+    if (r.alpha === 1) return this.#denseSearch(r, filter, r.topK)
+    if (r.alpha === 0) return sparse(r.topK)
+    return fuse({ dense: this.#denseSearch(r, filter, r.depth), sparse: sparse(r.depth), alpha: r.alpha, fusion: r.fusion, topK: r.topK })
+  }
+
+  /** Dense search to k hits, with the request's distance / similarity threshold applied. */
+  #denseSearch(r: ValidatedSearch, filter: FilterInput | undefined, k: number): SearchResult {
+    const state = this.#state
     const dense = this.#dense('search by vector')
     let vector: Float32Array
     if (r.id !== undefined) {
@@ -156,10 +169,13 @@ export class QuarryIndex {
     }
     const query = state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector
     const self = r.id
-    if (self === undefined) return denseSearch(dense, { query, k: r.topK, ef: r.ef, exact: r.exact, filter })
     // Query by example: fetch one more and leave the example itself out.
-    const result = denseSearch(dense, { query, k: r.topK + 1, ef: r.ef, exact: r.exact, filter })
-    return { hits: result.hits.filter((hit) => hit.id !== self).slice(0, r.topK), stats: result.stats }
+    const result = denseSearch(dense, { query, k: self === undefined ? k : k + 1, ef: r.ef, exact: r.exact, filter })
+    const { maxDistance, minSimilarity } = r
+    const hits = result.hits.filter(
+      (hit) => hit.id !== self && (maxDistance === undefined || (hit.distance as number) <= maxDistance) && (minSimilarity === undefined || hit.score >= minSimilarity),
+    )
+    return { hits: hits.slice(0, k), stats: result.stats }
   }
 
   /**

@@ -6,8 +6,21 @@ import { validateId } from '../ids.js'
 /** Largest `topK` accepted. */
 export const MAX_TOP_K = 10_000
 
-/** A search request. Give exactly one of `vector`, `id` and `text`. */
+/**
+ * A search request: `vector` or `id` for dense search, `text` for BM25, or `text` with `vector`
+ * (or `id`) for hybrid search fused by `alpha`.
+ */
 export interface SearchRequest {
+  /** Hybrid weight: 0 = sparse (text) only, 1 = dense (vector) only. @defaultValue 0.5 */
+  alpha?: number
+  /** Hybrid fusion: min-max normalized convex combination, or weighted reciprocal rank fusion. @defaultValue 'convex' */
+  fusion?: 'convex' | 'rrf'
+  /** Hybrid: how many candidates each side retrieves before fusion (at least topK). @defaultValue max(50, 3 × topK) */
+  depth?: number
+  /** Dense side: keep hits with distance ≤ this (the metric's distance: 1 - cos, -dot or euclidean). */
+  maxDistance?: number
+  /** Dense side: keep hits with similarity (score) ≥ this. Give at most one of maxDistance / minSimilarity. */
+  minSimilarity?: number
   /** A text query, ranked by BM25. */
   text?: string
   /** With a text query: attach each hit's per-term BM25 explanation. @defaultValue false */
@@ -30,6 +43,11 @@ export interface SearchRequest {
 }
 
 export interface ValidatedSearch {
+  readonly alpha: number
+  readonly fusion: 'convex' | 'rrf'
+  readonly depth: number
+  readonly maxDistance: number | undefined
+  readonly minSimilarity: number | undefined
   readonly text: string | undefined
   readonly explain: boolean
   readonly vector: unknown
@@ -40,19 +58,36 @@ export interface ValidatedSearch {
   readonly exact: boolean
 }
 
+const KNOWN = ['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact', 'alpha', 'fusion', 'depth', 'maxDistance', 'minSimilarity']
+
 export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
     throw new QuarryError('INVALID_QUERY', `search takes an object like { vector, topK: 10 }; received ${describe(request)}.`)
   }
   const r = request as Record<string, unknown>
   for (const key of Object.keys(r)) {
-    if (!['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact'].includes(key)) {
-      throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are text, explain, vector, id, topK, filter, ef, exact.`, { path: key })
+    if (!KNOWN.includes(key)) {
+      throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are ${KNOWN.join(', ')}.`, { path: key })
     }
   }
-  const given = [r.vector, r.id, r.text].filter((x) => x !== undefined).length
-  if (given !== 1) {
-    throw new QuarryError('INVALID_QUERY', 'give exactly one of `vector` (a query embedding), `id` (search by a stored record) and `text` (a BM25 query).', { path: 'vector' })
+  if (r.vector !== undefined && r.id !== undefined) {
+    throw new QuarryError('INVALID_QUERY', 'give at most one of `vector` (a query embedding) and `id` (search by a stored record).', { path: 'vector' })
+  }
+  if (r.vector === undefined && r.id === undefined && r.text === undefined) {
+    throw new QuarryError('INVALID_QUERY', 'give a query: `vector` or `id` (dense), `text` (BM25), or `text` with `vector` (hybrid).', { path: 'vector' })
+  }
+  const alpha = r.alpha ?? 0.5
+  if (typeof alpha !== 'number' || !(alpha >= 0 && alpha <= 1)) {
+    throw new QuarryError('INVALID_QUERY', `alpha must be a number from 0 (text only) to 1 (vector only); received ${describe(alpha)}.`, { path: 'alpha' })
+  }
+  const fusion = r.fusion ?? 'convex'
+  if (fusion !== 'convex' && fusion !== 'rrf') throw new QuarryError('INVALID_QUERY', `fusion must be "convex" or "rrf"; received ${describe(fusion)}.`, { path: 'fusion' })
+  for (const key of ['maxDistance', 'minSimilarity'] as const) {
+    const v = r[key]
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v))) throw new QuarryError('INVALID_QUERY', `${key} must be a finite number; received ${describe(v)}.`, { path: key })
+  }
+  if (r.maxDistance !== undefined && r.minSimilarity !== undefined) {
+    throw new QuarryError('INVALID_QUERY', 'give at most one of maxDistance and minSimilarity (they are two views of one threshold).', { path: 'minSimilarity' })
   }
   if (r.text !== undefined && typeof r.text !== 'string') {
     throw new QuarryError('INVALID_QUERY', `text must be a string; received ${describe(r.text)}.`, { path: 'text' })
@@ -64,12 +99,20 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   if (r.exact !== undefined && typeof r.exact !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
   }
+  const topK = queryInt(r.topK, 'topK', MAX_TOP_K, 10)
+  const depth = queryInt(r.depth, 'depth', MAX_TOP_K, Math.max(50, 3 * topK))
+  if (depth < topK) throw new QuarryError('INVALID_QUERY', `depth (${depth}) must be at least topK (${topK}).`, { path: 'depth' })
   return {
+    alpha,
+    fusion,
+    depth,
+    maxDistance: r.maxDistance as number | undefined,
+    minSimilarity: r.minSimilarity as number | undefined,
     text: r.text as string | undefined,
     explain: r.explain ?? false,
     vector: r.vector,
     id: r.id === undefined ? undefined : validateId(r.id),
-    topK: queryInt(r.topK, 'topK', MAX_TOP_K, 10),
+    topK,
     filter,
     ef: queryInt(r.ef, 'ef', 65536, defaultEf),
     exact: r.exact ?? false,
