@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -60,13 +60,41 @@ describe('save / loadIndex', () => {
     expect(loaded.options.dense).toBe('exact')
   })
 
-  it('refuses a missing or corrupt snapshot with INVALID_SNAPSHOT', () => {
+  const current = (path: string): string => join(path, readFileSync(join(path, 'CURRENT'), 'utf8').trim())
+
+  it('refuses a missing, truncated, corrupted or other-version snapshot with INVALID_SNAPSHOT', () => {
     expect(() => loadIndex(join(dir, 'missing'))).toThrowError(expect.objectContaining({ code: 'INVALID_SNAPSHOT' }) as Error)
     const path = join(dir, 'e')
     index.save(path)
-    writeFileSync(join(path, 'vectors.f32'), new Uint8Array(12))
-    expect(() => loadIndex(path)).toThrow(QuarryError)
-    writeFileSync(join(path, 'manifest.json'), '{"format":"quarry-index","version":99}')
+    const vectors = join(current(path), 'vectors.f32')
+    const bytes = readFileSync(vectors)
+    writeFileSync(vectors, bytes.subarray(0, bytes.length - 4))
+    expect(() => loadIndex(path)).toThrowError(/vectors\.f32 has .* bytes.*truncated/)
+    const flipped = Buffer.from(bytes)
+    flipped[100] = (flipped[100] as number) ^ 0xff
+    writeFileSync(vectors, flipped)
+    expect(() => loadIndex(path)).toThrowError(/vectors\.f32 does not match its checksum/)
+    writeFileSync(vectors, bytes)
+    const meta = join(current(path), 'metadata.jsonl')
+    writeFileSync(meta, readFileSync(meta, 'utf8').replace('true', 'fals'))
+    expect(() => loadIndex(path)).toThrowError(expect.objectContaining({ code: 'INVALID_SNAPSHOT' }) as Error)
+    writeFileSync(join(current(path), 'manifest.json'), '{"format":"quarry-index","version":99}')
     expect(() => loadIndex(path)).toThrowError(/version 99/)
+  })
+
+  it('a crash during save leaves the previous snapshot current and loadable', () => {
+    const path = join(dir, 'f')
+    index.save(path)
+    const before = loadIndex(path).search({ vector: data[3] as number[], topK: 5 })
+    // A save that died before switching CURRENT: a half-written temporary folder and a complete
+    // but never-promoted generation.
+    mkdirSync(join(path, '.snapshot-000002.tmp-999'))
+    writeFileSync(join(path, '.snapshot-000002.tmp-999', 'vectors.f32'), 'partial')
+    mkdirSync(join(path, 'snapshot-000002'))
+    writeFileSync(join(path, 'snapshot-000002', 'manifest.json'), '{}')
+    expect(loadIndex(path).search({ vector: data[3] as number[], topK: 5 })).toEqual(before)
+    // The next save cleans both up and becomes current.
+    index.save(path)
+    expect(readdirSync(path).sort()).toEqual(['CURRENT', 'snapshot-000002'])
   })
 })

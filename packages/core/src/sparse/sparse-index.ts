@@ -83,6 +83,30 @@ export class SparseIndex {
     return n
   }
 
+  /** The vocabulary by term id (for snapshots). */
+  get terms(): readonly string[] {
+    return this.#terms
+  }
+
+  /** A label's forward entry: term ids ascending and their tfs (for snapshots). */
+  forward(label: Label): { readonly ids: Uint32Array; readonly tfs: Float32Array } | undefined {
+    return this.#forward[label]
+  }
+
+  /**
+   * Re-creates a document from a snapshot's forward entry (term ids of `terms`). The length is
+   * the sum of the tfs, as when it was analyzed (each occurrence adds its boost to both).
+   */
+  restore(label: Label, terms: readonly string[], ids: Uint32Array, tfs: Float32Array): void {
+    const map = new Map<string, number>()
+    let length = 0
+    for (let i = 0; i < ids.length; i++) {
+      map.set(terms[ids[i] as number] as string, tfs[i] as number)
+      length += tfs[i] as number
+    }
+    this.set(label, { terms: map, length })
+  }
+
   /** Document frequency of a term. */
   df(term: string): number {
     const id = this.#termIds.get(term)
