@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { runDense } from './suites/dense.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
+import { runHybrid } from './suites/hybrid.js'
+import { runPersist } from './suites/persist.js'
 import { runQuality } from './suites/quality.js'
 import { runTextSpeed } from './suites/text-speed.js'
 
@@ -21,6 +23,8 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   filtered: runFiltered,
   quality: runQuality,
   'text-speed': runTextSpeed,
+  persist: runPersist,
+  hybrid: runHybrid,
   exact: runExact,
 }
 

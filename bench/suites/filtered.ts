@@ -11,6 +11,9 @@ import type { SuiteContext } from '../run.js'
 export interface FilteredRow {
   selectivity: number
   passing: number
+  declarativeP50ms: number
+  declarativeRecall: number
+  declarativeStrategies: Record<string, number>
   quarryP50ms: number
   quarryP95ms: number
   quarryRecall: number
@@ -53,7 +56,8 @@ export async function runFiltered(ctx: SuiteContext): Promise<void> {
       yLabel: 'p50 ms',
       logY: true,
       series: [
-        { name: 'quarry planner', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.quarryP50ms })) },
+        { name: 'quarry, filter function', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.quarryP50ms })) },
+        { name: 'quarry, declarative filter', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.declarativeP50ms })) },
         { name: 'hnswlib-node filter callback', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.hnswlibP50ms })) },
       ],
     })
@@ -63,7 +67,8 @@ export async function runFiltered(ctx: SuiteContext): Promise<void> {
 }
 
 /**
- * Filtered search from 50% down to 0.1% selectivity: Quarry's planner against hnswlib-node's own filter
+ * Filtered search from 50% down to 0.1% selectivity: Quarry's planner with a filter function and
+ * with a declarative filter (value indexes), against hnswlib-node's own filter
  * callback, both at ef = 64, recall against the exact filtered top-10.
  */
 function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSearch, queries: number[][], bucket: (i: number) => number, quick: boolean): FilteredRow[] {
@@ -81,6 +86,16 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
     native.setEf(EF)
     // Interleaved in chunks of 10 queries, rotating who goes first: both see the same machine
     // state, without one engine's garbage and cache traffic landing inside every query of the other.
+    const declResults: number[][] = []
+    const declLat: number[] = []
+    const declStrategies: Record<string, number> = {}
+    const declarativeRun = (q: number): void => {
+      const t = performance.now()
+      const { hits, stats } = index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter: { op: 'lt', field: 'bucket', value: below } })
+      declLat.push(performance.now() - t)
+      declResults[q] = hits.map((h) => Number(h.id))
+      declStrategies[stats.strategy] = (declStrategies[stats.strategy] ?? 0) + 1
+    }
     const quarryRun = (q: number): void => {
       const t = performance.now()
       const { hits, stats } = index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter: (m) => (m.bucket as number) < below })
@@ -96,12 +111,16 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
     }
     for (let start = 0, c = 0; start < nq; start += 10, c++) {
       const end = Math.min(nq, start + 10)
-      const order = c % 2 === 0 ? [quarryRun, rawRun] : [rawRun, quarryRun]
+      const runs = [quarryRun, declarativeRun, rawRun]
+      const order = [...runs.slice(c % 3), ...runs.slice(0, c % 3)]
       for (const run of order) for (let q = start; q < end; q++) run(q)
     }
     rows.push({
       selectivity,
       passing: buckets.filter((b) => b < below).length,
+      declarativeP50ms: median(declLat),
+      declarativeRecall: meanRecall(declResults, truth),
+      declarativeStrategies: declStrategies,
       quarryP50ms: median(quarryLat),
       quarryP95ms: percentile(quarryLat, 0.95),
       quarryRecall: meanRecall(quarryResults, truth),
@@ -115,11 +134,14 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
   printTable(`${ds.name}: filtered top-${K}, Quarry planner vs hnswlib-node filter callback (ef ${EF}, ${nq} queries)`, rows.map((r) => ({
     selectivity: `${r.selectivity * 100}%`,
     passing: r.passing,
-    'quarry p50 ms': r.quarryP50ms,
-    'quarry recall': r.quarryRecall,
+    'quarry fn p50 ms': r.quarryP50ms,
+    'quarry fn recall': r.quarryRecall,
+    'quarry declarative p50 ms': r.declarativeP50ms,
+    'declarative recall': r.declarativeRecall,
     'hnswlib p50 ms': r.hnswlibP50ms,
     'hnswlib recall': r.hnswlibRecall,
-    'speedup (p50)': r.speedup,
+    'speedup fn': r.speedup,
+    'speedup declarative': r.hnswlibP50ms / r.declarativeP50ms,
     strategy: Object.keys(r.quarryStrategies).join('+'),
   })))
   return rows

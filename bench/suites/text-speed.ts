@@ -1,33 +1,16 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { npmCorpus } from '../lib/npm-corpus.js'
+import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
 import { renderSvg } from '../lib/svg.js'
 import { printTable } from '../lib/table.js'
 import { flexSearch, miniSearch, orama, quarryText, winkBm25, type TextDoc, type TextEngine } from '../lib/text-engines.js'
-import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
 
 const K = 10
 const BUILD_CHUNK = 5000
 const QUERY_CHUNK = 20
-
-/** 1- to 4-term queries from words of random documents (seeded): real vocabulary, real co-occurrence. */
-function makeQueries(docs: readonly TextDoc[], perLength: number): { terms: number; text: string }[] {
-  const rand = prng(2026)
-  const out: { terms: number; text: string }[] = []
-  for (let terms = 1; terms <= 4; terms++) {
-    while (out.filter((q) => q.terms === terms).length < perLength) {
-      const doc = docs[Math.floor(rand() * docs.length)] as TextDoc
-      const words = [...new Set(doc.text.toLowerCase().match(/\b[a-z]{4,}\b/g) ?? [])]
-      if (words.length < terms) continue
-      const picked = new Set<string>()
-      while (picked.size < terms) picked.add(words[Math.floor(rand() * words.length)] as string)
-      out.push({ terms, text: [...picked].join(' ') })
-    }
-  }
-  return out
-}
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc
