@@ -9,6 +9,7 @@ import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
 import { runHybrid } from './suites/hybrid.js'
 import { runPersist } from './suites/persist.js'
+import { runPersistScale } from './suites/persist-scale.js'
 import { runQuality } from './suites/quality.js'
 import { runTextSpeed } from './suites/text-speed.js'
 
@@ -24,6 +25,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   quality: runQuality,
   'text-speed': runTextSpeed,
   persist: runPersist,
+  'persist-scale': runPersistScale,
   hybrid: runHybrid,
   exact: runExact,
 }
