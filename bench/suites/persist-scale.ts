@@ -1,16 +1,13 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createIndex, loadIndex } from '@quarry/core'
 import { prng } from '../../test/support/random.js'
 import { renderSvg } from '../lib/svg.js'
+import { sizeOf } from '../lib/disk.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 
-function sizeOf(path: string): number {
-  const st = statSync(path)
-  return st.isDirectory() ? readdirSync(path).reduce((sum, e) => sum + sizeOf(join(path, e)), 0) : st.size
-}
 
 /**
  * A 1M-record index (8-d vectors, exact path, a short text and two metadata fields each) saves and

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@orama/orama'
@@ -8,14 +8,10 @@ import { clusteredDataset, row } from '../lib/datasets.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { median } from '../lib/stats.js'
 import { renderSvg } from '../lib/svg.js'
+import { sizeOf } from '../lib/disk.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 
-function sizeOf(path: string): number {
-  const st = statSync(path)
-  if (!st.isDirectory()) return st.size
-  return readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0)
-}
 
 interface Row {
   engine: string
