@@ -23,6 +23,8 @@ export type QuarryErrorCode =
   | 'FILTER_FAILED'
   /** A saved index could not be read: missing files, unknown version or corrupt data. */
   | 'INVALID_SNAPSHOT'
+  /** A query or load used another embedder (name, dimensions) than the one that built the index. */
+  | 'EMBEDDER_MISMATCH'
   /** The native HNSW module (hnswlib-node) could not be loaded. */
   | 'NATIVE_UNAVAILABLE'
 

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -26,7 +27,10 @@ export interface WordVectorOptions {
   onProgress?: (event: { phase: 'parse' | 'convert' | 'write'; done: number; total: number }) => void
 }
 
-const CACHE_NAME = 'glove-6b-100d-v1'
+const CACHE_NAME = 'glove-6b-100d-v2'
+
+/** The cache is checked in blocks of this many bytes (sha256 each), so a partial load checks only what it reads. */
+const BLOCK = 8 << 20
 
 /** The default cache folder (outside any repository): $QUARRY_CACHE_DIR or ~/.cache/quarry. */
 export function defaultCacheDir(): string {
@@ -40,20 +44,64 @@ interface WinkEmbeddings {
   vectors: Record<string, number[]>
 }
 
-/** Loads the GloVe vectors, converting the package's JSON into the binary cache on first use. */
+/** Loads the GloVe vectors, converting the package's JSON into the binary cache on first use. A
+ * cache that fails its size or checksum (truncated, corrupted) is rebuilt. */
 export function loadGloveVectors(options: WordVectorOptions = {}): WordVectors {
   const dir = options.cacheDir ?? defaultCacheDir()
   const header = join(dir, `${CACHE_NAME}.json`)
   if (!existsSync(header)) convert(dir, options.onProgress)
-  const meta = JSON.parse(readFileSync(header, 'utf8')) as { dimensions: number; size: number; words: string[] }
-  const n = Math.min(meta.size, options.limit ?? meta.size)
-  const vectors = new Float32Array(n * meta.dimensions)
-  const fd = openSync(join(dir, `${CACHE_NAME}.f32`), 'r')
+  const loaded = readCache(dir, options.limit)
+  if (loaded) return loaded
+  // Damaged: rebuild once from the npm package.
+  rmSync(header, { force: true })
+  convert(dir, options.onProgress)
+  const rebuilt = readCache(dir, options.limit)
+  if (!rebuilt) throw new QuarryError('INVALID_SNAPSHOT', `the GloVe cache in ${dir} is unreadable even after a rebuild; check the disk and free space.`)
+  return rebuilt
+}
+
+interface CacheHeader {
+  dimensions: number
+  size: number
+  words: string[]
+  blocks: string[]
+}
+
+/** Reads the first `limit` rows, verifying every block it touches; undefined when damaged. */
+function readCache(dir: string, limit: number | undefined): WordVectors | undefined {
+  let meta: CacheHeader
   try {
-    readSync(fd, new Uint8Array(vectors.buffer), 0, vectors.byteLength, 0)
+    meta = JSON.parse(readFileSync(join(dir, `${CACHE_NAME}.json`), 'utf8')) as CacheHeader
+  } catch {
+    return undefined
+  }
+  const n = Math.min(meta.size, limit ?? meta.size)
+  const bytesWanted = n * meta.dimensions * 4
+  const totalBytes = meta.size * meta.dimensions * 4
+  const readBytes = Math.min(totalBytes, Math.ceil(bytesWanted / BLOCK) * BLOCK)
+  const raw = new Uint8Array(readBytes)
+  let fd: number
+  try {
+    fd = openSync(join(dir, `${CACHE_NAME}.f32`), 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    if (fstatSync(fd).size !== totalBytes) return undefined
+    let filled = 0
+    while (filled < readBytes) {
+      const got = readSync(fd, raw, filled, readBytes - filled, filled)
+      if (got === 0) return undefined
+      filled += got
+    }
   } finally {
     closeSync(fd)
   }
+  for (let b = 0; b * BLOCK < readBytes; b++) {
+    const digest = createHash('sha256').update(raw.subarray(b * BLOCK, Math.min(readBytes, (b + 1) * BLOCK))).digest('hex')
+    if (digest !== meta.blocks[b]) return undefined
+  }
+  const vectors = new Float32Array(raw.buffer, 0, n * meta.dimensions)
   return { dimensions: meta.dimensions, words: meta.words.slice(0, n), vectors }
 }
 
@@ -80,7 +128,10 @@ function convert(dir: string, onProgress: WordVectorOptions['onProgress']): void
   // Write both files under temporary names, the header last: a present header means a whole cache.
   const tmp = `.${process.pid}.tmp`
   writeFileSync(join(dir, `${CACHE_NAME}.f32${tmp}`), new Uint8Array(out.buffer))
-  writeFileSync(join(dir, `${CACHE_NAME}.json${tmp}`), JSON.stringify({ dimensions: dim, size: words.length, words }))
+  const bytes = new Uint8Array(out.buffer)
+  const blocks: string[] = []
+  for (let b = 0; b * BLOCK < bytes.byteLength; b++) blocks.push(createHash('sha256').update(bytes.subarray(b * BLOCK, (b + 1) * BLOCK)).digest('hex'))
+  writeFileSync(join(dir, `${CACHE_NAME}.json${tmp}`), JSON.stringify({ dimensions: dim, size: words.length, words, blocks }))
   renameSync(join(dir, `${CACHE_NAME}.f32${tmp}`), join(dir, `${CACHE_NAME}.f32`))
   renameSync(join(dir, `${CACHE_NAME}.json${tmp}`), join(dir, `${CACHE_NAME}.json`))
   onProgress?.({ phase: 'write', done: 1, total: 1 })

