@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runDense } from './suites/dense.js'
+import { runEmbedQuality } from './suites/embed-quality.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
 import { runHybrid } from './suites/hybrid.js'
@@ -23,6 +24,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   dense: runDense,
   filtered: runFiltered,
   quality: runQuality,
+  'embed-quality': runEmbedQuality,
   'text-speed': runTextSpeed,
   persist: runPersist,
   'persist-scale': runPersistScale,

@@ -13,4 +13,4 @@ if (existsSync(built)) {
   register()
   ;({ runCli } = await import('../src/cli/main.ts'))
 }
-process.exitCode = runCli(process.argv.slice(2))
+process.exitCode = await runCli(process.argv.slice(2))

@@ -1,20 +1,36 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { QuarryError } from '@quarry/core'
+import { runDocsDemo, runQuery } from './demo-docs.js'
 import { runWordDemo } from './demo-words.js'
 
 const USAGE = `usage: quarry <command>
 
 commands:
-  demo     dense search over real GloVe word vectors, offline (the README's first command)
-  help     this text`
+  demo             index the markdown docs of the installed npm packages (chunk, embed with the
+                   offline GloVe SIF embedder, BM25 + HNSW), answer example questions, save the index
+  query "..."      answer a question against the saved demo index (no re-ingest)
+  words            dense search over GloVe word vectors, with filters and the planner's choices
+  help             this text`
 
-/** Runs the `quarry` command line; returns the process exit code. */
-export function runCli(args: readonly string[]): number {
-  const [command = 'help'] = args
+/** Runs the `quarry` command line; resolves to the process exit code. */
+export async function runCli(args: readonly string[]): Promise<number> {
+  const [command = 'help', ...rest] = args
   try {
     switch (command) {
       case 'demo':
+        await runDocsDemo()
+        return 0
+      case 'query': {
+        const question = rest.join(' ').trim()
+        if (!question) {
+          console.error('quarry query: give a question, e.g. quarry query "how do I pin a version"')
+          return 2
+        }
+        await runQuery(question)
+        return 0
+      }
+      case 'words':
         runWordDemo()
         return 0
       case 'help':
@@ -37,5 +53,5 @@ export function runCli(args: readonly string[]): number {
 
 // Run when executed directly (tsx src/cli/main.ts, or the bin), not when imported.
 if (process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
-  process.exitCode = runCli(process.argv.slice(2))
+  process.exitCode = await runCli(process.argv.slice(2))
 }
