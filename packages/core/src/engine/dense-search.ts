@@ -78,8 +78,14 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
       const domain = { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined } as const
       return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, domain, state.tie)), stats: statsOf(stats, plan) }
     }
-    case 'hnsw':
-      return { hits: graphHits(state, q.query, k, q.ef, undefined), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
+    case 'hnsw': {
+      const hits = graphHits(state, q.query, k, q.ef, undefined)
+      if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
+      // The graph reached fewer than k live records (possible after heavy churn in small graphs):
+      // answer exactly rather than return fewer hits than exist.
+      const domain = { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined } as const
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, domain, state.tie)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
+    }
     case 'hnsw-postfilter': {
       const found = postFilter(state, q, k, estimate ?? 1, subject as FilterSubject)
       if (found) return { hits: found.hits, stats: statsOf(stats, plan, { ef: found.ef, fetched: found.fetched }) }
