@@ -118,3 +118,23 @@ describe('hybrid search', () => {
     )
   })
 })
+
+describe('hybrid search by example and with thresholds', () => {
+  it('leaves the example out of both sides, and keeps no hit beyond the dense threshold', () => {
+    fc.assert(
+      fc.property(corpus, query, fc.double({ min: 0, max: 2, noNaN: true }), (rows, [, words], t) => {
+        const index = build(rows)
+        const text = words.join(' ')
+        const byExample = index.search({ id: 'd00', text, topK: 50 }).hits
+        expect(byExample.map((h) => h.id)).not.toContain('d00')
+        const v = rows[0]?.[0] as number[]
+        const all = index.search({ vector: v, topK: 100 }).hits
+        const distance = new Map(all.map((h) => [h.id, h.distance as number]))
+        for (const hit of index.search({ vector: v, text, maxDistance: t, topK: 50 }).hits) {
+          expect(distance.get(hit.id) as number).toBeLessThanOrEqual(t)
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
+})

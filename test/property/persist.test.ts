@@ -20,7 +20,7 @@ describe('snapshots', () => {
     let run = 0
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), vector, fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }), fc.constantFrom<'hnsw' | 'exact'>('hnsw', 'exact'), (ops, q, words, dense) => {
-        const index = createIndex({ dimensions: 4, metric: 'cosine', dense, planner: { exactBelow: 0 }, text: { fields: { title: { boost: 2 } } } })
+        const index = createIndex({ dimensions: 4, metric: 'cosine', dense, planner: { exactBelow: 0 }, text: { fields: { title: { boost: 0.3 } } } })
         for (const o of ops) {
           if (o.kind === 'remove') index.remove(`r${o.id}`)
           else

@@ -189,7 +189,25 @@ export class QuarryIndex {
     // Hybrid. alpha 1 is dense only and alpha 0 text only, exactly (no fusion, same ranking).
     if (r.alpha === 1) return this.#denseSearch(r, filter, r.topK)
     if (r.alpha === 0) return sparse(r.topK)
-    return fuse({ dense: this.#denseSearch(r, filter, r.depth), sparse: sparse(r.depth), alpha: r.alpha, fusion: r.fusion, topK: r.topK })
+    const denseResult = this.#denseSearch(r, filter, r.depth)
+    let sparseResult = sparse(r.depth + (r.id === undefined ? 0 : 1))
+    if (r.id !== undefined || r.maxDistance !== undefined || r.minSimilarity !== undefined) {
+      // The example itself and text-only candidates beyond the dense threshold are left out too.
+      sparseResult = { ...sparseResult, hits: sparseResult.hits.filter((hit) => hit.id !== r.id && this.#withinThreshold(hit.id, r)) }
+    }
+    return fuse({ dense: denseResult, sparse: sparseResult, alpha: r.alpha, fusion: r.fusion, topK: r.topK })
+  }
+
+  /** Whether a record's exact distance to the query just prepared by #denseSearch passes the request's threshold. */
+  #withinThreshold(id: string, r: ValidatedSearch): boolean {
+    if (r.maxDistance === undefined && r.minSimilarity === undefined) return true
+    const state = this.#state as DenseState
+    const label = state.ids.labelOf(id)
+    if (label === undefined) return false
+    const query = state.options.metric === 'cosine' ? this.#unit : this.#input
+    const { store, ops } = state
+    const key = ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number)
+    return (r.maxDistance === undefined || ops.distance(key) <= r.maxDistance) && (r.minSimilarity === undefined || ops.score(key) >= r.minSimilarity)
   }
 
   /** Dense search to k hits, with the request's distance / similarity threshold applied. */

@@ -34,6 +34,29 @@ export interface StoredRecord {
 
 const EMPTY: Readonly<Metadata> = Object.freeze({})
 
+const DATE_SETTERS = Object.getOwnPropertyNames(Date.prototype).filter((name) => name.startsWith('set'))
+
+/**
+ * A Date whose setters throw: stored metadata is handed out by reference (in hits and `get`), and
+ * a caller changing a stored Date in place would silently desynchronize the value indexes.
+ */
+function frozenDate(ms: number): Date {
+  const date = new Date(ms)
+  for (const name of DATE_SETTERS) {
+    Object.defineProperty(date, name, {
+      value: () => {
+        throw new TypeError(`this Date is stored metadata and cannot change; upsert the record with a new Date instead.`)
+      },
+    })
+  }
+  return Object.freeze(date)
+}
+
+/** Sets an own property, even one named "__proto__" (plain assignment would change the prototype). */
+function put<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
 /** Checks a record's shape and returns its id and a private copy of its metadata. */
 export function validateRecord(record: unknown): { id: string; vector: unknown; text: TextInput | undefined; metadata: Readonly<Metadata> } {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
@@ -52,7 +75,7 @@ export function validateText(text: unknown): TextInput | undefined {
       if (typeof value !== 'string') {
         throw new QuarryError('INVALID_RECORD', `text.${field} must be a string; received ${describe(value)}.`, { path: `text.${field}` })
       }
-      copy[field] = value
+      put(copy, field, value)
     }
     return Object.freeze(copy)
   }
@@ -71,17 +94,17 @@ export function validateMetadata(metadata: unknown): Readonly<Metadata> {
   for (const [key, value] of Object.entries(metadata)) {
     const path = `metadata.${key}`
     if (typeof value === 'string' || typeof value === 'boolean') {
-      copy[key] = value
+      put<MetadataValue>(copy, key, value)
     } else if (typeof value === 'number') {
       if (!Number.isFinite(value)) {
         throw new QuarryError('INVALID_RECORD', `${path} must be a finite number; received ${describe(value)}.`, { path })
       }
-      copy[key] = value
+      put<MetadataValue>(copy, key, value)
     } else if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) {
-      copy[key] = Object.freeze([...value])
+      put<MetadataValue>(copy, key, Object.freeze([...value]))
     } else if (value instanceof Date) {
       if (Number.isNaN(value.getTime())) throw new QuarryError('INVALID_RECORD', `${path} is an invalid Date.`, { path })
-      copy[key] = new Date(value.getTime())
+      put<MetadataValue>(copy, key, frozenDate(value.getTime()))
     } else {
       throw new QuarryError('INVALID_RECORD', `${path} must be a string, a finite number, a boolean, a list of strings or a Date; received ${describe(value)}.`, { path })
     }

@@ -29,6 +29,8 @@ interface Manifest {
   version: number
   options: ResolvedIndexOptions
   extent: number
+  /** The text index's running total length, verbatim (see SparseIndex.restoreTotalLength). */
+  textTotalLength: number
   files: Record<string, FileSum>
 }
 
@@ -48,7 +50,14 @@ export function saveIndex(index: QuarryIndex, dir: string): void {
   mkdirSync(tmp)
   try {
     const files = writeFiles(index, tmp)
-    const manifest: Manifest = { format: 'quarry-index', version: SNAPSHOT_VERSION, options: index.state.options, extent: index.state.ids.extent, files }
+    const manifest: Manifest = {
+      format: 'quarry-index',
+      version: SNAPSHOT_VERSION,
+      options: index.state.options,
+      extent: index.state.ids.extent,
+      textTotalLength: index.state.sparse.totalLength,
+      files,
+    }
     // The manifest is written last: a folder without one is never a snapshot.
     const m = new ChunkWriter(join(tmp, 'manifest.json'))
     m.text(JSON.stringify(manifest))
@@ -85,7 +94,8 @@ function writeFiles(index: QuarryIndex, dir: string): Record<string, FileSum> {
   const terms = new ChunkWriter(join(dir, 'terms.jsonl'))
   for (const term of state.sparse.terms) terms.text(`${JSON.stringify(term)}\n`)
   files['terms.jsonl'] = terms.close()
-  // Forward index: per label a u32 count (NO_TEXT when the record has no text), the term ids, the tfs.
+  // Forward index: per label a u32 count (NO_TEXT when the record has no text), then the exact
+  // float64 length, the term ids and the tfs.
   const forward = new ChunkWriter(join(dir, 'forward.bin'))
   for (let label = 0; label < extent; label++) {
     const entry = state.sparse.forward(label as Label)
@@ -94,6 +104,7 @@ function writeFiles(index: QuarryIndex, dir: string): Record<string, FileSum> {
       continue
     }
     forward.bytes(new Uint8Array(new Uint32Array([entry.ids.length]).buffer))
+    forward.bytes(new Uint8Array(new Float64Array([state.sparse.lengthOf(label as Label)]).buffer))
     forward.bytes(new Uint8Array(entry.ids.buffer, entry.ids.byteOffset, entry.ids.byteLength))
     forward.bytes(new Uint8Array(entry.tfs.buffer, entry.tfs.byteOffset, entry.tfs.byteLength))
   }
@@ -216,12 +227,16 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
     }
     full.texts[label] = texts[label]
     if (count === NO_TEXT) continue
+    const length = new Float64Array(1)
     const termIds = new Uint32Array(count)
     const tfs = new Float32Array(count)
-    if (forward.read(new Uint8Array(termIds.buffer)) !== count * 4 || forward.read(new Uint8Array(tfs.buffer)) !== count * 4) throw corrupt(root, 'forward.bin is truncated')
-    full.sparse.restore(label as Label, terms, termIds, tfs)
+    if (forward.read(new Uint8Array(length.buffer)) !== 8 || forward.read(new Uint8Array(termIds.buffer)) !== count * 4 || forward.read(new Uint8Array(tfs.buffer)) !== count * 4) {
+      throw corrupt(root, 'forward.bin is truncated')
+    }
+    full.sparse.restore(label as Label, terms, termIds, tfs, length[0] as number)
   }
   verify('forward.bin', forward)
+  if (typeof manifest.textTotalLength === 'number') full.sparse.restoreTotalLength(manifest.textTotalLength)
   return new QuarryIndex(full, embedder)
 }
 

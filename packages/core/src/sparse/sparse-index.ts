@@ -93,18 +93,29 @@ export class SparseIndex {
     return this.#forward[label]
   }
 
-  /**
-   * Re-creates a document from a snapshot's forward entry (term ids of `terms`). The length is
-   * the sum of the tfs, as when it was analyzed (each occurrence adds its boost to both).
-   */
-  restore(label: Label, terms: readonly string[], ids: Uint32Array, tfs: Float32Array): void {
+  /** A document's (weighted) length. */
+  lengthOf(label: Label): number {
+    return this.#lengths[label] ?? 0
+  }
+
+  /** The running total of document lengths (saved verbatim so a reload averages identically). */
+  get totalLength(): number {
+    return this.#totalLength
+  }
+
+  /** Re-creates a document from a snapshot's forward entry (term ids of `terms`) and exact length. */
+  restore(label: Label, terms: readonly string[], ids: Uint32Array, tfs: Float32Array, length: number): void {
     const map = new Map<string, number>()
-    let length = 0
-    for (let i = 0; i < ids.length; i++) {
-      map.set(terms[ids[i] as number] as string, tfs[i] as number)
-      length += tfs[i] as number
-    }
+    for (let i = 0; i < ids.length; i++) map.set(terms[ids[i] as number] as string, tfs[i] as number)
     this.set(label, { terms: map, length })
+  }
+
+  /**
+   * After restoring every document: takes the saved running total, which may differ from a fresh
+   * sum in the last bits when boosts are fractional (float addition is not associative).
+   */
+  restoreTotalLength(total: number): void {
+    this.#totalLength = total
   }
 
   /** Document frequency of a term. */
