@@ -2,47 +2,57 @@ import { createHash, type Hash } from 'node:crypto'
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
 import { StringDecoder } from 'node:string_decoder'
 
+const CHUNK = 1 << 20
+
 /**
- * Checksummed, chunked file I/O for snapshots: nothing builds one string or buffer the size of
- * the whole index (a 1M-record index writes and reads in ~1 MB pieces).
+ * Checksummed, buffered file I/O for snapshots: everything goes through one ~1 MB buffer, so
+ * nothing builds a string or buffer the size of the whole index and small records cost no
+ * system call each.
  */
 export class ChunkWriter {
   readonly #fd: number
   readonly #hash: Hash = createHash('sha256')
-  #pending: string[] = []
-  #pendingLength = 0
+  readonly #buffer = Buffer.allocUnsafe(CHUNK)
+  #used = 0
   #bytes = 0
 
   constructor(path: string) {
     this.#fd = openSync(path, 'w')
   }
 
-  /** Appends text (buffered; flushed in ~1 MB pieces). */
+  /** Appends text (UTF-8). */
   text(s: string): void {
-    this.#pending.push(s)
-    this.#pendingLength += s.length
-    if (this.#pendingLength >= 1 << 20) this.#flushText()
+    if (s.length * 3 > CHUNK - this.#used) this.#flush()
+    if (s.length * 3 > CHUNK) {
+      this.#write(Buffer.from(s, 'utf8'))
+      return
+    }
+    this.#used += this.#buffer.write(s, this.#used, 'utf8')
   }
 
   /** Appends raw bytes. */
   bytes(data: Uint8Array): void {
-    this.#flushText()
-    this.#write(data)
+    if (data.byteLength > CHUNK - this.#used) this.#flush()
+    if (data.byteLength > CHUNK) {
+      this.#write(data)
+      return
+    }
+    this.#buffer.set(data, this.#used)
+    this.#used += data.byteLength
   }
 
   /** Flushes, fsyncs and closes; returns the file's size and sha256. */
   close(): { bytes: number; sha256: string } {
-    this.#flushText()
+    this.#flush()
     fsyncSync(this.#fd)
     closeSync(this.#fd)
     return { bytes: this.#bytes, sha256: this.#hash.digest('hex') }
   }
 
-  #flushText(): void {
-    if (this.#pending.length === 0) return
-    this.#write(Buffer.from(this.#pending.join(''), 'utf8'))
-    this.#pending = []
-    this.#pendingLength = 0
+  #flush(): void {
+    if (this.#used === 0) return
+    this.#write(this.#buffer.subarray(0, this.#used))
+    this.#used = 0
   }
 
   #write(data: Uint8Array): void {
@@ -53,29 +63,33 @@ export class ChunkWriter {
   }
 }
 
-/** Reads a file in 1 MB chunks, hashing as it goes; `lines()` and `bytes()` consume it. */
+/** Reads a file through one ~1 MB buffer, hashing as it goes; `lines()` or `read()` consume it. */
 export class ChunkReader {
   readonly #fd: number
   readonly #hash: Hash = createHash('sha256')
-  readonly #chunk = Buffer.allocUnsafe(1 << 20)
+  readonly #buffer = Buffer.allocUnsafe(CHUNK)
+  #start = 0
+  #end = 0
   #bytes = 0
-  #done = false
+  #eof = false
 
   constructor(path: string) {
     this.#fd = openSync(path, 'r')
   }
 
-  #next(): Buffer | undefined {
-    if (this.#done) return undefined
-    const n = readSync(this.#fd, this.#chunk, 0, this.#chunk.length, null)
+  /** Refills the buffer; false at end of file. */
+  #fill(): boolean {
+    if (this.#eof) return false
+    const n = readSync(this.#fd, this.#buffer, 0, CHUNK, null)
     if (n === 0) {
-      this.#done = true
-      return undefined
+      this.#eof = true
+      return false
     }
-    const piece = this.#chunk.subarray(0, n)
-    this.#hash.update(piece)
+    this.#hash.update(this.#buffer.subarray(0, n))
     this.#bytes += n
-    return piece
+    this.#start = 0
+    this.#end = n
+    return true
   }
 
   /** The file's lines (UTF-8, '\n'-separated; a final empty line is dropped). */
@@ -83,8 +97,9 @@ export class ChunkReader {
     // The decoder keeps a multi-byte character split across chunks for the next chunk.
     const decoder = new StringDecoder('utf8')
     let rest = ''
-    for (let piece = this.#next(); piece; piece = this.#next()) {
-      const text = rest + decoder.write(piece)
+    while (this.#start < this.#end || this.#fill()) {
+      const text = rest + decoder.write(this.#buffer.subarray(this.#start, this.#end))
+      this.#start = this.#end
       const cut = text.lastIndexOf('\n')
       if (cut < 0) {
         rest = text
@@ -97,23 +112,23 @@ export class ChunkReader {
     if (rest !== '') yield rest
   }
 
-  /** Fills `into` with the next bytes; returns how many were read. */
+  /** Fills `into` with the next bytes; returns how many were read (fewer only at end of file). */
   read(into: Uint8Array): number {
     let filled = 0
     while (filled < into.byteLength) {
-      const n = readSync(this.#fd, into, filled, into.byteLength - filled, null)
-      if (n === 0) break
-      this.#hash.update(into.subarray(filled, filled + n))
-      this.#bytes += n
+      if (this.#start === this.#end && !this.#fill()) break
+      const n = Math.min(into.byteLength - filled, this.#end - this.#start)
+      into.set(this.#buffer.subarray(this.#start, this.#start + n), filled)
+      this.#start += n
       filled += n
     }
     return filled
   }
 
-  /** Drains the rest, closes; returns size and sha256 of everything read. */
+  /** Drains the rest, closes; returns size and sha256 of the whole file. */
   close(): { bytes: number; sha256: string } {
-    while (this.#next()) {
-      // hash the remainder
+    while (this.#fill()) {
+      // hash the remainder: a file longer than expected must not pass
     }
     closeSync(this.#fd)
     return { bytes: this.#bytes, sha256: this.#hash.digest('hex') }
