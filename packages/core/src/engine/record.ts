@@ -34,22 +34,23 @@ export interface StoredRecord {
 
 const EMPTY: Readonly<Metadata> = Object.freeze({})
 
-const DATE_SETTERS = Object.getOwnPropertyNames(Date.prototype).filter((name) => name.startsWith('set'))
-
 /**
  * A Date whose setters throw: stored metadata is handed out by reference (in hits and `get`), and
- * a caller changing a stored Date in place would silently desynchronize the value indexes.
+ * a caller changing a stored Date in place would silently desynchronize the value indexes. The
+ * setters are overridden once on the prototype, so a stored Date costs no more than a Date.
  */
+class StoredDate extends Date {}
+for (const name of Object.getOwnPropertyNames(Date.prototype)) {
+  if (!name.startsWith('set')) continue
+  Object.defineProperty(StoredDate.prototype, name, {
+    value: () => {
+      throw new TypeError('this Date is stored metadata and cannot change; upsert the record with a new Date instead.')
+    },
+  })
+}
+
 function frozenDate(ms: number): Date {
-  const date = new Date(ms)
-  for (const name of DATE_SETTERS) {
-    Object.defineProperty(date, name, {
-      value: () => {
-        throw new TypeError(`this Date is stored metadata and cannot change; upsert the record with a new Date instead.`)
-      },
-    })
-  }
-  return Object.freeze(date)
+  return new StoredDate(ms)
 }
 
 /** Sets an own property, even one named "__proto__" (plain assignment would change the prototype). */
