@@ -183,3 +183,30 @@ describe("Google's filter shape", () => {
     expect(() => fromGoogleMetadataFilters([{ key: 'tags', conditions: [{ operation: 'INCLUDES', numericValue: 1 }] }])).toThrowError(/stringValue/)
   })
 })
+
+describe('numeric range indexes under heavy churn', () => {
+  it('stay exact through merges of the write run and stale entries', () => {
+    const rand = ((seed: number) => () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296))(7)
+    const values = new ValueIndex()
+    const live = new Map<number, Metadata>()
+    for (let step = 0; step < 20_000; step++) {
+      const label = Math.floor(rand() * 3000)
+      const old = live.get(label)
+      if (old) values.remove(label, old)
+      if (rand() < 0.2) {
+        live.delete(label)
+      } else {
+        const m: Metadata = { n: Math.floor(rand() * 500), when: new Date(Math.floor(rand() * 100) * 1000) }
+        values.add(label, m)
+        live.set(label, m)
+      }
+      if (step % 997 === 0) {
+        const lo = Math.floor(rand() * 500)
+        const f: Filter = { op: 'and', filters: [{ op: 'gte', field: 'n', value: lo }, { op: 'lt', field: 'n', value: lo + 50 }, { op: 'gt', field: 'when', value: { datetime: new Date(30_000).toISOString() } }] }
+        const brute = [...live].filter(([, m]) => naive(f, m)).map(([l]) => l).sort((a, b) => a - b)
+        expect(indexed(values, f)).toEqual(brute)
+        expect(indexed(values, { op: 'eq', field: 'n', value: lo })).toEqual([...live].filter(([, m]) => m.n === lo).map(([l]) => l).sort((a, b) => a - b))
+      }
+    }
+  })
+})

@@ -3,39 +3,58 @@ import { Bitset } from '../util/bitset.js'
 import type { Filter } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed, type ValueKind } from './values.js'
 
-/** Sorted (value, label) pairs of one numeric kind, rebuilt lazily after writes. */
+/**
+ * (value, label) pairs of one numeric kind for range queries: a sorted run plus a small unsorted
+ * run of recent writes (scanned linearly), merged when it grows past 1/8 of the sorted run. An
+ * entry counts only while `byLabel` still maps its label to its value, so removals and
+ * replacements cost O(1) and stale entries are dropped at the next merge.
+ */
 class SortedValues {
   readonly byLabel = new Map<number, number>()
   #values = new Float64Array(0)
   #labels = new Uint32Array(0)
-  #dirty = false
+  #pendingValues: number[] = []
+  #pendingLabels: number[] = []
+  #stale = 0
 
   set(label: number, value: number): void {
+    if (this.byLabel.has(label)) this.#stale++
     this.byLabel.set(label, value)
-    this.#dirty = true
+    this.#pendingValues.push(value)
+    this.#pendingLabels.push(label)
+    if (this.#pendingValues.length > Math.max(1024, this.#values.length / 8)) this.#merge()
   }
 
   delete(label: number): void {
-    if (this.byLabel.delete(label)) this.#dirty = true
+    if (!this.byLabel.delete(label)) return
+    if (++this.#stale > Math.max(1024, this.#values.length / 2)) this.#merge()
   }
 
   /** Labels whose value lies in the range, into `out`. */
   range(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean, out: Bitset): void {
-    if (this.#dirty) this.#rebuild()
+    const inRange = (v: number): boolean => (v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive))
     const values = this.#values
-    let i = lowerBound(values, lo, loInclusive)
-    for (; i < values.length; i++) {
+    for (let i = lowerBound(values, lo, loInclusive); i < values.length; i++) {
       const v = values[i] as number
-      if (v > hi || (v === hi && !hiInclusive)) break
-      out.add(this.#labels[i] as number)
+      if (!inRange(v)) break
+      const label = this.#labels[i] as number
+      if (this.byLabel.get(label) === v) out.add(label)
+    }
+    const pv = this.#pendingValues
+    for (let i = 0; i < pv.length; i++) {
+      const v = pv[i] as number
+      const label = this.#pendingLabels[i] as number
+      if (inRange(v) && this.byLabel.get(label) === v) out.add(label)
     }
   }
 
-  #rebuild(): void {
+  #merge(): void {
     const entries = [...this.byLabel].sort((a, b) => a[1] - b[1])
     this.#values = Float64Array.from(entries, (e) => e[1])
     this.#labels = Uint32Array.from(entries, (e) => e[0])
-    this.#dirty = false
+    this.#pendingValues = []
+    this.#pendingLabels = []
+    this.#stale = 0
   }
 }
 
