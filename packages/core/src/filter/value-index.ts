@@ -4,8 +4,9 @@ import type { Filter } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed, type ValueKind } from './values.js'
 
 /**
- * (value, label) pairs of one numeric kind for range queries: a sorted run plus a small unsorted
- * run of recent writes (scanned linearly), merged when it grows past 1/8 of the sorted run. An
+ * (value, label) pairs of one numeric kind for range queries: a sorted run plus an unsorted run of
+ * recent writes, merged before a query when it holds over 1,024 entries (and during writes when it
+ * outgrows the sorted run). An
  * entry counts only while `byLabel` still maps its label to its value, so removals and
  * replacements cost O(1) and stale entries are dropped at the next merge.
  */
@@ -22,7 +23,8 @@ class SortedValues {
     this.byLabel.set(label, value)
     this.#pendingValues.push(value)
     this.#pendingLabels.push(label)
-    if (this.#pendingValues.length > Math.max(1024, this.#values.length / 8)) this.#merge()
+    // Doubling keeps bulk loads at O(n log n) sorting in total.
+    if (this.#pendingValues.length > Math.max(1024, this.#values.length)) this.#merge()
   }
 
   delete(label: number): void {
@@ -32,6 +34,8 @@ class SortedValues {
 
   /** Labels whose value lies in the range, into `out`. */
   range(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean, out: Bitset): void {
+    // A query never scans more than 1,024 unsorted entries: merge first after a batch of writes.
+    if (this.#pendingValues.length > 1024) this.#merge()
     const inRange = (v: number): boolean => (v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive))
     const values = this.#values
     for (let i = lowerBound(values, lo, loInclusive); i < values.length; i++) {
