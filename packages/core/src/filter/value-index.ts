@@ -6,21 +6,26 @@ import { filterTyped, ordered, storedTyped, type Typed, type ValueKind } from '.
 /**
  * (value, label) pairs of one numeric kind for range queries: a sorted run plus an unsorted run of
  * recent writes, merged before a query when it holds over 1,024 entries (and during writes when it
- * outgrows the sorted run). An
- * entry counts only while `byLabel` still maps its label to its value, so removals and
- * replacements cost O(1) and stale entries are dropped at the next merge.
+ * outgrows the sorted run). An entry counts only while its label still holds that value (a typed
+ * array lookup), so removals and replacements cost O(1) and stale entries go at the next merge.
  */
 class SortedValues {
-  readonly byLabel = new Map<number, number>()
+  /** The current value by label (NaN when the label holds none): the truth entries are checked against. */
+  #current = new Float64Array(1024).fill(Number.NaN)
   #values = new Float64Array(0)
   #labels = new Uint32Array(0)
   #pendingValues: number[] = []
   #pendingLabels: number[] = []
-  #stale = 0
 
   set(label: number, value: number): void {
-    if (this.byLabel.has(label)) this.#stale++
-    this.byLabel.set(label, value)
+    if (label >= this.#current.length) {
+      let size = this.#current.length
+      while (size <= label) size *= 2
+      const grown = new Float64Array(size).fill(Number.NaN)
+      grown.set(this.#current)
+      this.#current = grown
+    }
+    this.#current[label] = value
     this.#pendingValues.push(value)
     this.#pendingLabels.push(label)
     // Doubling keeps bulk loads at O(n log n) sorting in total.
@@ -28,37 +33,41 @@ class SortedValues {
   }
 
   delete(label: number): void {
-    if (!this.byLabel.delete(label)) return
-    if (++this.#stale > Math.max(1024, this.#values.length / 2)) this.#merge()
+    if (label < this.#current.length) this.#current[label] = Number.NaN
   }
 
   /** Labels whose value lies in the range, into `out`. */
   range(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean, out: Bitset): void {
     // A query never scans more than 1,024 unsorted entries: merge first after a batch of writes.
     if (this.#pendingValues.length > 1024) this.#merge()
-    const inRange = (v: number): boolean => (v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive))
+    const current = this.#current
     const values = this.#values
+    const labels = this.#labels
     for (let i = lowerBound(values, lo, loInclusive); i < values.length; i++) {
       const v = values[i] as number
-      if (!inRange(v)) break
-      const label = this.#labels[i] as number
-      if (this.byLabel.get(label) === v) out.add(label)
+      if (v > hi || (v === hi && !hiInclusive)) break
+      const label = labels[i] as number
+      if (current[label] === v) out.add(label)
     }
     const pv = this.#pendingValues
     for (let i = 0; i < pv.length; i++) {
       const v = pv[i] as number
-      const label = this.#pendingLabels[i] as number
-      if (inRange(v) && this.byLabel.get(label) === v) out.add(label)
+      if ((v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive))) {
+        const label = this.#pendingLabels[i] as number
+        if (current[label] === v) out.add(label)
+      }
     }
   }
 
   #merge(): void {
-    const entries = [...this.byLabel].sort((a, b) => a[1] - b[1])
-    this.#values = Float64Array.from(entries, (e) => e[1])
-    this.#labels = Uint32Array.from(entries, (e) => e[0])
+    const labels: number[] = []
+    const current = this.#current
+    for (let label = 0; label < current.length; label++) if (!Number.isNaN(current[label] as number)) labels.push(label)
+    labels.sort((x, y) => (current[x] as number) - (current[y] as number) || x - y)
+    this.#labels = Uint32Array.from(labels)
+    this.#values = Float64Array.from(labels, (l) => current[l] as number)
     this.#pendingValues = []
     this.#pendingLabels = []
-    this.#stale = 0
   }
 }
 
