@@ -137,10 +137,6 @@ export class HnswGraph {
     }
   }
 
-  get ef(): number {
-    return this.#ef
-  }
-
   /** k nearest labels of a prepared query, optionally only labels in `allow`. */
   search(query: Float32Array, k: number, ef: number, allow?: Bitset): HnswResult {
     this.setEf(Math.max(ef, k))

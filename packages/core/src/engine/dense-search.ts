@@ -1,4 +1,4 @@
-import { exactTopK } from '../dense/exact.js'
+import { exactTopK, type ScanDomain } from '../dense/exact.js'
 import { planDense, refinePlan, type DensePlan, type DenseStrategy } from '../dense/planner.js'
 import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
 import { toBitset, type FilterSubject } from '../filter/predicate.js'
@@ -75,16 +75,14 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
 
   switch (plan.strategy) {
     case 'exact': {
-      const domain = { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined } as const
-      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, domain, state.tie)), stats: statsOf(stats, plan) }
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie)), stats: statsOf(stats, plan) }
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
       if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
-      const domain = { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined } as const
-      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, domain, state.tie)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
     }
     case 'hnsw-postfilter': {
       const found = postFilter(state, q, k, estimate ?? 1, subject as FilterSubject)
@@ -118,14 +116,13 @@ function fullyFiltered(
   base: StatsOf,
 ): SearchResult {
   const labels = passingLabels(q.filter as FilterInput, subject, Math.ceil(estimate * state.ids.extent * 1.5))
-  const match = { labels }
   const allowed = labels.length
   const plan = refinePlan(planned, allowed, state.options.planner)
   const exactOverAllowed = (): Hit[] =>
-    toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels: match.labels }, state.tie))
+    toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels }, state.tie))
   if (plan.strategy === 'exact-filtered' || state.graph === undefined) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed }) }
   const ef = Math.max(q.ef, k)
-  const hits = graphHits(state, q.query, k, q.ef, toBitset(match.labels, state.ids.extent))
+  const hits = graphHits(state, q.query, k, q.ef, toBitset(labels, state.ids.extent))
   // The graph can miss passing records when they are scattered thinly: never return fewer than exist.
   if (hits.length < Math.min(k, allowed)) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed, ef, fallback: true }) }
   return { hits, stats: statsOf(base, plan, { allowed, ef }) }
@@ -191,6 +188,11 @@ function graphToHits(state: DenseState, labels: readonly Label[], distances: rea
   candidates.sort((a, b) => a.key - b.key || state.tie(a.label, b.label))
   if (candidates.length > k) candidates.length = k
   return candidates.map(({ key, label }) => toHit(state, key, label))
+}
+
+/** Every live record, for a full exact scan. */
+function allLive(state: DenseState): ScanDomain {
+  return { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined }
 }
 
 function toHits(state: DenseState, top: TopK): Hit[] {
