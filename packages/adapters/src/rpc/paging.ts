@@ -1,0 +1,72 @@
+import { invalidArgument } from './status.js'
+
+/**
+ * List paging: resources are listed in creation order (a sequence number every resource gets
+ * when created), and a page token is a cursor — "after sequence N, in list L" — so pages neither
+ * skip nor repeat a resource when others are created or deleted between calls. A token names the
+ * list it came from (method and parent); another list refuses it.
+ */
+export interface PageRequest {
+  readonly pageSize?: number
+  readonly pageToken?: string
+}
+
+export interface PageLimits {
+  /** Page size when the request gives none (or 0). */
+  readonly defaultSize: number
+  /** Larger requests are served this many, as Google's lists do. */
+  readonly maxSize: number
+}
+
+export interface Page<T> {
+  readonly items: T[]
+  readonly nextPageToken: string | undefined
+}
+
+function encode(list: string, after: number): string {
+  return Buffer.from(JSON.stringify({ l: list, a: after }), 'utf8').toString('base64url')
+}
+
+function decode(token: string, list: string): number {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
+  } catch {
+    parsed = undefined
+  }
+  const p = parsed as { l?: unknown; a?: unknown } | undefined
+  if (typeof p !== 'object' || p === null || typeof p.l !== 'string' || typeof p.a !== 'number' || !Number.isSafeInteger(p.a)) {
+    throw invalidArgument('pageToken', 'Invalid page token: pass the nextPageToken of the previous response unchanged.')
+  }
+  if (p.l !== list) {
+    throw invalidArgument('pageToken', `Invalid page token: it belongs to another list (${p.l}); a token only continues the list call that returned it.`)
+  }
+  return p.a
+}
+
+/** The page size a request asks for, after defaults and the maximum (negative sizes are refused). */
+export function pageSizeOf(request: PageRequest, limits: PageLimits): number {
+  const size = request.pageSize ?? 0
+  if (size < 0) throw invalidArgument('pageSize', `pageSize must be positive (or 0 for the default of ${limits.defaultSize}); received ${size}.`)
+  return size === 0 ? limits.defaultSize : Math.min(size, limits.maxSize)
+}
+
+/**
+ * One page of `all` (sorted by `seqOf` ascending) for `list` (e.g. "listDocuments corpora/c").
+ * Items are scanned only past the cursor.
+ */
+export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: string, request: PageRequest, limits: PageLimits): Page<T> {
+  const size = pageSizeOf(request, limits)
+  const after = request.pageToken === undefined || request.pageToken === '' ? -1 : decode(request.pageToken, list)
+  let lo = 0
+  let hi = all.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (seqOf(all[mid] as T) <= after) lo = mid + 1
+    else hi = mid
+  }
+  const items = all.slice(lo, lo + size)
+  const last = items[items.length - 1]
+  const more = lo + size < all.length && last !== undefined
+  return { items, nextPageToken: more ? encode(list, seqOf(last)) : undefined }
+}

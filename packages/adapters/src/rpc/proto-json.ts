@@ -1,0 +1,237 @@
+import { invalidArgument } from './status.js'
+
+/**
+ * A small proto3-JSON reader for requests: each method declares its request message as a schema,
+ * and `readMessage` checks a request against it the way Google's front end does — lowerCamelCase
+ * or snake_case names, unknown names refused, enums as names or numbers, int64 as numbers or
+ * decimal strings, `null` as unset, at most one member of a oneof — and returns it typed.
+ */
+export type FieldType =
+  | { readonly t: 'string' }
+  | { readonly t: 'bool' }
+  | { readonly t: 'int32' }
+  | { readonly t: 'int64' }
+  | { readonly t: 'float' }
+  | { readonly t: 'timestamp' }
+  | { readonly t: 'duration' }
+  | { readonly t: 'fieldMask' }
+  | { readonly t: 'enum'; readonly name: string; readonly values: Readonly<Record<string, number>> }
+  | { readonly t: 'repeated'; readonly of: FieldType }
+  | { readonly t: 'map'; readonly of: FieldType }
+  | MessageType
+
+export interface MessageType {
+  readonly t: 'message'
+  readonly name: string
+  readonly fields: Readonly<Record<string, FieldType>>
+  readonly oneofs?: readonly (readonly string[])[]
+}
+
+/** The TypeScript type a schema reads to. Every field is optional, as in proto3. */
+export type Infer<T> = T extends { t: 'string' | 'timestamp' }
+  ? string
+  : T extends { t: 'bool' }
+    ? boolean
+    : T extends { t: 'int32' | 'int64' | 'float' | 'duration' }
+      ? number
+      : T extends { t: 'fieldMask' }
+        ? string[]
+        : T extends { t: 'enum'; values: infer V }
+          ? keyof V & string
+          : T extends { t: 'repeated'; of: infer I }
+            ? Infer<I>[]
+            : T extends { t: 'map'; of: infer I }
+              ? Record<string, Infer<I>>
+              : T extends { t: 'message'; fields: infer F }
+                ? { [K in keyof F]?: Infer<F[K]> }
+                : never
+
+export const string = { t: 'string' } as const
+export const bool = { t: 'bool' } as const
+export const int32 = { t: 'int32' } as const
+export const int64 = { t: 'int64' } as const
+export const float = { t: 'float' } as const
+export const timestamp = { t: 'timestamp' } as const
+export const duration = { t: 'duration' } as const
+export const fieldMask = { t: 'fieldMask' } as const
+
+export function enumOf<const V extends Record<string, number>>(name: string, values: V): { readonly t: 'enum'; readonly name: string; readonly values: V } {
+  return { t: 'enum', name, values }
+}
+export function repeated<const I extends FieldType>(of: I): { readonly t: 'repeated'; readonly of: I } {
+  return { t: 'repeated', of }
+}
+export function mapOf<const I extends FieldType>(of: I): { readonly t: 'map'; readonly of: I } {
+  return { t: 'map', of }
+}
+export function message<const F extends Record<string, FieldType>>(name: string, fields: F, oneofs: readonly (readonly (keyof F & string)[])[] = []): { readonly t: 'message'; readonly name: string; readonly fields: F; readonly oneofs: readonly (readonly string[])[] } {
+  return { t: 'message', name, fields, oneofs }
+}
+
+/** `display_name` → `displayName`. */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+}
+
+/** `displayName` → `display_name` (for Google-style messages). */
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+function invalidValue(path: string, type: string, value: unknown): Error {
+  return invalidArgument(path, `Invalid value at '${path}' (${type}), ${shown(value)}`)
+}
+
+const INT32_MAX = 2 ** 31 - 1
+
+function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_INT64'): number {
+  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw invalidValue(path, type, value)
+  if (type === 'TYPE_INT32' && (n > INT32_MAX || n < -INT32_MAX - 1)) throw invalidValue(path, type, value)
+  return n
+}
+
+function readFloat(value: unknown, path: string): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(path, 'TYPE_FLOAT', value)
+  return n
+}
+
+/** Duration as proto3 JSON ("12.5s") or a number of seconds (what in-process callers pass). */
+function readDuration(value: unknown, path: string): number {
+  if (typeof value === 'string') {
+    const m = /^(-?\d+(?:\.\d{1,9})?)s$/.exec(value)
+    if (m?.[1] !== undefined) return Number(m[1])
+  } else if (typeof value === 'object' && value !== null) {
+    // The Node clients' object form: { seconds, nanos }.
+    const { seconds = 0, nanos = 0, ...rest } = value as Record<string, unknown>
+    if (Object.keys(rest).length === 0) {
+      const s = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64')
+      const ns = readInteger(nanos, `${path}.nanos`, 'TYPE_INT32')
+      return s + ns / 1e9
+    }
+  }
+  throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
+
+/** Timestamp as RFC 3339 text, a Date, or the Node clients' { seconds, nanos }; read to RFC 3339 (UTC, Z). */
+function readTimestamp(value: unknown, path: string): string {
+  let ms: number | undefined
+  if (typeof value === 'string' && RFC3339.test(value)) ms = Date.parse(value)
+  else if (value instanceof Date) ms = value.getTime()
+  else if (typeof value === 'object' && value !== null) {
+    const { seconds = 0, nanos = 0, ...rest } = value as Record<string, unknown>
+    if (Object.keys(rest).length === 0) ms = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64') * 1000 + Math.floor(readInteger(nanos, `${path}.nanos`, 'TYPE_INT32') / 1e6)
+  }
+  if (ms === undefined || !Number.isFinite(ms)) {
+    throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z".`)
+  }
+  return new Date(ms).toISOString()
+}
+
+/** FieldMask as its JSON form ("a,b.c"), the object form { paths: [...] }, or an array of paths; paths read to lowerCamelCase. */
+function readFieldMask(value: unknown, path: string): string[] {
+  let paths: unknown = value
+  if (typeof value === 'string') paths = value === '' ? [] : value.split(',')
+  else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const { paths: p, ...rest } = value as Record<string, unknown>
+    if (Object.keys(rest).length > 0) throw invalidArgument(path, `a FieldMask has only "paths"; received ${shown(Object.keys(rest))}.`)
+    paths = p ?? []
+  }
+  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw invalidValue(path, 'type.googleapis.com/google.protobuf.FieldMask', value)
+  return (paths as string[]).map((p) => p.trim().split('.').map(camelCase).join('.'))
+}
+
+function readEnum(type: { readonly name: string; readonly values: Readonly<Record<string, number>> }, value: unknown, path: string): string {
+  if (typeof value === 'string' && Object.hasOwn(type.values, value)) return value
+  if (typeof value === 'number') {
+    for (const [name, n] of Object.entries(type.values)) if (n === value) return name
+  }
+  throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}), ${shown(value)}; expected one of ${Object.keys(type.values).join(', ')}.`)
+}
+
+/** Reads one value of a field type (value is not null/undefined). */
+function readValue(type: FieldType, value: unknown, path: string): unknown {
+  switch (type.t) {
+    case 'string':
+      if (typeof value !== 'string') throw invalidValue(path, 'TYPE_STRING', value)
+      return value
+    case 'bool':
+      if (typeof value === 'boolean') return value
+      if (value === 'true' || value === 'false') return value === 'true'
+      throw invalidValue(path, 'TYPE_BOOL', value)
+    case 'int32':
+      return readInteger(value, path, 'TYPE_INT32')
+    case 'int64':
+      return readInteger(value, path, 'TYPE_INT64')
+    case 'float':
+      return readFloat(value, path)
+    case 'duration':
+      return readDuration(value, path)
+    case 'timestamp':
+      return readTimestamp(value, path)
+    case 'fieldMask':
+      return readFieldMask(value, path)
+    case 'enum':
+      return readEnum(type, value, path)
+    case 'repeated': {
+      if (!Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}': expected a list; received ${shown(value)}.`)
+      return value.map((item, i) => {
+        if (item === null || item === undefined) throw invalidArgument(`${path}[${i}]`, `Invalid value at '${path}[${i}]': a list element cannot be null.`)
+        return readValue(type.of, item, `${path}[${i}]`)
+      })
+    }
+    case 'map': {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}': expected an object (a map); received ${shown(value)}.`)
+      const out: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(value)) {
+        if (v === null || v === undefined) throw invalidArgument(`${path}.${k}`, `Invalid value at '${path}.${k}': a map value cannot be null.`)
+        Object.defineProperty(out, k, { value: readValue(type.of, v, `${path}.${k}`), enumerable: true, writable: true, configurable: true })
+      }
+      return out
+    }
+    case 'message':
+      return readMessageValue(type, value, path)
+  }
+}
+
+function readMessageValue(type: MessageType, value: unknown, path: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(path, `Invalid value at '${path === '' ? type.name : path}' (type.googleapis.com/${type.name}): expected an object; received ${shown(value)}.`)
+  }
+  const out: Record<string, unknown> = {}
+  for (const [rawKey, v] of Object.entries(value)) {
+    const key = camelCase(rawKey)
+    const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined
+    if (fieldType === undefined) {
+      const where = path === '' ? '' : ` at '${path}'`
+      throw invalidArgument(path, `Invalid JSON payload received. Unknown name "${rawKey}"${where}: Cannot find field.`)
+    }
+    if (v === null || v === undefined) continue
+    if (Object.hasOwn(out, key)) throw invalidArgument(join(path, key), `Invalid JSON payload received. Field "${key}" is given twice (as lowerCamelCase and snake_case).`)
+    out[key] = readValue(fieldType, v, join(path, key))
+  }
+  for (const group of type.oneofs ?? []) {
+    const set = group.filter((k) => Object.hasOwn(out, k))
+    if (set.length > 1) {
+      throw invalidArgument(join(path, set[1] as string), `Invalid JSON payload received. Only one of ${set.map((k) => `"${k}"`).join(' and ')} may be set (they are one oneof).`)
+    }
+  }
+  return out
+}
+
+/** Reads a request (or any message) against its schema; throws an INVALID_ARGUMENT RpcFailure. */
+export function readMessage<const M extends MessageType>(type: M, value: unknown, path = ''): Infer<M> {
+  return readMessageValue(type, value ?? {}, path) as Infer<M>
+}

@@ -1,0 +1,88 @@
+import { Analyzer, embedAll } from '@quarry/core'
+import { failure, invalidArgument } from '../rpc/status.js'
+import { parseName } from '../rpc/names.js'
+import type { ResolvedRetrieverOptions } from './options.js'
+import type { ChunkState, CorpusState, DocumentState, RetrieverState } from './state.js'
+
+export const CORPUS_NAME = 'corpora/{corpus}'
+export const DOCUMENT_NAME = 'corpora/{corpus}/documents/{document}'
+export const CHUNK_NAME = 'corpora/{corpus}/documents/{document}/chunks/{chunk}'
+
+/** What every Semantic Retriever operation works on. */
+export class RetrieverContext {
+  readonly state: RetrieverState = { corpora: new Map(), seq: 0 }
+  readonly options: ResolvedRetrieverOptions
+  /** Counts a chunk's tokens: word tokens of the wink tokenizer, nothing dropped or stemmed. */
+  readonly #tokens = new Analyzer({ stopWords: false, stem: false, minLength: 1 })
+
+  constructor(options: ResolvedRetrieverOptions) {
+    this.options = options
+  }
+
+  /** A creation stamp: the next sequence number and the clock's time. */
+  stamp(): { seq: number; createMs: number; updateMs: number } {
+    const ms = this.options.clock().getTime()
+    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
+  }
+
+  now(): number {
+    return this.options.clock().getTime()
+  }
+
+  /** Embeds texts with the configured embedder; its failure is the server's (INTERNAL), not the caller's. */
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    try {
+      return await embedAll(this.options.embedder, texts)
+    } catch (error) {
+      this.options.onInternalError(error)
+      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
+    }
+  }
+
+  countTokens(text: string): number {
+    return this.#tokens.tokens(text).length
+  }
+
+  checkDisplayName(value: string | undefined, field: string): string | undefined {
+    if (value === undefined || value === '') return undefined
+    if (value.length > this.options.limits.displayName) {
+      throw invalidArgument(field, `displayName is at most ${this.options.limits.displayName} characters; received ${value.length}.`)
+    }
+    return value
+  }
+
+  corpus(name: string | undefined, field: string): CorpusState {
+    parseName(name, CORPUS_NAME, field)
+    const corpus = this.state.corpora.get(name as string)
+    if (!corpus) throw failure('NOT_FOUND', `Corpus "${name}" not found.`, field)
+    return corpus
+  }
+
+  document(name: string | undefined, field: string): { corpus: CorpusState; document: DocumentState } {
+    const [corpusId] = parseName(name, DOCUMENT_NAME, field)
+    const corpus = this.state.corpora.get(`corpora/${corpusId}`)
+    const document = corpus?.documents.get(name as string)
+    if (!corpus || !document) throw failure('NOT_FOUND', `Document "${name}" not found.`, field)
+    return { corpus, document }
+  }
+
+  chunk(name: string | undefined, field: string): { corpus: CorpusState; document: DocumentState; chunk: ChunkState } {
+    const [corpusId, documentId] = parseName(name, CHUNK_NAME, field)
+    const corpus = this.state.corpora.get(`corpora/${corpusId}`)
+    const document = corpus?.documents.get(`corpora/${corpusId}/documents/${documentId}`)
+    const chunk = document?.chunks.get(name as string)
+    if (!corpus || !document || !chunk) throw failure('NOT_FOUND', `Chunk "${name}" not found.`, field)
+    return { corpus, document, chunk }
+  }
+}
+
+/** Checks an update mask: present, non-empty, and only the paths the resource allows. */
+export function checkUpdateMask(paths: readonly string[] | undefined, allowed: readonly string[], resource: string): Set<string> {
+  if (paths === undefined || paths.length === 0) {
+    throw invalidArgument('updateMask', `updateMask is required: list the ${resource} fields to change (${allowed.join(', ')}).`)
+  }
+  for (const [i, p] of paths.entries()) {
+    if (!allowed.includes(p)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated on a ${resource}; updatable fields: ${allowed.join(', ')}.`)
+  }
+  return new Set(paths)
+}

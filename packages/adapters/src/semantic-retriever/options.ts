@@ -1,0 +1,83 @@
+import { QuarryError, createHashingEmbedder, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
+import { systemClock, type Clock } from '../rpc/clock.js'
+import { cryptoRandomId, type RandomId } from '../rpc/names.js'
+
+/** The documented limits of the Semantic Retriever; each can be changed (e.g. lowered in tests). */
+export interface RetrieverLimits {
+  /** Corpora one engine (a project) holds. @defaultValue 5 */
+  readonly corpora: number
+  /** Documents per corpus. @defaultValue 10000 */
+  readonly documentsPerCorpus: number
+  /** Chunks per corpus. @defaultValue 1000000 */
+  readonly chunksPerCorpus: number
+  /** customMetadata entries per document and per chunk. @defaultValue 20 */
+  readonly customMetadata: number
+  /** Tokens in one chunk's text (word tokens of Quarry's analyzer, see the README). @defaultValue 2043 */
+  readonly tokensPerChunk: number
+  /** Requests in one chunks:batchCreate / batchUpdate / batchDelete. @defaultValue 100 */
+  readonly batchSize: number
+  /** Characters of a displayName. @defaultValue 512 */
+  readonly displayName: number
+}
+
+export const RETRIEVER_LIMITS: RetrieverLimits = {
+  corpora: 5,
+  documentsPerCorpus: 10_000,
+  chunksPerCorpus: 1_000_000,
+  customMetadata: 20,
+  tokensPerChunk: 2043,
+  batchSize: 100,
+  displayName: 512,
+}
+
+export interface SemanticRetrieverOptions {
+  /**
+   * Embeds chunk text and queries. @defaultValue a 256-dimensional hashing embedder (word overlap,
+   * no model; pass `createGloveEmbedder()` or your own model for semantic similarity)
+   */
+  embedder?: Embedder
+  /** Dense index of every corpus: 'hnsw' (exact below planner.exactBelow chunks) or always 'exact'. @defaultValue 'hnsw' */
+  dense?: 'hnsw' | 'exact'
+  hnsw?: Partial<HnswOptions>
+  planner?: Partial<PlannerOptions>
+  limits?: Partial<RetrieverLimits>
+  /** Source of createTime / updateTime. @defaultValue the system clock */
+  clock?: Clock
+  /** Source of generated ids. @defaultValue crypto-random */
+  randomId?: RandomId
+  /** Told about unexpected errors (answered as INTERNAL without details). @defaultValue console.error */
+  onInternalError?: (error: unknown) => void
+}
+
+export interface ResolvedRetrieverOptions {
+  readonly embedder: Embedder
+  readonly dense: 'hnsw' | 'exact'
+  readonly hnsw: Partial<HnswOptions> | undefined
+  readonly planner: Partial<PlannerOptions> | undefined
+  readonly limits: RetrieverLimits
+  readonly clock: Clock
+  readonly randomId: RandomId
+  readonly onInternalError: (error: unknown) => void
+}
+
+export function resolveRetrieverOptions(options: SemanticRetrieverOptions): ResolvedRetrieverOptions {
+  const limits = { ...RETRIEVER_LIMITS, ...options.limits }
+  for (const [key, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new QuarryError('INVALID_OPTION', `limits.${key} must be a positive integer; received ${String(value)}.`, { path: `limits.${key}` })
+    }
+  }
+  if (options.dense !== undefined && options.dense !== 'hnsw' && options.dense !== 'exact') {
+    throw new QuarryError('INVALID_OPTION', `dense must be 'hnsw' or 'exact'; received ${String(options.dense)}.`, { path: 'dense' })
+  }
+  return {
+    embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    dense: options.dense ?? 'hnsw',
+    hnsw: options.hnsw,
+    planner: options.planner,
+    limits,
+    clock: options.clock ?? systemClock,
+    randomId: options.randomId ?? cryptoRandomId,
+    onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
+  }
+}

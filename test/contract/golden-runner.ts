@@ -1,0 +1,64 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { expect } from 'vitest'
+import type { Outcome } from '@quarry/adapters'
+
+/**
+ * Golden request/response pairs: a scenario is a list of calls on one fresh engine, each with the
+ * exact response JSON or google.rpc.Status it must produce. `UPDATE_GOLDEN=1` rewrites the
+ * expectations from the current code (review the diff before committing it).
+ */
+export interface GoldenStep {
+  readonly call: string
+  readonly note?: string
+  readonly request: unknown
+  response?: unknown
+  error?: unknown
+}
+
+export interface GoldenScenario {
+  readonly name: string
+  readonly options?: Record<string, unknown>
+  readonly steps: GoldenStep[]
+}
+
+export function loadGolden(path: string): GoldenScenario[] {
+  return (JSON.parse(readFileSync(path, 'utf8')) as { scenarios: GoldenScenario[] }).scenarios
+}
+
+export const updating = process.env.UPDATE_GOLDEN === '1'
+
+export function saveGolden(path: string, scenarios: readonly GoldenScenario[]): void {
+  writeFileSync(path, `${JSON.stringify({ scenarios }, null, 2)}\n`)
+}
+
+/** proto3 JSON never carries null or undefined, and an empty list is omitted. */
+export function expectProto3Json(value: unknown, path = '$'): void {
+  if (value === null || value === undefined) throw new Error(`${path} is ${String(value)}`)
+  if (Array.isArray(value)) {
+    if (value.length === 0) throw new Error(`${path} is an empty list (omit it)`)
+    value.forEach((v, i) => expectProto3Json(v, `${path}[${i}]`))
+  } else if (typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (/_/.test(k) && path !== '$.scope') throw new Error(`${path}.${k} is not lowerCamelCase`)
+      expectProto3Json(v, `${path}.${k}`)
+    }
+  }
+}
+
+/** Runs one step against `call` and checks (or records) its outcome. */
+export async function runStep(step: GoldenStep, call: (method: string, request: unknown) => Promise<Outcome<unknown>>): Promise<void> {
+  const outcome = await call(step.call, step.request)
+  const json = JSON.parse(JSON.stringify(outcome)) as Outcome<unknown>
+  expect(json, 'the outcome survives JSON unchanged').toEqual(outcome)
+  if (outcome.ok) expectProto3Json(outcome.response)
+  if (updating) {
+    delete step.response
+    delete step.error
+    if (json.ok) step.response = json.response
+    else step.error = json.status
+    return
+  }
+  const label = `${step.call} ${step.note ?? ''}`
+  if (step.error !== undefined) expect(json, label).toEqual({ ok: false, status: step.error })
+  else expect(json, label).toEqual({ ok: true, response: step.response })
+}
