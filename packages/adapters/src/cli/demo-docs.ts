@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { Analyzer, chunkText, createGloveEmbedder, createIndex, defaultCacheDir, loadIndex, type Embedder, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { packageDocs } from './package-docs.js'
+import { runSemanticRetrieverDemo } from './demo-semantic-retriever.js'
 import { progress } from './progress.js'
 import { renderTable } from './table.js'
 
@@ -60,6 +61,8 @@ export async function runDocsDemo(): Promise<void> {
   for (const question of EXAMPLE_QUESTIONS) {
     printHits(`Q: ${question}`, index, await index.query({ text: question, topK: 5 }))
   }
+  console.log('\nThe same corpus through a Google API, in process (Generative Language Semantic Retriever):')
+  await runSemanticRetrieverDemo(embedder, EXAMPLE_QUESTIONS[1] as string)
   console.log(`\nSaved the index to ${demoIndexDir()}; ask more with: npx -y pnpm@12.4.2 quarry query "your question"`)
 }
 

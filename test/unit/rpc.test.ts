@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest'
+import { Code, httpStatusOf, codeName } from '@quarry/adapters'
+import { bool, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMessage, repeated, string, timestamp } from '../../packages/adapters/src/rpc/proto-json.js'
+import { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
+import { derivedId, parseName, seededRandomId } from '../../packages/adapters/src/rpc/names.js'
+import { pageOf } from '../../packages/adapters/src/rpc/paging.js'
+
+const Inner = message('test.Inner', { value: string, count: int64 })
+const Req = message(
+  'test.Request',
+  {
+    displayName: string,
+    pageSize: int32,
+    force: bool,
+    kind: enumOf('test.Kind', { KIND_UNSPECIFIED: 0, RED: 1, BLUE: 2 }),
+    ttl: duration,
+    expireTime: timestamp,
+    updateMask: fieldMask,
+    items: repeated(Inner),
+    scope: mapOf(string),
+    a: string,
+    b: string,
+  },
+  [['a', 'b']],
+)
+
+function violation(run: () => unknown): { code: number; field: string; message: string } {
+  try {
+    run()
+  } catch (e) {
+    const s = (e as RpcFailure).status
+    return { code: s.code, field: s.details?.[0]?.fieldViolations[0]?.field ?? '', message: s.message }
+  }
+  throw new Error('expected an RpcFailure')
+}
+
+describe('proto-JSON request reader', () => {
+  it('reads camelCase and snake_case, enums by name or number, int64 strings, durations, timestamps, masks', () => {
+    const r = readMessage(Req, {
+      display_name: 'x',
+      pageSize: '7',
+      force: 'true',
+      kind: 2,
+      ttl: '90.5s',
+      expire_time: '2026-01-01T01:00:00+01:00',
+      updateMask: 'display_name,items.count',
+      items: [{ value: 'v', count: '9007199254740991' }],
+      scope: { user_id: 'u' },
+      a: null,
+    })
+    expect(r).toEqual({
+      displayName: 'x',
+      pageSize: 7,
+      force: true,
+      kind: 'BLUE',
+      ttl: 90.5,
+      expireTime: '2026-01-01T00:00:00.000Z',
+      updateMask: ['displayName', 'items.count'],
+      items: [{ value: 'v', count: 9007199254740991 }],
+      scope: { user_id: 'u' },
+    })
+    expect(readMessage(Req, { ttl: { seconds: 3, nanos: 500_000_000 }, updateMask: { paths: ['a'] }, kind: 'RED' })).toEqual({ ttl: 3.5, updateMask: ['a'], kind: 'RED' })
+  })
+
+  it('refuses unknown names, wrong types, bad enums, both oneof members, int32 overflow, bad timestamps', () => {
+    expect(violation(() => readMessage(Req, { nope: 1 }))).toEqual({ code: Code.INVALID_ARGUMENT, field: '', message: 'Invalid JSON payload received. Unknown name "nope": Cannot find field.' })
+    expect(violation(() => readMessage(Req, { items: [{ extra: 1 }] })).message).toBe(`items[0]: Invalid JSON payload received. Unknown name "extra" at 'items[0]': Cannot find field.`)
+    expect(violation(() => readMessage(Req, { pageSize: 'ten' })).field).toBe('pageSize')
+    expect(violation(() => readMessage(Req, { pageSize: 2 ** 31 })).field).toBe('pageSize')
+    expect(violation(() => readMessage(Req, { kind: 'GREEN' })).field).toBe('kind')
+    expect(violation(() => readMessage(Req, { kind: 7 })).field).toBe('kind')
+    expect(violation(() => readMessage(Req, { a: 'x', b: 'y' })).field).toBe('b')
+    expect(violation(() => readMessage(Req, { expireTime: '2026-01-01' })).field).toBe('expireTime')
+    expect(violation(() => readMessage(Req, { ttl: '5m' })).field).toBe('ttl')
+    expect(violation(() => readMessage(Req, { items: [null] })).field).toBe('items[0]')
+    expect(violation(() => readMessage(Req, { displayName: 'a', display_name: 'b' })).field).toBe('displayName')
+    expect(violation(() => readMessage(Req, 'not an object')).code).toBe(Code.INVALID_ARGUMENT)
+  })
+})
+
+describe('status codes', () => {
+  it('maps gRPC codes to Google REST HTTP statuses', () => {
+    expect([Code.INVALID_ARGUMENT, Code.FAILED_PRECONDITION, Code.OUT_OF_RANGE, Code.NOT_FOUND, Code.ALREADY_EXISTS, Code.RESOURCE_EXHAUSTED, Code.INTERNAL, Code.UNIMPLEMENTED].map(httpStatusOf)).toEqual([400, 400, 400, 404, 409, 429, 500, 501])
+    expect(codeName(5)).toBe('NOT_FOUND')
+    expect(codeName(99)).toBe('UNKNOWN')
+  })
+})
+
+describe('resource names', () => {
+  it('derives ids from display names within 40 characters', () => {
+    const random = seededRandomId(1)
+    expect(derivedId('My Corpus!', random)).toMatch(/^my-corpus-[a-z0-9]{12}$/)
+    expect(derivedId('Ünïcode — and a very long display name indeed, longer than forty', random)).toMatch(/^unicode-and-a-very-long-dis-[a-z0-9]{12}$/)
+    expect(derivedId('!!!', random)).toMatch(/^[a-z0-9]{12}$/)
+    expect(derivedId('a'.repeat(100), random).length).toBe(40)
+  })
+  it('parses names against a pattern', () => {
+    expect(parseName('corpora/a/documents/b-1', 'corpora/{corpus}/documents/{document}', 'name')).toEqual(['a', 'b-1'])
+    for (const bad of ['corpora/a', 'corpora/a/documents/B', 'corpora/a/documents/b-', 'x/a/documents/b', 'corpora/a/documents/b/extra']) {
+      expect(violation(() => parseName(bad, 'corpora/{corpus}/documents/{document}', 'name')).field).toBe('name')
+    }
+  })
+})
+
+describe('page cursors', () => {
+  it('pages a list in order, caps the size, and binds the token to its list', () => {
+    const items = Array.from({ length: 7 }, (_, i) => ({ seq: i * 2 }))
+    const limits = { defaultSize: 3, maxSize: 4 }
+    const p1 = pageOf(items, (x) => x.seq, 'L', {}, limits)
+    expect(p1.items.map((x) => x.seq)).toEqual([0, 2, 4])
+    const p2 = pageOf(items, (x) => x.seq, 'L', { pageSize: 100, pageToken: p1.nextPageToken as string }, limits)
+    expect(p2.items.map((x) => x.seq)).toEqual([6, 8, 10, 12])
+    expect(p2.nextPageToken).toBeUndefined()
+    expect(violation(() => pageOf(items, (x) => x.seq, 'M', { pageToken: p1.nextPageToken as string }, limits)).field).toBe('pageToken')
+  })
+})
