@@ -1,0 +1,80 @@
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+import * as retriever from '../../packages/adapters/src/semantic-retriever/schema.js'
+import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
+
+/**
+ * The request schemas were written from Google's v1beta protos; this checks them against the
+ * protos that ship inside Google's own Node client, so a renamed field, a missing one or a
+ * renumbered enum value cannot slip in.
+ */
+const require = createRequire(import.meta.url)
+
+interface ProtoNode {
+  fields?: Record<string, { type: string; rule?: string; keyType?: string }>
+  values?: Record<string, number>
+  oneofs?: Record<string, { oneof: string[] }>
+  nested?: Record<string, ProtoNode>
+}
+
+function lookup(root: ProtoNode, fullName: string): ProtoNode {
+  let node: ProtoNode | undefined = root
+  for (const part of fullName.split('.')) node = node?.nested?.[part]
+  if (!node) throw new Error(`${fullName} is not in the protos`)
+  return node
+}
+
+const SCALARS: Record<string, string[]> = {
+  string: ['string'],
+  bool: ['bool'],
+  int32: ['int32'],
+  int64: ['int64'],
+  float: ['float', 'double'],
+  timestamp: ['google.protobuf.Timestamp'],
+  duration: ['google.protobuf.Duration'],
+  fieldMask: ['google.protobuf.FieldMask'],
+}
+
+function checkMessage(root: ProtoNode, schema: MessageType): void {
+  const proto = lookup(root, schema.name)
+  expect(Object.keys(schema.fields).sort(), schema.name).toEqual(Object.keys(proto.fields ?? {}).sort())
+  for (const [name, type] of Object.entries(schema.fields)) {
+    const field = proto.fields?.[name] as { type: string; rule?: string }
+    checkField(root, schema.name, name, type, field)
+  }
+  // Oneofs of two or more members (one-member oneofs constrain nothing).
+  const groups = (list: readonly (readonly string[])[]): string[][] => list.filter((o) => o.length > 1).map((o) => [...o].sort())
+  expect(groups(schema.oneofs ?? []), `${schema.name} oneofs`).toEqual(groups(Object.values(proto.oneofs ?? {}).map((o) => o.oneof)))
+}
+
+function checkField(root: ProtoNode, owner: string, name: string, type: FieldType, field: { type: string; rule?: string; keyType?: string }): void {
+  const label = `${owner}.${name}`
+  if (type.t === 'repeated') {
+    expect(field.rule, label).toBe('repeated')
+    return checkField(root, owner, name, type.of, { type: field.type })
+  }
+  if (type.t === 'map') {
+    expect(field.keyType, label).toBe('string')
+    return checkField(root, owner, name, type.of, { type: field.type })
+  }
+  expect(field.rule, label).toBeUndefined()
+  if (type.t === 'message') {
+    expect(type.name.endsWith(field.type), label).toBe(true)
+    return checkMessage(root, type)
+  }
+  if (type.t === 'enum') {
+    expect(type.name.endsWith(field.type), label).toBe(true)
+    expect(type.values, label).toEqual(lookup(root, type.name).values)
+    return
+  }
+  expect(SCALARS[type.t], label).toContain(field.type)
+}
+
+describe('request schemas match the protos of Google\'s Node clients', () => {
+  it('Semantic Retriever (v1beta, @google-ai/generativelanguage)', () => {
+    const root = require('@google-ai/generativelanguage/build/protos/protos.json') as ProtoNode
+    const requests = Object.entries(retriever).filter(([name, v]) => name.endsWith('Request') && (v as FieldType).t === 'message')
+    expect(requests.length).toBe(20)
+    for (const [, schema] of requests) checkMessage(root, schema as MessageType)
+  })
+})
