@@ -12,6 +12,7 @@ import { runHybrid } from './suites/hybrid.js'
 import { runPersist } from './suites/persist.js'
 import { runPersistScale } from './suites/persist-scale.js'
 import { runQuality } from './suites/quality.js'
+import { runSemanticRetriever } from './suites/semantic-retriever.js'
 import { runTextSpeed } from './suites/text-speed.js'
 
 export interface SuiteContext {
@@ -30,6 +31,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   'persist-scale': runPersistScale,
   hybrid: runHybrid,
   exact: runExact,
+  'semantic-retriever': runSemanticRetriever,
 }
 
 const args = process.argv.slice(2)
