@@ -138,13 +138,20 @@ export async function createChunk(ctx: RetrieverContext, request: unknown): Prom
   return chunk as ChunkJson
 }
 
-export async function batchCreateChunks(ctx: RetrieverContext, request: unknown): Promise<BatchChunksResponseJson> {
-  const { parent, requests } = readMessage(BatchCreateChunksRequest, request)
+type Plan<R> = (ctx: RetrieverContext, request: R, at: string, batchParent: string | undefined, taken: Set<string>) => ChunkWrite
+
+/** A batch: 1 to batchSize requests, all planned (checked) before any is embedded or applied. */
+async function batch<R>(ctx: RetrieverContext, parent: string | undefined, requests: readonly R[] | undefined, plan: Plan<R>): Promise<BatchChunksResponseJson> {
   checkBatch(ctx, requests)
   const batchParent = checkBatchParent(parent)
   const taken = new Set<string>()
-  const writes = (requests ?? []).map((r, i) => planCreate(ctx, r, `requests[${i}].`, batchParent, taken))
+  const writes = (requests ?? []).map((r, i) => plan(ctx, r, `requests[${i}].`, batchParent, taken))
   return { chunks: await apply(ctx, writes) }
+}
+
+export async function batchCreateChunks(ctx: RetrieverContext, request: unknown): Promise<BatchChunksResponseJson> {
+  const { parent, requests } = readMessage(BatchCreateChunksRequest, request)
+  return batch(ctx, parent, requests, planCreate)
 }
 
 export async function getChunk(ctx: RetrieverContext, request: unknown): Promise<ChunkJson> {
@@ -160,11 +167,7 @@ export async function updateChunk(ctx: RetrieverContext, request: unknown): Prom
 
 export async function batchUpdateChunks(ctx: RetrieverContext, request: unknown): Promise<BatchChunksResponseJson> {
   const { parent, requests } = readMessage(BatchUpdateChunksRequest, request)
-  checkBatch(ctx, requests)
-  const batchParent = checkBatchParent(parent)
-  const taken = new Set<string>()
-  const writes = (requests ?? []).map((r, i) => planUpdate(ctx, r, `requests[${i}].`, batchParent, taken))
-  return { chunks: await apply(ctx, writes) }
+  return batch(ctx, parent, requests, planUpdate)
 }
 
 function remove(corpus: CorpusState, document: DocumentState, chunk: ChunkState): void {
