@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import * as retriever from '../../packages/adapters/src/semantic-retriever/schema.js'
+import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages/adapters/src/vertex-rag/schema.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
 /**
@@ -29,7 +30,8 @@ const SCALARS: Record<string, string[]> = {
   bool: ['bool'],
   int32: ['int32'],
   int64: ['int64'],
-  float: ['float', 'double'],
+  float: ['float'],
+  double: ['double'],
   timestamp: ['google.protobuf.Timestamp'],
   duration: ['google.protobuf.Duration'],
   fieldMask: ['google.protobuf.FieldMask'],
@@ -58,6 +60,11 @@ function checkField(root: ProtoNode, owner: string, name: string, type: FieldTyp
     return checkField(root, owner, name, type.of, { type: field.type })
   }
   expect(field.rule, label).toBeUndefined()
+  if (type.t === 'opaque') {
+    expect(type.name.endsWith(field.type), label).toBe(true)
+    lookup(root, type.name)
+    return
+  }
   if (type.t === 'message') {
     expect(type.name.endsWith(field.type), label).toBe(true)
     return checkMessage(root, type)
@@ -76,5 +83,14 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
     const requests = Object.entries(retriever).filter(([name, v]) => name.endsWith('Request') && (v as FieldType).t === 'message')
     expect(requests.length).toBe(20)
     for (const [, schema] of requests) checkMessage(root, schema as MessageType)
+  })
+
+  it('Vertex AI RAG Engine v1 and v1beta1 (@google-cloud/aiplatform)', () => {
+    const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
+    for (const schema of Object.values(SHARED_REQUESTS)) {
+      checkMessage(root, requestSchema(schema, 'v1beta1'))
+      checkMessage(root, requestSchema(schema, 'v1'))
+    }
+    for (const schema of Object.values(V1BETA1_REQUESTS)) checkMessage(root, schema)
   })
 })

@@ -12,12 +12,14 @@ export type FieldType =
   | { readonly t: 'int32' }
   | { readonly t: 'int64' }
   | { readonly t: 'float' }
+  | { readonly t: 'double' }
   | { readonly t: 'timestamp' }
   | { readonly t: 'duration' }
   | { readonly t: 'fieldMask' }
   | { readonly t: 'enum'; readonly name: string; readonly values: Readonly<Record<string, number>> }
   | { readonly t: 'repeated'; readonly of: FieldType }
   | { readonly t: 'map'; readonly of: FieldType }
+  | { readonly t: 'opaque'; readonly name: string }
   | MessageType
 
 export interface MessageType {
@@ -32,7 +34,7 @@ export type Infer<T> = T extends { t: 'string' | 'timestamp' }
   ? string
   : T extends { t: 'bool' }
     ? boolean
-    : T extends { t: 'int32' | 'int64' | 'float' | 'duration' }
+    : T extends { t: 'int32' | 'int64' | 'float' | 'double' | 'duration' }
       ? number
       : T extends { t: 'fieldMask' }
         ? string[]
@@ -42,7 +44,9 @@ export type Infer<T> = T extends { t: 'string' | 'timestamp' }
             ? Infer<I>[]
             : T extends { t: 'map'; of: infer I }
               ? Record<string, Infer<I>>
-              : T extends { t: 'message'; fields: infer F }
+              : T extends { t: 'opaque' }
+                ? Readonly<Record<string, unknown>>
+                : T extends { t: 'message'; fields: infer F }
                 ? { [K in keyof F]?: Infer<F[K]> }
                 : never
 
@@ -51,6 +55,7 @@ export const bool = { t: 'bool' } as const
 export const int32 = { t: 'int32' } as const
 export const int64 = { t: 'int64' } as const
 export const float = { t: 'float' } as const
+export const double = { t: 'double' } as const
 export const timestamp = { t: 'timestamp' } as const
 export const duration = { t: 'duration' } as const
 export const fieldMask = { t: 'fieldMask' } as const
@@ -64,6 +69,25 @@ export function repeated<const I extends FieldType>(of: I): { readonly t: 'repea
 export function mapOf<const I extends FieldType>(of: I): { readonly t: 'map'; readonly of: I } {
   return { t: 'map', of }
 }
+/** A message Quarry does not interpret (another backend's config, say): any object, kept as given. */
+export function opaque(name: string): { readonly t: 'opaque'; readonly name: string } {
+  return { t: 'opaque', name }
+}
+
+/**
+ * The same message without some fields, recursively by message name: how an older API surface
+ * (v1) is derived from a newer one (v1beta1).
+ */
+export function without<T extends FieldType>(type: T, removed: Readonly<Record<string, readonly string[]>>, rename: (name: string) => string = (n) => n): T {
+  if (type.t === 'repeated' || type.t === 'map') return { ...type, of: without(type.of, removed, rename) }
+  if (type.t === 'enum' || type.t === 'opaque') return { ...type, name: rename(type.name) }
+  if (type.t !== 'message') return type
+  const drop = removed[type.name] ?? []
+  const fields = Object.fromEntries(Object.entries(type.fields).filter(([k]) => !drop.includes(k)).map(([k, v]) => [k, without(v, removed, rename)]))
+  const oneofs = (type.oneofs ?? []).map((o) => o.filter((k) => !drop.includes(k))).filter((o) => o.length > 0)
+  return { ...type, name: rename(type.name), fields, oneofs }
+}
+
 export function message<const F extends Record<string, FieldType>>(name: string, fields: F, oneofs: readonly (readonly (keyof F & string)[])[] = []): { readonly t: 'message'; readonly name: string; readonly fields: F; readonly oneofs: readonly (readonly string[])[] } {
   return { t: 'message', name, fields, oneofs }
 }
@@ -100,9 +124,9 @@ function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_IN
   return n
 }
 
-function readFloat(value: unknown, path: string): number {
+function readFloat(value: unknown, path: string, type: 'TYPE_FLOAT' | 'TYPE_DOUBLE'): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(path, 'TYPE_FLOAT', value)
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(path, type, value)
   return n
 }
 
@@ -176,7 +200,8 @@ function readValue(type: FieldType, value: unknown, path: string): unknown {
     case 'int64':
       return readInteger(value, path, 'TYPE_INT64')
     case 'float':
-      return readFloat(value, path)
+    case 'double':
+      return readFloat(value, path, type.t === 'float' ? 'TYPE_FLOAT' : 'TYPE_DOUBLE')
     case 'duration':
       return readDuration(value, path)
     case 'timestamp':
@@ -201,6 +226,9 @@ function readValue(type: FieldType, value: unknown, path: string): unknown {
       }
       return out
     }
+    case 'opaque':
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}): expected an object.`)
+      return value
     case 'message':
       return readMessageValue(type, value, path)
   }
