@@ -37,3 +37,28 @@ export type {
   BatchChunksResponseJson,
   EmptyJson,
 } from './semantic-retriever/resources.js'
+
+// Vertex AI RAG Engine (v1 and v1beta1 VertexRagService / VertexRagDataService).
+export { VertexRagEngine, VertexRagSurface, RAG_METHODS } from './vertex-rag/service.js'
+export { VertexRagServiceClient, VertexRagDataServiceClient, v1, v1beta1 } from './vertex-rag/client.js'
+export type { VertexRagClientOptions } from './vertex-rag/client.js'
+export type { VertexRagOptions, Reranker, RerankRequest } from './vertex-rag/options.js'
+export type { DistanceMetric } from './vertex-rag/metric.js'
+export type { ApiVersion } from './vertex-rag/schema.js'
+export { DEFAULT_TOP_K } from './vertex-rag/retrieve.js'
+export { CHUNK_SIZE_DEFAULT, CHUNK_OVERLAP_DEFAULT } from './vertex-rag/chunking.js'
+export { LongRunningOperation } from './rpc/long-running.js'
+export type { UploadContent } from './vertex-rag/files.js'
+export type {
+  RagCorpusJson,
+  RagFileJson,
+  RagChunkJson,
+  ContextJson,
+  RetrieveContextsResponseJson,
+  ImportRagFilesResponseJson,
+  UploadRagFileResponseJson,
+  OperationJson,
+  RagDataSchemaJson,
+  RagMetadataJson,
+  MetadataValueJson,
+} from './vertex-rag/resources.js'

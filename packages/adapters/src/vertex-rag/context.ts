@@ -1,0 +1,116 @@
+import { embedAll } from '@quarry/core'
+import { rfc3339 } from '../rpc/clock.js'
+import { parseName } from '../rpc/names.js'
+import { failure, type RpcStatus } from '../rpc/status.js'
+import type { ResolvedVertexRagOptions } from './options.js'
+import type { OperationJson } from './resources.js'
+import type { ApiVersion } from './schema.js'
+import type { RagCorpusState, RagDataSchemaState, RagFileState, RagMetadataState, RagState } from './state.js'
+
+export const LOCATION = 'projects/{project}/locations/{location}'
+export const CORPUS = `${LOCATION}/ragCorpora/{rag_corpus}`
+export const FILE = `${CORPUS}/ragFiles/{rag_file}`
+export const SCHEMA = `${CORPUS}/ragDataSchemas/{rag_data_schema}`
+export const METADATA = `${FILE}/ragMetadata/{rag_metadata}`
+
+/** What every RAG Engine operation works on: state, options, lookups by name, stamps, operations. */
+export class RagContext {
+  readonly state: RagState = { corpora: new Map(), operations: new Map(), seq: 0 }
+  readonly options: ResolvedVertexRagOptions
+
+  constructor(options: ResolvedVertexRagOptions) {
+    this.options = options
+  }
+
+  stamp(): { seq: number; createMs: number; updateMs: number } {
+    const ms = this.options.clock().getTime()
+    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
+  }
+
+  now(): number {
+    return this.options.clock().getTime()
+  }
+
+  /** A numeric resource id, as Vertex generates them (19 digits, no leading zero). */
+  numericId(): string {
+    const raw = this.options.randomId(19)
+    let out = ''
+    for (let i = 0; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
+    return (out[0] === '0' ? '1' : '') + out.slice(out[0] === '0' ? 1 : 0)
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    try {
+      return await embedAll(this.options.embedder, texts)
+    } catch (error) {
+      this.options.onInternalError(error)
+      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
+    }
+  }
+
+  location(name: string | undefined, field: string): string {
+    parseName(name, LOCATION, field)
+    return name as string
+  }
+
+  corpus(name: string | undefined, field: string): RagCorpusState {
+    parseName(name, CORPUS, field)
+    const corpus = this.state.corpora.get(name as string)
+    if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${name}" not found.`, field)
+    return corpus
+  }
+
+  file(name: string | undefined, field: string): { corpus: RagCorpusState; file: RagFileState } {
+    parseName(name, FILE, field)
+    const corpusName = (name as string).split('/ragFiles/')[0] as string
+    const corpus = this.state.corpora.get(corpusName)
+    const file = corpus?.files.get(name as string)
+    if (!corpus || !file) throw failure('NOT_FOUND', `RagFile "${name}" not found.`, field)
+    return { corpus, file }
+  }
+
+  schema(name: string | undefined, field: string): { corpus: RagCorpusState; schema: RagDataSchemaState } {
+    parseName(name, SCHEMA, field)
+    const corpus = this.state.corpora.get((name as string).split('/ragDataSchemas/')[0] as string)
+    const schema = corpus?.schemas.get(name as string)
+    if (!corpus || !schema) throw failure('NOT_FOUND', `RagDataSchema "${name}" not found.`, field)
+    return { corpus, schema }
+  }
+
+  ragMetadata(name: string | undefined, field: string): { corpus: RagCorpusState; file: RagFileState; metadata: RagMetadataState } {
+    parseName(name, METADATA, field)
+    const { corpus, file } = this.file((name as string).split('/ragMetadata/')[0], field)
+    const metadata = file.metadata.get(name as string)
+    if (!metadata) throw failure('NOT_FOUND', `RagMetadata "${name}" not found.`, field)
+    return { corpus, file, metadata }
+  }
+
+  /**
+   * A finished long-running operation on `resource`, remembered for polling: its metadata names
+   * `metadataType` (with create/update times), its response `responseType` (absent for Empty).
+   */
+  operation(
+    version: ApiVersion,
+    resource: string,
+    metadataType: string,
+    response: { type: string; value: object },
+    extraMetadata: Readonly<Record<string, unknown>> = {},
+    partialFailures: readonly RpcStatus[] = [],
+  ): OperationJson {
+    const ms = this.now()
+    const name = `${resource}/operations/${this.numericId()}`
+    const pkg = `type.googleapis.com/google.cloud.aiplatform.${version}`
+    const op: OperationJson = {
+      name,
+      metadata: {
+        '@type': `${pkg}.${metadataType}`,
+        genericMetadata: { ...(partialFailures.length > 0 ? { partialFailures } : {}), createTime: rfc3339(ms), updateTime: rfc3339(ms) },
+        ...extraMetadata,
+      },
+      done: true,
+      response: { '@type': response.type.startsWith('google.') ? `type.googleapis.com/${response.type}` : `${pkg}.${response.type}`, ...response.value },
+    }
+    this.state.operations.set(name, op)
+    return op
+  }
+}

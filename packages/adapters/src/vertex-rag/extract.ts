@@ -1,0 +1,60 @@
+import { extname } from 'node:path'
+import type { RagFileTypeName } from './resources.js'
+
+/** A file's text, or why it has none (the import counts it failed and goes on). */
+export type Extracted = { readonly ok: true; readonly text: string; readonly type: RagFileTypeName } | { readonly ok: false; readonly message: string }
+
+/** File types Quarry reads, by extension. */
+export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown', '.csv', '.html', '.htm', '.json']
+
+const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' }
+
+/** Visible text of an HTML document: scripts, styles and comments dropped, tags as spaces, entities decoded. */
+export function htmlToText(html: string): string {
+  return html
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<br\s*\/?>|<\/(p|div|li|h[1-6]|tr|section|article)>/gi, '\n')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === '#') {
+        const code = e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number.parseInt(e.slice(1), 10)
+        return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : m
+      }
+      return ENTITIES[e.toLowerCase()] ?? m
+    })
+    .replace(/[ \t\f\v\r]+/g, ' ')
+    .replace(/ *\n[\n ]*/g, '\n')
+    .trim()
+}
+
+function decodeUtf8(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '')
+  } catch {
+    return undefined
+  }
+}
+
+/** Reads the text of a file named `name` (the extension decides how). */
+export function extractText(name: string, bytes: Uint8Array): Extracted {
+  const ext = extname(name).toLowerCase()
+  if (ext === '.pdf') return { ok: false, message: `${name}: PDF files are not read by Quarry yet (no PDF text extractor is installed); convert it to text first.` }
+  if (!TEXT_EXTENSIONS.includes(ext)) {
+    return { ok: false, message: `${name}: unsupported file type "${ext || '(none)'}"; Quarry imports ${TEXT_EXTENSIONS.join(', ')}.` }
+  }
+  const raw = decodeUtf8(bytes)
+  if (raw === undefined) return { ok: false, message: `${name}: not a text file (binary data or invalid UTF-8).` }
+  let text = raw
+  if (ext === '.html' || ext === '.htm') text = htmlToText(raw)
+  else if (ext === '.json') {
+    try {
+      text = JSON.stringify(JSON.parse(raw), null, 2)
+    } catch (error) {
+      return { ok: false, message: `${name}: invalid JSON (${(error as Error).message}).` }
+    }
+  }
+  if (text.trim() === '') return { ok: false, message: `${name}: the file has no text.` }
+  return { ok: true, text, type: 'RAG_FILE_TYPE_TXT' }
+}

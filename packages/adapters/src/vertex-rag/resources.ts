@@ -1,0 +1,116 @@
+/** RAG Engine responses as proto3 JSON (unset fields omitted, int64 as strings, RFC 3339 times). */
+
+export interface RagCorpusJson {
+  readonly name: string
+  readonly displayName: string
+  readonly description?: string
+  readonly vectorDbConfig?: Readonly<Record<string, unknown>>
+  readonly ragEmbeddingModelConfig?: Readonly<Record<string, unknown>>
+  readonly createTime: string
+  readonly updateTime: string
+  readonly corpusStatus: { readonly state: 'ACTIVE' }
+  /** v1beta1 only. */
+  readonly ragFilesCount?: number
+}
+
+export type RagFileTypeName = 'RAG_FILE_TYPE_TXT' | 'RAG_FILE_TYPE_PDF'
+
+export interface RagFileJson {
+  readonly name: string
+  readonly displayName: string
+  readonly description?: string
+  readonly gcsSource?: { readonly uris: readonly string[] }
+  readonly directUploadSource?: Record<string, never>
+  /** v1beta1 only; int64 as a decimal string. */
+  readonly sizeBytes?: string
+  readonly ragFileType?: RagFileTypeName
+  readonly userMetadata?: string
+  readonly createTime: string
+  readonly updateTime: string
+  readonly fileStatus: { readonly state: 'ACTIVE' }
+}
+
+export interface RagChunkJson {
+  readonly text: string
+  readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
+  /** v1beta1 only. */
+  readonly fileId?: string
+  /** v1beta1 only. */
+  readonly chunkId?: string
+}
+
+export interface ContextJson {
+  readonly sourceUri: string
+  readonly sourceDisplayName: string
+  readonly text: string
+  /** On the corpus metric's scale: COSINE_DISTANCE 1 − cos ∈ [0, 2] (0 best), DOT_PRODUCT q·v (higher best), EUCLIDEAN_SQUARED_DISTANCE ‖q − v‖² (0 best). */
+  readonly score: number
+  /** v1beta1, deprecated: the dense distance (1 − cos, −q·v or ‖q − v‖²). */
+  readonly distance?: number
+  /** v1beta1, deprecated: the chunk's BM25 score where it matched the query's terms. */
+  readonly sparseDistance?: number
+  readonly chunk: RagChunkJson
+}
+
+export interface RetrieveContextsResponseJson {
+  readonly contexts: { readonly contexts?: readonly ContextJson[] }
+}
+
+export interface ListRagCorporaResponseJson {
+  readonly ragCorpora?: readonly RagCorpusJson[]
+  readonly nextPageToken?: string
+}
+
+export interface ListRagFilesResponseJson {
+  readonly ragFiles?: readonly RagFileJson[]
+  readonly nextPageToken?: string
+}
+
+export interface ImportRagFilesResponseJson {
+  readonly importedRagFilesCount?: string
+  readonly failedRagFilesCount?: string
+  readonly skippedRagFilesCount?: string
+}
+
+export interface UploadRagFileResponseJson {
+  readonly ragFile?: RagFileJson
+  readonly error?: { readonly code: number; readonly message: string }
+}
+
+export type MetadataValueJson =
+  | { readonly intValue: string }
+  | { readonly floatValue: number }
+  | { readonly strValue: string }
+  | { readonly datetimeValue: string }
+  | { readonly boolValue: boolean }
+  | { readonly listValue: { readonly values?: readonly MetadataValueJson[] } }
+
+export interface RagDataSchemaJson {
+  readonly name: string
+  readonly key: string
+  readonly schemaDetails?: Readonly<Record<string, unknown>>
+}
+
+export interface RagMetadataJson {
+  readonly name: string
+  readonly userSpecifiedMetadata: { readonly key: string; readonly value: MetadataValueJson }
+}
+
+export interface ListRagDataSchemasResponseJson {
+  readonly ragDataSchemas?: readonly RagDataSchemaJson[]
+  readonly nextPageToken?: string
+}
+
+export interface ListRagMetadataResponseJson {
+  readonly ragMetadata?: readonly RagMetadataJson[]
+  readonly nextPageToken?: string
+}
+
+/** google.longrunning.Operation, always done (the work happens before the call returns). */
+export interface OperationJson {
+  readonly name: string
+  readonly metadata: { readonly '@type': string } & Readonly<Record<string, unknown>>
+  readonly done: true
+  readonly response?: { readonly '@type': string } & Readonly<Record<string, unknown>>
+  readonly error?: { readonly code: number; readonly message: string }
+}

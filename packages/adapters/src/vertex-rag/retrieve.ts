@@ -1,0 +1,145 @@
+import { MAX_TOP_K, type Filter, type Hit, type SearchRequest } from '@quarry/core'
+import { parseFilter } from '../rpc/aip160.js'
+import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
+import { readMessage } from '../rpc/proto-json.js'
+import { failure, invalidArgument } from '../rpc/status.js'
+import type { RagContext } from './context.js'
+import { coreThreshold, measure, scoreOfRelevance } from './metric.js'
+import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
+import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
+import { FILE_FIELD, metadataField, sourceUriOf, type RagCorpusState } from './state.js'
+
+/** Contexts when neither ragRetrievalConfig.topK nor similarityTopK is set. */
+export const DEFAULT_TOP_K = 10
+
+interface Plan {
+  readonly corpus: RagCorpusState
+  readonly text: string
+  readonly topK: number
+  readonly alpha: number
+  readonly filter: Filter | undefined
+  readonly distance: number | undefined
+  readonly similarity: number | undefined
+  readonly ranking: { kind: 'rankService' | 'llmRanker'; model: string | undefined } | undefined
+}
+
+function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
+  const req = readMessage(requestSchema(RetrieveContextsRequest, version), request)
+  const location = ctx.location(req.parent, 'parent')
+  const store = req.vertexRagStore
+  if (!store) throw invalidArgument('vertexRagStore', 'vertexRagStore is required: give ragResources with one RagCorpus.')
+  const resources = store.ragResources?.length ? store.ragResources : (store.ragCorpora ?? []).map((ragCorpus) => ({ ragCorpus, ragFileIds: [] }))
+  const field = store.ragResources?.length ? 'vertexRagStore.ragResources' : 'vertexRagStore.ragCorpora'
+  if (resources.length !== 1) throw invalidArgument(field, `exactly one RagResource is supported; received ${resources.length}.`)
+  const resource = resources[0] as { ragCorpus?: string; ragFileIds?: string[] }
+  const resourceField = field === 'vertexRagStore.ragResources' ? `${field}[0].ragCorpus` : `${field}[0]`
+  const corpus = ctx.corpus(resource.ragCorpus, resourceField)
+  if (corpus.parent !== location) throw invalidArgument(resourceField, `the corpus is in ${corpus.parent}, not in the request's parent ${location}.`)
+
+  const query = req.query
+  const text = query?.text ?? ''
+  if (text.trim() === '') throw invalidArgument('query.text', 'query.text is required: the text to retrieve contexts for.')
+  const config = query?.ragRetrievalConfig
+  const topK = config?.topK || query?.similarityTopK || DEFAULT_TOP_K
+  if (topK < 1 || topK > MAX_TOP_K) throw invalidArgument(config?.topK ? 'query.ragRetrievalConfig.topK' : 'query.similarityTopK', `topK must be between 1 and ${MAX_TOP_K} (default ${DEFAULT_TOP_K}); received ${topK}.`)
+  // v1 has no hybrid search: it retrieves by the dense embedding alone.
+  const alphaField = config?.hybridSearch?.alpha !== undefined ? 'query.ragRetrievalConfig.hybridSearch.alpha' : 'query.ranking.alpha'
+  const alpha = version === 'v1' ? 1 : (config?.hybridSearch?.alpha ?? query?.ranking?.alpha ?? 0.5)
+  if (!(alpha >= 0 && alpha <= 1)) throw invalidArgument(alphaField, `alpha is in [0, 1]: 0 = sparse (BM25) only, 1 = dense only; received ${alpha}.`)
+
+  const f = config?.filter
+  let distance = f?.vectorDistanceThreshold
+  if (store.vectorDistanceThreshold !== undefined) {
+    if (f?.vectorSimilarityThreshold !== undefined || (distance !== undefined && distance !== store.vectorDistanceThreshold)) {
+      throw invalidArgument('vertexRagStore.vectorDistanceThreshold', 'give one threshold: the deprecated vertexRagStore.vectorDistanceThreshold or query.ragRetrievalConfig.filter.vector*Threshold.')
+    }
+    distance = store.vectorDistanceThreshold
+  }
+
+  const filters: Filter[] = []
+  const fileIds = resource.ragFileIds ?? []
+  if (fileIds.length > 0) {
+    fileIds.forEach((id, i) => {
+      if (!corpus.files.has(`${corpus.name}/ragFiles/${id}`)) throw failure('NOT_FOUND', `RagFile "${id}" is not in ${corpus.name}.`, `${field}[0].ragFileIds[${i}]`)
+    })
+    filters.push({ op: 'in', field: FILE_FIELD, values: fileIds })
+  }
+  if (f?.metadataFilter) {
+    const expr = parseFilter(f.metadataFilter, 'query.ragRetrievalConfig.filter.metadataFilter')
+    const types = new Map<string, KeyType | undefined>([...corpus.schemas.values()].map((s) => [s.key, s.type]))
+    filters.push(toCoreFilter(expr, { fieldOf: metadataField, typeOf: (k) => types.get(k) }))
+  }
+  const ranking = config?.ranking?.rankService
+    ? { kind: 'rankService' as const, model: config.ranking.rankService.modelName }
+    : config?.ranking?.llmRanker
+      ? { kind: 'llmRanker' as const, model: config.ranking.llmRanker.modelName }
+      : undefined
+  return {
+    corpus,
+    text,
+    topK,
+    alpha,
+    filter: filters.length === 0 ? undefined : filters.length === 1 ? filters[0] : { op: 'and', filters },
+    distance,
+    similarity: f?.vectorSimilarityThreshold,
+    ranking,
+  }
+}
+
+/** Strict thresholds, as documented ("smaller than", "larger than"), on the metric's own distance / similarity. */
+function passes(p: Plan, d: { distance: number; similarity: number }): boolean {
+  return (p.distance === undefined || d.distance < p.distance) && (p.similarity === undefined || d.similarity > p.similarity)
+}
+
+/**
+ * Retrieves contexts: dense search (alpha 1), BM25 (alpha 0) or both fused (convex combination of
+ * min-max normalized scores), over one corpus, restricted to ragFileIds and the metadata filter.
+ * `score` is the dense measure on the corpus metric's scale when alpha is 1; otherwise the fused
+ * (or BM25-over-best) relevance r ∈ [0, 1] mapped onto that scale's direction (1 − r for the
+ * distances, r for DOT_PRODUCT). v1beta1 adds each chunk's dense `distance` and BM25 `sparseDistance`.
+ */
+export async function retrieveContexts(ctx: RagContext, version: ApiVersion, request: unknown): Promise<RetrieveContextsResponseJson> {
+  const p = plan(ctx, version, request)
+  const [query] = await ctx.embed([p.text])
+  const corpus = ctx.state.corpora.get(p.corpus.name)
+  if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${p.corpus.name}" was deleted.`)
+  if (corpus.index.size === 0 || query === undefined) return { contexts: {} }
+  const threshold = coreThreshold(corpus.metric, { ...(p.distance !== undefined ? { distance: p.distance } : {}), ...(p.similarity !== undefined ? { similarity: p.similarity } : {}) })
+  if (threshold.none) return { contexts: {} }
+  const thresholded = p.distance !== undefined || p.similarity !== undefined
+  const base = { ...(p.filter ? { filter: p.filter } : {}) }
+  let hits: readonly Hit[]
+  if (p.alpha === 1) {
+    hits = corpus.index.search({ ...base, vector: query, topK: p.topK, ...(threshold.maxDistance !== undefined ? { maxDistance: threshold.maxDistance } : {}), ...(threshold.minSimilarity !== undefined ? { minSimilarity: threshold.minSimilarity } : {}) }).hits
+  } else if (p.alpha === 0) {
+    // Sparse only; a vector threshold then applies to each text hit's own dense measure.
+    hits = corpus.index.search({ ...base, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK }).hits
+  } else {
+    const request: SearchRequest = { ...base, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
+    hits = corpus.index.search({ ...request, ...(threshold.maxDistance !== undefined ? { maxDistance: threshold.maxDistance } : {}), ...(threshold.minSimilarity !== undefined ? { minSimilarity: threshold.minSimilarity } : {}) }).hits
+  }
+  const best = p.alpha === 0 ? Math.max(...hits.map((h) => h.score), 0) : 0
+  const contexts: ContextJson[] = []
+  for (const hit of hits) {
+    const vector = corpus.index.get(hit.id)?.vector
+    const dash = hit.id.lastIndexOf('-')
+    const file = corpus.files.get(`${corpus.name}/ragFiles/${hit.id.slice(0, dash)}`)
+    const chunk = file?.chunks[Number(hit.id.slice(dash + 1))]
+    if (!vector || !file || !chunk) throw new Error(`index and resources disagree on ${hit.id}`)
+    const dense = measure(corpus.metric, query, vector)
+    if (!passes(p, dense)) continue
+    const relevance = p.alpha === 0 ? (best > 0 ? hit.score / best : 0) : hit.score
+    const sparse = p.alpha === 0 ? hit.score : hit.explain?.hybrid?.sparse?.score
+    contexts.push({
+      sourceUri: sourceUriOf(file),
+      sourceDisplayName: file.displayName,
+      text: chunk.text,
+      score: p.alpha === 1 ? dense.score : scoreOfRelevance(corpus.metric, relevance),
+      ...(version === 'v1beta1' ? { distance: dense.distance, ...(sparse !== undefined ? { sparseDistance: sparse } : {}) } : {}),
+      chunk: { text: chunk.text, ...(version === 'v1beta1' ? { fileId: file.id, chunkId: chunk.id } : {}) },
+    })
+    if (contexts.length === p.topK) break
+  }
+  const ranked = p.ranking && ctx.options.reranker ? await ctx.options.reranker({ query: p.text, model: p.ranking.model, kind: p.ranking.kind, contexts }) : contexts
+  return { contexts: ranked.length > 0 ? { contexts: [...ranked] } : {} }
+}

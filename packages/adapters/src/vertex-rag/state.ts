@@ -1,0 +1,136 @@
+import type { Metadata, QuarryIndex } from '@quarry/core'
+import { rfc3339 } from '../rpc/clock.js'
+import type { DistanceMetric } from './metric.js'
+import type { ApiVersion } from './schema.js'
+import type { MetadataValueJson, OperationJson, RagCorpusJson, RagDataSchemaJson, RagFileJson, RagFileTypeName, RagMetadataJson } from './resources.js'
+
+/** Everything RAG Engine holds: corpora (by full name) and finished operations (for polling). Maps list in creation order. */
+export interface RagState {
+  readonly corpora: Map<string, RagCorpusState>
+  readonly operations: Map<string, OperationJson>
+  seq: number
+}
+
+interface Stamped {
+  readonly seq: number
+  readonly createMs: number
+  updateMs: number
+}
+
+export interface RagCorpusState extends Stamped {
+  readonly name: string
+  /** `projects/{p}/locations/{l}` */
+  readonly parent: string
+  readonly id: string
+  displayName: string
+  description: string | undefined
+  readonly metric: DistanceMetric
+  /** The vector DB / embedding configs as given (echoed back), and what they select. */
+  vectorDbConfig: Readonly<Record<string, unknown>>
+  ragEmbeddingModelConfig: Readonly<Record<string, unknown>> | undefined
+  readonly index: QuarryIndex
+  readonly files: Map<string, RagFileState>
+  readonly schemas: Map<string, RagDataSchemaState>
+}
+
+export interface RagChunkState {
+  /** Record id in the corpus index, also the v1beta1 chunkId: `<fileId>-<6-digit ordinal>`. */
+  readonly id: string
+  readonly text: string
+}
+
+export type RagFileSource = { readonly kind: 'gcs'; readonly uri: string } | { readonly kind: 'upload' }
+
+export interface RagFileState extends Stamped {
+  readonly name: string
+  readonly id: string
+  displayName: string
+  description: string | undefined
+  readonly source: RagFileSource
+  sizeBytes: number
+  sha256: string
+  type: RagFileTypeName
+  userMetadata: string | undefined
+  chunks: readonly RagChunkState[]
+  readonly metadata: Map<string, RagMetadataState>
+}
+
+export interface RagDataSchemaState extends Stamped {
+  readonly name: string
+  readonly key: string
+  readonly details: Readonly<Record<string, unknown>>
+  /** The filter type the schema gives its key. */
+  readonly type: 'number' | 'string' | 'datetime' | 'boolean' | 'list' | undefined
+}
+
+export interface RagMetadataState extends Stamped {
+  readonly name: string
+  key: string
+  value: MetadataValueJson
+}
+
+/** Core metadata field of a user metadata key (prefixed so no user key can shadow the file id). */
+export const FILE_FIELD = '$file'
+export const metadataField = (key: string): string => `m.${key}`
+
+function valueOf(v: MetadataValueJson): string | number | boolean | Date | string[] {
+  if ('intValue' in v) return Number(v.intValue)
+  if ('floatValue' in v) return v.floatValue
+  if ('strValue' in v) return v.strValue
+  if ('datetimeValue' in v) return new Date(v.datetimeValue)
+  if ('boolValue' in v) return v.boolValue
+  return (v.listValue.values ?? []).map((x) => {
+    const s = valueOf(x)
+    return s instanceof Date ? s.toISOString() : String(s)
+  })
+}
+
+/** The metadata of every chunk record of a file: the file id and its user metadata values. */
+export function fileMetadata(file: RagFileState): Metadata {
+  const out: Metadata = { [FILE_FIELD]: file.id }
+  for (const m of file.metadata.values()) {
+    Object.defineProperty(out, metadataField(m.key), { value: valueOf(m.value), enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+export function corpusJson(c: RagCorpusState, version: ApiVersion): RagCorpusJson {
+  return {
+    name: c.name,
+    displayName: c.displayName,
+    ...(c.description ? { description: c.description } : {}),
+    vectorDbConfig: c.vectorDbConfig,
+    ...(version === 'v1beta1' && c.ragEmbeddingModelConfig ? { ragEmbeddingModelConfig: c.ragEmbeddingModelConfig } : {}),
+    createTime: rfc3339(c.createMs),
+    updateTime: rfc3339(c.updateMs),
+    corpusStatus: { state: 'ACTIVE' },
+    ...(version === 'v1beta1' && c.files.size > 0 ? { ragFilesCount: c.files.size } : {}),
+  }
+}
+
+export function fileJson(f: RagFileState, version: ApiVersion): RagFileJson {
+  return {
+    name: f.name,
+    displayName: f.displayName,
+    ...(f.description ? { description: f.description } : {}),
+    ...(f.source.kind === 'gcs' ? { gcsSource: { uris: [f.source.uri] } } : { directUploadSource: {} }),
+    ...(version === 'v1beta1' ? { ...(f.sizeBytes > 0 ? { sizeBytes: String(f.sizeBytes) } : {}), ragFileType: f.type } : {}),
+    ...(version === 'v1beta1' && f.userMetadata ? { userMetadata: f.userMetadata } : {}),
+    createTime: rfc3339(f.createMs),
+    updateTime: rfc3339(f.updateMs),
+    fileStatus: { state: 'ACTIVE' },
+  }
+}
+
+export function schemaJson(s: RagDataSchemaState): RagDataSchemaJson {
+  return { name: s.name, key: s.key, ...(Object.keys(s.details).length > 0 ? { schemaDetails: s.details } : {}) }
+}
+
+export function ragMetadataJson(m: RagMetadataState): RagMetadataJson {
+  return { name: m.name, userSpecifiedMetadata: { key: m.key, value: m.value } }
+}
+
+/** The source URI a context reports: the file's URI, or for an upload its display name. */
+export function sourceUriOf(f: RagFileState): string {
+  return f.source.kind === 'gcs' ? f.source.uri : f.displayName
+}
