@@ -10,6 +10,12 @@ import type { Outcome } from '@quarry/adapters'
 export interface GoldenStep {
   readonly call: string
   readonly note?: string
+  /** API surface, where an engine serves several (RAG Engine: v1, v1beta1). */
+  readonly version?: string
+  /** Upload content, for methods that take a file besides the request. */
+  readonly content?: string
+  /** Values to remember from the outcome for later requests: name → dotted path (`response.name`); use as "{{name}}". */
+  readonly save?: Readonly<Record<string, string>>
   readonly request: unknown
   response?: unknown
   error?: unknown
@@ -45,9 +51,26 @@ export function expectProto3Json(value: unknown, path = '$'): void {
   }
 }
 
-/** Runs one step against `call` and checks (or records) its outcome. */
-export async function runStep(step: GoldenStep, call: (method: string, request: unknown) => Promise<Outcome<unknown>>): Promise<void> {
-  const outcome = await call(step.call, step.request)
+function substitute(value: unknown, vars: ReadonlyMap<string, string>): unknown {
+  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (m, k: string) => vars.get(k) ?? m)
+  if (Array.isArray(value)) return value.map((v) => substitute(v, vars))
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, vars)]))
+  return value
+}
+
+export type GoldenCall = (step: GoldenStep, request: unknown) => Promise<Outcome<unknown>>
+
+/** Runs one step against `call` and checks (or records) its outcome; `vars` carries saved values between steps. */
+export async function runStep(step: GoldenStep, call: GoldenCall, vars: Map<string, string> = new Map()): Promise<void> {
+  const outcome = await call(step, substitute(step.request, vars))
+  for (const [name, path] of Object.entries(step.save ?? {})) {
+    // `a.b.0.name`, or `a.b.0.name|last` for the last segment of a resource name (its id).
+    const [dotted = '', transform] = path.split('|')
+    let v: unknown = outcome
+    for (const part of dotted.split('.')) v = (v as Record<string, unknown> | undefined)?.[part]
+    if (typeof v !== 'string') throw new Error(`${step.call}: nothing to save at ${path}`)
+    vars.set(name, transform === 'last' ? (v.split('/').pop() as string) : v)
+  }
   const json = JSON.parse(JSON.stringify(outcome)) as Outcome<unknown>
   expect(json, 'the outcome survives JSON unchanged').toEqual(outcome)
   if (outcome.ok) expectProto3Json(outcome.response)

@@ -1,19 +1,20 @@
+import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { RETRIEVER_METHODS, SemanticRetriever, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
-import { loadGolden, runStep, saveGolden, updating } from './golden-runner.js'
+import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
 
-const FILE = new URL('./golden/semantic-retriever.json', import.meta.url).pathname
+const FILE = fileURLToPath(new URL('./golden/semantic-retriever.json', import.meta.url))
 const scenarios = loadGolden(FILE)
 
-function engine(options: Record<string, unknown> = {}): (method: string, request: unknown) => Promise<Outcome<unknown>> {
+function engine(options: Record<string, unknown> = {}): GoldenCall {
   const retriever = new SemanticRetriever({
     embedder: createHashingEmbedder({ dimensions: 64 }),
     clock: steppingClock('2026-01-01T00:00:00Z'),
     randomId: seededRandomId(7),
     ...options,
   })
-  return (method, request) => {
+  return ({ call: method }, request) => {
     if (!(RETRIEVER_METHODS as readonly string[]).includes(method)) throw new Error(`unknown method ${method}`)
     return retriever[method as (typeof RETRIEVER_METHODS)[number]](request) as Promise<Outcome<unknown>>
   }

@@ -37,9 +37,9 @@ function decodeUtf8(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** Reads the text of a file named `name` (the extension decides how). */
-export function extractText(name: string, bytes: Uint8Array): Extracted {
-  const ext = extname(name).toLowerCase()
+/** Reads the text of a file named `file` (the extension decides how); messages call it `name`. */
+export function extractText(file: string, bytes: Uint8Array, name: string = file): Extracted {
+  const ext = extname(file).toLowerCase()
   if (ext === '.pdf') return { ok: false, message: `${name}: PDF files are not read by Quarry yet (no PDF text extractor is installed); convert it to text first.` }
   if (!TEXT_EXTENSIONS.includes(ext)) {
     return { ok: false, message: `${name}: unsupported file type "${ext || '(none)'}"; Quarry imports ${TEXT_EXTENSIONS.join(', ')}.` }
@@ -52,7 +52,7 @@ export function extractText(name: string, bytes: Uint8Array): Extracted {
     try {
       text = JSON.stringify(JSON.parse(raw), null, 2)
     } catch (error) {
-      return { ok: false, message: `${name}: invalid JSON (${(error as Error).message}).` }
+      return { ok: false, message: `${name}: invalid JSON (${error instanceof SyntaxError ? "it does not parse" : "unreadable"}).` }
     }
   }
   if (text.trim() === '') return { ok: false, message: `${name}: the file has no text.` }

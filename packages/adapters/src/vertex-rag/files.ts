@@ -30,6 +30,7 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
     userMetadata: ragFile.userMetadata || undefined,
     source: { kind: 'upload' },
     readAs,
+    label: displayName,
     bytes,
     chunking,
   })
@@ -124,7 +125,7 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
       failures.push(rpcStatus('NOT_FOUND', `${f.uri}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`))
       continue
     }
-    const result = await ingestFile(ctx, corpus, { displayName: basename(f.path), description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: f.path, bytes, chunking })
+    const result = await ingestFile(ctx, corpus, { displayName: basename(f.path), description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: f.path, label: f.uri, bytes, chunking })
     if (result.kind === 'failed') failures.push(rpcStatus('INVALID_ARGUMENT', result.message))
     else if (result.kind === 'skipped') skipped++
     else imported++

@@ -15,6 +15,8 @@ export interface FileInput {
   readonly source: RagFileSource
   /** Name whose extension says how to read the bytes. */
   readonly readAs: string
+  /** How messages name the file (its URI or display name; never a local path). */
+  readonly label: string
   readonly bytes: Uint8Array
   readonly chunking: ChunkingPlan
 }
@@ -37,12 +39,12 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   const sha256 = createHash('sha256').update(input.bytes).digest('hex')
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
-  const extracted = extractText(input.readAs, input.bytes)
+  const extracted = extractText(input.readAs, input.bytes, input.label)
   if (!extracted.ok) return { kind: 'failed', message: extracted.message }
   const pieces = chunkText(analyzer, extracted.text, input.chunking)
-  if (pieces.length === 0) return { kind: 'failed', message: `${input.readAs}: the file has no words to index.` }
+  if (pieces.length === 0) return { kind: 'failed', message: `${input.label}: the file has no words to index.` }
   const vectors = await ctx.embed(pieces.map((p) => p.text))
-  if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.readAs}: the corpus was deleted during the import.` }
+  if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.label}: the corpus was deleted during the import.` }
 
   let file: RagFileState
   if (previous) {
