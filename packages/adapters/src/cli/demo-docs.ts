@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { Analyzer, chunkText, createGloveEmbedder, createIndex, defaultCacheDir, loadIndex, type Embedder, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { packageDocs } from './package-docs.js'
 import { runSemanticRetrieverDemo } from './demo-semantic-retriever.js'
+import { runVertexRagDemo } from './demo-vertex-rag.js'
 import { progress } from './progress.js'
 import { renderTable } from './table.js'
 
@@ -63,6 +64,8 @@ export async function runDocsDemo(): Promise<void> {
   }
   console.log('\nThe same corpus through a Google API, in process (Generative Language Semantic Retriever):')
   await runSemanticRetrieverDemo(embedder, EXAMPLE_QUESTIONS[1] as string)
+  console.log('\n... and through Vertex AI RAG Engine (v1beta1), in process:')
+  await runVertexRagDemo(embedder, EXAMPLE_QUESTIONS[0] as string)
   console.log(`\nSaved the index to ${demoIndexDir()}; ask more with: npx -y pnpm@12.4.2 quarry query "your question"`)
 }
 
