@@ -14,6 +14,7 @@ import { runPersistScale } from './suites/persist-scale.js'
 import { runQuality } from './suites/quality.js'
 import { runSemanticRetriever } from './suites/semantic-retriever.js'
 import { runTextSpeed } from './suites/text-speed.js'
+import { runVertexRag } from './suites/vertex-rag.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -32,6 +33,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   hybrid: runHybrid,
   exact: runExact,
   'semantic-retriever': runSemanticRetriever,
+  'vertex-rag': runVertexRag,
 }
 
 const args = process.argv.slice(2)
