@@ -1,5 +1,5 @@
 import { embedAll } from '@quarry/core'
-import { rfc3339 } from '../rpc/clock.js'
+import { finishedOperation, numericId } from '../rpc/operations.js'
 import { parseName } from '../rpc/names.js'
 import { failure, type RpcStatus } from '../rpc/status.js'
 import type { ResolvedVertexRagOptions } from './options.js'
@@ -31,12 +31,9 @@ export class RagContext {
     return this.options.clock().getTime()
   }
 
-  /** A numeric resource id, as Vertex generates them (19 digits, no leading zero). */
+  /** A numeric resource id, as Vertex generates them. */
   numericId(): string {
-    const raw = this.options.randomId(19)
-    let out = ''
-    for (let i = 0; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
-    return (out[0] === '0' ? '1' : '') + out.slice(out[0] === '0' ? 1 : 0)
+    return numericId(this.options.randomId)
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -85,10 +82,7 @@ export class RagContext {
     return { corpus, file, metadata }
   }
 
-  /**
-   * A finished long-running operation on `resource`, remembered for polling: its metadata names
-   * `metadataType` (with create/update times), its response `responseType` (absent for Empty).
-   */
+  /** A finished long-running operation on `resource`, remembered for polling. */
   operation(
     version: ApiVersion,
     resource: string,
@@ -97,20 +91,8 @@ export class RagContext {
     extraMetadata: Readonly<Record<string, unknown>> = {},
     partialFailures: readonly RpcStatus[] = [],
   ): OperationJson {
-    const ms = this.now()
-    const name = `${resource}/operations/${this.numericId()}`
-    const pkg = `type.googleapis.com/google.cloud.aiplatform.${version}`
-    const op: OperationJson = {
-      name,
-      metadata: {
-        '@type': `${pkg}.${metadataType}`,
-        genericMetadata: { ...(partialFailures.length > 0 ? { partialFailures } : {}), createTime: rfc3339(ms), updateTime: rfc3339(ms) },
-        ...extraMetadata,
-      },
-      done: true,
-      response: { '@type': response.type.startsWith('google.') ? `type.googleapis.com/${response.type}` : `${pkg}.${response.type}`, ...response.value },
-    }
-    this.state.operations.set(name, op)
+    const op = finishedOperation({ version, resource, id: this.numericId(), atMs: this.now(), metadataType, responseType: response.type, response: response.value, extraMetadata, partialFailures })
+    this.state.operations.set(op.name, op)
     return op
   }
 }

@@ -1,0 +1,52 @@
+import { rfc3339 } from './clock.js'
+import type { RpcStatus } from './status.js'
+
+/** A finished google.longrunning.Operation of Vertex AI (metadata with genericMetadata, a typed response). */
+export interface FinishedOperation {
+  readonly name: string
+  readonly metadata: { readonly '@type': string } & Readonly<Record<string, unknown>>
+  readonly done: true
+  readonly response: { readonly '@type': string } & Readonly<Record<string, unknown>>
+}
+
+export interface OperationSpec {
+  /** `google.cloud.aiplatform.<version>` types are named by their short name. */
+  readonly version: string
+  /** The resource the operation is under: `<resource>/operations/<id>`. */
+  readonly resource: string
+  readonly id: string
+  readonly atMs: number
+  readonly metadataType: string
+  /** A short aiplatform type name, or a full one (`google.protobuf.Empty`). */
+  readonly responseType: string
+  readonly response: object
+  readonly extraMetadata?: Readonly<Record<string, unknown>>
+  readonly partialFailures?: readonly RpcStatus[]
+}
+
+/**
+ * Vertex mutations are long-running operations; Quarry does the work before answering, so every
+ * operation is returned done, with its result as a typed `response` (an Any in proto3 JSON).
+ */
+export function finishedOperation(spec: OperationSpec): FinishedOperation {
+  const pkg = `type.googleapis.com/google.cloud.aiplatform.${spec.version}`
+  const failures = spec.partialFailures ?? []
+  return {
+    name: `${spec.resource}/operations/${spec.id}`,
+    metadata: {
+      '@type': `${pkg}.${spec.metadataType}`,
+      genericMetadata: { ...(failures.length > 0 ? { partialFailures: failures } : {}), createTime: rfc3339(spec.atMs), updateTime: rfc3339(spec.atMs) },
+      ...spec.extraMetadata,
+    },
+    done: true,
+    response: { '@type': spec.responseType.startsWith('google.') ? `type.googleapis.com/${spec.responseType}` : `${pkg}.${spec.responseType}`, ...spec.response },
+  }
+}
+
+/** A numeric id as Vertex generates them (19 digits, no leading zero), from a source of random [a-z0-9]. */
+export function numericId(random: (length: number) => string): string {
+  const raw = random(19)
+  let out = ''
+  for (let i = 0; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
+  return out[0] === '0' ? `1${out.slice(1)}` : out
+}
