@@ -40,7 +40,8 @@ export type {
 
 // Vertex AI RAG Engine (v1 and v1beta1 VertexRagService / VertexRagDataService).
 export { VertexRagEngine, VertexRagSurface, RAG_METHODS } from './vertex-rag/service.js'
-export { VertexRagServiceClient, VertexRagDataServiceClient, v1, v1beta1 } from './vertex-rag/client.js'
+export { VertexRagServiceClient, VertexRagDataServiceClient } from './vertex-rag/client.js'
+export { v1, v1beta1 } from './namespaces.js'
 export type { VertexRagClientOptions } from './vertex-rag/client.js'
 export type { VertexRagOptions, Reranker, RerankRequest } from './vertex-rag/options.js'
 export type { DistanceMetric } from './vertex-rag/metric.js'
@@ -62,3 +63,14 @@ export type {
   RagMetadataJson,
   MetadataValueJson,
 } from './vertex-rag/resources.js'
+
+// Vertex AI Agent Engine Memory Bank (v1beta1 MemoryBankService).
+export { MemoryBank, MEMORY_METHODS } from './memory-bank/service.js'
+export { MemoryBankServiceClient } from './memory-bank/client.js'
+export type { MemoryBankClientOptions } from './memory-bank/client.js'
+export type { MemoryBankOptions, FactExtractor, ExtractRequest } from './memory-bank/options.js'
+export { DEFAULT_RETRIEVE, MAX_RETRIEVE } from './memory-bank/retrieve.js'
+export type { RetrieveMemoriesResponseJson, RetrievedMemoryJson } from './memory-bank/retrieve.js'
+export { MAX_DIRECT_MEMORIES, normalizeFact } from './memory-bank/generate.js'
+export type { MemoryJson, TopicJson } from './memory-bank/state.js'
+export type { FinishedOperation } from './rpc/operations.js'

@@ -1,6 +1,6 @@
 import type { Embedder } from '@quarry/core'
 import { seededRandomId } from '../rpc/names.js'
-import { v1beta1 } from '../vertex-rag/client.js'
+import { v1beta1 } from '../namespaces.js'
 import { VertexRagEngine } from '../vertex-rag/service.js'
 import type { RetrieveContextsResponseJson } from '../vertex-rag/resources.js'
 import { packageDocs } from './package-docs.js'

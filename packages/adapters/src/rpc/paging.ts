@@ -57,12 +57,12 @@ export function pageSizeOf(request: PageRequest, limits: PageLimits): number {
  */
 export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: string, request: PageRequest, limits: PageLimits): Page<T> {
   const size = pageSizeOf(request, limits)
-  const after = request.pageToken === undefined || request.pageToken === '' ? -1 : decode(request.pageToken, list)
+  const after = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list)
   let lo = 0
-  let hi = all.length
+  let hi = after === undefined ? 0 : all.length
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if (seqOf(all[mid] as T) <= after) lo = mid + 1
+    if (seqOf(all[mid] as T) <= (after as number)) lo = mid + 1
     else hi = mid
   }
   const items = all.slice(lo, lo + size)

@@ -146,31 +146,3 @@ export class VertexRagDataServiceClient {
     return longRunning(this.#s.batchDeleteRagMetadata(request))
   }
 }
-
-/** `aiplatform.v1`-style namespace: the clients bound to the v1 surface. */
-export const v1 = {
-  VertexRagServiceClient: class extends VertexRagServiceClient {
-    constructor(options: VertexRagClientOptions = {}) {
-      super({ ...options, version: 'v1' })
-    }
-  },
-  VertexRagDataServiceClient: class extends VertexRagDataServiceClient {
-    constructor(options: VertexRagClientOptions = {}) {
-      super({ ...options, version: 'v1' })
-    }
-  },
-}
-
-/** `aiplatform.v1beta1`-style namespace. */
-export const v1beta1 = {
-  VertexRagServiceClient: class extends VertexRagServiceClient {
-    constructor(options: VertexRagClientOptions = {}) {
-      super({ ...options, version: 'v1beta1' })
-    }
-  },
-  VertexRagDataServiceClient: class extends VertexRagDataServiceClient {
-    constructor(options: VertexRagClientOptions = {}) {
-      super({ ...options, version: 'v1beta1' })
-    }
-  },
-}

@@ -1,0 +1,96 @@
+import { createIndex, embedAll } from '@quarry/core'
+import { parseName } from '../rpc/names.js'
+import { finishedOperation, numericId, type FinishedOperation } from '../rpc/operations.js'
+import { failure, invalidArgument } from '../rpc/status.js'
+import type { ResolvedMemoryBankOptions } from './options.js'
+import type { EngineState, MemoryBankState, MemoryState } from './state.js'
+
+export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/{reasoning_engine}'
+/** Memory ids: up to 63 of [a-z0-9-], starting with a letter. */
+export const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
+
+/** What every Memory Bank operation works on. */
+export class MemoryContext {
+  readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
+  readonly options: ResolvedMemoryBankOptions
+
+  constructor(options: ResolvedMemoryBankOptions) {
+    this.options = options
+  }
+
+  now(): number {
+    return this.options.clock().getTime()
+  }
+
+  stamp(): { seq: number; createMs: number; updateMs: number } {
+    const ms = this.now()
+    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
+  }
+
+  numericId(): string {
+    return numericId(this.options.randomId)
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    try {
+      return await embedAll(this.options.embedder, texts)
+    } catch (error) {
+      this.options.onInternalError(error)
+      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
+    }
+  }
+
+  /** Creates a reasoning engine's memory bank (idempotent). */
+  createEngine(name: string): EngineState {
+    parseName(name, ENGINE, 'name')
+    let engine = this.state.engines.get(name)
+    if (!engine) {
+      const { embedder } = this.options
+      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', embedder }) }
+      this.state.engines.set(name, engine)
+    }
+    return engine
+  }
+
+  /**
+   * The reasoning engine named by `parent` with its expired memories swept out; created on first
+   * use unless engines are explicit (then NOT_FOUND).
+   */
+  engine(parent: string | undefined, field: string): EngineState {
+    parseName(parent, ENGINE, field)
+    const found = this.state.engines.get(parent as string)
+    if (!found && this.options.explicitEngines) throw failure('NOT_FOUND', `ReasoningEngine "${parent}" not found.`, field)
+    const engine = found ?? this.createEngine(parent as string)
+    this.sweep(engine)
+    return engine
+  }
+
+  memory(name: string | undefined, field: string): { engine: EngineState; memory: MemoryState } {
+    const at = (name ?? '').lastIndexOf('/memories/')
+    const id = at < 0 ? '' : (name as string).slice(at + '/memories/'.length)
+    if (at < 0 || !MEMORY_ID.test(id)) {
+      throw invalidArgument(field, `${field} must be a memory name like "projects/p/locations/l/reasoningEngines/123/memories/456"; received "${name ?? ''}".`)
+    }
+    const engine = this.engine((name as string).slice(0, at), field)
+    const memory = engine.memories.get(name as string)
+    if (!memory) throw failure('NOT_FOUND', `Memory "${name}" not found.`, field)
+    return { engine, memory }
+  }
+
+  /** Removes memories whose expireTime has passed: they are never returned. */
+  sweep(engine: EngineState): void {
+    const now = this.now()
+    for (const m of engine.memories.values()) {
+      if (m.expireMs !== undefined && m.expireMs <= now) {
+        engine.memories.delete(m.name)
+        engine.index.remove(m.name)
+      }
+    }
+  }
+
+  operation(resource: string, metadataType: string, responseType: string, response: object): FinishedOperation {
+    const op = finishedOperation({ version: 'v1beta1', resource, id: this.numericId(), atMs: this.now(), metadataType, responseType, response })
+    this.state.operations.set(op.name, op)
+    return op
+  }
+}

@@ -1,0 +1,57 @@
+import { invalidArgument } from '../rpc/status.js'
+import type { MemoryInput } from './schema.js'
+import type { MetadataValueJson, TopicJson } from './state.js'
+
+/** Checks a scope: required, at least one entry, values without "*". */
+export function readScope(scope: Readonly<Record<string, string>> | undefined, field: string): Readonly<Record<string, string>> {
+  const entries = Object.entries(scope ?? {})
+  if (entries.length === 0) throw invalidArgument(field, 'scope is required: at least one key/value pair, e.g. { "user_id": "123" }.')
+  for (const [k, v] of entries) {
+    if (k === '') throw invalidArgument(field, 'a scope key cannot be empty.')
+    if (v.includes('*')) throw invalidArgument(`${field}.${k}`, `scope values cannot contain "*"; received "${v}".`)
+  }
+  return Object.freeze(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+}
+
+export function readFact(fact: string | undefined, field: string): string {
+  if (fact === undefined || fact.trim() === '') throw invalidArgument(field, 'fact is required: the memory\'s text.')
+  return fact
+}
+
+export function readTopics(topics: MemoryInput['topics'], field: string): readonly TopicJson[] {
+  return Object.freeze(
+    (topics ?? []).map((t, i): TopicJson => {
+      if (t.customMemoryTopicLabel !== undefined && t.customMemoryTopicLabel !== '') return { customMemoryTopicLabel: t.customMemoryTopicLabel }
+      if (t.managedMemoryTopic !== undefined && t.managedMemoryTopic !== 'MANAGED_TOPIC_ENUM_UNSPECIFIED') return { managedMemoryTopic: t.managedMemoryTopic }
+      throw invalidArgument(`${field}[${i}]`, 'a topic sets customMemoryTopicLabel or managedMemoryTopic.')
+    }),
+  )
+}
+
+export function readMetadata(metadata: MemoryInput['metadata'], field: string): Readonly<Record<string, MetadataValueJson>> {
+  const out: Record<string, MetadataValueJson> = {}
+  for (const [k, v] of Object.entries(metadata ?? {})) {
+    let value: MetadataValueJson
+    if (v.stringValue !== undefined) value = { stringValue: v.stringValue }
+    else if (v.doubleValue !== undefined) value = { doubleValue: v.doubleValue }
+    else if (v.boolValue !== undefined) value = { boolValue: v.boolValue }
+    else if (v.timestampValue !== undefined) value = { timestampValue: v.timestampValue }
+    else throw invalidArgument(`${field}.${k}`, 'a metadata value sets one of stringValue, doubleValue, boolValue, timestampValue.')
+    Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true })
+  }
+  return Object.freeze(out)
+}
+
+/** expireTime or ttl (a oneof) → the expiry instant; undefined when neither is set. */
+export function readExpiry(memory: MemoryInput, now: number, field: string): number | undefined {
+  if (memory.ttl !== undefined) {
+    if (memory.ttl <= 0) throw invalidArgument(`${field}.ttl`, `ttl must be positive, like "3600s"; received ${memory.ttl}s.`)
+    return now + Math.round(memory.ttl * 1000)
+  }
+  if (memory.expireTime !== undefined) {
+    const ms = Date.parse(memory.expireTime)
+    if (ms <= now) throw invalidArgument(`${field}.expireTime`, `expireTime ${memory.expireTime} is not in the future.`)
+    return ms
+  }
+  return undefined
+}

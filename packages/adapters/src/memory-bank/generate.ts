@@ -1,0 +1,120 @@
+import { compileFilter } from '@quarry/core'
+import type { FinishedOperation } from '../rpc/operations.js'
+import { readMessage } from '../rpc/proto-json.js'
+import { failure, invalidArgument } from '../rpc/status.js'
+import type { MemoryContext } from './context.js'
+import { readScope } from './fields.js'
+import { indexMemory, memoryFilter } from './memories.js'
+import { GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
+import { memoryJson, memoryMetadata, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+
+/** Facts one directMemoriesSource may carry. */
+export const MAX_DIRECT_MEMORIES = 5
+
+/** Case, spacing and final punctuation do not make two facts different. */
+export function normalizeFact(fact: string): string {
+  return fact.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '')
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0
+  let na = 0
+  let nb = 0
+  for (let i = 0; i < a.length; i++) {
+    dot += (a[i] as number) * (b[i] as number)
+    na += (a[i] as number) ** 2
+    nb += (b[i] as number) ** 2
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
+}
+
+/**
+ * The memory of the same scope that `fact` duplicates: the one with an equal normalized text, else
+ * the most similar one whose cosine similarity reaches `consolidationSimilarity`.
+ */
+function duplicateOf(ctx: MemoryContext, engine: EngineState, scopeKey: string, fact: string, vector: Float32Array): MemoryState | undefined {
+  const same = [...engine.memories.values()].filter((m) => m.scopeKey === scopeKey)
+  const text = normalizeFact(fact)
+  const exact = same.find((m) => normalizeFact(m.fact) === text)
+  if (exact) return exact
+  let best: MemoryState | undefined
+  let bestSim = ctx.options.consolidationSimilarity
+  for (const m of same) {
+    const v = engine.index.get(m.name)?.vector
+    if (!v) continue
+    const sim = cosine(vector, v)
+    if (sim >= bestSim) {
+      best = m
+      bestSim = sim
+    }
+  }
+  return best
+}
+
+/**
+ * generateMemories: facts from directMemoriesSource (or from the extractor hook for the other
+ * sources) become memories of the scope. A fact that duplicates a memory of the same scope
+ * updates it (the new wording wins) and is reported UPDATED; `disableConsolidation` always creates.
+ */
+export async function generateMemories(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+  const req = readMessage(GenerateMemoriesRequest, request)
+  const engine = ctx.engine(req.parent, 'parent')
+  const scope = readScope(req.scope, 'scope')
+  let facts: string[]
+  if (req.directMemoriesSource) {
+    const direct = req.directMemoriesSource.directMemories ?? []
+    if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', 'give 1 to 5 facts.')
+    if (direct.length > MAX_DIRECT_MEMORIES) throw invalidArgument('directMemoriesSource.directMemories', `at most ${MAX_DIRECT_MEMORIES} facts per request; received ${direct.length}.`)
+    facts = direct.map((d, i) => {
+      if (!d.fact || d.fact.trim() === '') throw invalidArgument(`directMemoriesSource.directMemories[${i}].fact`, 'fact is required.')
+      return d.fact
+    })
+  } else {
+    const kind = req.vertexSessionSource ? 'vertexSessionSource' : req.directContentsSource ? 'directContentsSource' : undefined
+    if (!kind) throw invalidArgument('directMemoriesSource', 'give a source: directMemoriesSource (facts), or vertexSessionSource / directContentsSource with an extractor configured.')
+    const extractor = ctx.options.extractor
+    if (!extractor) {
+      throw failure('UNIMPLEMENTED', `${kind} needs a model to extract facts; configure Quarry's \`extractor\` hook, or send the facts as directMemoriesSource.`, kind)
+    }
+    facts = [...(await extractor({ kind, source: req[kind] as Readonly<Record<string, unknown>>, scope }))].filter((f) => f.trim() !== '')
+  }
+  const vectors = await ctx.embed(facts)
+  const generated: { memory: MemoryJson; action: 'CREATED' | 'UPDATED' }[] = []
+  const scopeKey = scopeKeyOf(scope)
+  facts.forEach((fact, i) => {
+    const vector = vectors[i] as Float32Array
+    const duplicate = req.disableConsolidation ? undefined : duplicateOf(ctx, engine, scopeKey, fact, vector)
+    if (duplicate) {
+      duplicate.fact = fact
+      duplicate.updateMs = ctx.now()
+      indexMemory(engine, duplicate, vector)
+      generated.push({ memory: memoryJson(duplicate), action: 'UPDATED' })
+      return
+    }
+    let name: string
+    do name = `${engine.name}/memories/m${ctx.numericId()}`
+    while (engine.memories.has(name))
+    const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs: undefined, ...ctx.stamp() }
+    engine.memories.set(name, m)
+    indexMemory(engine, m, vector)
+    generated.push({ memory: memoryJson(m), action: 'CREATED' })
+  })
+  return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', generated.length > 0 ? { generatedMemories: generated } : {})
+}
+
+/** purgeMemories: deletes the memories matching `filter` (required) when `force` is set; otherwise only counts them. */
+export async function purgeMemories(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+  const req = readMessage(PurgeMemoriesRequest, request)
+  const engine = ctx.engine(req.parent, 'parent')
+  const filter = memoryFilter(req.filter, 'filter')
+  if (!filter) throw invalidArgument('filter', 'filter is required: which memories to purge, e.g. scope.user_id = "123".')
+  const test = compileFilter(filter)
+  const matching = [...engine.memories.values()].filter((m) => test(memoryMetadata(m)))
+  if (req.force) {
+    for (const m of matching) {
+      engine.memories.delete(m.name)
+      engine.index.remove(m.name)
+    }
+  }
+  return ctx.operation(engine.name, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', matching.length > 0 ? { purgeCount: String(matching.length) } : {})
+}

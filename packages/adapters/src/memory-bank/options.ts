@@ -1,0 +1,60 @@
+import { QuarryError, createHashingEmbedder, type Embedder } from '@quarry/core'
+import { systemClock, type Clock } from '../rpc/clock.js'
+import { cryptoRandomId, type RandomId } from '../rpc/names.js'
+
+/** What an extractor gets: a generateMemories source Quarry cannot read without a model. */
+export interface ExtractRequest {
+  readonly kind: 'vertexSessionSource' | 'directContentsSource'
+  readonly source: Readonly<Record<string, unknown>>
+  readonly scope: Readonly<Record<string, string>>
+}
+
+/** Turns a session or conversation into facts (an LLM, typically); Quarry then stores them like direct memories. */
+export type FactExtractor = (request: ExtractRequest) => Promise<readonly string[]>
+
+export interface MemoryBankOptions {
+  /** Embeds facts and search queries. @defaultValue a 256-dimensional hashing embedder */
+  embedder?: Embedder
+  /**
+   * Reasoning engines must be created with `createReasoningEngine` first; unknown ones are
+   * NOT_FOUND. Otherwise an engine comes into being on first use. @defaultValue false
+   */
+  explicitEngines?: boolean
+  /**
+   * generateMemories consolidates a new fact into an existing memory of the same scope when their
+   * normalized texts are equal or their embeddings' cosine similarity is at least this.
+   * @defaultValue 0.9
+   */
+  consolidationSimilarity?: number
+  /** Serves vertexSessionSource / directContentsSource in generateMemories; without it they are UNIMPLEMENTED. */
+  extractor?: FactExtractor
+  clock?: Clock
+  randomId?: RandomId
+  onInternalError?: (error: unknown) => void
+}
+
+export interface ResolvedMemoryBankOptions {
+  readonly embedder: Embedder
+  readonly explicitEngines: boolean
+  readonly consolidationSimilarity: number
+  readonly extractor: FactExtractor | undefined
+  readonly clock: Clock
+  readonly randomId: RandomId
+  readonly onInternalError: (error: unknown) => void
+}
+
+export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMemoryBankOptions {
+  const similarity = options.consolidationSimilarity ?? 0.9
+  if (!(similarity > -1 && similarity <= 1)) {
+    throw new QuarryError('INVALID_OPTION', `consolidationSimilarity is a cosine similarity in (-1, 1]; received ${String(similarity)}.`, { path: 'consolidationSimilarity' })
+  }
+  return {
+    embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    explicitEngines: options.explicitEngines ?? false,
+    consolidationSimilarity: similarity,
+    extractor: options.extractor,
+    clock: options.clock ?? systemClock,
+    randomId: options.randomId ?? cryptoRandomId,
+    onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
+  }
+}

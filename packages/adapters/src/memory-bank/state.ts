@@ -1,0 +1,97 @@
+import type { Metadata, QuarryIndex } from '@quarry/core'
+import { rfc3339 } from '../rpc/clock.js'
+import type { FinishedOperation } from '../rpc/operations.js'
+
+/** A topic as stored: a managed topic's enum name, or a custom label. */
+export type TopicJson = { readonly managedMemoryTopic: string } | { readonly customMemoryTopicLabel: string }
+
+export type MetadataValueJson = { readonly stringValue: string } | { readonly doubleValue: number } | { readonly boolValue: boolean } | { readonly timestampValue: string }
+
+export interface MemoryJson {
+  readonly name: string
+  readonly displayName?: string
+  readonly description?: string
+  readonly fact: string
+  readonly scope: Readonly<Record<string, string>>
+  readonly topics?: readonly TopicJson[]
+  readonly metadata?: Readonly<Record<string, MetadataValueJson>>
+  readonly createTime: string
+  readonly updateTime: string
+  readonly expireTime?: string
+}
+
+export interface MemoryState {
+  readonly name: string
+  readonly seq: number
+  readonly createMs: number
+  updateMs: number
+  displayName: string | undefined
+  description: string | undefined
+  fact: string
+  readonly scope: Readonly<Record<string, string>>
+  /** Canonical form of the scope (sorted keys): equal scopes, equal keys. */
+  readonly scopeKey: string
+  topics: readonly TopicJson[]
+  metadata: Readonly<Record<string, MetadataValueJson>>
+  expireMs: number | undefined
+}
+
+/** One reasoning engine's memory bank: its memories (creation order) and their index (fact embeddings). */
+export interface EngineState {
+  readonly name: string
+  readonly memories: Map<string, MemoryState>
+  readonly index: QuarryIndex
+}
+
+export interface MemoryBankState {
+  readonly engines: Map<string, EngineState>
+  readonly operations: Map<string, FinishedOperation>
+  seq: number
+}
+
+/** Core metadata fields of a memory's record. */
+export const SCOPE_FIELD = '$scope'
+export const scopeField = (key: string): string => `s.${key}`
+export const metadataField = (key: string): string => `m.${key}`
+
+export function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.keys(scope).sort().map((k) => [k, scope[k]]))
+}
+
+export function topicLabel(t: TopicJson): string {
+  return 'managedMemoryTopic' in t ? t.managedMemoryTopic : t.customMemoryTopicLabel
+}
+
+/** The record metadata filters read: scope (whole and per key), fact, times, topics, user metadata. */
+export function memoryMetadata(m: MemoryState): Metadata {
+  const out: Metadata = {
+    [SCOPE_FIELD]: m.scopeKey,
+    fact: m.fact,
+    create_time: new Date(m.createMs),
+    update_time: new Date(m.updateMs),
+    topics: m.topics.map(topicLabel),
+  }
+  const put = (key: string, value: Metadata[string]): void => {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+  }
+  for (const [k, v] of Object.entries(m.scope)) put(scopeField(k), v)
+  for (const [k, v] of Object.entries(m.metadata)) {
+    put(metadataField(k), 'stringValue' in v ? v.stringValue : 'doubleValue' in v ? v.doubleValue : 'boolValue' in v ? v.boolValue : new Date(v.timestampValue))
+  }
+  return out
+}
+
+export function memoryJson(m: MemoryState): MemoryJson {
+  return {
+    name: m.name,
+    ...(m.displayName ? { displayName: m.displayName } : {}),
+    ...(m.description ? { description: m.description } : {}),
+    fact: m.fact,
+    scope: m.scope,
+    ...(m.topics.length > 0 ? { topics: m.topics } : {}),
+    ...(Object.keys(m.metadata).length > 0 ? { metadata: m.metadata } : {}),
+    createTime: rfc3339(m.createMs),
+    updateTime: rfc3339(m.updateMs),
+    ...(m.expireMs !== undefined ? { expireTime: rfc3339(m.expireMs) } : {}),
+  }
+}
