@@ -37,16 +37,19 @@ export function saveGolden(path: string, scenarios: readonly GoldenScenario[]): 
   writeFileSync(path, `${JSON.stringify({ scenarios }, null, 2)}\n`)
 }
 
-/** proto3 JSON never carries null or undefined, and an empty list is omitted. */
-export function expectProto3Json(value: unknown, path = '$'): void {
+/** Fields that are proto maps: their keys are user data, not field names. */
+const MAP_FIELDS = new Set(['scope', 'metadata'])
+
+/** proto3 JSON never carries null or undefined, an empty list is omitted, field names are lowerCamelCase. */
+export function expectProto3Json(value: unknown, path = '$', isMap = false): void {
   if (value === null || value === undefined) throw new Error(`${path} is ${String(value)}`)
   if (Array.isArray(value)) {
     if (value.length === 0) throw new Error(`${path} is an empty list (omit it)`)
     value.forEach((v, i) => expectProto3Json(v, `${path}[${i}]`))
   } else if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (/_/.test(k) && path !== '$.scope') throw new Error(`${path}.${k} is not lowerCamelCase`)
-      expectProto3Json(v, `${path}.${k}`)
+      if (!isMap && /_/.test(k)) throw new Error(`${path}.${k} is not lowerCamelCase`)
+      expectProto3Json(v, `${path}.${k}`, !isMap && MAP_FIELDS.has(k))
     }
   }
 }

@@ -22,8 +22,8 @@ export class MemoryContext {
     return this.options.clock().getTime()
   }
 
-  stamp(): { seq: number; createMs: number; updateMs: number } {
-    const ms = this.now()
+  /** A creation stamp: the next sequence number, at `ms` (default: now). */
+  stamp(ms: number = this.now()): { seq: number; createMs: number; updateMs: number } {
     return { seq: this.state.seq++, createMs: ms, updateMs: ms }
   }
 

@@ -39,7 +39,8 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
   const scope = readScope(memory.scope, 'memory.scope')
   const topics = readTopics(memory.topics, 'memory.topics')
   const metadata = readMetadata(memory.metadata, 'memory.metadata')
-  const expireMs = readExpiry(memory, ctx.now(), 'memory')
+  const now = ctx.now()
+  const expireMs = readExpiry(memory, now, 'memory')
   let name: string
   if (memoryId !== undefined && memoryId !== '') {
     if (!MEMORY_ID.test(memoryId)) throw invalidArgument('memoryId', `memoryId is up to 63 of a-z, 0-9 and -, starting with a letter; received "${memoryId}".`)
@@ -50,7 +51,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
     while (engine.memories.has(name))
   }
   const [vector] = await ctx.embed([fact])
-  const m: MemoryState = { name, displayName: memory.displayName || undefined, description: memory.description || undefined, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp() }
+  const m: MemoryState = { name, displayName: memory.displayName || undefined, description: memory.description || undefined, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
   engine.memories.set(name, m)
   indexMemory(engine, m, vector as Float32Array)
   return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', memoryJson(m))
@@ -79,7 +80,8 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   const fact = has('fact') ? readFact(memory.fact, 'memory.fact') : target.fact
   const topics = has('topics') ? readTopics(memory.topics, 'memory.topics') : target.topics
   const metadata = has('metadata') ? readMetadata(memory.metadata, 'memory.metadata') : target.metadata
-  const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, ctx.now(), 'memory') : target.expireMs
+  const now = ctx.now()
+  const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, now, 'memory') : target.expireMs
   const vector = fact !== target.fact ? (await ctx.embed([fact]))[0] : engine.index.get(target.name)?.vector
   if (!engine.memories.has(target.name)) throw failure('NOT_FOUND', `Memory "${target.name}" was deleted meanwhile.`, 'memory.name')
   if (has('displayName')) target.displayName = memory.displayName || undefined
@@ -88,7 +90,7 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   target.topics = topics
   target.metadata = metadata
   target.expireMs = expireMs
-  target.updateMs = ctx.now()
+  target.updateMs = now
   indexMemory(engine, target, vector as Float32Array)
   return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target))
 }

@@ -66,7 +66,7 @@ export function parseName(name: string | undefined, pattern: string, field: stri
   const parts = (name ?? '').split('/')
   const ok = parts.length === collections.length * 2 && collections.every((c, i) => parts[2 * i] === c && RESOURCE_ID.test(parts[2 * i + 1] ?? ''))
   if (!ok) {
-    const example = pattern.replace(/\{[^}]+\}/g, (m) => `my-${m.slice(1, -1)}`)
+    const example = pattern.replace(/\{[^}]+\}/g, (m) => `my-${m.slice(1, -1).replace(/_/g, '-')}`)
     const described = name === undefined || name === '' ? 'it is empty' : `received "${name}"`
     throw invalidArgument(field, `${field} must be a resource name like "${example}" (ids: up to 40 of a-z, 0-9 and -, not starting or ending with -); ${described}.`)
   }

@@ -1,0 +1,28 @@
+import { fileURLToPath } from 'node:url'
+import { describe, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { MEMORY_METHODS, MemoryBank, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
+import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
+
+const FILE = fileURLToPath(new URL('./golden/memory-bank.json', import.meta.url))
+const scenarios = loadGolden(FILE)
+
+/** A fresh memory bank per scenario: hashing embedder, a clock that moves 1 s per read, seeded ids. */
+function engine(options: Record<string, unknown> = {}): GoldenCall {
+  const bank = new MemoryBank({ embedder: createHashingEmbedder({ dimensions: 64 }), clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(5), ...options })
+  return (step, request) => {
+    if (!(MEMORY_METHODS as readonly string[]).includes(step.call)) throw new Error(`unknown method ${step.call}`)
+    return (bank[step.call as (typeof MEMORY_METHODS)[number]] as (r: unknown) => Promise<Outcome<unknown>>).call(bank, request)
+  }
+}
+
+describe('Memory Bank golden request/response pairs', () => {
+  for (const scenario of scenarios) {
+    it(scenario.name, async () => {
+      const call = engine(scenario.options)
+      const vars = new Map<string, string>()
+      for (const step of scenario.steps) await runStep(step, call, vars)
+    })
+  }
+  if (updating) it('saves the updated expectations', () => saveGolden(FILE, scenarios))
+})
