@@ -2,6 +2,8 @@ import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import * as retriever from '../../packages/adapters/src/semantic-retriever/schema.js'
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages/adapters/src/vertex-rag/schema.js'
+import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memory-bank/schema.js'
+import { without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
 /**
@@ -92,5 +94,10 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
       checkMessage(root, requestSchema(schema, 'v1'))
     }
     for (const schema of Object.values(V1BETA1_REQUESTS)) checkMessage(root, schema)
+  })
+
+  it('Memory Bank v1beta1 (@google-cloud/aiplatform), less the fields the API gained since', () => {
+    const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
+    for (const schema of Object.values(CLIENT_REQUESTS)) checkMessage(root, without(schema, NEWER_FIELDS))
   })
 })
