@@ -3,6 +3,7 @@ import { Analyzer, chunkText, createGloveEmbedder, createIndex, defaultCacheDir,
 import { packageDocs } from './package-docs.js'
 import { runSemanticRetrieverDemo } from './demo-semantic-retriever.js'
 import { runVertexRagDemo } from './demo-vertex-rag.js'
+import { runMemoryBankDemo } from './demo-memory-bank.js'
 import { progress } from './progress.js'
 import { renderTable } from './table.js'
 
@@ -66,6 +67,8 @@ export async function runDocsDemo(): Promise<void> {
   await runSemanticRetrieverDemo(embedder, EXAMPLE_QUESTIONS[1] as string)
   console.log('\n... and through Vertex AI RAG Engine (v1beta1), in process:')
   await runVertexRagDemo(embedder, EXAMPLE_QUESTIONS[0] as string)
+  console.log('\n... and an agent\'s memories through Vertex AI Agent Engine Memory Bank, in process:')
+  await runMemoryBankDemo(embedder)
   console.log(`\nSaved the index to ${demoIndexDir()}; ask more with: npx -y pnpm@12.4.2 quarry query "your question"`)
 }
 
