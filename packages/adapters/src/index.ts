@@ -74,3 +74,8 @@ export type { RetrieveMemoriesResponseJson, RetrievedMemoryJson } from './memory
 export { MAX_DIRECT_MEMORIES, normalizeFact } from './memory-bank/generate.js'
 export type { MemoryJson, TopicJson } from './memory-bank/state.js'
 export type { FinishedOperation } from './rpc/operations.js'
+
+// The local REST server for all three APIs.
+export { createServer } from './http/server.js'
+export type { QuarryServer, QuarryServerOptions } from './http/server.js'
+export type { Engines } from './http/routes.js'

@@ -1,0 +1,36 @@
+/** One part of a multipart body: its headers (lower-case names) and bytes. */
+export interface Part {
+  readonly headers: Readonly<Record<string, string>>
+  readonly name: string | undefined
+  readonly body: Buffer
+}
+
+/** Splits a multipart/form-data or multipart/related body on its boundary. */
+export function parseMultipart(body: Buffer, contentType: string): Part[] | undefined {
+  const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
+  const boundary = m?.[1] ?? m?.[2]
+  if (!boundary) return undefined
+  const delimiter = Buffer.from(`--${boundary}`)
+  const parts: Part[] = []
+  let at = body.indexOf(delimiter)
+  while (at >= 0) {
+    let start = at + delimiter.length
+    if (body.subarray(start, start + 2).toString() === '--') break
+    if (body.subarray(start, start + 2).toString() === '\r\n') start += 2
+    const next = body.indexOf(delimiter, start)
+    if (next < 0) return undefined
+    let chunk = body.subarray(start, next)
+    if (chunk.subarray(chunk.length - 2).toString() === '\r\n') chunk = chunk.subarray(0, chunk.length - 2)
+    const split = chunk.indexOf('\r\n\r\n')
+    if (split < 0) return undefined
+    const headers: Record<string, string> = {}
+    for (const line of chunk.subarray(0, split).toString('utf8').split('\r\n')) {
+      const colon = line.indexOf(':')
+      if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+    }
+    const name = /name="([^"]*)"/.exec(headers['content-disposition'] ?? '')?.[1]
+    parts.push({ headers, name, body: chunk.subarray(split + 4) })
+    at = next
+  }
+  return parts
+}

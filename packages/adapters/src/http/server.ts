@@ -1,0 +1,177 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Embedder } from '@quarry/core'
+import { MemoryBank } from '../memory-bank/service.js'
+import type { MemoryBankOptions } from '../memory-bank/options.js'
+import type { Outcome } from '../rpc/outcome.js'
+import { codeName, httpStatusOf, rpcStatus, type RpcStatus } from '../rpc/status.js'
+import { SemanticRetriever } from '../semantic-retriever/service.js'
+import type { SemanticRetrieverOptions } from '../semantic-retriever/options.js'
+import { VertexRagEngine } from '../vertex-rag/service.js'
+import type { VertexRagOptions } from '../vertex-rag/options.js'
+import { encodeEnums } from './enums.js'
+import { parseMultipart } from './multipart.js'
+import { buildRoutes, type Engines, type Route } from './routes.js'
+import { setPath } from './template.js'
+
+export interface QuarryServerOptions {
+  /** Shared by the three APIs unless their own options name another. @defaultValue a 256-d hashing embedder */
+  embedder?: Embedder
+  semanticRetriever?: SemanticRetrieverOptions
+  vertexRag?: VertexRagOptions
+  memoryBank?: MemoryBankOptions
+  /** Engines to serve (e.g. shared with in-process clients); made from the options otherwise. */
+  engines?: Partial<Engines>
+  /** Largest request body accepted, in bytes (larger: 413). @defaultValue 32 MiB */
+  maxBodyBytes?: number
+  /** Told about unexpected errors (answered as INTERNAL, without details). @defaultValue console.error */
+  onInternalError?: (error: unknown) => void
+}
+
+export interface QuarryServer {
+  readonly server: Server
+  readonly engines: Engines
+  /** Starts listening; resolves to the bound address. @defaultValue host 127.0.0.1, port 0 (any free port) */
+  listen(options?: { port?: number; host?: string }): Promise<{ host: string; port: number; url: string }>
+  close(): Promise<void>
+}
+
+/** Query parameters that steer the transport, not the request. */
+const TRANSPORT_PARAMS = new Set(['$alt', 'alt', 'key', 'prettyPrint', '$prettyPrint', 'fields', '$fields', 'access_token', 'uploadType', 'upload_protocol', '$callback', 'callback'])
+
+class HttpFailure extends Error {
+  constructor(readonly httpStatus: number, readonly status: RpcStatus) {
+    super(status.message)
+  }
+}
+
+function send(res: ServerResponse, httpStatus: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.writeHead(httpStatus, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpStatusOf(status.code)): void {
+  send(res, httpStatus, { error: { code: httpStatus, message: status.message, status: codeName(status.code), ...(status.details ? { details: status.details } : {}) } })
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${(error as Error).message}.`))
+  }
+}
+
+function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received: the ${what} must be a JSON object.`))
+  return value as Record<string, unknown>
+}
+
+/** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */
+function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
+  let request: Record<string, unknown> = {}
+  let upload: Uint8Array | undefined
+  if (route.multipart) {
+    const parts = parseMultipart(body, contentType)
+    if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part.'))
+    const metadata = parts.find((p) => p.name === 'metadata') ?? parts.find((p) => (p.headers['content-type'] ?? '').includes('json')) ?? parts[0]
+    const file = parts.find((p) => p.name === 'file') ?? parts.find((p) => p !== metadata)
+    request = asObject(parseJson(metadata?.body.toString('utf8') ?? '{}', 'metadata part'), 'metadata part')
+    upload = file?.body
+  } else if (route.body !== undefined && body.length > 0) {
+    const parsed = asObject(parseJson(body.toString('utf8'), 'request body'), 'request body')
+    if (route.body === '*') request = parsed
+    else request[route.body] = parsed
+  } else if (route.body === undefined && body.length > 0 && body.toString('utf8').trim() !== '') {
+    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} takes no body; send its fields as query parameters.`))
+  }
+  for (const key of new Set(url.searchParams.keys())) {
+    if (TRANSPORT_PARAMS.has(key)) continue
+    const values = url.searchParams.getAll(key)
+    setPath(request, key, values.length === 1 ? values[0] : values)
+  }
+  route.compiled.fields.forEach((field, i) => setPath(request, field, match[i + 1] as string))
+  return { request, upload }
+}
+
+/**
+ * The local REST server: Google's REST paths for the Semantic Retriever (v1beta), Vertex AI RAG
+ * Engine (v1, v1beta1) and Memory Bank (v1beta1), over the in-process engines. Binds to loopback
+ * unless told otherwise.
+ */
+export function createServer(options: QuarryServerOptions = {}): QuarryServer {
+  const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('quarry: internal error', error))
+  const shared = { ...(options.embedder ? { embedder: options.embedder } : {}), onInternalError }
+  const engines: Engines = {
+    semanticRetriever: options.engines?.semanticRetriever ?? new SemanticRetriever({ ...shared, ...options.semanticRetriever }),
+    vertexRag: options.engines?.vertexRag ?? new VertexRagEngine({ ...shared, ...options.vertexRag }),
+    memoryBank: options.engines?.memoryBank ?? new MemoryBank({ ...shared, ...options.memoryBank }),
+  }
+  const routes = buildRoutes(engines)
+  const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const path = decodeURIComponent(url.pathname).replace(/%3A/gi, ':')
+    const candidates = routes.filter((r) => r.compiled.regex.test(path))
+    const route = candidates.find((r) => r.method === req.method)
+    if (!route) {
+      const body = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`
+      await readBody(req, maxBody).catch(() => undefined)
+      sendStatus(res, rpcStatus('NOT_FOUND', body), 404)
+      return
+    }
+    const match = route.compiled.regex.exec(path) as RegExpExecArray
+    const body = await readBody(req, maxBody)
+    const { request, upload } = buildRequest(route, match, url, body, req.headers['content-type'] ?? '')
+    const outcome: Outcome<unknown> = await route.call(request, upload)
+    if (!outcome.ok) {
+      sendStatus(res, outcome.status)
+      return
+    }
+    const enumsAsInts = /enum-encoding=int/.test(url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? '')
+    send(res, 200, enumsAsInts ? encodeEnums(outcome.response, route.enums) : outcome.response)
+  }
+
+  const server = createHttpServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
+      else {
+        onInternalError(error)
+        if (!res.headersSent) sendStatus(res, rpcStatus('INTERNAL', 'Internal error encountered.'))
+      }
+    })
+  })
+
+  return {
+    server,
+    engines,
+    listen: ({ port = 0, host = '127.0.0.1' } = {}) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(port, host, () => {
+          const address = server.address() as AddressInfo
+          resolve({ host: address.address, port: address.port, url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` })
+        })
+      }),
+    close: () =>
+      new Promise((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()))
+        server.closeAllConnections?.()
+      }),
+  }
+}
