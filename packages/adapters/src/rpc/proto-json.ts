@@ -1,4 +1,4 @@
-import { invalidArgument } from './status.js'
+import { invalidArgument, invalidPayload } from './status.js'
 
 /**
  * A small proto3-JSON reader for requests: each method declares its request message as a schema,
@@ -112,7 +112,7 @@ function shown(value: unknown): string {
 }
 
 function invalidValue(path: string, type: string, value: unknown): Error {
-  return invalidArgument(path, `Invalid value at '${path}' (${type}), ${shown(value)}`)
+  return invalidPayload(path, `Invalid value at '${path}' (${type}), ${shown(value)}`)
 }
 
 const INT32_MAX = 2 ** 31 - 1
@@ -144,7 +144,7 @@ function readDuration(value: unknown, path: string): number {
       return s + ns / 1e9
     }
   }
-  throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
+  throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
@@ -159,7 +159,7 @@ function readTimestamp(value: unknown, path: string): string {
     if (Object.keys(rest).length === 0) ms = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64') * 1000 + Math.floor(readInteger(nanos, `${path}.nanos`, 'TYPE_INT32') / 1e6)
   }
   if (ms === undefined || !Number.isFinite(ms)) {
-    throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z".`)
+    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z".`)
   }
   return new Date(ms).toISOString()
 }
@@ -182,7 +182,7 @@ function readEnum(type: { readonly name: string; readonly values: Readonly<Recor
   if (typeof value === 'number') {
     for (const [name, n] of Object.entries(type.values)) if (n === value) return name
   }
-  throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}), ${shown(value)}; expected one of ${Object.keys(type.values).join(', ')}.`)
+  throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}), ${shown(value)}; expected one of ${Object.keys(type.values).join(', ')}.`)
 }
 
 /** Reads one value of a field type (value is not null/undefined). */
@@ -211,23 +211,23 @@ function readValue(type: FieldType, value: unknown, path: string): unknown {
     case 'enum':
       return readEnum(type, value, path)
     case 'repeated': {
-      if (!Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}': expected a list; received ${shown(value)}.`)
+      if (!Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}': expected a list; received ${shown(value)}.`)
       return value.map((item, i) => {
-        if (item === null || item === undefined) throw invalidArgument(`${path}[${i}]`, `Invalid value at '${path}[${i}]': a list element cannot be null.`)
+        if (item === null || item === undefined) throw invalidPayload(`${path}[${i}]`, `Invalid value at '${path}[${i}]': a list element cannot be null.`)
         return readValue(type.of, item, `${path}[${i}]`)
       })
     }
     case 'map': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}': expected an object (a map); received ${shown(value)}.`)
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}': expected an object (a map); received ${shown(value)}.`)
       const out: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(value)) {
-        if (v === null || v === undefined) throw invalidArgument(`${path}.${k}`, `Invalid value at '${path}.${k}': a map value cannot be null.`)
+        if (v === null || v === undefined) throw invalidPayload(`${path}.${k}`, `Invalid value at '${path}.${k}': a map value cannot be null.`)
         Object.defineProperty(out, k, { value: readValue(type.of, v, `${path}.${k}`), enumerable: true, writable: true, configurable: true })
       }
       return out
     }
     case 'opaque':
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}): expected an object.`)
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}): expected an object.`)
       return value
     case 'message':
       return readMessageValue(type, value, path)
@@ -236,7 +236,7 @@ function readValue(type: FieldType, value: unknown, path: string): unknown {
 
 function readMessageValue(type: MessageType, value: unknown, path: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalidArgument(path, `Invalid value at '${path === '' ? type.name : path}' (type.googleapis.com/${type.name}): expected an object; received ${shown(value)}.`)
+    throw invalidPayload(path, `Invalid value at '${path === '' ? type.name : path}' (type.googleapis.com/${type.name}): expected an object; received ${shown(value)}.`)
   }
   const out: Record<string, unknown> = {}
   for (const [rawKey, v] of Object.entries(value)) {
@@ -244,7 +244,7 @@ function readMessageValue(type: MessageType, value: unknown, path: string): Reco
     const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined
     if (fieldType === undefined) {
       const where = path === '' ? '' : ` at '${path}'`
-      throw invalidArgument(path, `Invalid JSON payload received. Unknown name "${rawKey}"${where}: Cannot find field.`)
+      throw invalidPayload(path, `Invalid JSON payload received. Unknown name "${rawKey}"${where}: Cannot find field.`)
     }
     if (v === null || v === undefined) continue
     if (Object.hasOwn(out, key)) throw invalidArgument(join(path, key), `Invalid JSON payload received. Field "${key}" is given twice (as lowerCamelCase and snake_case).`)

@@ -103,6 +103,11 @@ export function invalidArgument(field: string, description: string): RpcFailure 
   return new RpcFailure(rpcStatus('INVALID_ARGUMENT', field === '' ? description : `${field}: ${description}`, [{ field, description }]))
 }
 
+/** INVALID_ARGUMENT for a malformed payload, in Google's own wording (the message already names the field). */
+export function invalidPayload(field: string, message: string): RpcFailure {
+  return new RpcFailure(rpcStatus('INVALID_ARGUMENT', message, [{ field, description: message }]))
+}
+
 /** A failure with a code other than INVALID_ARGUMENT (NOT_FOUND, ALREADY_EXISTS, ...), naming the field it concerns. */
 export function failure(code: CodeName, message: string, field?: string): RpcFailure {
   return new RpcFailure(rpcStatus(code, message, field === undefined ? [] : [{ field, description: message }]))

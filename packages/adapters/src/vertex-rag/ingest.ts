@@ -73,7 +73,14 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   file.sizeBytes = input.bytes.length
   file.sha256 = sha256
   file.type = extracted.type
-  file.chunks = pieces.map((p, i) => ({ id: `${file.id}-${String(i).padStart(6, '0')}`, text: p.text }))
+  // The first chunk starts at the text's start and the last ends at its end, so leading markup
+  // ("# ") and final punctuation are kept; chunks in between run from token to token.
+  const text = extracted.text
+  const lastIndex = pieces.length - 1
+  file.chunks = pieces.map((p, i) => ({
+    id: `${file.id}-${String(i).padStart(6, '0')}`,
+    text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
+  }))
   const metadata = fileMetadata(file)
   corpus.index.addMany(file.chunks.map((c, i) => ({ id: c.id, vector: vectors[i] as Float32Array, text: c.text, metadata })))
   corpus.files.set(file.name, file)
