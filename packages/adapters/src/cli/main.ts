@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { QuarryError } from '@quarry/core'
 import { runDocsDemo, runQuery } from './demo-docs.js'
 import { runWordDemo } from './demo-words.js'
+import { runServe } from './serve.js'
 
 const USAGE = `usage: quarry <command>
 
@@ -11,6 +12,8 @@ commands:
                    offline GloVe SIF embedder, BM25 + HNSW), answer example questions, save the index
   query "..."      answer a question against the saved demo index (no re-ingest)
   words            dense search over GloVe word vectors, with filters and the planner's choices
+  serve [options]  serve Google's Semantic Retriever, Vertex AI RAG Engine and Memory Bank REST APIs
+                   locally (quarry serve --help)
   help             this text`
 
 /** Runs the `quarry` command line; resolves to the process exit code. */
@@ -30,6 +33,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
         await runQuery(question)
         return 0
       }
+      case 'serve':
+        await runServe(rest)
+        return 0
       case 'words':
         runWordDemo()
         return 0

@@ -23,9 +23,13 @@ export interface Route {
   /** A multipart upload (`metadata` JSON part + `file` part). */
   readonly multipart?: boolean
   readonly compiled: CompiledTemplate
+  /** Whether a success changes state (reads and queries do not). */
+  readonly mutates: boolean
 }
 
-type Spec = Omit<Route, 'compiled'>
+type Spec = Omit<Route, 'compiled' | 'mutates'>
+
+const READS = /\.(Get|List|Query|Retrieve)[A-Z]\w*|GetOperation/
 
 const SR_ENUMS: EnumRules = [{ path: ['state'], values: ChunkState.values }]
 const RAG_ENUMS: EnumRules = [
@@ -192,5 +196,5 @@ export function buildRoutes(engines: Engines): Route[] {
     ...memoryRoutes(engines.memoryBank),
     ...operationRoutes(engines.vertexRag, engines.memoryBank),
   ]
-  return specs.map((s) => ({ ...s, compiled: compileTemplate(s.template) }))
+  return specs.map((s) => ({ ...s, compiled: compileTemplate(s.template), mutates: !READS.test(s.rpc) }))
 }

@@ -11,6 +11,7 @@ import { VertexRagEngine } from '../vertex-rag/service.js'
 import type { VertexRagOptions } from '../vertex-rag/options.js'
 import { encodeEnums } from './enums.js'
 import { parseMultipart } from './multipart.js'
+import { DataDir } from './data-dir.js'
 import { buildRoutes, type Engines, type Route } from './routes.js'
 import { setPath } from './template.js'
 
@@ -26,11 +27,22 @@ export interface QuarryServerOptions {
   maxBodyBytes?: number
   /** Told about unexpected errors (answered as INTERNAL, without details). @defaultValue console.error */
   onInternalError?: (error: unknown) => void
+  /**
+   * Keep the state in this folder: loaded at start, snapshotted (crash-safely) after changes and
+   * on close. Without it, state lives in memory.
+   */
+  dataDir?: string
+  /** With dataDir: a snapshot follows a change by at most this many milliseconds. @defaultValue 200 */
+  snapshotDelayMs?: number
 }
 
 export interface QuarryServer {
   readonly server: Server
   readonly engines: Engines
+  /** Whether state was loaded from dataDir at start. */
+  readonly restored: boolean
+  /** Writes a snapshot now (with dataDir); resolves when it is on disk. */
+  flush(): Promise<void>
   /** Starts listening; resolves to the bound address. @defaultValue host 127.0.0.1, port 0 (any free port) */
   listen(options?: { port?: number; host?: string }): Promise<{ host: string; port: number; url: string }>
   close(): Promise<void>
@@ -123,6 +135,26 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   }
   const routes = buildRoutes(engines)
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
+  const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
+  const restored = data?.load() ?? false
+  let timer: NodeJS.Timeout | undefined
+  let dirty = false
+  const snapshot = (): void => {
+    timer = undefined
+    if (!dirty) return
+    dirty = false
+    try {
+      data?.save()
+    } catch (error) {
+      dirty = true
+      onInternalError(error)
+    }
+  }
+  const changed = (): void => {
+    if (!data) return
+    dirty = true
+    timer ??= setTimeout(snapshot, options.snapshotDelayMs ?? 200)
+  }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
@@ -143,6 +175,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       sendStatus(res, outcome.status)
       return
     }
+    if (route.mutates) changed()
     const enumsAsInts = /enum-encoding=int/.test(url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? '')
     send(res, 200, enumsAsInts ? encodeEnums(outcome.response, route.enums) : outcome.response)
   }
@@ -157,9 +190,16 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     })
   })
 
+  const flush = async (): Promise<void> => {
+    if (timer !== undefined) clearTimeout(timer)
+    snapshot()
+  }
+
   return {
     server,
     engines,
+    restored,
+    flush,
     listen: ({ port = 0, host = '127.0.0.1' } = {}) =>
       new Promise((resolve, reject) => {
         server.once('error', reject)
@@ -168,10 +208,12 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
           resolve({ host: address.address, port: address.port, url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` })
         })
       }),
-    close: () =>
-      new Promise((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()))
-        server.closeAllConnections?.()
-      }),
+        server.closeAllConnections()
+      })
+      await flush()
+    },
   }
 }

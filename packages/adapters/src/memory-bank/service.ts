@@ -7,6 +7,7 @@ import { MemoryContext } from './context.js'
 import { generateMemories, purgeMemories } from './generate.js'
 import { createMemory, deleteMemory, getMemory, listMemories, updateMemory } from './memories.js'
 import { resolveMemoryBankOptions, type MemoryBankOptions } from './options.js'
+import { loadMemoryBank, saveMemoryBank } from './persistence.js'
 import { retrieveMemories, type RetrieveMemoriesResponseJson } from './retrieve.js'
 import type { MemoryJson } from './state.js'
 
@@ -30,6 +31,16 @@ export class MemoryBank {
   }
   #write<T>(op: (ctx: MemoryContext, request: unknown) => Promise<T>, request: unknown): Promise<Outcome<T>> {
     return this.#writes.run(() => this.#read(op, request))
+  }
+
+  /** Writes every reasoning engine's memories and operations (and the index snapshots) into the empty folder `dir`. */
+  saveTo(dir: string): void {
+    saveMemoryBank(this.#ctx, dir)
+  }
+
+  /** Replaces the state with the one `saveTo` wrote into `dir`. */
+  loadFrom(dir: string): void {
+    loadMemoryBank(this.#ctx, dir)
   }
 
   /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). */

@@ -5,6 +5,7 @@ import { RetrieverContext } from './context.js'
 import { createCorpus, deleteCorpus, getCorpus, listCorpora, updateCorpus } from './corpora.js'
 import { createDocument, deleteDocument, getDocument, listDocuments, updateDocument } from './documents.js'
 import { resolveRetrieverOptions, type SemanticRetrieverOptions } from './options.js'
+import { loadRetriever, saveRetriever } from './persistence.js'
 import { queryCorpus, queryDocument } from './query.js'
 import type {
   BatchChunksResponseJson,
@@ -32,6 +33,16 @@ export class SemanticRetriever {
 
   constructor(options: SemanticRetrieverOptions = {}) {
     this.#ctx = new RetrieverContext(resolveRetrieverOptions(options))
+  }
+
+  /** Writes every corpus, document and chunk (and their index snapshots) into the empty folder `dir`. Synchronous: one consistent view. */
+  saveTo(dir: string): void {
+    saveRetriever(this.#ctx, dir)
+  }
+
+  /** Replaces the state with the one `saveTo` wrote into `dir`. */
+  loadFrom(dir: string): void {
+    loadRetriever(this.#ctx, dir)
   }
 
   #read<T>(op: Operation<T>, request: unknown): Promise<Outcome<T>> {

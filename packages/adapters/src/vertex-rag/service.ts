@@ -20,6 +20,7 @@ import type {
   RetrieveContextsResponseJson,
   UploadRagFileResponseJson,
 } from './resources.js'
+import { loadRag, saveRag } from './persistence.js'
 import { retrieveContexts } from './retrieve.js'
 import type { ApiVersion } from './schema.js'
 
@@ -177,11 +178,23 @@ export const RAG_METHODS = [
 export class VertexRagEngine {
   readonly v1: VertexRagSurface
   readonly v1beta1: VertexRagSurface
+  readonly #ctx: RagContext
 
   constructor(options: VertexRagOptions = {}) {
     const ctx = new RagContext(resolveVertexRagOptions(options))
+    this.#ctx = ctx
     const writes = new Mutex()
     this.v1 = new VertexRagSurface(ctx, writes, 'v1')
     this.v1beta1 = new VertexRagSurface(ctx, writes, 'v1beta1')
+  }
+
+  /** Writes every corpus, file, schema, metadata and operation (and the index snapshots) into the empty folder `dir`. */
+  saveTo(dir: string): void {
+    saveRag(this.#ctx, dir)
+  }
+
+  /** Replaces the state with the one `saveTo` wrote into `dir`. */
+  loadFrom(dir: string): void {
+    loadRag(this.#ctx, dir)
   }
 }

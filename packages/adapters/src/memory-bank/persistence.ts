@@ -1,0 +1,35 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadIndex } from '@quarry/core'
+import type { FinishedOperation } from '../rpc/operations.js'
+import type { MemoryContext } from './context.js'
+import type { MemoryState } from './state.js'
+
+/** Memory Bank state on disk: `state.json` (engines, memories, operations) and one core snapshot per reasoning engine. */
+interface Saved {
+  readonly seq: number
+  readonly operations: readonly FinishedOperation[]
+  readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[] }[]
+}
+
+export function saveMemoryBank(ctx: MemoryContext, dir: string): void {
+  const engines = [...ctx.state.engines.values()].map((e, i) => {
+    const indexDir = `engine-${i}`
+    e.index.save(join(dir, indexDir))
+    return { name: e.name, indexDir, memories: [...e.memories.values()] }
+  })
+  const saved: Saved = { seq: ctx.state.seq, operations: [...ctx.state.operations.values()], engines }
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(saved))
+}
+
+export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
+  const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
+  ctx.state.engines.clear()
+  ctx.state.operations.clear()
+  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
+  for (const e of saved.engines) {
+    const index = loadIndex(join(dir, e.indexDir), { embedder: ctx.options.embedder })
+    ctx.state.engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])) })
+  }
+  ctx.state.seq = saved.seq
+}

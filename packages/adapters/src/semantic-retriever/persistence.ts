@@ -1,0 +1,37 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadIndex } from '@quarry/core'
+import type { RetrieverContext } from './context.js'
+import type { ChunkState, CorpusState, DocumentState } from './state.js'
+
+/**
+ * The Semantic Retriever's state on disk: `state.json` (every resource) and one core snapshot
+ * per corpus (`corpus-<n>/`, vectors and metadata of its chunks). Written synchronously, so it is
+ * one consistent view: writes apply between awaits, never across this call.
+ */
+interface Saved {
+  readonly seq: number
+  readonly corpora: readonly (Omit<CorpusState, 'index' | 'documents'> & { readonly indexDir: string; readonly documents: readonly (Omit<DocumentState, 'chunks'> & { readonly chunks: readonly ChunkState[] })[] })[]
+}
+
+export function saveRetriever(ctx: RetrieverContext, dir: string): void {
+  const corpora = [...ctx.state.corpora.values()].map((c, i) => {
+    const indexDir = `corpus-${i}`
+    c.index.save(join(dir, indexDir))
+    const { index: _index, documents, ...rest } = c
+    return { ...rest, indexDir, documents: [...documents.values()].map(({ chunks, ...d }) => ({ ...d, chunks: [...chunks.values()] })) }
+  })
+  const saved: Saved = { seq: ctx.state.seq, corpora }
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(saved))
+}
+
+export function loadRetriever(ctx: RetrieverContext, dir: string): void {
+  const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
+  ctx.state.corpora.clear()
+  for (const { indexDir, documents, ...c } of saved.corpora) {
+    const index = loadIndex(join(dir, indexDir), { embedder: ctx.options.embedder })
+    const docs = new Map(documents.map(({ chunks, ...d }) => [d.name, { ...d, chunks: new Map(chunks.map((ch) => [ch.name, { ...ch }])) } as DocumentState]))
+    ctx.state.corpora.set(c.name, { ...c, index, documents: docs } as CorpusState)
+  }
+  ctx.state.seq = saved.seq
+}

@@ -1,0 +1,43 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadIndex } from '@quarry/core'
+import type { RagContext } from './context.js'
+import type { OperationJson } from './resources.js'
+import type { RagCorpusState, RagDataSchemaState, RagFileState, RagMetadataState } from './state.js'
+
+/** RAG Engine state on disk: `state.json` (corpora, files, chunks, schemas, metadata, operations) and one core snapshot per corpus. */
+type SavedFile = Omit<RagFileState, 'metadata'> & { readonly metadata: readonly RagMetadataState[] }
+type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly SavedFile[]; readonly schemas: readonly RagDataSchemaState[] }
+interface Saved {
+  readonly seq: number
+  readonly operations: readonly OperationJson[]
+  readonly corpora: readonly SavedCorpus[]
+}
+
+export function saveRag(ctx: RagContext, dir: string): void {
+  const corpora = [...ctx.state.corpora.values()].map((c, i): SavedCorpus => {
+    const indexDir = `corpus-${i}`
+    c.index.save(join(dir, indexDir))
+    const { index: _index, files, schemas, ...rest } = c
+    return { ...rest, indexDir, files: [...files.values()].map(({ metadata, ...f }) => ({ ...f, metadata: [...metadata.values()] })), schemas: [...schemas.values()] }
+  })
+  const saved: Saved = { seq: ctx.state.seq, operations: [...ctx.state.operations.values()], corpora }
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(saved))
+}
+
+export function loadRag(ctx: RagContext, dir: string): void {
+  const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
+  ctx.state.corpora.clear()
+  ctx.state.operations.clear()
+  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
+  for (const { indexDir, files, schemas, ...c } of saved.corpora) {
+    const index = loadIndex(join(dir, indexDir), { embedder: ctx.options.embedder })
+    ctx.state.corpora.set(c.name, {
+      ...c,
+      index,
+      files: new Map(files.map(({ metadata, ...f }) => [f.name, { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as RagFileState])),
+      schemas: new Map(schemas.map((s) => [s.name, { ...s }])),
+    } as RagCorpusState)
+  }
+  ctx.state.seq = saved.seq
+}

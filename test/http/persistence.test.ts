@@ -1,0 +1,86 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+
+/** `dataDir`: state survives a restart whole, across the three APIs; interrupted snapshots are ignored. */
+const dirs: string[] = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+const embedder = createHashingEmbedder({ dimensions: 32 })
+
+async function post(url: string, path: string, body: unknown, method = 'POST'): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  return (await res.json()) as Record<string, unknown>
+}
+async function get(url: string, path: string): Promise<Record<string, unknown>> {
+  return (await (await fetch(`${url}${path}`)).json()) as Record<string, unknown>
+}
+
+async function fill(server: QuarryServer): Promise<string> {
+  const { url } = await server.listen()
+  await post(url, '/v1beta/corpora', { name: 'corpora/c' })
+  await post(url, '/v1beta/corpora/c/documents', { name: 'corpora/c/documents/d', customMetadata: [{ key: 'year', numericValue: 2001 }] })
+  await post(url, '/v1beta/corpora/c/documents/d/chunks:batchCreate', { requests: ['desert spice', 'ocean storm', 'garden rose'].map((t, i) => ({ chunk: { name: `corpora/c/documents/d/chunks/k${i}`, data: { stringValue: t } } })) })
+  const op = await post(url, '/v1beta1/projects/p/locations/l/ragCorpora', { displayName: 'R' })
+  const corpus = (op.response as { name: string }).name
+  const boundary = 'b'
+  const body = `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"ragFile":{"displayName":"a.txt"}}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"\r\n\r\nThe desert wind erases tracks.\r\n--${boundary}--\r\n`
+  await fetch(`${url}/upload/v1beta1/${corpus}/ragFiles:upload`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body })
+  await post(url, '/v1beta1/projects/p/locations/l/reasoningEngines/1/memories?memoryId=tea', { fact: 'I like tea', scope: { user_id: 'u' } })
+  return corpus
+}
+
+async function observe(url: string, corpus: string): Promise<unknown[]> {
+  return [
+    await post(url, '/v1beta/corpora/c:query', { query: 'desert storm', metadataFilters: [{ key: 'document.custom_metadata.year', conditions: [{ operation: 'GREATER', numericValue: 2000 }] }] }),
+    await get(url, '/v1beta/corpora/c/documents/d/chunks'),
+    await post(url, '/v1beta1/projects/p/locations/l:retrieveContexts', { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert wind' } }),
+    await get(url, `/v1beta1/${corpus}/ragFiles`),
+    await post(url, '/v1beta1/projects/p/locations/l/reasoningEngines/1/memories:retrieve', { scope: { user_id: 'u' }, similaritySearchParams: { searchQuery: 'tea' } }),
+  ]
+}
+
+describe('dataDir persistence', () => {
+  it('restores every API\'s state after a restart, with identical answers', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-data-'))
+    dirs.push(dataDir)
+    const first = createServer({ embedder, dataDir })
+    expect(first.restored).toBe(false)
+    const corpus = await fill(first)
+    const { url } = { url: `http://127.0.0.1:${(first.server.address() as { port: number }).port}` }
+    const before = await observe(url, corpus)
+    await first.close()
+    const snapshots = (): string[] => readdirSync(dataDir).filter((e) => e !== 'CURRENT')
+    expect(snapshots()).toHaveLength(1)
+
+    // An interrupted later snapshot leaves debris that the next start ignores and the next save removes.
+    mkdirSync(join(dataDir, '.tmp-snapshot-99-999'))
+    writeFileSync(join(dataDir, '.tmp-snapshot-99-999', 'half-written'), 'x')
+    const second = createServer({ embedder, dataDir })
+    expect(second.restored).toBe(true)
+    const { url: url2 } = await second.listen()
+    expect(await observe(url2, corpus)).toEqual(before)
+    await post(url2, '/v1beta/corpora/c/documents/d/chunks', { name: 'corpora/c/documents/d/chunks/k9', data: { stringValue: 'desert dune' } })
+    await second.close()
+    expect(snapshots()).toHaveLength(1)
+    expect(snapshots()[0]).toMatch(/^snapshot-\d+$/)
+    const third = createServer({ embedder, dataDir })
+    const { url: url3 } = await third.listen()
+    const chunks = (await get(url3, '/v1beta/corpora/c/documents/d/chunks')) as { chunks: { name: string }[] }
+    expect(chunks.chunks.map((c) => c.name)).toEqual(['k0', 'k1', 'k2', 'k9'].map((k) => `corpora/c/documents/d/chunks/${k}`))
+    await third.close()
+  })
+
+  it('refuses a CURRENT that names no snapshot, with a way out', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-data-'))
+    dirs.push(dataDir)
+    writeFileSync(join(dataDir, 'CURRENT'), 'garbage\n')
+    expect(() => createServer({ embedder, dataDir })).toThrow(/does not name a snapshot .* remove the folder to start empty/)
+    expect(existsSync(join(dataDir, 'CURRENT'))).toBe(true)
+  })
+})
