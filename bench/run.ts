@@ -8,6 +8,7 @@ import { runDense } from './suites/dense.js'
 import { runEmbedQuality } from './suites/embed-quality.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
+import { runHttp } from './suites/http.js'
 import { runHybrid } from './suites/hybrid.js'
 import { runPersist } from './suites/persist.js'
 import { runPersistScale } from './suites/persist-scale.js'
@@ -34,6 +35,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   exact: runExact,
   'semantic-retriever': runSemanticRetriever,
   'vertex-rag': runVertexRag,
+  http: runHttp,
 }
 
 const args = process.argv.slice(2)
