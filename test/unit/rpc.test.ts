@@ -64,7 +64,7 @@ describe('proto-JSON request reader', () => {
 
   it('refuses unknown names, wrong types, bad enums, both oneof members, int32 overflow, bad timestamps', () => {
     expect(violation(() => readMessage(Req, { nope: 1 }))).toEqual({ code: Code.INVALID_ARGUMENT, field: '', message: 'Invalid JSON payload received. Unknown name "nope": Cannot find field.' })
-    expect(violation(() => readMessage(Req, { items: [{ extra: 1 }] })).message).toBe(`items[0]: Invalid JSON payload received. Unknown name "extra" at 'items[0]': Cannot find field.`)
+    expect(violation(() => readMessage(Req, { items: [{ extra: 1 }] })).message).toBe(`Invalid JSON payload received. Unknown name "extra" at 'items[0]': Cannot find field.`)
     expect(violation(() => readMessage(Req, { pageSize: 'ten' })).field).toBe('pageSize')
     expect(violation(() => readMessage(Req, { pageSize: 2 ** 31 })).field).toBe('pageSize')
     expect(violation(() => readMessage(Req, { kind: 'GREEN' })).field).toBe('kind')
