@@ -195,6 +195,11 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     snapshot()
   }
 
+  // Clients keep connections open between calls; closing idle ones after Node's default 5 s
+  // races with a client reusing them (ECONNRESET). Google's front ends keep them longer too.
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
+
   return {
     server,
     engines,
