@@ -1,6 +1,7 @@
-import { createIndex, embedAll } from '@quarry/core'
+import { createIndex } from '@quarry/core'
+import { EngineContext } from '../rpc/engine-context.js'
 import { parseName } from '../rpc/names.js'
-import { finishedOperation, numericId, type FinishedOperation } from '../rpc/operations.js'
+import { finishedOperation, type FinishedOperation } from '../rpc/operations.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { ResolvedMemoryBankOptions } from './options.js'
 import type { EngineState, MemoryBankState, MemoryState } from './state.js'
@@ -10,35 +11,14 @@ export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/
 export const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
 
 /** What every Memory Bank operation works on. */
-export class MemoryContext {
+export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
-  readonly options: ResolvedMemoryBankOptions
+  protected readonly sequence = this.state
 
-  constructor(options: ResolvedMemoryBankOptions) {
-    this.options = options
-  }
 
-  now(): number {
-    return this.options.clock().getTime()
-  }
 
-  /** A creation stamp: the next sequence number, at `ms` (default: now). */
-  stamp(ms: number = this.now()): { seq: number; createMs: number; updateMs: number } {
-    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
-  }
 
-  numericId(): string {
-    return numericId(this.options.randomId)
-  }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    try {
-      return await embedAll(this.options.embedder, texts)
-    } catch (error) {
-      this.options.onInternalError(error)
-      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
-    }
-  }
 
   /** Creates a reasoning engine's memory bank (idempotent). */
   createEngine(name: string): EngineState {

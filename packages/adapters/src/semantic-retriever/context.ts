@@ -1,4 +1,5 @@
-import { Analyzer, embedAll } from '@quarry/core'
+import { Analyzer } from '@quarry/core'
+import { EngineContext } from '../rpc/engine-context.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { parseName } from '../rpc/names.js'
 import type { ResolvedRetrieverOptions } from './options.js'
@@ -9,35 +10,15 @@ export const DOCUMENT_NAME = 'corpora/{corpus}/documents/{document}'
 export const CHUNK_NAME = 'corpora/{corpus}/documents/{document}/chunks/{chunk}'
 
 /** What every Semantic Retriever operation works on. */
-export class RetrieverContext {
+export class RetrieverContext extends EngineContext<ResolvedRetrieverOptions> {
   readonly state: RetrieverState = { corpora: new Map(), seq: 0 }
-  readonly options: ResolvedRetrieverOptions
+  protected readonly sequence = this.state
   /** Counts a chunk's tokens: word tokens of the wink tokenizer, nothing dropped or stemmed. */
   readonly #tokens = new Analyzer({ stopWords: false, stem: false, minLength: 1 })
 
-  constructor(options: ResolvedRetrieverOptions) {
-    this.options = options
-  }
 
-  /** A creation stamp: the next sequence number and the clock's time. */
-  stamp(): { seq: number; createMs: number; updateMs: number } {
-    const ms = this.options.clock().getTime()
-    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
-  }
 
-  now(): number {
-    return this.options.clock().getTime()
-  }
 
-  /** Embeds texts with the configured embedder; its failure is the server's (INTERNAL), not the caller's. */
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    try {
-      return await embedAll(this.options.embedder, texts)
-    } catch (error) {
-      this.options.onInternalError(error)
-      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
-    }
-  }
 
   countTokens(text: string): number {
     return this.#tokens.tokens(text).length

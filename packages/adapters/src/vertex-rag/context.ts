@@ -1,5 +1,5 @@
-import { embedAll } from '@quarry/core'
-import { finishedOperation, numericId } from '../rpc/operations.js'
+import { EngineContext } from '../rpc/engine-context.js'
+import { finishedOperation } from '../rpc/operations.js'
 import { parseName } from '../rpc/names.js'
 import { failure, type RpcStatus } from '../rpc/status.js'
 import type { ResolvedVertexRagOptions } from './options.js'
@@ -14,36 +14,14 @@ export const SCHEMA = `${CORPUS}/ragDataSchemas/{rag_data_schema}`
 export const METADATA = `${FILE}/ragMetadata/{rag_metadata}`
 
 /** What every RAG Engine operation works on: state, options, lookups by name, stamps, operations. */
-export class RagContext {
+export class RagContext extends EngineContext<ResolvedVertexRagOptions> {
   readonly state: RagState = { corpora: new Map(), operations: new Map(), seq: 0 }
-  readonly options: ResolvedVertexRagOptions
+  protected readonly sequence = this.state
 
-  constructor(options: ResolvedVertexRagOptions) {
-    this.options = options
-  }
 
-  stamp(): { seq: number; createMs: number; updateMs: number } {
-    const ms = this.options.clock().getTime()
-    return { seq: this.state.seq++, createMs: ms, updateMs: ms }
-  }
 
-  now(): number {
-    return this.options.clock().getTime()
-  }
 
-  /** A numeric resource id, as Vertex generates them. */
-  numericId(): string {
-    return numericId(this.options.randomId)
-  }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    try {
-      return await embedAll(this.options.embedder, texts)
-    } catch (error) {
-      this.options.onInternalError(error)
-      throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)
-    }
-  }
 
   location(name: string | undefined, field: string): string {
     parseName(name, LOCATION, field)
