@@ -47,7 +47,7 @@ export function oracleSearch(
  * for every returned id (within `eps`, float32 storage), the same id wherever the oracle's
  * distance is unambiguous, and ids ascending among exactly equal distances.
  */
-export function expectSameRanking(actual: readonly Hit[], ranking: readonly OracleHit[], k: number, all: ReadonlyMap<string, number>, eps = 1e-5): void {
+export function expectSameRanking(actual: readonly Hit[], ranking: readonly OracleHit[], k: number, all: ReadonlyMap<string, number>, eps = 1e-5, exactTies = true): void {
   const expected = ranking.slice(0, k)
   expect(actual.map((h) => h.id).length).toBe(expected.length)
   actual.forEach((hit, i) => {
@@ -63,7 +63,9 @@ export function expectSameRanking(actual: readonly Hit[], ranking: readonly Orac
     const unambiguous = (!prev || want.distance - prev.distance > 2 * eps) && (!next || next.distance - want.distance > 2 * eps)
     if (unambiguous) expect(hit.id).toBe(want.id)
     const before = actual[i - 1]
-    if (before && (before.distance as number) === (hit.distance as number)) expect(before.id < hit.id).toBe(true)
+    // Equal public distances are equal keys only in exact arithmetic: with fractional inputs two
+    // keys a few ulps apart can round to one distance (l2 takes a square root), and keys decide.
+    if (exactTies && before && (before.distance as number) === (hit.distance as number)) expect(before.id < hit.id).toBe(true)
     if (before) expect((before.distance as number)).toBeLessThanOrEqual((hit.distance as number))
   })
 }
