@@ -26,7 +26,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
-      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', embedder }) }
+      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', embedder }), nextExpiryMs: Number.POSITIVE_INFINITY }
       this.state.engines.set(name, engine)
     }
     return engine
@@ -57,15 +57,27 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     return { engine, memory }
   }
 
-  /** Removes memories whose expireTime has passed: they are never returned. */
+  /**
+   * Removes memories whose expireTime has passed: they are never returned. A pass over the
+   * memories runs only once the earliest known expiry is due.
+   */
   sweep(engine: EngineState): void {
     const now = this.now()
+    if (now < engine.nextExpiryMs) return
+    let next = Number.POSITIVE_INFINITY
     for (const m of engine.memories.values()) {
-      if (m.expireMs !== undefined && m.expireMs <= now) {
+      if (m.expireMs === undefined) continue
+      if (m.expireMs <= now) {
         engine.memories.delete(m.name)
         engine.index.remove(m.name)
-      }
+      } else next = Math.min(next, m.expireMs)
     }
+    engine.nextExpiryMs = next
+  }
+
+  /** Notes a memory's expiry so the sweep comes in time. */
+  expiresAt(engine: EngineState, expireMs: number | undefined): void {
+    if (expireMs !== undefined) engine.nextExpiryMs = Math.min(engine.nextExpiryMs, expireMs)
   }
 
   operation(resource: string, metadataType: string, responseType: string, response: object): FinishedOperation {

@@ -29,7 +29,8 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
   for (const op of saved.operations) ctx.state.operations.set(op.name, op)
   for (const e of saved.engines) {
     const index = loadIndex(join(dir, e.indexDir), { embedder: ctx.options.embedder })
-    ctx.state.engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])) })
+    // An unknown next expiry: the first sweep makes a full pass and learns it.
+    ctx.state.engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY })
   }
   ctx.state.seq = saved.seq
 }

@@ -41,6 +41,8 @@ export interface EngineState {
   readonly name: string
   readonly memories: Map<string, MemoryState>
   readonly index: QuarryIndex
+  /** No memory expires before this instant (a lower bound: sweeps before it are skipped). */
+  nextExpiryMs: number
 }
 
 export interface MemoryBankState {
