@@ -53,6 +53,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
   const [vector] = await ctx.embed([fact])
   const m: MemoryState = { name, displayName: memory.displayName || undefined, description: memory.description || undefined, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
   engine.memories.set(name, m)
+  ctx.expiresAt(engine, expireMs)
   indexMemory(engine, m, vector as Float32Array)
   return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', memoryJson(m))
 }
@@ -90,6 +91,7 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   target.topics = topics
   target.metadata = metadata
   target.expireMs = expireMs
+  ctx.expiresAt(engine, expireMs)
   target.updateMs = now
   indexMemory(engine, target, vector as Float32Array)
   return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target))
