@@ -34,6 +34,11 @@ export function planDense(input: PlanInput): DensePlan {
   if (!hasGraph) return { strategy: exact, reason: 'the index has no HNSW graph (dense: "exact")' }
   if (live <= options.exactBelow) return { strategy: exact, reason: `${live} records <= planner.exactBelow (${options.exactBelow})` }
   if (!filtered) return { strategy: 'hnsw', reason: 'no filter' }
+  // A handful of passing records is cheaper to scan than any graph search, whatever fraction they are.
+  const passing = Math.round(selectivity * live)
+  if (passing <= options.exactBelow) {
+    return { strategy: 'exact-filtered', reason: `about ${passing} records pass <= planner.exactBelow (${options.exactBelow}): scanning them exactly is cheaper than the graph` }
+  }
   if (selectivity >= options.postFilterAbove) {
     return { strategy: 'hnsw-postfilter', reason: `estimated selectivity ${fmt(selectivity)} >= planner.postFilterAbove (${options.postFilterAbove})` }
   }
