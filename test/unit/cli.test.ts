@@ -14,6 +14,24 @@ describe('quarry command line', () => {
     error.mockRestore()
   })
 
+  it('refuses bad quarry serve options with the usage, before binding anything', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {})
+    expect(await runCli(['serve', '--bogus', '1'])).toBe(1)
+    expect(await runCli(['serve', '--port', 'eighty'])).toBe(1)
+    expect(await runCli(['serve', '--embedder', 'bert'])).toBe(1)
+    expect(await runCli(['serve', '--port'])).toBe(1)
+    const text = error.mock.calls.flat().join('\n')
+    expect(text).toMatch(/unknown option --bogus[\s\S]*usage: quarry serve/)
+    expect(text).toMatch(/--port must be 0 to 65535; received eighty/)
+    expect(text).toMatch(/--embedder is glove or hashing; received bert/)
+    expect(text).toMatch(/--port needs a value/)
+    expect(await runCli(['serve', '--help'])).toBe(0)
+    expect(log.mock.calls.flat().join('\n')).toMatch(/--gcs-root/)
+    error.mockRestore()
+    log.mockRestore()
+  })
+
   it('finds the markdown docs of the installed packages, once each, in a stable order', () => {
     const docs = packageDocs()
     expect(docs.length).toBeGreaterThan(20)
