@@ -107,10 +107,10 @@ describe('Vertex AI RAG Engine with aiplatform v1beta1 and v1 clients', () => {
       expect(corpus.displayName).toBe(`Library ${version}`)
       const [importOp] = await data.importRagFiles({ parent: corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://library'] }, ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 24, chunkOverlap: 6 } } } } })
       const [imported] = await importOp.promise()
-      expect(Number(imported.importedRagFilesCount)).toBe(5)
-      expect(Number(imported.failedRagFilesCount)).toBe(2)
+      expect(Number(imported.importedRagFilesCount)).toBe(6)
+      expect(Number(imported.failedRagFilesCount)).toBe(3)
       const [files] = await data.listRagFiles({ parent: corpus.name })
-      expect(files.map((f) => f.displayName)).toEqual(['dune.txt', 'emma.md', 'facts.json', 'worms.txt', 'ocean.html'])
+      expect(files.map((f) => f.displayName)).toEqual(['dune-pages.pdf', 'dune.txt', 'emma.md', 'facts.json', 'worms.txt', 'ocean.html'])
 
       const request = { parent, vertexRagStore: { ragResources: [{ ragCorpus: corpus.name }] }, query: { text: 'sandworms in the desert', ragRetrievalConfig: { topK: 3 } } }
       const [response] = await rag.retrieveContexts(request)
@@ -118,7 +118,9 @@ describe('Vertex AI RAG Engine with aiplatform v1beta1 and v1 clients', () => {
       const local = await surface.retrieveContexts(request)
       if (!local.ok) throw new Error(local.status.message)
       expect(response.contexts?.contexts?.map((c) => [c.sourceUri, c.text, c.score])).toEqual(local.response.contexts.contexts?.map((c) => [c.sourceUri, c.text, c.score]))
-      expect(response.contexts?.contexts?.[0]?.sourceUri).toBe('gs://library/dune.txt')
+      expect(response.contexts?.contexts?.map((c) => c.sourceUri)).toContain('gs://library/dune.txt')
+      const pdf = response.contexts?.contexts?.find((c) => c.sourceUri === 'gs://library/dune-pages.pdf')
+      expect(pdf?.chunk?.pageSpan).toEqual({ firstPage: 1, lastPage: 2 })
       const scores = response.contexts?.contexts?.map((c) => c.score as number) ?? []
       expect([...scores].sort((a, b) => a - b)).toEqual(scores)
 

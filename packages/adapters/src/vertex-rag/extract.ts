@@ -1,8 +1,11 @@
 import { extname } from 'node:path'
+import { pdfText } from './pdf.js'
 import type { RagFileTypeName } from './resources.js'
 
-/** A file's text, or why it has none (the import counts it failed and goes on). */
-export type Extracted = { readonly ok: true; readonly text: string; readonly type: RagFileTypeName } | { readonly ok: false; readonly message: string }
+/** A file's text (with page offsets for a PDF), or why it has none (the import counts it failed and goes on). */
+export type Extracted =
+  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts?: readonly number[] }
+  | { readonly ok: false; readonly message: string }
 
 /** File types Quarry reads, by extension. */
 export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown', '.csv', '.html', '.htm', '.json']
@@ -38,11 +41,19 @@ function decodeUtf8(bytes: Uint8Array): string | undefined {
 }
 
 /** Reads the text of a file named `file` (the extension decides how); messages call it `name`. */
-export function extractText(file: string, bytes: Uint8Array, name: string = file): Extracted {
+export async function extractText(file: string, bytes: Uint8Array, name: string = file): Promise<Extracted> {
   const ext = extname(file).toLowerCase()
-  if (ext === '.pdf') return { ok: false, message: `${name}: PDF files are not read by Quarry yet (no PDF text extractor is installed); convert it to text first.` }
+  if (ext === '.pdf') {
+    try {
+      const { text, pageStarts } = await pdfText(bytes)
+      if (text.trim() === '') return { ok: false, message: `${name}: the PDF has no text layer (scanned pages need OCR first).` }
+      return { ok: true, text, type: 'RAG_FILE_TYPE_PDF', pageStarts }
+    } catch (error) {
+      return { ok: false, message: `${name}: not a readable PDF (${error instanceof Error ? error.name : 'error'}).` }
+    }
+  }
   if (!TEXT_EXTENSIONS.includes(ext)) {
-    return { ok: false, message: `${name}: unsupported file type "${ext || '(none)'}"; Quarry imports ${TEXT_EXTENSIONS.join(', ')}.` }
+    return { ok: false, message: `${name}: unsupported file type "${ext || '(none)'}"; Quarry imports ${[...TEXT_EXTENSIONS, '.pdf'].join(', ')}.` }
   }
   const raw = decodeUtf8(bytes)
   if (raw === undefined) return { ok: false, message: `${name}: not a text file (binary data or invalid UTF-8).` }

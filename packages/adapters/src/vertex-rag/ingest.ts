@@ -3,6 +3,7 @@ import { Analyzer, chunkText } from '@quarry/core'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
 import { extractText } from './extract.js'
+import { pageAt } from './pdf.js'
 import { fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
 
 /** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
@@ -39,7 +40,7 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   const sha256 = createHash('sha256').update(input.bytes).digest('hex')
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
-  const extracted = extractText(input.readAs, input.bytes, input.label)
+  const extracted = await extractText(input.readAs, input.bytes, input.label)
   if (!extracted.ok) return { kind: 'failed', message: extracted.message }
   const pieces = chunkText(analyzer, extracted.text, input.chunking)
   if (pieces.length === 0) return { kind: 'failed', message: `${input.label}: the file has no words to index.` }
@@ -77,9 +78,11 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   // ("# ") and final punctuation are kept; chunks in between run from token to token.
   const text = extracted.text
   const lastIndex = pieces.length - 1
+  const pages = extracted.pageStarts
   file.chunks = pieces.map((p, i) => ({
     id: `${file.id}-${String(i).padStart(6, '0')}`,
     text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
+    ...(pages ? { pageSpan: { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } } : {}),
   }))
   const metadata = fileMetadata(file)
   corpus.index.addMany(file.chunks.map((c, i) => ({ id: c.id, vector: vectors[i] as Float32Array, text: c.text, metadata })))

@@ -136,7 +136,7 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
       text: chunk.text,
       score: p.alpha === 1 ? dense.score : scoreOfRelevance(corpus.metric, relevance),
       ...(version === 'v1beta1' ? { distance: dense.distance, ...(sparse !== undefined ? { sparseDistance: sparse } : {}) } : {}),
-      chunk: { text: chunk.text, ...(version === 'v1beta1' ? { fileId: file.id, chunkId: chunk.id } : {}) },
+      chunk: { text: chunk.text, ...(chunk.pageSpan ? { pageSpan: chunk.pageSpan } : {}), ...(version === 'v1beta1' ? { fileId: file.id, chunkId: chunk.id } : {}) },
     })
     if (contexts.length === p.topK) break
   }

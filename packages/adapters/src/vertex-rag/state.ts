@@ -37,6 +37,8 @@ export interface RagChunkState {
   /** Record id in the corpus index, also the v1beta1 chunkId: `<fileId>-<6-digit ordinal>`. */
   readonly id: string
   readonly text: string
+  /** Pages of a PDF the chunk spans (1-based). */
+  readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
 }
 
 export type RagFileSource = { readonly kind: 'gcs'; readonly uri: string } | { readonly kind: 'upload' }
