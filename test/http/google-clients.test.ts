@@ -154,6 +154,9 @@ describe('Memory Bank with aiplatform v1beta1.MemoryBankServiceClient', () => {
 
     const [updateOp] = await client.updateMemory({ memory: { name: created[1]?.name, fact: 'I moved to Porto.' }, updateMask: { paths: ['fact'] } })
     expect((await updateOp.promise())[0].fact).toBe('I moved to Porto.')
+    // Without a mask the client still sends `scope: {}`: the set fields are updated, the scope kept.
+    const [noMaskOp] = await client.updateMemory({ memory: { name: created[0]?.name, description: 'a preference' } })
+    expect((await noMaskOp.promise())[0]).toMatchObject({ description: 'a preference', scope: { user_id: 'u1' } })
     const [page] = await client.retrieveMemories({ parent, scope: { user_id: 'u1' }, simpleRetrievalParams: { pageSize: 1 } })
     expect(page.retrievedMemories?.map((r) => r.memory?.name)).toEqual([created[0]?.name])
     expect(page.nextPageToken).toBeTruthy()

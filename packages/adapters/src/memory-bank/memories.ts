@@ -74,7 +74,8 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
     if (p === 'scope') throw invalidArgument(`updateMask.paths[${i}]`, 'scope is immutable: create a memory in the other scope instead.')
     if (!UPDATABLE.includes(p)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated; updatable fields: ${UPDATABLE.join(', ')}.`)
   }
-  if (memory.scope !== undefined && !updateMask?.length && scopeKeyOf(memory.scope) !== target.scopeKey) {
+  // Google's clients send an empty map for an unset scope.
+  if (memory.scope !== undefined && Object.keys(memory.scope).length > 0 && !updateMask?.length && scopeKeyOf(memory.scope) !== target.scopeKey) {
     throw invalidArgument('memory.scope', 'scope is immutable: create a memory in the other scope instead.')
   }
   const has = (p: string): boolean => paths.includes(p)
