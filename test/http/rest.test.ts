@@ -33,6 +33,7 @@ describe('REST contract', () => {
     expect(String((malformed.json.error as { message: string }).message)).toMatch(/^Invalid JSON payload received in the request body/)
     expect(await call(url, 'POST', '/v1beta/corpora', { displayName: 'x'.repeat(2000) })).toMatchObject({ status: 413, json: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'POST', '/v1beta/corpora', '[1, 2]')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
+    expect(await call(url, 'GET', '/v1beta/corpora/%E0%A4%A')).toMatchObject({ status: 400, json: { error: { code: 400, status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'GET', '/v1beta/corpora/x')).toMatchObject({ status: 404, json: { error: { status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest' }] } } })
     expect(await call(url, 'POST', '/v1beta/corpora', { nope: 1 })).toMatchObject({ status: 400, json: { error: { message: 'Invalid JSON payload received. Unknown name "nope" at \'corpus\': Cannot find field.' } } })
   })

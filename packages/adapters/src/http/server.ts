@@ -158,7 +158,12 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
-    const path = decodeURIComponent(url.pathname).replace(/%3A/gi, ':')
+    let path: string
+    try {
+      path = decodeURIComponent(url.pathname)
+    } catch {
+      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The request path is not valid percent-encoding: ${url.pathname.slice(0, 200)}`))
+    }
     const candidates = routes.filter((r) => r.compiled.regex.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
