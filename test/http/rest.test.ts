@@ -72,6 +72,9 @@ describe('REST contract', () => {
 
     const memory = await call(url, 'POST', '/v1beta1/projects/p/locations/l/reasoningEngines/1/memories?memoryId=tea', { fact: 'I like tea', scope: { user_id: 'u' } })
     expect(memory.json).toMatchObject({ done: true, response: { name: 'projects/p/locations/l/reasoningEngines/1/memories/tea' } })
+    const short = await call(url, 'POST', '/v1beta1/reasoningEngines/7/memories?memoryId=m', { fact: 'short binding', scope: { user_id: 'u' } })
+    expect((short.json.response as { name: string }).name).toBe('reasoningEngines/7/memories/m')
+    expect((await call(url, 'GET', '/v1beta1/reasoningEngines/7/memories/m')).json).toMatchObject({ fact: 'short binding' })
     const generated = await call(url, 'POST', '/v1beta1/projects/p/locations/l/reasoningEngines/1/memories:generate?$alt=json%3Benum-encoding=int', { scope: { user_id: 'u' }, directMemoriesSource: { directMemories: [{ fact: 'i like tea' }] } })
     expect((generated.json.response as { generatedMemories: { action: number }[] }).generatedMemories[0]?.action).toBe(2)
   })

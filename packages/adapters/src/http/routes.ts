@@ -144,7 +144,6 @@ function ragRoutes(surface: VertexRagSurface): Spec[] {
 }
 
 function memoryRoutes(mb: MemoryBank): Spec[] {
-  const E = 'projects/*/locations/*/reasoningEngines/*'
   const S = 'google.cloud.aiplatform.v1beta1.MemoryBankService'
   const r = (method: HttpMethod, template: string, rpc: string, call: (q: unknown) => Promise<Outcome<unknown>>, body?: string): Spec => ({
     method,
@@ -154,7 +153,8 @@ function memoryRoutes(mb: MemoryBank): Spec[] {
     enums: MB_ENUMS,
     ...(body ? { body } : {}),
   })
-  return [
+  // Each method is bound under projects/*/locations/* and, as Google's additional binding, under reasoningEngines/* alone.
+  return ['projects/*/locations/*/reasoningEngines/*', 'reasoningEngines/*'].flatMap((E) => [
     r('POST', `{parent=${E}}/memories`, 'CreateMemory', (q) => mb.createMemory(q), 'memory'),
     r('GET', `{name=${E}/memories/*}`, 'GetMemory', (q) => mb.getMemory(q)),
     r('PATCH', `{memory.name=${E}/memories/*}`, 'UpdateMemory', (q) => mb.updateMemory(q), 'memory'),
@@ -163,7 +163,7 @@ function memoryRoutes(mb: MemoryBank): Spec[] {
     r('POST', `{parent=${E}}/memories:generate`, 'GenerateMemories', (q) => mb.generateMemories(q), '*'),
     r('POST', `{parent=${E}}/memories:retrieve`, 'RetrieveMemories', (q) => mb.retrieveMemories(q), '*'),
     r('POST', `{parent=${E}}/memories:purge`, 'PurgeMemories', (q) => mb.purgeMemories(q), '*'),
-  ]
+  ])
 }
 
 /** Operations are done when returned; polling reads them back from whichever engine made them. */
@@ -174,7 +174,7 @@ function operationRoutes(rag: VertexRagEngine, mb: MemoryBank): Spec[] {
   }
   return ['v1', 'v1beta1'].map((v) => ({
     method: 'GET' as const,
-    template: `/${v}/{name=projects/**/operations/*}`,
+    template: `/${v}/{name=**/operations/*}`,
     rpc: 'google.longrunning.Operations.GetOperation',
     call: get,
     enums: [...RAG_ENUMS, ...MB_ENUMS],

@@ -7,6 +7,14 @@ import type { ResolvedMemoryBankOptions } from './options.js'
 import type { EngineState, MemoryBankState, MemoryState } from './state.js'
 
 export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/{reasoning_engine}'
+/** The short form Google's API also binds (`reasoningEngines/123`). */
+export const SHORT_ENGINE = 'reasoningEngines/{reasoning_engine}'
+
+/** Checks a reasoning engine name in either form; throws the full form's INVALID_ARGUMENT. */
+function parseEngine(name: string | undefined, field: string): void {
+  if (name !== undefined && name.startsWith('reasoningEngines/')) parseName(name, SHORT_ENGINE, field)
+  else parseName(name, ENGINE, field)
+}
 /** Memory ids: up to 63 of [a-z0-9-], starting with a letter. */
 export const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
 
@@ -22,7 +30,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
 
   /** Creates a reasoning engine's memory bank (idempotent). */
   createEngine(name: string): EngineState {
-    parseName(name, ENGINE, 'name')
+    parseEngine(name, 'name')
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
@@ -37,7 +45,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
    * use unless engines are explicit (then NOT_FOUND).
    */
   engine(parent: string | undefined, field: string): EngineState {
-    parseName(parent, ENGINE, field)
+    parseEngine(parent, field)
     const found = this.state.engines.get(parent as string)
     if (!found && this.options.explicitEngines) throw failure('NOT_FOUND', `ReasoningEngine "${parent}" not found.`, field)
     const engine = found ?? this.createEngine(parent as string)
