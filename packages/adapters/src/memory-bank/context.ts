@@ -1,7 +1,7 @@
 import { createIndex } from '@quarry/core'
 import { EngineContext } from '../rpc/engine-context.js'
 import { parseName } from '../rpc/names.js'
-import { finishedOperation, type FinishedOperation } from '../rpc/operations.js'
+import { finishedOperation, remember, type FinishedOperation } from '../rpc/operations.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { ResolvedMemoryBankOptions } from './options.js'
 import type { EngineState, MemoryBankState, MemoryState } from './state.js'
@@ -90,7 +90,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
 
   operation(resource: string, metadataType: string, responseType: string, response: object): FinishedOperation {
     const op = finishedOperation({ version: 'v1beta1', resource, id: this.numericId(), atMs: this.now(), metadataType, responseType, response })
-    this.state.operations.set(op.name, op)
+    remember(this.state.operations, op)
     return op
   }
 }

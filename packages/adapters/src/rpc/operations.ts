@@ -50,3 +50,12 @@ export function numericId(random: (length: number) => string): string {
   for (let i = 0; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
   return out[0] === '0' ? `1${out.slice(1)}` : out
 }
+
+/** Finished operations kept for polling; the oldest are forgotten past this many (Google keeps them for a while, too). */
+export const KEPT_OPERATIONS = 10_000
+
+/** Remembers an operation for GetOperation, forgetting the oldest beyond KEPT_OPERATIONS. */
+export function remember<T extends { readonly name: string }>(store: Map<string, T>, op: T): void {
+  store.set(op.name, op)
+  if (store.size > KEPT_OPERATIONS) store.delete(store.keys().next().value as string)
+}

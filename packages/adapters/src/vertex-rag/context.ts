@@ -1,5 +1,5 @@
 import { EngineContext } from '../rpc/engine-context.js'
-import { finishedOperation } from '../rpc/operations.js'
+import { finishedOperation, remember } from '../rpc/operations.js'
 import { parseName } from '../rpc/names.js'
 import { failure, type RpcStatus } from '../rpc/status.js'
 import type { ResolvedVertexRagOptions } from './options.js'
@@ -70,7 +70,7 @@ export class RagContext extends EngineContext<ResolvedVertexRagOptions> {
     partialFailures: readonly RpcStatus[] = [],
   ): OperationJson {
     const op = finishedOperation({ version, resource, id: this.numericId(), atMs: this.now(), metadataType, responseType: response.type, response: response.value, extraMetadata, partialFailures })
-    this.state.operations.set(op.name, op)
+    remember(this.state.operations, op)
     return op
   }
 }
