@@ -34,6 +34,15 @@ describe('REST contract', () => {
     expect(await call(url, 'POST', '/v1beta/corpora', { displayName: 'x'.repeat(2000) })).toMatchObject({ status: 413, json: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'POST', '/v1beta/corpora', '[1, 2]')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'GET', '/v1beta/corpora/%E0%A4%A')).toMatchObject({ status: 400, json: { error: { code: 400, status: 'INVALID_ARGUMENT' } } })
+    // Query keys cannot reach a prototype.
+    expect(await call(url, 'GET', '/v1beta/corpora?__proto__.polluted=yes')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
+    expect(await call(url, 'GET', '/v1beta/corpora?constructor.prototype.polluted=yes')).toMatchObject({ status: 400 })
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    // An encoded "/" stays inside its segment: it cannot turn a corpus path into a document path.
+    await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/a' })
+    await call(url, 'POST', '/v1beta/corpora/a/documents', { name: 'corpora/a/documents/b' })
+    expect(await call(url, 'DELETE', '/v1beta/corpora/a%2Fdocuments%2Fb?force=true')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
+    expect((await call(url, 'GET', '/v1beta/corpora/a/documents/b')).status).toBe(200)
     expect(await call(url, 'GET', '/v1beta/corpora/x')).toMatchObject({ status: 404, json: { error: { status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest' }] } } })
     expect(await call(url, 'POST', '/v1beta/corpora', { nope: 1 })).toMatchObject({ status: 400, json: { error: { message: 'Invalid JSON payload received. Unknown name "nope" at \'corpus\': Cannot find field.' } } })
   })

@@ -70,7 +70,7 @@ function conditionHolds(c: Cond, v: CustomMetadataJson | undefined): boolean {
   if (v === undefined) return false
   if (c.operation === 'INCLUDES' || c.operation === 'EXCLUDES') {
     if (!('stringListValue' in v)) return false
-    return v.stringListValue.values.includes(c.stringValue as string) === (c.operation === 'INCLUDES')
+    return (v.stringListValue.values ?? []).includes(c.stringValue as string) === (c.operation === 'INCLUDES')
   }
   if (c.numericValue !== undefined) {
     if (!('numericValue' in v)) return false

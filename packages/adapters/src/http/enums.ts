@@ -18,7 +18,9 @@ export function encodeEnums(value: unknown, rules: EnumRules, stack: string[] = 
     for (const [k, v] of Object.entries(value)) {
       stack.push(k)
       const rule = typeof v === 'string' ? rules.find((r) => matches(stack, r.path)) : undefined
-      out[k] = rule && Object.hasOwn(rule.values, v as string) ? rule.values[v as string] : encodeEnums(v, rules, stack)
+      const encoded = rule && Object.hasOwn(rule.values, v as string) ? rule.values[v as string] : encodeEnums(v, rules, stack)
+      // defineProperty: a map key named "__proto__" (user data) stays an ordinary key.
+      Object.defineProperty(out, k, { value: encoded, enumerable: true, writable: true, configurable: true })
       stack.pop()
     }
     return out

@@ -48,6 +48,9 @@ export interface QuarryServer {
   close(): Promise<void>
 }
 
+/** Names that would reach an object's prototype instead of a field. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
 /** Query parameters that steer the transport, not the request. */
 const TRANSPORT_PARAMS = new Set(['$alt', 'alt', 'key', 'prettyPrint', '$prettyPrint', 'fields', '$fields', 'access_token', 'uploadType', 'upload_protocol', '$callback', 'callback'])
 
@@ -113,10 +116,22 @@ function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buff
   }
   for (const key of new Set(url.searchParams.keys())) {
     if (TRANSPORT_PARAMS.has(key)) continue
+    if (key.split('.').some((part) => FORBIDDEN_KEYS.has(part))) {
+      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${key}": Cannot bind query parameter.`, [{ field: key, description: 'not a field of this request' }]))
+    }
     const values = url.searchParams.getAll(key)
     setPath(request, key, values.length === 1 ? values[0] : values)
   }
-  route.compiled.fields.forEach((field, i) => setPath(request, field, match[i + 1] as string))
+  route.compiled.fields.forEach((field, i) => {
+    const raw = match[i + 1] as string
+    let value: string
+    try {
+      value = decodeURIComponent(raw)
+    } catch {
+      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The request path is not valid percent-encoding: ${raw.slice(0, 200)}`))
+    }
+    setPath(request, field, value)
+  })
   return { request, upload }
 }
 
@@ -158,12 +173,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
-    let path: string
-    try {
-      path = decodeURIComponent(url.pathname)
-    } catch {
-      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The request path is not valid percent-encoding: ${url.pathname.slice(0, 200)}`))
-    }
+    // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
+    const path = url.pathname.replace(/%3A/gi, ':')
     const candidates = routes.filter((r) => r.compiled.regex.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {

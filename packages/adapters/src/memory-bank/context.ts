@@ -45,12 +45,19 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
    * use unless engines are explicit (then NOT_FOUND).
    */
   engine(parent: string | undefined, field: string): EngineState {
+    return this.readEngine(parent, field) ?? this.createEngine(parent as string)
+  }
+
+  /**
+   * The reasoning engine for a read: undefined when it has no memory bank yet (reads never create
+   * one, so unknown names cost nothing); NOT_FOUND when engines are explicit.
+   */
+  readEngine(parent: string | undefined, field: string): EngineState | undefined {
     parseEngine(parent, field)
     const found = this.state.engines.get(parent as string)
     if (!found && this.options.explicitEngines) throw failure('NOT_FOUND', `ReasoningEngine "${parent}" not found.`, field)
-    const engine = found ?? this.createEngine(parent as string)
-    this.sweep(engine)
-    return engine
+    if (found) this.sweep(found)
+    return found
   }
 
   memory(name: string | undefined, field: string): { engine: EngineState; memory: MemoryState } {
@@ -59,9 +66,9 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     if (at < 0 || !MEMORY_ID.test(id)) {
       throw invalidArgument(field, `${field} must be a memory name like "projects/p/locations/l/reasoningEngines/123/memories/456"; received "${name ?? ''}".`)
     }
-    const engine = this.engine((name as string).slice(0, at), field)
-    const memory = engine.memories.get(name as string)
-    if (!memory) throw failure('NOT_FOUND', `Memory "${name}" not found.`, field)
+    const engine = this.readEngine((name as string).slice(0, at), field)
+    const memory = engine?.memories.get(name as string)
+    if (!engine || !memory) throw failure('NOT_FOUND', `Memory "${name}" not found.`, field)
     return { engine, memory }
   }
 

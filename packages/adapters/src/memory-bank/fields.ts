@@ -1,3 +1,4 @@
+import { MAX_TIMESTAMP_MS } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { MemoryInput } from './schema.js'
 import type { MetadataValueJson, TopicJson } from './state.js'
@@ -46,7 +47,9 @@ export function readMetadata(metadata: MemoryInput['metadata'], field: string): 
 export function readExpiry(memory: MemoryInput, now: number, field: string): number | undefined {
   if (memory.ttl !== undefined) {
     if (memory.ttl <= 0) throw invalidArgument(`${field}.ttl`, `ttl must be positive, like "3600s"; received ${memory.ttl}s.`)
-    return now + Math.round(memory.ttl * 1000)
+    const ms = now + Math.ceil(memory.ttl * 1000)
+    if (ms > MAX_TIMESTAMP_MS) throw invalidArgument(`${field}.ttl`, `ttl ${memory.ttl}s ends after the year 9999; give a shorter one.`)
+    return ms
   }
   if (memory.expireTime !== undefined) {
     const ms = Date.parse(memory.expireTime)

@@ -105,16 +105,16 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
 /** purgeMemories: deletes the memories matching `filter` (required) when `force` is set; otherwise only counts them. */
 export async function purgeMemories(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
   const req = readMessage(PurgeMemoriesRequest, request)
-  const engine = ctx.engine(req.parent, 'parent')
+  const engine = ctx.readEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
   if (!filter) throw invalidArgument('filter', 'filter is required: which memories to purge, e.g. scope.user_id = "123".')
   const test = compileFilter(filter)
-  const matching = [...engine.memories.values()].filter((m) => test(memoryMetadata(m)))
-  if (req.force) {
+  const matching = engine ? [...engine.memories.values()].filter((m) => test(memoryMetadata(m))) : []
+  if (req.force && engine) {
     for (const m of matching) {
       engine.memories.delete(m.name)
       engine.index.remove(m.name)
     }
   }
-  return ctx.operation(engine.name, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', matching.length > 0 ? { purgeCount: String(matching.length) } : {})
+  return ctx.operation(req.parent as string, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', matching.length > 0 ? { purgeCount: String(matching.length) } : {})
 }

@@ -109,8 +109,9 @@ export async function deleteMemory(ctx: MemoryContext, request: unknown): Promis
 /** Lists an engine's memories, newest first (createTime descending), optionally filtered. */
 export async function listMemories(ctx: MemoryContext, request: unknown): Promise<{ memories?: MemoryJson[]; nextPageToken?: string }> {
   const req = readMessage(ListMemoriesRequest, request)
-  const engine = ctx.engine(req.parent, 'parent')
+  const engine = ctx.readEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
+  if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
   const all = [...engine.memories.values()].reverse().filter((m) => !test || test(memoryMetadata(m)))
   const page = pageOf(all, (m) => -m.seq, `listMemories ${engine.name} ${req.filter ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { loadIndex } from '@quarry/core'
 import type { FinishedOperation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
-import type { MemoryState } from './state.js'
+import type { EngineState, MemoryState } from './state.js'
 
 /** Memory Bank state on disk: `state.json` (engines, memories, operations) and one core snapshot per reasoning engine. */
 interface Saved {
@@ -24,13 +24,16 @@ export function saveMemoryBank(ctx: MemoryContext, dir: string): void {
 
 export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
   const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
-  ctx.state.engines.clear()
-  ctx.state.operations.clear()
-  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
+  // Everything is read before anything is replaced: a failing load leaves the current state as it was.
+  const engines = new Map<string, EngineState>()
   for (const e of saved.engines) {
     const index = loadIndex(join(dir, e.indexDir), { embedder: ctx.options.embedder })
     // An unknown next expiry: the first sweep makes a full pass and learns it.
-    ctx.state.engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY })
+    engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY })
   }
+  ctx.state.engines.clear()
+  for (const [name, engine] of engines) ctx.state.engines.set(name, engine)
+  ctx.state.operations.clear()
+  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
   ctx.state.seq = saved.seq
 }

@@ -61,7 +61,7 @@ function groupsFilter(groups: readonly ConjunctionInput[]): Filter | undefined {
  */
 export async function retrieveMemories(ctx: MemoryContext, request: unknown): Promise<RetrieveMemoriesResponseJson> {
   const req = readMessage(RetrieveMemoriesRequest, request)
-  const engine = ctx.engine(req.parent, 'parent')
+  const engine = ctx.readEngine(req.parent, 'parent')
   const scope = readScope(req.scope, 'scope')
   const scopeKey = scopeKeyOf(scope)
   const parts: Filter[] = [{ op: 'eq', field: SCOPE_FIELD, value: scopeKey }]
@@ -70,6 +70,11 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
   const groups = groupsFilter(req.filterGroups ?? [])
   if (groups) parts.push(groups)
   const filter: Filter = parts.length === 1 ? (parts[0] as Filter) : { op: 'and', filters: parts }
+  if (req.similaritySearchParams) {
+    if ((req.similaritySearchParams.searchQuery ?? '').trim() === '') throw invalidArgument('similaritySearchParams.searchQuery', 'searchQuery is required for similarity search.')
+    count(req.similaritySearchParams.topK, 'similaritySearchParams.topK')
+  } else count(req.simpleRetrievalParams?.pageSize, 'simpleRetrievalParams.pageSize')
+  if (!engine) return {}
 
   const similarity = req.similaritySearchParams
   if (similarity) {

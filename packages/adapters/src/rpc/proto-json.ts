@@ -147,6 +147,10 @@ function readDuration(value: unknown, path: string): number {
   throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
 }
 
+/** google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+export const MIN_TIMESTAMP_MS = -62_135_596_800_000
+export const MAX_TIMESTAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
 
 /** Timestamp as RFC 3339 text, a Date, or the Node clients' { seconds, nanos }; read to RFC 3339 (UTC, Z). */
@@ -158,8 +162,8 @@ function readTimestamp(value: unknown, path: string): string {
     const { seconds = 0, nanos = 0, ...rest } = value as Record<string, unknown>
     if (Object.keys(rest).length === 0) ms = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64') * 1000 + Math.floor(readInteger(nanos, `${path}.nanos`, 'TYPE_INT32') / 1e6)
   }
-  if (ms === undefined || !Number.isFinite(ms)) {
-    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z".`)
+  if (ms === undefined || !Number.isFinite(ms) || ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) {
+    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z", between years 1 and 9999.`)
   }
   return new Date(ms).toISOString()
 }

@@ -27,7 +27,9 @@ export function readCustomMetadata(list: readonly CustomMetadataInput[] | undefi
       if (m.stringValue !== undefined) return Object.freeze({ key: m.key, stringValue: m.stringValue })
       if (m.numericValue !== undefined) return Object.freeze({ key: m.key, numericValue: m.numericValue })
       if (m.stringListValue !== undefined) {
-        return Object.freeze({ key: m.key, stringListValue: Object.freeze({ values: Object.freeze([...(m.stringListValue.values ?? [])]) }) })
+        // An empty repeated field is omitted in proto3 JSON: an empty list is `stringListValue: {}`.
+        const values = m.stringListValue.values ?? []
+        return Object.freeze({ key: m.key, stringListValue: Object.freeze(values.length > 0 ? { values: Object.freeze([...values]) } : {}) })
       }
       throw invalidArgument(at, `set one of stringValue, stringListValue or numericValue for key "${m.key}".`)
     }),
@@ -35,7 +37,7 @@ export function readCustomMetadata(list: readonly CustomMetadataInput[] | undefi
 }
 
 function put(target: Metadata, key: string, m: CustomMetadataJson): void {
-  const value = 'stringValue' in m ? m.stringValue : 'numericValue' in m ? m.numericValue : m.stringListValue.values
+  const value = 'stringValue' in m ? m.stringValue : 'numericValue' in m ? m.numericValue : (m.stringListValue.values ?? [])
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 

@@ -27,11 +27,14 @@ export function saveRetriever(ctx: RetrieverContext, dir: string): void {
 
 export function loadRetriever(ctx: RetrieverContext, dir: string): void {
   const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
-  ctx.state.corpora.clear()
+  // Everything is read before anything is replaced: a failing load leaves the current state as it was.
+  const corpora = new Map<string, CorpusState>()
   for (const { indexDir, documents, ...c } of saved.corpora) {
     const index = loadIndex(join(dir, indexDir), { embedder: ctx.options.embedder })
     const docs = new Map(documents.map(({ chunks, ...d }) => [d.name, { ...d, chunks: new Map(chunks.map((ch) => [ch.name, { ...ch }])) } as DocumentState]))
-    ctx.state.corpora.set(c.name, { ...c, index, documents: docs } as CorpusState)
+    corpora.set(c.name, { ...c, index, documents: docs } as CorpusState)
   }
+  ctx.state.corpora.clear()
+  for (const [name, corpus] of corpora) ctx.state.corpora.set(name, corpus)
   ctx.state.seq = saved.seq
 }

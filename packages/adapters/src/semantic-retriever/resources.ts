@@ -6,7 +6,7 @@
 /** CustomMetadata: a key with exactly one of a string, a list of strings or a number. */
 export type CustomMetadataJson =
   | { readonly key: string; readonly stringValue: string }
-  | { readonly key: string; readonly stringListValue: { readonly values: readonly string[] } }
+  | { readonly key: string; readonly stringListValue: { readonly values?: readonly string[] } }
   | { readonly key: string; readonly numericValue: number }
 
 export interface CorpusJson {

@@ -3,7 +3,7 @@ import { basename, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
-import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
+import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
@@ -125,7 +125,15 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
       failures.push(rpcStatus('NOT_FOUND', `${f.uri}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`))
       continue
     }
-    const result = await ingestFile(ctx, corpus, { displayName: basename(f.path), description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: f.path, label: f.uri, bytes, chunking })
+    let result
+    try {
+      result = await ingestFile(ctx, corpus, { displayName: basename(f.path), description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: f.path, label: f.uri, bytes, chunking })
+    } catch (error) {
+      // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
+      if (!(error instanceof RpcFailure)) throw error
+      failures.push(rpcStatus(codeName(error.status.code), `${f.uri}: ${error.status.message}`))
+      continue
+    }
     if (result.kind === 'failed') failures.push(rpcStatus('INVALID_ARGUMENT', result.message))
     else if (result.kind === 'skipped') skipped++
     else imported++

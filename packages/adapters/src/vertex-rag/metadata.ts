@@ -19,6 +19,7 @@ import {
   ListRagDataSchemasRequest,
   ListRagMetadataRequest,
   UpdateRagMetadataRequest,
+  ScalarMetadataValue,
   type MetadataValueInput,
   type RagDataSchemaInput,
   type RagMetadataInput,
@@ -138,7 +139,7 @@ function typeOfValue(v: MetadataValueJson): 'number' | 'string' | 'datetime' | '
   return 'list'
 }
 
-function readScalar(v: MetadataValueInput, field: string): MetadataValueJson | undefined {
+function readScalar(v: Omit<MetadataValueInput, 'listValue'>, field: string): MetadataValueJson | undefined {
   if (v.intValue !== undefined) return { intValue: String(v.intValue) }
   if (v.floatValue !== undefined) return { floatValue: v.floatValue }
   if (v.strValue !== undefined) return { strValue: v.strValue }
@@ -158,11 +159,10 @@ function readValue(v: MetadataValueInput | undefined, field: string): MetadataVa
   if (v.listValue !== undefined) {
     const values = (v.listValue.values ?? []).map((x, i) => {
       const at = `${field}.listValue.values[${i}]`
-      const { intValue, floatValue, strValue, datetimeValue, boolValue, ...rest } = x as Record<string, unknown>
-      if (Object.keys(rest).length > 0) throw invalidArgument(at, `a list member is a scalar MetadataValue; "${Object.keys(rest)[0]}" is not allowed in it.`)
-      const set = [intValue, floatValue, strValue, datetimeValue, boolValue].filter((y) => y !== undefined && y !== null)
-      if (set.length !== 1) throw invalidArgument(at, 'a list member sets exactly one of intValue, floatValue, strValue, datetimeValue, boolValue.')
-      return readScalar(x as MetadataValueInput, at) as MetadataValueJson
+      const member = readMessage(ScalarMetadataValue, x, at)
+      const scalar = readScalar(member, at)
+      if (!scalar) throw invalidArgument(at, 'a list member sets exactly one of intValue, floatValue, strValue, datetimeValue, boolValue.')
+      return scalar
     })
     return { listValue: values.length > 0 ? { values } : {} }
   }

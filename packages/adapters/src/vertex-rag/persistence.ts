@@ -27,17 +27,20 @@ export function saveRag(ctx: RagContext, dir: string): void {
 
 export function loadRag(ctx: RagContext, dir: string): void {
   const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
-  ctx.state.corpora.clear()
-  ctx.state.operations.clear()
-  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
+  // Everything is read before anything is replaced: a failing load leaves the current state as it was.
+  const corpora = new Map<string, RagCorpusState>()
   for (const { indexDir, files, schemas, ...c } of saved.corpora) {
     const index = loadIndex(join(dir, indexDir), { embedder: ctx.options.embedder })
-    ctx.state.corpora.set(c.name, {
+    corpora.set(c.name, {
       ...c,
       index,
       files: new Map(files.map(({ metadata, ...f }) => [f.name, { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as RagFileState])),
       schemas: new Map(schemas.map((s) => [s.name, { ...s }])),
     } as RagCorpusState)
   }
+  ctx.state.corpora.clear()
+  for (const [name, corpus] of corpora) ctx.state.corpora.set(name, corpus)
+  ctx.state.operations.clear()
+  for (const op of saved.operations) ctx.state.operations.set(op.name, op)
   ctx.state.seq = saved.seq
 }

@@ -103,7 +103,8 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
   const [query] = await ctx.embed([p.text])
   const corpus = ctx.state.corpora.get(p.corpus.name)
   if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${p.corpus.name}" was deleted.`)
-  if (corpus.index.size === 0 || query === undefined) return { contexts: {} }
+  // A query the embedder maps to zeros (no word it knows) has no direction: it matches nothing.
+  if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return { contexts: {} }
   const threshold = coreThreshold(corpus.metric, { ...(p.distance !== undefined ? { distance: p.distance } : {}), ...(p.similarity !== undefined ? { similarity: p.similarity } : {}) })
   if (threshold.none) return { contexts: {} }
   const thresholded = p.distance !== undefined || p.similarity !== undefined

@@ -165,6 +165,12 @@ export const MetadataValue = message(
   { intValue: int64, floatValue: float, strValue: string, datetimeValue: string, boolValue: bool, listValue: message(`${P}.MetadataList`, { values: repeated(opaque(`${P}.MetadataValue`)) }) },
   [['intValue', 'floatValue', 'strValue', 'datetimeValue', 'boolValue', 'listValue']],
 )
+/** A member of a listValue: a MetadataValue without a nested list (read on its own, as the schema recurses). */
+export const ScalarMetadataValue = message(
+  `${P}.MetadataValue`,
+  { intValue: int64, floatValue: float, strValue: string, datetimeValue: string, boolValue: bool },
+  [['intValue', 'floatValue', 'strValue', 'datetimeValue', 'boolValue']],
+)
 export const DataType = enumOf(`${P}.RagMetadataSchemaDetails.DataType`, { DATA_TYPE_UNSPECIFIED: 0, INTEGER: 1, FLOAT: 2, STRING: 3, DATETIME: 4, BOOLEAN: 5, LIST: 6 })
 export const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
   type: DataType,

@@ -1,0 +1,95 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHashingEmbedder, type Embedder } from '@quarry/core'
+import { MemoryBank, SemanticRetriever, VertexRagEngine, type Outcome } from '@quarry/adapters'
+
+/** Edge cases found in review: out-of-range times, list members, failing loads, failing embedders, unknown engines. */
+const dirs: string[] = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+const tmp = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'quarry-edge-'))
+  dirs.push(d)
+  return d
+}
+const embedder = createHashingEmbedder({ dimensions: 16 })
+const E = 'projects/p/locations/l/reasoningEngines/1'
+
+function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
+  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response)}`)
+  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
+}
+
+describe('adapter edge cases', () => {
+  it('refuses times outside 0001–9999 as INVALID_ARGUMENT, writing nothing', async () => {
+    const bank = new MemoryBank({ embedder })
+    expect(failed(await bank.createMemory({ parent: E, memory: { fact: 'x', scope: { u: '1' }, ttl: '9999999999999s' } }))).toMatchObject({ code: 3, field: 'memory.ttl' })
+    expect(failed(await bank.createMemory({ parent: E, memory: { fact: 'x', scope: { u: '1' }, expireTime: { seconds: 1e15 } } }))).toMatchObject({ code: 3, field: 'memory.expireTime' })
+    const sr = new SemanticRetriever({ embedder })
+    expect(failed(await sr.createCorpus({ corpus: { name: 'corpora/c', createTime: { seconds: 1e15 } } }))).toMatchObject({ code: 3, field: 'corpus.createTime' })
+    const listed = await bank.listMemories({ parent: E })
+    expect(listed).toEqual({ ok: true, response: {} })
+  })
+
+  it('reads of an unknown reasoning engine answer empty and create nothing', async () => {
+    const bank = new MemoryBank({ embedder })
+    for (let i = 0; i < 50; i++) {
+      expect(await bank.listMemories({ parent: `${E}${i}` })).toEqual({ ok: true, response: {} })
+      expect(await bank.retrieveMemories({ parent: `${E}${i}`, scope: { u: '1' } })).toEqual({ ok: true, response: {} })
+      expect(failed(await bank.getMemory({ name: `${E}${i}/memories/m` })).code).toBe(5)
+    }
+    const dir = tmp()
+    bank.saveTo(dir)
+    expect((JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { engines: unknown[] }).engines).toEqual([])
+    expect(failed(await bank.retrieveMemories({ parent: E, scope: { u: '1' }, similaritySearchParams: { searchQuery: 'x', topK: -1 } })).code).toBe(3)
+  })
+
+  it('reads every RAG list member as a scalar MetadataValue (snake_case too) and refuses bad ones', async () => {
+    const rag = new VertexRagEngine({ embedder })
+    const s = rag.v1beta1
+    const created = await s.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c' } })
+    if (!created.ok) throw new Error('create')
+    const corpus = created.response.response?.name as string
+    const up = await s.uploadRagFile({ parent: corpus, ragFile: { displayName: 'a.txt' } }, 'some text')
+    if (!up.ok || !up.response.ragFile) throw new Error('upload')
+    const file = up.response.ragFile.name
+    const ok = await s.createRagMetadata({ parent: file, ragMetadata: { userSpecifiedMetadata: { key: 'tags', value: { listValue: { values: [{ str_value: 'a' }, { intValue: '5' }] } } } } })
+    expect(ok.ok && ok.response.userSpecifiedMetadata.value).toEqual({ listValue: { values: [{ strValue: 'a' }, { intValue: '5' }] } })
+    expect(failed(await s.createRagMetadata({ parent: file, ragMetadata: { userSpecifiedMetadata: { key: 'k', value: { listValue: { values: [{ intValue: 'abc' }] } } } } }))).toMatchObject({ code: 3, field: 'ragMetadata.userSpecifiedMetadata.value.listValue.values[0].intValue' })
+    expect(failed(await s.createRagMetadata({ parent: file, ragMetadata: { userSpecifiedMetadata: { key: 'k', value: { listValue: { values: [{ intValue: 1, strValue: 'a' }] } } } } })).code).toBe(3)
+    expect(failed(await s.createRagMetadata({ parent: file, ragMetadata: { userSpecifiedMetadata: { key: 'k', value: { listValue: { values: [{ listValue: {} }] } } } } })).code).toBe(3)
+  })
+
+  it('imports the other files when the embedder fails on one, reporting it', async () => {
+    let calls = 0
+    const flaky: Embedder = { name: embedder.name, dimensions: embedder.dimensions, embed: async (texts) => (++calls === 2 ? Promise.reject(new Error('model down')) : embedder.embed(texts)) }
+    const root = tmp()
+    mkdirSync(join(root, 'b'))
+    for (const f of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(join(root, 'b', f), `text of ${f}`)
+    const rag = new VertexRagEngine({ embedder: flaky, gcsRoot: root, onInternalError: () => undefined })
+    const created = await rag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c' } })
+    if (!created.ok) throw new Error('create')
+    const corpus = created.response.response?.name as string
+    const op = await rag.v1beta1.importRagFiles({ parent: corpus, importRagFilesConfig: { gcsSource: { uris: ['gs://b'] } } })
+    if (!op.ok) throw new Error(op.status.message)
+    expect(op.response.response).toMatchObject({ importedRagFilesCount: '2', failedRagFilesCount: '1' })
+    expect(JSON.stringify(op.response.metadata)).toContain('gs://b/b.txt: The embedder')
+    const files = await rag.v1beta1.listRagFiles({ parent: corpus })
+    expect(files.ok && files.response.ragFiles?.map((f) => f.displayName)).toEqual(['a.txt', 'c.txt'])
+  })
+
+  it('keeps the current state when a load fails', async () => {
+    const dir = tmp()
+    const saved = new SemanticRetriever({ embedder })
+    await saved.createCorpus({ corpus: { name: 'corpora/saved' } })
+    saved.saveTo(dir)
+    const other = new SemanticRetriever({ embedder: createHashingEmbedder({ dimensions: 8 }) })
+    await other.createCorpus({ corpus: { name: 'corpora/keep' } })
+    expect(() => other.loadFrom(dir)).toThrow(/embedder/i)
+    const list = await other.listCorpora({})
+    expect(list.ok && list.response.corpora?.map((c) => c.name)).toEqual(['corpora/keep'])
+  })
+})
