@@ -119,8 +119,9 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
     const request: SearchRequest = { ...base, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
     hits = corpus.index.search({ ...request, ...(threshold.maxDistance !== undefined ? { maxDistance: threshold.maxDistance } : {}), ...(threshold.minSimilarity !== undefined ? { minSimilarity: threshold.minSimilarity } : {}) }).hits
   }
-  const best = p.alpha === 0 ? Math.max(...hits.map((h) => h.score), 0) : 0
-  const contexts: ContextJson[] = []
+  // First the answer (hits within the thresholds, at most topK), then its scores: BM25-only scores
+  // are relative to the best BM25 score of the answer itself.
+  const answer = []
   for (const hit of hits) {
     const vector = corpus.index.get(hit.id)?.vector
     const dash = hit.id.lastIndexOf('-')
@@ -129,18 +130,22 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
     if (!vector || !file || !chunk) throw new Error(`index and resources disagree on ${hit.id}`)
     const dense = measure(corpus.metric, query, vector)
     if (!passes(p, dense)) continue
+    answer.push({ hit, file, chunk, dense })
+    if (answer.length === p.topK) break
+  }
+  const best = p.alpha === 0 ? Math.max(...answer.map((a) => a.hit.score), 0) : 0
+  const contexts = answer.map(({ hit, file, chunk, dense }): ContextJson => {
     const relevance = p.alpha === 0 ? (best > 0 ? hit.score / best : 0) : hit.score
     const sparse = p.alpha === 0 ? hit.score : hit.explain?.hybrid?.sparse?.score
-    contexts.push({
+    return {
       sourceUri: sourceUriOf(file),
       sourceDisplayName: file.displayName,
       text: chunk.text,
       score: p.alpha === 1 ? dense.score : scoreOfRelevance(corpus.metric, relevance),
       ...(version === 'v1beta1' ? { distance: dense.distance, ...(sparse !== undefined ? { sparseDistance: sparse } : {}) } : {}),
       chunk: { text: chunk.text, ...(chunk.pageSpan ? { pageSpan: chunk.pageSpan } : {}), ...(version === 'v1beta1' ? { fileId: file.id, chunkId: chunk.id } : {}) },
-    })
-    if (contexts.length === p.topK) break
-  }
+    }
+  })
   const ranked = p.ranking && ctx.options.reranker ? await ctx.options.reranker({ query: p.text, model: p.ranking.model, kind: p.ranking.kind, contexts }) : contexts
   return { contexts: ranked.length > 0 ? { contexts: [...ranked] } : {} }
 }
