@@ -92,4 +92,21 @@ describe('adapter edge cases', () => {
     const list = await other.listCorpora({})
     expect(list.ok && list.response.corpora?.map((c) => c.name)).toEqual(['corpora/keep'])
   })
+
+  it('accepts a RagCorpus echoed back on update (any key order) and refuses a changed vector DB', async () => {
+    const rag = new VertexRagEngine({ embedder })
+    const created = await rag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c', vectorDbConfig: { ragManagedDb: { ann: { leafCount: 5, treeDepth: 2 } } } } })
+    if (!created.ok) throw new Error('create')
+    const corpus = { name: created.response.response?.name as string }
+    const echoed = await rag.v1beta1.updateRagCorpus({ ragCorpus: { name: corpus.name, displayName: 'renamed', vectorDbConfig: { ragManagedDb: { ann: { treeDepth: 2, leafCount: 5 } } } } })
+    expect(echoed.ok && echoed.response.response?.displayName).toBe('renamed')
+    expect(failed(await rag.v1beta1.updateRagCorpus({ ragCorpus: { name: corpus.name, vectorDbConfig: { ragManagedDb: { knn: {} } } } }))).toMatchObject({ code: 9, field: 'ragCorpus.vectorDbConfig' })
+  })
+
+  it('compares a number literal as text on a scope key (scope values are strings)', async () => {
+    const bank = new MemoryBank({ embedder })
+    await bank.createMemory({ parent: E, memory: { fact: 'x', scope: { user_id: '123' } } })
+    const listed = await bank.listMemories({ parent: E, filter: 'scope.user_id = 123' })
+    expect(listed.ok && listed.response.memories?.map((m) => m.scope)).toEqual([{ user_id: '123' }])
+  })
 })

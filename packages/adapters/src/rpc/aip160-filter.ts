@@ -15,11 +15,14 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+
 
 /**
  * A literal as the value a key is compared with: a quoted RFC 3339 timestamp compares as a
- * datetime unless the key is declared a string; everything else keeps its own type (and so
- * matches nothing where the stored value has another type — Google's rule).
+ * datetime unless the key is declared a string; a number or boolean compares as text where the
+ * key is declared a string; everything else keeps its own type (and so matches nothing where the
+ * stored value has another type — Google's rule).
  */
 export function scalarOf(value: Literal, type: KeyType | undefined): FilterScalar {
   if (value.t === 'string' && type !== 'string' && RFC3339.test(value.v) && (type === 'datetime' || type === undefined)) return { datetime: value.v }
+  // A key declared a string compares as text whatever the literal looks like (`user_id = 123`).
+  if (type === 'string' && value.t !== 'string') return String(value.v)
   return value.v
 }
 

@@ -66,6 +66,11 @@ function backendOf(c: RagCorpusInput): BackendChoice {
   }
 }
 
+/** JSON with sorted keys: equal configs compare equal whatever their key order. */
+function stable(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v))
+}
+
 function checkDisplayName(value: string | undefined, field: string, required: boolean): string | undefined {
   if (value === undefined || value === '') {
     if (required) throw invalidArgument(field, 'displayName is required: up to 128 characters.')
@@ -127,9 +132,13 @@ export async function updateRagCorpus(ctx: RagContext, version: ApiVersion, requ
   const corpus = ctx.corpus(ragCorpus.name, 'ragCorpus.name')
   const displayName = checkDisplayName(ragCorpus.displayName, 'ragCorpus.displayName', false)
   if (ragCorpus.vectorDbConfig || ragCorpus.ragVectorDbConfig || ragCorpus.ragEmbeddingModelConfig || ragCorpus.vertexAiSearchConfig) {
+    // Only what the request sets is compared (a client echoing the corpus back is fine).
     const backend = backendOf(ragCorpus)
-    if (JSON.stringify(backend.vectorDbConfig) !== JSON.stringify(corpus.vectorDbConfig) || JSON.stringify(backend.ragEmbeddingModelConfig) !== JSON.stringify(corpus.ragEmbeddingModelConfig)) {
-      throw failure('FAILED_PRECONDITION', 'The vector DB and embedding model of a RagCorpus are fixed when it is created; create a new corpus to change them.', 'ragCorpus.vectorDbConfig')
+    const dbGiven = ragCorpus.vectorDbConfig ?? ragCorpus.ragVectorDbConfig
+    const dbChanged = dbGiven !== undefined && stable(backend.vectorDbConfig) !== stable(corpus.vectorDbConfig)
+    const embeddingChanged = backend.ragEmbeddingModelConfig !== undefined && stable(backend.ragEmbeddingModelConfig) !== stable(corpus.ragEmbeddingModelConfig)
+    if (dbChanged || embeddingChanged || ragCorpus.vertexAiSearchConfig) {
+      throw failure('FAILED_PRECONDITION', 'The vector DB and embedding model of a RagCorpus are fixed when it is created; create a new corpus to change them.', dbChanged ? 'ragCorpus.vectorDbConfig' : 'ragCorpus.ragEmbeddingModelConfig')
     }
   }
   if (displayName !== undefined) corpus.displayName = displayName

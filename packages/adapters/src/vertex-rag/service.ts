@@ -193,7 +193,11 @@ export class VertexRagEngine {
     saveRag(this.#ctx, dir)
   }
 
-  /** Replaces the state with the one `saveTo` wrote into `dir`. */
+  /**
+   * Replaces the state with the one `saveTo` wrote into `dir` (all or nothing: a failing load
+   * leaves the current state). Call it before serving writes: a write in flight would apply to
+   * the replaced state.
+   */
   loadFrom(dir: string): void {
     loadRag(this.#ctx, dir)
   }
