@@ -6,7 +6,7 @@ import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { indexMemory, memoryFilter } from './memories.js'
 import { GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
-import { memoryJson, memoryMetadata, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+import { memoryJson, memoryMetadata, SCOPE_FIELD, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /** Facts one directMemoriesSource may carry. */
 export const MAX_DIRECT_MEMORIES = 5
@@ -16,39 +16,17 @@ export function normalizeFact(fact: string): string {
   return fact.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '')
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0
-  let na = 0
-  let nb = 0
-  for (let i = 0; i < a.length; i++) {
-    dot += (a[i] as number) * (b[i] as number)
-    na += (a[i] as number) ** 2
-    nb += (b[i] as number) ** 2
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
-}
-
 /**
  * The memory of the same scope that `fact` duplicates: the one with an equal normalized text, else
- * the most similar one whose cosine similarity reaches `consolidationSimilarity`.
+ * the most similar one (the engine's index, filtered to the scope) whose cosine similarity
+ * reaches `consolidationSimilarity`.
  */
 function duplicateOf(ctx: MemoryContext, engine: EngineState, scopeKey: string, fact: string, vector: Float32Array): MemoryState | undefined {
-  const same = [...engine.memories.values()].filter((m) => m.scopeKey === scopeKey)
   const text = normalizeFact(fact)
-  const exact = same.find((m) => normalizeFact(m.fact) === text)
-  if (exact) return exact
-  let best: MemoryState | undefined
-  let bestSim = ctx.options.consolidationSimilarity
-  for (const m of same) {
-    const v = engine.index.get(m.name)?.vector
-    if (!v) continue
-    const sim = cosine(vector, v)
-    if (sim >= bestSim) {
-      best = m
-      bestSim = sim
-    }
-  }
-  return best
+  for (const m of engine.memories.values()) if (m.scopeKey === scopeKey && normalizeFact(m.fact) === text) return m
+  if (engine.index.size === 0 || !vector.some((x) => x !== 0)) return undefined
+  const [hit] = engine.index.search({ vector, topK: 1, filter: { op: 'eq', field: SCOPE_FIELD, value: scopeKey }, minSimilarity: ctx.options.consolidationSimilarity }).hits
+  return hit === undefined ? undefined : engine.memories.get(hit.id)
 }
 
 /**

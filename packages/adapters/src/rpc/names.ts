@@ -54,9 +54,6 @@ export function derivedId(displayName: string | undefined, random: RandomId, suf
   return base === '' ? suffix : `${base}-${suffix}`
 }
 
-/** A parsed resource name: the values of its collection ids, in order. */
-export type NameParts = readonly string[]
-
 /**
  * Parses `name` against a pattern like "corpora/{corpus}/documents/{document}" and returns the ids;
  * throws INVALID_ARGUMENT at `field` when it does not match.

@@ -69,7 +69,7 @@ export function repeated<const I extends FieldType>(of: I): { readonly t: 'repea
 export function mapOf<const I extends FieldType>(of: I): { readonly t: 'map'; readonly of: I } {
   return { t: 'map', of }
 }
-/** A message Quarry does not interpret (another backend's config, say): any object, kept as given. */
+/** A message Quarry does not interpret (another backend's config, say): an object of whatever shape, kept as given. */
 export function opaque(name: string): { readonly t: 'opaque'; readonly name: string } {
   return { t: 'opaque', name }
 }
@@ -95,11 +95,6 @@ export function message<const F extends Record<string, FieldType>>(name: string,
 /** `display_name` → `displayName`. */
 export function camelCase(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
-}
-
-/** `displayName` → `display_name` (for Google-style messages). */
-export function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 }
 
 function join(path: string, key: string): string {
