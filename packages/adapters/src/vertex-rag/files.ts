@@ -1,12 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { basename, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
+import { locateSources, readSource } from './sources.js'
 import type { ListRagFilesResponseJson, OperationJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
 import { fileJson } from './state.js'
@@ -38,51 +36,14 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   return { ragFile: fileJson(result.file, version) }
 }
 
-interface Located {
-  readonly uri: string
-  readonly path: string
-}
-
-/** A gcsSource URI → local path: file:// as is, gs://bucket/p under the gcsRoot option. */
-function localPath(ctx: RagContext, uri: string, field: string): string {
-  if (uri.startsWith('file://')) {
-    try {
-      return fileURLToPath(uri)
-    } catch {
-      throw invalidArgument(field, `"${uri}" is not a valid file:// URI (file:///absolute/path).`)
-    }
-  }
-  const gs = /^gs:\/\/([^/]+)(\/.*)?$/.exec(uri)
-  if (gs) {
-    const root = ctx.options.gcsRoot
-    if (root === undefined) throw failure('FAILED_PRECONDITION', `"${uri}" is a Cloud Storage URI; start Quarry with the gcsRoot option (a local folder standing in for Cloud Storage) or import file:// URIs.`, field)
-    const base = resolve(root)
-    const path = resolve(base, gs[1] as string, `.${gs[2] ?? '/'}`)
-    if (path !== base && !path.startsWith(base + sep)) throw invalidArgument(field, `"${uri}" points outside the Cloud Storage folder.`)
-    return path
-  }
-  throw invalidArgument(field, `"${uri}": gcsSource takes gs://bucket/path or file:///path URIs.`)
-}
-
-/** Expands a URI to the files it names: itself, or every file below it when it is a folder (sorted). */
-function expand(uri: string, path: string): Located[] | RpcStatus {
-  let stat
+/** The file name a URI ends in, as the user wrote it (a link keeps its own name and extension). */
+function uriName(uri: string): string {
+  const last = uri.slice(uri.lastIndexOf('/') + 1)
   try {
-    stat = statSync(path)
+    return decodeURIComponent(last)
   } catch {
-    return rpcStatus('NOT_FOUND', `${uri}: no such file or folder.`)
+    return last
   }
-  if (!stat.isDirectory()) return [{ uri, path }]
-  const out: Located[] = []
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const full = join(dir, entry.name)
-      if (entry.isDirectory()) walk(full)
-      else if (entry.isFile()) out.push({ uri: `${uri.replace(/\/+$/, '')}/${relative(path, full).split(sep).join('/')}`, path: full })
-    }
-  }
-  walk(path)
-  return out
 }
 
 export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
@@ -101,33 +62,25 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   if (uris.length === 0) throw invalidArgument('importRagFilesConfig.gcsSource.uris', 'give at least one URI (gs://bucket/path or file:///path; a folder imports every file below it).')
   const chunking = chunkingOf(config, 'importRagFilesConfig')
 
-  const failures: RpcStatus[] = []
-  const files: Located[] = []
-  uris.forEach((uri, i) => {
-    const found = expand(uri, localPath(ctx, uri, `importRagFilesConfig.gcsSource.uris[${i}]`))
-    if (Array.isArray(found)) files.push(...found)
-    else failures.push(found)
-  })
-  if (files.length > ctx.options.maxImportFiles) {
-    throw invalidArgument('importRagFilesConfig.gcsSource.uris', `the URIs name ${files.length} files; one import takes at most ${ctx.options.maxImportFiles}.`)
-  }
+  const { files, failures: located } = await locateSources(
+    uris,
+    { importRoots: ctx.options.importRoots, gcsRoot: ctx.options.gcsRoot },
+    { maxFiles: ctx.options.maxImportFiles, maxDepth: ctx.options.maxImportDepth, maxFileBytes: ctx.options.maxFileBytes },
+    (i) => `importRagFilesConfig.gcsSource.uris[${i}]`,
+  )
+  const failures: RpcStatus[] = [...located]
   let imported = 0
   let skipped = 0
   for (const f of files) {
-    let bytes: Uint8Array
-    try {
-      if (statSync(f.path).size > ctx.options.maxFileBytes) {
-        failures.push(rpcStatus('INVALID_ARGUMENT', `${f.uri}: larger than ${ctx.options.maxFileBytes} bytes.`))
-        continue
-      }
-      bytes = readFileSync(f.path)
-    } catch (error) {
-      failures.push(rpcStatus('NOT_FOUND', `${f.uri}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`))
+    const read = await readSource(f, ctx.options.maxFileBytes)
+    if (!read.ok) {
+      failures.push(read.status)
       continue
     }
     let result
     try {
-      result = await ingestFile(ctx, corpus, { displayName: basename(f.path), description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: f.path, label: f.uri, bytes, chunking })
+      const name = uriName(f.uri)
+      result = await ingestFile(ctx, corpus, { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: name, label: f.uri, bytes: read.bytes, chunking })
     } catch (error) {
       // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
       if (!(error instanceof RpcFailure)) throw error

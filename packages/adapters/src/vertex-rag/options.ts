@@ -1,3 +1,5 @@
+import { realpathSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { QuarryError, createHashingEmbedder, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
@@ -26,15 +28,25 @@ export interface VertexRagOptions {
   distanceMetric?: DistanceMetric
   /**
    * Local folder standing in for Cloud Storage: `gs://bucket/path` is read from
-   * `<gcsRoot>/bucket/path`. Without it, gs:// imports are refused. `file://` URIs always work.
+   * `<gcsRoot>/bucket/path` (links followed, but never out of the folder). Without it, gs://
+   * imports are refused. It must exist.
    */
   gcsRoot?: string
+  /**
+   * Folders `file://` imports may read (links followed, but never out of them). Without this
+   * option the calling code is trusted, as with `fs`: any readable path imports. `[]` turns
+   * file:// imports off — what `quarry serve` does unless started with `--import-root DIR`.
+   * Each folder must exist. @defaultValue undefined (in process: any path)
+   */
+  importRoots?: readonly string[]
   /** Serves `ranking` (rankService / llmRanker); without it ranking keeps the retrieval order. */
   reranker?: Reranker
   /** Files per import request, at most. @defaultValue 10000 */
   maxImportFiles?: number
   /** Bytes of one file, at most (larger files fail the import, the others go on). @defaultValue 50 MiB */
   maxFileBytes?: number
+  /** Folder levels an import walks below each URI; deeper folders fail alone. @defaultValue 32 */
+  maxImportDepth?: number
   clock?: Clock
   randomId?: RandomId
   onInternalError?: (error: unknown) => void
@@ -43,13 +55,23 @@ export interface VertexRagOptions {
 export interface ResolvedVertexRagOptions {
   readonly embedder: Embedder
   readonly distanceMetric: DistanceMetric
+  /** Real path (links resolved). */
   readonly gcsRoot: string | undefined
+  /** Each root as given (resolved) and as its real path (links resolved); undefined: any path. */
+  readonly importRoots: readonly ImportRoot[] | undefined
   readonly reranker: Reranker | undefined
   readonly maxImportFiles: number
   readonly maxFileBytes: number
+  readonly maxImportDepth: number
   readonly clock: Clock
   readonly randomId: RandomId
   readonly onInternalError: (error: unknown) => void
+}
+
+/** A folder imports may read: as the caller named it (absolute) and as its real path. */
+export interface ImportRoot {
+  readonly given: string
+  readonly real: string
 }
 
 export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVertexRagOptions {
@@ -57,19 +79,40 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
   if (!DISTANCE_METRICS.includes(metric)) {
     throw new QuarryError('INVALID_OPTION', `distanceMetric must be one of ${DISTANCE_METRICS.join(', ')}; received ${String(metric)}.`, { path: 'distanceMetric' })
   }
-  for (const key of ['maxImportFiles', 'maxFileBytes'] as const) {
+  for (const key of ['maxImportFiles', 'maxFileBytes', 'maxImportDepth'] as const) {
     const v = options[key]
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new QuarryError('INVALID_OPTION', `${key} must be a positive integer; received ${String(v)}.`, { path: key })
   }
   return {
     embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
     distanceMetric: metric,
-    gcsRoot: options.gcsRoot,
+    gcsRoot: options.gcsRoot === undefined ? undefined : realFolder(options.gcsRoot, 'gcsRoot'),
+    importRoots: importRootsOf(options.importRoots),
     reranker: options.reranker,
     maxImportFiles: options.maxImportFiles ?? 10_000,
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
+    maxImportDepth: options.maxImportDepth ?? 32,
     clock: options.clock ?? systemClock,
     randomId: options.randomId ?? cryptoRandomId,
     onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
   }
+}
+
+/** A folder option as its real path (so links inside it can be checked against it); it must exist. */
+function realFolder(folder: unknown, path: string): string {
+  if (typeof folder !== 'string' || folder === '') throw new QuarryError('INVALID_OPTION', `${path} must be a folder path; received ${String(folder)}.`, { path })
+  let real: string
+  try {
+    real = realpathSync(folder)
+  } catch {
+    throw new QuarryError('INVALID_OPTION', `${path}: the folder ${folder} does not exist; create it or name another.`, { path })
+  }
+  if (!statSync(real).isDirectory()) throw new QuarryError('INVALID_OPTION', `${path}: ${folder} is not a folder.`, { path })
+  return real
+}
+
+function importRootsOf(roots: readonly string[] | undefined): readonly ImportRoot[] | undefined {
+  if (roots === undefined) return undefined
+  if (!Array.isArray(roots)) throw new QuarryError('INVALID_OPTION', 'importRoots must be a list of folder paths.', { path: 'importRoots' })
+  return roots.map((root: string, i) => ({ given: resolve(root), real: realFolder(root, `importRoots[${i}]`) }))
 }

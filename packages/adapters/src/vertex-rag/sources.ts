@@ -1,0 +1,191 @@
+import { constants } from 'node:fs'
+import { open, readdir, realpath, stat } from 'node:fs/promises'
+import { join, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
+import type { ImportRoot } from './options.js'
+
+/**
+ * Import URIs → the local files they name, read safely: `file://` only under the import roots
+ * (when there are roots), `gs://bucket/path` only under the Cloud Storage folder; symlinks are
+ * followed and must stay inside a root; only regular files are read (never a FIFO, device or
+ * socket), each at most `maxFileBytes`; the file count and folder depth are checked while walking.
+ * An entry that cannot be read fails alone; a request that names too much fails whole, early.
+ */
+
+/** Where imports may read from. */
+export interface SourceRoots {
+  /** Folders `file://` URIs may name. `undefined`: trusted caller, any path. `[]`: no file:// at all. */
+  readonly importRoots: readonly ImportRoot[] | undefined
+  /** The folder standing in for Cloud Storage (real path), if any. */
+  readonly gcsRoot: string | undefined
+}
+
+export interface SourceLimits {
+  readonly maxFiles: number
+  readonly maxDepth: number
+  readonly maxFileBytes: number
+}
+
+/** A regular file an import reads: its URI (how messages name it) and its real path (never shown). */
+export interface SourceFile {
+  readonly uri: string
+  readonly path: string
+}
+
+export interface Located {
+  readonly files: readonly SourceFile[]
+  /** Entries that fail alone (missing, unreadable, not a regular file, a link out of the roots). */
+  readonly failures: readonly RpcStatus[]
+}
+
+function inside(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
+}
+
+/** The lexical local path of a URI and the real roots it must stay in. Throws for the whole request. */
+function lexicalPath(uri: string, roots: SourceRoots, field: string): { path: string; roots: readonly string[] | undefined } {
+  if (uri.startsWith('file://')) {
+    let path: string
+    try {
+      path = fileURLToPath(uri)
+    } catch {
+      throw invalidArgument(field, `"${uri}" is not a valid file:// URI (file:///absolute/path).`)
+    }
+    if (roots.importRoots === undefined) return { path, roots: undefined }
+    if (roots.importRoots.length === 0) {
+      throw failure('PERMISSION_DENIED', `"${uri}": file:// imports are off. Start quarry serve with --import-root DIR (repeatable), or pass the importRoots option, to allow the folders imports may read.`, field)
+    }
+    // Checked on the path as written (no disk access outside the roots), then again on the real path.
+    if (!roots.importRoots.some((root) => inside(path, root.given) || inside(path, root.real))) {
+      throw failure('PERMISSION_DENIED', `"${uri}" is outside the import roots (${roots.importRoots.map((r) => `file://${r.given}`).join(', ')}); add its folder with --import-root DIR or the importRoots option.`, field)
+    }
+    return { path, roots: roots.importRoots.map((r) => r.real) }
+  }
+  const gs = /^gs:\/\/([^/]+)(\/.*)?$/.exec(uri)
+  if (gs) {
+    const base = roots.gcsRoot
+    if (base === undefined) throw failure('FAILED_PRECONDITION', `"${uri}" is a Cloud Storage URI; start Quarry with --gcs-root DIR (the gcsRoot option: a local folder standing in for Cloud Storage) or import file:// URIs.`, field)
+    const path = resolve(base, gs[1] as string, `.${gs[2] ?? '/'}`)
+    if (path === base || !inside(path, base)) throw invalidArgument(field, `"${uri}" points outside the Cloud Storage folder.`)
+    return { path, roots: [base] }
+  }
+  throw invalidArgument(field, `"${uri}": gcsSource takes gs://bucket/path or file:///path URIs.`)
+}
+
+function errno(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? 'error'
+}
+
+/** Walks the URIs in order (folders sorted by name, depth first), collecting regular files. */
+export async function locateSources(uris: readonly string[], roots: SourceRoots, limits: SourceLimits, fieldOf: (i: number) => string): Promise<Located> {
+  // Every URI is checked before any is read: a bad one refuses the request without touching the disk.
+  const starts = uris.map((uri, i) => ({ uri, ...lexicalPath(uri, roots, fieldOf(i)) }))
+  const files: SourceFile[] = []
+  const failures: RpcStatus[] = []
+  const seenFiles = new Set<string>()
+  const seenDirs = new Set<string>()
+  // Directories count too: a tree of empty folders costs a walk without adding files.
+  const maxEntries = limits.maxFiles * 10
+  let entries = 0
+
+  const tooMany = (): never => {
+    throw invalidArgument('importRagFilesConfig.gcsSource.uris', `the URIs name more than ${limits.maxFiles} files (or ${maxEntries} files and folders); one import takes at most ${limits.maxFiles} files.`)
+  }
+
+  /** Visits one path (already lexically inside its roots): follows links, checks the real path, recurses into folders. */
+  const visit = async (uri: string, path: string, allowed: readonly string[] | undefined, depth: number): Promise<void> => {
+    if (++entries > maxEntries) tooMany()
+    let real: string
+    try {
+      real = await realpath(path)
+    } catch (error) {
+      failures.push(rpcStatus('NOT_FOUND', errno(error) === 'ENOENT' ? `${uri}: no such file or folder.` : `${uri}: cannot be read (${errno(error)}).`))
+      return
+    }
+    if (allowed && !allowed.some((root) => inside(real, root))) {
+      failures.push(rpcStatus('PERMISSION_DENIED', `${uri}: a link that leads outside the ${uri.startsWith('gs://') ? 'Cloud Storage folder' : 'import roots'}; not read.`))
+      return
+    }
+    let info
+    try {
+      info = await stat(real)
+    } catch (error) {
+      failures.push(rpcStatus('NOT_FOUND', `${uri}: cannot be read (${errno(error)}).`))
+      return
+    }
+    if (info.isFile()) {
+      if (seenFiles.has(real)) return
+      seenFiles.add(real)
+      if (files.length >= limits.maxFiles) tooMany()
+      files.push({ uri, path: real })
+      return
+    }
+    if (!info.isDirectory()) {
+      failures.push(rpcStatus('INVALID_ARGUMENT', `${uri}: not a regular file (a device, FIFO or socket); not read.`))
+      return
+    }
+    if (seenDirs.has(real)) return
+    seenDirs.add(real)
+    if (depth >= limits.maxDepth) {
+      failures.push(rpcStatus('INVALID_ARGUMENT', `${uri}: folders nest deeper than ${limits.maxDepth} levels below the imported URI; not read (the maxImportDepth option).`))
+      return
+    }
+    let names: string[]
+    try {
+      names = (await readdir(real)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    } catch (error) {
+      failures.push(rpcStatus('NOT_FOUND', `${uri}: the folder cannot be read (${errno(error)}).`))
+      return
+    }
+    for (const name of names) await visit(`${uri.replace(/\/+$/, '')}/${encodeSegment(name)}`, join(real, name), allowed, depth + 1)
+  }
+
+  for (const start of starts) await visit(start.uri, start.path, start.roots, 0)
+  return { files, failures }
+}
+
+/** A folder entry's name inside a URI: as is, unless it holds characters a URI cannot. */
+function encodeSegment(name: string): string {
+  return /^[\w.~!$&'()*+,;=:@-]+$/.test(name) ? name : encodeURIComponent(name)
+}
+
+export type ReadResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly status: RpcStatus }
+
+/**
+ * Reads one located file: opened without following links and without blocking (a file swapped
+ * for a FIFO after the walk cannot stall the server), checked to be a regular file of at most
+ * `maxBytes`, and read no further than one byte past that (a file that grows meanwhile fails).
+ */
+export async function readSource(file: SourceFile, maxBytes: number): Promise<ReadResult> {
+  let handle
+  try {
+    handle = await open(file.path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+  } catch (error) {
+    return { ok: false, status: rpcStatus('NOT_FOUND', `${file.uri}: cannot be read (${errno(error)}).`) }
+  }
+  try {
+    const info = await handle.stat()
+    if (!info.isFile()) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: not a regular file; not read.`) }
+    if (info.size > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: ${info.size} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
+    // Sizes can lie (files under /proc say 0): read until the end, never past maxBytes + 1.
+    let buffer = Buffer.alloc(Math.min(maxBytes + 1, Math.max(info.size + 1, 64 * 1024)))
+    let length = 0
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: larger than ${maxBytes} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
+        const grown = Buffer.alloc(Math.min(maxBytes + 1, buffer.length * 2))
+        buffer.copy(grown)
+        buffer = grown
+      }
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+      if (bytesRead === 0) break
+      length += bytesRead
+    }
+    return { ok: true, bytes: buffer.subarray(0, length) }
+  } catch (error) {
+    return { ok: false, status: rpcStatus('NOT_FOUND', `${file.uri}: cannot be read (${errno(error)}).`) }
+  } finally {
+    await handle.close()
+  }
+}
