@@ -10,6 +10,8 @@ import type { SemanticRetrieverOptions } from '../semantic-retriever/options.js'
 import { VertexRagEngine } from '../vertex-rag/service.js'
 import type { VertexRagOptions } from '../vertex-rag/options.js'
 import { encodeEnums } from './enums.js'
+import { checkAccess, corsHeaders, preflightHeaders } from './guard.js'
+import { parseJsonBounded } from './json.js'
 import { parseMultipart } from './multipart.js'
 import { DataDir } from './data-dir.js'
 import { buildRoutes, type Engines, type Route } from './routes.js'
@@ -34,6 +36,17 @@ export interface QuarryServerOptions {
   dataDir?: string
   /** With dataDir: a snapshot follows a change by at most this many milliseconds. @defaultValue 200 */
   snapshotDelayMs?: number
+  /**
+   * Host names answered besides this machine's own (localhost, `*.localhost`, IP addresses, the
+   * bound host): requests naming any other `Host` get 403, which stops DNS rebinding. A name
+   * starting with `.` allows its subdomains too; `all` turns the check off. @defaultValue []
+   */
+  allowedHosts?: readonly string[]
+  /**
+   * Origins whose web pages may call the server (CORS, preflights answered); `*` allows any.
+   * Requests from any other origin get 403. @defaultValue [] (no other site's pages)
+   */
+  corsOrigins?: readonly string[]
 }
 
 export interface QuarryServer {
@@ -83,12 +96,33 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
+/** Reads and drops a body the server will not use (so the connection can be reused). */
+async function drain(req: IncomingMessage, limit: number): Promise<void> {
+  await readBody(req, limit).catch(() => undefined)
+}
+
 function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${(error as Error).message}.`))
+  const parsed = parseJsonBounded(text)
+  if (!parsed.ok) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${parsed.message}`))
+  return parsed.value
+}
+
+/** The media type of a Content-Type header, lowercased, without parameters. */
+function mediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase()
+}
+
+/** 415 unless the request's body is of a type the route reads: JSON, or a multipart upload. */
+function checkContentType(route: Route, contentType: string | undefined, bodyLength: number): void {
+  const type = mediaType(contentType ?? '')
+  if (route.multipart) {
+    if (type === 'multipart/related' || type === 'multipart/form-data') return
+    throw new HttpFailure(415, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} is a media upload: send Content-Type multipart/related or multipart/form-data (a "metadata" JSON part and a "file" part); received ${type === '' ? 'none' : `"${type.slice(0, 100)}"`}.`))
   }
+  if (type === 'application/json') return
+  // An empty body needs no type (nor does a route without one); any body must be declared JSON.
+  if (bodyLength === 0 && (type === '' || route.body === undefined)) return
+  throw new HttpFailure(415, rpcStatus('INVALID_ARGUMENT', `Send the request body as JSON with Content-Type application/json; received ${type === '' ? 'no Content-Type' : `"${type.slice(0, 100)}"`}.`))
 }
 
 function asObject(value: unknown, what: string): Record<string, unknown> {
@@ -145,7 +179,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const shared = { ...(options.embedder ? { embedder: options.embedder } : {}), onInternalError }
   const engines: Engines = {
     semanticRetriever: options.engines?.semanticRetriever ?? new SemanticRetriever({ ...shared, ...options.semanticRetriever }),
-    vertexRag: options.engines?.vertexRag ?? new VertexRagEngine({ ...shared, ...options.vertexRag }),
+    // A server reads local files only under folders it is given: no file:// imports by default.
+    vertexRag: options.engines?.vertexRag ?? new VertexRagEngine({ ...shared, importRoots: [], ...options.vertexRag }),
     memoryBank: options.engines?.memoryBank ?? new MemoryBank({ ...shared, ...options.memoryBank }),
   }
   const routes = buildRoutes(engines)
@@ -171,7 +206,25 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     timer ??= setTimeout(snapshot, options.snapshotDelayMs ?? 200)
   }
 
+  let boundHost: string | undefined
+  const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const admitted = checkAccess({ host: req.headers.host, origin: req.headers.origin }, boundHost, access)
+    if (!admitted.ok) {
+      await drain(req, maxBody)
+      sendStatus(res, rpcStatus('PERMISSION_DENIED', admitted.message), 403)
+      return
+    }
+    if (admitted.cors !== undefined) {
+      for (const [name, value] of Object.entries(corsHeaders(admitted.cors))) res.setHeader(name, value)
+      if (req.method === 'OPTIONS') {
+        await drain(req, maxBody)
+        res.writeHead(204, preflightHeaders(admitted.cors, req.headers['access-control-request-headers']))
+        res.end()
+        return
+      }
+    }
     const url = new URL(req.url ?? '/', 'http://localhost')
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
     const path = url.pathname.replace(/%3A/gi, ':')
@@ -179,12 +232,13 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
       const body = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`
-      await readBody(req, maxBody).catch(() => undefined)
+      await drain(req, maxBody)
       sendStatus(res, rpcStatus('NOT_FOUND', body), 404)
       return
     }
     const match = route.compiled.regex.exec(path) as RegExpExecArray
     const body = await readBody(req, maxBody)
+    checkContentType(route, req.headers['content-type'], body.length)
     const { request, upload } = buildRequest(route, match, url, body, req.headers['content-type'] ?? '')
     const outcome: Outcome<unknown> = await route.call(request, upload)
     if (!outcome.ok) {
@@ -225,6 +279,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       new Promise((resolve, reject) => {
         server.once('error', reject)
         server.listen(port, host, () => {
+          boundHost = host
           const address = server.address() as AddressInfo
           resolve({ host: address.address, port: address.port, url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` })
         })
