@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { compileFilter, type Metadata } from '@quarry/core'
-import { parseFilter, printFilter, type FilterExpr, type Literal } from '../../packages/adapters/src/rpc/aip160.js'
+import { compileFilter, createHashingEmbedder, validateFilter, type Metadata } from '@quarry/core'
+import { MemoryBank, VertexRagEngine } from '@quarry/adapters'
+import { MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, parseFilter, printFilter, type FilterExpr, type Literal } from '../../packages/adapters/src/rpc/aip160.js'
 import { toCoreFilter } from '../../packages/adapters/src/rpc/aip160-filter.js'
 import type { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
 
@@ -123,5 +124,104 @@ describe('AIP-160 filter subset', () => {
     expect(message('year ~ 1')).toMatch(/position 6 .*unexpected character "~"/)
     expect(message('')).toMatch(/position 1 .*empty/)
     expect(message('year = 1)')).toMatch(/position 9 .*unexpected "\)"/)
+  })
+})
+
+describe('AIP-160 filter limits: length and nesting', () => {
+  const status = (run: () => unknown): { code: number; field: string; message: string } => {
+    try {
+      run()
+    } catch (e) {
+      const s = (e as RpcFailure).status
+      return { code: s.code, field: s.details?.[0]?.fieldViolations[0]?.field ?? '', message: s.message }
+    }
+    throw new Error('expected an RpcFailure')
+  }
+  const records: Metadata[] = [{ a: 1, b: 2 }, { a: 2, b: 2 }, { a: 1 }, {}]
+  const evaluate = (filter: string): boolean[] => {
+    const predicate = compileFilter(validateFilter(toCoreFilter(parseFilter(filter, 'filter'), { fieldOf: (k) => k, typeOf: () => undefined })))
+    return records.map((m) => predicate(m))
+  }
+
+  it(`refuses nesting deeper than ${MAX_FILTER_DEPTH} (parentheses, NOT, -) at the position where it crosses, 10,000 deep included`, () => {
+    expect(MAX_FILTER_DEPTH).toBe(32)
+    // 10,000 levels within the length limit (a filter whose closing parentheses would pass it is refused for its length first).
+    const cases: [string, number][] = [
+      [`${'('.repeat(10_000)}a = 1`, 33],
+      [`${'-'.repeat(10_000)}a = 1`, 33],
+      [`${'NOT('.repeat(2_500)}a = 1${')'.repeat(2_500)}`, 16 * 4 + 1],
+      [`${'NOT '.repeat(33)}a = 1`, 32 * 4 + 1],
+      [`${'a = 1 AND ('.repeat(33)}a = 1${')'.repeat(33)}`, 32 * 11 + 11],
+    ]
+    for (const [filter, position] of cases) {
+      const s = status(() => parseFilter(filter, 'metadataFilter'))
+      expect(s.code).toBe(3)
+      expect(s.field).toBe('metadataFilter')
+      expect(s.message).toMatch(new RegExp(`^metadataFilter: invalid filter at position ${position} \\(.*\\): the filter nests deeper than 32 levels here \\(parentheses and NOT / - count one each\\); at most 32 \\(Quarry's cap; Google documents none\\)\\.$`))
+    }
+  })
+
+  it('parses and evaluates filters at the nesting limit', () => {
+    // 32 negations cancel out; 31 do not.
+    expect(evaluate(`${'NOT '.repeat(32)}a = 1`)).toEqual([true, false, true, false])
+    expect(evaluate(`${'-'.repeat(31)}a = 1`)).toEqual([false, true, false, true])
+    expect(evaluate(`${'('.repeat(32)}a = 1${')'.repeat(32)}`)).toEqual([true, false, true, false])
+    // Alternating AND / OR, 32 parentheses deep: the deepest tree the limit allows, well inside core's own.
+    let nested = 'b = 2'
+    for (let i = 0; i < 32; i++) nested = i % 2 === 0 ? `a = 9 OR a = 1 AND (${nested})` : `a = 1 AND (${nested}) OR a = 8`
+    const expr = parseFilter(nested, 'filter')
+    const depth = (e: FilterExpr): number => (e.k === 'and' || e.k === 'or' ? 1 + Math.max(...e.items.map(depth)) : e.k === 'not' ? 1 + depth(e.expr) : 1)
+    expect(depth(expr)).toBeGreaterThan(32)
+    const predicate = compileFilter(validateFilter(toCoreFilter(expr, { fieldOf: (k) => k, typeOf: () => undefined })))
+    for (const m of records) expect(predicate(m)).toBe(naive(expr, m))
+    expect(records.map((m) => predicate(m))).toEqual([true, false, false, false])
+  })
+
+  it(`refuses filters longer than ${MAX_FILTER_LENGTH.toLocaleString('en-US')} characters, naming the limit`, () => {
+    const at = (length: number): string => {
+      const base = 'a = 1 OR '.repeat(Math.ceil(length / 9)).slice(0, length - 5)
+      return `${base.replace(/ OR $|OR $|O$/, '   ')}${' '.repeat(length - 5 - base.length)}a = 1`
+    }
+    const longest = at(MAX_FILTER_LENGTH)
+    expect(longest).toHaveLength(20_000)
+    expect(evaluate(longest)).toEqual([true, false, true, false])
+    const s = status(() => parseFilter(`${longest} `, 'filter'))
+    expect(s).toMatchObject({ code: 3, field: 'filter' })
+    expect(s.message).toMatch(/^filter: invalid filter at position 20001 \(.*\): a filter is at most 20,000 characters \(Quarry's cap; Google documents none\); this one has 20,001\.$/)
+    // A million-character filter is refused as cheaply: nothing is tokenized. So is 10,000-deep nesting that is also too long.
+    expect(status(() => parseFilter('('.repeat(1_000_000), 'filter')).message).toMatch(/this one has 1,000,000\.$/)
+    expect(status(() => parseFilter(`${'NOT '.repeat(10_000)}a = 1`, 'filter'))).toMatchObject({ code: 3, field: 'filter', message: expect.stringMatching(/position 20001 .*this one has 40,005\.$/) })
+  })
+
+  it('answers deep and long filters through RAG Engine and Memory Bank as INVALID_ARGUMENT', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    const rag = new VertexRagEngine({ embedder })
+    const created = await rag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c' } })
+    if (!created.ok) throw new Error(created.status.message)
+    const ragCorpus = created.response.response?.name as string
+    const retrieve = (metadataFilter: string) =>
+      rag.v1beta1.retrieveContexts({ parent: 'projects/p/locations/l', vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: 'x', ragRetrievalConfig: { filter: { metadataFilter } } } })
+    const deep = await retrieve(`${'('.repeat(10_000)}a = 1`)
+    expect(deep.ok).toBe(false)
+    if (deep.ok) return
+    expect(deep.status.code).toBe(3)
+    expect(deep.status.details?.[0]?.fieldViolations[0]?.field).toBe('query.ragRetrievalConfig.filter.metadataFilter')
+    expect(deep.status.message).toMatch(/position 33 .*nests deeper than 32/)
+    const long = await retrieve('a = 1 AND '.repeat(2_001))
+    expect(!long.ok && long.status.message).toMatch(/at most 20,000 characters/)
+
+    const bank = new MemoryBank({ embedder })
+    const E = 'projects/p/locations/l/reasoningEngines/1'
+    for (const outcome of [
+      await bank.listMemories({ parent: E, filter: `${'NOT('.repeat(2_500)}fact = "x"${')'.repeat(2_500)}` }),
+      await bank.retrieveMemories({ parent: E, scope: { u: '1' }, filter: `${'-'.repeat(10_000)}fact = "x"` }),
+      await bank.purgeMemories({ parent: E, filter: `${'('.repeat(10_000)}fact = "x"` }),
+    ]) {
+      expect(outcome.ok).toBe(false)
+      if (outcome.ok) continue
+      expect(outcome.status.code).toBe(3)
+      expect(outcome.status.details?.[0]?.fieldViolations[0]?.field).toBe('filter')
+      expect(outcome.status.message).toMatch(/nests deeper than 32 levels/)
+    }
   })
 })

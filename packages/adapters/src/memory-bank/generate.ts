@@ -5,11 +5,11 @@ import { failure, invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { indexMemory, memoryFilter } from './memories.js'
-import { GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
+import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
 import { memoryJson, memoryMetadata, SCOPE_FIELD, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
-/** Facts one directMemoriesSource may carry. */
-export const MAX_DIRECT_MEMORIES = 5
+/** Facts one directMemoriesSource may carry (Google's limit; the request schema holds it). */
+export const MAX_DIRECT_MEMORIES = DOCUMENTED.directMemories.max
 
 /** Case, spacing and final punctuation do not make two facts different. */
 export function normalizeFact(fact: string): string {
@@ -41,8 +41,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
   let facts: string[]
   if (req.directMemoriesSource) {
     const direct = req.directMemoriesSource.directMemories ?? []
-    if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', 'give 1 to 5 facts.')
-    if (direct.length > MAX_DIRECT_MEMORIES) throw invalidArgument('directMemoriesSource.directMemories', `at most ${MAX_DIRECT_MEMORIES} facts per request; received ${direct.length}.`)
+    if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', `give 1 to ${MAX_DIRECT_MEMORIES} facts.`)
     facts = direct.map((d, i) => {
       if (!d.fact || d.fact.trim() === '') throw invalidArgument(`directMemoriesSource.directMemories[${i}].fact`, 'fact is required.')
       return d.fact

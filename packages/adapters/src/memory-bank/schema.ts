@@ -1,4 +1,5 @@
-import { bool, double, duration, enumOf, fieldMask, int32, mapOf, message, opaque, repeated, string, timestamp, type Infer } from '../rpc/proto-json.js'
+import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
+import { bool, double, duration, enumOf, fieldMask, int32, mapOf, message, opaque, repeated, string, text, timestamp, type Infer } from '../rpc/proto-json.js'
 
 /**
  * Requests of google.cloud.aiplatform.v1beta1.MemoryBankService. The fields of the pinned Node
@@ -7,6 +8,22 @@ import { bool, double, duration, enumOf, fieldMask, int32, mapOf, message, opaqu
  */
 const P = 'google.cloud.aiplatform.v1beta1'
 
+/**
+ * Google documents one request limit of Memory Bank (5 direct memories per generate request); it
+ * documents none for facts, scopes, names, topics or metadata, so those are Quarry's caps.
+ */
+export const DOCUMENTED = {
+  directMemories: googleLimit(5, 'https://cloud.google.com/vertex-ai/docs/reference/rest/v1beta1/projects.locations.reasoningEngines.memories/generate'),
+} as const
+
+/** A scope: a few identifiers (user, agent, session...), each short. */
+const SCOPE = mapOf(text(CAPS.value), { entries: quarryCap(32, 'a scope is a few identifiers (user, agent, session); every memory and every retrieval carries it'), keys: CAPS.key })
+const TOPICS = quarryCap(100, 'topics label a memory: four managed kinds and custom labels')
+const METADATA_ENTRIES = quarryCap(100, 'metadata entries are filterable fields of one memory')
+/** OR groups of AND filters: each group is a conjunction over a memory's metadata. */
+const FILTER_GROUPS = quarryCap(100, "each group is a conjunction over a memory's at most 100 metadata keys")
+const GROUP_FILTERS = quarryCap(100, 'one condition per metadata key and then some')
+
 export const ManagedTopic = enumOf(`${P}.ManagedTopicEnum`, {
   MANAGED_TOPIC_ENUM_UNSPECIFIED: 0,
   USER_PERSONAL_INFO: 1,
@@ -14,10 +31,10 @@ export const ManagedTopic = enumOf(`${P}.ManagedTopicEnum`, {
   KEY_CONVERSATION_DETAILS: 3,
   EXPLICIT_INSTRUCTIONS: 4,
 })
-export const MemoryTopicId = message(`${P}.MemoryTopicId`, { customMemoryTopicLabel: string, managedMemoryTopic: ManagedTopic }, [['customMemoryTopicLabel', 'managedMemoryTopic']])
+export const MemoryTopicId = message(`${P}.MemoryTopicId`, { customMemoryTopicLabel: text(CAPS.value), managedMemoryTopic: ManagedTopic }, [['customMemoryTopicLabel', 'managedMemoryTopic']])
 export const MemoryMetadataValue = message(
   `${P}.MemoryMetadataValue`,
-  { stringValue: string, doubleValue: double, boolValue: bool, timestampValue: timestamp },
+  { stringValue: text(CAPS.text), doubleValue: double, boolValue: bool, timestampValue: timestamp },
   [['stringValue', 'doubleValue', 'boolValue', 'timestampValue']],
 )
 
@@ -27,21 +44,21 @@ export const Memory = message(
     expireTime: timestamp,
     ttl: duration,
     name: string,
-    displayName: string,
-    description: string,
+    displayName: text(CAPS.displayName),
+    description: text(CAPS.text),
     createTime: timestamp,
     updateTime: timestamp,
-    fact: string,
-    scope: mapOf(string),
-    topics: repeated(MemoryTopicId),
-    metadata: mapOf(MemoryMetadataValue),
+    fact: text(CAPS.text),
+    scope: SCOPE,
+    topics: repeated(MemoryTopicId, TOPICS),
+    metadata: mapOf(MemoryMetadataValue, { entries: METADATA_ENTRIES, keys: CAPS.key }),
   },
   [['expireTime', 'ttl']],
 )
 
 export const FilterOperator = enumOf(`${P}.MemoryFilter.Operator`, { OPERATOR_UNSPECIFIED: 0, EQUAL: 1, GREATER_THAN: 2, LESS_THAN: 3 })
-export const MemoryFilter = message(`${P}.MemoryFilter`, { key: string, op: FilterOperator, value: MemoryMetadataValue, negate: bool })
-export const MemoryConjunctionFilter = message(`${P}.MemoryConjunctionFilter`, { filters: repeated(MemoryFilter) })
+export const MemoryFilter = message(`${P}.MemoryFilter`, { key: text(CAPS.key), op: FilterOperator, value: MemoryMetadataValue, negate: bool })
+export const MemoryConjunctionFilter = message(`${P}.MemoryConjunctionFilter`, { filters: repeated(MemoryFilter, GROUP_FILTERS) })
 
 export const CreateMemoryRequest = message(`${P}.CreateMemoryRequest`, { parent: string, memory: Memory, memoryId: string })
 export const GetMemoryRequest = message(`${P}.GetMemoryRequest`, { name: string })
@@ -51,12 +68,12 @@ export const DeleteMemoryRequest = message(`${P}.DeleteMemoryRequest`, { name: s
 export const RetrieveMemoriesRequest = message(
   `${P}.RetrieveMemoriesRequest`,
   {
-    similaritySearchParams: message(`${P}.RetrieveMemoriesRequest.SimilaritySearchParams`, { searchQuery: string, topK: int32 }),
+    similaritySearchParams: message(`${P}.RetrieveMemoriesRequest.SimilaritySearchParams`, { searchQuery: text(CAPS.query), topK: int32 }),
     simpleRetrievalParams: message(`${P}.RetrieveMemoriesRequest.SimpleRetrievalParams`, { pageSize: int32, pageToken: string }),
     parent: string,
-    scope: mapOf(string),
+    scope: SCOPE,
     filter: string,
-    filterGroups: repeated(MemoryConjunctionFilter),
+    filterGroups: repeated(MemoryConjunctionFilter, FILTER_GROUPS),
   },
   [['similaritySearchParams', 'simpleRetrievalParams']],
 )
@@ -66,11 +83,11 @@ export const GenerateMemoriesRequest = message(
     vertexSessionSource: opaque(`${P}.GenerateMemoriesRequest.VertexSessionSource`),
     directContentsSource: opaque(`${P}.GenerateMemoriesRequest.DirectContentsSource`),
     directMemoriesSource: message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource`, {
-      directMemories: repeated(message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource.DirectMemory`, { fact: string })),
+      directMemories: repeated(message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource.DirectMemory`, { fact: text(CAPS.text) }), DOCUMENTED.directMemories),
     }),
     parent: string,
     disableConsolidation: bool,
-    scope: mapOf(string),
+    scope: SCOPE,
   },
   [['vertexSessionSource', 'directContentsSource', 'directMemoriesSource']],
 )

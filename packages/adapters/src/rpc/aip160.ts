@@ -1,3 +1,4 @@
+import { characterCount } from './limits.js'
 import { invalidArgument } from './status.js'
 
 /**
@@ -6,7 +7,25 @@ import { invalidArgument } from './status.js'
  * contains a value, or `key:*` the key exists), `AND`, `OR`, `NOT` / `-`, parentheses, quoted
  * strings, numbers, `true` / `false`, and bare words as strings. As AIP-160 says, OR binds tighter
  * than AND (`a AND b OR c` is `a AND (b OR c)`) and terms side by side are ANDed.
+ *
+ * A filter is bounded before and while it is parsed: its length (`MAX_FILTER_LENGTH`) and its
+ * nesting (`MAX_FILTER_DEPTH`), so neither the parser nor anything walking its tree (the printer,
+ * the compiler to core filters, core's evaluation) recurses without bound.
  */
+
+/**
+ * Characters of a filter, at most: Google documents no limit for these fields; Cloud Logging, whose
+ * filters are the same language, documents 20,000 (https://cloud.google.com/logging/quotas).
+ */
+export const MAX_FILTER_LENGTH = 20_000
+
+/**
+ * Nesting of a filter, at most: parentheses and NOT / - count one level each. Far above any
+ * hand-written filter, and it keeps the tree (at most two and/or levels per parenthesis) within
+ * core's own filter depth limit.
+ */
+export const MAX_FILTER_DEPTH = 32
+
 export type Literal = { readonly t: 'string'; readonly v: string } | { readonly t: 'number'; readonly v: number } | { readonly t: 'bool'; readonly v: boolean }
 
 export type Comparator = '=' | '!=' | '<' | '<=' | '>' | '>='
@@ -91,10 +110,33 @@ function tokenize(filter: string, field: string): Token[] {
   return out
 }
 
+/** Where the character after the first `n` characters (code points) starts, as a UTF-16 index. */
+function offsetOf(s: string, n: number): number {
+  let at = 0
+  for (let i = 0; i < n && at < s.length; i++) {
+    const c = s.charCodeAt(at)
+    at += c >= 0xd800 && c <= 0xdbff && at + 1 < s.length ? 2 : 1
+  }
+  return at
+}
+
 /** Parses a filter string; errors are INVALID_ARGUMENT at `field`, naming the 1-based position. */
 export function parseFilter(filter: string, field: string): FilterExpr {
+  if (filter.length > MAX_FILTER_LENGTH) {
+    const n = characterCount(filter)
+    if (n > MAX_FILTER_LENGTH) {
+      throw fail(field, filter, offsetOf(filter, MAX_FILTER_LENGTH), `a filter is at most ${MAX_FILTER_LENGTH.toLocaleString('en-US')} characters (Quarry's cap; Google documents none); this one has ${n.toLocaleString('en-US')}.`)
+    }
+  }
   const tokens = tokenize(filter, field)
   let pos = 0
+  // Open parentheses and NOTs around the term being parsed: the parser's recursion, bounded.
+  let depth = 0
+  const enter = (t: Token): void => {
+    if (++depth > MAX_FILTER_DEPTH) {
+      throw fail(field, filter, t.at, `the filter nests deeper than ${MAX_FILTER_DEPTH} levels here (parentheses and NOT / - count one each); at most ${MAX_FILTER_DEPTH} (Quarry's cap; Google documents none).`)
+    }
+  }
   const peek = (): Token => tokens[pos] as Token
   const next = (): Token => tokens[pos++] as Token
   const isKeyword = (t: Token, word: string): boolean => t.kind === 'word' && t.text === word
@@ -122,14 +164,19 @@ export function parseFilter(filter: string, field: string): FilterExpr {
   const parseUnary = (): FilterExpr => {
     const t = peek()
     if (isKeyword(t, 'NOT') || (t.kind === 'op' && t.text === '-')) {
+      enter(t)
       next()
-      return { k: 'not', expr: parseUnary() }
+      const expr: FilterExpr = { k: 'not', expr: parseUnary() }
+      depth--
+      return expr
     }
     if (t.kind === 'op' && t.text === '(') {
+      enter(t)
       next()
       const inner = parseAnd()
       const close = next()
       if (close.kind !== 'op' || close.text !== ')') throw fail(field, filter, close.at, 'expected ")" to close the parenthesis.')
+      depth--
       return inner
     }
     return parseComparison()

@@ -1,13 +1,16 @@
+import { DEFAULT_LIMITS, checkCount, checkLength, tooDeep, tooMany, type Limit } from './limits.js'
 import { invalidArgument, invalidPayload } from './status.js'
 
 /**
  * A small proto3-JSON reader for requests: each method declares its request message as a schema,
  * and `readMessage` checks a request against it the way Google's front end does — lowerCamelCase
  * or snake_case names, unknown names refused, enums as names or numbers, int64 as numbers or
- * decimal strings, `null` as unset, at most one member of a oneof — and returns it typed.
+ * decimal strings, `null` as unset, at most one member of a oneof — and returns it typed. Every
+ * string, list and map is bounded (the limit its schema declares, else `DEFAULT_LIMITS`) and so
+ * is the nesting of every value, so reading never does unbounded work or recursion.
  */
 export type FieldType =
-  | { readonly t: 'string' }
+  | { readonly t: 'string'; readonly max?: Limit }
   | { readonly t: 'bool' }
   | { readonly t: 'int32' }
   | { readonly t: 'int64' }
@@ -17,8 +20,8 @@ export type FieldType =
   | { readonly t: 'duration' }
   | { readonly t: 'fieldMask' }
   | { readonly t: 'enum'; readonly name: string; readonly values: Readonly<Record<string, number>> }
-  | { readonly t: 'repeated'; readonly of: FieldType }
-  | { readonly t: 'map'; readonly of: FieldType }
+  | { readonly t: 'repeated'; readonly of: FieldType; readonly max?: Limit }
+  | { readonly t: 'map'; readonly of: FieldType; readonly max?: Limit; readonly keyMax?: Limit }
   | { readonly t: 'opaque'; readonly name: string }
   | MessageType
 
@@ -63,11 +66,20 @@ export const fieldMask = { t: 'fieldMask' } as const
 export function enumOf<const V extends Record<string, number>>(name: string, values: V): { readonly t: 'enum'; readonly name: string; readonly values: V } {
   return { t: 'enum', name, values }
 }
-export function repeated<const I extends FieldType>(of: I): { readonly t: 'repeated'; readonly of: I } {
-  return { t: 'repeated', of }
+/** A string field of at most `max` characters (instead of `DEFAULT_LIMITS.string`). */
+export function text(max: Limit): { readonly t: 'string'; readonly max: Limit } {
+  return { t: 'string', max }
 }
-export function mapOf<const I extends FieldType>(of: I): { readonly t: 'map'; readonly of: I } {
-  return { t: 'map', of }
+/** A list field; `max` bounds its entries (instead of `DEFAULT_LIMITS.entries`). */
+export function repeated<const I extends FieldType>(of: I, max?: Limit): { readonly t: 'repeated'; readonly of: I; readonly max?: Limit } {
+  return { t: 'repeated', of, ...(max ? { max } : {}) }
+}
+/** A map field; `entries` bounds its size and `keys` the characters of a key (instead of the defaults). */
+export function mapOf<const I extends FieldType>(
+  of: I,
+  limits: { readonly entries?: Limit; readonly keys?: Limit } = {},
+): { readonly t: 'map'; readonly of: I; readonly max?: Limit; readonly keyMax?: Limit } {
+  return { t: 'map', of, ...(limits.entries ? { max: limits.entries } : {}), ...(limits.keys ? { keyMax: limits.keys } : {}) }
 }
 /** A message Quarry does not interpret (another backend's config, say): an object of whatever shape, kept as given. */
 export function opaque(name: string): { readonly t: 'opaque'; readonly name: string } {
@@ -101,9 +113,51 @@ function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`
 }
 
+const SHOWN = 60
+
+/**
+ * A received value as JSON for an error message, cut at 60 characters. It is written piece by
+ * piece and stops once long enough — never by stringifying the whole value — so a huge or deeply
+ * nested value costs what a small one does (each level writes a bracket: recursion ends with the
+ * budget).
+ */
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value)
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+  let text = ''
+  const full = (): boolean => text.length > SHOWN
+  const write = (v: unknown): void => {
+    if (typeof v === 'string') text += JSON.stringify(v.length > SHOWN ? v.slice(0, SHOWN + 1) : v)
+    else if (typeof v === 'number') text += Number.isFinite(v) ? String(v) : 'null'
+    else if (typeof v === 'boolean' || typeof v === 'bigint') text += String(v)
+    else if (v === null || typeof v !== 'object') text += 'null'
+    else if (v instanceof Date) text += Number.isNaN(v.getTime()) ? 'null' : JSON.stringify(v.toISOString())
+    else if (Array.isArray(v)) {
+      text += '['
+      for (let i = 0; i < v.length && !full(); i++) {
+        if (i > 0) text += ','
+        write(v[i])
+      }
+      if (!full()) text += ']'
+    } else {
+      text += '{'
+      let first = true
+      for (const k in v) {
+        if (full()) break
+        if (!Object.hasOwn(v, k)) continue
+        const member: unknown = (v as Record<string, unknown>)[k]
+        // JSON leaves out members it cannot write.
+        if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue
+        text += `${first ? '' : ','}${JSON.stringify(k.length > SHOWN ? k.slice(0, SHOWN + 1) : k)}:`
+        first = false
+        write(member)
+      }
+      if (!full()) text += '}'
+    }
+  }
+  if (value === undefined) text = 'undefined'
+  else if (typeof value === 'function') text = 'a function'
+  else if (typeof value === 'symbol') text = String(value)
+  else write(value)
+  return text.length > SHOWN ? `${text.slice(0, SHOWN - 3)}...` : text
 }
 
 function invalidValue(path: string, type: string, value: unknown): Error {
@@ -166,14 +220,24 @@ function readTimestamp(value: unknown, path: string): string {
 /** FieldMask as its JSON form ("a,b.c"), the object form { paths: [...] }, or an array of paths; paths read to lowerCamelCase. */
 function readFieldMask(value: unknown, path: string): string[] {
   let paths: unknown = value
-  if (typeof value === 'string') paths = value === '' ? [] : value.split(',')
-  else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+  if (typeof value === 'string') {
+    const long = checkLength(value, DEFAULT_LIMITS.string, path)
+    if (long) throw long
+    paths = value === '' ? [] : value.split(',')
+  } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const { paths: p, ...rest } = value as Record<string, unknown>
     if (Object.keys(rest).length > 0) throw invalidArgument(path, `a FieldMask has only "paths"; received ${shown(Object.keys(rest))}.`)
     paths = p ?? []
   }
-  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw invalidValue(path, 'type.googleapis.com/google.protobuf.FieldMask', value)
-  return (paths as string[]).map((p) => p.trim().split('.').map(camelCase).join('.'))
+  if (!Array.isArray(paths)) throw invalidValue(path, 'type.googleapis.com/google.protobuf.FieldMask', value)
+  const over = checkCount(paths.length, DEFAULT_LIMITS.entries, path, 'paths')
+  if (over) throw over
+  return paths.map((p: unknown, i) => {
+    if (typeof p !== 'string') throw invalidValue(path, 'type.googleapis.com/google.protobuf.FieldMask', value)
+    const long = checkLength(p, DEFAULT_LIMITS.key, `${path}.paths[${i}]`)
+    if (long) throw long
+    return p.trim().split('.').map(camelCase).join('.')
+  })
 }
 
 function readEnum(type: { readonly name: string; readonly values: Readonly<Record<string, number>> }, value: unknown, path: string): string {
@@ -184,12 +248,16 @@ function readEnum(type: { readonly name: string; readonly values: Readonly<Recor
   throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}), ${shown(value)}; expected one of ${Object.keys(type.values).join(', ')}.`)
 }
 
-/** Reads one value of a field type (value is not null/undefined). */
-function readValue(type: FieldType, value: unknown, path: string): unknown {
+/** Reads one value of a field type (value is not null/undefined) at nesting `depth`. */
+function readValue(type: FieldType, value: unknown, path: string, depth: number): unknown {
+  if (depth > DEFAULT_LIMITS.depth.max) throw tooDeep(path)
   switch (type.t) {
-    case 'string':
+    case 'string': {
       if (typeof value !== 'string') throw invalidValue(path, 'TYPE_STRING', value)
+      const over = checkLength(value, type.max ?? DEFAULT_LIMITS.string, path)
+      if (over) throw over
       return value
+    }
     case 'bool':
       if (typeof value === 'boolean') return value
       if (value === 'true' || value === 'false') return value === 'true'
@@ -211,29 +279,93 @@ function readValue(type: FieldType, value: unknown, path: string): unknown {
       return readEnum(type, value, path)
     case 'repeated': {
       if (!Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}': expected a list; received ${shown(value)}.`)
+      // Counted before any element is read: an oversized list costs nothing.
+      const over = checkCount(value.length, type.max ?? DEFAULT_LIMITS.entries, path)
+      if (over) throw over
       return value.map((item, i) => {
         if (item === null || item === undefined) throw invalidPayload(`${path}[${i}]`, `Invalid value at '${path}[${i}]': a list element cannot be null.`)
-        return readValue(type.of, item, `${path}[${i}]`)
+        return readValue(type.of, item, `${path}[${i}]`, depth + 1)
       })
     }
     case 'map': {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}': expected an object (a map); received ${shown(value)}.`)
+      const entries = Object.entries(value)
+      const over = checkCount(entries.length, type.max ?? DEFAULT_LIMITS.entries, path)
+      if (over) throw over
       const out: Record<string, unknown> = {}
-      for (const [k, v] of Object.entries(value)) {
+      for (const [k, v] of entries) {
+        // The key is checked before it becomes part of a path or a message.
+        const long = checkLength(k, type.keyMax ?? DEFAULT_LIMITS.key, path, `a key of '${path}'`)
+        if (long) throw long
         if (v === null || v === undefined) throw invalidPayload(`${path}.${k}`, `Invalid value at '${path}.${k}': a map value cannot be null.`)
-        Object.defineProperty(out, k, { value: readValue(type.of, v, `${path}.${k}`), enumerable: true, writable: true, configurable: true })
+        Object.defineProperty(out, k, { value: readValue(type.of, v, `${path}.${k}`, depth + 1), enumerable: true, writable: true, configurable: true })
       }
       return out
     }
     case 'opaque':
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}): expected an object.`)
+      checkOpaque(value, path, depth)
       return value
     case 'message':
-      return readMessageValue(type, value, path)
+      return readMessageValue(type, value, path, depth)
   }
 }
 
-function readMessageValue(type: MessageType, value: unknown, path: string): Record<string, unknown> {
+/**
+ * Bounds what an opaque message holds — nesting, strings, entries, values in all — walking it
+ * with an explicit stack: Quarry keeps it as given and writes it back (JSON, snapshots), so it
+ * must be as bounded as every field it reads.
+ */
+function checkOpaque(root: object, path: string, depth: number): void {
+  interface Visit {
+    readonly value: unknown
+    readonly key: string
+    readonly parent: Visit | undefined
+    readonly depth: number
+  }
+  const pathOf = (v: Visit): string => {
+    const keys: string[] = []
+    for (let at: Visit | undefined = v; at?.parent !== undefined; at = at.parent) keys.push(at.key)
+    return keys.reverse().reduce((p, k) => (k.startsWith('[') ? `${p}${k}` : `${p}.${k}`), path)
+  }
+  const stack: Visit[] = [{ value: root, key: '', parent: undefined, depth }]
+  // Values are counted as they are found, so the stack itself never outgrows the limit.
+  let values = 1
+  const found = (n: number): void => {
+    values += n
+    if (values > DEFAULT_LIMITS.opaqueValues.max) throw tooMany(values, DEFAULT_LIMITS.opaqueValues, path, 'values or more')
+  }
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    // The path is built only for a failure: checking stays linear in the values.
+    if (v.depth > DEFAULT_LIMITS.depth.max) throw tooDeep(pathOf(v))
+    const value = v.value
+    if (typeof value === 'string') {
+      if (value.length > DEFAULT_LIMITS.string.max) {
+        const over = checkLength(value, DEFAULT_LIMITS.string, pathOf(v))
+        if (over) throw over
+      }
+    } else if (Array.isArray(value)) {
+      if (value.length > DEFAULT_LIMITS.entries.max) throw tooMany(value.length, DEFAULT_LIMITS.entries, pathOf(v))
+      found(value.length)
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: `[${i}]`, parent: v, depth: v.depth + 1 })
+    } else if (typeof value === 'object' && value !== null) {
+      const keys = Object.keys(value)
+      if (keys.length > DEFAULT_LIMITS.entries.max) throw tooMany(keys.length, DEFAULT_LIMITS.entries, pathOf(v))
+      found(keys.length)
+      for (const k of keys) {
+        if (k.length <= DEFAULT_LIMITS.key.max) continue
+        const long = checkLength(k, DEFAULT_LIMITS.key, pathOf(v), `a key of '${pathOf(v)}'`)
+        if (long) throw long
+      }
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i] as string
+        stack.push({ value: (value as Record<string, unknown>)[k], key: k, parent: v, depth: v.depth + 1 })
+      }
+    }
+  }
+}
+
+function readMessageValue(type: MessageType, value: unknown, path: string, depth: number): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidPayload(path, `Invalid value at '${path === '' ? type.name : path}' (type.googleapis.com/${type.name}): expected an object; received ${shown(value)}.`)
   }
@@ -243,11 +375,11 @@ function readMessageValue(type: MessageType, value: unknown, path: string): Reco
     const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined
     if (fieldType === undefined) {
       const where = path === '' ? '' : ` at '${path}'`
-      throw invalidPayload(path, `Invalid JSON payload received. Unknown name "${rawKey}"${where}: Cannot find field.`)
+      throw invalidPayload(path, `Invalid JSON payload received. Unknown name ${shown(rawKey)}${where}: Cannot find field.`)
     }
     if (v === null || v === undefined) continue
     if (Object.hasOwn(out, key)) throw invalidArgument(join(path, key), `Invalid JSON payload received. Field "${key}" is given twice (as lowerCamelCase and snake_case).`)
-    out[key] = readValue(fieldType, v, join(path, key))
+    out[key] = readValue(fieldType, v, join(path, key), depth + 1)
   }
   for (const group of type.oneofs ?? []) {
     const set = group.filter((k) => Object.hasOwn(out, k))
@@ -260,5 +392,5 @@ function readMessageValue(type: MessageType, value: unknown, path: string): Reco
 
 /** Reads a request (or any message) against its schema; throws an INVALID_ARGUMENT RpcFailure. */
 export function readMessage<const M extends MessageType>(type: M, value: unknown, path = ''): Infer<M> {
-  return readMessageValue(type, value ?? {}, path) as Infer<M>
+  return readMessageValue(type, value ?? {}, path, 0) as Infer<M>
 }

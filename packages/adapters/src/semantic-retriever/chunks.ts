@@ -1,3 +1,4 @@
+import { loweredLimit } from '../rpc/limits.js'
 import { parseName } from '../rpc/names.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
@@ -86,7 +87,8 @@ function planUpdate(ctx: RetrieverContext, req: UpdateChunkInput, at: string, ba
 function checkBatch(ctx: RetrieverContext, requests: readonly unknown[] | undefined): void {
   const n = requests?.length ?? 0
   if (n === 0) throw invalidArgument('requests', 'requests is required: give 1 to ' + ctx.options.limits.batchSize + ' requests.')
-  if (n > ctx.options.limits.batchSize) throw invalidArgument('requests', `a batch holds at most ${ctx.options.limits.batchSize} requests; received ${n}. Split it.`)
+  // The schema holds Google's 100; this is the engine's own, possibly lower, limit.
+  if (n > ctx.options.limits.batchSize) throw loweredLimit(n, ctx.options.limits.batchSize, 'requests', 'limits.batchSize')
 }
 
 function checkBatchParent(parent: string | undefined): string | undefined {

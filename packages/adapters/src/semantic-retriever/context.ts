@@ -1,5 +1,6 @@
 import { Analyzer } from '@quarry/core'
 import { EngineContext } from '../rpc/engine-context.js'
+import { characterCount, loweredLimit } from '../rpc/limits.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { parseName } from '../rpc/names.js'
 import type { ResolvedRetrieverOptions } from './options.js'
@@ -26,9 +27,9 @@ export class RetrieverContext extends EngineContext<ResolvedRetrieverOptions> {
 
   checkDisplayName(value: string | undefined, field: string): string | undefined {
     if (value === undefined || value === '') return undefined
-    if (value.length > this.options.limits.displayName) {
-      throw invalidArgument(field, `displayName is at most ${this.options.limits.displayName} characters; received ${value.length}.`)
-    }
+    // The schema holds Google's 512; this is the engine's own, possibly lower, limit.
+    const n = characterCount(value)
+    if (n > this.options.limits.displayName) throw loweredLimit(n, this.options.limits.displayName, field, 'limits.displayName', 'characters')
     return value
   }
 

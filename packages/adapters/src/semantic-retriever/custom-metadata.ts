@@ -1,4 +1,5 @@
 import type { Metadata } from '@quarry/core'
+import { loweredLimit } from '../rpc/limits.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { CustomMetadataInput } from './schema.js'
 import type { CustomMetadataJson } from './resources.js'
@@ -16,7 +17,8 @@ export const DOCUMENT_PREFIX = 'document.custom_metadata.'
  */
 export function readCustomMetadata(list: readonly CustomMetadataInput[] | undefined, path: string, limit: number): readonly CustomMetadataJson[] {
   const entries = list ?? []
-  if (entries.length > limit) throw invalidArgument(path, `at most ${limit} customMetadata entries are allowed; received ${entries.length}.`)
+  // The schema holds Google's 20; `limit` is the engine's own, possibly lower.
+  if (entries.length > limit) throw loweredLimit(entries.length, limit, path, 'limits.customMetadata')
   const seen = new Set<string>()
   return Object.freeze(
     entries.map((m, i): CustomMetadataJson => {

@@ -1,8 +1,13 @@
 import { QuarryError, createHashingEmbedder, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
+import { DOCUMENTED } from './schema.js'
 
-/** The documented limits of the Semantic Retriever; each can be changed (e.g. lowered in tests). */
+/**
+ * The documented limits of the Semantic Retriever; each can be changed (e.g. lowered in tests).
+ * customMetadata, batchSize and displayName are also limits of the request schemas (schema.ts),
+ * which refuse more than Google documents: they can be lowered, not raised.
+ */
 export interface RetrieverLimits {
   /** Corpora one engine (a project) holds. @defaultValue 5 */
   readonly corpora: number
@@ -24,10 +29,17 @@ export const RETRIEVER_LIMITS: RetrieverLimits = {
   corpora: 5,
   documentsPerCorpus: 10_000,
   chunksPerCorpus: 1_000_000,
-  customMetadata: 20,
+  customMetadata: DOCUMENTED.chunkCustomMetadata.max,
   tokensPerChunk: 2043,
-  batchSize: 100,
-  displayName: 512,
+  batchSize: DOCUMENTED.batchCreate.max,
+  displayName: DOCUMENTED.corpusDisplayName.max,
+}
+
+/** Limits the request schemas also hold: an option above them would never be reached. */
+const SCHEMA_BOUND: Partial<Record<keyof RetrieverLimits, number>> = {
+  customMetadata: RETRIEVER_LIMITS.customMetadata,
+  batchSize: RETRIEVER_LIMITS.batchSize,
+  displayName: RETRIEVER_LIMITS.displayName,
 }
 
 export interface SemanticRetrieverOptions {
@@ -65,6 +77,10 @@ export function resolveRetrieverOptions(options: SemanticRetrieverOptions): Reso
   for (const [key, value] of Object.entries(limits)) {
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new QuarryError('INVALID_OPTION', `limits.${key} must be a positive integer; received ${String(value)}.`, { path: `limits.${key}` })
+    }
+    const bound = SCHEMA_BOUND[key as keyof RetrieverLimits]
+    if (bound !== undefined && value > bound) {
+      throw new QuarryError('INVALID_OPTION', `limits.${key} can lower Google's documented limit of ${bound}, not raise it; received ${value}.`, { path: `limits.${key}` })
     }
   }
   if (options.dense !== undefined && options.dense !== 'hnsw' && options.dense !== 'exact') {

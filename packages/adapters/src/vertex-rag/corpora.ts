@@ -7,6 +7,7 @@ import { coreMetric } from './metric.js'
 import type { ListRagCorporaResponseJson, OperationJson, RagCorpusJson } from './resources.js'
 import {
   CreateRagCorpusRequest,
+  DOCUMENTED,
   DeleteRagCorpusRequest,
   GetRagCorpusRequest,
   ListRagCorporaRequest,
@@ -71,12 +72,12 @@ function stable(value: unknown): string {
   return JSON.stringify(value, (_, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v))
 }
 
+/** Required on create; its length (at most 128 characters) is a limit of the request schema. */
 function checkDisplayName(value: string | undefined, field: string, required: boolean): string | undefined {
   if (value === undefined || value === '') {
-    if (required) throw invalidArgument(field, 'displayName is required: up to 128 characters.')
+    if (required) throw invalidArgument(field, `displayName is required: up to ${DOCUMENTED.corpusDisplayName.max} characters.`)
     return undefined
   }
-  if (value.length > 128) throw invalidArgument(field, `displayName is at most 128 characters; received ${value.length}.`)
   return value
 }
 

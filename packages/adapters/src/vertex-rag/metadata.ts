@@ -12,6 +12,7 @@ import {
   BatchDeleteRagMetadataRequest,
   CreateRagDataSchemaRequest,
   CreateRagMetadataRequest,
+  DOCUMENTED,
   DeleteRagDataSchemaRequest,
   DeleteRagMetadataRequest,
   GetRagDataSchemaRequest,
@@ -33,7 +34,7 @@ import { ragMetadataJson, schemaJson, type RagCorpusState, type RagDataSchemaSta
  */
 const TYPES = { INTEGER: 'number', FLOAT: 'number', STRING: 'string', DATETIME: 'datetime', BOOLEAN: 'boolean', LIST: 'list' } as const
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
-const BATCH_MAX = 100
+const BATCH_MAX = DOCUMENTED.schemaBatchCreate.max
 
 function newId(ctx: RagContext, given: string | undefined, field: string, taken: (id: string) => boolean): string {
   if (given !== undefined && given !== '') {
@@ -268,9 +269,8 @@ export async function batchDeleteRagMetadata(ctx: RagContext, request: unknown):
   return ctx.operation('v1beta1', file.name, 'DeleteOperationMetadata', { type: 'google.protobuf.Empty', value: {} })
 }
 
+/** A batch is not empty; its size (at most 500, Google's) is a limit of the request schema. */
 function checkBatch<T>(items: readonly T[] | undefined, field: string): readonly T[] {
-  const n = items?.length ?? 0
-  if (n === 0) throw invalidArgument(field, `${field} is required: 1 to ${BATCH_MAX} entries.`)
-  if (n > BATCH_MAX) throw invalidArgument(field, `a batch holds at most ${BATCH_MAX} entries; received ${n}.`)
+  if ((items?.length ?? 0) === 0) throw invalidArgument(field, `${field} is required: 1 to ${BATCH_MAX} entries.`)
   return items as readonly T[]
 }

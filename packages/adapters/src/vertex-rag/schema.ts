@@ -1,4 +1,5 @@
-import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, repeated, string, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
+import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
+import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
 
 /**
  * The request messages of Vertex AI RAG Engine (VertexRagService, VertexRagDataService) as the
@@ -9,7 +10,22 @@ import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, 
  */
 const P = 'google.cloud.aiplatform.v1beta1'
 
-export const GcsSource = message(`${P}.GcsSource`, { uris: repeated(string) })
+const REST = 'https://cloud.google.com/vertex-ai/docs/reference/rest'
+/** The limits Google documents (REST reference; the same words are in the protos' comments). */
+export const DOCUMENTED = {
+  corpusDisplayName: googleLimit(128, `${REST}/v1/projects.locations.ragCorpora`),
+  fileDisplayName: googleLimit(128, `${REST}/v1/projects.locations.ragCorpora.ragFiles`),
+  schemaKey: googleLimit(63, `${REST}/v1beta1/projects.locations.ragCorpora.ragDataSchemas`),
+  schemaBatchCreate: googleLimit(500, `${REST}/v1beta1/projects.locations.ragCorpora.ragDataSchemas/batchCreate`),
+  schemaBatchDelete: googleLimit(500, `${REST}/v1beta1/projects.locations.ragCorpora.ragDataSchemas/batchDelete`),
+  metadataBatchCreate: googleLimit(500, `${REST}/v1beta1/projects.locations.ragCorpora.ragFiles.ragMetadata/batchCreate`),
+  metadataBatchDelete: googleLimit(500, `${REST}/v1beta1/projects.locations.ragCorpora.ragFiles.ragMetadata/batchDelete`),
+} as const
+
+/** A gs:// URI: a bucket name (at most 222 characters) and an object name (at most 1,024 bytes), with room to spare. */
+const URI = quarryCap(2_048, 'a gs:// URI is a bucket name (≤ 222 characters) and an object name (≤ 1,024 bytes)')
+
+export const GcsSource = message(`${P}.GcsSource`, { uris: repeated(text(URI)) })
 export const FixedLengthChunking = message(`${P}.RagFileChunkingConfig.FixedLengthChunking`, { chunkSize: int32, chunkOverlap: int32 })
 export const RagFileChunkingConfig = message(`${P}.RagFileChunkingConfig`, { fixedLengthChunking: FixedLengthChunking, chunkSize: int32, chunkOverlap: int32 })
 export const RagFileTransformationConfig = message(`${P}.RagFileTransformationConfig`, { ragFileChunkingConfig: RagFileChunkingConfig })
@@ -69,8 +85,8 @@ export const RagCorpus = message(
     vectorDbConfig: RagVectorDbConfig,
     vertexAiSearchConfig: opaque(`${P}.VertexAiSearchConfig`),
     name: string,
-    displayName: string,
-    description: string,
+    displayName: text(DOCUMENTED.corpusDisplayName),
+    description: text(CAPS.text),
     ragEmbeddingModelConfig: RagEmbeddingModelConfig,
     ragVectorDbConfig: RagVectorDbConfig,
     createTime: timestamp,
@@ -96,8 +112,8 @@ export const RagFile = message(
     jiraSource: opaque(`${P}.JiraSource`),
     sharePointSources: opaque(`${P}.SharePointSources`),
     name: string,
-    displayName: string,
-    description: string,
+    displayName: text(DOCUMENTED.fileDisplayName),
+    description: text(CAPS.text),
     sizeBytes: int64,
     ragFileType: RagFileType,
     createTime: timestamp,
@@ -158,17 +174,24 @@ export const RagRetrievalConfig = message(`${P}.RagRetrievalConfig`, {
     [['rankService', 'llmRanker']],
   ),
 })
-export const RagQuery = message(`${P}.RagQuery`, { text: string, similarityTopK: int32, ranking: Alpha(`${P}.RagQuery.Ranking`), ragRetrievalConfig: RagRetrievalConfig })
+export const RagQuery = message(`${P}.RagQuery`, { text: text(CAPS.query), similarityTopK: int32, ranking: Alpha(`${P}.RagQuery.Ranking`), ragRetrievalConfig: RagRetrievalConfig })
 
 export const MetadataValue = message(
   `${P}.MetadataValue`,
-  { intValue: int64, floatValue: float, strValue: string, datetimeValue: string, boolValue: bool, listValue: message(`${P}.MetadataList`, { values: repeated(opaque(`${P}.MetadataValue`)) }) },
+  {
+    intValue: int64,
+    floatValue: float,
+    strValue: text(CAPS.text),
+    datetimeValue: text(CAPS.value),
+    boolValue: bool,
+    listValue: message(`${P}.MetadataList`, { values: repeated(opaque(`${P}.MetadataValue`), CAPS.listValues) }),
+  },
   [['intValue', 'floatValue', 'strValue', 'datetimeValue', 'boolValue', 'listValue']],
 )
 /** A member of a listValue: a MetadataValue without a nested list (read on its own, as the schema recurses). */
 export const ScalarMetadataValue = message(
   `${P}.MetadataValue`,
-  { intValue: int64, floatValue: float, strValue: string, datetimeValue: string, boolValue: bool },
+  { intValue: int64, floatValue: float, strValue: text(CAPS.text), datetimeValue: text(CAPS.value), boolValue: bool },
   [['intValue', 'floatValue', 'strValue', 'datetimeValue', 'boolValue']],
 )
 export const DataType = enumOf(`${P}.RagMetadataSchemaDetails.DataType`, { DATA_TYPE_UNSPECIFIED: 0, INTEGER: 1, FLOAT: 2, STRING: 3, DATETIME: 4, BOOLEAN: 5, LIST: 6 })
@@ -180,10 +203,10 @@ export const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
     searchStrategyType: enumOf(`${P}.RagMetadataSchemaDetails.SearchStrategy.SearchStrategyType`, { SEARCH_STRATEGY_TYPE_UNSPECIFIED: 0, NO_SEARCH: 1, EXACT_SEARCH: 2 }),
   }),
 })
-export const RagDataSchema = message(`${P}.RagDataSchema`, { name: string, key: string, schemaDetails: SchemaDetails })
+export const RagDataSchema = message(`${P}.RagDataSchema`, { name: string, key: text(DOCUMENTED.schemaKey), schemaDetails: SchemaDetails })
 export const RagMetadata = message(`${P}.RagMetadata`, {
   name: string,
-  userSpecifiedMetadata: message(`${P}.UserSpecifiedMetadata`, { key: string, value: MetadataValue }),
+  userSpecifiedMetadata: message(`${P}.UserSpecifiedMetadata`, { key: text(CAPS.key), value: MetadataValue }),
 })
 
 export const RetrieveContextsRequest = message(`${P}.RetrieveContextsRequest`, { vertexRagStore: VertexRagStore, parent: string, query: RagQuery })
@@ -198,18 +221,18 @@ export const GetRagFileRequest = message(`${P}.GetRagFileRequest`, { name: strin
 export const ListRagFilesRequest = message(`${P}.ListRagFilesRequest`, { parent: string, pageSize: int32, pageToken: string })
 export const DeleteRagFileRequest = message(`${P}.DeleteRagFileRequest`, { name: string, forceDelete: bool })
 export const CreateRagDataSchemaRequest = message(`${P}.CreateRagDataSchemaRequest`, { parent: string, ragDataSchema: RagDataSchema, ragDataSchemaId: string })
-export const BatchCreateRagDataSchemasRequest = message(`${P}.BatchCreateRagDataSchemasRequest`, { parent: string, requests: repeated(CreateRagDataSchemaRequest) })
+export const BatchCreateRagDataSchemasRequest = message(`${P}.BatchCreateRagDataSchemasRequest`, { parent: string, requests: repeated(CreateRagDataSchemaRequest, DOCUMENTED.schemaBatchCreate) })
 export const GetRagDataSchemaRequest = message(`${P}.GetRagDataSchemaRequest`, { name: string })
 export const ListRagDataSchemasRequest = message(`${P}.ListRagDataSchemasRequest`, { parent: string, pageSize: int32, pageToken: string })
 export const DeleteRagDataSchemaRequest = message(`${P}.DeleteRagDataSchemaRequest`, { name: string })
-export const BatchDeleteRagDataSchemasRequest = message(`${P}.BatchDeleteRagDataSchemasRequest`, { parent: string, names: repeated(string) })
+export const BatchDeleteRagDataSchemasRequest = message(`${P}.BatchDeleteRagDataSchemasRequest`, { parent: string, names: repeated(string, DOCUMENTED.schemaBatchDelete) })
 export const CreateRagMetadataRequest = message(`${P}.CreateRagMetadataRequest`, { parent: string, ragMetadata: RagMetadata, ragMetadataId: string })
-export const BatchCreateRagMetadataRequest = message(`${P}.BatchCreateRagMetadataRequest`, { parent: string, requests: repeated(CreateRagMetadataRequest) })
+export const BatchCreateRagMetadataRequest = message(`${P}.BatchCreateRagMetadataRequest`, { parent: string, requests: repeated(CreateRagMetadataRequest, DOCUMENTED.metadataBatchCreate) })
 export const UpdateRagMetadataRequest = message(`${P}.UpdateRagMetadataRequest`, { ragMetadata: RagMetadata })
 export const GetRagMetadataRequest = message(`${P}.GetRagMetadataRequest`, { name: string })
 export const ListRagMetadataRequest = message(`${P}.ListRagMetadataRequest`, { parent: string, pageSize: int32, pageToken: string })
 export const DeleteRagMetadataRequest = message(`${P}.DeleteRagMetadataRequest`, { name: string })
-export const BatchDeleteRagMetadataRequest = message(`${P}.BatchDeleteRagMetadataRequest`, { parent: string, names: repeated(string) })
+export const BatchDeleteRagMetadataRequest = message(`${P}.BatchDeleteRagMetadataRequest`, { parent: string, names: repeated(string, DOCUMENTED.metadataBatchDelete) })
 
 /** What v1 lacks of v1beta1, by message. */
 const V1_REMOVED: Readonly<Record<string, readonly string[]>> = {

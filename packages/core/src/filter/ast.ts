@@ -24,6 +24,12 @@ export type Filter =
 
 const COMPARISONS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const
 
+/**
+ * Levels of and / or / not a filter may nest, at most: far above any real filter, and it keeps
+ * validation, compilation and evaluation (all recursive) far from the stack's limit.
+ */
+export const MAX_FILTER_DEPTH = 100
+
 function bad(path: string, message: string): QuarryError {
   return new QuarryError('INVALID_QUERY', `${path}: ${message}`, { path })
 }
@@ -45,8 +51,13 @@ function checkField(field: unknown, path: string): void {
   if (typeof field !== 'string' || field === '') throw bad(`${path}.field`, `field must be a metadata key (a non-empty string); received ${describe(field)}.`)
 }
 
-/** Checks a filter's structure up front; returns it typed. */
+/** Checks a filter's structure up front, its nesting included; returns it typed. */
 export function validateFilter(filter: unknown, path = 'filter'): Filter {
+  return check(filter, path, 1)
+}
+
+function check(filter: unknown, path: string, depth: number): Filter {
+  if (depth > MAX_FILTER_DEPTH) throw bad(path, `filters nest at most ${MAX_FILTER_DEPTH} levels deep (and / or / not); this one goes deeper here. Flatten it: and / or take any number of filters.`)
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
     throw bad(path, `a filter is an object like { op: 'eq', field: 'genre', value: 'drama' } or a function; received ${describe(filter)}.`)
   }
@@ -55,10 +66,10 @@ export function validateFilter(filter: unknown, path = 'filter'): Filter {
     case 'and':
     case 'or':
       if (!Array.isArray(f.filters)) throw bad(`${path}.filters`, `'${f.op}' takes filters: an array of filters.`)
-      f.filters.forEach((sub, i) => validateFilter(sub, `${path}.filters[${i}]`))
+      f.filters.forEach((sub, i) => check(sub, `${path}.filters[${i}]`, depth + 1))
       break
     case 'not':
-      validateFilter(f.filter, `${path}.filter`)
+      check(f.filter, `${path}.filter`, depth + 1)
       break
     case 'in':
     case 'nin':
