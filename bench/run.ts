@@ -14,6 +14,7 @@ import { runPersist } from './suites/persist.js'
 import { runPersistScale } from './suites/persist-scale.js'
 import { runQuality } from './suites/quality.js'
 import { runSemanticRetriever } from './suites/semantic-retriever.js'
+import { runTextLimits } from './suites/text-limits.js'
 import { runTextSpeed } from './suites/text-speed.js'
 import { runVertexRag } from './suites/vertex-rag.js'
 
@@ -29,6 +30,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   quality: runQuality,
   'embed-quality': runEmbedQuality,
   'text-speed': runTextSpeed,
+  'text-limits': runTextLimits,
   persist: runPersist,
   'persist-scale': runPersistScale,
   hybrid: runHybrid,

@@ -18,6 +18,19 @@ export interface AnalyzerOptions {
   stem?: boolean
   /** Drop terms shorter than this many characters. @defaultValue 1 */
   minLength?: number
+  /**
+   * Truncate tokens longer than this many characters (UTF-16 code units, as `String.length`
+   * counts) to their first `maxTokenLength`, as Lucene's StandardTokenizer caps tokens at 255:
+   * the term is the truncated prefix, so the same long token in a query still matches, and no
+   * document can make analysis slow (both tokenizers are linear in the text length).
+   * With the 'wink' tokenizer, a run of non-space characters longer than
+   * max(256, maxTokenLength) is also cut into pieces of at most that length at its punctuation
+   * before wink-nlp sees it (wink's own cost grows with the square of a run's length); a word of
+   * letters and digits longer than that is tokenized from its head, the rest skipped.
+   * An integer from 1 to 1024.
+   * @defaultValue 255
+   */
+  maxTokenLength?: number
 }
 
 export interface ResolvedAnalyzerOptions {
@@ -27,9 +40,16 @@ export interface ResolvedAnalyzerOptions {
   readonly stopWords: boolean | readonly string[]
   readonly stem: boolean
   readonly minLength: number
+  readonly maxTokenLength: number
 }
 
-export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1 }
+/**
+ * The largest maxTokenLength accepted: wink-nlp's cost per character grows with the longest run
+ * it sees (max(256, maxTokenLength)), about 4 µs per character at 1024 on the worst text.
+ */
+const MAX_TOKEN_LENGTH_LIMIT = 1024
+
+export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1, maxTokenLength: 255 }
 
 function bool(value: unknown, path: string, fallback: boolean): boolean {
   if (value === undefined) return fallback
@@ -45,8 +65,8 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   }
   const o = options as Record<string, unknown>
   for (const key of Object.keys(o)) {
-    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength'].includes(key)) {
-      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength.`, { path: `${path}.${key}` })
+    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength', 'maxTokenLength'].includes(key)) {
+      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength, maxTokenLength.`, { path: `${path}.${key}` })
     }
   }
   let stopWords: boolean | readonly string[] = ANALYZER_DEFAULTS.stopWords
@@ -62,6 +82,10 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   if (typeof minLength !== 'number' || !Number.isInteger(minLength) || minLength < 1 || minLength > 100) {
     throw new QuarryError('INVALID_OPTION', `${path}.minLength must be an integer from 1 to 100; received ${describe(minLength)}.`, { path: `${path}.minLength` })
   }
+  const maxTokenLength = o.maxTokenLength ?? ANALYZER_DEFAULTS.maxTokenLength
+  if (typeof maxTokenLength !== 'number' || !Number.isInteger(maxTokenLength) || maxTokenLength < 1 || maxTokenLength > MAX_TOKEN_LENGTH_LIMIT) {
+    throw new QuarryError('INVALID_OPTION', `${path}.maxTokenLength must be an integer from 1 to ${MAX_TOKEN_LENGTH_LIMIT}; received ${describe(maxTokenLength)}.`, { path: `${path}.maxTokenLength` })
+  }
   const tokenizer = o.tokenizer ?? ANALYZER_DEFAULTS.tokenizer
   if (tokenizer !== 'wink' && tokenizer !== 'unicode') {
     throw new QuarryError('INVALID_OPTION', `${path}.tokenizer must be "wink" or "unicode"; received ${describe(tokenizer)}.`, { path: `${path}.tokenizer` })
@@ -73,5 +97,6 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
     stopWords,
     stem: bool(o.stem, `${path}.stem`, ANALYZER_DEFAULTS.stem),
     minLength,
+    maxTokenLength,
   }
 }

@@ -1,5 +1,7 @@
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
-import { defaultStopWords, porter2, unicodeTokens, winkTokens, type RawToken } from './wink.js'
+import type { RawToken } from './token.js'
+import { unicodeTokens } from './unicode-tokens.js'
+import { defaultStopWords, porter2, winkTokens } from './wink.js'
 
 /** Token types that carry searchable text; punctuation, symbols and emoticons are dropped. */
 const KEPT_TYPES = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
@@ -15,6 +17,7 @@ export interface AnalyzedToken {
  * Text → terms: tokenize (wink-nlp or a Unicode split), drop punctuation, lowercase, fold
  * accents, drop stop words, stem (Porter2). The same analyzer serves documents and queries.
  * Stems and normal forms are memoized: a vocabulary is small next to the text it comes from.
+ * Tokens are capped at `maxTokenLength` characters, so the cost is linear in the text length.
  */
 export class Analyzer {
   readonly options: ResolvedAnalyzerOptions
@@ -48,7 +51,8 @@ export class Analyzer {
   }
 
   #raw(text: string): RawToken[] {
-    return this.options.tokenizer === 'wink' ? winkTokens(text) : unicodeTokens(text)
+    const max = this.options.maxTokenLength
+    return this.options.tokenizer === 'wink' ? winkTokens(text, max) : unicodeTokens(text, max)
   }
 
   #normalize(value: string): string {

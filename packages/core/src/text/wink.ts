@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module'
 import { QuarryError } from '../errors.js'
+import { cappedToken, type RawToken } from './token.js'
+import { winkPieces } from './wink-pieces.js'
 
-/** A token with its character offsets in the source text. */
-export interface RawToken {
-  readonly value: string
-  readonly start: number
-  readonly end: number
-  /** wink's token type: word, number, email, url, hashtag, mention, punctuation, ... */
-  readonly type: string
-}
+/**
+ * Runs of non-space characters up to this long reach wink-nlp whole (longer ones are cut, see
+ * {@link winkPieces}): above any ordinary word, URL or e-mail, and small enough that wink's
+ * O(run²) regexes cost at most ~1 µs per character.
+ */
+export const WINK_MAX_RUN = 256
 
 /** The part of wink-nlp that Quarry uses, typed here once. */
 interface WinkItsFn {
@@ -45,40 +45,46 @@ function wink(): { nlp: WinkNlp; stem: (word: string) => string } {
   }
 }
 
-/** Tokenizes with wink-nlp, keeping each token's character offsets. */
-export function winkTokens(text: string): RawToken[] {
+/**
+ * Tokenizes with wink-nlp, keeping each token's character offsets; tokens longer than
+ * `maxTokenLength` are truncated (see {@link cappedToken}). The text reaches wink in bounded
+ * pieces (see {@link winkPieces}), so the cost is linear in its length whatever it holds.
+ */
+export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
   const { nlp } = wink()
-  const doc = nlp.readDoc(text)
   const its = nlp.its
-  const values = doc.tokens().out(its.value) as string[]
-  const types = doc.tokens().out(its.type) as string[]
-  const spaces = doc.tokens().out(its.precedingSpaces) as string[]
+  const maxRun = Math.max(WINK_MAX_RUN, maxTokenLength)
   const out: RawToken[] = []
-  let offset = 0
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i] as string
-    offset += (spaces[i] as string).length
-    // wink keeps tokens verbatim; re-find the value if its spacing was normalized (robust offsets).
-    const start = text.startsWith(value, offset) ? offset : Math.max(offset, text.indexOf(value, offset))
-    out.push({ value, start, end: start + value.length, type: types[i] as string })
-    offset = start + value.length
+  for (const piece of winkPieces(text, maxRun)) {
+    const source = piece.start === 0 && piece.end === text.length ? text : text.slice(piece.start, piece.end)
+    const tokens = nlp.readDoc(source).tokens()
+    const values = tokens.out(its.value) as string[]
+    const types = tokens.out(its.type) as string[]
+    const spaces = tokens.out(its.precedingSpaces) as string[]
+    let offset = 0
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i] as string
+      offset += (spaces[i] as string).length
+      // wink keeps tokens verbatim but drops what String.trim() removes inside a run (U+3000,
+      // U+2028, ...): then the value starts a little later, within the run (at most maxRun long).
+      const start = source.startsWith(value, offset) ? offset : locate(source, value, offset, maxRun)
+      if (start < 0) continue // not seen in any test; a token without exact offsets is dropped, not misplaced
+      out.push(cappedToken(text, piece.start + start, piece.start + start + value.length, types[i] as string, maxTokenLength))
+      offset = start + value.length
+    }
   }
   return out
+}
+
+/** Where `value` starts in `source` at or after `from`, looking no further than one run: -1 if not there. */
+function locate(source: string, value: string, from: number, maxRun: number): number {
+  const at = source.slice(from, from + maxRun + value.length).indexOf(value)
+  return at < 0 ? -1 : from + at
 }
 
 /** Porter2 (Snowball English) stem, from the wink model. */
 export function porter2(word: string): string {
   return wink().stem(word)
-}
-
-/** A token of a run of letters/digits (the 'unicode' tokenizer), with offsets. */
-export function unicodeTokens(text: string): RawToken[] {
-  const out: RawToken[] = []
-  for (const match of text.matchAll(/[\p{L}\p{N}\p{M}]+(?:['’][\p{L}]+)*/gu)) {
-    const start = match.index
-    out.push({ value: match[0], start, end: start + match[0].length, type: /^\p{N}+$/u.test(match[0]) ? 'number' : 'word' })
-  }
-  return out
 }
 
 let englishStopWords: ReadonlySet<string> | undefined

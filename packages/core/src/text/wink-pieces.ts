@@ -1,0 +1,110 @@
+import { isWinkSpace, isWordChar, notInsidePair } from './char-class.js'
+
+/** A range of the source text handed to wink-nlp in one call. */
+export interface Piece {
+  readonly start: number
+  readonly end: number
+}
+
+/**
+ * Characters kept inside wink tokens (URLs, e-mails, numbers, abbreviations, contractions,
+ * hyphenated words, hashtags): a long run is cut after one of these only when it has no other
+ * punctuation, so fewer real tokens are cut in two.
+ */
+const JOINERS = new Set([...".,:/\\-–—'’@#&_+=?%~$"].map((c) => c.charCodeAt(0)))
+
+/** Characters of text per wink call: enough to amortize a call (~4 µs), fewer than the 65,535 spaces wink counts. */
+export const SEGMENT_CHARS = 32_768
+
+/**
+ * Cuts `text` into the pieces wink-nlp tokenizes, so that its cost is linear in the text length.
+ *
+ * wink-nlp splits text on spaces, tabs and line breaks, then runs regexes over each run of the
+ * other characters that backtrack in O(run²) (its e-mail pattern, its `isAbbrev` feature), and
+ * overflow V8's regex stack (RangeError) on runs of a few million characters. So:
+ * - runs of at most `maxRun` characters reach wink unchanged, grouped into segments of about
+ *   {@link SEGMENT_CHARS} cut where a run starts: wink tokenizes each run on its own, so this
+ *   changes no token, and offsets stay exact (no token in a segment follows 65,535 spaces or
+ *   more, where wink stops counting preceding spaces);
+ * - a longer run is cut into pieces of at most `maxRun` characters, each ending after its last
+ *   character that is not a letter, digit or mark (after its last {@link JOINERS} character
+ *   only if it has no other);
+ * - a piece with only letters, digits and marks starts a word longer than `maxRun`: wink sees
+ *   its first `maxRun` characters and the rest of the word is skipped (it would be truncated to
+ *   the maximum token length anyway).
+ *
+ * Every character is scanned a bounded number of times and wink never sees a run longer than
+ * `maxRun`, so the total cost is O(text length · maxRun).
+ */
+export function winkPieces(text: string, maxRun: number): Piece[] {
+  const pieces: Piece[] = []
+  const n = text.length
+  let segment = 0
+  let i = 0
+  while (i < n) {
+    if (isWinkSpace(text.charCodeAt(i))) {
+      i++
+      continue
+    }
+    let j = i + 1
+    while (j < n && !isWinkSpace(text.charCodeAt(j))) j++
+    if (j - i > maxRun) {
+      if (i > segment) pieces.push({ start: segment, end: i })
+      cutLongRun(text, i, j, maxRun, pieces)
+      segment = j
+    } else if (j - segment > SEGMENT_CHARS && i > segment) {
+      pieces.push({ start: segment, end: i })
+      segment = i
+    }
+    i = j
+  }
+  if (n > segment) pieces.push({ start: segment, end: n })
+  return pieces
+}
+
+/** Pieces of the run from `start` to `end` (no wink spaces in it), each at most `maxRun` (≥ 2) long. */
+function cutLongRun(text: string, start: number, end: number, maxRun: number, pieces: Piece[]): void {
+  let p = start
+  while (end - p > maxRun) {
+    const windowEnd = notInsidePair(text, p + maxRun)
+    const cut = lastBreak(text, p, windowEnd)
+    if (cut > p) {
+      pieces.push({ start: p, end: cut })
+      p = cut
+      continue
+    }
+    // No punctuation in maxRun characters: a long word. wink sees its head, the tail is skipped.
+    pieces.push({ start: p, end: windowEnd })
+    p = windowEnd
+    while (p < end) {
+      const cp = text.codePointAt(p) as number
+      if (!isWordChar(cp)) break
+      p += cp > 0xffff ? 2 : 1
+    }
+  }
+  if (p < end) pieces.push({ start: p, end })
+}
+
+/**
+ * The position just after the last non-word character (anything but a letter, digit or mark) in
+ * `text` from `from` to `to`, preferring one that is not a {@link JOINERS} character; `from` if
+ * there is none.
+ */
+function lastBreak(text: string, from: number, to: number): number {
+  let joiner = from
+  let e = to
+  while (e > from) {
+    // The code point ending at e (a surrogate pair counts as one).
+    const low = text.charCodeAt(e - 1)
+    const high = e - 2 >= from ? text.charCodeAt(e - 2) : 0
+    const pair = low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff
+    const begin = pair ? e - 2 : e - 1
+    const cp = text.codePointAt(begin) as number
+    if (!isWordChar(cp)) {
+      if (!JOINERS.has(cp)) return e
+      if (joiner === from) joiner = e
+    }
+    e = begin
+  }
+  return joiner
+}
