@@ -4,7 +4,7 @@ import { Analyzer, chunkText, type AnalyzedToken } from '@quarry/core'
 import type { RawToken } from '../../packages/core/src/text/token.js'
 import { unicodeTokens } from '../../packages/core/src/text/unicode-tokens.js'
 import { SEGMENT_CHARS, winkPieces } from '../../packages/core/src/text/wink-pieces.js'
-import { WINK_MAX_RUN, winkTokens } from '../../packages/core/src/text/wink.js'
+import { WINK_MAX_RUN, WINK_RENEW_AFTER, winkRenewals, winkTokens } from '../../packages/core/src/text/wink.js'
 
 // Issue 13: analysis must be linear in the text length whatever the text holds, with exact offsets.
 // Timing lives in the text-limits benchmark; these tests pin the tokens, offsets and caps.
@@ -314,5 +314,25 @@ describe('chunkText over long words', () => {
       [source.length - 4, source.length, 4, 1],
     ])
     for (const c of chunks) expect(source.slice(c.start, c.end)).toBe(c.text)
+  })
+})
+
+describe('wink lexicon growth', () => {
+  it('renews the wink instance after WINK_RENEW_AFTER distinct tokens, tokenizing the same before and after', () => {
+    const before = winkRenewals()
+    // Letters only (wink splits mixed letters and digits): the number i in base 26, a-z.
+    const word = (i: number): string => `q${i.toString(26).replace(/[0-9a-p]/g, (c) => String.fromCharCode(97 + Number.parseInt(c, 26)))}z`
+    const words = (from: number, to: number): string => Array.from({ length: to - from }, (_, i) => word(from + i)).join(' ')
+    const probe = 'The Quick-brown fox, e-mail a@b.co at 10:30; naïve café 3rd #tag'
+    const expected = winkTokens(probe, 255)
+    const batch = 50_000
+    for (let from = 0; from < WINK_RENEW_AFTER + batch; from += batch) {
+      const text = words(from, from + batch)
+      const tokens = winkTokens(text, 255)
+      expect(tokens.length).toBe(batch)
+      expect(tokens[batch - 1]).toMatchObject({ value: word(from + batch - 1), type: 'word', end: text.length })
+    }
+    expect(winkRenewals()).toBe(before + 1)
+    expect(winkTokens(probe, 255)).toEqual(expected)
   })
 })

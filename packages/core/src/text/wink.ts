@@ -28,21 +28,53 @@ interface WinkModel {
   addons: { stem(word: string): string }
 }
 
-let loaded: { nlp: WinkNlp; stem: (word: string) => string } | undefined
+interface Loaded {
+  nlp: WinkNlp
+  readonly stem: (word: string) => string
+  readonly make: () => WinkNlp
+}
+
+let loaded: Loaded | undefined
+
+/**
+ * wink adds every token it has not seen to its lexicon and never forgets one (about 150 bytes a
+ * token: a long-running server fed distinct tokens grows without bound). The lexicon is only a
+ * memo of the model's features, so a fresh instance tokenizes the same: after this many distinct
+ * token values the instance is replaced (~0.4 s, next to ~1 s of tokenizing them), bounding that
+ * memory to about 100 MB.
+ */
+export const WINK_RENEW_AFTER = 500_000
+const seen = new Set<string>()
+let renewals = 0
+
+/** How often the wink instance was renewed (for tests and diagnostics). */
+export function winkRenewals(): number {
+  return renewals
+}
 
 /** wink-nlp with the English lite model, tokenizer only (no sentence, POS or entity passes). */
-function wink(): { nlp: WinkNlp; stem: (word: string) => string } {
+function wink(): Loaded {
   if (loaded) return loaded
   try {
     // Both packages are CommonJS.
     const require = createRequire(import.meta.url)
     const winkNLP = require('wink-nlp') as (model: WinkModel, pipe: string[]) => WinkNlp
     const model = require('wink-eng-lite-web-model') as WinkModel
-    loaded = { nlp: winkNLP(model, []), stem: (word) => model.addons.stem(word) }
+    const make = (): WinkNlp => winkNLP(model, [])
+    loaded = { nlp: make(), stem: (word) => model.addons.stem(word), make }
     return loaded
   } catch (cause) {
     throw new QuarryError('NATIVE_UNAVAILABLE', 'wink-nlp or wink-eng-lite-web-model could not be loaded; reinstall the dependencies of @quarry/core.', { cause })
   }
+}
+
+/** Counts distinct token values; renews the wink instance (dropping its lexicon) past WINK_RENEW_AFTER. */
+function noteTokens(instance: Loaded, values: readonly string[]): void {
+  for (const v of values) seen.add(v)
+  if (seen.size < WINK_RENEW_AFTER) return
+  seen.clear()
+  renewals++
+  instance.nlp = instance.make()
 }
 
 /**
@@ -51,14 +83,15 @@ function wink(): { nlp: WinkNlp; stem: (word: string) => string } {
  * pieces (see {@link winkPieces}), so the cost is linear in its length whatever it holds.
  */
 export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
-  const { nlp } = wink()
-  const its = nlp.its
+  const instance = wink()
   const maxRun = Math.max(WINK_MAX_RUN, maxTokenLength)
   const out: RawToken[] = []
   for (const piece of winkPieces(text, maxRun)) {
     const source = piece.start === 0 && piece.end === text.length ? text : text.slice(piece.start, piece.end)
-    const tokens = nlp.readDoc(source).tokens()
+    const its = instance.nlp.its
+    const tokens = instance.nlp.readDoc(source).tokens()
     const values = tokens.out(its.value) as string[]
+    noteTokens(instance, values)
     const types = tokens.out(its.type) as string[]
     const spaces = tokens.out(its.precedingSpaces) as string[]
     let offset = 0
