@@ -34,6 +34,8 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['Infinity in a vector', () => index.add({ id: 'b', vector: [1, 0, Number.POSITIVE_INFINITY] }), 'INVALID_VECTOR', 'vector[2]'],
     ['float32 overflow', () => index.add({ id: 'b', vector: [1e39, 0, 0] }), 'INVALID_VECTOR', 'vector[0]'],
     ['zero vector with cosine', () => index.add({ id: 'b', vector: [0, 0, 0] }), 'INVALID_VECTOR', 'vector'],
+    // 1/‖v‖ overflows float32 below ~2.9e-39 (found by @quarry/core/testing's subnormal vectors).
+    ['subnormal vector with cosine', () => index.add({ id: 'b', vector: [0, 0, 1.4e-45] }), 'INVALID_VECTOR', 'vector'],
     ['vector not an array', () => index.add({ id: 'b', vector: 'x' as never }), 'INVALID_VECTOR', 'vector'],
     ['duplicate id', () => index.add({ id: 'a', vector: [0, 1, 0] }), 'DUPLICATE_ID', 'id'],
     ['empty id', () => index.add({ id: '', vector: [0, 1, 0] }), 'INVALID_ID', 'id'],

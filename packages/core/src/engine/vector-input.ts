@@ -44,8 +44,16 @@ export function toVector(value: unknown, dimensions: number, metric: Metric, pat
 }
 
 function checkDirection(out: Float32Array, metric: Metric, path: string): Float32Array {
-  if (metric === 'cosine' && norm(out) === 0) {
+  if (metric !== 'cosine') return out
+  const n = norm(out)
+  if (n === 0) {
     throw new QuarryError('INVALID_VECTOR', `${path} is all zeros, which has no cosine similarity to anything; give a non-zero vector or use metric 'dot' or 'l2'.`, {
+      path,
+    })
+  }
+  // The store keeps 1/‖v‖ as float32: below ~2.9e-39 it overflows and every score would be -Infinity.
+  if (!Number.isFinite(Math.fround(1 / n))) {
+    throw new QuarryError('INVALID_VECTOR', `${path} has length ${n.toExponential(2)}, too close to zero for float32 cosine (1/length overflows); scale it up — cosine ignores length.`, {
       path,
     })
   }
