@@ -1,16 +1,9 @@
 #!/usr/bin/env node
-// The `quarry` command. Runs the compiled CLI when the package is built, else the TypeScript
-// sources through tsx (inside this workspace).
+// The `quarry` command: runs the compiled CLI in dist/. Inside the Quarry workspace, where
+// sources.mjs sits next to this file (it is not published), it runs the TypeScript sources
+// instead, so the command works there whether or not the packages were built.
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 
-const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url))
-let runCli
-if (existsSync(built)) {
-  ;({ runCli } = await import(built))
-} else {
-  const { register } = await import('tsx/esm/api')
-  register()
-  ;({ runCli } = await import('../src/cli/main.ts'))
-}
+const workspace = new URL('./sources.mjs', import.meta.url)
+const { runCli } = existsSync(workspace) ? await (await import(workspace.href)).loadCli() : await import('../dist/cli/main.js')
 process.exitCode = await runCli(process.argv.slice(2))

@@ -25,7 +25,11 @@ export type QuarryErrorCode =
   | 'INVALID_SNAPSHOT'
   /** A query or load used another embedder (name, dimensions) than the one that built the index. */
   | 'EMBEDDER_MISMATCH'
-  /** The native HNSW module (hnswlib-node) could not be loaded. */
+  /**
+   * A module the request needs is not installed: hnswlib-node (an optional dependency, absent where
+   * its native build failed) for an index with dense: 'hnsw' (the default with dimensions) or a
+   * snapshot holding a graph; or a wink / GloVe package. The message says how to install it.
+   */
   | 'NATIVE_UNAVAILABLE'
 
 /** Thrown by `@quarry/core` for bad input; `code` is stable across versions. */

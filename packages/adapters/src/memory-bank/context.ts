@@ -34,7 +34,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
-      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', embedder }), nextExpiryMs: Number.POSITIVE_INFINITY }
+      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY }
       this.state.engines.set(name, engine)
     }
     return engine

@@ -28,6 +28,11 @@ export interface MemoryBankOptions {
   consolidationSimilarity?: number
   /** Serves vertexSessionSource / directContentsSource in generateMemories; without it they are UNIMPLEMENTED. */
   extractor?: FactExtractor
+  /**
+   * How each engine's memories are searched: `'hnsw'` (the graph; needs the native module) or
+   * `'exact'` (brute force, the same answers; works where hnswlib-node did not build). @defaultValue 'hnsw'
+   */
+  dense?: 'hnsw' | 'exact'
   clock?: Clock
   randomId?: RandomId
   onInternalError?: (error: unknown) => void
@@ -38,6 +43,7 @@ export interface ResolvedMemoryBankOptions {
   readonly explicitEngines: boolean
   readonly consolidationSimilarity: number
   readonly extractor: FactExtractor | undefined
+  readonly dense: 'hnsw' | 'exact'
   readonly clock: Clock
   readonly randomId: RandomId
   readonly onInternalError: (error: unknown) => void
@@ -48,8 +54,12 @@ export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMe
   if (!(similarity > -1 && similarity <= 1)) {
     throw new QuarryError('INVALID_OPTION', `consolidationSimilarity is a cosine similarity in (-1, 1]; received ${String(similarity)}.`, { path: 'consolidationSimilarity' })
   }
+  if (options.dense !== undefined && options.dense !== 'hnsw' && options.dense !== 'exact') {
+    throw new QuarryError('INVALID_OPTION', `dense must be 'hnsw' or 'exact'; received ${String(options.dense)}.`, { path: 'dense' })
+  }
   return {
     embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    dense: options.dense ?? 'hnsw',
     explicitEngines: options.explicitEngines ?? false,
     consolidationSimilarity: similarity,
     extractor: options.extractor,

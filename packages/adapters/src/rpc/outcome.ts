@@ -6,7 +6,8 @@ export type Outcome<T> = { readonly ok: true; readonly response: T } | { readonl
 
 /**
  * Runs an operation and turns what it throws into a Status: RpcFailure as is, a QuarryError (the
- * core refusing the input) as INVALID_ARGUMENT at its path, anything else as INTERNAL with a
+ * core refusing the input) as INVALID_ARGUMENT at its path, a missing native module as
+ * FAILED_PRECONDITION saying how to get it, anything else as INTERNAL with a
  * generic message (no stack or internals leak into responses; `onInternal` sees the error).
  */
 export async function toOutcome<T>(run: () => Promise<T>, onInternal?: (error: unknown) => void): Promise<Outcome<T>> {
@@ -22,6 +23,11 @@ export function statusOf(error: unknown, onInternal?: (error: unknown) => void):
   if (error instanceof QuarryError && error.code !== 'NATIVE_UNAVAILABLE' && error.code !== 'INVALID_SNAPSHOT') {
     const field = error.path ?? ''
     return rpcStatus('INVALID_ARGUMENT', error.message, [{ field, description: error.message }])
+  }
+  if (error instanceof QuarryError && error.code === 'NATIVE_UNAVAILABLE') {
+    // The engine, not the request, lacks something: say what, without the cause (it names local paths).
+    onInternal?.(error)
+    return rpcStatus('FAILED_PRECONDITION', "This Quarry install has no native HNSW module (hnswlib-node did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'.")
   }
   onInternal?.(error)
   return rpcStatus('INTERNAL', 'Internal error encountered.')

@@ -35,24 +35,67 @@ interface NativeHnsw {
 
 type NativeCtor = new (space: 'ip' | 'l2', dim: number) => NativeHnsw
 
+/** Where the native module comes from: hnswlib-node by default, a stand-in in tests. */
+type NativeLoader = () => unknown
+
+function requireHnswlib(): unknown {
+  // hnswlib-node is CommonJS; a named ESM import type-checks but fails at run time.
+  return createRequire(import.meta.url)('hnswlib-node')
+}
+
+let loader: NativeLoader = requireHnswlib
 let nativeCtor: NativeCtor | undefined
 
-/** Loads hnswlib-node on first use, so exact-only indexes work where the addon did not build. */
+/**
+ * The error of a missing native module, saying how to get it. hnswlib-node is an optional
+ * dependency of `@quarry/core`: an install without a C++ toolchain (or, with pnpm, without its
+ * build allowed) succeeds without it, and only what needs the graph fails.
+ */
+function nativeUnavailable(cause: unknown): QuarryError {
+  // The first line says why: "Cannot find module 'hnswlib-node'" (not installed) or bindings'
+  // "Could not locate the bindings file. Tried:" (installed, never built), before a list of paths.
+  const line = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? ''
+  const reason = line.replace(/\s*Tried:\s*$/, '').replace(/[\s.:]+$/, '')
+  return new QuarryError(
+    'NATIVE_UNAVAILABLE',
+    `hnswlib-node, the native HNSW module (an optional dependency of @quarry/core), could not be loaded: ${reason}. ` +
+      'An index with dimensions needs it unless created with dense: "exact" (brute-force search); text (BM25) search never does. ' +
+      'To build it: install python3, make and a C++ compiler (g++ or clang++), set npm_config_nodedir to a Node.js install ' +
+      'with its headers (include/node/node.h, e.g. /usr) so node-gyp need not download them, then run npm install again ' +
+      '(pnpm: allow its build with pnpm approve-builds or allowBuilds in pnpm-workspace.yaml, then pnpm rebuild hnswlib-node).',
+    { cause },
+  )
+}
+
+/**
+ * Replaces how hnswlib-node is loaded; returns a function restoring the previous loader. For tests
+ * only (simulating a failed native build): not exported by the package.
+ */
+export function replaceNativeLoader(next: NativeLoader): () => void {
+  const previous = loader
+  loader = next
+  nativeCtor = undefined
+  return () => {
+    loader = previous
+    nativeCtor = undefined
+  }
+}
+
+/**
+ * Loads hnswlib-node on first use, so exact-only and text-only indexes work where the addon is
+ * missing; a failure is not remembered (a later call tries again).
+ */
 function loadNative(): NativeCtor {
   if (nativeCtor) return nativeCtor
+  let ctor: unknown
   try {
-    // hnswlib-node is CommonJS; a named ESM import type-checks but fails at run time.
-    const require = createRequire(import.meta.url)
-    const mod = require('hnswlib-node') as { HierarchicalNSW: NativeCtor }
-    nativeCtor = mod.HierarchicalNSW
-    return nativeCtor
+    ctor = (loader() as { HierarchicalNSW?: unknown } | undefined)?.HierarchicalNSW
   } catch (cause) {
-    throw new QuarryError(
-      'NATIVE_UNAVAILABLE',
-      'hnswlib-node could not be loaded (was its native build skipped?). Reinstall with build scripts allowed, or create the index with dense: "exact".',
-      { cause },
-    )
+    throw nativeUnavailable(cause)
   }
+  if (typeof ctor !== 'function') throw nativeUnavailable(new TypeError('it exports no HierarchicalNSW class'))
+  nativeCtor = ctor as NativeCtor
+  return nativeCtor
 }
 
 /** Result of a graph search: labels best first, with hnswlib's own distances. */

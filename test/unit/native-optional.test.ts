@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
+import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
+import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
+
+// hnswlib-node is an optional dependency of @quarry/core: where its native build failed (no
+// python3, make or C++ compiler; pnpm without the build allowed) it is simply not installed.
+// These tests load it through a loader that fails the way a missing module does.
+function missingModule(): never {
+  throw Object.assign(new Error("Cannot find module 'hnswlib-node'\nRequire stack:\n- packages/core/src/dense/hnsw.ts"), { code: 'MODULE_NOT_FOUND' })
+}
+
+const RECORDS = [
+  { id: 'a', vector: [1, 0, 0], text: 'red fox', metadata: { kind: 'animal' } },
+  { id: 'b', vector: [0.6, 0.8, 0], text: 'red red dog', metadata: { kind: 'animal' } },
+  { id: 'c', vector: [0, 1, 0], text: 'dog sun', metadata: { kind: 'thing' } },
+  { id: 'd', vector: [0, 0, 1], text: 'sun sun sun', metadata: { kind: 'thing' } },
+]
+
+/** Lucene's BM25 written plainly: idf · tf(k1+1) / (tf + k1(1 − b + b·dl/avgdl)), k1 1.2, b 0.75. */
+function bm25(tf: number, df: number, length: number, documents: number, averageLength: number): number {
+  const idf = Math.log(1 + (documents - df + 0.5) / (df + 0.5))
+  return (idf * (tf * 2.2)) / (tf + 1.2 * (0.25 + (0.75 * length) / averageLength))
+}
+
+function ranked(hits: readonly Hit[]): [string, number][] {
+  return hits.map((h) => [h.id, h.score])
+}
+
+function expectRanked(hits: readonly Hit[], expected: [string, number][]): void {
+  expect(hits.map((h) => h.id)).toEqual(expected.map(([id]) => id))
+  ranked(hits).forEach(([, score], i) => expect(score).toBeCloseTo((expected[i] as [string, number])[1], 6))
+}
+
+function nativeError(run: () => unknown): QuarryError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(QuarryError)
+    return error as QuarryError
+  }
+  throw new Error('expected NATIVE_UNAVAILABLE, nothing was thrown')
+}
+
+// Not IndexOptions: createIndex takes IndexOptions & { embedder?: Embedder }, which IndexOptions' embedder identity is not.
+function filled(options: Parameters<typeof createIndex>[0]): QuarryIndex {
+  const index = createIndex(options)
+  index.addMany(RECORDS)
+  return index
+}
+
+const dirs: string[] = []
+let restore: (() => void) | undefined
+afterEach(() => {
+  restore?.()
+  restore = undefined
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-native-'))
+  dirs.push(dir)
+  return dir
+}
+
+describe('without the native HNSW module', () => {
+  it('exact dense search, BM25, hybrid search and snapshots still work', () => {
+    restore = replaceNativeLoader(missingModule)
+    const index = filled({ dimensions: 3, dense: 'exact' })
+
+    const dense = index.search({ vector: [1, 0, 0], topK: 4 })
+    expect(dense.stats.strategy).toBe('exact')
+    // cosine: a 1, b 0.6, c and d 0 (a tie, ordered by id)
+    expectRanked(dense.hits, [['a', 1], ['b', 0.6], ['c', 0], ['d', 0]])
+    const filtered = index.search({ vector: [0, 1, 0], topK: 2, filter: { op: 'eq', field: 'kind', value: 'animal' } })
+    expect(filtered.stats.strategy).toBe('exact-filtered')
+    expectRanked(filtered.hits, [['b', 0.8], ['a', 0]])
+
+    // "red": df 2 of 4 documents, lengths 2, 3, 2, 3 (average 2.5)
+    const text = index.search({ text: 'red', topK: 4 })
+    expectRanked(text.hits, [['b', bm25(2, 2, 3, 4, 2.5)], ['a', bm25(1, 2, 2, 4, 2.5)]])
+
+    const hybrid = index.search({ text: 'sun', vector: [0, 1, 0], topK: 3, alpha: 0.5 })
+    // dense c 1, b 0.8, a 0, d 0 (min-max: the same); sparse d before c (min-max: d 1, c 0)
+    expectRanked(hybrid.hits, [['c', 0.5], ['d', 0.5], ['b', 0.4]])
+
+    const textOnly = createIndex({})
+    textOnly.addMany(RECORDS.map(({ id, text }) => ({ id, text })))
+    expectRanked(textOnly.search({ text: 'red', topK: 4 }).hits, ranked(text.hits))
+
+    const dir = tempDir()
+    index.save(dir)
+    const loaded = loadIndex(dir)
+    expectRanked(loaded.search({ vector: [1, 0, 0], topK: 4 }).hits, ranked(dense.hits))
+    expectRanked(loaded.search({ text: 'red', topK: 4 }).hits, ranked(text.hits))
+  })
+
+  it('what needs the graph fails with NATIVE_UNAVAILABLE saying how to get it', () => {
+    // A snapshot with a graph, written while the module loads.
+    const dir = tempDir()
+    filled({ dimensions: 3 }).save(dir)
+
+    restore = replaceNativeLoader(missingModule)
+    const created = nativeError(() => createIndex({ dimensions: 3 }))
+    expect(created.code).toBe('NATIVE_UNAVAILABLE')
+    expect(created.message).toContain("could not be loaded: Cannot find module 'hnswlib-node'.")
+    expect(created.message).toMatch(/dense: "exact"/)
+    expect(created.message).toMatch(/python3, make and a C\+\+ compiler/)
+    expect(created.message).toMatch(/npm_config_nodedir/)
+    expect(created.message).toMatch(/pnpm rebuild hnswlib-node/)
+    expect((created.cause as { code?: string }).code).toBe('MODULE_NOT_FOUND')
+
+    const loaded = nativeError(() => loadIndex(dir))
+    expect(loaded.code).toBe('NATIVE_UNAVAILABLE')
+
+    // Installed but never built (pnpm without the build allowed): bindings' error, without its list of paths.
+    restore()
+    restore = replaceNativeLoader(() => {
+      throw new Error('Could not locate the bindings file. Tried:\n → /app/node_modules/hnswlib-node/build/Release/addon.node')
+    })
+    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toContain('could not be loaded: Could not locate the bindings file. An index with dimensions needs it')
+
+    // A module that loads but is not hnswlib-node's shape is refused the same way.
+    restore()
+    restore = replaceNativeLoader(() => ({}))
+    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toMatch(/exports no HierarchicalNSW class/)
+
+    // A failure is not remembered: once the module loads, the default index and the graph work.
+    restore()
+    restore = undefined
+    const index = filled({ dimensions: 3, planner: { exactBelow: 0 } })
+    const hits = index.search({ vector: [1, 0, 0], topK: 2 })
+    expect(hits.stats.strategy).toBe('hnsw')
+    expectRanked(hits.hits, [['a', 1], ['b', 0.6]])
+    expectRanked(loadIndex(dir).search({ vector: [1, 0, 0], topK: 2 }).hits, [['a', 1], ['b', 0.6]])
+  })
+
+  it('the adapters answer FAILED_PRECONDITION saying how to get it (no local path), and RAG Engine (exact by default) works', async () => {
+    restore = replaceNativeLoader(missingModule)
+    const embedder = createHashingEmbedder({ dimensions: 8 })
+    const internal: unknown[] = []
+    const expected = {
+      ok: false,
+      status: { code: 9, message: "This Quarry install has no native HNSW module (hnswlib-node did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'." },
+    }
+    const sr = new SemanticRetriever({ embedder, onInternalError: (e) => internal.push(e) })
+    expect(await sr.createCorpus({ corpus: { name: 'corpora/c' } })).toEqual(expected)
+    const bank = new MemoryBank({ embedder, onInternalError: (e) => internal.push(e) })
+    expect(await bank.createMemory({ parent: 'projects/p/locations/l/reasoningEngines/1', memory: { fact: 'I like tea', scope: { user: 'u' } } })).toEqual(expected)
+    // The cause (which names local paths) goes to onInternalError only.
+    expect(internal.map((e) => (e as QuarryError).code)).toEqual(['NATIVE_UNAVAILABLE', 'NATIVE_UNAVAILABLE'])
+    const exact = new SemanticRetriever({ embedder, dense: 'exact' })
+    expect((await exact.createCorpus({ corpus: { name: 'corpora/c' } })).ok).toBe(true)
+    const exactBank = new MemoryBank({ embedder, dense: 'exact' })
+    expect((await exactBank.createMemory({ parent: 'projects/p/locations/l/reasoningEngines/1', memory: { fact: 'I like tea', scope: { user: 'u' } } })).ok).toBe(true)
+    const rag = new VertexRagEngine({ embedder })
+    const created = await rag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c' } })
+    expect(created.ok).toBe(true)
+  })
+})
