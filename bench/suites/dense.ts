@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, quarryExact, type AnnEngine } from '../lib/engines.js'
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
 import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
-import { renderSvg, type Panel } from '../lib/svg.js'
+import { renderSvg, type Panel } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 

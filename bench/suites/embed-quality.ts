@@ -1,9 +1,8 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { evaluateRun, rankIds, readCollection, renderSvg, type Metrics } from '@quarry/adapters'
 import { createGloveEmbedder, createIndex, embedAll, type SearchRequest } from '@quarry/core'
-import { evaluate, rankIds, readCollection, type Metrics } from '../lib/ir-eval.js'
-import { renderSvg } from '../lib/svg.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 
@@ -17,11 +16,12 @@ export async function runEmbedQuality(ctx: SuiteContext): Promise<void> {
   const embedder = createGloveEmbedder()
   const out: Record<string, Record<string, Metrics>> = {}
   for (const name of ['cranfield', 'cisi']) {
-    const collection = readCollection(join(DATA, name), name)
-    if (!collection) {
+    const files = { corpus: join(DATA, name, 'corpus.jsonl'), queries: join(DATA, name, 'queries.jsonl'), qrels: join(DATA, name, 'qrels.tsv') }
+    if (!Object.values(files).every((f) => existsSync(f))) {
       console.log(`skipping ${name}: ${join(DATA, name)} not found (the collections live in ../shared/data, not in this repository)`)
       continue
     }
+    const collection = readCollection(files, name)
     const index = createIndex({ embedder, dense: 'exact' })
     const texts = collection.docs.map((d) => `${d.title}\n${d.text}`)
     const vectors = await embedAll(embedder, texts)
@@ -38,7 +38,7 @@ export async function runEmbedQuality(ctx: SuiteContext): Promise<void> {
     const rows: Record<string, Metrics> = {}
     for (const [mode, request] of Object.entries(modes)) {
       const run = new Map(collection.queries.map((q, i) => [q.id, rankIds(index.search(request(i)).hits, 100)]))
-      rows[mode] = evaluate(collection, run)
+      rows[mode] = evaluateRun(collection, run)
     }
     out[name] = rows
     const single = Math.max(rows['dense only (GloVe SIF)']?.ndcg10 ?? 0, rows['sparse only (BM25)']?.ndcg10 ?? 0)

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { createIndex } from '@quarry/core'
 import { clusteredDataset, gloveDataset, row, type Dataset } from '../lib/datasets.js'
 import { median } from '../lib/stats.js'
-import { renderSvg } from '../lib/svg.js'
+import { renderSvg } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 

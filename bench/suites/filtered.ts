@@ -4,7 +4,7 @@ import type { QuarryIndex } from '@quarry/core'
 import { clusteredDataset, gloveDataset, groundTruth, row, type Dataset } from '../lib/datasets.js'
 import { buildHnswlib, buildQuarry } from '../lib/engines.js'
 import { meanRecall, median, percentile } from '../lib/stats.js'
-import { renderSvg, type Panel } from '../lib/svg.js'
+import { renderSvg, type Panel } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 

@@ -4,7 +4,7 @@ import { createIndex, loadGloveVectors, type SearchRequest } from '@quarry/core'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
-import { renderSvg } from '../lib/svg.js'
+import { renderSvg } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 

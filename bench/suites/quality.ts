@@ -1,8 +1,7 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { evaluate, rankIds, readCollection, type Metrics } from '../lib/ir-eval.js'
-import { renderSvg } from '../lib/svg.js'
+import { evaluateRun, rankIds, readCollection, renderSvg, type Metrics } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import { miniSearch, orama, quarryText, winkBm25, type TextEngine } from '../lib/text-engines.js'
 import type { SuiteContext } from '../run.js'
@@ -24,17 +23,18 @@ const engines = (): TextEngine[] => [
 export async function runQuality(ctx: SuiteContext): Promise<void> {
   const out: Record<string, Record<string, Metrics>> = {}
   for (const name of ['cranfield', 'cisi']) {
-    const collection = readCollection(join(DATA, name), name)
-    if (!collection) {
+    const files = { corpus: join(DATA, name, 'corpus.jsonl'), queries: join(DATA, name, 'queries.jsonl'), qrels: join(DATA, name, 'qrels.tsv') }
+    if (!Object.values(files).every((f) => existsSync(f))) {
       console.log(`skipping ${name}: ${join(DATA, name)} has no corpus.jsonl, queries.jsonl and qrels.tsv (the collections live in ../shared/data, not in this repository)`)
       continue
     }
+    const collection = readCollection(files, name)
     const rows: Record<string, Metrics> = {}
     for (const engine of engines()) {
       await engine.add(collection.docs)
       const run = new Map<string, string[]>()
       for (const q of collection.queries) run.set(q.id, rankIds(await engine.search(q.text, 100), 100))
-      rows[engine.name] = evaluate(collection, run)
+      rows[engine.name] = evaluateRun(collection, run)
     }
     out[name] = rows
     printTable(

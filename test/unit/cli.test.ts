@@ -1,15 +1,25 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { packageDocs, runCli } from '@quarry/adapters'
+import { packageDocs, quarryCommand, runCli } from '@quarry/adapters'
+import { runServe } from '../../packages/adapters/src/cli/serve.js'
+import { runQuarry } from '../support/run-cli.js'
 
 describe('quarry command line', () => {
   it('prints usage for help and refuses unknown commands and empty queries', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {})
     const error = vi.spyOn(console, 'error').mockImplementation(() => {})
     expect(await runCli(['help'])).toBe(0)
-    expect(log.mock.calls.flat().join('\n')).toContain('query "..."')
+    const help = log.mock.calls.flat().join('\n')
+    for (const command of ['index <path>...', 'search "<text>"', 'eval --corpus --queries --qrels', 'demo', 'query "<question>"', 'words', 'serve [options]', 'help']) {
+      expect(help).toMatch(new RegExp(`^  ${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +\\S`, 'm'))
+    }
     expect(await runCli(['frobnicate'])).toBe(2)
     expect(await runCli(['query'])).toBe(2)
-    expect(error.mock.calls.flat().join('\n')).toMatch(/unknown command "frobnicate"[\s\S]*give a question/)
+    expect(error.mock.calls.flat().join('\n')).toMatch(/unknown command "frobnicate"[\s\S]*quarry query: give a question/)
     log.mockRestore()
     error.mockRestore()
   })
@@ -17,19 +27,71 @@ describe('quarry command line', () => {
   it('refuses bad quarry serve options with the usage, before binding anything', async () => {
     const error = vi.spyOn(console, 'error').mockImplementation(() => {})
     const log = vi.spyOn(console, 'log').mockImplementation(() => {})
-    expect(await runCli(['serve', '--bogus', '1'])).toBe(1)
-    expect(await runCli(['serve', '--port', 'eighty'])).toBe(1)
-    expect(await runCli(['serve', '--embedder', 'bert'])).toBe(1)
-    expect(await runCli(['serve', '--port'])).toBe(1)
+    expect(await runCli(['serve', '--bogus', '1'])).toBe(2)
+    expect(await runCli(['serve', '--port', 'eighty'])).toBe(2)
+    expect(await runCli(['serve', '--embedder', 'bert'])).toBe(2)
+    expect(await runCli(['serve', '--port'])).toBe(2)
     const text = error.mock.calls.flat().join('\n')
-    expect(text).toMatch(/unknown option --bogus[\s\S]*usage: quarry serve/)
-    expect(text).toMatch(/--port must be 0 to 65535; received eighty/)
+    expect(text).toMatch(/unknown option --bogus[\s\S]*usage: .*quarry serve/)
+    expect(text).toMatch(/--port must be an integer from 0 to 65535; received eighty/)
     expect(text).toMatch(/--embedder is glove or hashing; received bert/)
     expect(text).toMatch(/--port needs a value/)
     expect(await runCli(['serve', '--help'])).toBe(0)
-    expect(log.mock.calls.flat().join('\n')).toMatch(/--gcs-root/)
+    expect(log.mock.calls.flat().join('\n')).toMatch(/--gcs-root[\s\S]*--log/)
     error.mockRestore()
     log.mockRestore()
+  })
+
+  it('quarry query before any demo run says to run the demo, at once (nothing loaded)', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'quarry-cache-'))
+    const saved = process.env.QUARRY_CACHE_DIR
+    process.env.QUARRY_CACHE_DIR = cache
+    try {
+      const start = performance.now()
+      const r = await runQuarry(['query', 'how do I pin a version'])
+      expect(r).toEqual({ code: 1, out: '', err: `quarry query: no index in ${join(cache, 'demo-index')}: run \`${quarryCommand()} demo\` first (it builds the index that query answers from)` })
+      expect(performance.now() - start).toBeLessThan(1000)
+      expect(readdirSync(cache)).toEqual([])
+    } finally {
+      if (saved === undefined) delete process.env.QUARRY_CACHE_DIR
+      else process.env.QUARRY_CACHE_DIR = saved
+      rmSync(cache, { recursive: true, force: true })
+    }
+  })
+
+  it('quarry serve on a port in use says so in one line and exits non-zero', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const port = (taken.address() as AddressInfo).port
+    try {
+      expect(await runQuarry(['serve', '--port', String(port), '--embedder', 'hashing'])).toEqual({
+        code: 1,
+        out: '',
+        err: `quarry serve: port ${port} is in use; pass --port N (another port, or 0 for any free one)`,
+      })
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+    }
+  })
+
+  it('quarry serve --log prints one line per request: method, path (no query string), status, milliseconds', async () => {
+    const lines: string[] = []
+    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void lines.push(parts.join(' ')))
+    const stop = new AbortController()
+    try {
+      const serving = runServe(['--port', '0', '--embedder', 'hashing', '--log'], { signal: stop.signal })
+      await vi.waitFor(() => expect(lines.some((l) => l.startsWith('Quarry is serving on '))).toBe(true))
+      const url = /serving on (\S+)/.exec(lines.find((l) => l.startsWith('Quarry is serving on ')) ?? '')?.[1] as string
+      const before = lines.length
+      expect((await fetch(`${url}/v1beta/corpora?key=secret`)).status).toBe(200)
+      expect((await fetch(`${url}/v1beta/nothing`, { method: 'POST' })).status).toBe(404)
+      await vi.waitFor(() => expect(lines.length).toBe(before + 2))
+      expect(lines.slice(before)).toEqual([expect.stringMatching(/^GET \/v1beta\/corpora 200 \d+\.\d+ms$/), expect.stringMatching(/^POST \/v1beta\/nothing 404 \d+\.\d+ms$/)])
+      stop.abort()
+      expect(await serving).toBe(0)
+    } finally {
+      log.mockRestore()
+    }
   })
 
   it('finds the markdown docs of the installed packages, once each, in a stable order', () => {

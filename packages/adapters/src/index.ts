@@ -1,9 +1,26 @@
-// @quarry/adapters public API. Every export is listed by name.
+/**
+ * Google's retrieval APIs in process (Semantic Retriever, Vertex AI RAG Engine, Memory Bank), the
+ * local REST server, the `quarry` command's building blocks and judged-collection evaluation.
+ *
+ * Every export is listed by name.
+ * @module @quarry/adapters
+ */
 export { runCli } from './cli/main.js'
 export { runWordDemo } from './cli/demo-words.js'
 export { runDocsDemo, runQuery, buildDemoIndex, demoIndexDir } from './cli/demo-docs.js'
 export { packageDocs } from './cli/package-docs.js'
 export type { PackageDoc } from './cli/package-docs.js'
+export { bestPassage, renderSnippet, shortenPath } from './cli/snippet.js'
+export type { Snippet, SnippetPart } from './cli/snippet.js'
+export { quarryCommand } from './cli/invocation.js'
+
+// Judged test collections (BEIR / TREC files), trec_eval's metrics, SVG line charts: quarry eval and the benchmarks.
+export { readCollection, CollectionError } from './eval/collection.js'
+export type { Collection, CollectionFiles } from './eval/collection.js'
+export { evaluateRun, rankIds } from './eval/metrics.js'
+export type { Metrics } from './eval/metrics.js'
+export { renderSvg } from './eval/svg.js'
+export type { Panel, Series } from './eval/svg.js'
 
 // Shared by the three Google adapters: google.rpc.Status, client errors, paging.
 export { Code, codeName, httpStatusOf, rpcStatus } from './rpc/status.js'
@@ -77,5 +94,5 @@ export type { FinishedOperation } from './rpc/operations.js'
 
 // The local REST server for all three APIs.
 export { createServer } from './http/server.js'
-export type { QuarryServer, QuarryServerOptions } from './http/server.js'
+export type { QuarryServer, QuarryServerOptions, RequestLogEntry } from './http/server.js'
 export type { Engines } from './http/routes.js'

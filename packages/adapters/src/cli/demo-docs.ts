@@ -1,11 +1,15 @@
 import { join } from 'node:path'
-import { Analyzer, chunkText, createGloveEmbedder, createIndex, defaultCacheDir, loadIndex, type Embedder, type QuarryIndex, type SearchResult } from '@quarry/core'
+import { Analyzer, chunkText, createIndex, defaultCacheDir, type Embedder, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { packageDocs } from './package-docs.js'
 import { runSemanticRetrieverDemo } from './demo-semantic-retriever.js'
 import { runVertexRagDemo } from './demo-vertex-rag.js'
 import { runMemoryBankDemo } from './demo-memory-bank.js'
+import { createCliEmbedder } from './embedders.js'
+import { hitsTable } from './hits.js'
+import { quarryCommand } from './invocation.js'
+import { openIndex } from './local-index.js'
 import { progress } from './progress.js'
-import { renderTable } from './table.js'
+import { searchSaved } from './search.js'
 
 /** Where the demo keeps its index between runs. */
 export function demoIndexDir(): string {
@@ -14,15 +18,7 @@ export function demoIndexDir(): string {
 
 /** The default embedder, with a progress bar for its one-time cache conversion. */
 export function demoEmbedder(): Embedder {
-  let bar: ReturnType<typeof progress> | undefined
-  const embedder = createGloveEmbedder({
-    onProgress: (e) => {
-      bar ??= progress('Converting GloVe JSON to a binary cache (first run only)', 3, 'steps')
-      bar.tick(e.phase === 'parse' ? e.done : e.phase === 'convert' ? 2 : 3)
-    },
-  })
-  bar?.done()
-  return embedder
+  return createCliEmbedder('glove')
 }
 
 /** Chunks, embeds and indexes the markdown docs of the installed npm packages; saves the index. */
@@ -61,7 +57,7 @@ export async function runDocsDemo(): Promise<void> {
   const embedder = demoEmbedder()
   const index = await buildDemoIndex(embedder)
   for (const question of EXAMPLE_QUESTIONS) {
-    printHits(`Q: ${question}`, index, await index.query({ text: question, topK: 5 }))
+    printHits(question, index, await index.query({ text: question, topK: 5 }))
   }
   console.log('\nThe same corpus through a Google API, in process (Generative Language Semantic Retriever):')
   await runSemanticRetrieverDemo(embedder, EXAMPLE_QUESTIONS[1] as string)
@@ -69,26 +65,26 @@ export async function runDocsDemo(): Promise<void> {
   await runVertexRagDemo(embedder, EXAMPLE_QUESTIONS[0] as string)
   console.log('\n... and an agent\'s memories through Vertex AI Agent Engine Memory Bank, in process:')
   await runMemoryBankDemo(embedder)
-  console.log(`\nSaved the index to ${demoIndexDir()}; ask more with: npx -y pnpm@12.4.2 quarry query "your question"`)
+  const q = quarryCommand()
+  console.log(`\nSaved the index to ${demoIndexDir()}; ask more with: ${q} query "your question"`)
+  console.log(`Index your own files with: ${q} index <folder>, then ${q} search "your question"`)
 }
 
-/** Answers one question against the saved demo index (no re-ingest). */
+/**
+ * Answers one question against the saved demo index (no re-ingest). The index is opened before
+ * the embedder loads: without a demo run, this says so at once.
+ */
 export async function runQuery(question: string, topK = 5): Promise<void> {
-  const embedder = demoEmbedder()
-  const index = loadIndex(demoIndexDir(), { embedder })
-  printHits(`Q: ${question}`, index, await index.query({ text: question, topK }))
+  const dir = demoIndexDir()
+  const index = openIndex(dir, `run \`${quarryCommand()} demo\` first (it builds the index that query answers from)`)
+  printHits(question, index, await searchSaved(index, dir, { text: question, topK, alpha: 0.5 }))
 }
 
-function printHits(title: string, index: QuarryIndex, result: SearchResult): void {
-  console.log(`\n${title}`)
+function printHits(question: string, index: QuarryIndex, result: SearchResult): void {
+  console.log(`\nQ: ${question}`)
   console.log(`  ${result.stats.strategy}: ${result.stats.reason}`)
-  const rows = result.hits.map((hit, i) => {
-    const text = index.get(hit.id)?.text
-    const snippet = (typeof text === 'string' ? text : '').replace(/\s+/g, ' ').slice(0, 70)
-    return [i + 1, hit.score, String(hit.metadata.source ?? hit.id).slice(0, 48), snippet]
-  })
   console.log(
-    renderTable(['rank', 'score', 'source', 'snippet'], rows)
+    hitsTable(index, question, result.hits, { snippetWidth: 70 })
       .split('\n')
       .map((line) => `  ${line}`)
       .join('\n'),

@@ -3,57 +3,99 @@ import { fileURLToPath } from 'node:url'
 import { QuarryError } from '@quarry/core'
 import { runDocsDemo, runQuery } from './demo-docs.js'
 import { runWordDemo } from './demo-words.js'
+import { runEval } from './eval.js'
+import { CliError } from './fail.js'
+import { runIndex } from './index-files.js'
+import { quarryCommand } from './invocation.js'
+import { runSearch } from './search.js'
 import { runServe } from './serve.js'
 
-const USAGE = `usage: quarry <command>
+/** A command: how `help` lists it and what runs it (resolving to the exit code). */
+interface Command {
+  readonly name: string
+  readonly args: string
+  readonly summary: string
+  readonly run: (args: readonly string[]) => Promise<number>
+}
+
+const COMMANDS: readonly Command[] = [
+  { name: 'index', args: '<path>...', summary: 'index files and folders (.md .txt .html .json .pdf) into .quarry; re-runs read changed files only', run: runIndex },
+  { name: 'search', args: '"<text>"', summary: 'search that index: ranked passages with the matched words marked', run: runSearch },
+  { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR files)', run: runEval },
+  {
+    name: 'demo',
+    args: '',
+    summary: 'index the docs of the installed npm packages, answer example questions',
+    run: async () => {
+      await runDocsDemo()
+      return 0
+    },
+  },
+  { name: 'query', args: '"<question>"', summary: 'ask the saved demo index a question', run: runQueryCommand },
+  {
+    name: 'words',
+    args: '',
+    summary: "dense search over GloVe word vectors: filters and the planner's choices",
+    run: async () => {
+      runWordDemo()
+      return 0
+    },
+  },
+  { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: runServe },
+  { name: 'help', args: '', summary: 'this text', run: async () => printUsage() },
+]
+
+function usage(): string {
+  const q = quarryCommand()
+  const heads = COMMANDS.map((c) => `${c.name}${c.args ? ` ${c.args}` : ''}`)
+  const width = Math.max(...heads.map((h) => h.length))
+  return `usage: ${q} <command> [options]
 
 commands:
-  demo             index the markdown docs of the installed npm packages (chunk, embed with the
-                   offline GloVe SIF embedder, BM25 + HNSW), answer example questions, save the index
-  query "..."      answer a question against the saved demo index (no re-ingest)
-  words            dense search over GloVe word vectors, with filters and the planner's choices
-  serve [options]  serve Google's Semantic Retriever, Vertex AI RAG Engine and Memory Bank REST APIs
-                   locally (quarry serve --help)
-  help             this text`
+${COMMANDS.map((c, i) => `  ${(heads[i] as string).padEnd(width)}  ${c.summary}`).join('\n')}
 
-/** Runs the `quarry` command line; resolves to the process exit code. */
+${q} <command> --help shows a command's options.`
+}
+
+async function printUsage(): Promise<number> {
+  console.log(usage())
+  return 0
+}
+
+async function runQueryCommand(args: readonly string[]): Promise<number> {
+  const question = args.join(' ').trim()
+  if (!question) throw new CliError(`give a question, e.g. ${quarryCommand()} query "how do I pin a version"`, { exitCode: 2 })
+  await runQuery(question)
+  return 0
+}
+
+/**
+ * Runs the `quarry` command line; resolves to the process exit code. Failures are one line on
+ * stderr (`quarry <command>: ...`), never a stack trace: 2 for bad usage, 1 otherwise.
+ */
 export async function runCli(args: readonly string[]): Promise<number> {
-  const [command = 'help', ...rest] = args
+  const [name = 'help', ...rest] = args
+  const command = name === '--help' || name === '-h' ? COMMANDS.find((c) => c.name === 'help') : COMMANDS.find((c) => c.name === name)
+  if (!command) {
+    console.error(`quarry: unknown command "${name}"\n\n${usage()}`)
+    return 2
+  }
   try {
-    switch (command) {
-      case 'demo':
-        await runDocsDemo()
-        return 0
-      case 'query': {
-        const question = rest.join(' ').trim()
-        if (!question) {
-          console.error('quarry query: give a question, e.g. quarry query "how do I pin a version"')
-          return 2
-        }
-        await runQuery(question)
-        return 0
-      }
-      case 'serve':
-        await runServe(rest)
-        return 0
-      case 'words':
-        runWordDemo()
-        return 0
-      case 'help':
-      case '--help':
-      case '-h':
-        console.log(USAGE)
-        return 0
-      default:
-        console.error(`quarry: unknown command "${command}"\n\n${USAGE}`)
-        return 2
-    }
+    return await command.run(rest)
   } catch (error) {
+    const prefix = `quarry ${command.name}`
+    if (error instanceof CliError) {
+      console.error(`${prefix}: ${error.message}${error.usage ? `\n\n${error.usage}` : ''}`)
+      return error.exitCode
+    }
     if (error instanceof QuarryError) {
-      console.error(`quarry: ${error.code}: ${error.message}`)
+      console.error(`${prefix}: ${error.message}`)
       return 1
     }
-    throw error
+    // Anything else is unexpected: one line, the stack only on request.
+    const message = error instanceof Error ? error.message : String(error)
+    console.error(`${prefix}: ${message}${process.env.QUARRY_DEBUG ? `\n${error instanceof Error ? error.stack : ''}` : ' (QUARRY_DEBUG=1 shows where)'}`)
+    return 1
   }
 }
 

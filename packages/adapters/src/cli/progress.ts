@@ -3,7 +3,8 @@
  * log (CI, pipes) it prints a line every 10%.
  */
 export interface Progress {
-  tick(done: number): void
+  /** Reports `done` of the total; `detail` (e.g. "120 chunks") is shown after the rate. */
+  tick(done: number, detail?: string): void
   done(note?: string): void
 }
 
@@ -12,26 +13,26 @@ export function progress(label: string, total: number, unit = 'items', stream: N
   const tty = stream.isTTY === true
   let lastDecile = -1
   let lastDraw = 0
-  const line = (done: number): string => {
+  const line = (done: number, detail: string | undefined): string => {
     const elapsed = (performance.now() - start) / 1000
     const rate = done / Math.max(elapsed, 1e-9)
     const eta = rate > 0 ? (total - done) / rate : 0
     const width = 28
     const filled = Math.round((done / Math.max(total, 1)) * width)
-    return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit} · ${Math.round(rate)}/s · ETA ${eta.toFixed(0)}s`
+    return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit} · ${Math.round(rate)}/s${detail ? ` · ${detail}` : ''} · ETA ${eta.toFixed(0)}s`
   }
   return {
-    tick(done) {
+    tick(done, detail) {
       const now = performance.now()
       if (tty) {
         if (now - lastDraw < 100 && done < total) return
         lastDraw = now
-        stream.write(`\r${line(done)}`)
+        stream.write(`\r${line(done, detail)}\x1b[K`)
       } else {
         const decile = Math.floor((done / Math.max(total, 1)) * 10)
         if (decile === lastDecile) return
         lastDecile = decile
-        stream.write(`${line(done)}\n`)
+        stream.write(`${line(done, detail)}\n`)
       }
     },
     done(note) {

@@ -1,8 +1,13 @@
-import { createGloveEmbedder, createHashingEmbedder, QuarryError, type Embedder } from '@quarry/core'
-import { createServer } from '../http/server.js'
+import { createServer as createNetServer } from 'node:net'
+import { createServer, type RequestLogEntry } from '../http/server.js'
+import { numberOption, parseArgs } from './args.js'
+import { createCliEmbedder, embedderKind } from './embedders.js'
+import { CliError, usageError } from './fail.js'
+import { quarryCommand } from './invocation.js'
 
-const HELP = `usage: quarry serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
-                    [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N]
+function usage(): string {
+  return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
+                    [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories).
@@ -16,56 +21,74 @@ const HELP = `usage: quarry serve [--port N] [--host 127.0.0.1] [--data DIR] [--
   --cors-origin  let web pages of this origin call the server, e.g. http://localhost:5173 (repeatable; * for any);
                  by default pages of other origins get 403
   --embedder  glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)
-  --max-body-mb  largest request body (default 32)`
-
-const REPEATABLE = new Set(['import-root', 'allowed-host', 'cors-origin'])
-
-function parse(args: readonly string[]): Map<string, string[]> {
-  const out = new Map<string, string[]>()
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string
-    if (!a.startsWith('--')) throw new QuarryError('INVALID_OPTION', `unexpected argument "${a}"\n\n${HELP}`)
-    const [key, inline] = a.slice(2).split('=', 2) as [string, string | undefined]
-    const value = inline ?? args[++i]
-    if (value === undefined) throw new QuarryError('INVALID_OPTION', `--${key} needs a value\n\n${HELP}`)
-    const values = out.get(key) ?? []
-    if (values.length > 0 && !REPEATABLE.has(key)) throw new QuarryError('INVALID_OPTION', `--${key} is given twice\n\n${HELP}`)
-    out.set(key, [...values, value])
-  }
-  return out
+  --max-body-mb  largest request body (default 32)
+  --log       print one line per request: method, path, status, milliseconds`
 }
 
-/** `quarry serve`: runs until SIGINT / SIGTERM, then writes a last snapshot (with --data) and exits. */
-export async function runServe(args: readonly string[]): Promise<void> {
-  if (args.includes('--help') || args.includes('-h')) {
-    console.log(HELP)
-    return
+/** An access-log line: `GET /v1beta/corpora 200 1.2ms`. */
+export function requestLine(entry: RequestLogEntry): string {
+  return `${entry.method} ${entry.path} ${entry.status} ${entry.ms.toFixed(1)}ms`
+}
+
+/** A failure to listen as one line saying what to pass instead. */
+function bindFailure(error: unknown, port: number, host: string): unknown {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'EADDRINUSE') return new CliError(`port ${port} is in use; pass --port N (another port, or 0 for any free one)`)
+  if (code === 'EACCES') return new CliError(`port ${port} needs privileges on this machine; pass --port N above 1023`)
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new CliError(`cannot listen on ${host}: not an address of this machine; pass --host 127.0.0.1 or one of its addresses`)
+  return error
+}
+
+/** Binds the port for a moment and lets it go: fails as {@link bindFailure} when it cannot. */
+async function probe(port: number, host: string): Promise<void> {
+  const socket = createNetServer()
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', (error) => reject(bindFailure(error, port, host)))
+    socket.listen(port, host, () => socket.close(() => resolve()))
+  })
+}
+
+/**
+ * `quarry serve`: runs until SIGINT / SIGTERM (or `options.signal` aborts), then writes a last
+ * snapshot (with --data); resolves to the exit code.
+ */
+export async function runServe(args: readonly string[], options: { signal?: AbortSignal } = {}): Promise<number> {
+  const help = usage()
+  const flags = parseArgs(
+    args,
+    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
+    help,
+  )
+  if (flags.has('help')) {
+    console.log(help)
+    return 0
   }
-  const all = parse(args)
-  for (const key of all.keys()) {
-    if (!['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb'].includes(key)) throw new QuarryError('INVALID_OPTION', `unknown option --${key}\n\n${HELP}`)
-  }
-  const flags = { get: (key: string): string | undefined => all.get(key)?.[0] }
-  const port = Number(flags.get('port') ?? 8080)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new QuarryError('INVALID_OPTION', `--port must be 0 to 65535; received ${flags.get('port')}.`)
-  const host = flags.get('host') ?? '127.0.0.1'
-  const kind = flags.get('embedder') ?? 'glove'
-  if (kind !== 'glove' && kind !== 'hashing') throw new QuarryError('INVALID_OPTION', `--embedder is glove or hashing; received ${kind}.`)
-  const embedder: Embedder = kind === 'glove' ? createGloveEmbedder() : createHashingEmbedder({ dimensions: 256 })
-  const maxBodyMb = Number(flags.get('max-body-mb') ?? 32)
-  const dataDir = flags.get('data')
-  if (!Number.isFinite(maxBodyMb) || maxBodyMb <= 0) throw new QuarryError('INVALID_OPTION', `--max-body-mb must be a positive number; received ${flags.get('max-body-mb')}.`)
-  const gcsRoot = flags.get('gcs-root')
-  const importRoots = all.get('import-root') ?? []
+  const port = numberOption(flags, 'port', { min: 0, max: 65535, integer: true, fallback: 8080 }, help)
+  const host = flags.value('host') ?? '127.0.0.1'
+  const kind = embedderKind(flags.value('embedder'), help)
+  const maxBodyMb = numberOption(flags, 'max-body-mb', { min: 0, max: 4096, integer: false, fallback: 32 }, help)
+  if (maxBodyMb === 0) throw usageError('--max-body-mb must be above 0', help)
+  const dataDir = flags.value('data')
+  // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
+  if (port !== 0) await probe(port, host)
+  const embedder = createCliEmbedder(kind)
+  const gcsRoot = flags.value('gcs-root')
+  const importRoots = flags.all('import-root')
   const server = createServer({
     embedder,
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
-    allowedHosts: all.get('allowed-host') ?? [],
-    corsOrigins: all.get('cors-origin') ?? [],
+    allowedHosts: flags.all('allowed-host'),
+    corsOrigins: flags.all('cors-origin'),
     ...(dataDir ? { dataDir } : {}),
+    ...(flags.has('log') ? { onRequest: (entry: RequestLogEntry) => console.log(requestLine(entry)) } : {}),
     vertexRag: { importRoots, ...(gcsRoot ? { gcsRoot } : {}) },
   })
-  const { url } = await server.listen({ port, host })
+  let url: string
+  try {
+    ;({ url } = await server.listen({ port, host }))
+  } catch (error) {
+    throw bindFailure(error, port, host)
+  }
   const scope = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only: reachable from this machine alone' : `bound to ${host}: reachable from the network`
   console.log(`Quarry is serving on ${url} (${scope})`)
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
@@ -75,6 +98,9 @@ export async function runServe(args: readonly string[]): Promise<void> {
   console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${server.restored ? ' (restored)' : ''}` : 'state in memory (pass --data DIR to keep it)'}`)
   await new Promise<void>((resolve) => {
     const stop = (): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      options.signal?.removeEventListener('abort', stop)
       console.log('\nQuarry: stopping; writing the last snapshot...')
       server.close().then(resolve, (error: unknown) => {
         console.error(error)
@@ -83,5 +109,8 @@ export async function runServe(args: readonly string[]): Promise<void> {
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
+    if (options.signal?.aborted) stop()
+    else options.signal?.addEventListener('abort', stop, { once: true })
   })
+  return 0
 }

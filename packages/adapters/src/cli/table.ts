@@ -1,9 +1,17 @@
-/** Renders rows as an aligned plain-text table for the terminal. */
+/** Renders rows as an aligned plain-text table for the terminal (terminal styling does not count toward widths). */
 export function renderTable(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const cells = rows.map((row) => row.map((cell) => (typeof cell === 'number' ? formatNumber(cell) : cell)))
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] ?? '').length)))
-  const fmt = (row: readonly string[]): string => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => visibleLength(row[i] ?? ''))))
+  const fmt = (row: readonly string[]): string =>
+    row
+      .map((cell, i) => cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(cell))))
+      .join('  ')
+      .trimEnd()
   return [fmt(headers), fmt(widths.map((w) => '-'.repeat(w))), ...cells.map(fmt)].join('\n')
+}
+
+function visibleLength(cell: string): number {
+  return cell.replace(/\x1b\[[0-9;]*m/g, '').length
 }
 
 function formatNumber(x: number): string {

@@ -47,6 +47,19 @@ export interface QuarryServerOptions {
    * Requests from any other origin get 403. @defaultValue [] (no other site's pages)
    */
   corsOrigins?: readonly string[]
+  /** Told about every request once its response is finished or its connection closed (e.g. an access log). */
+  onRequest?: (entry: RequestLogEntry) => void
+}
+
+/** One answered request, for {@link QuarryServerOptions.onRequest}. */
+export interface RequestLogEntry {
+  readonly method: string
+  /** The URL's path, without the query string (it may carry an API key). */
+  readonly path: string
+  /** The HTTP status sent (0 when the connection closed before a response). */
+  readonly status: number
+  /** Milliseconds from the request's arrival to its response's end. */
+  readonly ms: number
 }
 
 export interface QuarryServer {
@@ -250,7 +263,19 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     send(res, 200, enumsAsInts ? encodeEnums(outcome.response, route.enums) : outcome.response)
   }
 
+  const onRequest = options.onRequest
   const server = createHttpServer((req, res) => {
+    if (onRequest) {
+      const start = performance.now()
+      res.once('close', () => {
+        const path = (req.url ?? '/').split('?', 1)[0] as string
+        try {
+          onRequest({ method: req.method ?? '', path, status: res.headersSent ? res.statusCode : 0, ms: performance.now() - start })
+        } catch (error) {
+          onInternalError(error)
+        }
+      })
+    }
     handle(req, res).catch((error: unknown) => {
       if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
       else {

@@ -1,4 +1,4 @@
-/** A dependency-free SVG line chart: one panel per dataset, one line per engine. */
+/** A dependency-free SVG line chart: one panel per dataset, one line per series (the benchmarks' plots, `quarry eval`). */
 export interface Series {
   name: string
   points: { x: number; y: number }[]

@@ -1,0 +1,130 @@
+import { writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { createIndex, embedAll, type SearchRequest } from '@quarry/core'
+import { CollectionError, readCollection, type Collection } from '../eval/collection.js'
+import { evaluateRun, rankIds, type Metrics } from '../eval/metrics.js'
+import { renderSvg } from '../eval/svg.js'
+import { parseArgs } from './args.js'
+import { createCliEmbedder, embedderKind } from './embedders.js'
+import { CliError, usageError } from './fail.js'
+import { quarryCommand } from './invocation.js'
+import { shown } from './local-index.js'
+import { progress } from './progress.js'
+import { renderTable } from './table.js'
+
+const DEFAULT_ALPHAS = [0.25, 0.5, 0.75]
+const DEFAULT_PLOT = 'quarry-eval.svg'
+/** Results per query scored (MAP@100, Recall@100) and candidates per side before fusion. */
+const TOP_K = 100
+const DEPTH = 200
+
+function usage(): string {
+  return `usage: ${quarryCommand()} eval --corpus corpus.jsonl --queries queries.jsonl --qrels qrels.tsv [--alpha 0.25,0.5,0.75] [--plot FILE] [--json]
+
+  Scores BM25, dense (GloVe SIF) and hybrid search at each alpha on your own judged queries:
+  nDCG@10, MAP@100 and Recall@100 as trec_eval defines them, averaged over the queries with at
+  least one relevant document. Files in BEIR's layout:
+  --corpus   JSON lines {"_id", "title", "text"}: the documents (indexed whole, title and text)
+  --queries  JSON lines {"_id", "text"}
+  --qrels    query-id <tab> corpus-id <tab> score (a header line allowed; TREC's 4 columns too);
+             score >= 1 is relevant, nDCG's gain is the score
+  --alpha    hybrid weights between 0 (BM25) and 1 (dense), comma-separated (default ${DEFAULT_ALPHAS.join(',')})
+  --plot     where to write the SVG plot of the metrics by alpha (default ${DEFAULT_PLOT})
+  --json     print the results as JSON instead of a table`
+}
+
+/** One evaluated configuration. */
+export interface EvalRow {
+  readonly mode: 'bm25' | 'hybrid' | 'dense'
+  readonly alpha: number
+  readonly metrics: Metrics
+}
+
+function parseAlphas(raw: string | undefined, help: string): number[] {
+  if (raw === undefined) return DEFAULT_ALPHAS
+  const values = raw.split(',').map((s) => s.trim())
+  const alphas = values.map(Number)
+  const bad = values.find((s, i) => s === '' || !((alphas[i] as number) >= 0 && (alphas[i] as number) <= 1))
+  if (bad !== undefined) throw usageError(`--alpha takes numbers from 0 to 1 separated by commas; received "${bad}"`, help)
+  // 0 and 1 are the BM25 and dense rows, always there.
+  return [...new Set(alphas)].filter((a) => a > 0 && a < 1).sort((a, b) => a - b)
+}
+
+/** BM25 (alpha 0), dense (alpha 1) and hybrid at each alpha over the collection, searched exactly. */
+export async function evaluateModes(collection: Collection, kind: 'glove' | 'hashing', alphas: readonly number[]): Promise<{ embedder: string; rows: EvalRow[] }> {
+  const embedder = createCliEmbedder(kind)
+  const index = createIndex({ embedder, dense: 'exact' })
+  const bar = progress('Embedding documents', collection.docs.length, 'docs')
+  const vectors = await embedAll(embedder, collection.docs.map((d) => `${d.title}\n${d.text}`), { batchSize: 128, onProgress: (done) => bar.tick(done) })
+  bar.done()
+  index.addMany(collection.docs.map((d, i) => ({ id: d.id, vector: vectors[i] as Float32Array, text: { title: d.title, text: d.text } })))
+  const judged = collection.queries.filter((q) => [...(collection.qrels.get(q.id)?.values() ?? [])].some((g) => g >= 1))
+  const queryVectors = await embedAll(embedder, judged.map((q) => q.text))
+  const modes: { mode: EvalRow['mode']; alpha: number }[] = [{ mode: 'bm25', alpha: 0 }, ...alphas.map((alpha) => ({ mode: 'hybrid' as const, alpha })), { mode: 'dense', alpha: 1 }]
+  const rows = modes.map(({ mode, alpha }) => {
+    const run = new Map<string, string[]>()
+    judged.forEach((q, i) => {
+      const request: SearchRequest = { text: q.text, vector: queryVectors[i] as Float32Array, alpha, topK: TOP_K, depth: DEPTH }
+      run.set(q.id, rankIds(index.search(request).hits, TOP_K))
+    })
+    return { mode, alpha, metrics: evaluateRun(collection, run) }
+  })
+  return { embedder: embedder.name, rows }
+}
+
+/** The metrics against alpha: BM25 at 0, dense at 1. */
+export function evalPlot(title: string, rows: readonly EvalRow[]): string {
+  const series = [
+    { name: 'nDCG@10', value: (m: Metrics) => m.ndcg10 },
+    { name: 'MAP@100', value: (m: Metrics) => m.map100 },
+    { name: 'Recall@100', value: (m: Metrics) => m.recall100 },
+  ]
+  return renderSvg(title, [
+    {
+      title: 'quarry eval: metrics by alpha',
+      xLabel: 'alpha (0 = BM25 only, 1 = dense only)',
+      yLabel: 'score',
+      series: series.map((s) => ({ name: s.name, points: rows.map((r) => ({ x: r.alpha, y: s.value(r.metrics) })) })),
+    },
+  ])
+}
+
+/** `quarry eval`: resolves to the exit code. */
+export async function runEval(args: readonly string[]): Promise<number> {
+  const help = usage()
+  const parsed = parseArgs(args, { values: ['corpus', 'queries', 'qrels', 'alpha', 'plot', 'embedder'], switches: ['json'], positionals: false }, help)
+  if (parsed.has('help')) {
+    console.log(help)
+    return 0
+  }
+  const corpus = parsed.value('corpus')
+  const queries = parsed.value('queries')
+  const qrels = parsed.value('qrels')
+  if (corpus === undefined || queries === undefined || qrels === undefined) {
+    throw usageError(`give ${['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) === undefined).map((n) => `--${n}`).join(', ')}`, help)
+  }
+  const alphas = parseAlphas(parsed.value('alpha'), help)
+  const kind = embedderKind(parsed.value('embedder'), help)
+  const plot = resolve(parsed.value('plot') ?? DEFAULT_PLOT)
+  let collection: Collection
+  try {
+    collection = readCollection({ corpus, queries, qrels })
+  } catch (error) {
+    if (error instanceof CollectionError) throw new CliError(error.message)
+    throw error
+  }
+  if (collection.docs.length === 0) throw new CliError(`${corpus} holds no documents`)
+  const { embedder, rows } = await evaluateModes(collection, kind, alphas)
+  const judged = rows[0]?.metrics.queries ?? 0
+  if (judged === 0) throw new CliError(`no query in ${queries} has a relevant document (score >= 1) in ${qrels}`)
+  const title = `${collection.docs.length} documents, ${judged} judged queries, embedder ${embedder}`
+  writeFileSync(plot, evalPlot(title, rows))
+  if (parsed.has('json')) {
+    console.log(JSON.stringify({ documents: collection.docs.length, queries: judged, embedder, plot, results: rows.map((r) => ({ mode: r.mode, alpha: r.alpha, ndcg10: r.metrics.ndcg10, map100: r.metrics.map100, recall100: r.metrics.recall100 })) }, null, 2))
+    return 0
+  }
+  console.log(title)
+  console.log(renderTable(['mode', 'alpha', 'nDCG@10', 'MAP@100', 'Recall@100'], rows.map((r) => [r.mode === 'bm25' ? 'BM25' : r.mode, r.alpha.toFixed(2), r.metrics.ndcg10.toFixed(4), r.metrics.map100.toFixed(4), r.metrics.recall100.toFixed(4)])))
+  console.log(`Plot: ${shown(plot)}`)
+  return 0
+}

@@ -1,0 +1,75 @@
+import { MAX_TOP_K, type Filter, type QuarryIndex, type SearchResult } from '@quarry/core'
+import { numberOption, parseArgs } from './args.js'
+import { embedderOfIndex } from './embedders.js'
+import { usageError } from './fail.js'
+import { compileFilter, FILTER_FIELDS } from './filter.js'
+import { hitSource, hitsTable, hitText, SNIPPET_WIDTH } from './hits.js'
+import { quarryCommand } from './invocation.js'
+import { DEFAULT_INDEX_DIR, indexDir, openIndex, shellWord, shown } from './local-index.js'
+
+function usage(): string {
+  const q = quarryCommand()
+  return `usage: ${q} search "<text>" [--index DIR] [--top N] [--alpha A] [--filter EXPR] [--json]
+
+  Searches the index built by \`${q} index\`: BM25 and dense (GloVe SIF) results, fused.
+  --index   the index folder (default ${DEFAULT_INDEX_DIR})
+  --top     number of results, 1 to ${MAX_TOP_K} (default 10)
+  --alpha   0 = words only (BM25), 1 = meaning only (dense), between: both (default 0.5)
+  --filter  keep results whose file matches, e.g. 'ext = "md"', 'source = "docs/*" AND NOT chunk = 0'
+            fields: ${Object.keys(FILTER_FIELDS).join(', ')}; = != < <= > >=, AND, OR, NOT, ( ); "*" in a
+            quoted string matches any characters
+  --json    print {"hits": [{"source", "score", "text", "chunk", "start", "end", ...}]}`
+}
+
+/**
+ * Searches a saved index by text: hybrid (the query embedded with the embedder that built the
+ * index, rebuilt from its recorded name) unless alpha is 0 or the index has no vectors.
+ */
+export async function searchSaved(index: QuarryIndex, dir: string, request: { text: string; topK: number; alpha: number; filter?: Filter }): Promise<SearchResult> {
+  const embedder = request.alpha > 0 && index.options.dimensions !== undefined ? embedderOfIndex(index, shown(dir)) : undefined
+  if (!embedder) return index.search({ text: request.text, topK: request.topK, ...(request.filter ? { filter: request.filter } : {}) })
+  const [vector] = await embedder.embed([request.text])
+  return index.search({ ...request, vector: vector as Float32Array })
+}
+
+/** `quarry search`: resolves to the exit code. */
+export async function runSearch(args: readonly string[]): Promise<number> {
+  const help = usage()
+  const parsed = parseArgs(args, { values: ['index', 'top', 'alpha', 'filter'], switches: ['json'], positionals: true }, help)
+  if (parsed.has('help')) {
+    console.log(help)
+    return 0
+  }
+  const text = parsed.positionals.join(' ').trim()
+  if (text === '') throw usageError(`give the text to search for, e.g. ${quarryCommand()} search "how do I configure logging"`, help)
+  const topK = numberOption(parsed, 'top', { min: 1, max: MAX_TOP_K, integer: true, fallback: 10 }, help)
+  const alpha = numberOption(parsed, 'alpha', { min: 0, max: 1, integer: false, fallback: 0.5 }, help)
+  const dir = indexDir(parsed.value('index'))
+  const flag = parsed.value('index')
+  const index = openIndex(dir, `run \`${quarryCommand()} index <path>...${flag === undefined ? '' : ` --index ${shellWord(flag)}`}\` first`)
+  const expression = parsed.value('filter')
+  const filter = expression === undefined ? undefined : compileFilter(expression, index)
+  const result = await searchSaved(index, dir, { text, topK, alpha, ...(filter ? { filter } : {}) })
+  if (parsed.has('json')) {
+    const hits = result.hits.map((hit) => ({ id: hit.id, source: hitSource(hit), score: hit.score, text: hitText(index, hit), ...fileFields(hit.metadata) }))
+    console.log(JSON.stringify({ hits }, null, 2))
+    return 0
+  }
+  if (result.hits.length === 0) {
+    console.log(`No passage in ${shown(dir)} matches "${text}"${filter ? ' with that filter' : ''}.`)
+    return 0
+  }
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined
+  console.log(hitsTable(index, text, result.hits, { snippetWidth: columns ? Math.max(40, Math.min(160, columns - 62)) : SNIPPET_WIDTH }))
+  return 0
+}
+
+/** The chunk's place in its file, from its metadata (chunk, start, end, page). */
+function fileFields(metadata: Readonly<Record<string, unknown>>): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const key of ['chunk', 'start', 'end', 'page']) {
+    const v = metadata[key]
+    if (typeof v === 'number') out[key] = v
+  }
+  return out
+}

@@ -1,0 +1,106 @@
+import type { AnalyzedToken } from '@quarry/core'
+
+/** A piece of a snippet: plain text, or a word that matched a query term. */
+export interface SnippetPart {
+  readonly text: string
+  readonly match: boolean
+}
+
+/** A snippet: its parts and whether text was left out before and after it. */
+export interface Snippet {
+  readonly parts: readonly SnippetPart[]
+  readonly cutStart: boolean
+  readonly cutEnd: boolean
+}
+
+/**
+ * The passage of `text` that best matches the query: at most `width` characters of whole words,
+ * the window holding the most distinct query terms (then the most matches; the earliest on a
+ * tie), widened evenly around its matches; the words whose term is a query term are marked.
+ * Without any match it is the text's beginning. Whitespace runs read as one space.
+ *
+ * @param tokens the text's tokens as the index's analyzer sees them (offsets and terms)
+ * @param terms the query's terms (same analyzer)
+ */
+export function bestPassage(text: string, tokens: readonly AnalyzedToken[], terms: ReadonlySet<string>, width: number): Snippet {
+  const n = tokens.length
+  if (n === 0) return { parts: [], cutStart: false, cutEnd: false }
+  const tok = (i: number): AnalyzedToken => tokens[i] as AnalyzedToken
+  const matched = tokens.map((t) => t.term !== null && terms.has(t.term))
+  const span = (first: number, last: number): number => tok(last).end - tok(first).start
+
+  // Two pointers: for each first token, the window runs to the furthest token that fits.
+  const counts = new Map<string, number>()
+  let best = { first: 0, last: 0, distinct: -1, total: -1 }
+  let last = -1
+  let total = 0
+  for (let first = 0; first < n; first++) {
+    if (last < first) {
+      last = first
+      if (matched[first]) {
+        counts.set(tok(first).term as string, (counts.get(tok(first).term as string) ?? 0) + 1)
+        total++
+      }
+    }
+    while (last + 1 < n && span(first, last + 1) <= width) {
+      last++
+      if (matched[last]) {
+        counts.set(tok(last).term as string, (counts.get(tok(last).term as string) ?? 0) + 1)
+        total++
+      }
+    }
+    if (counts.size > best.distinct || (counts.size === best.distinct && total > best.total)) best = { first, last, distinct: counts.size, total }
+    if (matched[first]) {
+      const term = tok(first).term as string
+      const c = (counts.get(term) as number) - 1
+      if (c === 0) counts.delete(term)
+      else counts.set(term, c)
+      total--
+    }
+  }
+
+  // Widen around the matches of the best window, alternately left and right, while it fits.
+  let lo = best.first
+  let hi = best.last
+  if (best.distinct > 0) {
+    while (!matched[lo]) lo++
+    while (!matched[hi]) hi--
+    for (let grew = true; grew; ) {
+      grew = false
+      if (lo > 0 && span(lo - 1, hi) <= width) {
+        lo--
+        grew = true
+      }
+      if (hi + 1 < n && span(lo, hi + 1) <= width) {
+        hi++
+        grew = true
+      }
+    }
+  }
+
+  const parts: SnippetPart[] = []
+  for (let i = lo; i <= hi; i++) {
+    if (i > lo) parts.push({ text: text.slice(tok(i - 1).end, tok(i).start).replace(/\s+/g, ' '), match: false })
+    parts.push({ text: text.slice(tok(i).start, tok(i).end), match: matched[i] === true })
+  }
+  return { parts, cutStart: lo > 0, cutEnd: hi < n - 1 }
+}
+
+/** A snippet as one line: cut ends as `…`, matched words through `mark`. */
+export function renderSnippet(snippet: Snippet, mark: (word: string) => string): string {
+  const body = snippet.parts.map((p) => (p.match ? mark(p.text) : p.text)).join('')
+  return `${snippet.cutStart ? '…' : ''}${body}${snippet.cutEnd ? '…' : ''}`
+}
+
+/** How matched words are marked: bold on a terminal (unless NO_COLOR), `**word**` elsewhere. */
+export function markerFor(stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): (word: string) => string {
+  return stream.isTTY === true && env.NO_COLOR === undefined ? (word) => `\x1b[1m${word}\x1b[22m` : (word) => `**${word}**`
+}
+
+/** A path shortened to `max` characters by its start, keeping whole trailing segments: `…/guide/install.md`. */
+export function shortenPath(path: string, max: number): string {
+  if (path.length <= max) return path
+  const tail = path.slice(path.length - (max - 1))
+  const slash = tail.indexOf('/')
+  return `…${slash >= 0 && slash < tail.length - 1 ? tail.slice(slash) : tail}`
+}
