@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { compileFilter, createIndex, fromGoogleMetadataFilters, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
+import { filterArbitrary, metadataArbitrary, type MetadataFields } from '@quarry/core/testing'
 import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
 
 /** The filter semantics written plainly: a different type than the stored one never matches. */
@@ -44,34 +45,10 @@ function naive(f: Filter, m: Readonly<Metadata>): boolean {
   }
 }
 
-const fields = fc.constantFrom('genre', 'year', 'tags', 'live', 'when')
-const dates = [0, 1_000_000, 86_400_000, 1_700_000_000_000]
-const storedValue = fc.oneof(
-  fc.constantFrom('drama', 'comedy', 'news', ''),
-  fc.integer({ min: -3, max: 3 }),
-  fc.double({ min: -3, max: 3, noNaN: true, noDefaultInfinity: true }),
-  fc.boolean(),
-  fc.constantFrom(...dates).map((t) => new Date(t)),
-  fc.uniqueArray(fc.constantFrom('x', 'y', 'z'), { maxLength: 3 }),
-)
-const metadata = fc.dictionary(fields, storedValue, { maxKeys: 4 }) as fc.Arbitrary<Metadata>
-const scalar: fc.Arbitrary<FilterScalar> = fc.oneof(
-  fc.constantFrom('drama', 'comedy', 'news', '', 'x'),
-  fc.integer({ min: -3, max: 3 }),
-  fc.boolean(),
-  fc.constantFrom(...dates).map((t) => ({ datetime: new Date(t).toISOString() })),
-)
-const filter: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
-  f: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    fc.record({ op: fc.constantFrom('eq', 'ne', 'lt', 'lte', 'gt', 'gte'), field: fields, value: scalar }) as fc.Arbitrary<Filter>,
-    fc.record({ op: fc.constantFrom('in', 'nin'), field: fields, values: fc.array(scalar, { maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-    fc.record({ op: fc.constantFrom('includes', 'excludes'), field: fields, value: fc.constantFrom('x', 'y', 'w') }) as fc.Arbitrary<Filter>,
-    fc.record({ op: fc.constant('exists'), field: fields }) as fc.Arbitrary<Filter>,
-    fc.record({ op: fc.constantFrom('and', 'or'), filters: fc.array(tie('f'), { maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-    fc.record({ op: fc.constant('not'), filter: tie('f') }) as fc.Arbitrary<Filter>,
-  ),
-})).f
+/** Fields of any kind, record by record: comparisons with another kind than the stored one are common. */
+const FIELDS: MetadataFields = { genre: 'any', year: 'any', tags: 'any', live: 'any', when: 'any' }
+const metadata = metadataArbitrary({ fields: FIELDS })
+const filter = filterArbitrary({ fields: FIELDS })
 
 /** Labels the value index matches, as a sorted array. */
 function indexed(values: ValueIndex, f: Filter): number[] {

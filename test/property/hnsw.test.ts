@@ -2,7 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Metric, type QuarryIndex } from '@quarry/core'
 import { clustered } from '../support/random.js'
-import { expectSameRanking, oracleDistances, oracleSearch, recall } from '../support/oracle.js'
+import { recallAtK } from '@quarry/core/testing'
+import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
 
 const DIM = 24
 
@@ -29,7 +30,7 @@ describe('HNSW recall against the exact oracle (clustered data, default graph se
           const distances = oracleDistances(metric, records, query)
           // Every reported distance is the exact one for its id, whatever path found it.
           for (const hit of hits) expect(Math.abs((hit.distance as number) - (distances.get(hit.id) as number))).toBeLessThan(1e-4)
-          total += recall(hits, oracleSearch(metric, records, query, 10))
+          total += recallAtK(oracleSearch(metric, records, query, 10).map((h) => h.id), hits.map((h) => h.id), 10)
         }
         expect(total / queries.length).toBeGreaterThanOrEqual(0.95)
       }),
@@ -66,7 +67,7 @@ describe('filtered search equals exact filtered search', () => {
           const expected = oracleSearch('cosine', records, query, 10, (id) => bucketOf(id) < below)
           expect(hits.length).toBe(expected.length)
           for (const hit of hits) expect(bucketOf(hit.id)).toBeLessThan(below)
-          total += recall(hits, expected)
+          total += recallAtK(expected.map((h) => h.id), hits.map((h) => h.id), 10)
           if (stats.strategy === 'exact-filtered') expectSameRanking(hits, oracleSearch('cosine', records, query, Infinity, (id) => bucketOf(id) < below), 10, oracleDistances('cosine', records, query))
         }
         expect(total / queries.length).toBeGreaterThanOrEqual(0.99)

@@ -74,10 +74,3 @@ export function expectSameRanking(actual: readonly Hit[], ranking: readonly Orac
 export function oracleDistances(metric: Metric, records: ReadonlyMap<string, readonly number[]>, query: readonly number[]): Map<string, number> {
   return new Map([...records].map(([id, v]) => [id, oracleDistance(metric, query, v)]))
 }
-
-/** recall@k of hit ids against the oracle's ids. */
-export function recall(actual: readonly { id: string }[], expected: readonly { id: string }[]): number {
-  if (expected.length === 0) return 1
-  const want = new Set(expected.map((h) => h.id))
-  return actual.filter((h) => want.has(h.id)).length / expected.length
-}
