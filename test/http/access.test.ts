@@ -105,6 +105,12 @@ describe('who may call the server', () => {
     expect((await send(port, 'GET', '/v1beta/corpora', { origin: 'http://localhost:5174' })).status).toBe(403)
   })
 
+  it('routes the path as sent: a leading "//" is not a host name', async () => {
+    const { port } = await start()
+    expect((await send(port, 'GET', '//evil.example/v1beta/corpora', {})).json).toMatchObject({ error: { code: 404, message: 'No API serves GET //evil.example/v1beta/corpora.' } })
+    expect((await send(port, 'GET', '/v1beta/corpora', {})).status).toBe(200)
+  })
+
   it('takes JSON routes as application/json only (415), uploads as multipart only', async () => {
     const { port } = await start()
     // The "simple" requests a page can send cross-site without a preflight.

@@ -238,7 +238,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         return
       }
     }
-    const url = new URL(req.url ?? '/', 'http://localhost')
+    // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
+    const url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`)
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
     const path = url.pathname.replace(/%3A/gi, ':')
     const candidates = routes.filter((r) => r.compiled.regex.test(path))

@@ -21,6 +21,8 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   if (uploadRagFileConfig.ragFileMetadataConfig) throw failure('UNIMPLEMENTED', 'Inline metadata on upload is not served; set file metadata with createRagMetadata after the upload.', 'uploadRagFileConfig.ragFileMetadataConfig')
   const chunking = chunkingOf(uploadRagFileConfig, 'uploadRagFileConfig')
   const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content
+  // An upload is one file: it takes maxFileBytes like an imported one.
+  if (bytes.length > ctx.options.maxFileBytes) return { error: rpcStatus('INVALID_ARGUMENT', `${displayName}: ${bytes.length} bytes; a file takes at most ${ctx.options.maxFileBytes} (maxFileBytes).`) }
   const readAs = /\.[A-Za-z0-9]+$/.test(displayName) ? displayName : `${displayName}.txt`
   const result = await ingestFile(ctx, corpus, {
     displayName,

@@ -43,7 +43,7 @@ export interface VertexRagOptions {
   reranker?: Reranker
   /** Files per import request, at most. @defaultValue 10000 */
   maxImportFiles?: number
-  /** Bytes of one file, at most (larger files fail the import, the others go on). @defaultValue 50 MiB */
+  /** Bytes of one file, at most: a larger imported file fails alone (the others go on), a larger upload is refused. @defaultValue 50 MiB */
   maxFileBytes?: number
   /** Folder levels an import walks below each URI; deeper folders fail alone. @defaultValue 32 */
   maxImportDepth?: number

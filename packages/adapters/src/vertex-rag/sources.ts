@@ -57,8 +57,9 @@ function lexicalPath(uri: string, roots: SourceRoots, field: string): { path: st
       throw failure('PERMISSION_DENIED', `"${uri}": file:// imports are off. Start quarry serve with --import-root DIR (repeatable), or pass the importRoots option, to allow the folders imports may read.`, field)
     }
     // Checked on the path as written (no disk access outside the roots), then again on the real path.
+    // The message does not name the roots: a client learns no local path it did not send.
     if (!roots.importRoots.some((root) => inside(path, root.given) || inside(path, root.real))) {
-      throw failure('PERMISSION_DENIED', `"${uri}" is outside the import roots (${roots.importRoots.map((r) => `file://${r.given}`).join(', ')}); add its folder with --import-root DIR or the importRoots option.`, field)
+      throw failure('PERMISSION_DENIED', `"${uri}" is outside the import roots; add its folder with --import-root DIR or the importRoots option.`, field)
     }
     return { path, roots: roots.importRoots.map((r) => r.real) }
   }
