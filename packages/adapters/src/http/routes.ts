@@ -1,14 +1,18 @@
-import type { MemoryBank } from '../memory-bank/service.js'
+import { MEMORY_TABLE } from '../memory-bank/methods.js'
 import { ManagedTopic } from '../memory-bank/schema.js'
+import type { MemoryBank } from '../memory-bank/service.js'
+import type { HttpVerb, MethodTable, ServiceMethods, UploadContent } from '../rpc/methods.js'
 import type { Outcome } from '../rpc/outcome.js'
+import { RETRIEVER_SERVICE, RETRIEVER_TABLE } from '../semantic-retriever/methods.js'
 import { ChunkState } from '../semantic-retriever/schema.js'
 import type { SemanticRetriever } from '../semantic-retriever/service.js'
+import { RAG_DATA_TABLE, RAG_SERVICE_TABLE } from '../vertex-rag/methods.js'
 import { CorpusState, DataType, FileState, RagFileType } from '../vertex-rag/schema.js'
 import type { VertexRagEngine, VertexRagSurface } from '../vertex-rag/service.js'
-import { compileTemplate, type CompiledTemplate } from './template.js'
 import type { EnumRules } from './enums.js'
+import { compileTemplate, type CompiledTemplate } from './template.js'
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+export type HttpMethod = HttpVerb
 
 /** One REST binding of a method: its HTTP method and path template (as in the google.api.http annotations), and where the body goes. */
 export interface Route {
@@ -23,13 +27,9 @@ export interface Route {
   /** A multipart upload (`metadata` JSON part + `file` part). */
   readonly multipart?: boolean
   readonly compiled: CompiledTemplate
-  /** Whether a success changes state (reads and queries do not). */
+  /** Whether a success changes state: the method table's `write` (reads and queries do not). */
   readonly mutates: boolean
 }
-
-type Spec = Omit<Route, 'compiled' | 'mutates'>
-
-const READS = /\.(Get|List|Query|Retrieve)[A-Z]\w*|GetOperation/
 
 const SR_ENUMS: EnumRules = [{ path: ['state'], values: ChunkState.values }]
 const RAG_ENUMS: EnumRules = [
@@ -43,142 +43,56 @@ const MB_ENUMS: EnumRules = [
   { path: ['action'], values: { ACTION_UNSPECIFIED: 0, CREATED: 1, UPDATED: 2, DELETED: 3 } },
 ]
 
-function retrieverRoutes(sr: SemanticRetriever): Spec[] {
-  const S = 'google.ai.generativelanguage.v1beta.RetrieverService'
-  const r = (method: HttpMethod, template: string, rpc: string, call: (q: unknown) => Promise<Outcome<unknown>>, body?: string): Spec => ({
-    method,
-    template: `/v1beta/${template}`,
-    rpc: `${S}.${rpc}`,
-    call: (q) => call(q),
-    enums: SR_ENUMS,
-    ...(body ? { body } : {}),
+interface Surface {
+  /** `v1beta`: the path prefix and, for tables with `versions`, which methods it serves. */
+  readonly version: string
+  /** The fully qualified service of the table's methods (a method may name its own service in the same package). */
+  readonly service: string
+  readonly enums: EnumRules
+}
+
+/** The routes of one table on one surface: one per google.api.http binding of each method the version serves. */
+function tableRoutes<T extends MethodTable<never>>(table: T, service: ServiceMethods<T>, surface: Surface): Route[] {
+  const call = service as Readonly<Record<string, (request: unknown, content?: UploadContent) => Promise<Outcome<unknown>>>>
+  const pkg = surface.service.slice(0, surface.service.lastIndexOf('.'))
+  return Object.entries(table).flatMap(([name, spec]) => {
+    if (spec.versions !== undefined && !spec.versions.includes(surface.version)) return []
+    const serve = call[name] as (request: unknown, content?: UploadContent) => Promise<Outcome<unknown>>
+    return spec.http.map((binding): Route => {
+      const template = `${binding.media ? '/upload' : ''}/${surface.version}/${binding.path}`
+      return {
+        method: binding.verb,
+        template,
+        rpc: `${spec.service === undefined ? surface.service : `${pkg}.${spec.service}`}.${spec.rpc}`,
+        call: (request, upload) => serve(request, upload),
+        enums: surface.enums,
+        ...(binding.body === undefined ? {} : { body: binding.body }),
+        ...(binding.media ? { multipart: true } : {}),
+        compiled: compileTemplate(template),
+        mutates: spec.write,
+      }
+    })
   })
-  const D = 'corpora/*/documents/*'
+}
+
+function ragRoutes(surface: VertexRagSurface): Route[] {
+  const pkg = `google.cloud.aiplatform.${surface.version}`
   return [
-    r('POST', 'corpora', 'CreateCorpus', (q) => sr.createCorpus(q), 'corpus'),
-    r('GET', '{name=corpora/*}', 'GetCorpus', (q) => sr.getCorpus(q)),
-    r('PATCH', '{corpus.name=corpora/*}', 'UpdateCorpus', (q) => sr.updateCorpus(q), 'corpus'),
-    r('DELETE', '{name=corpora/*}', 'DeleteCorpus', (q) => sr.deleteCorpus(q)),
-    r('GET', 'corpora', 'ListCorpora', (q) => sr.listCorpora(q)),
-    r('POST', '{name=corpora/*}:query', 'QueryCorpus', (q) => sr.queryCorpus(q), '*'),
-    r('POST', '{parent=corpora/*}/documents', 'CreateDocument', (q) => sr.createDocument(q), 'document'),
-    r('GET', `{name=${D}}`, 'GetDocument', (q) => sr.getDocument(q)),
-    r('PATCH', `{document.name=${D}}`, 'UpdateDocument', (q) => sr.updateDocument(q), 'document'),
-    r('DELETE', `{name=${D}}`, 'DeleteDocument', (q) => sr.deleteDocument(q)),
-    r('GET', '{parent=corpora/*}/documents', 'ListDocuments', (q) => sr.listDocuments(q)),
-    r('POST', `{name=${D}}:query`, 'QueryDocument', (q) => sr.queryDocument(q), '*'),
-    r('POST', `{parent=${D}}/chunks`, 'CreateChunk', (q) => sr.createChunk(q), 'chunk'),
-    r('POST', `{parent=${D}}/chunks:batchCreate`, 'BatchCreateChunks', (q) => sr.batchCreateChunks(q), '*'),
-    r('GET', `{name=${D}/chunks/*}`, 'GetChunk', (q) => sr.getChunk(q)),
-    r('PATCH', `{chunk.name=${D}/chunks/*}`, 'UpdateChunk', (q) => sr.updateChunk(q), 'chunk'),
-    r('POST', `{parent=${D}}/chunks:batchUpdate`, 'BatchUpdateChunks', (q) => sr.batchUpdateChunks(q), '*'),
-    r('DELETE', `{name=${D}/chunks/*}`, 'DeleteChunk', (q) => sr.deleteChunk(q)),
-    r('POST', `{parent=${D}}/chunks:batchDelete`, 'BatchDeleteChunks', (q) => sr.batchDeleteChunks(q), '*'),
-    r('GET', `{parent=${D}}/chunks`, 'ListChunks', (q) => sr.listChunks(q)),
+    ...tableRoutes(RAG_SERVICE_TABLE, surface, { version: surface.version, service: `${pkg}.VertexRagService`, enums: RAG_ENUMS }),
+    ...tableRoutes(RAG_DATA_TABLE, surface, { version: surface.version, service: `${pkg}.VertexRagDataService`, enums: RAG_ENUMS }),
   ]
 }
 
-function ragRoutes(surface: VertexRagSurface): Spec[] {
-  const v = surface.version
-  const L = 'projects/*/locations/*'
-  const C = `${L}/ragCorpora/*`
-  const F = `${C}/ragFiles/*`
-  const data = `google.cloud.aiplatform.${v}.VertexRagDataService`
-  const r = (method: HttpMethod, template: string, rpc: string, call: (q: unknown) => Promise<Outcome<unknown>>, body?: string): Spec => ({
-    method,
-    template: `/${v}/${template}`,
-    rpc: rpc.includes('.') ? rpc : `${data}.${rpc}`,
-    call: (q) => call(q),
-    enums: RAG_ENUMS,
-    ...(body ? { body } : {}),
-  })
-  const routes: Spec[] = [
-    r('POST', `{parent=${L}}:retrieveContexts`, `google.cloud.aiplatform.${v}.VertexRagService.RetrieveContexts`, (q) => surface.retrieveContexts(q), '*'),
-    r('POST', `{parent=${L}}/ragCorpora`, 'CreateRagCorpus', (q) => surface.createRagCorpus(q), 'ragCorpus'),
-    r('PATCH', `{ragCorpus.name=${C}}`, 'UpdateRagCorpus', (q) => surface.updateRagCorpus(q), 'ragCorpus'),
-    r('GET', `{name=${C}}`, 'GetRagCorpus', (q) => surface.getRagCorpus(q)),
-    r('GET', `{parent=${L}}/ragCorpora`, 'ListRagCorpora', (q) => surface.listRagCorpora(q)),
-    r('DELETE', `{name=${C}}`, 'DeleteRagCorpus', (q) => surface.deleteRagCorpus(q)),
-    r('POST', `{parent=${C}}/ragFiles:import`, 'ImportRagFiles', (q) => surface.importRagFiles(q), '*'),
-    r('GET', `{name=${F}}`, 'GetRagFile', (q) => surface.getRagFile(q)),
-    r('GET', `{parent=${C}}/ragFiles`, 'ListRagFiles', (q) => surface.listRagFiles(q)),
-    r('DELETE', `{name=${F}}`, 'DeleteRagFile', (q) => surface.deleteRagFile(q)),
-    {
-      method: 'POST',
-      template: `/${v}/{parent=${C}}/ragFiles:upload`,
-      rpc: `${data}.UploadRagFile`,
-      body: '*',
-      call: (q, upload) => surface.uploadRagFile(q, upload),
-      enums: RAG_ENUMS,
-    },
-    {
-      method: 'POST',
-      template: `/upload/${v}/{parent=${C}}/ragFiles:upload`,
-      rpc: `${data}.UploadRagFile (multipart media upload)`,
-      body: '*',
-      multipart: true,
-      call: (q, upload) => surface.uploadRagFile(q, upload),
-      enums: RAG_ENUMS,
-    },
-  ]
-  if (v === 'v1beta1') {
-    const S = `${C}/ragDataSchemas/*`
-    const M = `${F}/ragMetadata/*`
-    routes.push(
-      r('POST', `{parent=${C}}/ragDataSchemas`, 'CreateRagDataSchema', (q) => surface.createRagDataSchema(q), 'ragDataSchema'),
-      r('POST', `{parent=${C}}/ragDataSchemas:batchCreate`, 'BatchCreateRagDataSchemas', (q) => surface.batchCreateRagDataSchemas(q), '*'),
-      r('GET', `{name=${S}}`, 'GetRagDataSchema', (q) => surface.getRagDataSchema(q)),
-      r('GET', `{parent=${C}}/ragDataSchemas`, 'ListRagDataSchemas', (q) => surface.listRagDataSchemas(q)),
-      r('DELETE', `{name=${S}}`, 'DeleteRagDataSchema', (q) => surface.deleteRagDataSchema(q)),
-      r('POST', `{parent=${C}}/ragDataSchemas:batchDelete`, 'BatchDeleteRagDataSchemas', (q) => surface.batchDeleteRagDataSchemas(q), '*'),
-      r('POST', `{parent=${F}}/ragMetadata`, 'CreateRagMetadata', (q) => surface.createRagMetadata(q), 'ragMetadata'),
-      r('POST', `{parent=${F}}/ragMetadata:batchCreate`, 'BatchCreateRagMetadata', (q) => surface.batchCreateRagMetadata(q), '*'),
-      r('PATCH', `{ragMetadata.name=${M}}`, 'UpdateRagMetadata', (q) => surface.updateRagMetadata(q), 'ragMetadata'),
-      r('GET', `{name=${M}}`, 'GetRagMetadata', (q) => surface.getRagMetadata(q)),
-      r('GET', `{parent=${F}}/ragMetadata`, 'ListRagMetadata', (q) => surface.listRagMetadata(q)),
-      r('DELETE', `{name=${M}}`, 'DeleteRagMetadata', (q) => surface.deleteRagMetadata(q)),
-      r('POST', `{parent=${F}}/ragMetadata:batchDelete`, 'BatchDeleteRagMetadata', (q) => surface.batchDeleteRagMetadata(q), '*'),
-    )
-  }
-  return routes
-}
-
-function memoryRoutes(mb: MemoryBank): Spec[] {
-  const S = 'google.cloud.aiplatform.v1beta1.MemoryBankService'
-  const r = (method: HttpMethod, template: string, rpc: string, call: (q: unknown) => Promise<Outcome<unknown>>, body?: string): Spec => ({
-    method,
-    template: `/v1beta1/${template}`,
-    rpc: `${S}.${rpc}`,
-    call: (q) => call(q),
-    enums: MB_ENUMS,
-    ...(body ? { body } : {}),
-  })
-  // Each method is bound under projects/*/locations/* and, as Google's additional binding, under reasoningEngines/* alone.
-  return ['projects/*/locations/*/reasoningEngines/*', 'reasoningEngines/*'].flatMap((E) => [
-    r('POST', `{parent=${E}}/memories`, 'CreateMemory', (q) => mb.createMemory(q), 'memory'),
-    r('GET', `{name=${E}/memories/*}`, 'GetMemory', (q) => mb.getMemory(q)),
-    r('PATCH', `{memory.name=${E}/memories/*}`, 'UpdateMemory', (q) => mb.updateMemory(q), 'memory'),
-    r('GET', `{parent=${E}}/memories`, 'ListMemories', (q) => mb.listMemories(q)),
-    r('DELETE', `{name=${E}/memories/*}`, 'DeleteMemory', (q) => mb.deleteMemory(q)),
-    r('POST', `{parent=${E}}/memories:generate`, 'GenerateMemories', (q) => mb.generateMemories(q), '*'),
-    r('POST', `{parent=${E}}/memories:retrieve`, 'RetrieveMemories', (q) => mb.retrieveMemories(q), '*'),
-    r('POST', `{parent=${E}}/memories:purge`, 'PurgeMemories', (q) => mb.purgeMemories(q), '*'),
-  ])
-}
-
-/** Operations are done when returned; polling reads them back from whichever engine made them. */
-function operationRoutes(rag: VertexRagEngine, mb: MemoryBank): Spec[] {
+/** google.longrunning.Operations.GetOperation: operations are done when returned; polling reads them back from whichever engine made them. */
+function operationRoutes(rag: VertexRagEngine, mb: MemoryBank): Route[] {
   const get = async (q: Record<string, unknown>): Promise<Outcome<unknown>> => {
     const fromRag = await rag.v1beta1.getOperation(q)
     return fromRag.ok ? fromRag : mb.getOperation(q)
   }
-  return ['v1', 'v1beta1'].map((v) => ({
-    method: 'GET' as const,
-    template: `/${v}/{name=**/operations/*}`,
-    rpc: 'google.longrunning.Operations.GetOperation',
-    call: get,
-    enums: [...RAG_ENUMS, ...MB_ENUMS],
-  }))
+  return ['v1', 'v1beta1'].map((v) => {
+    const template = `/${v}/{name=**/operations/*}`
+    return { method: 'GET', template, rpc: 'google.longrunning.Operations.GetOperation', call: get, enums: [...RAG_ENUMS, ...MB_ENUMS], compiled: compileTemplate(template), mutates: false }
+  })
 }
 
 export interface Engines {
@@ -187,14 +101,13 @@ export interface Engines {
   readonly memoryBank: MemoryBank
 }
 
-/** Every REST route of the three APIs, compiled. */
+/** Every REST route of the three APIs, derived from their method tables. */
 export function buildRoutes(engines: Engines): Route[] {
-  const specs = [
-    ...retrieverRoutes(engines.semanticRetriever),
+  return [
+    ...tableRoutes(RETRIEVER_TABLE, engines.semanticRetriever, { version: 'v1beta', service: RETRIEVER_SERVICE, enums: SR_ENUMS }),
     ...ragRoutes(engines.vertexRag.v1),
     ...ragRoutes(engines.vertexRag.v1beta1),
-    ...memoryRoutes(engines.memoryBank),
+    ...tableRoutes(MEMORY_TABLE, engines.memoryBank, { version: 'v1beta1', service: 'google.cloud.aiplatform.v1beta1.MemoryBankService', enums: MB_ENUMS }),
     ...operationRoutes(engines.vertexRag, engines.memoryBank),
   ]
-  return specs.map((s) => ({ ...s, compiled: compileTemplate(s.template), mutates: !READS.test(s.rpc) }))
 }

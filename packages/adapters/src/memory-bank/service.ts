@@ -1,17 +1,13 @@
+import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
-import type { FinishedOperation } from '../rpc/operations.js'
 import { toOutcome, type Outcome } from '../rpc/outcome.js'
-import { message, readMessage, string } from '../rpc/proto-json.js'
-import { failure } from '../rpc/status.js'
 import { MemoryContext } from './context.js'
-import { generateMemories, purgeMemories } from './generate.js'
-import { createMemory, deleteMemory, getMemory, listMemories, updateMemory } from './memories.js'
+import { MEMORY_TABLE } from './methods.js'
 import { resolveMemoryBankOptions, type MemoryBankOptions } from './options.js'
 import { loadMemoryBank, saveMemoryBank } from './persistence.js'
-import { retrieveMemories, type RetrieveMemoriesResponseJson } from './retrieve.js'
-import type { MemoryJson } from './state.js'
 
-const GetOperationRequest = message('google.longrunning.GetOperationRequest', { name: string })
+// The methods come from MEMORY_TABLE (methods.ts): one entry per RPC.
+export interface MemoryBank extends ServiceMethods<typeof MEMORY_TABLE> {}
 
 /**
  * Vertex AI Agent Engine Memory Bank in process (v1beta1 MemoryBankService): every method takes
@@ -24,13 +20,7 @@ export class MemoryBank {
 
   constructor(options: MemoryBankOptions = {}) {
     this.#ctx = new MemoryContext(resolveMemoryBankOptions(options))
-  }
-
-  #read<T>(op: (ctx: MemoryContext, request: unknown) => Promise<T>, request: unknown): Promise<Outcome<T>> {
-    return toOutcome(() => op(this.#ctx, request), this.#ctx.options.onInternalError)
-  }
-  #write<T>(op: (ctx: MemoryContext, request: unknown) => Promise<T>, request: unknown): Promise<Outcome<T>> {
-    return this.#writes.run(() => this.#read(op, request))
+    Object.assign(this, serveTable(MEMORY_TABLE, this.#ctx, { writes: this.#writes, onInternalError: this.#ctx.options.onInternalError }))
   }
 
   /** Writes every reasoning engine's memories and operations (and the index snapshots) into the empty folder `dir`. */
@@ -47,52 +37,11 @@ export class MemoryBank {
     loadMemoryBank(this.#ctx, dir)
   }
 
-  /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). */
+  /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). Not an RPC of MemoryBankService. */
   createReasoningEngine(name: string): Promise<Outcome<{ name: string }>> {
-    return this.#write(async (ctx) => ({ name: ctx.createEngine(name).name }), undefined)
-  }
-  createMemory(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#write(createMemory, request)
-  }
-  getMemory(request: unknown): Promise<Outcome<MemoryJson>> {
-    return this.#read(getMemory, request)
-  }
-  updateMemory(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#write(updateMemory, request)
-  }
-  deleteMemory(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#write(deleteMemory, request)
-  }
-  listMemories(request: unknown): Promise<Outcome<{ memories?: MemoryJson[]; nextPageToken?: string }>> {
-    return this.#read(listMemories, request)
-  }
-  retrieveMemories(request: unknown): Promise<Outcome<RetrieveMemoriesResponseJson>> {
-    return this.#read(retrieveMemories, request)
-  }
-  generateMemories(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#write(generateMemories, request)
-  }
-  purgeMemories(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#write(purgeMemories, request)
-  }
-  getOperation(request: unknown): Promise<Outcome<FinishedOperation>> {
-    return this.#read(async (ctx) => {
-      const { name } = readMessage(GetOperationRequest, request)
-      const op = name === undefined ? undefined : ctx.state.operations.get(name)
-      if (!op) throw failure('NOT_FOUND', `Operation "${name ?? ''}" not found.`, 'name')
-      return op
-    }, request)
+    return this.#writes.run(() => toOutcome(async () => ({ name: this.#ctx.createEngine(name).name }), this.#ctx.options.onInternalError))
   }
 }
 
-export const MEMORY_METHODS = [
-  'createMemory',
-  'getMemory',
-  'updateMemory',
-  'deleteMemory',
-  'listMemories',
-  'retrieveMemories',
-  'generateMemories',
-  'purgeMemories',
-  'getOperation',
-] as const satisfies readonly (keyof MemoryBank)[]
+/** The method names of MemoryBankService that MemoryBank serves, from its table. */
+export const MEMORY_METHODS = methodNames(MEMORY_TABLE)

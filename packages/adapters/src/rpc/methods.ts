@@ -1,0 +1,149 @@
+import { longRunning, type LongRunningOperation, type OperationLike } from './long-running.js'
+import type { Mutex } from './mutex.js'
+import { toOutcome, type Outcome } from './outcome.js'
+import { paged, pagedAsync, type PageCallOptions } from './paged.js'
+import { failure } from './status.js'
+import { unary } from './unary.js'
+
+/**
+ * Methods as data. Each API declares every RPC once, in a table: its name, handler, whether it
+ * writes, its calling shape and its HTTP bindings. The service (request JSON → Outcome), the
+ * in-process client (Google's calling convention), the REST routes and the snapshot trigger are
+ * all derived from the table, so adding an RPC is one entry plus its handler.
+ */
+
+export type HttpVerb = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/** One google.api.http binding (the path below the version prefix, as in the protos). */
+export interface HttpBinding {
+  readonly verb: HttpVerb
+  readonly path: string
+  /** `*`: the body is the request; a field name: the body is that field; absent: no body. */
+  readonly body?: string
+  /** Google's media upload binding: `/upload/<version>/...`, a multipart body. */
+  readonly media?: boolean
+}
+
+/** How a Google client calls the method. */
+export type CallShape =
+  | { readonly kind: 'unary' }
+  | { readonly kind: 'paged'; readonly items: string }
+  /** `result` is never set: it carries the type of the operation's response for the client. */
+  | { readonly kind: 'longRunning'; readonly result?: unknown }
+
+/** The file content of a media upload, beside the request (the multipart part over HTTP). */
+export type UploadContent = string | Uint8Array
+
+export interface MethodSpec<C, R, S extends CallShape = CallShape, U extends boolean = boolean> {
+  /** The RPC's name in its service, `CreateCorpus`. */
+  readonly rpc: string
+  /** The service when the table spans two (`VertexRagService`); else the table's. */
+  readonly service?: string
+  readonly run: (ctx: C, request: unknown, content: UploadContent | undefined) => Promise<R>
+  /** Writes are serialized and schedule a snapshot; reads run beside them. */
+  readonly write: boolean
+  readonly shape: S
+  readonly http: readonly HttpBinding[]
+  /** The method takes file content as a second argument (uploads). */
+  readonly content?: U
+  /** API versions that serve it (others answer UNIMPLEMENTED and bind no route); all when absent. */
+  readonly versions?: readonly string[]
+}
+
+/** Any method over context C (a table holds many response types; each entry is checked by `method`). */
+export type AnyMethod<C> = MethodSpec<C, unknown, CallShape>
+
+export type MethodTable<C> = Readonly<Record<string, AnyMethod<C>>>
+
+export const UNARY = { kind: 'unary' } as const
+
+/** A list method: `items` names the repeated field of its response. */
+export function pagedShape<const K extends string>(items: K): { readonly kind: 'paged'; readonly items: K } {
+  return { kind: 'paged', items }
+}
+
+/** A long-running method whose operation's response is a `T`. */
+export function longRunningShape<T>(): { readonly kind: 'longRunning'; readonly result?: T } {
+  return { kind: 'longRunning' }
+}
+
+/** Declares one method, inferring its response type from the handler. */
+export function method<C, R, const S extends CallShape, const U extends boolean = false>(spec: MethodSpec<C, R, S, U>): MethodSpec<C, R, S, U> {
+  return spec
+}
+
+type ResponseOf<M> = M extends MethodSpec<never, infer R, CallShape> ? R : never
+type TakesContent<M> = M extends MethodSpec<never, unknown, CallShape, infer U> ? U : false
+type ShapeOf<M> = M extends MethodSpec<never, unknown, infer S> ? S : never
+type ItemOf<R, K> = K extends keyof R ? (NonNullable<R[K]> extends readonly (infer I)[] ? I : never) : never
+
+/** A service method: request JSON (and upload content) → the response JSON or a google.rpc.Status. */
+export type ServiceMethod<M> = TakesContent<M> extends true
+  ? (request: unknown, content?: UploadContent) => Promise<Outcome<ResponseOf<M>>>
+  : (request: unknown) => Promise<Outcome<ResponseOf<M>>>
+
+export type ServiceMethods<T> = { readonly [K in keyof T]: ServiceMethod<T[K]> }
+
+/** A client method in Google's calling convention. */
+export type ClientMethod<M> =
+  ShapeOf<M> extends { readonly kind: 'paged'; readonly items: infer K }
+    ? (request?: unknown, options?: PageCallOptions) => Promise<[ItemOf<ResponseOf<M>, K>[], Record<string, unknown> | null, ResponseOf<M>]>
+    : ShapeOf<M> extends { readonly kind: 'longRunning'; readonly result?: infer T }
+      ? (request?: unknown) => Promise<[LongRunningOperation<T>, OperationLike]>
+      : TakesContent<M> extends true
+        ? (request: unknown, content?: UploadContent) => Promise<[ResponseOf<M>]>
+        : (request?: unknown) => Promise<[ResponseOf<M>]>
+
+type PagedKeys<T> = { [K in keyof T]: ShapeOf<T[K]> extends { readonly kind: 'paged' } ? K : never }[keyof T]
+
+/** Every method of a table in Google's calling convention, plus `listXAsync` for the paged ones. */
+export type ClientMethods<T> = { readonly [K in keyof T]: ClientMethod<T[K]> } & {
+  readonly [K in PagedKeys<T> as `${K & string}Async`]: (request?: unknown) => AsyncIterable<ItemOf<ResponseOf<T[K]>, ShapeOf<T[K]> extends { readonly items: infer I } ? I : never>>
+}
+
+export interface ServeOptions {
+  /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
+  readonly version?: string
+  readonly writes: Mutex
+  readonly onInternalError: (error: unknown) => void
+}
+
+/** The service methods of a table over one context: each a read or a serialized write, never a throw. */
+export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, options: ServeOptions): ServiceMethods<T> {
+  const out: Record<string, (request: unknown, content?: UploadContent) => Promise<Outcome<unknown>>> = {}
+  for (const [name, spec] of Object.entries(table)) {
+    const served = options.version === undefined || spec.versions === undefined || spec.versions.includes(options.version)
+    const run = (request: unknown, content: UploadContent | undefined): Promise<Outcome<unknown>> =>
+      toOutcome(async () => {
+        if (!served) throw failure('UNIMPLEMENTED', `${spec.rpc} is served in ${(spec.versions ?? []).join(', ')} only; call it through that version (this is ${options.version ?? ''}).`)
+        return spec.run(ctx, request, content)
+      }, options.onInternalError)
+    out[name] = spec.write ? (request, content) => options.writes.run(() => run(request, content)) : (request, content) => run(request, content)
+  }
+  return out as ServiceMethods<T>
+}
+
+/** The client methods of a table over its service methods (Google's calling convention). */
+export function clientOfTable<T extends MethodTable<never>>(table: T, service: ServiceMethods<T>): ClientMethods<T> {
+  const out: Record<string, unknown> = {}
+  const call = service as Readonly<Record<string, (request: unknown, content?: UploadContent) => Promise<Outcome<never>>>>
+  for (const [name, spec] of Object.entries(table)) {
+    const serve = call[name] as (request: unknown, content?: UploadContent) => Promise<Outcome<never>>
+    const shape = spec.shape
+    if (shape.kind === 'paged') {
+      const items = (response: Record<string, unknown>): readonly unknown[] | undefined => response[shape.items] as readonly unknown[] | undefined
+      out[name] = (request: unknown = {}, options?: PageCallOptions) => paged((r) => serve(r), items, request, options)
+      out[`${name}Async`] = (request: unknown = {}) => pagedAsync((r) => serve(r), items, request)
+    } else if (shape.kind === 'longRunning') {
+      out[name] = (request: unknown = {}) => longRunning(serve(request))
+    } else {
+      out[name] = (request: unknown = {}, content?: UploadContent) => unary(serve(request, content))
+    }
+  }
+  return out as ClientMethods<T>
+}
+
+/** The names of a table's methods, in declaration order. */
+export function methodNames<T extends object>(table: T): readonly (keyof T & string)[] {
+  return Object.keys(table) as (keyof T & string)[]
+}
