@@ -1,6 +1,12 @@
-// @quarry/core public API. Every export is listed by name; nothing internal leaks through `export *`.
-export { createIndex, QuarryIndex } from './engine/quarry-index.js'
-export { loadIndex, SNAPSHOT_VERSION } from './persist/snapshot.js'
+/**
+ * The engine: dense (HNSW and exact) and BM25 search over the same records, hybrid ranking,
+ * declarative metadata filters, crash-safe snapshots and embedders.
+ *
+ * Every export is listed by name; nothing internal leaks through `export *`.
+ * @module @quarry/core
+ */
+export { createIndex, loadIndex, QuarryIndex } from './engine/quarry-index.js'
+export { SNAPSHOT_VERSION } from './persist/snapshot.js'
 export { QuarryError } from './errors.js'
 export type { QuarryErrorCode } from './errors.js'
 export type { IndexOptions, PlannerOptions, ResolvedIndexOptions, ResolvedPlannerOptions } from './engine/options.js'
@@ -11,7 +17,7 @@ export type { Metric } from './metric/metric.js'
 export type { Metadata, MetadataValue, RecordInput, StoredRecord } from './engine/record.js'
 export type { SearchRequest } from './engine/search-request.js'
 export { MAX_TOP_K } from './engine/search-request.js'
-export type { Hit, SearchResult, SearchStats } from './engine/dense-search.js'
+export type { Hit, SearchResult, SearchStats } from './engine/results.js'
 export type { DenseStrategy } from './dense/planner.js'
 export type { FilterFn } from './filter/predicate.js'
 export { MAX_ID_LENGTH } from './ids.js'

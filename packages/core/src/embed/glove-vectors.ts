@@ -19,7 +19,7 @@ export interface WordVectors {
 }
 
 export interface WordVectorOptions {
-  /** Folder of the binary cache. @defaultValue $QUARRY_CACHE_DIR, else ~/.cache/quarry */
+  /** Folder of the binary cache. @defaultValue $QUARRY_CACHE_DIR, else $XDG_CACHE_HOME/quarry, else ~/.cache/quarry */
   cacheDir?: string
   /** Keep only the `limit` most frequent words. @defaultValue all 341,479 */
   limit?: number
@@ -32,7 +32,7 @@ const CACHE_NAME = 'glove-6b-100d-v2'
 /** The cache is checked in blocks of this many bytes (sha256 each), so a partial load checks only what it reads. */
 const BLOCK = 8 << 20
 
-/** The default cache folder (outside any repository): $QUARRY_CACHE_DIR or ~/.cache/quarry. */
+/** The default cache folder (outside any repository): $QUARRY_CACHE_DIR, else $XDG_CACHE_HOME/quarry, else ~/.cache/quarry. */
 export function defaultCacheDir(): string {
   return process.env.QUARRY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'quarry')
 }

@@ -1,57 +1,59 @@
 import { exactTopK, type ScanDomain } from '../dense/exact.js'
-import { planDense, refinePlan, type DensePlan, type DenseStrategy } from '../dense/planner.js'
+import { planDense, refinePlan, type DensePlan } from '../dense/planner.js'
+import { QuarryError } from '../errors.js'
 import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
 import { toBitset, type FilterSubject } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
-import type { SparseSearchStats, TermExplanation } from '../sparse/sparse-index.js'
-import type { HybridExplanation } from './hybrid-search.js'
-import type { Metadata } from './record.js'
-import type { DenseState, IndexState } from './state.js'
+import type { Hit, SearchResult, SearchStats } from './results.js'
+import type { ValidatedSearch } from './search-request.js'
+import { filterSubject, type DenseState, type IndexState } from './state.js'
+import { normalized, toVector, type VectorBuffers } from './vector-input.js'
 
-/** One search result. */
-export interface Hit {
-  readonly id: string
-  /** Higher is better: cosine similarity, dot product, 1 / (1 + euclidean distance), or BM25. */
-  readonly score: number
-  /** Dense hits: the metric's distance (1 - cos in [0, 2], -dot, or euclidean). */
-  readonly distance?: number
-  readonly metadata: Readonly<Metadata>
-  /**
-   * Text hits with `explain: true`: each query term's part of the BM25 score. Hybrid hits: the
-   * dense and sparse parts, normalized, and the fused score.
-   */
-  readonly explain?: { readonly bm25?: readonly TermExplanation[]; readonly hybrid?: HybridExplanation }
+/** A dense request's query, prepared once: the index (with vectors) and the query vector (unit length for cosine). */
+export interface PreparedQuery {
+  readonly state: DenseState
+  readonly query: Float32Array
 }
 
-/** How a search ran: the planner's choice, its reason, and the work done. */
-export interface SearchStats {
-  readonly strategy: DenseStrategy | 'bm25' | 'hybrid'
-  readonly reason: string
-  /** Live records in the index. */
-  readonly live: number
-  /** ef used by the graph search, when the graph was used. */
-  readonly ef?: number
-  /** Estimated fraction of records passing the filter (from a sample). */
-  readonly estimatedSelectivity?: number
-  /** Exact number of records passing the filter, when it was fully evaluated. */
-  readonly allowed?: number
-  /** Candidates fetched from the graph before post-filtering. */
-  readonly fetched?: number
-  /** True when a graph search returned too few hits and an exact scan answered instead. */
-  readonly fallback?: boolean
-  /** Text searches: query terms found, terms scored in full, postings read, documents scored. */
-  readonly bm25?: SparseSearchStats
-  /** Hybrid searches: how each side ran. */
-  readonly dense?: SearchStats
-  readonly sparse?: SearchStats
+/**
+ * Prepares a dense request's query: the given `vector`, or the stored vector of the example `id`,
+ * normalized for cosine, written into the reused buffers. Fails on a text-only index, an unknown
+ * id or an invalid vector.
+ */
+export function prepareQuery(state: IndexState, r: ValidatedSearch, buffers: VectorBuffers): PreparedQuery {
+  if (!state.store) {
+    throw new QuarryError('INVALID_QUERY', 'search by vector needs vectors, but this index is text-only (created without dimensions); search by text instead.', { path: 'vector' })
+  }
+  const dense = state as DenseState
+  let vector: Float32Array
+  if (r.id !== undefined) {
+    const label = state.ids.labelOf(r.id)
+    if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
+    vector = buffers.input
+    vector.set(dense.store.view(label))
+  } else {
+    vector = toVector(r.vector, dense.store.dim, state.options.metric, 'vector', buffers.input)
+  }
+  return { state: dense, query: state.options.metric === 'cosine' ? normalized(vector, buffers.unit) : vector }
 }
 
-export interface SearchResult {
-  /** Best first; equal distances ordered by id ascending. */
-  readonly hits: Hit[]
-  readonly stats: SearchStats
+/**
+ * A dense request to k hits: query by example leaves the example out, and the request's
+ * distance / similarity threshold applies.
+ */
+export function searchByVector(prepared: PreparedQuery, r: ValidatedSearch, filter: FilterInput | undefined, k: number): SearchResult {
+  const self = r.id
+  // Query by example: fetch one more and leave the example itself out.
+  const result = denseSearch(prepared.state, { query: prepared.query, k: self === undefined ? k : k + 1, ef: r.ef, exact: r.exact, filter })
+  const hits = result.hits.filter((hit) => hit.id !== self && withinThreshold(r, hit.distance as number, hit.score))
+  return { hits: hits.slice(0, k), stats: result.stats }
+}
+
+/** Whether a distance and its score pass the request's maxDistance / minSimilarity (if any). */
+export function withinThreshold(r: Pick<ValidatedSearch, 'maxDistance' | 'minSimilarity'>, distance: number, score: number): boolean {
+  return (r.maxDistance === undefined || distance <= r.maxDistance) && (r.minSimilarity === undefined || score >= r.minSimilarity)
 }
 
 export interface DenseQuery {
@@ -204,7 +206,3 @@ function toHit(state: DenseState, key: number, label: Label): Hit {
 }
 
 const EMPTY = Object.freeze({})
-
-export function filterSubject(state: IndexState): FilterSubject {
-  return { ids: state.ids.byLabel, metadata: state.metadata }
-}

@@ -6,7 +6,11 @@ import { resolveAnalyzerOptions, type AnalyzerOptions, type ResolvedAnalyzerOpti
 
 /** How filtered and small searches choose between the exact scan and the HNSW graph. */
 export interface PlannerOptions {
-  /** Collections with at most this many records are always scanned exactly. @defaultValue 1000 */
+  /**
+   * Collections with at most this many records are always scanned exactly; and a filtered search
+   * whose filter is estimated to pass at most this many records scans just those exactly, however
+   * big the index (a small scope of a big index). @defaultValue 1000
+   */
   exactBelow?: number
   /**
    * A narrow filter (below `postFilterAbove`) passing at most this many records is answered by

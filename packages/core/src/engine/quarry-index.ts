@@ -1,23 +1,19 @@
-import { HnswGraph } from '../dense/hnsw.js'
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
-import { VectorStore } from '../dense/vector-store.js'
 import { QuarryError } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
 import type { FilterInput } from '../filter/plan-input.js'
-import { ValueIndex } from '../filter/value-index.js'
-import { IdMap, validateId, type Label } from '../ids.js'
-import { metricOps } from '../metric/metric.js'
-import { saveIndex } from '../persist/snapshot.js'
-import { SparseIndex } from '../sparse/sparse-index.js'
-import { Analyzer } from '../text/analyzer.js'
-import { denseSearch, type SearchResult } from './dense-search.js'
+import type { FilterFn } from '../filter/predicate.js'
+import { validateId, type Label } from '../ids.js'
+import { readSnapshot, writeSnapshot } from '../persist/snapshot.js'
+import { prepareQuery, searchByVector } from './dense-search.js'
+import { hybridSearch } from './hybrid-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
 import { validateRecord, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
-import { fuse } from './hybrid-search.js'
-import { validateSearch, type SearchRequest, type ValidatedSearch } from './search-request.js'
+import type { SearchResult } from './results.js'
+import { validateSearch, type SearchRequest } from './search-request.js'
 import { sparseDocument, sparseSearch } from './sparse-search.js'
-import { idTieBreak, type DenseState, type IndexState } from './state.js'
-import { normalized, toVector } from './vector-input.js'
+import { emptyState, type IndexState } from './state.js'
+import { normalized, toVector, type VectorBuffers } from './vector-input.js'
 
 interface ValidRecord {
   readonly id: string
@@ -34,16 +30,14 @@ interface ValidRecord {
 export class QuarryIndex {
   readonly #state: IndexState
   /** Reused buffers for the vector being added or searched (all work is synchronous). */
-  readonly #input: Float32Array
-  readonly #unit: Float32Array
+  readonly #buffers: VectorBuffers
   readonly #embedder: Embedder | undefined
 
   /** @internal Use {@link createIndex} or `loadIndex`. */
   constructor(state: IndexState, embedder?: Embedder) {
     this.#state = state
     this.#embedder = embedder
-    this.#input = new Float32Array(state.options.dimensions ?? 0)
-    this.#unit = new Float32Array(state.options.dimensions ?? 0)
+    this.#buffers = { input: new Float32Array(state.options.dimensions ?? 0), unit: new Float32Array(state.options.dimensions ?? 0) }
   }
 
   /** The validated options, defaults filled in. */
@@ -99,7 +93,7 @@ export class QuarryIndex {
 
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */
   add(record: RecordInput): void {
-    const valid = this.#validate(record, this.#input)
+    const valid = this.#validate(record, this.#buffers.input)
     if (this.#state.ids.has(valid.id)) {
       throw new QuarryError('DUPLICATE_ID', `a record with id "${valid.id}" already exists; use upsert() to replace it or remove() it first.`, { path: 'id' })
     }
@@ -132,7 +126,7 @@ export class QuarryIndex {
 
   /** Adds the record, or replaces the vector, text and metadata of an existing one with this id. */
   upsert(record: RecordInput): void {
-    const valid = this.#validate(record, this.#input)
+    const valid = this.#validate(record, this.#buffers.input)
     this.#write(this.#state.ids.labelOf(valid.id) ?? this.#state.ids.assign(valid.id), valid)
   }
 
@@ -178,60 +172,11 @@ export class QuarryIndex {
   search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
-    const filter: FilterInput | undefined =
-      r.filter === undefined ? undefined
-      : typeof r.filter === 'function' ? { kind: 'function', fn: r.filter }
-      : indexedFilter(state, r.filter)
-    const sparse = (k: number): SearchResult => sparseSearch(state, { text: r.text as string, k, filter, explain: r.explain })
-    const hasDense = r.vector !== undefined || r.id !== undefined
-    if (!hasDense) return sparse(r.topK)
-    if (r.text === undefined) return this.#denseSearch(r, filter, r.topK)
-    // Hybrid. alpha 1 is dense only and alpha 0 text only, exactly (no fusion, same ranking).
-    if (r.alpha === 1) return this.#denseSearch(r, filter, r.topK)
-    if (r.alpha === 0) return sparse(r.topK)
-    const denseResult = this.#denseSearch(r, filter, r.depth)
-    let sparseResult = sparse(r.depth + (r.id === undefined ? 0 : 1))
-    if (r.id !== undefined || r.maxDistance !== undefined || r.minSimilarity !== undefined) {
-      // The example itself and text-only candidates beyond the dense threshold are left out too.
-      sparseResult = { ...sparseResult, hits: sparseResult.hits.filter((hit) => hit.id !== r.id && this.#withinThreshold(hit.id, r)) }
-    }
-    return fuse({ dense: denseResult, sparse: sparseResult, alpha: r.alpha, fusion: r.fusion, topK: r.topK })
-  }
-
-  /** Whether a record's exact distance to the query just prepared by #denseSearch passes the request's threshold. */
-  #withinThreshold(id: string, r: ValidatedSearch): boolean {
-    if (r.maxDistance === undefined && r.minSimilarity === undefined) return true
-    const state = this.#state as DenseState
-    const label = state.ids.labelOf(id)
-    if (label === undefined) return false
-    const query = state.options.metric === 'cosine' ? this.#unit : this.#input
-    const { store, ops } = state
-    const key = ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number)
-    return (r.maxDistance === undefined || ops.distance(key) <= r.maxDistance) && (r.minSimilarity === undefined || ops.score(key) >= r.minSimilarity)
-  }
-
-  /** Dense search to k hits, with the request's distance / similarity threshold applied. */
-  #denseSearch(r: ValidatedSearch, filter: FilterInput | undefined, k: number): SearchResult {
-    const state = this.#state
-    const dense = this.#dense('search by vector')
-    let vector: Float32Array
-    if (r.id !== undefined) {
-      const label = state.ids.labelOf(r.id)
-      if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
-      vector = this.#input
-      vector.set(dense.store.view(label))
-    } else {
-      vector = toVector(r.vector, dense.store.dim, state.options.metric, 'vector', this.#input)
-    }
-    const query = state.options.metric === 'cosine' ? normalized(vector, this.#unit) : vector
-    const self = r.id
-    // Query by example: fetch one more and leave the example itself out.
-    const result = denseSearch(dense, { query, k: self === undefined ? k : k + 1, ef: r.ef, exact: r.exact, filter })
-    const { maxDistance, minSimilarity } = r
-    const hits = result.hits.filter(
-      (hit) => hit.id !== self && (maxDistance === undefined || (hit.distance as number) <= maxDistance) && (minSimilarity === undefined || hit.score >= minSimilarity),
-    )
-    return { hits: hits.slice(0, k), stats: result.stats }
+    const filter = filterInput(state, r.filter)
+    // Text alone, a vector (or an example) alone, or both: hybrid.
+    if (r.vector === undefined && r.id === undefined) return sparseSearch(state, { text: r.text as string, k: r.topK, filter, explain: r.explain })
+    if (r.text === undefined) return searchByVector(prepareQuery(state, r, this.#buffers), r, filter, r.topK)
+    return hybridSearch(state, { request: r, text: r.text, filter, buffers: this.#buffers })
   }
 
   /**
@@ -239,20 +184,12 @@ export class QuarryIndex {
    * Read it back with `loadIndex(dir)`.
    */
   save(dir: string): void {
-    saveIndex(this, dir)
+    writeSnapshot(this.#state, dir)
   }
 
-  /** @internal The index's data, for persistence. */
+  /** @internal The index's data. */
   get state(): IndexState {
     return this.#state
-  }
-
-  #dense(what: string): DenseState {
-    const state = this.#state
-    if (!state.store) {
-      throw new QuarryError('INVALID_QUERY', `${what} needs vectors, but this index is text-only (created without dimensions); search by text instead.`, { path: 'vector' })
-    }
-    return state as DenseState
   }
 
   #validate(record: unknown, into?: Float32Array): ValidRecord {
@@ -273,7 +210,7 @@ export class QuarryIndex {
     const state = this.#state
     if (record.vector && state.store) {
       state.store.set(label, record.vector)
-      state.graph?.set(label, state.options.metric === 'cosine' ? normalized(record.vector, this.#unit) : record.vector)
+      state.graph?.set(label, state.options.metric === 'cosine' ? normalized(record.vector, this.#buffers.unit) : record.vector)
     }
     const previous = state.metadata[label]
     if (previous) state.values.remove(label, previous)
@@ -285,8 +222,13 @@ export class QuarryIndex {
   }
 }
 
-/** Answers a declarative filter from the value indexes: the passing labels and their count. */
-function indexedFilter(state: IndexState, filter: Filter): FilterInput {
+/**
+ * The request's filter as the planner sees it: a function is tested record by record; a
+ * declarative filter is answered from the value indexes (the passing labels and their count).
+ */
+function filterInput(state: IndexState, filter: Filter | FilterFn | undefined): FilterInput | undefined {
+  if (filter === undefined) return undefined
+  if (typeof filter === 'function') return { kind: 'function', fn: filter }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }
 }
@@ -297,26 +239,6 @@ function prefixPath(error: unknown, prefix: string): unknown {
   return new QuarryError(error.code, `${prefix}: ${error.message}`, { path, cause: error.cause })
 }
 
-/** Builds the state of an empty index from resolved options. */
-export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): IndexState {
-  const ids = new IdMap()
-  const ops = metricOps(options.metric)
-  const dims = options.dimensions
-  return {
-    options,
-    ops,
-    ids,
-    store: dims === undefined ? undefined : new VectorStore(dims),
-    metadata: [],
-    values: new ValueIndex(),
-    texts: [],
-    analyzer: new Analyzer(options.text.analyzer),
-    sparse: new SparseIndex(options.text.bm25),
-    graph: graph ?? (dims !== undefined && options.dense === 'hnsw' ? HnswGraph.create(ops.hnswSpace, dims, options.hnsw) : undefined),
-    tie: idTieBreak(ids),
-  }
-}
-
 /**
  * Creates an empty index. Options are validated up front (INVALID_OPTION says how to fix them).
  * Give `dimensions` for vector search; records may also carry `text` for BM25 search. Without
@@ -325,6 +247,15 @@ export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): In
 export function createIndex(options: IndexOptions & { embedder?: Embedder }): QuarryIndex {
   const embedder = options.embedder && typeof (options.embedder as Partial<Embedder>).embed === 'function' ? options.embedder : undefined
   return new QuarryIndex(emptyState(resolveIndexOptions(options)), embedder)
+}
+
+/**
+ * Reads the current snapshot of `dir`. Every file's size and sha256 are checked; a missing,
+ * truncated, corrupted or other-version snapshot is refused with INVALID_SNAPSHOT and nothing
+ * is returned half-loaded.
+ */
+export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}): QuarryIndex {
+  return new QuarryIndex(readSnapshot(dir, loadOptions.embedder), loadOptions.embedder)
 }
 
 /** The text an embedder sees: the string, or the fields joined by newlines. */

@@ -3,10 +3,10 @@ import { toBitset } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { QueryTerm, SparseDocument } from '../sparse/sparse-index.js'
 import type { Analyzer } from '../text/analyzer.js'
-import { filterSubject, type Hit, type SearchResult } from './dense-search.js'
 import type { ResolvedTextOptions } from './options.js'
 import type { TextInput } from './record.js'
-import type { IndexState } from './state.js'
+import type { Hit, SearchResult } from './results.js'
+import { filterSubject, type IndexState } from './state.js'
 
 /** A record's text as the sparse index sees it: field-boosted term frequencies and length. */
 export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions): SparseDocument {

@@ -1,11 +1,12 @@
-import type { HnswGraph } from '../dense/hnsw.js'
-import type { VectorStore } from '../dense/vector-store.js'
-import type { ValueIndex } from '../filter/value-index.js'
-import type { IdMap, Label } from '../ids.js'
-import type { MetricOps } from '../metric/metric.js'
+import { HnswGraph } from '../dense/hnsw.js'
+import { VectorStore } from '../dense/vector-store.js'
+import type { FilterSubject } from '../filter/predicate.js'
+import { ValueIndex } from '../filter/value-index.js'
+import { IdMap, type Label } from '../ids.js'
+import { metricOps, type MetricOps } from '../metric/metric.js'
 import type { TieBreak } from '../util/top-k.js'
-import type { SparseIndex } from '../sparse/sparse-index.js'
-import type { Analyzer } from '../text/analyzer.js'
+import { SparseIndex } from '../sparse/sparse-index.js'
+import { Analyzer } from '../text/analyzer.js'
 import type { Metadata, TextInput } from './record.js'
 import type { ResolvedIndexOptions } from './options.js'
 
@@ -41,3 +42,28 @@ export function idTieBreak(ids: IdMap): TieBreak {
 
 /** The state of an index with vectors (what dense search needs). */
 export type DenseState = IndexState & { readonly store: VectorStore }
+
+/** Builds the state of an empty index from resolved options (with a graph read from a snapshot, if given). */
+export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): IndexState {
+  const ids = new IdMap()
+  const ops = metricOps(options.metric)
+  const dims = options.dimensions
+  return {
+    options,
+    ops,
+    ids,
+    store: dims === undefined ? undefined : new VectorStore(dims),
+    metadata: [],
+    values: new ValueIndex(),
+    texts: [],
+    analyzer: new Analyzer(options.text.analyzer),
+    sparse: new SparseIndex(options.text.bm25),
+    graph: graph ?? (dims !== undefined && options.dense === 'hnsw' ? HnswGraph.create(ops.hnswSpace, dims, options.hnsw) : undefined),
+    tie: idTieBreak(ids),
+  }
+}
+
+/** What a filter function sees of the index: ids and metadata by label. */
+export function filterSubject(state: IndexState): FilterSubject {
+  return { ids: state.ids.byLabel, metadata: state.metadata }
+}

@@ -66,3 +66,9 @@ export function normalized(vector: Float32Array, out: Float32Array = new Float32
   for (let i = 0; i < vector.length; i++) out[i] = (vector[i] as number) / n
   return out
 }
+
+/** Reused buffers for the vector being added or searched, as given and at unit length (all work is synchronous). */
+export interface VectorBuffers {
+  readonly input: Float32Array
+  readonly unit: Float32Array
+}

@@ -3,9 +3,8 @@ import { join, resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { resolveIndexOptions, type ResolvedIndexOptions } from '../engine/options.js'
-import { emptyState, QuarryIndex } from '../engine/quarry-index.js'
-import { validateMetadata, validateText, type TextInput } from '../engine/record.js'
-import { idTieBreak } from '../engine/state.js'
+import { validateMetadata, validateText, type Metadata, type TextInput } from '../engine/record.js'
+import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
 import { QuarryError } from '../errors.js'
 import { IdMap, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
@@ -40,7 +39,7 @@ interface Manifest {
  * point leaves CURRENT naming a complete snapshot (the previous one until the switch). Every file
  * carries its size and sha256 in the manifest; nothing is built as one whole-index string.
  */
-export function saveIndex(index: QuarryIndex, dir: string): void {
+export function writeSnapshot(state: IndexState, dir: string): void {
   const root = resolve(dir)
   mkdirSync(root, { recursive: true })
   const previous = readCurrent(root)
@@ -49,13 +48,13 @@ export function saveIndex(index: QuarryIndex, dir: string): void {
   rmSync(tmp, { recursive: true, force: true })
   mkdirSync(tmp)
   try {
-    const files = writeFiles(index, tmp)
+    const files = writeFiles(state, tmp)
     const manifest: Manifest = {
       format: 'quarry-index',
       version: SNAPSHOT_VERSION,
-      options: index.state.options,
-      extent: index.state.ids.extent,
-      textTotalLength: index.state.sparse.totalLength,
+      options: state.options,
+      extent: state.ids.extent,
+      textTotalLength: state.sparse.totalLength,
       files,
     }
     // The manifest is written last: a folder without one is never a snapshot.
@@ -75,8 +74,7 @@ export function saveIndex(index: QuarryIndex, dir: string): void {
   }
 }
 
-function writeFiles(index: QuarryIndex, dir: string): Record<string, FileSum> {
-  const state = index.state
+function writeFiles(state: IndexState, dir: string): Record<string, FileSum> {
   const extent = state.ids.extent
   const files: Record<string, FileSum> = {}
   const jsonl = (name: string, line: (label: number) => unknown): void => {
@@ -128,12 +126,29 @@ function corrupt(dir: string, what: string, cause?: unknown): QuarryError {
 }
 
 /**
- * Reads the current snapshot of `dir`. Every file's size and sha256 are checked; a missing,
- * truncated, corrupted or other-version snapshot is refused with INVALID_SNAPSHOT and nothing
- * is returned half-loaded.
+ * Reads the current snapshot of `dir` into a fresh index state. Every file's size and sha256 are
+ * checked; a missing, truncated, corrupted or other-version snapshot is refused with
+ * INVALID_SNAPSHOT and nothing is returned half-loaded. An `embedder` must be the one the index was
+ * built with (checked before any data file is read).
  */
-export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}): QuarryIndex {
+export function readSnapshot(dir: string, embedder: Embedder | undefined): IndexState {
   const root = resolve(dir)
+  const { folder, manifest, options } = readManifest(root)
+  if (embedder) checkEmbedder(root, options, embedder)
+  const files = new SnapshotFiles(root, folder, manifest)
+  const extent = manifest.extent
+  const records = readRecords(files, extent)
+  const dims = options.dimensions
+  const rows = dims === undefined ? undefined : readVectors(files, extent * dims)
+  const graph = dims !== undefined && options.dense === 'hnsw' ? readGraph(files, options, dims) : undefined
+  const state = stateOf(options, records.ids, rows, graph)
+  restoreRecords(files, state, records, extent)
+  if (typeof manifest.textTotalLength === 'number') state.sparse.restoreTotalLength(manifest.textTotalLength)
+  return state
+}
+
+/** The CURRENT generation's folder and manifest, format and version checked, options resolved. */
+function readManifest(root: string): { folder: string; manifest: Manifest; options: ResolvedIndexOptions } {
   const current = readCurrent(root)
   if (!current) throw corrupt(root, 'it has no CURRENT snapshot (was it saved with index.save?)')
   const folder = join(root, current.name)
@@ -147,97 +162,141 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
   if (manifest.version !== SNAPSHOT_VERSION) {
     throw corrupt(root, `snapshot version ${String(manifest.version)} is not supported by this Quarry (reads version ${SNAPSHOT_VERSION})`)
   }
-  const options = resolveIndexOptions(manifest.options)
-  const embedder = loadOptions.embedder
-  if (embedder) {
-    const recorded = options.embedder
-    if (!recorded || recorded.name !== embedder.name || recorded.dimensions !== embedder.dimensions) {
-      throw new QuarryError(
-        'EMBEDDER_MISMATCH',
-        `the index in ${root} was built ${recorded ? `with embedder "${recorded.name}" (${recorded.dimensions} dimensions)` : 'without an embedder'}; this one is "${embedder.name}" (${embedder.dimensions}). Load it with the embedder that built it, or re-ingest.`,
-        { path: 'embedder' },
-      )
-    }
+  return { folder, manifest, options: resolveIndexOptions(manifest.options) }
+}
+
+/** Refuses an embedder other than the one the index was built with (name and dimensions). */
+function checkEmbedder(root: string, options: ResolvedIndexOptions, embedder: Embedder): void {
+  const recorded = options.embedder
+  if (!recorded || recorded.name !== embedder.name || recorded.dimensions !== embedder.dimensions) {
+    throw new QuarryError(
+      'EMBEDDER_MISMATCH',
+      `the index in ${root} was built ${recorded ? `with embedder "${recorded.name}" (${recorded.dimensions} dimensions)` : 'without an embedder'}; this one is "${embedder.name}" (${embedder.dimensions}). Load it with the embedder that built it, or re-ingest.`,
+      { path: 'embedder' },
+    )
   }
-  const extent = manifest.extent
-  const dims = options.dimensions
-  const open = (name: string): ChunkReader => {
-    if (!manifest.files[name] || !existsSync(join(folder, name))) throw corrupt(root, `${name} is missing`)
-    return new ChunkReader(join(folder, name))
+}
+
+/** The files of one snapshot, each opened only if the manifest lists it and checked against its size and sha256. */
+class SnapshotFiles {
+  readonly root: string
+  readonly #folder: string
+  readonly #manifest: Manifest
+
+  constructor(root: string, folder: string, manifest: Manifest) {
+    this.root = root
+    this.#folder = folder
+    this.#manifest = manifest
   }
-  const verify = (name: string, reader: ChunkReader): void => {
+
+  path(name: string): string {
+    return join(this.#folder, name)
+  }
+
+  open(name: string): ChunkReader {
+    if (!this.#manifest.files[name] || !existsSync(this.path(name))) throw corrupt(this.root, `${name} is missing`)
+    return new ChunkReader(this.path(name))
+  }
+
+  /** Closes the reader and compares what it read with the manifest. */
+  verify(name: string, reader: ChunkReader): void {
     const got = reader.close()
-    const want = manifest.files[name] as FileSum
-    if (got.bytes !== want.bytes) throw corrupt(root, `${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
-    if (got.sha256 !== want.sha256) throw corrupt(root, `${name} does not match its checksum (corrupted)`)
+    const want = this.#manifest.files[name] as FileSum
+    if (got.bytes !== want.bytes) throw corrupt(this.root, `${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
+    if (got.sha256 !== want.sha256) throw corrupt(this.root, `${name} does not match its checksum (corrupted)`)
   }
-  const readJsonl = <T>(name: string, check: (value: unknown, label: number) => T): T[] => {
-    const reader = open(name)
+
+  /** A JSON-lines file, each line checked; `lines`, when given, is the count it must have. */
+  jsonl<T>(name: string, lines: number | undefined, check: (value: unknown, label: number) => T): T[] {
+    const reader = this.open(name)
     const out: T[] = []
     try {
       for (const line of reader.lines()) out.push(check(JSON.parse(line), out.length))
     } catch (cause) {
       if (cause instanceof QuarryError) throw cause
-      throw corrupt(root, `${name} line ${out.length + 1} is not valid`, cause)
+      throw corrupt(this.root, `${name} line ${out.length + 1} is not valid`, cause)
     } finally {
-      verify(name, reader)
+      this.verify(name, reader)
     }
-    if (out.length !== extent && name !== 'terms.jsonl') throw corrupt(root, `${name} has ${out.length} lines, expected ${extent}`)
+    if (lines !== undefined && out.length !== lines) throw corrupt(this.root, `${name} has ${out.length} lines, expected ${lines}`)
     return out
   }
+}
 
-  const ids = readJsonl('ids.jsonl', (v) => {
-    if (v !== null && typeof v !== 'string') throw corrupt(root, 'ids.jsonl holds a non-string id')
+/** The per-label JSON-lines files, and the vocabulary the forward index refers to by term id. */
+interface StoredRecords {
+  readonly ids: (string | null)[]
+  readonly metadata: (Readonly<Metadata> | undefined)[]
+  readonly texts: (TextInput | undefined)[]
+  readonly terms: string[]
+}
+
+function readRecords(files: SnapshotFiles, extent: number): StoredRecords {
+  const ids = files.jsonl('ids.jsonl', extent, (v) => {
+    if (v !== null && typeof v !== 'string') throw corrupt(files.root, 'ids.jsonl holds a non-string id')
     return v
   })
-  const metadata = readJsonl('metadata.jsonl', (v, label) => (ids[label] === null ? undefined : validateMetadata(reviveDates(v ?? undefined))))
-  const texts = readJsonl('texts.jsonl', (v): TextInput | undefined => validateText(v ?? undefined))
-  const terms = readJsonl('terms.jsonl', (v) => String(v))
+  const metadata = files.jsonl('metadata.jsonl', extent, (v, label) => (ids[label] === null ? undefined : validateMetadata(reviveDates(v ?? undefined))))
+  const texts = files.jsonl('texts.jsonl', extent, (v): TextInput | undefined => validateText(v ?? undefined))
+  const terms = files.jsonl('terms.jsonl', undefined, (v) => String(v))
+  return { ids, metadata, texts, terms }
+}
 
-  let rows: Float32Array | undefined
-  if (dims !== undefined) {
-    const reader = open('vectors.f32')
-    rows = new Float32Array(extent * dims)
-    reader.read(new Uint8Array(rows.buffer))
-    verify('vectors.f32', reader)
-  }
-  let graph: HnswGraph | undefined
-  if (dims !== undefined && options.dense === 'hnsw') {
-    verify('hnsw.bin', open('hnsw.bin'))
-    try {
-      graph = HnswGraph.load(join(folder, 'hnsw.bin'), metricOps(options.metric).hnswSpace, dims, options.hnsw)
-    } catch (cause) {
-      if (cause instanceof QuarryError) throw cause
-      throw corrupt(root, 'hnsw.bin could not be read', cause)
-    }
-  }
+/** The vector rows, `length` floats. */
+function readVectors(files: SnapshotFiles, length: number): Float32Array {
+  const reader = files.open('vectors.f32')
+  const rows = new Float32Array(length)
+  reader.read(new Uint8Array(rows.buffer))
+  files.verify('vectors.f32', reader)
+  return rows
+}
 
+/** The stored HNSW graph (checked first: hnswlib reads the file itself). */
+function readGraph(files: SnapshotFiles, options: ResolvedIndexOptions, dims: number): HnswGraph {
+  files.verify('hnsw.bin', files.open('hnsw.bin'))
+  try {
+    return HnswGraph.load(files.path('hnsw.bin'), metricOps(options.metric).hnswSpace, dims, options.hnsw)
+  } catch (cause) {
+    if (cause instanceof QuarryError) throw cause
+    throw corrupt(files.root, 'hnsw.bin could not be read', cause)
+  }
+}
+
+/** A fresh state with the stored ids, vector rows and graph; records are restored into it next. */
+function stateOf(options: ResolvedIndexOptions, ids: readonly (string | null)[], rows: Float32Array | undefined, graph: HnswGraph | undefined): IndexState {
+  const dims = options.dimensions
   const state = emptyState(options, graph)
   const idMap = IdMap.fromJSON(ids)
-  const full = { ...state, ids: idMap, store: dims !== undefined && rows ? VectorStore.fromRows(dims, rows) : undefined, tie: idTieBreak(idMap) }
-  const forward = open('forward.bin')
+  return { ...state, ids: idMap, store: dims !== undefined && rows ? VectorStore.fromRows(dims, rows) : undefined, tie: idTieBreak(idMap) }
+}
+
+/**
+ * Restores each label's metadata (and its value indexes), text and text-index entry, reading
+ * forward.bin label by label (so text is never analyzed again).
+ */
+function restoreRecords(files: SnapshotFiles, state: IndexState, records: StoredRecords, extent: number): void {
+  const { metadata, texts, terms } = records
+  const forward = files.open('forward.bin')
   const word = new Uint32Array(1)
   for (let label = 0; label < extent; label++) {
-    if (forward.read(new Uint8Array(word.buffer)) !== 4) throw corrupt(root, 'forward.bin is truncated')
+    if (forward.read(new Uint8Array(word.buffer)) !== 4) throw corrupt(files.root, 'forward.bin is truncated')
     const count = word[0] as number
     const m = metadata[label]
     if (m !== undefined) {
-      full.metadata[label] = m
-      full.values.add(label, m)
+      state.metadata[label] = m
+      state.values.add(label, m)
     }
-    full.texts[label] = texts[label]
+    state.texts[label] = texts[label]
     if (count === NO_TEXT) continue
     const length = new Float64Array(1)
     const termIds = new Uint32Array(count)
     const tfs = new Float32Array(count)
     if (forward.read(new Uint8Array(length.buffer)) !== 8 || forward.read(new Uint8Array(termIds.buffer)) !== count * 4 || forward.read(new Uint8Array(tfs.buffer)) !== count * 4) {
-      throw corrupt(root, 'forward.bin is truncated')
+      throw corrupt(files.root, 'forward.bin is truncated')
     }
-    full.sparse.restore(label as Label, terms, termIds, tfs, length[0] as number)
+    state.sparse.restore(label as Label, terms, termIds, tfs, length[0] as number)
   }
-  verify('forward.bin', forward)
-  if (typeof manifest.textTotalLength === 'number') full.sparse.restoreTotalLength(manifest.textTotalLength)
-  return new QuarryIndex(full, embedder)
+  files.verify('forward.bin', forward)
 }
 
 /** Turns `{ $datetime: iso }` values back into Dates. */

@@ -1,6 +1,7 @@
 import type { Label } from '../ids.js'
-import { TopK, type TieBreak } from '../util/top-k.js'
+import type { TieBreak } from '../util/top-k.js'
 import { idf, tfPart, upperBound, type Bm25Params } from './bm25.js'
+import { MaxScoreRun, remainingBounds, type ScoredTerm } from './max-score.js'
 import { PostingList } from './postings.js'
 
 /** A document as the sparse index sees it: weighted term frequencies and weighted length. */
@@ -196,97 +197,42 @@ export class SparseIndex {
    * and candidates that can no longer reach the k-th score are dropped.
    */
   search(query: readonly QueryTerm[], k: number, tie: TieBreak, accept?: (label: Label) => boolean): { hits: SparseHit[]; stats: SparseSearchStats } {
-    const p = this.params
-    const N = this.#documents
     const avg = this.averageLength
-    const terms = query
+    const terms = this.#scoredTerms(query, avg)
+    const rest = remainingBounds(terms)
+    const run = new MaxScoreRun({ acc: this.#acc, lengths: this.#lengths, avg, params: this.params, k, accept, tf: (label, id) => this.#tf(label, id) })
+    // The accumulator is shared between searches: always leave it zeroed, even if the filter throws.
+    try {
+      for (let t = 0; t < terms.length; t++) {
+        const reach = rest[t] as number
+        // Essential: a document not seen yet could still reach the top k through this term.
+        if (reach >= run.theta) run.scoreEssential(terms[t] as ScoredTerm)
+        else run.scoreNonEssential(terms[t] as ScoredTerm, reach)
+        run.updateTheta()
+      }
+      return {
+        hits: run.top(tie),
+        stats: { terms: terms.length, essentialTerms: run.essentialTerms, postingsScored: run.postingsScored, candidates: run.candidates },
+      }
+    } finally {
+      run.clear()
+    }
+  }
+
+  /** The query's terms found in the vocabulary, with their weights and score bounds, highest bound first. */
+  #scoredTerms(query: readonly QueryTerm[], avg: number): ScoredTerm[] {
+    const N = this.#documents
+    return query
       .map(({ term, weight }) => {
         const id = this.#termIds.get(term)
         const list = id === undefined ? undefined : this.#postings[id]
         if (id === undefined || !list || list.length === 0) return undefined
         const w = idf(N, list.length) * weight
-        return { id, term, list, w, ub: upperBound(w, list.maxTf, list.minLength, avg, p) }
+        return { id, term, list, w, ub: upperBound(w, list.maxTf, list.minLength, avg, this.params) }
       })
       .filter((t) => t !== undefined)
       // Ties by the term itself, not its id: ids depend on insertion history, terms do not.
       .sort((a, b) => b.ub - a.ub || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
-    const rest = new Float64Array(terms.length + 1)
-    for (let i = terms.length - 1; i >= 0; i--) rest[i] = (rest[i + 1] as number) + (terms[i]?.ub ?? 0)
-
-    const acc = this.#acc
-    const lengths = this.#lengths
-    let candidates: number[] = []
-    /** Documents the filter rejected: marked -1 in `acc` until the search ends. */
-    const rejected: number[] = []
-    let theta = -Infinity
-    let essential = 0
-    let postingsScored = 0
-    const kthScore = (): number => {
-      if (candidates.length < k) return -Infinity
-      const scores = candidates.map((l) => acc[l] as number)
-      return quickSelectDesc(scores, k - 1)
-    }
-
-    // The accumulator is shared between searches: always leave it zeroed, even if the filter throws.
-    try {
-      for (let t = 0; t < terms.length; t++) {
-        const { id, list, w } = terms[t] as { id: number; list: PostingList; w: number }
-        if ((rest[t] as number) >= theta) {
-          // Essential: a document not seen yet could still reach the top k through this term.
-          essential++
-          for (let i = 0; i < list.length; i++) {
-            const label = list.labels[i] as number
-            const previous = acc[label] as number
-            if (previous < 0) continue // rejected by the filter earlier in this search
-            if (previous === 0) {
-              if (accept && !accept(label as Label)) {
-                acc[label] = -1
-                rejected.push(label)
-                continue
-              }
-              candidates.push(label)
-            }
-            acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, p)
-          }
-          postingsScored += list.length
-        } else {
-          // Non-essential: only candidates that can still reach the k-th score matter.
-          const reach = rest[t] as number
-          candidates = candidates.filter((l) => {
-            if ((acc[l] as number) + reach >= theta) return true
-            acc[l] = 0
-            return false
-          })
-          if (candidates.length * 12 < list.length) {
-            for (const label of candidates) {
-              const tf = this.#tf(label, id)
-              if (tf > 0) acc[label] = (acc[label] as number) + w * tfPart(tf, lengths[label] as number, avg, p)
-            }
-            postingsScored += candidates.length
-          } else {
-            for (let i = 0; i < list.length; i++) {
-              const label = list.labels[i] as number
-              const previous = acc[label] as number
-              if (previous > 0) acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, p)
-            }
-            postingsScored += list.length
-          }
-        }
-        theta = kthScore()
-      }
-      const top = new TopK(k, tie)
-      for (const label of candidates) {
-        const score = acc[label] as number
-        if (score > 0) top.push(-score, label as Label)
-      }
-      return {
-        hits: top.sorted().map(({ key, label }) => ({ label, score: -key })),
-        stats: { terms: terms.length, essentialTerms: essential, postingsScored, candidates: candidates.length },
-      }
-    } finally {
-      for (const label of candidates) acc[label] = 0
-      for (const label of rejected) acc[label] = 0
-    }
   }
 
   /** Per-term parts of a document's score for a query (the same arithmetic as search). */
@@ -314,30 +260,4 @@ export class SparseIndex {
     acc.set(this.#acc)
     this.#acc = acc
   }
-}
-
-/** The (n+1)-th largest value (n from 0), reordering `xs` in place. */
-function quickSelectDesc(xs: number[], n: number): number {
-  let lo = 0
-  let hi = xs.length - 1
-  while (lo < hi) {
-    const pivot = xs[(lo + hi) >> 1] as number
-    let i = lo
-    let j = hi
-    while (i <= j) {
-      while ((xs[i] as number) > pivot) i++
-      while ((xs[j] as number) < pivot) j--
-      if (i <= j) {
-        const tmp = xs[i] as number
-        xs[i] = xs[j] as number
-        xs[j] = tmp
-        i++
-        j--
-      }
-    }
-    if (n <= j) hi = j
-    else if (n >= i) lo = i
-    else return xs[n] as number
-  }
-  return xs[lo] as number
 }

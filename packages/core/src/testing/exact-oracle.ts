@@ -1,4 +1,4 @@
-import type { Hit } from '../engine/dense-search.js'
+import type { Hit } from '../engine/results.js'
 import { createIndex, type QuarryIndex } from '../engine/quarry-index.js'
 import type { Metadata } from '../engine/record.js'
 import type { Filter } from '../filter/ast.js'

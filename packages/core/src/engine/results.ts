@@ -1,0 +1,57 @@
+/** What every search returns, dense, text or hybrid: the hits, and how the search ran. */
+import type { DenseStrategy } from '../dense/planner.js'
+import type { SparseSearchStats, TermExplanation } from '../sparse/sparse-index.js'
+import type { Metadata } from './record.js'
+
+/** How a hybrid hit was scored: both sides' raw and normalized parts, and the fused score. */
+export interface HybridExplanation {
+  readonly fusion: 'convex' | 'rrf'
+  readonly alpha: number
+  readonly dense?: { readonly distance: number; readonly score: number; readonly normalized: number; readonly rank: number }
+  readonly sparse?: { readonly score: number; readonly normalized: number; readonly rank: number }
+  readonly fused: number
+}
+
+/** One search result. */
+export interface Hit {
+  readonly id: string
+  /** Higher is better: cosine similarity, dot product, 1 / (1 + euclidean distance), or BM25. */
+  readonly score: number
+  /** Dense hits: the metric's distance (1 - cos in [0, 2], -dot, or euclidean). */
+  readonly distance?: number
+  readonly metadata: Readonly<Metadata>
+  /**
+   * Text hits with `explain: true`: each query term's part of the BM25 score. Hybrid hits: the
+   * dense and sparse parts, normalized, and the fused score.
+   */
+  readonly explain?: { readonly bm25?: readonly TermExplanation[]; readonly hybrid?: HybridExplanation }
+}
+
+/** How a search ran: the planner's choice, its reason, and the work done. */
+export interface SearchStats {
+  readonly strategy: DenseStrategy | 'bm25' | 'hybrid'
+  readonly reason: string
+  /** Live records in the index. */
+  readonly live: number
+  /** ef used by the graph search, when the graph was used. */
+  readonly ef?: number
+  /** Estimated fraction of records passing the filter (from a sample). */
+  readonly estimatedSelectivity?: number
+  /** Exact number of records passing the filter, when it was fully evaluated. */
+  readonly allowed?: number
+  /** Candidates fetched from the graph before post-filtering. */
+  readonly fetched?: number
+  /** True when a graph search returned too few hits and an exact scan answered instead. */
+  readonly fallback?: boolean
+  /** Text searches: query terms found, terms scored in full, postings read, documents scored. */
+  readonly bm25?: SparseSearchStats
+  /** Hybrid searches: how each side ran. */
+  readonly dense?: SearchStats
+  readonly sparse?: SearchStats
+}
+
+export interface SearchResult {
+  /** Best first; equal distances ordered by id ascending. */
+  readonly hits: Hit[]
+  readonly stats: SearchStats
+}
