@@ -40,16 +40,21 @@ export function saveGolden(path: string, scenarios: readonly GoldenScenario[]): 
 /** Fields that are proto maps: their keys are user data, not field names. */
 const MAP_FIELDS = new Set(['scope', 'metadata'])
 
-/** proto3 JSON never carries null or undefined, an empty list is omitted, field names are lowerCamelCase. */
-export function expectProto3Json(value: unknown, path = '$', isMap = false): void {
+/**
+ * proto3 JSON never carries null or undefined, an empty list or an empty string is omitted (no
+ * string field of the three APIs has presence; a map's values may be empty), field names are
+ * lowerCamelCase.
+ */
+export function expectProto3Json(value: unknown, path = '$', isMap = false, mapValue = false): void {
   if (value === null || value === undefined) throw new Error(`${path} is ${String(value)}`)
+  if (value === '' && !mapValue) throw new Error(`${path} is an empty string (omit it)`)
   if (Array.isArray(value)) {
     if (value.length === 0) throw new Error(`${path} is an empty list (omit it)`)
     value.forEach((v, i) => expectProto3Json(v, `${path}[${i}]`))
   } else if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (!isMap && /_/.test(k)) throw new Error(`${path}.${k} is not lowerCamelCase`)
-      expectProto3Json(v, `${path}.${k}`, !isMap && MAP_FIELDS.has(k))
+      expectProto3Json(v, `${path}.${k}`, !isMap && MAP_FIELDS.has(k), isMap)
     }
   }
 }

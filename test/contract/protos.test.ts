@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import * as retriever from '../../packages/adapters/src/semantic-retriever/schema.js'
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages/adapters/src/vertex-rag/schema.js'
 import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memory-bank/schema.js'
-import { without } from '../../packages/adapters/src/rpc/proto-json.js'
+import { hasPresence, without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
 /**
@@ -14,7 +14,7 @@ import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/pro
 const require = createRequire(import.meta.url)
 
 interface ProtoNode {
-  fields?: Record<string, { type: string; rule?: string; keyType?: string }>
+  fields?: Record<string, { type: string; rule?: string; keyType?: string; options?: Record<string, unknown> }>
   values?: Record<string, number>
   oneofs?: Record<string, { oneof: string[] }>
   nested?: Record<string, ProtoNode>
@@ -49,6 +49,15 @@ function checkMessage(root: ProtoNode, schema: MessageType): void {
   // Oneofs of two or more members (one-member oneofs constrain nothing).
   const groups = (list: readonly (readonly string[])[]): string[][] => list.filter((o) => o.length > 1).map((o) => [...o].sort())
   expect(groups(schema.oneofs ?? []), `${schema.name} oneofs`).toEqual(groups(Object.values(proto.oneofs ?? {}).map((o) => o.oneof)))
+  // Presence of every singular scalar: `optional` (a synthetic one-member oneof in protos.json) or a
+  // oneof member in the protos ⇔ presence in the schema, so the reader drops exactly the zeros
+  // that mean "unset".
+  const inProtoOneof = new Set(Object.values(proto.oneofs ?? {}).flatMap((o) => o.oneof))
+  for (const [name, type] of Object.entries(schema.fields)) {
+    if (!['string', 'bool', 'int32', 'int64', 'float', 'double', 'enum'].includes(type.t)) continue
+    const protoPresence = proto.fields?.[name]?.options?.proto3_optional === true || inProtoOneof.has(name)
+    expect(hasPresence(schema, name), `${schema.name}.${name} presence`).toBe(protoPresence)
+  }
 }
 
 function checkField(root: ProtoNode, owner: string, name: string, type: FieldType, field: { type: string; rule?: string; keyType?: string }): void {

@@ -87,7 +87,7 @@ describe('Semantic Retriever with v1beta.RetrieverServiceClient', () => {
     const failure = await failureOf(client.queryCorpus({ ...query, resultsCount: 101 }))
     expect(failure).toMatchObject({ http: 400, status: 'INVALID_ARGUMENT' })
     expect(failure.message).toMatch(/resultsCount must be between 1 and 100/)
-    expect(failure.details).toEqual([{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'resultsCount', description: 'resultsCount must be between 1 and 100 (default 10); received 101.' }] }])
+    expect(failure.details).toEqual([{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'resultsCount', description: 'resultsCount must be between 1 and 100 (0 or unset: the default 10); received 101.' }] }])
     expect(await failureOf(client.getCorpus({ name: 'corpora/none' }))).toMatchObject({ http: 404, status: 'NOT_FOUND' })
     expect(await failureOf(client.deleteCorpus({ name: 'corpora/books' }))).toMatchObject({ http: 400, status: 'FAILED_PRECONDITION' })
     await client.deleteCorpus({ name: 'corpora/books', force: true })

@@ -384,8 +384,9 @@ describe('hostile requests against every route (loopback)', () => {
       [`${engine}/memories/wires`, chunkTexts.near],
       [`${engine}/memories/floors`, chunkTexts.far],
     ])
-    expect(retrieved[0]?.distance).toBeCloseTo(cosineDistance(sq as Float32Array, near as Float32Array), 5)
-    expect(retrieved[1]?.distance).toBeCloseTo(cosineDistance(sq as Float32Array, far as Float32Array), 5)
+    // Memory distances are Euclidean between the unit embeddings: √(2 · cosine distance).
+    expect(retrieved[0]?.distance).toBeCloseTo(Math.sqrt(2 * cosineDistance(sq as Float32Array, near as Float32Array)), 5)
+    expect(retrieved[1]?.distance).toBeCloseTo(Math.sqrt(2 * cosineDistance(sq as Float32Array, far as Float32Array)), 5)
     expect(internalErrors).toEqual([])
   })
 })

@@ -78,7 +78,8 @@ describe('Memory Bank scope isolation', () => {
           expect(got.length).toBe(expected.length)
           got.forEach((rm, i) => {
             expect(sameScope(rm.memory.scope, scope)).toBe(true)
-            expect(rm.distance).toBeCloseTo((expected[i] as { d: number }).d, 6)
+            // Euclidean between unit embeddings, √(2 · cosine distance); exactly 0 is omitted (proto3).
+            expect(rm.distance ?? 0).toBeCloseTo(Math.sqrt(2 * Math.max(0, (expected[i] as { d: number }).d)), 6)
             if (!expected.some((e, j) => j !== i && Math.abs(e.d - (expected[i] as { d: number }).d) < 1e-7)) expect(rm.memory.name).toBe(expected[i]?.name)
           })
           expect(s.nextPageToken).toBeUndefined()

@@ -150,13 +150,13 @@ describe('queryCorpus and queryDocument equal a brute-force oracle', () => {
           const query = queryWords.join(' ')
 
           const [corpusResult] = await client.queryCorpus({ name: corpus.name, query, metadataFilters: corpusFilters, resultsCount: k })
-          const got = (corpusResult.relevantChunks ?? []).map((r) => ({ name: r.chunk.name, score: r.chunkRelevanceScore }))
+          const got = (corpusResult.relevantChunks ?? []).map((r) => ({ name: r.chunk.name, score: r.chunkRelevanceScore ?? 0 }))
           expectSameRanking(got, await oracle(all, query, corpusFilters, k))
           for (const r of corpusResult.relevantChunks ?? []) expect(r.chunk.name.startsWith(`${r.document?.name}/chunks/`)).toBe(true)
 
           const documentName = `${corpus.name}/documents/d${pick % docs.length}`
           const [documentResult] = await client.queryDocument({ name: documentName, query, metadataFilters: documentFilters, resultsCount: k })
-          const gotDoc = (documentResult.relevantChunks ?? []).map((r) => ({ name: r.chunk.name, score: r.chunkRelevanceScore }))
+          const gotDoc = (documentResult.relevantChunks ?? []).map((r) => ({ name: r.chunk.name, score: r.chunkRelevanceScore ?? 0 }))
           expectSameRanking(gotDoc, await oracle(all, query, documentFilters, k, documentName))
           for (const r of documentResult.relevantChunks ?? []) expect(r.document).toBeUndefined()
         },

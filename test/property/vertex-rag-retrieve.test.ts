@@ -140,11 +140,13 @@ describe('retrieveContexts equals a brute-force oracle', () => {
             const ranked = eligible.filter((c) => scores.has(c.id) && withinThreshold(c)).map((c) => ({ id: c.id, s: scores.get(c.id) as number })).sort((a, b) => byScore(a, b, false)).slice(0, topK)
             const best = ranked[0]?.s ?? 0
             expected = ranked.map((r) => ({ id: r.id, s: 1 - r.s / best }))
-            got.forEach((c, i) => expect(c.sparseDistance).toBeCloseTo((ranked[i] as { s: number }).s, 6))
+            // sparseDistance is 1 / (1 + BM25): smaller is closer.
+            got.forEach((c, i) => expect(c.sparseDistance).toBeCloseTo(1 / (1 + (ranked[i] as { s: number }).s), 6))
           }
           expectRanking(got, expected)
           for (const c of got) {
-            expect(c.distance).toBeCloseTo(distance.get(c.chunk.chunkId as string) as number, 6)
+            // A distance of exactly 0 is omitted (a double without presence).
+            expect(c.distance ?? 0).toBeCloseTo(distance.get(c.chunk.chunkId as string) as number, 6)
             expect(c.sourceUri).toBe(c.sourceDisplayName)
             expect(c.text).toBe(chunks.find((x) => x.id === c.chunk.chunkId)?.text)
           }

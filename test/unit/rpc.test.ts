@@ -95,7 +95,18 @@ describe('resource names', () => {
     expect(derivedId('a'.repeat(100), random).length).toBe(40)
   })
   it('parses names against a pattern', () => {
-    expect(parseName('corpora/a/documents/b-1', 'corpora/{corpus}/documents/{document}', 'name')).toEqual(['a', 'b-1'])
+    expect(parseName('corpora/a/documents/b-1', 'corpora/{corpus}/documents/{document}', 'name')).toEqual({
+      name: 'corpora/a/documents/b-1',
+      parent: 'corpora/a',
+      id: 'b-1',
+      ids: { corpus: 'a', document: 'b-1' },
+      names: { corpus: 'corpora/a', document: 'corpora/a/documents/b-1' },
+    })
+    expect(parseName('corpora/a', 'corpora/{corpus}', 'name').parent).toBe('')
+    // A variable with its own id rule, named in the message.
+    const rule = { test: /^[a-z][a-z0-9-]{0,62}$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter' }
+    expect(parseName('engines/1/memories/m-1', 'engines/{engine}/memories/{memory}', 'name', { memory: rule }).ids.memory).toBe('m-1')
+    expect(violation(() => parseName('engines/1/memories/1m', 'engines/{engine}/memories/{memory}', 'name', { memory: rule })).message).toContain('memory ids: up to 63')
     for (const bad of ['corpora/a', 'corpora/a/documents/B', 'corpora/a/documents/b-', 'x/a/documents/b', 'corpora/a/documents/b/extra']) {
       expect(violation(() => parseName(bad, 'corpora/{corpus}/documents/{document}', 'name')).field).toBe('name')
     }

@@ -32,6 +32,12 @@ export { seededRandomId, cryptoRandomId } from './rpc/names.js'
 export type { RandomId } from './rpc/names.js'
 export { steppingClock, systemClock } from './rpc/clock.js'
 export type { Clock } from './rpc/clock.js'
+export { defaultEmbedder } from './rpc/default-embedder.js'
+export type { GoogleClientOptions } from './rpc/google-client.js'
+export type { PathHelpers } from './rpc/path-templates.js'
+
+// The engines in-process clients share when made without one (one per API, as one project).
+export { defaultEngines, resetDefaultEngines } from './default-engines.js'
 
 // Generative Language Semantic Retriever (v1beta RetrieverService).
 export { SemanticRetriever, RETRIEVER_METHODS } from './semantic-retriever/service.js'
@@ -75,7 +81,6 @@ export type {
   RetrieveContextsResponseJson,
   ImportRagFilesResponseJson,
   UploadRagFileResponseJson,
-  OperationJson,
   RagDataSchemaJson,
   RagMetadataJson,
   MetadataValueJson,
@@ -90,7 +95,7 @@ export { DEFAULT_RETRIEVE, MAX_RETRIEVE } from './memory-bank/retrieve.js'
 export type { RetrieveMemoriesResponseJson, RetrievedMemoryJson } from './memory-bank/retrieve.js'
 export { MAX_DIRECT_MEMORIES, normalizeFact } from './memory-bank/generate.js'
 export type { MemoryJson, TopicJson } from './memory-bank/state.js'
-export type { FinishedOperation } from './rpc/operations.js'
+export type { Operation, AnyJson } from './rpc/operations.js'
 
 // The local REST server for all three APIs.
 export { createServer } from './http/server.js'

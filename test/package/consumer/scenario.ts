@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
+import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
 import { ApiError, RetrieverServiceClient, seededRandomId, steppingClock } from '@quarry/adapters'
 
 export type Ranked = [id: string, score: number][]
@@ -61,7 +61,8 @@ function searches(index: QuarryIndex): { strategy: string; dense: Ranked; text: 
 
 /** The Semantic Retriever client: a corpus, a document, three chunks, one query. */
 async function semanticRetriever(dense: 'hnsw' | 'exact'): Promise<{ texts: string[]; scores: number[]; invalid: number }> {
-  const client = new RetrieverServiceClient({ dense, planner: { exactBelow: 0 }, randomId: seededRandomId(7), clock: steppingClock('2026-01-01T00:00:00Z') })
+  // The hashing embedder: instant and the same on every machine (the default, GloVe, loads word vectors).
+  const client = new RetrieverServiceClient({ embedder: createHashingEmbedder(), dense, planner: { exactBelow: 0 }, randomId: seededRandomId(7), clock: steppingClock('2026-01-01T00:00:00Z') })
   const [corpus] = await client.createCorpus({ corpus: { displayName: 'Books' } })
   const [doc] = await client.createDocument({ parent: corpus.name, document: { displayName: 'Dune' } })
   await client.batchCreateChunks({
@@ -75,7 +76,7 @@ async function semanticRetriever(dense: 'hnsw' | 'exact'): Promise<{ texts: stri
   } catch (error) {
     if (error instanceof ApiError) invalid = error.code
   }
-  return { texts: relevantChunks.map((c) => c.chunk.data.stringValue), scores: relevantChunks.map((c) => c.chunkRelevanceScore), invalid }
+  return { texts: relevantChunks.map((c) => c.chunk.data.stringValue), scores: relevantChunks.map((c) => c.chunkRelevanceScore ?? 0), invalid }
 }
 
 /** Everything, with the native HNSW graph (the default dense mode). */

@@ -3,6 +3,7 @@ import { message, string, type FieldType, type MessageType } from '../../../pack
 import * as memoryBank from '../../../packages/adapters/src/memory-bank/schema.js'
 import * as retriever from '../../../packages/adapters/src/semantic-retriever/schema.js'
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../../packages/adapters/src/vertex-rag/schema.js'
+import { OPERATIONS_REQUESTS } from '../../../packages/adapters/src/rpc/mixins.js'
 import { Known, Obj, longString, nested, type J } from './json.js'
 import { benignFilter, filterArb, floatValue, hostileName, intValue, mapKey, polluted, sentence, textValue } from './values.js'
 
@@ -27,6 +28,11 @@ for (const schema of [...Object.values(SHARED_REQUESTS), ...Object.values(V1BETA
   }
 }
 SCHEMAS.set(GetOperationRequest.name, GetOperationRequest)
+for (const schema of Object.values(OPERATIONS_REQUESTS)) SCHEMAS.set(schema.name, schema)
+// The RPCs Quarry answers UNIMPLEMENTED read no request: an empty message (hostile values mixed in as for any other).
+const UNSERVED = ['AugmentPrompt', 'CorroborateContent', 'AskContexts', 'AsyncRetrieveContexts', 'GetRagEngineConfig', 'UpdateRagEngineConfig']
+for (const version of ['v1', 'v1beta1']) for (const rpc of UNSERVED) SCHEMAS.set(`google.cloud.aiplatform.${version}.${rpc}Request`, message(`google.cloud.aiplatform.${version}.${rpc}Request`, {}))
+for (const name of ['google.cloud.location.GetLocationRequest', 'google.cloud.location.ListLocationsRequest', 'google.iam.v1.GetIamPolicyRequest', 'google.iam.v1.SetIamPolicyRequest', 'google.iam.v1.TestIamPermissionsRequest']) SCHEMAS.set(name, message(name, {}))
 
 /** `google.cloud.aiplatform.v1.VertexRagDataService.ImportRagFiles` → the schema of `google.cloud.aiplatform.v1.ImportRagFilesRequest`. */
 export function requestSchemaOf(rpc: string): MessageType | undefined {

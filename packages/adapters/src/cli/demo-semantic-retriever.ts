@@ -63,7 +63,7 @@ function printRelevant(title: string, response: QueryResponseJson): void {
   console.log(`\n${title}`)
   const rows = (response.relevantChunks ?? []).map((r, i) => {
     const file = r.chunk.customMetadata?.find((m) => m.key === 'file')
-    return [i + 1, r.chunkRelevanceScore, (file && 'stringValue' in file ? file.stringValue : r.chunk.name).slice(0, 48), r.chunk.data.stringValue.replace(/\s+/g, ' ').slice(0, 60)]
+    return [i + 1, r.chunkRelevanceScore ?? 0, (file && 'stringValue' in file ? file.stringValue : r.chunk.name).slice(0, 48), r.chunk.data.stringValue.replace(/\s+/g, ' ').slice(0, 60)]
   })
   console.log(
     renderTable(['rank', 'chunkRelevanceScore', 'file', 'snippet'], rows)

@@ -1,3 +1,4 @@
+import { omitUndefined } from '../rpc/omit.js'
 import { createHash } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { dirname, extname, resolve } from 'node:path'
@@ -58,7 +59,7 @@ async function planFile(file: FoundFile, previous: IndexedFile | undefined): Pro
   const ext = extname(file.source).slice(1).toLowerCase()
   const pages = extracted.pageStarts
   const records = pieces.map((p, chunk) => {
-    const metadata: Metadata = { source: file.source, ext, sha256, chunk, start: p.start, end: p.end, ...(pages ? { page: pageAt(pages, p.start) } : {}) }
+    const metadata: Metadata = omitUndefined({ source: file.source, ext, sha256, chunk, start: p.start, end: p.end, page: pages ? pageAt(pages, p.start) : undefined })
     return { id: chunkId(file.source, chunk), text: p.text, metadata }
   })
   return { kind: 'read', sha256, records }

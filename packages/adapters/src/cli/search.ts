@@ -1,3 +1,4 @@
+import { omitUndefined } from '../rpc/omit.js'
 import { MAX_TOP_K, type Filter, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { numberOption, parseArgs } from './args.js'
 import { embedderOfIndex } from './embedders.js'
@@ -27,7 +28,7 @@ function usage(): string {
  */
 export async function searchSaved(index: QuarryIndex, dir: string, request: { text: string; topK: number; alpha: number; filter?: Filter }): Promise<SearchResult> {
   const embedder = request.alpha > 0 && index.options.dimensions !== undefined ? embedderOfIndex(index, shown(dir)) : undefined
-  if (!embedder) return index.search({ text: request.text, topK: request.topK, ...(request.filter ? { filter: request.filter } : {}) })
+  if (!embedder) return index.search(omitUndefined({ text: request.text, topK: request.topK, filter: request.filter }))
   const [vector] = await embedder.embed([request.text])
   return index.search({ ...request, vector: vector as Float32Array })
 }
@@ -49,7 +50,7 @@ export async function runSearch(args: readonly string[]): Promise<number> {
   const index = openIndex(dir, `run \`${quarryCommand()} index <path>...${flag === undefined ? '' : ` --index ${shellWord(flag)}`}\` first`)
   const expression = parsed.value('filter')
   const filter = expression === undefined ? undefined : compileFilter(expression, index)
-  const result = await searchSaved(index, dir, { text, topK, alpha, ...(filter ? { filter } : {}) })
+  const result = await searchSaved(index, dir, omitUndefined({ text, topK, alpha, filter }))
   if (parsed.has('json')) {
     const hits = result.hits.map((hit) => ({ id: hit.id, source: hitSource(hit), score: hit.score, text: hitText(index, hit), ...fileFields(hit.metadata) }))
     console.log(JSON.stringify({ hits }, null, 2))

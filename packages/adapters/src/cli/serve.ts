@@ -1,3 +1,4 @@
+import { omitUndefined } from '../rpc/omit.js'
 import { createServer as createNetServer } from 'node:net'
 import { createServer, type RequestLogEntry } from '../http/server.js'
 import { numberOption, parseArgs } from './args.js'
@@ -79,9 +80,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     allowedHosts: flags.all('allowed-host'),
     corsOrigins: flags.all('cors-origin'),
-    ...(dataDir ? { dataDir } : {}),
-    ...(flags.has('log') ? { onRequest: (entry: RequestLogEntry) => console.log(requestLine(entry)) } : {}),
-    vertexRag: { importRoots, ...(gcsRoot ? { gcsRoot } : {}) },
+    ...omitUndefined({ dataDir, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
+    vertexRag: omitUndefined({ importRoots, gcsRoot }),
   })
   let url: string
   try {

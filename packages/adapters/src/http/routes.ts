@@ -2,7 +2,9 @@ import { MEMORY_TABLE } from '../memory-bank/methods.js'
 import { ManagedTopic } from '../memory-bank/schema.js'
 import type { MemoryBank } from '../memory-bank/service.js'
 import type { HttpVerb, MethodTable, ServiceMethods, UploadContent } from '../rpc/methods.js'
+import { MIXIN_HTTP } from '../rpc/mixins.js'
 import type { Outcome } from '../rpc/outcome.js'
+import { Code } from '../rpc/status.js'
 import { RETRIEVER_SERVICE, RETRIEVER_TABLE } from '../semantic-retriever/methods.js'
 import { ChunkState } from '../semantic-retriever/schema.js'
 import type { SemanticRetriever } from '../semantic-retriever/service.js'
@@ -63,7 +65,7 @@ function tableRoutes<T extends MethodTable<never>>(table: T, service: ServiceMet
       return {
         method: binding.verb,
         template,
-        rpc: `${spec.service === undefined ? surface.service : `${pkg}.${spec.service}`}.${spec.rpc}`,
+        rpc: `${spec.service === undefined ? surface.service : spec.service.includes('.') ? spec.service : `${pkg}.${spec.service}`}.${spec.rpc}`,
         call: (request, upload) => serve(request, upload),
         enums: surface.enums,
         ...(binding.body === undefined ? {} : { body: binding.body }),
@@ -83,16 +85,60 @@ function ragRoutes(surface: VertexRagSurface): Route[] {
   ]
 }
 
-/** google.longrunning.Operations.GetOperation: operations are done when returned; polling reads them back from whichever engine made them. */
-function operationRoutes(rag: VertexRagEngine, mb: MemoryBank): Route[] {
-  const get = async (q: Record<string, unknown>): Promise<Outcome<unknown>> => {
-    const fromRag = await rag.v1beta1.getOperation(q)
-    return fromRag.ok ? fromRag : mb.getOperation(q)
+type MixinName = keyof typeof MIXIN_HTTP
+type Call = (request: Record<string, unknown>) => Promise<Outcome<unknown>>
+
+const MIXIN_SERVICES: Readonly<Record<MixinName, string>> = {
+  getOperation: 'google.longrunning.Operations.GetOperation',
+  listOperations: 'google.longrunning.Operations.ListOperations',
+  cancelOperation: 'google.longrunning.Operations.CancelOperation',
+  deleteOperation: 'google.longrunning.Operations.DeleteOperation',
+  waitOperation: 'google.longrunning.Operations.WaitOperation',
+  getLocation: 'google.cloud.location.Locations.GetLocation',
+  listLocations: 'google.cloud.location.Locations.ListLocations',
+  getIamPolicy: 'google.iam.v1.IAMPolicy.GetIamPolicy',
+  setIamPolicy: 'google.iam.v1.IAMPolicy.SetIamPolicy',
+  testIamPermissions: 'google.iam.v1.IAMPolicy.TestIamPermissions',
+}
+
+/**
+ * The mixins of the Vertex APIs (operations, locations, IAM: rpc/mixins.ts), bound once per
+ * version for both engines. Operations are done when returned; a call on one is answered by the
+ * engine that made it (RAG Engine first, then Memory Bank), a list by the engine owning the
+ * collection (Memory Bank for reasoningEngines/*).
+ */
+function mixinRoutes(rag: VertexRagSurface, mb: MemoryBank): Route[] {
+  const either = (name: 'getOperation' | 'cancelOperation' | 'deleteOperation' | 'waitOperation'): Call => async (q) => {
+    const fromRag = await rag[name](q)
+    return fromRag.ok || fromRag.status.code !== Code.NOT_FOUND ? fromRag : mb[name](q)
   }
-  return ['v1', 'v1beta1'].map((v) => {
-    const template = `/${v}/{name=**/operations/*}`
-    return { method: 'GET', template, rpc: 'google.longrunning.Operations.GetOperation', call: get, enums: [...RAG_ENUMS, ...MB_ENUMS], compiled: compileTemplate(template), mutates: false }
-  })
+  const calls: Readonly<Record<MixinName, Call>> = {
+    getOperation: either('getOperation'),
+    cancelOperation: either('cancelOperation'),
+    deleteOperation: either('deleteOperation'),
+    waitOperation: either('waitOperation'),
+    listOperations: (q) => (/(^|\/)reasoningEngines\//.test(String(q['name'] ?? '')) ? mb.listOperations(q) : rag.listOperations(q)),
+    getLocation: (q) => rag.getLocation(q),
+    listLocations: (q) => rag.listLocations(q),
+    getIamPolicy: (q) => rag.getIamPolicy(q),
+    setIamPolicy: (q) => rag.setIamPolicy(q),
+    testIamPermissions: (q) => rag.testIamPermissions(q),
+  }
+  return (Object.keys(MIXIN_HTTP) as MixinName[]).flatMap((name) =>
+    MIXIN_HTTP[name].map((binding): Route => {
+      const template = `/${rag.version}/${binding.path}`
+      return {
+        method: binding.verb,
+        template,
+        rpc: MIXIN_SERVICES[name],
+        call: calls[name],
+        enums: [...RAG_ENUMS, ...MB_ENUMS],
+        ...(binding.body === undefined ? {} : { body: binding.body }),
+        compiled: compileTemplate(template),
+        mutates: name === 'deleteOperation',
+      }
+    }),
+  )
 }
 
 export interface Engines {
@@ -101,13 +147,17 @@ export interface Engines {
   readonly memoryBank: MemoryBank
 }
 
-/** Every REST route of the three APIs, derived from their method tables. */
+/**
+ * Every REST route of the three APIs, derived from their method tables (the RPCs Quarry does not
+ * serve included: they answer 501), then the Vertex mixins once per version.
+ */
 export function buildRoutes(engines: Engines): Route[] {
   return [
     ...tableRoutes(RETRIEVER_TABLE, engines.semanticRetriever, { version: 'v1beta', service: RETRIEVER_SERVICE, enums: SR_ENUMS }),
     ...ragRoutes(engines.vertexRag.v1),
     ...ragRoutes(engines.vertexRag.v1beta1),
     ...tableRoutes(MEMORY_TABLE, engines.memoryBank, { version: 'v1beta1', service: 'google.cloud.aiplatform.v1beta1.MemoryBankService', enums: MB_ENUMS }),
-    ...operationRoutes(engines.vertexRag, engines.memoryBank),
+    ...mixinRoutes(engines.vertexRag.v1, engines.memoryBank),
+    ...mixinRoutes(engines.vertexRag.v1beta1, engines.memoryBank),
   ]
 }

@@ -18,7 +18,7 @@ import { buildRoutes, type Engines, type Route } from './routes.js'
 import { setPath } from './template.js'
 
 export interface QuarryServerOptions {
-  /** Shared by the three APIs unless their own options name another. @defaultValue a 256-d hashing embedder */
+  /** Shared by the three APIs unless their own options name another. @defaultValue `defaultEmbedder()` (GloVe SIF, loaded on first use) */
   embedder?: Embedder
   semanticRetriever?: SemanticRetrieverOptions
   vertexRag?: VertexRagOptions
@@ -143,6 +143,16 @@ function asObject(value: unknown, what: string): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
+/**
+ * No body: nothing, blanks, or the JSON string `""`, which google-gax's REST transport sends when
+ * a request has nothing left for the body (a POST without a body binding such as
+ * operations:cancel, or a body field whose only member went into the path).
+ */
+function emptyBody(body: Buffer): boolean {
+  const text = body.toString('utf8').trim()
+  return text === '' || text === '""'
+}
+
 /** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */
 function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
   let request: Record<string, unknown> = {}
@@ -154,11 +164,11 @@ function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buff
     const file = parts.find((p) => p.name === 'file') ?? parts.find((p) => p !== metadata)
     request = asObject(parseJson(metadata?.body.toString('utf8') ?? '{}', 'metadata part'), 'metadata part')
     upload = file?.body
-  } else if (route.body !== undefined && body.length > 0) {
+  } else if (route.body !== undefined && !emptyBody(body)) {
     const parsed = asObject(parseJson(body.toString('utf8'), 'request body'), 'request body')
     if (route.body === '*') request = parsed
     else request[route.body] = parsed
-  } else if (route.body === undefined && body.length > 0 && body.toString('utf8').trim() !== '') {
+  } else if (route.body === undefined && !emptyBody(body)) {
     throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} takes no body; send its fields as query parameters.`))
   }
   for (const key of new Set(url.searchParams.keys())) {

@@ -1,24 +1,36 @@
+import { defaultMemoryBank } from '../default-engines.js'
+import { InProcessClient, setsAny, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
+import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
 import { MEMORY_TABLE } from './methods.js'
-import type { MemoryBankOptions } from './options.js'
+import { MEMORY_BANK_OPTION_KEYS, type MemoryBankOptions } from './options.js'
 import { MemoryBank } from './service.js'
 
-export type MemoryBankClientOptions = MemoryBankOptions & { memoryBank?: MemoryBank }
+/**
+ * Options of the in-process client: a MemoryBank to use, or engine options to make a private one;
+ * with neither it uses the shared default one (`defaultEngines()`). Google's client options are
+ * accepted and change nothing.
+ */
+export type MemoryBankClientOptions = MemoryBankOptions & GoogleClientOptions & { memoryBank?: MemoryBank }
 
-// The methods come from MEMORY_TABLE (methods.ts), in Google's calling convention.
-export interface MemoryBankServiceClient extends ClientMethods<typeof MEMORY_TABLE> {}
+// The methods come from MEMORY_TABLE (methods.ts), in Google's calling convention; the path
+// helpers from aiplatform's resource templates.
+export interface MemoryBankServiceClient extends ClientMethods<typeof MEMORY_TABLE>, PathHelpers<typeof AIPLATFORM_PATH_TEMPLATES> {}
 
 /**
  * In-process stand-in for `v1beta1.MemoryBankServiceClient` of `@google-cloud/aiplatform`:
  * mutations resolve to `[operation, raw]` (`operation.promise()` → `[result, metadata, raw]`),
  * reads to `[response]`, lists page like google-gax; failures reject with an ApiError.
+ * `new MemoryBankServiceClient()` clients share one default Memory Bank.
  */
-export class MemoryBankServiceClient {
+export class MemoryBankServiceClient extends InProcessClient {
   readonly memoryBank: MemoryBank
 
   constructor(options: MemoryBankClientOptions = {}) {
+    super(options)
     const { memoryBank, ...rest } = options
-    this.memoryBank = memoryBank ?? new MemoryBank(rest)
+    this.memoryBank = memoryBank ?? (setsAny(rest, MEMORY_BANK_OPTION_KEYS) ? new MemoryBank(rest) : defaultMemoryBank())
     Object.assign(this, clientOfTable(MEMORY_TABLE, this.memoryBank))
   }
 }
+Object.assign(MemoryBankServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))

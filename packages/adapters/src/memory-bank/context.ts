@@ -1,36 +1,42 @@
 import { createIndex } from '@quarry/core'
 import { EngineContext } from '../rpc/engine-context.js'
-import { parseName } from '../rpc/names.js'
-import { finishedOperation, remember, type FinishedOperation } from '../rpc/operations.js'
-import { failure, invalidArgument } from '../rpc/status.js'
+import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
+import { finishedOperation, remember, type Operation } from '../rpc/operations.js'
+import { failure } from '../rpc/status.js'
 import type { ResolvedMemoryBankOptions } from './options.js'
 import type { EngineState, MemoryBankState, MemoryState } from './state.js'
 
 export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/{reasoning_engine}'
 /** The short form Google's API also binds (`reasoningEngines/123`). */
 export const SHORT_ENGINE = 'reasoningEngines/{reasoning_engine}'
+export const MEMORY = `${ENGINE}/memories/{memory}`
+export const SHORT_MEMORY = `${SHORT_ENGINE}/memories/{memory}`
 
-/** Checks a reasoning engine name in either form; throws the full form's INVALID_ARGUMENT. */
-function parseEngine(name: string | undefined, field: string): void {
-  if (name !== undefined && name.startsWith('reasoningEngines/')) parseName(name, SHORT_ENGINE, field)
-  else parseName(name, ENGINE, field)
-}
 /** Memory ids: up to 63 of [a-z0-9-], starting with a letter. */
 export const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
+export const MEMORY_ID_RULE: IdRule = { test: MEMORY_ID, says: 'up to 63 of a-z, 0-9 and -, starting with a letter' }
+
+/** A reasoning engine name in either form (the full form's message when it is neither). */
+export function parseEngine(name: string | undefined, field: string): ResourceName<'reasoning_engine'> {
+  return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_ENGINE, field) : parseName(name, ENGINE, field)
+}
+
+/** A memory name under an engine name of either form. */
+export function parseMemory(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory'> {
+  return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_MEMORY, field, { memory: MEMORY_ID_RULE }) : parseName(name, MEMORY, field, { memory: MEMORY_ID_RULE })
+}
 
 /** What every Memory Bank operation works on. */
 export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
   protected readonly sequence = this.state
 
-
-
-
-
-
   /** Creates a reasoning engine's memory bank (idempotent). */
-  createEngine(name: string): EngineState {
-    parseEngine(name, 'name')
+  createEngine(name: string | undefined): EngineState {
+    return this.#created(parseEngine(name, 'name').name)
+  }
+
+  #created(name: string): EngineState {
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
@@ -45,7 +51,8 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
    * use unless engines are explicit (then NOT_FOUND).
    */
   engine(parent: string | undefined, field: string): EngineState {
-    return this.readEngine(parent, field) ?? this.createEngine(parent as string)
+    const found = this.findEngine(parent, field)
+    return found.engine ?? this.#created(found.name)
   }
 
   /**
@@ -53,22 +60,27 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
    * one, so unknown names cost nothing); NOT_FOUND when engines are explicit.
    */
   readEngine(parent: string | undefined, field: string): EngineState | undefined {
-    parseEngine(parent, field)
-    const found = this.state.engines.get(parent as string)
-    if (!found && this.options.explicitEngines) throw failure('NOT_FOUND', `ReasoningEngine "${parent}" not found.`, field)
+    return this.findEngine(parent, field).engine
+  }
+
+  /** The engine's name, parsed, and its memory bank if it has one (as `readEngine`). */
+  findEngine(parent: string | undefined, field: string): { readonly name: string; readonly engine: EngineState | undefined } {
+    const { name } = parseEngine(parent, field)
+    return { name, engine: this.#found(name, field) }
+  }
+
+  #found(name: string, field: string): EngineState | undefined {
+    const found = this.state.engines.get(name)
+    if (!found && this.options.explicitEngines) throw failure('NOT_FOUND', `ReasoningEngine "${name}" not found.`, field)
     if (found) this.sweep(found)
     return found
   }
 
   memory(name: string | undefined, field: string): { engine: EngineState; memory: MemoryState } {
-    const at = (name ?? '').lastIndexOf('/memories/')
-    const id = at < 0 ? '' : (name as string).slice(at + '/memories/'.length)
-    if (at < 0 || !MEMORY_ID.test(id)) {
-      throw invalidArgument(field, `${field} must be a memory name like "projects/p/locations/l/reasoningEngines/123/memories/456"; received "${name ?? ''}".`)
-    }
-    const engine = this.readEngine((name as string).slice(0, at), field)
-    const memory = engine?.memories.get(name as string)
-    if (!engine || !memory) throw failure('NOT_FOUND', `Memory "${name}" not found.`, field)
+    const parsed = parseMemory(name, field)
+    const engine = this.#found(parsed.names.reasoning_engine, field)
+    const memory = engine?.memories.get(parsed.name)
+    if (!engine || !memory) throw failure('NOT_FOUND', `Memory "${parsed.name}" not found.`, field)
     return { engine, memory }
   }
 
@@ -95,7 +107,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     if (expireMs !== undefined) engine.nextExpiryMs = Math.min(engine.nextExpiryMs, expireMs)
   }
 
-  operation(resource: string, metadataType: string, responseType: string, response: object): FinishedOperation {
+  operation(resource: string, metadataType: string, responseType: string, response: object): Operation {
     const op = finishedOperation({ version: 'v1beta1', resource, id: this.numericId(), atMs: this.now(), metadataType, responseType, response })
     remember(this.state.operations, op)
     return op

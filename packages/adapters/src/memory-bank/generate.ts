@@ -1,5 +1,6 @@
 import { compileFilter } from '@quarry/core'
-import type { FinishedOperation } from '../rpc/operations.js'
+import type { Operation } from '../rpc/operations.js'
+import { omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
@@ -34,7 +35,7 @@ function duplicateOf(ctx: MemoryContext, engine: EngineState, scopeKey: string, 
  * sources) become memories of the scope. A fact that duplicates a memory of the same scope
  * updates it (the new wording wins) and is reported UPDATED; `disableConsolidation` always creates.
  */
-export async function generateMemories(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+export async function generateMemories(ctx: MemoryContext, request: unknown): Promise<Operation> {
   const req = readMessage(GenerateMemoriesRequest, request)
   const engine = ctx.engine(req.parent, 'parent')
   const scope = readScope(req.scope, 'scope')
@@ -43,7 +44,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
     const direct = req.directMemoriesSource.directMemories ?? []
     if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', `give 1 to ${MAX_DIRECT_MEMORIES} facts.`)
     facts = direct.map((d, i) => {
-      if (!d.fact || d.fact.trim() === '') throw invalidArgument(`directMemoriesSource.directMemories[${i}].fact`, 'fact is required.')
+      if (d.fact === undefined || d.fact.trim() === '') throw invalidArgument(`directMemoriesSource.directMemories[${i}].fact`, 'fact is required.')
       return d.fact
     })
   } else {
@@ -76,13 +77,13 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
     indexMemory(engine, m, vector)
     generated.push({ memory: memoryJson(m), action: 'CREATED' })
   })
-  return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', generated.length > 0 ? { generatedMemories: generated } : {})
+  return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', omitUnset({ generatedMemories: generated }))
 }
 
 /** purgeMemories: deletes the memories matching `filter` (required) when `force` is set; otherwise only counts them. */
-export async function purgeMemories(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+export async function purgeMemories(ctx: MemoryContext, request: unknown): Promise<Operation> {
   const req = readMessage(PurgeMemoriesRequest, request)
-  const engine = ctx.readEngine(req.parent, 'parent')
+  const { name: parent, engine } = ctx.findEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
   if (!filter) throw invalidArgument('filter', 'filter is required: which memories to purge, e.g. scope.user_id = "123".')
   const test = compileFilter(filter)
@@ -93,5 +94,6 @@ export async function purgeMemories(ctx: MemoryContext, request: unknown): Promi
       engine.index.remove(m.name)
     }
   }
-  return ctx.operation(req.parent as string, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', matching.length > 0 ? { purgeCount: String(matching.length) } : {})
+  // purgeCount is an int64 (a decimal string), omitted at 0.
+  return ctx.operation(parent, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', omitUnset({ purgeCount: matching.length > 0 ? String(matching.length) : undefined }))
 }

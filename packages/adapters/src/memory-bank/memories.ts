@@ -1,30 +1,71 @@
-import { parseFilter } from '../rpc/aip160.js'
+import { parseFilter, type FilterExpr } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
-import type { FinishedOperation } from '../rpc/operations.js'
+import type { Operation } from '../rpc/operations.js'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { compileFilter, type Filter } from '@quarry/core'
-import { MEMORY_ID, type MemoryContext } from './context.js'
+import { MEMORY_ID_RULE, type MemoryContext } from './context.js'
 import { readExpiry, readFact, readMetadata, readScope, readTopics } from './fields.js'
 import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
-import { memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
-
-const FILTER_FIELDS: Readonly<Record<string, KeyType>> = { fact: 'string', create_time: 'datetime', update_time: 'datetime', topics: 'list' }
+import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /**
- * An AIP-160 memory filter (over fact, create_time, update_time, topics, and scope.<key>) as a core
- * filter; other fields are INVALID_ARGUMENT.
+ * What a memory filter reads, by the names Google's REST reference gives them, and the record
+ * field holding each. memories.retrieve: "Supported fields: * fact * createTime * updateTime *
+ * topics (i.e. topics.custom_memory_topic_label: "example topic" OR
+ * topics.managed_memory_topic: USER_PREFERENCES)"; memories.list adds "scope (as a JSON string
+ * with equality match only)". `create_time` / `update_time` (the proto names) and bare `topics`
+ * (either kind of topic) are read too, and `scope.<key>` compares one scope value.
  */
+const FILTER_FIELDS: Readonly<Record<string, { readonly field: string; readonly type: KeyType }>> = {
+  fact: { field: 'fact', type: 'string' },
+  createTime: { field: 'create_time', type: 'datetime' },
+  create_time: { field: 'create_time', type: 'datetime' },
+  updateTime: { field: 'update_time', type: 'datetime' },
+  update_time: { field: 'update_time', type: 'datetime' },
+  topics: { field: 'topics', type: 'list' },
+  'topics.custom_memory_topic_label': { field: CUSTOM_TOPICS_FIELD, type: 'list' },
+  'topics.managed_memory_topic': { field: MANAGED_TOPICS_FIELD, type: 'list' },
+}
+
+const FILTER_HELP = 'fact, createTime, updateTime, topics.custom_memory_topic_label, topics.managed_memory_topic, topics, scope (= a JSON object) or scope.<key>'
+
+/** `scope = "{\"user_id\": \"123\"}"`: the memories of exactly that scope (equality only, as documented). */
+function scopeEquals(e: Extract<FilterExpr, { k: 'cmp' }>, field: string): Filter {
+  const refuse = (): Error => invalidArgument(field, 'a filter compares scope with = and a JSON object of strings, like scope = "{\\"user_id\\": \\"123\\"}" (scope.<key> compares one value).')
+  let parsed: unknown
+  try {
+    parsed = e.op === '=' && e.value.t === 'string' ? JSON.parse(e.value.v) : undefined
+  } catch {
+    throw refuse()
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw refuse()
+  const scope: Record<string, string> = {}
+  for (const [k, v] of Object.entries(parsed)) {
+    if (typeof v !== 'string') throw refuse()
+    Object.defineProperty(scope, k, { value: v, enumerable: true, writable: true, configurable: true })
+  }
+  if (Object.keys(scope).length === 0) throw refuse()
+  return { op: 'eq', field: SCOPE_FIELD, value: scopeKeyOf(scope) }
+}
+
+/** An AIP-160 memory filter as a core filter; fields other than those above are INVALID_ARGUMENT. */
 export function memoryFilter(filter: string | undefined, field: string): Filter | undefined {
   if (filter === undefined || filter.trim() === '') return undefined
   const expr = parseFilter(filter, field)
-  const fieldOf = (key: string): string => {
-    if (key.startsWith('scope.') && key.length > 6) return scopeField(key.slice(6))
-    if (Object.hasOwn(FILTER_FIELDS, key)) return key
-    throw invalidArgument(field, `a memory filter reads fact, create_time, update_time, topics or scope.<key>; "${key}" is none of them.`)
+  const known = (key: string): { readonly field: string; readonly type: KeyType } | undefined => {
+    if (Object.hasOwn(FILTER_FIELDS, key)) return FILTER_FIELDS[key]
+    if (key.startsWith('scope.') && key.length > 6) return { field: scopeField(key.slice(6)), type: 'string' }
+    return undefined
   }
-  return toCoreFilter(expr, { fieldOf, typeOf: (k) => FILTER_FIELDS[k] ?? (k.startsWith('scope.') ? 'string' : undefined) })
+  const fieldOf = (key: string): string => {
+    const f = known(key)
+    if (f === undefined) throw invalidArgument(field, `a memory filter reads ${FILTER_HELP}; "${key}" is none of them.`)
+    return f.field
+  }
+  return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare: (e) => (e.field === 'scope' ? scopeEquals(e, field) : undefined) })
 }
 
 /** Writes a memory's record (embedding + filterable metadata) into its engine's index. */
@@ -32,7 +73,7 @@ export function indexMemory(engine: EngineState, m: MemoryState, vector: Float32
   engine.index.upsert({ id: m.name, vector, metadata: memoryMetadata(m) })
 }
 
-export async function createMemory(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+export async function createMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
   const { parent, memory = {}, memoryId } = readMessage(CreateMemoryRequest, request)
   const engine = ctx.engine(parent, 'parent')
   const fact = readFact(memory.fact, 'memory.fact')
@@ -42,8 +83,8 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
   const now = ctx.now()
   const expireMs = readExpiry(memory, now, 'memory')
   let name: string
-  if (memoryId !== undefined && memoryId !== '') {
-    if (!MEMORY_ID.test(memoryId)) throw invalidArgument('memoryId', `memoryId is up to 63 of a-z, 0-9 and -, starting with a letter; received "${memoryId}".`)
+  if (memoryId !== undefined) {
+    if (!MEMORY_ID_RULE.test.test(memoryId)) throw invalidArgument('memoryId', `memoryId is ${MEMORY_ID_RULE.says}; received "${memoryId}".`)
     name = `${engine.name}/memories/${memoryId}`
     if (engine.memories.has(name)) throw failure('ALREADY_EXISTS', `Memory "${name}" already exists.`, 'memoryId')
   } else {
@@ -51,7 +92,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
     while (engine.memories.has(name))
   }
   const [vector] = await ctx.embed([fact])
-  const m: MemoryState = { name, displayName: memory.displayName || undefined, description: memory.description || undefined, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
+  const m: MemoryState = { name, displayName: memory.displayName, description: memory.description, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
   engine.memories.set(name, m)
   ctx.expiresAt(engine, expireMs)
   indexMemory(engine, m, vector as Float32Array)
@@ -65,7 +106,7 @@ export async function getMemory(ctx: MemoryContext, request: unknown): Promise<M
 
 const UPDATABLE = ['displayName', 'description', 'fact', 'expireTime', 'ttl', 'topics', 'metadata']
 
-export async function updateMemory(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+export async function updateMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
   const { memory = {}, updateMask } = readMessage(UpdateMemoryRequest, request)
   const { engine, memory: target } = ctx.memory(memory.name, 'memory.name')
   // Without a mask, every updatable field the request sets is updated (AIP-134).
@@ -86,8 +127,8 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, now, 'memory') : target.expireMs
   const vector = fact !== target.fact ? (await ctx.embed([fact]))[0] : engine.index.get(target.name)?.vector
   if (!engine.memories.has(target.name)) throw failure('NOT_FOUND', `Memory "${target.name}" was deleted meanwhile.`, 'memory.name')
-  if (has('displayName')) target.displayName = memory.displayName || undefined
-  if (has('description')) target.description = memory.description || undefined
+  if (has('displayName')) target.displayName = memory.displayName
+  if (has('description')) target.description = memory.description
   target.fact = fact
   target.topics = topics
   target.metadata = metadata
@@ -98,7 +139,7 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target))
 }
 
-export async function deleteMemory(ctx: MemoryContext, request: unknown): Promise<FinishedOperation> {
+export async function deleteMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
   const { name } = readMessage(DeleteMemoryRequest, request)
   const { engine, memory } = ctx.memory(name, 'name')
   engine.memories.delete(memory.name)
@@ -115,8 +156,5 @@ export async function listMemories(ctx: MemoryContext, request: unknown): Promis
   const test = filter ? compileFilter(filter) : undefined
   const all = [...engine.memories.values()].reverse().filter((m) => !test || test(memoryMetadata(m)))
   const page = pageOf(all, (m) => -m.seq, `listMemories ${engine.name} ${req.filter ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
-  return {
-    ...(page.items.length > 0 ? { memories: page.items.map(memoryJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ memories: page.items.map(memoryJson), nextPageToken: page.nextPageToken })
 }

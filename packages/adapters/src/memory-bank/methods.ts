@@ -1,5 +1,5 @@
-import { getOperation } from '../rpc/get-operation.js'
 import { UNARY, longRunningShape, method, pagedShape, type HttpBinding, type HttpVerb } from '../rpc/methods.js'
+import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { MemoryContext } from './context.js'
 import { generateMemories, purgeMemories } from './generate.js'
 import { createMemory, deleteMemory, getMemory, listMemories, updateMemory } from './memories.js'
@@ -14,7 +14,11 @@ function bindings(verb: HttpVerb, path: (engine: string) => string, body?: strin
 const read = false
 const write = true
 
-/** google.cloud.aiplatform.v1beta1.MemoryBankService, every served method once. */
+/**
+ * google.cloud.aiplatform.v1beta1.MemoryBankService, every method once, and the mixins its client
+ * carries (operations served; locations and IAM UNIMPLEMENTED; bound over HTTP by http/routes.ts).
+ * generateMemories from sessions or raw contents needs a model: the `extractor` hook.
+ */
 export const MEMORY_TABLE = {
   createMemory: method({ rpc: 'CreateMemory', run: createMemory, write, shape: longRunningShape<MemoryJson>(), http: bindings('POST', (E) => `{parent=${E}}/memories`, 'memory') }),
   getMemory: method({ rpc: 'GetMemory', run: getMemory, write: read, shape: UNARY, http: bindings('GET', (E) => `{name=${E}/memories/*}`) }),
@@ -24,6 +28,6 @@ export const MEMORY_TABLE = {
   generateMemories: method({ rpc: 'GenerateMemories', run: generateMemories, write, shape: longRunningShape<{ generatedMemories?: { memory: MemoryJson; action: string }[] }>(), http: bindings('POST', (E) => `{parent=${E}}/memories:generate`, '*') }),
   retrieveMemories: method({ rpc: 'RetrieveMemories', run: retrieveMemories, write: read, shape: UNARY, http: bindings('POST', (E) => `{parent=${E}}/memories:retrieve`, '*') }),
   purgeMemories: method({ rpc: 'PurgeMemories', run: purgeMemories, write, shape: longRunningShape<{ purgeCount?: string }>(), http: bindings('POST', (E) => `{parent=${E}}/memories:purge`, '*') }),
-  /** google.longrunning.Operations.GetOperation; over HTTP the operations route serves every engine's. */
-  getOperation: method({ rpc: 'GetOperation', run: async (ctx: MemoryContext, r) => getOperation(ctx.state.operations, r), write: read, shape: UNARY, http: [] }),
+  ...operationsMixin((ctx: MemoryContext) => ctx.state.operations),
+  ...locationAndIamMixin(),
 } as const

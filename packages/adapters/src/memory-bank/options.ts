@@ -1,5 +1,6 @@
-import { QuarryError, createHashingEmbedder, type Embedder } from '@quarry/core'
+import { QuarryError, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
+import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 
 /** What an extractor gets: a generateMemories source Quarry cannot read without a model. */
@@ -13,7 +14,10 @@ export interface ExtractRequest {
 export type FactExtractor = (request: ExtractRequest) => Promise<readonly string[]>
 
 export interface MemoryBankOptions {
-  /** Embeds facts and search queries. @defaultValue a 256-dimensional hashing embedder */
+  /**
+   * Embeds facts and search queries. @defaultValue `defaultEmbedder()`: GloVe SIF, as `quarry serve`
+   * (loaded on first use, once per process); `createHashingEmbedder()` for instant word overlap
+   */
   embedder?: Embedder
   /**
    * Reasoning engines must be created with `createReasoningEngine` first; unknown ones are
@@ -38,6 +42,18 @@ export interface MemoryBankOptions {
   onInternalError?: (error: unknown) => void
 }
 
+/** Every option of the engine: a client given any of them makes a private engine (else it shares the default one). */
+export const MEMORY_BANK_OPTION_KEYS: Readonly<Record<keyof MemoryBankOptions, true>> = {
+  embedder: true,
+  explicitEngines: true,
+  consolidationSimilarity: true,
+  extractor: true,
+  dense: true,
+  clock: true,
+  randomId: true,
+  onInternalError: true,
+}
+
 export interface ResolvedMemoryBankOptions {
   readonly embedder: Embedder
   readonly explicitEngines: boolean
@@ -58,7 +74,7 @@ export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMe
     throw new QuarryError('INVALID_OPTION', `dense must be 'hnsw' or 'exact'; received ${String(options.dense)}.`, { path: 'dense' })
   }
   return {
-    embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    embedder: options.embedder ?? defaultEmbedder(),
     dense: options.dense ?? 'hnsw',
     explicitEngines: options.explicitEngines ?? false,
     consolidationSimilarity: similarity,

@@ -1,14 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadIndex } from '@quarry/core'
-import type { FinishedOperation } from '../rpc/operations.js'
+import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
 import type { EngineState, MemoryState } from './state.js'
 
 /** Memory Bank state on disk: `state.json` (engines, memories, operations) and one core snapshot per reasoning engine. */
 interface Saved {
   readonly seq: number
-  readonly operations: readonly FinishedOperation[]
+  readonly operations: readonly Operation[]
   readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[] }[]
 }
 

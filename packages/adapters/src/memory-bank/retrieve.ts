@@ -1,5 +1,6 @@
 import type { Filter, Hit } from '@quarry/core'
 import { compileFilter } from '@quarry/core'
+import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
@@ -15,7 +16,11 @@ export const MAX_RETRIEVE = 100
 
 export interface RetrievedMemoryJson {
   readonly memory: MemoryJson
-  /** Cosine distance (1 − cos) of the query and the fact; similarity search only. */
+  /**
+   * Similarity search only: the Euclidean distance of the query's and the fact's embeddings, each
+   * scaled to length 1 (`unitDistance`): √(2 − 2·cos) ∈ [0, 2], smaller is more similar. A double
+   * without presence: omitted when exactly 0 (read a missing distance as 0).
+   */
   readonly distance?: number
 }
 
@@ -24,10 +29,36 @@ export interface RetrieveMemoriesResponseJson {
   readonly nextPageToken?: string
 }
 
+/** topK / pageSize: unset (0 reads as unset: no presence) is the default, above the maximum is coerced. */
 function count(value: number | undefined, field: string): number {
-  const n = value ?? 0
-  if (n < 0) throw invalidArgument(field, `${field.split('.').pop()} cannot be negative; received ${n} (0 or unset means ${DEFAULT_RETRIEVE}, at most ${MAX_RETRIEVE}).`)
-  return n === 0 ? DEFAULT_RETRIEVE : Math.min(n, MAX_RETRIEVE)
+  if (value === undefined) return DEFAULT_RETRIEVE
+  if (value < 0) throw invalidArgument(field, `${field.split('.').pop()} cannot be negative; received ${value} (0 or unset means ${DEFAULT_RETRIEVE}, at most ${MAX_RETRIEVE}).`)
+  return Math.min(value, MAX_RETRIEVE)
+}
+
+/**
+ * The distance a RetrievedMemory reports: Euclidean, as Google's Memory Bank guide says of
+ * similarity search ("sorted from the most similar (shortest Euclidean distance) to the least
+ * similar (longest Euclidean distance)"), between the two embeddings scaled to unit length —
+ * Google's embedding models return unit vectors, where this is the plain Euclidean distance; for
+ * any embedder it is √(2 − 2·cos), so its order is the cosine order the index ranks by. Computed
+ * in float64 from the stored vectors: identical texts are exactly 0 apart.
+ */
+export function unitDistance(q: Float32Array, v: Float32Array): number {
+  let qq = 0
+  let vv = 0
+  for (let i = 0; i < q.length; i++) {
+    qq += (q[i] ?? 0) * (q[i] ?? 0)
+    vv += (v[i] ?? 0) * (v[i] ?? 0)
+  }
+  const qn = Math.sqrt(qq)
+  const vn = Math.sqrt(vv)
+  let sum = 0
+  for (let i = 0; i < q.length; i++) {
+    const d = (q[i] ?? 0) / qn - (v[i] ?? 0) / vn
+    sum += d * d
+  }
+  return Math.sqrt(sum)
 }
 
 /** filterGroups: an OR of groups, each an AND of metadata comparisons (EQUAL, GREATER_THAN, LESS_THAN), each optionally negated. */
@@ -87,17 +118,15 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     const hits: readonly Hit[] = engine.index.search({ vector, topK, filter }).hits
     const retrieved = hits.flatMap((h) => {
       const m = engine.memories.get(h.id)
-      return m ? [{ memory: memoryJson(m), distance: h.distance as number }] : []
+      const stored = engine.index.get(h.id)?.vector
+      return m && stored ? [omitUnset({ memory: memoryJson(m), distance: unitDistance(vector, stored) })] : []
     })
-    return retrieved.length > 0 ? { retrievedMemories: retrieved } : {}
+    return omitUnset({ retrievedMemories: retrieved })
   }
   const simple = req.simpleRetrievalParams ?? {}
   const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
   const test = compileFilter(filter)
   const all = [...engine.memories.values()].filter((m) => test(memoryMetadata(m)))
-  const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, { pageSize, ...(simple.pageToken ? { pageToken: simple.pageToken } : {}) }, { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
-  return {
-    ...(page.items.length > 0 ? { retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
+  return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }

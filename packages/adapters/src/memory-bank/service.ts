@@ -43,5 +43,5 @@ export class MemoryBank {
   }
 }
 
-/** The method names of MemoryBankService that MemoryBank serves, from its table. */
+/** The method names of MemoryBank, from its table: MemoryBankService's RPCs and the operations, locations and IAM mixins (some UNIMPLEMENTED). */
 export const MEMORY_METHODS = methodNames(MEMORY_TABLE)

@@ -1,6 +1,7 @@
 import type { Metadata, QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
-import type { FinishedOperation } from '../rpc/operations.js'
+import { omitUnset } from '../rpc/omit.js'
+import type { Operation } from '../rpc/operations.js'
 
 /** A topic as stored: a managed topic's enum name, or a custom label. */
 export type TopicJson = { readonly managedMemoryTopic: string } | { readonly customMemoryTopicLabel: string }
@@ -47,12 +48,15 @@ export interface EngineState {
 
 export interface MemoryBankState {
   readonly engines: Map<string, EngineState>
-  readonly operations: Map<string, FinishedOperation>
+  readonly operations: Map<string, Operation>
   seq: number
 }
 
 /** Core metadata fields of a memory's record. */
 export const SCOPE_FIELD = '$scope'
+/** The custom topic labels and the managed topics of a memory, apart (the filter fields Google documents). */
+export const CUSTOM_TOPICS_FIELD = 'topics.custom_memory_topic_label'
+export const MANAGED_TOPICS_FIELD = 'topics.managed_memory_topic'
 export const scopeField = (key: string): string => `s.${key}`
 export const metadataField = (key: string): string => `m.${key}`
 
@@ -64,7 +68,7 @@ export function topicLabel(t: TopicJson): string {
   return 'managedMemoryTopic' in t ? t.managedMemoryTopic : t.customMemoryTopicLabel
 }
 
-/** The record metadata filters read: scope (whole and per key), fact, times, topics, user metadata. */
+/** The record metadata filters read: scope (whole and per key), fact, times, topics (all, custom, managed), user metadata. */
 export function memoryMetadata(m: MemoryState): Metadata {
   const out: Metadata = {
     [SCOPE_FIELD]: m.scopeKey,
@@ -72,6 +76,8 @@ export function memoryMetadata(m: MemoryState): Metadata {
     create_time: new Date(m.createMs),
     update_time: new Date(m.updateMs),
     topics: m.topics.map(topicLabel),
+    [CUSTOM_TOPICS_FIELD]: m.topics.flatMap((t) => ('customMemoryTopicLabel' in t ? [t.customMemoryTopicLabel] : [])),
+    [MANAGED_TOPICS_FIELD]: m.topics.flatMap((t) => ('managedMemoryTopic' in t ? [t.managedMemoryTopic] : [])),
   }
   const put = (key: string, value: Metadata[string]): void => {
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
@@ -84,16 +90,16 @@ export function memoryMetadata(m: MemoryState): Metadata {
 }
 
 export function memoryJson(m: MemoryState): MemoryJson {
-  return {
+  return omitUnset({
     name: m.name,
-    ...(m.displayName ? { displayName: m.displayName } : {}),
-    ...(m.description ? { description: m.description } : {}),
+    displayName: m.displayName,
+    description: m.description,
     fact: m.fact,
     scope: m.scope,
-    ...(m.topics.length > 0 ? { topics: m.topics } : {}),
-    ...(Object.keys(m.metadata).length > 0 ? { metadata: m.metadata } : {}),
+    topics: m.topics,
+    metadata: m.metadata,
     createTime: rfc3339(m.createMs),
     updateTime: rfc3339(m.updateMs),
-    ...(m.expireMs !== undefined ? { expireTime: rfc3339(m.expireMs) } : {}),
-  }
+    expireTime: m.expireMs === undefined ? undefined : rfc3339(m.expireMs),
+  })
 }

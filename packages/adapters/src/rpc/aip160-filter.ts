@@ -9,6 +9,8 @@ export interface FilterFields {
   readonly fieldOf: (key: string) => string
   /** The declared type of a key, if any. */
   readonly typeOf: (key: string) => KeyType | undefined
+  /** A comparison a key makes in its own way (Memory Bank's `scope = "<JSON>"`), or undefined for the usual one. */
+  readonly compare?: (e: Extract<FilterExpr, { k: 'cmp' }>) => Filter | undefined
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
@@ -41,6 +43,8 @@ export function toCoreFilter(e: FilterExpr, fields: FilterFields): Filter {
       return { op: 'includes', field, value: String(e.value.v) }
     }
     case 'cmp': {
+      const own = fields.compare?.(e)
+      if (own !== undefined) return own
       const field = fields.fieldOf(e.field)
       const value = scalarOf(e.value, fields.typeOf(e.field))
       const op = { '=': 'eq', '!=': 'ne', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const

@@ -1,8 +1,10 @@
-import { longRunning, type LongRunningOperation, type OperationLike } from './long-running.js'
+import { Readable } from 'node:stream'
+import { ApiError } from './api-error.js'
+import { LongRunningOperation, longRunning, type OperationLike } from './long-running.js'
 import type { Mutex } from './mutex.js'
 import { toOutcome, type Outcome } from './outcome.js'
 import { paged, pagedAsync, type PageCallOptions } from './paged.js'
-import { failure } from './status.js'
+import { failure, rpcStatus } from './status.js'
 import { unary } from './unary.js'
 
 /**
@@ -67,6 +69,18 @@ export function longRunningShape<T>(): { readonly kind: 'longRunning'; readonly 
   return { kind: 'longRunning' }
 }
 
+/**
+ * The handler of an RPC Quarry does not serve (yet): it answers UNIMPLEMENTED (gRPC 12, HTTP 501)
+ * with a message naming the method and saying why, whatever the request. A table entry with this
+ * handler still gets its client method and its REST routes, so callers never meet a TypeError or
+ * a 404 for a method Google's client has. `R` is the response type Google's client declares.
+ */
+export function unimplemented<R = Record<string, unknown>>(rpc: string, why: string): (ctx: unknown, request: unknown) => Promise<R> {
+  return async () => {
+    throw failure('UNIMPLEMENTED', `${rpc} is not implemented by Quarry: ${why}`)
+  }
+}
+
 /** Declares one method, inferring its response type from the handler. */
 export function method<C, R, const S extends CallShape, const U extends boolean = false>(spec: MethodSpec<C, R, S, U>): MethodSpec<C, R, S, U> {
   return spec
@@ -95,10 +109,21 @@ export type ClientMethod<M> =
         : (request?: unknown) => Promise<[ResponseOf<M>]>
 
 type PagedKeys<T> = { [K in keyof T]: ShapeOf<T[K]> extends { readonly kind: 'paged' } ? K : never }[keyof T]
+type LongRunningKeys<T> = { [K in keyof T]: ShapeOf<T[K]> extends { readonly kind: 'longRunning' } ? K : never }[keyof T]
+type PagedItem<M> = ItemOf<ResponseOf<M>, ShapeOf<M> extends { readonly items: infer I } ? I : never>
+type OperationResult<M> = ShapeOf<M> extends { readonly result?: infer T } ? T : never
 
-/** Every method of a table in Google's calling convention, plus `listXAsync` for the paged ones. */
+/**
+ * Every method of a table in Google's calling convention, plus what Google's generated clients
+ * derive from the same descriptors: `listXAsync` (an async iterable) and `listXStream` (an object
+ * stream) for the paged ones, `checkXProgress(name)` (the operation read back) for long-running ones.
+ */
 export type ClientMethods<T> = { readonly [K in keyof T]: ClientMethod<T[K]> } & {
-  readonly [K in PagedKeys<T> as `${K & string}Async`]: (request?: unknown) => AsyncIterable<ItemOf<ResponseOf<T[K]>, ShapeOf<T[K]> extends { readonly items: infer I } ? I : never>>
+  readonly [K in PagedKeys<T> as `${K & string}Async`]: (request?: unknown) => AsyncIterable<PagedItem<T[K]>>
+} & {
+  readonly [K in PagedKeys<T> as `${K & string}Stream`]: (request?: unknown) => Readable
+} & {
+  readonly [K in LongRunningKeys<T> as `check${Capitalize<K & string>}Progress`]: (name: string) => Promise<LongRunningOperation<OperationResult<T[K]>>>
 }
 
 export interface ServeOptions {
@@ -123,10 +148,20 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
   return out as ServiceMethods<T>
 }
 
-/** The client methods of a table over its service methods (Google's calling convention). */
+/**
+ * The client methods of a table over its service methods (Google's calling convention). The
+ * `checkXProgress` methods read operations back through the table's `getOperation` (UNIMPLEMENTED
+ * if it has none).
+ */
 export function clientOfTable<T extends MethodTable<never>>(table: T, service: ServiceMethods<T>): ClientMethods<T> {
   const out: Record<string, unknown> = {}
   const call = service as Readonly<Record<string, (request: unknown, content?: UploadContent) => Promise<Outcome<never>>>>
+  const getOperation = call['getOperation']
+  const progress = async (name: string): Promise<LongRunningOperation<unknown>> => {
+    const outcome: Outcome<OperationLike> = getOperation ? await getOperation({ name }) : { ok: false, status: rpcStatus('UNIMPLEMENTED', 'This client reads no operations.') }
+    if (!outcome.ok) throw new ApiError(outcome.status)
+    return new LongRunningOperation(outcome.response)
+  }
   for (const [name, spec] of Object.entries(table)) {
     const serve = call[name] as (request: unknown, content?: UploadContent) => Promise<Outcome<never>>
     const shape = spec.shape
@@ -134,8 +169,11 @@ export function clientOfTable<T extends MethodTable<never>>(table: T, service: S
       const items = (response: Record<string, unknown>): readonly unknown[] | undefined => response[shape.items] as readonly unknown[] | undefined
       out[name] = (request: unknown = {}, options?: PageCallOptions) => paged((r) => serve(r), items, request, options)
       out[`${name}Async`] = (request: unknown = {}) => pagedAsync((r) => serve(r), items, request)
+      // google-gax's object stream of the resources; a failure is the stream's 'error' event.
+      out[`${name}Stream`] = (request: unknown = {}) => Readable.from(pagedAsync((r) => serve(r), items, request))
     } else if (shape.kind === 'longRunning') {
       out[name] = (request: unknown = {}) => longRunning(serve(request))
+      out[`check${name.charAt(0).toUpperCase()}${name.slice(1)}Progress`] = progress
     } else {
       out[name] = (request: unknown = {}, content?: UploadContent) => unary(serve(request, content))
     }

@@ -54,18 +54,66 @@ export function derivedId(displayName: string | undefined, random: RandomId, suf
   return base === '' ? suffix : `${base}-${suffix}`
 }
 
+/** What an id of a resource name may be, and how an error message says it. */
+export interface IdRule {
+  readonly test: RegExp
+  readonly says: string
+}
+
+/** The ids of Semantic Retriever and RAG Engine resources (and of the projects, locations and engines above them). */
+export const RESOURCE_ID_RULE: IdRule = { test: RESOURCE_ID, says: 'up to 40 of a-z, 0-9 and -, not starting or ending with -' }
+
+/** The variables of a pattern: `"corpora/{corpus}/documents/{document}"` → `"corpus" | "document"`. */
+export type VariablesOf<P extends string> = P extends `${string}{${infer V}}${infer Rest}` ? V | VariablesOf<Rest> : never
+
 /**
- * Parses `name` against a pattern like "corpora/{corpus}/documents/{document}" and returns the ids;
- * throws INVALID_ARGUMENT at `field` when it does not match.
+ * A resource name, parsed: what a name is made of, so nothing downstream splits, slices or
+ * rebuilds it. For `corpora/c/documents/d` (pattern `corpora/{corpus}/documents/{document}`):
+ * `name` "corpora/c/documents/d", `parent` "corpora/c", `id` "d", `ids` { corpus: "c",
+ * document: "d" }, `names` { corpus: "corpora/c", document: "corpora/c/documents/d" }.
  */
-export function parseName(name: string | undefined, pattern: string, field: string): string[] {
-  const collections = pattern.split('/').filter((_, i) => i % 2 === 0)
+export interface ResourceName<V extends string> {
+  /** The whole name. */
+  readonly name: string
+  /** The name of the resource it is under ("" for a top-level one). */
+  readonly parent: string
+  /** Its own id (the last variable's). */
+  readonly id: string
+  /** Each variable's id. */
+  readonly ids: { readonly [K in V]: string }
+  /** The name of the resource each variable identifies (its ancestors, and itself). */
+  readonly names: { readonly [K in V]: string }
+}
+
+/**
+ * Parses `name` against a pattern like "corpora/{corpus}/documents/{document}" and returns it
+ * typed; throws INVALID_ARGUMENT at `field` when it does not match. Every id follows
+ * `RESOURCE_ID_RULE` unless `rules` gives a variable its own.
+ */
+export function parseName<const P extends string>(
+  name: string | undefined,
+  pattern: P,
+  field: string,
+  rules: { readonly [K in VariablesOf<P>]?: IdRule } = {},
+): ResourceName<VariablesOf<P>> {
+  const segments = pattern.split('/')
   const parts = (name ?? '').split('/')
-  const ok = parts.length === collections.length * 2 && collections.every((c, i) => parts[2 * i] === c && RESOURCE_ID.test(parts[2 * i + 1] ?? ''))
+  const ruleOf = (segment: string): IdRule => (rules as Readonly<Record<string, IdRule | undefined>>)[segment.slice(1, -1)] ?? RESOURCE_ID_RULE
+  const ok = parts.length === segments.length && segments.every((s, i) => (i % 2 === 0 ? parts[i] === s : ruleOf(s).test.test(parts[i] ?? '')))
   if (!ok) {
     const example = pattern.replace(/\{[^}]+\}/g, (m) => `my-${m.slice(1, -1).replace(/_/g, '-')}`)
     const described = name === undefined || name === '' ? 'it is empty' : `received "${name}"`
-    throw invalidArgument(field, `${field} must be a resource name like "${example}" (ids: up to 40 of a-z, 0-9 and -, not starting or ending with -); ${described}.`)
+    const own = segments.filter((s, i) => i % 2 === 1 && ruleOf(s) !== RESOURCE_ID_RULE).map((s) => `${s.slice(1, -1).replace(/_/g, ' ')} ids: ${ruleOf(s).says}`)
+    const ids = own.length === 0 ? `ids: ${RESOURCE_ID_RULE.says}` : `${own.join('; ')}; other ids: ${RESOURCE_ID_RULE.says}`
+    throw invalidArgument(field, `${field} must be a resource name like "${example}" (${ids}); ${described}.`)
   }
-  return parts.filter((_, i) => i % 2 === 1)
+  const ids: Record<string, string> = {}
+  const names: Record<string, string> = {}
+  for (let i = 1; i < segments.length; i += 2) {
+    const variable = (segments[i] ?? '').slice(1, -1)
+    ids[variable] = parts[i] ?? ''
+    names[variable] = parts.slice(0, i + 1).join('/')
+  }
+  // The records hold exactly the pattern's variables.
+  return { name: parts.join('/'), parent: parts.slice(0, -2).join('/'), id: parts[parts.length - 1] ?? '', ids, names } as ResourceName<VariablesOf<P>>
 }

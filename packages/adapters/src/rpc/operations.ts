@@ -1,12 +1,21 @@
 import { rfc3339 } from './clock.js'
+import { omitUnset } from './omit.js'
 import type { RpcStatus } from './status.js'
 
-/** A finished google.longrunning.Operation of Vertex AI (metadata with genericMetadata, a typed response). */
-export interface FinishedOperation {
+/** A google.protobuf.Any as proto3 JSON: the type URL beside the message's own fields. */
+export type AnyJson = { readonly '@type': string } & Readonly<Record<string, unknown>>
+
+/**
+ * A google.longrunning.Operation as proto3 JSON, the one operation type of both Vertex APIs
+ * (RAG Engine and Memory Bank). Quarry does the work before it answers, so an operation is
+ * always done, with its result as `response`; a partly failed import lists its failures in
+ * `metadata.genericMetadata.partialFailures`.
+ */
+export interface Operation {
   readonly name: string
-  readonly metadata: { readonly '@type': string } & Readonly<Record<string, unknown>>
+  readonly metadata: AnyJson
   readonly done: true
-  readonly response: { readonly '@type': string } & Readonly<Record<string, unknown>>
+  readonly response: AnyJson
 }
 
 export interface OperationSpec {
@@ -28,14 +37,13 @@ export interface OperationSpec {
  * Vertex mutations are long-running operations; Quarry does the work before answering, so every
  * operation is returned done, with its result as a typed `response` (an Any in proto3 JSON).
  */
-export function finishedOperation(spec: OperationSpec): FinishedOperation {
+export function finishedOperation(spec: OperationSpec): Operation {
   const pkg = `type.googleapis.com/google.cloud.aiplatform.${spec.version}`
-  const failures = spec.partialFailures ?? []
   return {
     name: `${spec.resource}/operations/${spec.id}`,
     metadata: {
       '@type': `${pkg}.${spec.metadataType}`,
-      genericMetadata: { ...(failures.length > 0 ? { partialFailures: failures } : {}), createTime: rfc3339(spec.atMs), updateTime: rfc3339(spec.atMs) },
+      genericMetadata: omitUnset({ partialFailures: spec.partialFailures, createTime: rfc3339(spec.atMs), updateTime: rfc3339(spec.atMs) }),
       ...spec.extraMetadata,
     },
     done: true,
@@ -57,5 +65,7 @@ export const KEPT_OPERATIONS = 10_000
 /** Remembers an operation for GetOperation, forgetting the oldest beyond KEPT_OPERATIONS. */
 export function remember<T extends { readonly name: string }>(store: Map<string, T>, op: T): void {
   store.set(op.name, op)
-  if (store.size > KEPT_OPERATIONS) store.delete(store.keys().next().value as string)
+  if (store.size <= KEPT_OPERATIONS) return
+  const oldest = store.keys().next()
+  if (!oldest.done) store.delete(oldest.value)
 }

@@ -1,3 +1,4 @@
+import { omitUndefined } from './omit.js'
 import { DEFAULT_LIMITS, checkCount, checkLength, tooDeep, tooMany, type Limit } from './limits.js'
 import { invalidArgument, invalidPayload } from './status.js'
 
@@ -8,18 +9,30 @@ import { invalidArgument, invalidPayload } from './status.js'
  * decimal strings, `null` as unset, at most one member of a oneof — and returns it typed. Every
  * string, list and map is bounded (the limit its schema declares, else `DEFAULT_LIMITS`) and so
  * is the nesting of every value, so reading never does unbounded work or recursion.
+ *
+ * Presence, as proto3 has it: a singular scalar field (string, bool, number, enum) without the
+ * `optional` label and outside any oneof has no presence — its zero value ('', false, 0, the
+ * enum's 0) cannot be told from "unset" ("Under the implicit presence discipline, the default
+ * value is synonymous with 'not present'", https://protobuf.dev/programming-guides/field_presence;
+ * gRPC never even sends it), so the reader returns it as unset and every handler sees one
+ * meaning: `resultsCount: 0` is the default, like no resultsCount. Fields with presence keep their zero: `optional` ones (`optional(float)`, for
+ * `optional float alpha`) and oneof members (`numericValue: 0` is a value). The protos test
+ * checks each schema field's presence against Google's protos.
  */
+export type ScalarType =
+  | { readonly t: 'string'; readonly max?: Limit; readonly presence?: true }
+  | { readonly t: 'bool'; readonly presence?: true }
+  | { readonly t: 'int32'; readonly presence?: true }
+  | { readonly t: 'int64'; readonly presence?: true }
+  | { readonly t: 'float'; readonly presence?: true }
+  | { readonly t: 'double'; readonly presence?: true }
+  | { readonly t: 'enum'; readonly name: string; readonly values: Readonly<Record<string, number>>; readonly presence?: true }
+
 export type FieldType =
-  | { readonly t: 'string'; readonly max?: Limit }
-  | { readonly t: 'bool' }
-  | { readonly t: 'int32' }
-  | { readonly t: 'int64' }
-  | { readonly t: 'float' }
-  | { readonly t: 'double' }
+  | ScalarType
   | { readonly t: 'timestamp' }
   | { readonly t: 'duration' }
   | { readonly t: 'fieldMask' }
-  | { readonly t: 'enum'; readonly name: string; readonly values: Readonly<Record<string, number>> }
   | { readonly t: 'repeated'; readonly of: FieldType; readonly max?: Limit }
   | { readonly t: 'map'; readonly of: FieldType; readonly max?: Limit; readonly keyMax?: Limit }
   | { readonly t: 'opaque'; readonly name: string }
@@ -66,20 +79,54 @@ export const fieldMask = { t: 'fieldMask' } as const
 export function enumOf<const V extends Record<string, number>>(name: string, values: V): { readonly t: 'enum'; readonly name: string; readonly values: V } {
   return { t: 'enum', name, values }
 }
+/**
+ * A proto3 `optional` scalar (explicit presence): a zero it is given is a value, not "unset"
+ * (`optional float alpha`: 0 means sparse only, not the default 0.5).
+ */
+export function optional<const T extends ScalarType>(type: T): T & { readonly presence: true } {
+  return { ...type, presence: true }
+}
+
+/** Whether a field has presence: `optional`, or a member of a oneof. */
+export function hasPresence(message: MessageType, field: string): boolean {
+  const type = message.fields[field]
+  return (type !== undefined && 'presence' in type && type.presence === true) || (message.oneofs ?? []).some((group) => group.includes(field))
+}
+
+/** A scalar's zero value: '', false, 0, or the enum value numbered 0. */
+function isZero(type: FieldType, value: unknown): boolean {
+  switch (type.t) {
+    case 'string':
+      return value === ''
+    case 'bool':
+      return value === false
+    case 'int32':
+    case 'int64':
+    case 'float':
+    case 'double':
+      // ProtoJSON reads -0 as 0.
+      return value === 0
+    case 'enum':
+      return typeof value === 'string' && type.values[value] === 0
+    default:
+      return false
+  }
+}
+
 /** A string field of at most `max` characters (instead of `DEFAULT_LIMITS.string`). */
 export function text(max: Limit): { readonly t: 'string'; readonly max: Limit } {
   return { t: 'string', max }
 }
 /** A list field; `max` bounds its entries (instead of `DEFAULT_LIMITS.entries`). */
 export function repeated<const I extends FieldType>(of: I, max?: Limit): { readonly t: 'repeated'; readonly of: I; readonly max?: Limit } {
-  return { t: 'repeated', of, ...(max ? { max } : {}) }
+  return { t: 'repeated', of, ...omitUndefined({ max }) }
 }
 /** A map field; `entries` bounds its size and `keys` the characters of a key (instead of the defaults). */
 export function mapOf<const I extends FieldType>(
   of: I,
   limits: { readonly entries?: Limit; readonly keys?: Limit } = {},
 ): { readonly t: 'map'; readonly of: I; readonly max?: Limit; readonly keyMax?: Limit } {
-  return { t: 'map', of, ...(limits.entries ? { max: limits.entries } : {}), ...(limits.keys ? { keyMax: limits.keys } : {}) }
+  return { t: 'map', of, ...omitUndefined({ max: limits.entries, keyMax: limits.keys }) }
 }
 /** A message Quarry does not interpret (another backend's config, say): an object of whatever shape, kept as given. */
 export function opaque(name: string): { readonly t: 'opaque'; readonly name: string } {
@@ -358,7 +405,7 @@ function checkOpaque(root: object, path: string, depth: number): void {
         if (long) throw long
       }
       for (let i = keys.length - 1; i >= 0; i--) {
-        const k = keys[i] as string
+        const k = keys[i] ?? ''
         stack.push({ value: (value as Record<string, unknown>)[k], key: k, parent: v, depth: v.depth + 1 })
       }
     }
@@ -370,6 +417,7 @@ function readMessageValue(type: MessageType, value: unknown, path: string, depth
     throw invalidPayload(path, `Invalid value at '${path === '' ? type.name : path}' (type.googleapis.com/${type.name}): expected an object; received ${shown(value)}.`)
   }
   const out: Record<string, unknown> = {}
+  const given = new Set<string>()
   for (const [rawKey, v] of Object.entries(value)) {
     const key = camelCase(rawKey)
     const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined
@@ -378,13 +426,17 @@ function readMessageValue(type: MessageType, value: unknown, path: string, depth
       throw invalidPayload(path, `Invalid JSON payload received. Unknown name ${shown(rawKey)}${where}: Cannot find field.`)
     }
     if (v === null || v === undefined) continue
-    if (Object.hasOwn(out, key)) throw invalidArgument(join(path, key), `Invalid JSON payload received. Field "${key}" is given twice (as lowerCamelCase and snake_case).`)
-    out[key] = readValue(fieldType, v, join(path, key), depth + 1)
+    if (given.has(key)) throw invalidArgument(join(path, key), `Invalid JSON payload received. Field "${key}" is given twice (as lowerCamelCase and snake_case).`)
+    given.add(key)
+    const read = readValue(fieldType, v, join(path, key), depth + 1)
+    // A zero without presence is "unset" (see the top of this file).
+    if (isZero(fieldType, read) && !hasPresence(type, key)) continue
+    out[key] = read
   }
   for (const group of type.oneofs ?? []) {
     const set = group.filter((k) => Object.hasOwn(out, k))
     if (set.length > 1) {
-      throw invalidArgument(join(path, set[1] as string), `Invalid JSON payload received. Only one of ${set.map((k) => `"${k}"`).join(' and ')} may be set (they are one oneof).`)
+      throw invalidArgument(join(path, set[1] ?? ''), `Invalid JSON payload received. Only one of ${set.map((k) => `"${k}"`).join(' and ')} may be set (they are one oneof).`)
     }
   }
   return out

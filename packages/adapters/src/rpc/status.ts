@@ -2,6 +2,7 @@
  * google.rpc.Status: the error value every adapter returns instead of throwing. Codes are gRPC's
  * numeric codes; `httpStatusOf` gives the HTTP status Google's REST front end answers with.
  */
+import { omitUnset } from './omit.js'
 
 /** gRPC status codes (google.rpc.Code) by name. */
 export const Code = {
@@ -28,8 +29,12 @@ export type CodeName = keyof typeof Code
 
 /** One problem with one request field (google.rpc.BadRequest.FieldViolation). */
 export interface FieldViolation {
-  /** Path into the request in its JSON (lowerCamelCase) names, e.g. `metadataFilters[0].key`. */
-  readonly field: string
+  /**
+   * Path into the request in its JSON (lowerCamelCase) names, e.g. `metadataFilters[0].key`;
+   * absent when the problem is the request as a whole (an unknown top-level name): proto3 JSON
+   * omits an empty string.
+   */
+  readonly field?: string
   readonly description: string
 }
 
@@ -82,7 +87,7 @@ export function httpStatusOf(code: number): number {
 export function rpcStatus(code: CodeName, message: string, violations: readonly FieldViolation[] = []): RpcStatus {
   const status: RpcStatus = { code: Code[code], message }
   if (violations.length === 0) return status
-  return { ...status, details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations }] }
+  return { ...status, details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations.map((v) => omitUnset(v)) }] }
 }
 
 /**

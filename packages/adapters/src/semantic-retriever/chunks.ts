@@ -1,5 +1,6 @@
 import { loweredLimit } from '../rpc/limits.js'
 import { parseName } from '../rpc/names.js'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
@@ -45,7 +46,7 @@ function checkText(ctx: RetrieverContext, data: ChunkInput['data'], field: strin
 }
 
 function planCreate(ctx: RetrieverContext, req: CreateChunkInput, at: string, batchParent: string | undefined, taken: Set<string>): ChunkWrite {
-  const parent = req.parent === undefined || req.parent === '' ? batchParent : req.parent
+  const parent = req.parent ?? batchParent
   if (batchParent !== undefined && parent !== batchParent) {
     throw invalidArgument(`${at}parent`, `every request's parent must be the batch's parent "${batchParent}"; received "${parent}".`)
   }
@@ -54,10 +55,10 @@ function planCreate(ctx: RetrieverContext, req: CreateChunkInput, at: string, ba
   const text = checkText(ctx, chunk.data, `${at}chunk.data.stringValue`)
   const customMetadata = readCustomMetadata(chunk.customMetadata, `${at}chunk.customMetadata`, ctx.options.limits.customMetadata)
   let name: string
-  if (chunk.name !== undefined && chunk.name !== '') {
-    parseName(chunk.name, CHUNK_NAME, `${at}chunk.name`)
-    if (!chunk.name.startsWith(`${document.name}/chunks/`)) throw invalidArgument(`${at}chunk.name`, `chunk.name "${chunk.name}" is not in the parent document "${document.name}".`)
-    name = chunk.name
+  if (chunk.name !== undefined) {
+    const parsed = parseName(chunk.name, CHUNK_NAME, `${at}chunk.name`)
+    if (parsed.parent !== document.name) throw invalidArgument(`${at}chunk.name`, `chunk.name "${parsed.name}" is not in the parent document "${document.name}".`)
+    name = parsed.name
     if (document.chunks.has(name)) throw failure('ALREADY_EXISTS', `Chunk "${name}" already exists.`, `${at}chunk.name`)
     if (taken.has(name)) throw invalidArgument(`${at}chunk.name`, `chunk "${name}" appears twice in this batch.`)
   } else {
@@ -92,9 +93,7 @@ function checkBatch(ctx: RetrieverContext, requests: readonly unknown[] | undefi
 }
 
 function checkBatchParent(parent: string | undefined): string | undefined {
-  if (parent === undefined || parent === '') return undefined
-  parseName(parent, DOCUMENT_NAME, 'parent')
-  return parent
+  return parent === undefined ? undefined : parseName(parent, DOCUMENT_NAME, 'parent').name
 }
 
 /**
@@ -207,8 +206,5 @@ export async function listChunks(ctx: RetrieverContext, request: unknown): Promi
   const req = readMessage(ListChunksRequest, request)
   const { document } = ctx.document(req.parent, 'parent')
   const page = pageOf([...document.chunks.values()], (c) => c.seq, `listChunks ${document.name}`, req, { defaultSize: 10, maxSize: 100 })
-  return {
-    ...(page.items.length > 0 ? { chunks: page.items.map(chunkJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ chunks: page.items.map(chunkJson), nextPageToken: page.nextPageToken })
 }

@@ -17,10 +17,6 @@ export class RetrieverContext extends EngineContext<ResolvedRetrieverOptions> {
   /** Counts a chunk's tokens: word tokens of the wink tokenizer, nothing dropped or stemmed. */
   readonly #tokens = new Analyzer({ stopWords: false, stem: false, minLength: 1 })
 
-
-
-
-
   countTokens(text: string): number {
     return this.#tokens.tokens(text).length
   }
@@ -34,26 +30,26 @@ export class RetrieverContext extends EngineContext<ResolvedRetrieverOptions> {
   }
 
   corpus(name: string | undefined, field: string): CorpusState {
-    parseName(name, CORPUS_NAME, field)
-    const corpus = this.state.corpora.get(name as string)
-    if (!corpus) throw failure('NOT_FOUND', `Corpus "${name}" not found.`, field)
+    const parsed = parseName(name, CORPUS_NAME, field)
+    const corpus = this.state.corpora.get(parsed.name)
+    if (!corpus) throw failure('NOT_FOUND', `Corpus "${parsed.name}" not found.`, field)
     return corpus
   }
 
   document(name: string | undefined, field: string): { corpus: CorpusState; document: DocumentState } {
-    const [corpusId] = parseName(name, DOCUMENT_NAME, field)
-    const corpus = this.state.corpora.get(`corpora/${corpusId}`)
-    const document = corpus?.documents.get(name as string)
-    if (!corpus || !document) throw failure('NOT_FOUND', `Document "${name}" not found.`, field)
+    const parsed = parseName(name, DOCUMENT_NAME, field)
+    const corpus = this.state.corpora.get(parsed.names.corpus)
+    const document = corpus?.documents.get(parsed.name)
+    if (!corpus || !document) throw failure('NOT_FOUND', `Document "${parsed.name}" not found.`, field)
     return { corpus, document }
   }
 
   chunk(name: string | undefined, field: string): { corpus: CorpusState; document: DocumentState; chunk: ChunkState } {
-    const [corpusId, documentId] = parseName(name, CHUNK_NAME, field)
-    const corpus = this.state.corpora.get(`corpora/${corpusId}`)
-    const document = corpus?.documents.get(`corpora/${corpusId}/documents/${documentId}`)
-    const chunk = document?.chunks.get(name as string)
-    if (!corpus || !document || !chunk) throw failure('NOT_FOUND', `Chunk "${name}" not found.`, field)
+    const parsed = parseName(name, CHUNK_NAME, field)
+    const corpus = this.state.corpora.get(parsed.names.corpus)
+    const document = corpus?.documents.get(parsed.names.document)
+    const chunk = document?.chunks.get(parsed.name)
+    if (!corpus || !document || !chunk) throw failure('NOT_FOUND', `Chunk "${parsed.name}" not found.`, field)
     return { corpus, document, chunk }
   }
 }

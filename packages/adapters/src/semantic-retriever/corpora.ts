@@ -1,5 +1,6 @@
 import { createIndex } from '@quarry/core'
 import { parseName, derivedId } from '../rpc/names.js'
+import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure } from '../rpc/status.js'
@@ -13,9 +14,8 @@ export async function createCorpus(ctx: RetrieverContext, request: unknown): Pro
   const displayName = ctx.checkDisplayName(corpus.displayName, 'corpus.displayName')
   const { corpora } = ctx.state
   let name: string
-  if (corpus.name !== undefined && corpus.name !== '') {
-    parseName(corpus.name, CORPUS_NAME, 'corpus.name')
-    name = corpus.name
+  if (corpus.name !== undefined) {
+    name = parseName(corpus.name, CORPUS_NAME, 'corpus.name').name
     if (corpora.has(name)) throw failure('ALREADY_EXISTS', `Corpus "${name}" already exists.`, 'corpus.name')
   } else {
     do name = `corpora/${derivedId(displayName, ctx.options.randomId)}`
@@ -25,14 +25,7 @@ export async function createCorpus(ctx: RetrieverContext, request: unknown): Pro
     throw failure('RESOURCE_EXHAUSTED', `A project holds at most ${ctx.options.limits.corpora} corpora; delete one before creating another.`)
   }
   const { embedder, dense, hnsw, planner } = ctx.options
-  const index = createIndex({
-    dimensions: embedder.dimensions,
-    metric: 'cosine',
-    dense,
-    embedder,
-    ...(hnsw ? { hnsw } : {}),
-    ...(planner ? { planner } : {}),
-  })
+  const index = createIndex(omitUndefined({ dimensions: embedder.dimensions, metric: 'cosine', dense, embedder, hnsw, planner }))
   const state: CorpusState = { name, displayName, index, documents: new Map(), chunkCount: 0, ...ctx.stamp() }
   corpora.set(name, state)
   return corpusJson(state)
@@ -65,8 +58,5 @@ export async function deleteCorpus(ctx: RetrieverContext, request: unknown): Pro
 export async function listCorpora(ctx: RetrieverContext, request: unknown): Promise<ListCorporaResponseJson> {
   const req = readMessage(ListCorporaRequest, request)
   const page = pageOf([...ctx.state.corpora.values()], (c) => c.seq, 'listCorpora', req, { defaultSize: 10, maxSize: 20 })
-  return {
-    ...(page.items.length > 0 ? { corpora: page.items.map(corpusJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ corpora: page.items.map(corpusJson), nextPageToken: page.nextPageToken })
 }

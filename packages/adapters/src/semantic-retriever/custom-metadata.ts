@@ -1,5 +1,6 @@
 import type { Metadata } from '@quarry/core'
 import { loweredLimit } from '../rpc/limits.js'
+import { omitUnset } from '../rpc/omit.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { CustomMetadataInput } from './schema.js'
 import type { CustomMetadataJson } from './resources.js'
@@ -31,7 +32,7 @@ export function readCustomMetadata(list: readonly CustomMetadataInput[] | undefi
       if (m.stringListValue !== undefined) {
         // An empty repeated field is omitted in proto3 JSON: an empty list is `stringListValue: {}`.
         const values = m.stringListValue.values ?? []
-        return Object.freeze({ key: m.key, stringListValue: Object.freeze(values.length > 0 ? { values: Object.freeze([...values]) } : {}) })
+        return Object.freeze({ key: m.key, stringListValue: Object.freeze(omitUnset({ values: Object.freeze([...values]) })) })
       }
       throw invalidArgument(at, `set one of stringValue, stringListValue or numericValue for key "${m.key}".`)
     }),

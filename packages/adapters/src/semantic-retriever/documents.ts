@@ -1,4 +1,5 @@
 import { derivedId, parseName } from '../rpc/names.js'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
@@ -14,10 +15,10 @@ export async function createDocument(ctx: RetrieverContext, request: unknown): P
   const displayName = ctx.checkDisplayName(document.displayName, 'document.displayName')
   const customMetadata = readCustomMetadata(document.customMetadata, 'document.customMetadata', ctx.options.limits.customMetadata)
   let name: string
-  if (document.name !== undefined && document.name !== '') {
-    const [corpusId] = parseName(document.name, DOCUMENT_NAME, 'document.name')
-    if (`corpora/${corpusId}` !== corpus.name) throw invalidArgument('document.name', `document.name "${document.name}" is not in the parent corpus "${corpus.name}".`)
-    name = document.name
+  if (document.name !== undefined) {
+    const parsed = parseName(document.name, DOCUMENT_NAME, 'document.name')
+    if (parsed.parent !== corpus.name) throw invalidArgument('document.name', `document.name "${parsed.name}" is not in the parent corpus "${corpus.name}".`)
+    name = parsed.name
     if (corpus.documents.has(name)) throw failure('ALREADY_EXISTS', `Document "${name}" already exists.`, 'document.name')
   } else {
     do name = `${corpus.name}/documents/${derivedId(displayName, ctx.options.randomId)}`
@@ -79,8 +80,5 @@ export async function listDocuments(ctx: RetrieverContext, request: unknown): Pr
   const req = readMessage(ListDocumentsRequest, request)
   const corpus = ctx.corpus(req.parent, 'parent')
   const page = pageOf([...corpus.documents.values()], (d) => d.seq, `listDocuments ${corpus.name}`, req, { defaultSize: 10, maxSize: 20 })
-  return {
-    ...(page.items.length > 0 ? { documents: page.items.map(documentJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ documents: page.items.map(documentJson), nextPageToken: page.nextPageToken })
 }

@@ -1,4 +1,5 @@
 import { QuarryError, fromGoogleMetadataFilters, type Filter, type GoogleCondition } from '@quarry/core'
+import { omitUndefined } from '../rpc/omit.js'
 import { invalidArgument } from '../rpc/status.js'
 import { CHUNK_PREFIX, DOCUMENT_PREFIX } from './custom-metadata.js'
 import type { MetadataFilterInput } from './schema.js'
@@ -25,11 +26,7 @@ export function compileMetadataFilters(filters: readonly MetadataFilterInput[], 
       if (c.operation === undefined || c.operation === 'OPERATOR_UNSPECIFIED') {
         throw invalidArgument(`${path}.conditions[${j}].operation`, 'operation is required: one of LESS, LESS_EQUAL, EQUAL, GREATER_EQUAL, GREATER, NOT_EQUAL, INCLUDES, EXCLUDES.')
       }
-      return {
-        operation: c.operation,
-        ...(c.stringValue !== undefined ? { stringValue: c.stringValue } : {}),
-        ...(c.numericValue !== undefined ? { numericValue: c.numericValue } : {}),
-      }
+      return omitUndefined({ operation: c.operation, stringValue: c.stringValue, numericValue: c.numericValue })
     })
     return { key, conditions }
   })

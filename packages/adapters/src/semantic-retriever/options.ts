@@ -1,5 +1,6 @@
-import { QuarryError, createHashingEmbedder, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
+import { QuarryError, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
+import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DOCUMENTED } from './schema.js'
 
@@ -17,7 +18,7 @@ export interface RetrieverLimits {
   readonly chunksPerCorpus: number
   /** customMetadata entries per document and per chunk. @defaultValue 20 */
   readonly customMetadata: number
-  /** Tokens in one chunk's text (word tokens of Quarry's analyzer, see the README). @defaultValue 2043 */
+  /** Tokens in one chunk's text (word tokens of Quarry's analyzer, see docs/semantic-retriever.md). @defaultValue 2043 */
   readonly tokensPerChunk: number
   /** Requests in one chunks:batchCreate / batchUpdate / batchDelete. @defaultValue 100 */
   readonly batchSize: number
@@ -44,8 +45,9 @@ const SCHEMA_BOUND: Partial<Record<keyof RetrieverLimits, number>> = {
 
 export interface SemanticRetrieverOptions {
   /**
-   * Embeds chunk text and queries. @defaultValue a 256-dimensional hashing embedder (word overlap,
-   * no model; pass `createGloveEmbedder()` or your own model for semantic similarity)
+   * Embeds chunk text and queries. @defaultValue `defaultEmbedder()`: GloVe SIF, as `quarry serve`
+   * (similarity by meaning, offline; loaded on first use, once per process). Pass
+   * `createHashingEmbedder()` for an instant, deterministic word-overlap one, or your own model.
    */
   embedder?: Embedder
   /** Dense index of every corpus: 'hnsw' (exact below planner.exactBelow chunks) or always 'exact'. @defaultValue 'hnsw' */
@@ -59,6 +61,18 @@ export interface SemanticRetrieverOptions {
   randomId?: RandomId
   /** Told about unexpected errors (answered as INTERNAL without details). @defaultValue console.error */
   onInternalError?: (error: unknown) => void
+}
+
+/** Every option of the engine: a client given any of them makes a private engine (else it shares the default one). */
+export const RETRIEVER_OPTION_KEYS: Readonly<Record<keyof SemanticRetrieverOptions, true>> = {
+  embedder: true,
+  dense: true,
+  hnsw: true,
+  planner: true,
+  limits: true,
+  clock: true,
+  randomId: true,
+  onInternalError: true,
 }
 
 export interface ResolvedRetrieverOptions {
@@ -87,7 +101,7 @@ export function resolveRetrieverOptions(options: SemanticRetrieverOptions): Reso
     throw new QuarryError('INVALID_OPTION', `dense must be 'hnsw' or 'exact'; received ${String(options.dense)}.`, { path: 'dense' })
   }
   return {
-    embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    embedder: options.embedder ?? defaultEmbedder(),
     dense: options.dense ?? 'hnsw',
     hnsw: options.hnsw,
     planner: options.planner,

@@ -1,4 +1,5 @@
 import type { Filter } from '@quarry/core'
+import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { RetrieverContext } from './context.js'
@@ -20,8 +21,9 @@ interface QueryPlan {
 
 function plan(query: string | undefined, resultsCount: number | undefined, filters: readonly MetadataFilterInput[] | undefined, scope: 'corpus' | 'document'): QueryPlan {
   if (query === undefined || query.trim() === '') throw invalidArgument('query', 'query is required: the text to search for.')
+  // 0 arrives as unset (proto3: resultsCount has no presence), so it is the default too.
   const topK = resultsCount ?? DEFAULT_RESULTS
-  if (topK < 1 || topK > MAX_RESULTS) throw invalidArgument('resultsCount', `resultsCount must be between 1 and ${MAX_RESULTS} (default ${DEFAULT_RESULTS}); received ${topK}.`)
+  if (topK < 1 || topK > MAX_RESULTS) throw invalidArgument('resultsCount', `resultsCount must be between 1 and ${MAX_RESULTS} (0 or unset: the default ${DEFAULT_RESULTS}); received ${topK}.`)
   return { query, topK, filter: compileMetadataFilters(filters ?? [], scope) }
 }
 
@@ -34,15 +36,16 @@ async function run(ctx: RetrieverContext, corpusOf: () => CorpusState, p: QueryP
   const [vector] = await ctx.embed([p.query])
   const corpus = corpusOf()
   if (vector === undefined || !vector.some((x) => x !== 0) || corpus.index.size === 0) return {}
-  const { hits } = corpus.index.search({ vector, topK: p.topK, ...(p.filter ? { filter: p.filter } : {}) })
+  const { hits } = corpus.index.search(omitUndefined({ vector, topK: p.topK, filter: p.filter }))
   const relevantChunks = hits.map((hit): RelevantChunkJson => {
-    const documentName = hit.metadata[DOCUMENT_FIELD] as string
-    const document = corpus.documents.get(documentName)
+    const documentName = hit.metadata[DOCUMENT_FIELD]
+    const document = typeof documentName === 'string' ? corpus.documents.get(documentName) : undefined
     const chunk = document?.chunks.get(hit.id)
     if (!document || !chunk) throw new Error(`index and resources disagree on ${hit.id}`)
-    return { chunkRelevanceScore: hit.score, chunk: chunkJson(chunk), ...(withDocument ? { document: documentJson(document) } : {}) }
+    // chunkRelevanceScore is a float without presence: a score of exactly 0 is omitted, as proto3 JSON omits it.
+    return omitUnset({ chunkRelevanceScore: hit.score, chunk: chunkJson(chunk), document: withDocument ? documentJson(document) : undefined })
   })
-  return relevantChunks.length > 0 ? { relevantChunks } : {}
+  return omitUnset({ relevantChunks })
 }
 
 export async function queryCorpus(ctx: RetrieverContext, request: unknown): Promise<QueryResponseJson> {
@@ -54,9 +57,9 @@ export async function queryCorpus(ctx: RetrieverContext, request: unknown): Prom
 
 export async function queryDocument(ctx: RetrieverContext, request: unknown): Promise<QueryResponseJson> {
   const req = readMessage(QueryDocumentRequest, request)
-  const corpusOf = (): CorpusState => ctx.document(req.name, 'name').corpus
-  corpusOf()
+  const { document } = ctx.document(req.name, 'name')
+  const corpusOf = (): CorpusState => ctx.document(document.name, 'name').corpus
   const p = plan(req.query, req.resultsCount, req.metadataFilters, 'document')
-  const inDocument: Filter = { op: 'eq', field: DOCUMENT_FIELD, value: req.name as string }
+  const inDocument: Filter = { op: 'eq', field: DOCUMENT_FIELD, value: document.name }
   return run(ctx, corpusOf, { ...p, filter: p.filter ? { op: 'and', filters: [inDocument, p.filter] } : inDocument }, false)
 }

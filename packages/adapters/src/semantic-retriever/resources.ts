@@ -36,8 +36,11 @@ export interface ChunkJson {
 }
 
 export interface RelevantChunkJson {
-  /** Cosine similarity of the query's and the chunk's embeddings, in [-1, 1]; higher is more relevant. */
-  readonly chunkRelevanceScore: number
+  /**
+   * Cosine similarity of the query's and the chunk's embeddings, in [-1, 1]; higher is more
+   * relevant. A float without presence: omitted when exactly 0 (read a missing score as 0).
+   */
+  readonly chunkRelevanceScore?: number
   readonly chunk: ChunkJson
   /** The chunk's document (queryCorpus only). */
   readonly document?: DocumentJson

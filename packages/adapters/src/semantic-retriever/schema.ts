@@ -51,7 +51,8 @@ export const Document = message(`${PKG}.Document`, {
   createTime: timestamp,
 })
 
-export const ChunkData = message(`${PKG}.ChunkData`, { stringValue: text(CHUNK_TEXT) })
+/** `stringValue` is the one member of the oneof `data`: it has presence. */
+export const ChunkData = message(`${PKG}.ChunkData`, { stringValue: text(CHUNK_TEXT) }, [['stringValue']])
 
 export const Chunk = message(`${PKG}.Chunk`, {
   name: string,

@@ -37,5 +37,5 @@ export class SemanticRetriever {
   }
 }
 
-/** The method names of RetrieverService that SemanticRetriever serves, from its table. */
+/** The method names of RetrieverService, from SemanticRetriever's table (every RPC of the service). */
 export const RETRIEVER_METHODS = methodNames(RETRIEVER_TABLE)

@@ -1,5 +1,6 @@
 import type { QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
+import { omitUnset } from '../rpc/omit.js'
 import type { ChunkJson, ChunkStateName, CorpusJson, CustomMetadataJson, DocumentJson } from './resources.js'
 
 /**
@@ -43,31 +44,13 @@ export interface ChunkState extends Timestamps {
 }
 
 export function corpusJson(c: CorpusState): CorpusJson {
-  return {
-    name: c.name,
-    ...(c.displayName ? { displayName: c.displayName } : {}),
-    createTime: rfc3339(c.createMs),
-    updateTime: rfc3339(c.updateMs),
-  }
+  return omitUnset({ name: c.name, displayName: c.displayName, createTime: rfc3339(c.createMs), updateTime: rfc3339(c.updateMs) })
 }
 
 export function documentJson(d: DocumentState): DocumentJson {
-  return {
-    name: d.name,
-    ...(d.displayName ? { displayName: d.displayName } : {}),
-    ...(d.customMetadata.length > 0 ? { customMetadata: d.customMetadata } : {}),
-    updateTime: rfc3339(d.updateMs),
-    createTime: rfc3339(d.createMs),
-  }
+  return omitUnset({ name: d.name, displayName: d.displayName, customMetadata: d.customMetadata, updateTime: rfc3339(d.updateMs), createTime: rfc3339(d.createMs) })
 }
 
 export function chunkJson(c: ChunkState): ChunkJson {
-  return {
-    name: c.name,
-    data: { stringValue: c.text },
-    ...(c.customMetadata.length > 0 ? { customMetadata: c.customMetadata } : {}),
-    createTime: rfc3339(c.createMs),
-    updateTime: rfc3339(c.updateMs),
-    state: c.state,
-  }
+  return omitUnset({ name: c.name, data: { stringValue: c.text }, customMetadata: c.customMetadata, createTime: rfc3339(c.createMs), updateTime: rfc3339(c.updateMs), state: c.state })
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { ENGINE, SHORT_ENGINE } from '../memory-bank/context.js'
 import type { ConjunctionInput, RetrieveMemoriesRequest } from '../memory-bank/schema.js'
+import { omitUndefined } from '../rpc/omit.js'
 import { CAPS, characterCount } from '../rpc/limits.js'
 import type { Infer } from '../rpc/proto-json.js'
 import { aip160FilterArbitrary, writableField, type FilterKey } from './aip160-filters.js'
@@ -100,11 +101,5 @@ export function retrieveMemoriesRequestArbitrary(options: RetrieveMemoriesReques
   )
   return fc
     .record({ scope, params, filter: fc.option(aip160FilterArbitrary(filterKeys), { nil: undefined }), filterGroups })
-    .map(({ scope, params, filter, filterGroups }): RetrieveMemoriesRequestInput => ({
-      parent,
-      scope,
-      ...params,
-      ...(filter !== undefined ? { filter } : {}),
-      ...(filterGroups ? { filterGroups } : {}),
-    }))
+    .map(({ scope, params, filter, filterGroups }): RetrieveMemoriesRequestInput => ({ parent, scope, ...params, ...omitUndefined({ filter, filterGroups }) }))
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { omitUndefined } from '../rpc/omit.js'
 import { CAPS } from '../rpc/limits.js'
 import type { Infer } from '../rpc/proto-json.js'
 import { CHUNK_PREFIX, DOCUMENT_PREFIX } from '../semantic-retriever/custom-metadata.js'
@@ -73,10 +74,5 @@ export function queryCorpusRequestArbitrary(options: QueryCorpusRequestOptions):
       resultsCount: fc.option(fc.integer({ min: 1, max: MAX_RESULTS }), { nil: undefined }),
       metadataFilters,
     })
-    .map(({ query, resultsCount, metadataFilters }): QueryCorpusRequestInput => ({
-      name,
-      query,
-      ...(resultsCount !== undefined ? { resultsCount } : {}),
-      ...(metadataFilters ? { metadataFilters } : {}),
-    }))
+    .map(({ query, resultsCount, metadataFilters }): QueryCorpusRequestInput => omitUndefined({ name, query, resultsCount, metadataFilters }))
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { MAX_TOP_K } from '@quarry/core'
+import { omitUndefined } from '../rpc/omit.js'
 import { DEFAULT_LIMITS } from '../rpc/limits.js'
 import type { Infer } from '../rpc/proto-json.js'
 import { CORPUS } from '../vertex-rag/context.js'
@@ -55,7 +56,7 @@ export function retrieveContextsRequestArbitrary(options: RetrieveContextsReques
 
   // Fresh objects every time (never fc.constant of an object): code under test may change a request.
   const fileRestriction = fileIds.length === 0 ? fc.constant(undefined) : fc.option(fc.subarray(fileIds, { minLength: 1 }), { nil: undefined })
-  const resource = fileRestriction.map((ids) => ({ ragCorpus, ...(ids ? { ragFileIds: ids } : {}) }))
+  const resource = fileRestriction.map((ids) => omitUndefined({ ragCorpus, ragFileIds: ids }))
   const store = fc.oneof(
     { arbitrary: resource.map((r) => ({ ragResources: [r] })), weight: 4 },
     // Deprecated: corpora by name (no file restriction).
@@ -91,24 +92,26 @@ export function retrieveContextsRequestArbitrary(options: RetrieveContextsReques
     .map(({ store, text, config, legacy }): RetrieveContextsRequestInput => {
       const f = config?.filter
       const distance = f && 'vectorDistanceThreshold' in f.threshold ? f.threshold.vectorDistanceThreshold : undefined
-      const filterJson = f && { ...(legacy && distance !== undefined ? {} : f.threshold), ...(f.metadataFilter !== undefined ? { metadataFilter: f.metadataFilter } : {}) }
+      const filterJson = f && { ...(legacy && distance !== undefined ? {} : f.threshold), ...omitUndefined({ metadataFilter: f.metadataFilter }) }
       const topK = config?.topK
       const alpha = config?.hybridSearch?.alpha
-      const ragRetrievalConfig = config && {
-        ...(topK !== undefined && !legacy ? { topK } : {}),
-        ...(config.hybridSearch && !(legacy && alpha !== undefined) ? { hybridSearch: config.hybridSearch } : {}),
-        ...(filterJson ? { filter: filterJson } : {}),
-        ...(config.ranking ? { ranking: config.ranking } : {}),
-      }
+      const ragRetrievalConfig =
+        config &&
+        omitUndefined({
+          topK: legacy ? undefined : topK,
+          hybridSearch: legacy && alpha !== undefined ? undefined : config.hybridSearch,
+          filter: filterJson,
+          ranking: config.ranking,
+        })
       return {
         parent,
-        vertexRagStore: { ...store, ...(legacy && distance !== undefined ? { vectorDistanceThreshold: distance } : {}) },
-        query: {
+        vertexRagStore: { ...store, ...omitUndefined({ vectorDistanceThreshold: legacy ? distance : undefined }) },
+        query: omitUndefined({
           text,
-          ...(ragRetrievalConfig ? { ragRetrievalConfig } : {}),
-          ...(legacy && topK !== undefined ? { similarityTopK: topK } : {}),
-          ...(legacy && alpha !== undefined ? { ranking: { alpha } } : {}),
-        },
+          ragRetrievalConfig,
+          similarityTopK: legacy ? topK : undefined,
+          ranking: legacy && alpha !== undefined ? { alpha } : undefined,
+        }),
       }
     })
 }

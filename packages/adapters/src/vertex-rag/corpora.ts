@@ -1,10 +1,12 @@
+import type { Operation } from '../rpc/operations.js'
 import { createIndex } from '@quarry/core'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { RagContext } from './context.js'
 import { coreMetric } from './metric.js'
-import type { ListRagCorporaResponseJson, OperationJson, RagCorpusJson } from './resources.js'
+import type { ListRagCorporaResponseJson, RagCorpusJson } from './resources.js'
 import {
   CreateRagCorpusRequest,
   DOCUMENTED,
@@ -53,7 +55,8 @@ function backendOf(c: RagCorpusInput): BackendChoice {
   const embedding = c.ragEmbeddingModelConfig ?? db?.ragEmbeddingModelConfig
   const bm25 = embedding?.hybridSearchConfig?.sparseEmbeddingConfig?.bm25
   const at = c.ragEmbeddingModelConfig ? 'ragCorpus.ragEmbeddingModelConfig' : 'ragCorpus.vectorDbConfig.ragEmbeddingModelConfig'
-  const k1 = bm25?.k1 || BM25_K1.default
+  // k1 and b are proto3 `optional`: a 0 given is a value (out of range for k1), not the default.
+  const k1 = bm25?.k1 ?? BM25_K1.default
   const b = bm25?.b ?? BM25_B.default
   if (k1 < BM25_K1.min || k1 > BM25_K1.max) throw invalidArgument(`${at}.hybridSearchConfig.sparseEmbeddingConfig.bm25.k1`, `k1 must be in [${BM25_K1.min}, ${BM25_K1.max}] (default ${BM25_K1.default}); received ${k1}.`)
   if (b < BM25_B.min || b > BM25_B.max) throw invalidArgument(`${at}.hybridSearchConfig.sparseEmbeddingConfig.bm25.b`, `b must be in [${BM25_B.min}, ${BM25_B.max}] (default ${BM25_B.default}); received ${b}.`)
@@ -73,18 +76,15 @@ function stable(value: unknown): string {
 }
 
 /** Required on create; its length (at most 128 characters) is a limit of the request schema. */
-function checkDisplayName(value: string | undefined, field: string, required: boolean): string | undefined {
-  if (value === undefined || value === '') {
-    if (required) throw invalidArgument(field, `displayName is required: up to ${DOCUMENTED.corpusDisplayName.max} characters.`)
-    return undefined
-  }
+function requireDisplayName(value: string | undefined, field: string): string {
+  if (value === undefined) throw invalidArgument(field, `displayName is required: up to ${DOCUMENTED.corpusDisplayName.max} characters.`)
   return value
 }
 
-export async function createRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
+export async function createRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { parent, ragCorpus = {} } = readMessage(requestSchema(CreateRagCorpusRequest, version), request)
   const location = ctx.location(parent, 'parent')
-  const displayName = checkDisplayName(ragCorpus.displayName, 'ragCorpus.displayName', true) as string
+  const displayName = requireDisplayName(ragCorpus.displayName, 'ragCorpus.displayName')
   const backend = backendOf(ragCorpus)
   const { embedder, distanceMetric } = ctx.options
   let id: string
@@ -95,7 +95,7 @@ export async function createRagCorpus(ctx: RagContext, version: ApiVersion, requ
     parent: location,
     id,
     displayName,
-    description: ragCorpus.description || undefined,
+    description: ragCorpus.description,
     metric: distanceMetric,
     vectorDbConfig: backend.vectorDbConfig,
     ragEmbeddingModelConfig: backend.ragEmbeddingModelConfig,
@@ -118,20 +118,16 @@ export async function listRagCorpora(ctx: RagContext, version: ApiVersion, reque
   const location = ctx.location(req.parent, 'parent')
   const all = [...ctx.state.corpora.values()].filter((c) => c.parent === location)
   const page = pageOf(all, (c) => c.seq, `listRagCorpora ${location}`, req, { defaultSize: 10, maxSize: 100 })
-  return {
-    ...(page.items.length > 0 ? { ragCorpora: page.items.map((c) => corpusJson(c, version)) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ ragCorpora: page.items.map((c) => corpusJson(c, version)), nextPageToken: page.nextPageToken })
 }
 
 /**
  * Replaces displayName and description (set fields only: the request has no update mask). The
  * vector DB and embedding configs are fixed at creation, as in Vertex.
  */
-export async function updateRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
+export async function updateRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { ragCorpus = {} } = readMessage(requestSchema(UpdateRagCorpusRequest, version), request)
   const corpus = ctx.corpus(ragCorpus.name, 'ragCorpus.name')
-  const displayName = checkDisplayName(ragCorpus.displayName, 'ragCorpus.displayName', false)
   if (ragCorpus.vectorDbConfig || ragCorpus.ragVectorDbConfig || ragCorpus.ragEmbeddingModelConfig || ragCorpus.vertexAiSearchConfig) {
     // Only what the request sets is compared (a client echoing the corpus back is fine).
     const backend = backendOf(ragCorpus)
@@ -142,13 +138,14 @@ export async function updateRagCorpus(ctx: RagContext, version: ApiVersion, requ
       throw failure('FAILED_PRECONDITION', 'The vector DB and embedding model of a RagCorpus are fixed when it is created; create a new corpus to change them.', dbChanged ? 'ragCorpus.vectorDbConfig' : 'ragCorpus.ragEmbeddingModelConfig')
     }
   }
-  if (displayName !== undefined) corpus.displayName = displayName
-  if (ragCorpus.description) corpus.description = ragCorpus.description
+  // Without an update mask, the fields the request sets are updated ('' is unset in proto3).
+  if (ragCorpus.displayName !== undefined) corpus.displayName = ragCorpus.displayName
+  if (ragCorpus.description !== undefined) corpus.description = ragCorpus.description
   corpus.updateMs = ctx.now()
   return ctx.operation(version, corpus.name, 'UpdateRagCorpusOperationMetadata', { type: 'RagCorpus', value: corpusJson(corpus, version) })
 }
 
-export async function deleteRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
+export async function deleteRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { name, force = false, forceDelete = false } = readMessage(requestSchema(DeleteRagCorpusRequest, version), request)
   const corpus = ctx.corpus(name, 'name')
   if (corpus.files.size > 0 && !force && !forceDelete) {

@@ -1,3 +1,5 @@
+import type { Operation } from '../rpc/operations.js'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
@@ -5,7 +7,7 @@ import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
 import { locateSources, readSource } from './sources.js'
-import type { ListRagFilesResponseJson, OperationJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
+import type { ListRagFilesResponseJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
 import { fileJson } from './state.js'
 
@@ -26,8 +28,8 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   const readAs = /\.[A-Za-z0-9]+$/.test(displayName) ? displayName : `${displayName}.txt`
   const result = await ingestFile(ctx, corpus, {
     displayName,
-    description: ragFile.description || undefined,
-    userMetadata: ragFile.userMetadata || undefined,
+    description: ragFile.description,
+    userMetadata: ragFile.userMetadata,
     source: { kind: 'upload' },
     readAs,
     label: displayName,
@@ -48,7 +50,7 @@ function uriName(uri: string): string {
   }
 }
 
-export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
+export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { parent, importRagFilesConfig } = readMessage(requestSchema(ImportRagFilesRequest, version), request)
   const corpus = ctx.corpus(parent, 'parent')
   if (!importRagFilesConfig) throw invalidArgument('importRagFilesConfig', 'importRagFilesConfig is required: give gcsSource.uris.')
@@ -110,13 +112,10 @@ export async function listRagFiles(ctx: RagContext, version: ApiVersion, request
   const req = readMessage(requestSchema(ListRagFilesRequest, version), request)
   const corpus = ctx.corpus(req.parent, 'parent')
   const page = pageOf([...corpus.files.values()], (f) => f.seq, `listRagFiles ${corpus.name}`, req, { defaultSize: 10, maxSize: 100 })
-  return {
-    ...(page.items.length > 0 ? { ragFiles: page.items.map((f) => fileJson(f, version)) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ ragFiles: page.items.map((f) => fileJson(f, version)), nextPageToken: page.nextPageToken })
 }
 
-export async function deleteRagFile(ctx: RagContext, version: ApiVersion, request: unknown): Promise<OperationJson> {
+export async function deleteRagFile(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { name } = readMessage(requestSchema(DeleteRagFileRequest, version), request)
   const { corpus, file } = ctx.file(name, 'name')
   for (const c of file.chunks) corpus.index.remove(c.id)

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Analyzer, chunkText } from '@quarry/core'
+import { omitUndefined } from '../rpc/omit.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
 import { extractText } from './extract.js'
@@ -79,11 +80,13 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   const text = extracted.text
   const lastIndex = pieces.length - 1
   const pages = extracted.pageStarts
-  file.chunks = pieces.map((p, i) => ({
-    id: `${file.id}-${String(i).padStart(6, '0')}`,
-    text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
-    ...(pages ? { pageSpan: { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } } : {}),
-  }))
+  file.chunks = pieces.map((p, i) =>
+    omitUndefined({
+      id: `${file.id}-${String(i).padStart(6, '0')}`,
+      text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
+      pageSpan: pages ? { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } : undefined,
+    }),
+  )
   const metadata = fileMetadata(file)
   corpus.index.addMany(file.chunks.map((c, i) => ({ id: c.id, vector: vectors[i] as Float32Array, text: c.text, metadata })))
   corpus.files.set(file.name, file)

@@ -1,10 +1,12 @@
+import type { Operation } from '../rpc/operations.js'
 import { RESOURCE_ID } from '../rpc/names.js'
+import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { RagContext } from './context.js'
 import { reindexFile } from './ingest.js'
-import type { ListRagDataSchemasResponseJson, ListRagMetadataResponseJson, MetadataValueJson, OperationJson, RagDataSchemaJson, RagMetadataJson } from './resources.js'
+import type { ListRagDataSchemasResponseJson, ListRagMetadataResponseJson, MetadataValueJson, RagDataSchemaJson, RagMetadataJson } from './resources.js'
 import {
   BatchCreateRagDataSchemasRequest,
   BatchCreateRagMetadataRequest,
@@ -81,7 +83,7 @@ export async function createRagDataSchema(ctx: RagContext, request: unknown): Pr
   return schemaJson(schema)
 }
 
-export async function batchCreateRagDataSchemas(ctx: RagContext, request: unknown): Promise<OperationJson> {
+export async function batchCreateRagDataSchemas(ctx: RagContext, request: unknown): Promise<Operation> {
   const req = readMessage(BatchCreateRagDataSchemasRequest, request)
   const corpus = ctx.corpus(req.parent, 'parent')
   const requests = checkBatch(req.requests, 'requests')
@@ -104,10 +106,7 @@ export async function listRagDataSchemas(ctx: RagContext, request: unknown): Pro
   const req = readMessage(ListRagDataSchemasRequest, request)
   const corpus = ctx.corpus(req.parent, 'parent')
   const page = pageOf([...corpus.schemas.values()], (s) => s.seq, `listRagDataSchemas ${corpus.name}`, req, { defaultSize: 100, maxSize: 500 })
-  return {
-    ...(page.items.length > 0 ? { ragDataSchemas: page.items.map(schemaJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ ragDataSchemas: page.items.map(schemaJson), nextPageToken: page.nextPageToken })
 }
 
 export async function deleteRagDataSchema(ctx: RagContext, request: unknown): Promise<Record<string, never>> {
@@ -117,7 +116,7 @@ export async function deleteRagDataSchema(ctx: RagContext, request: unknown): Pr
   return {}
 }
 
-export async function batchDeleteRagDataSchemas(ctx: RagContext, request: unknown): Promise<OperationJson> {
+export async function batchDeleteRagDataSchemas(ctx: RagContext, request: unknown): Promise<Operation> {
   const req = readMessage(BatchDeleteRagDataSchemasRequest, request)
   const corpus = ctx.corpus(req.parent, 'parent')
   const names = checkBatch(req.names, 'names')
@@ -165,7 +164,7 @@ function readValue(v: MetadataValueInput | undefined, field: string): MetadataVa
       if (!scalar) throw invalidArgument(at, 'a list member sets exactly one of intValue, floatValue, strValue, datetimeValue, boolValue.')
       return scalar
     })
-    return { listValue: values.length > 0 ? { values } : {} }
+    return { listValue: omitUnset({ values }) }
   }
   throw invalidArgument(field, 'value is required: one of intValue, floatValue, strValue, datetimeValue, boolValue, listValue.')
 }
@@ -198,7 +197,7 @@ export async function createRagMetadata(ctx: RagContext, request: unknown): Prom
   return ragMetadataJson(m)
 }
 
-export async function batchCreateRagMetadata(ctx: RagContext, request: unknown): Promise<OperationJson> {
+export async function batchCreateRagMetadata(ctx: RagContext, request: unknown): Promise<Operation> {
   const req = readMessage(BatchCreateRagMetadataRequest, request)
   const { corpus, file } = ctx.file(req.parent, 'parent')
   const requests = checkBatch(req.requests, 'requests')
@@ -241,10 +240,7 @@ export async function listRagMetadata(ctx: RagContext, request: unknown): Promis
   const req = readMessage(ListRagMetadataRequest, request)
   const { file } = ctx.file(req.parent, 'parent')
   const page = pageOf([...file.metadata.values()], (m) => m.seq, `listRagMetadata ${file.name}`, req, { defaultSize: 100, maxSize: 500 })
-  return {
-    ...(page.items.length > 0 ? { ragMetadata: page.items.map(ragMetadataJson) } : {}),
-    ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-  }
+  return omitUnset({ ragMetadata: page.items.map(ragMetadataJson), nextPageToken: page.nextPageToken })
 }
 
 export async function deleteRagMetadata(ctx: RagContext, request: unknown): Promise<Record<string, never>> {
@@ -255,7 +251,7 @@ export async function deleteRagMetadata(ctx: RagContext, request: unknown): Prom
   return {}
 }
 
-export async function batchDeleteRagMetadata(ctx: RagContext, request: unknown): Promise<OperationJson> {
+export async function batchDeleteRagMetadata(ctx: RagContext, request: unknown): Promise<Operation> {
   const req = readMessage(BatchDeleteRagMetadataRequest, request)
   const { corpus, file } = ctx.file(req.parent, 'parent')
   const names = checkBatch(req.names, 'names')

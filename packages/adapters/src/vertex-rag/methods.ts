@@ -1,10 +1,10 @@
-import { getOperation } from '../rpc/get-operation.js'
-import { UNARY, longRunningShape, method, pagedShape } from '../rpc/methods.js'
+import { UNARY, longRunningShape, method, pagedShape, unimplemented } from '../rpc/methods.js'
+import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { RagContext } from './context.js'
 import { createRagCorpus, deleteRagCorpus, getRagCorpus, listRagCorpora, updateRagCorpus } from './corpora.js'
 import { deleteRagFile, getRagFile, importRagFiles, listRagFiles, uploadRagFile } from './files.js'
 import * as metadata from './metadata.js'
-import type { ImportRagFilesResponseJson, RagCorpusJson, RagDataSchemaJson, RagMetadataJson } from './resources.js'
+import type { ContextJson, ImportRagFilesResponseJson, RagCorpusJson, RagDataSchemaJson, RagMetadataJson } from './resources.js'
 import { retrieveContexts } from './retrieve.js'
 import type { ApiVersion } from './schema.js'
 
@@ -24,7 +24,9 @@ const BETA = ['v1beta1']
 const read = false
 const write = true
 
-/** google.cloud.aiplatform.{v1,v1beta1}.VertexRagService: what Quarry serves of it, once. */
+const NEEDS_MODEL = 'it needs a generative model, which Quarry does not have (no hook supplies one yet)'
+
+/** google.cloud.aiplatform.{v1,v1beta1}.VertexRagService, every method once: what Quarry does not serve answers UNIMPLEMENTED saying why. */
 export const RAG_SERVICE_TABLE = {
   retrieveContexts: method({
     rpc: 'RetrieveContexts',
@@ -33,9 +35,42 @@ export const RAG_SERVICE_TABLE = {
     shape: UNARY,
     http: [{ verb: 'POST', path: `{parent=${L}}:retrieveContexts`, body: '*' }],
   }),
+  augmentPrompt: method({
+    rpc: 'AugmentPrompt',
+    run: unimplemented<{ augmentedPrompt?: Record<string, unknown>[]; facts?: Record<string, unknown>[] }>('VertexRagService.AugmentPrompt', 'not served yet (it needs no model); meanwhile call retrieveContexts and add the contexts to your prompt.'),
+    write: read,
+    shape: UNARY,
+    http: [{ verb: 'POST', path: `{parent=${L}}:augmentPrompt`, body: '*' }],
+  }),
+  corroborateContent: method({
+    rpc: 'CorroborateContent',
+    run: unimplemented<{ corroborationScore?: number; claims?: Record<string, unknown>[] }>('VertexRagService.CorroborateContent', `${NEEDS_MODEL} to check the content's claims against the facts.`),
+    write: read,
+    shape: UNARY,
+    http: [{ verb: 'POST', path: `{parent=${L}}:corroborateContent`, body: '*' }],
+  }),
+  askContexts: method({
+    rpc: 'AskContexts',
+    run: unimplemented<{ response?: string; contexts?: { contexts?: ContextJson[] } }>('VertexRagService.AskContexts', `${NEEDS_MODEL} to answer from the contexts; call retrieveContexts and ask your model.`),
+    write: read,
+    shape: UNARY,
+    http: [{ verb: 'POST', path: `{parent=${L}}:askContexts`, body: '*' }],
+  }),
+  asyncRetrieveContexts: method({
+    rpc: 'AsyncRetrieveContexts',
+    run: unimplemented('VertexRagService.AsyncRetrieveContexts', 'not served yet; call retrieveContexts, which Quarry answers at once.'),
+    write: read,
+    shape: longRunningShape<{ contexts?: { contexts?: ContextJson[] } }>(),
+    http: [{ verb: 'POST', path: `{parent=${L}}:asyncRetrieveContexts`, body: '*' }],
+  }),
 } as const
 
-/** google.cloud.aiplatform.{v1,v1beta1}.VertexRagDataService, every served method once; schemas and metadata are v1beta1's. */
+const NO_ENGINE_CONFIG = "there is no managed database tier to configure (RagEngineConfig's ragManagedDbConfig): every corpus lives in this process."
+
+/**
+ * google.cloud.aiplatform.{v1,v1beta1}.VertexRagDataService, every method once; schemas and
+ * metadata are v1beta1's. RagEngineConfig (the project's managed database tier) answers UNIMPLEMENTED.
+ */
 export const RAG_DATA_TABLE = {
   createRagCorpus: method({ rpc: 'CreateRagCorpus', run: (c: RagCall, r) => createRagCorpus(c.ctx, c.version, r), write, shape: longRunningShape<RagCorpusJson>(), http: [{ verb: 'POST', path: `{parent=${L}}/ragCorpora`, body: 'ragCorpus' }] }),
   updateRagCorpus: method({ rpc: 'UpdateRagCorpus', run: (c: RagCall, r) => updateRagCorpus(c.ctx, c.version, r), write, shape: longRunningShape<RagCorpusJson>(), http: [{ verb: 'PATCH', path: `{ragCorpus.name=${C}}`, body: 'ragCorpus' }] }),
@@ -58,8 +93,8 @@ export const RAG_DATA_TABLE = {
   getRagFile: method({ rpc: 'GetRagFile', run: (c: RagCall, r) => getRagFile(c.ctx, c.version, r), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${F}}` }] }),
   listRagFiles: method({ rpc: 'ListRagFiles', run: (c: RagCall, r) => listRagFiles(c.ctx, c.version, r), write: read, shape: pagedShape('ragFiles'), http: [{ verb: 'GET', path: `{parent=${C}}/ragFiles` }] }),
   deleteRagFile: method({ rpc: 'DeleteRagFile', run: (c: RagCall, r) => deleteRagFile(c.ctx, c.version, r), write, shape: longRunningShape<Empty>(), http: [{ verb: 'DELETE', path: `{name=${F}}` }] }),
-  /** google.longrunning.Operations.GetOperation; over HTTP the operations route serves every engine's. */
-  getOperation: method({ rpc: 'GetOperation', run: async (c: RagCall, r) => getOperation(c.ctx.state.operations, r), write: read, shape: UNARY, http: [] }),
+  updateRagEngineConfig: method({ rpc: 'UpdateRagEngineConfig', run: unimplemented('VertexRagDataService.UpdateRagEngineConfig', NO_ENGINE_CONFIG), write, shape: longRunningShape<Record<string, unknown>>(), http: [{ verb: 'PATCH', path: `{ragEngineConfig.name=${L}/ragEngineConfig}`, body: 'ragEngineConfig' }] }),
+  getRagEngineConfig: method({ rpc: 'GetRagEngineConfig', run: unimplemented('VertexRagDataService.GetRagEngineConfig', NO_ENGINE_CONFIG), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${L}/ragEngineConfig}` }] }),
   createRagDataSchema: method({ rpc: 'CreateRagDataSchema', run: (c: RagCall, r) => metadata.createRagDataSchema(c.ctx, r), write, shape: UNARY, versions: BETA, http: [{ verb: 'POST', path: `{parent=${C}}/ragDataSchemas`, body: 'ragDataSchema' }] }),
   batchCreateRagDataSchemas: method({ rpc: 'BatchCreateRagDataSchemas', run: (c: RagCall, r) => metadata.batchCreateRagDataSchemas(c.ctx, r), write, shape: longRunningShape<{ ragDataSchemas: RagDataSchemaJson[] }>(), versions: BETA, http: [{ verb: 'POST', path: `{parent=${C}}/ragDataSchemas:batchCreate`, body: '*' }] }),
   getRagDataSchema: method({ rpc: 'GetRagDataSchema', run: (c: RagCall, r) => metadata.getRagDataSchema(c.ctx, r), write: read, shape: UNARY, versions: BETA, http: [{ verb: 'GET', path: `{name=${S}}` }] }),
@@ -74,3 +109,10 @@ export const RAG_DATA_TABLE = {
   deleteRagMetadata: method({ rpc: 'DeleteRagMetadata', run: (c: RagCall, r) => metadata.deleteRagMetadata(c.ctx, r), write, shape: UNARY, versions: BETA, http: [{ verb: 'DELETE', path: `{name=${M}}` }] }),
   batchDeleteRagMetadata: method({ rpc: 'BatchDeleteRagMetadata', run: (c: RagCall, r) => metadata.batchDeleteRagMetadata(c.ctx, r), write, shape: longRunningShape<Empty>(), versions: BETA, http: [{ verb: 'POST', path: `{parent=${F}}/ragMetadata:batchDelete`, body: '*' }] }),
 } as const
+
+/**
+ * What both RAG clients carry besides their service's RPCs: google.longrunning.Operations over the
+ * engine's operations (served), Locations and IAMPolicy (UNIMPLEMENTED). Over HTTP these are bound
+ * once per version for every engine (rpc/mixins.ts).
+ */
+export const RAG_MIXIN_TABLE = { ...operationsMixin((c: RagCall) => c.ctx.state.operations), ...locationAndIamMixin() } as const

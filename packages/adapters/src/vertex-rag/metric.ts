@@ -54,6 +54,18 @@ export function scoreOfRelevance(metric: DistanceMetric, r: number): number {
   return metric === 'DOT_PRODUCT' ? r : 1 - r
 }
 
+/**
+ * A Context's `sparseDistance` from the chunk's BM25 score s ≥ 0: d = 1 / (1 + s). Google
+ * documents it as "the distance between the query sparse embedding vector and the context text
+ * vector", and a distance is smaller for closer texts, while BM25 is larger; 1 / (1 + s) turns
+ * one into the other: d ∈ (0, 1], 1 when no query term is in the chunk (s = 0), falling toward
+ * 0 as s grows, strictly decreasing, so ascending sparseDistance is descending BM25. It depends
+ * on the chunk and query alone (not on the other results), and s = 1/d − 1 recovers the score.
+ */
+export function sparseDistanceOf(bm25: number): number {
+  return 1 / (1 + Math.max(0, bm25))
+}
+
 /** A Vertex threshold as core's `maxDistance` (core units: 1 − cos, −q·v, euclidean) or `minSimilarity`. */
 export function coreThreshold(
   metric: DistanceMetric,

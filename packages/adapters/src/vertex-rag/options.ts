@@ -1,7 +1,8 @@
 import { realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { QuarryError, createHashingEmbedder, type Embedder } from '@quarry/core'
+import { QuarryError, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
+import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DISTANCE_METRICS, type DistanceMetric } from './metric.js'
 import type { ContextJson } from './resources.js'
@@ -19,7 +20,10 @@ export interface RerankRequest {
 export type Reranker = (request: RerankRequest) => Promise<readonly ContextJson[]>
 
 export interface VertexRagOptions {
-  /** Embeds chunks and queries. @defaultValue a 256-dimensional hashing embedder */
+  /**
+   * Embeds chunks and queries. @defaultValue `defaultEmbedder()`: GloVe SIF, as `quarry serve`
+   * (loaded on first use, once per process); `createHashingEmbedder()` for instant word overlap
+   */
   embedder?: Embedder
   /**
    * The distance metric of every corpus. The RagCorpus message of the Node clients (aiplatform
@@ -50,6 +54,21 @@ export interface VertexRagOptions {
   clock?: Clock
   randomId?: RandomId
   onInternalError?: (error: unknown) => void
+}
+
+/** Every option of the engine: a client given any of them makes a private engine (else it shares the default one). */
+export const VERTEX_RAG_OPTION_KEYS: Readonly<Record<keyof VertexRagOptions, true>> = {
+  embedder: true,
+  distanceMetric: true,
+  gcsRoot: true,
+  importRoots: true,
+  reranker: true,
+  maxImportFiles: true,
+  maxFileBytes: true,
+  maxImportDepth: true,
+  clock: true,
+  randomId: true,
+  onInternalError: true,
 }
 
 export interface ResolvedVertexRagOptions {
@@ -84,7 +103,7 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new QuarryError('INVALID_OPTION', `${key} must be a positive integer; received ${String(v)}.`, { path: key })
   }
   return {
-    embedder: options.embedder ?? createHashingEmbedder({ dimensions: 256 }),
+    embedder: options.embedder ?? defaultEmbedder(),
     distanceMetric: metric,
     gcsRoot: options.gcsRoot === undefined ? undefined : realFolder(options.gcsRoot, 'gcsRoot'),
     importRoots: importRootsOf(options.importRoots),

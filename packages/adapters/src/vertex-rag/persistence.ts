@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadIndex } from '@quarry/core'
 import type { RagContext } from './context.js'
-import type { OperationJson } from './resources.js'
+import type { Operation } from '../rpc/operations.js'
 import type { RagCorpusState, RagDataSchemaState, RagFileState, RagMetadataState } from './state.js'
 
 /** RAG Engine state on disk: `state.json` (corpora, files, chunks, schemas, metadata, operations) and one core snapshot per corpus. */
@@ -10,7 +10,7 @@ type SavedFile = Omit<RagFileState, 'metadata'> & { readonly metadata: readonly 
 type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly SavedFile[]; readonly schemas: readonly RagDataSchemaState[] }
 interface Saved {
   readonly seq: number
-  readonly operations: readonly OperationJson[]
+  readonly operations: readonly Operation[]
   readonly corpora: readonly SavedCorpus[]
 }
 

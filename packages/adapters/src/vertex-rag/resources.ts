@@ -43,11 +43,15 @@ export interface ContextJson {
   readonly sourceUri: string
   readonly sourceDisplayName: string
   readonly text: string
-  /** On the corpus metric's scale: COSINE_DISTANCE 1 − cos ∈ [0, 2] (0 best), DOT_PRODUCT q·v (higher best), EUCLIDEAN_SQUARED_DISTANCE ‖q − v‖² (0 best). */
+  /** On the corpus metric's scale: COSINE_DISTANCE 1 − cos ∈ [0, 2] (0 best), DOT_PRODUCT q·v (higher best), EUCLIDEAN_SQUARED_DISTANCE ‖q − v‖² (0 best). Written even when 0 (proto3 `optional`). */
   readonly score: number
-  /** v1beta1, deprecated: the dense distance (1 − cos, −q·v or ‖q − v‖²). */
+  /** v1beta1, deprecated: the dense distance (1 − cos, −q·v or ‖q − v‖²); omitted when exactly 0. */
   readonly distance?: number
-  /** v1beta1, deprecated: the chunk's BM25 score where it matched the query's terms. */
+  /**
+   * v1beta1, deprecated: the sparse (BM25) distance 1 / (1 + BM25 score) ∈ (0, 1], smaller is
+   * closer (`sparseDistanceOf`); absent where the chunk has no BM25 score (dense-only retrieval,
+   * or a hybrid hit found by the dense side alone).
+   */
   readonly sparseDistance?: number
   readonly chunk: RagChunkJson
 }
@@ -104,13 +108,4 @@ export interface ListRagDataSchemasResponseJson {
 export interface ListRagMetadataResponseJson {
   readonly ragMetadata?: readonly RagMetadataJson[]
   readonly nextPageToken?: string
-}
-
-/** google.longrunning.Operation, always done (the work happens before the call returns). */
-export interface OperationJson {
-  readonly name: string
-  readonly metadata: { readonly '@type': string } & Readonly<Record<string, unknown>>
-  readonly done: true
-  readonly response?: { readonly '@type': string } & Readonly<Record<string, unknown>>
-  readonly error?: { readonly code: number; readonly message: string }
 }

@@ -1,10 +1,11 @@
 import { MAX_TOP_K, type Filter, type Hit, type SearchRequest } from '@quarry/core'
 import { parseFilter } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
+import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { RagContext } from './context.js'
-import { coreThreshold, measure, scoreOfRelevance } from './metric.js'
+import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
 import { FILE_FIELD, metadataField, sourceUriOf, type RagCorpusState } from './state.js'
@@ -40,8 +41,9 @@ function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
   const text = query?.text ?? ''
   if (text.trim() === '') throw invalidArgument('query.text', 'query.text is required: the text to retrieve contexts for.')
   const config = query?.ragRetrievalConfig
-  const topK = config?.topK || query?.similarityTopK || DEFAULT_TOP_K
-  if (topK < 1 || topK > MAX_TOP_K) throw invalidArgument(config?.topK ? 'query.ragRetrievalConfig.topK' : 'query.similarityTopK', `topK must be between 1 and ${MAX_TOP_K} (default ${DEFAULT_TOP_K}); received ${topK}.`)
+  // topK and similarityTopK have no presence: 0 reads as unset, the default.
+  const topK = config?.topK ?? query?.similarityTopK ?? DEFAULT_TOP_K
+  if (topK < 1 || topK > MAX_TOP_K) throw invalidArgument(config?.topK !== undefined ? 'query.ragRetrievalConfig.topK' : 'query.similarityTopK', `topK must be between 1 and ${MAX_TOP_K} (0 or unset: the default ${DEFAULT_TOP_K}); received ${topK}.`)
   // v1 has no hybrid search: it retrieves by the dense embedding alone.
   const alphaField = config?.hybridSearch?.alpha !== undefined ? 'query.ragRetrievalConfig.hybridSearch.alpha' : 'query.ranking.alpha'
   const alpha = version === 'v1' ? 1 : (config?.hybridSearch?.alpha ?? query?.ranking?.alpha ?? 0.5)
@@ -105,19 +107,19 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
   if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${p.corpus.name}" was deleted.`)
   // A query the embedder maps to zeros (no word it knows) has no direction: it matches nothing.
   if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return { contexts: {} }
-  const threshold = coreThreshold(corpus.metric, { ...(p.distance !== undefined ? { distance: p.distance } : {}), ...(p.similarity !== undefined ? { similarity: p.similarity } : {}) })
+  const threshold = coreThreshold(corpus.metric, omitUndefined({ distance: p.distance, similarity: p.similarity }))
   if (threshold.none) return { contexts: {} }
   const thresholded = p.distance !== undefined || p.similarity !== undefined
-  const base = { ...(p.filter ? { filter: p.filter } : {}) }
+  const bounds = omitUndefined({ filter: p.filter, maxDistance: threshold.maxDistance, minSimilarity: threshold.minSimilarity })
   let hits: readonly Hit[]
   if (p.alpha === 1) {
-    hits = corpus.index.search({ ...base, vector: query, topK: p.topK, ...(threshold.maxDistance !== undefined ? { maxDistance: threshold.maxDistance } : {}), ...(threshold.minSimilarity !== undefined ? { minSimilarity: threshold.minSimilarity } : {}) }).hits
+    hits = corpus.index.search({ ...bounds, vector: query, topK: p.topK }).hits
   } else if (p.alpha === 0) {
     // Sparse only; a vector threshold then applies to each text hit's own dense measure.
-    hits = corpus.index.search({ ...base, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK }).hits
+    hits = corpus.index.search(omitUndefined({ filter: p.filter, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK })).hits
   } else {
-    const request: SearchRequest = { ...base, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
-    hits = corpus.index.search({ ...request, ...(threshold.maxDistance !== undefined ? { maxDistance: threshold.maxDistance } : {}), ...(threshold.minSimilarity !== undefined ? { minSimilarity: threshold.minSimilarity } : {}) }).hits
+    const request: SearchRequest = { ...bounds, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
+    hits = corpus.index.search(request).hits
   }
   // First the answer (hits within the thresholds, at most topK), then its scores: BM25-only scores
   // are relative to the best BM25 score of the answer itself.
@@ -134,18 +136,26 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
     if (answer.length === p.topK) break
   }
   const best = p.alpha === 0 ? Math.max(...answer.map((a) => a.hit.score), 0) : 0
+  const beta = version === 'v1beta1'
   const contexts = answer.map(({ hit, file, chunk, dense }): ContextJson => {
     const relevance = p.alpha === 0 ? (best > 0 ? hit.score / best : 0) : hit.score
-    const sparse = p.alpha === 0 ? hit.score : hit.explain?.hybrid?.sparse?.score
-    return {
-      sourceUri: sourceUriOf(file),
-      sourceDisplayName: file.displayName,
-      text: chunk.text,
-      score: p.alpha === 1 ? dense.score : scoreOfRelevance(corpus.metric, relevance),
-      ...(version === 'v1beta1' ? { distance: dense.distance, ...(sparse !== undefined ? { sparseDistance: sparse } : {}) } : {}),
-      chunk: { text: chunk.text, ...(chunk.pageSpan ? { pageSpan: chunk.pageSpan } : {}), ...(version === 'v1beta1' ? { fileId: file.id, chunkId: chunk.id } : {}) },
-    }
+    const bm25 = p.alpha === 0 ? hit.score : hit.explain?.hybrid?.sparse?.score
+    // `score` is proto3 `optional` (written even when 0); distance and sparseDistance are plain
+    // doubles, omitted at 0 as proto3 JSON omits defaults.
+    return omitUnset(
+      {
+        sourceUri: sourceUriOf(file),
+        sourceDisplayName: file.displayName,
+        text: chunk.text,
+        score: p.alpha === 1 ? dense.score : scoreOfRelevance(corpus.metric, relevance),
+        distance: beta ? dense.distance : undefined,
+        sparseDistance: beta && bm25 !== undefined ? sparseDistanceOf(bm25) : undefined,
+        chunk: omitUnset({ text: chunk.text, pageSpan: chunk.pageSpan, fileId: beta ? file.id : undefined, chunkId: beta ? chunk.id : undefined }),
+      },
+      ['score'],
+    )
   })
   const ranked = p.ranking && ctx.options.reranker ? await ctx.options.reranker({ query: p.text, model: p.ranking.model, kind: p.ranking.kind, contexts }) : contexts
-  return { contexts: ranked.length > 0 ? { contexts: [...ranked] } : {} }
+  // RagContexts is a set message even with no context: `{"contexts": {}}`, its empty list omitted.
+  return { contexts: omitUnset({ contexts: [...ranked] }) }
 }

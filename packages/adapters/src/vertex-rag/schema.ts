@@ -1,5 +1,5 @@
 import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
-import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
+import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, optional, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
 
 /**
  * The request messages of Vertex AI RAG Engine (VertexRagService, VertexRagDataService) as the
@@ -45,7 +45,7 @@ export const RagFileMetadataConfig = message(
   ],
 )
 
-const Bm25 = message(`${P}.RagEmbeddingModelConfig.SparseEmbeddingConfig.Bm25`, { multilingual: bool, k1: float, b: float })
+const Bm25 = message(`${P}.RagEmbeddingModelConfig.SparseEmbeddingConfig.Bm25`, { multilingual: bool, k1: optional(float), b: optional(float) })
 const SparseEmbeddingConfig = message(`${P}.RagEmbeddingModelConfig.SparseEmbeddingConfig`, { bm25: Bm25 })
 const VertexPredictionEndpoint = message(`${P}.RagEmbeddingModelConfig.VertexPredictionEndpoint`, { endpoint: string, model: string, modelVersionId: string })
 export const RagEmbeddingModelConfig = message(
@@ -158,8 +158,8 @@ export const UploadRagFileConfig = message(`${P}.UploadRagFileConfig`, {
 })
 
 const RagResource = message(`${P}.RetrieveContextsRequest.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
-const VertexRagStore = message(`${P}.RetrieveContextsRequest.VertexRagStore`, { ragCorpora: repeated(string), ragResources: repeated(RagResource), vectorDistanceThreshold: double })
-const Alpha = (name: string) => message(name, { alpha: float })
+const VertexRagStore = message(`${P}.RetrieveContextsRequest.VertexRagStore`, { ragCorpora: repeated(string), ragResources: repeated(RagResource), vectorDistanceThreshold: optional(double) })
+const Alpha = (name: string) => message(name, { alpha: optional(float) })
 export const RagRetrievalConfig = message(`${P}.RagRetrievalConfig`, {
   topK: int32,
   hybridSearch: Alpha(`${P}.RagRetrievalConfig.HybridSearch`),
@@ -170,11 +170,12 @@ export const RagRetrievalConfig = message(`${P}.RagRetrievalConfig`, {
   ),
   ranking: message(
     `${P}.RagRetrievalConfig.Ranking`,
-    { rankService: message(`${P}.RagRetrievalConfig.Ranking.RankService`, { modelName: string }), llmRanker: message(`${P}.RagRetrievalConfig.Ranking.LlmRanker`, { modelName: string }) },
+    { rankService: message(`${P}.RagRetrievalConfig.Ranking.RankService`, { modelName: optional(string) }), llmRanker: message(`${P}.RagRetrievalConfig.Ranking.LlmRanker`, { modelName: optional(string) }) },
     [['rankService', 'llmRanker']],
   ),
 })
-export const RagQuery = message(`${P}.RagQuery`, { text: text(CAPS.query), similarityTopK: int32, ranking: Alpha(`${P}.RagQuery.Ranking`), ragRetrievalConfig: RagRetrievalConfig })
+/** `text` is the one member of the oneof `query`: it has presence. */
+export const RagQuery = message(`${P}.RagQuery`, { text: text(CAPS.query), similarityTopK: int32, ranking: Alpha(`${P}.RagQuery.Ranking`), ragRetrievalConfig: RagRetrievalConfig }, [['text']])
 
 export const MetadataValue = message(
   `${P}.MetadataValue`,
@@ -196,11 +197,11 @@ export const ScalarMetadataValue = message(
 )
 export const DataType = enumOf(`${P}.RagMetadataSchemaDetails.DataType`, { DATA_TYPE_UNSPECIFIED: 0, INTEGER: 1, FLOAT: 2, STRING: 3, DATETIME: 4, BOOLEAN: 5, LIST: 6 })
 export const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
-  type: DataType,
+  type: optional(DataType),
   listConfig: message(`${P}.RagMetadataSchemaDetails.ListConfig`, { valueSchema: opaque(`${P}.RagMetadataSchemaDetails`) }),
-  granularity: enumOf(`${P}.RagMetadataSchemaDetails.Granularity`, { GRANULARITY_UNSPECIFIED: 0, GRANULARITY_FILE_LEVEL: 1 }),
+  granularity: optional(enumOf(`${P}.RagMetadataSchemaDetails.Granularity`, { GRANULARITY_UNSPECIFIED: 0, GRANULARITY_FILE_LEVEL: 1 })),
   searchStrategy: message(`${P}.RagMetadataSchemaDetails.SearchStrategy`, {
-    searchStrategyType: enumOf(`${P}.RagMetadataSchemaDetails.SearchStrategy.SearchStrategyType`, { SEARCH_STRATEGY_TYPE_UNSPECIFIED: 0, NO_SEARCH: 1, EXACT_SEARCH: 2 }),
+    searchStrategyType: optional(enumOf(`${P}.RagMetadataSchemaDetails.SearchStrategy.SearchStrategyType`, { SEARCH_STRATEGY_TYPE_UNSPECIFIED: 0, NO_SEARCH: 1, EXACT_SEARCH: 2 })),
   }),
 })
 export const RagDataSchema = message(`${P}.RagDataSchema`, { name: string, key: text(DOCUMENTED.schemaKey), schemaDetails: SchemaDetails })
@@ -220,13 +221,13 @@ export const ImportRagFilesRequest = message(`${P}.ImportRagFilesRequest`, { par
 export const GetRagFileRequest = message(`${P}.GetRagFileRequest`, { name: string })
 export const ListRagFilesRequest = message(`${P}.ListRagFilesRequest`, { parent: string, pageSize: int32, pageToken: string })
 export const DeleteRagFileRequest = message(`${P}.DeleteRagFileRequest`, { name: string, forceDelete: bool })
-export const CreateRagDataSchemaRequest = message(`${P}.CreateRagDataSchemaRequest`, { parent: string, ragDataSchema: RagDataSchema, ragDataSchemaId: string })
+export const CreateRagDataSchemaRequest = message(`${P}.CreateRagDataSchemaRequest`, { parent: string, ragDataSchema: RagDataSchema, ragDataSchemaId: optional(string) })
 export const BatchCreateRagDataSchemasRequest = message(`${P}.BatchCreateRagDataSchemasRequest`, { parent: string, requests: repeated(CreateRagDataSchemaRequest, DOCUMENTED.schemaBatchCreate) })
 export const GetRagDataSchemaRequest = message(`${P}.GetRagDataSchemaRequest`, { name: string })
 export const ListRagDataSchemasRequest = message(`${P}.ListRagDataSchemasRequest`, { parent: string, pageSize: int32, pageToken: string })
 export const DeleteRagDataSchemaRequest = message(`${P}.DeleteRagDataSchemaRequest`, { name: string })
 export const BatchDeleteRagDataSchemasRequest = message(`${P}.BatchDeleteRagDataSchemasRequest`, { parent: string, names: repeated(string, DOCUMENTED.schemaBatchDelete) })
-export const CreateRagMetadataRequest = message(`${P}.CreateRagMetadataRequest`, { parent: string, ragMetadata: RagMetadata, ragMetadataId: string })
+export const CreateRagMetadataRequest = message(`${P}.CreateRagMetadataRequest`, { parent: string, ragMetadata: RagMetadata, ragMetadataId: optional(string) })
 export const BatchCreateRagMetadataRequest = message(`${P}.BatchCreateRagMetadataRequest`, { parent: string, requests: repeated(CreateRagMetadataRequest, DOCUMENTED.metadataBatchCreate) })
 export const UpdateRagMetadataRequest = message(`${P}.UpdateRagMetadataRequest`, { ragMetadata: RagMetadata })
 export const GetRagMetadataRequest = message(`${P}.GetRagMetadataRequest`, { name: string })

@@ -1,19 +1,20 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import { RagContext } from './context.js'
-import { RAG_DATA_TABLE, RAG_SERVICE_TABLE } from './methods.js'
+import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { resolveVertexRagOptions, type VertexRagOptions } from './options.js'
 import { loadRag, saveRag } from './persistence.js'
 import type { ApiVersion } from './schema.js'
 
-// The methods come from RAG_SERVICE_TABLE and RAG_DATA_TABLE (methods.ts): one entry per RPC.
-export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABLE>, ServiceMethods<typeof RAG_DATA_TABLE> {}
+// The methods come from RAG_SERVICE_TABLE, RAG_DATA_TABLE and RAG_MIXIN_TABLE (methods.ts): one entry per RPC.
+export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABLE>, ServiceMethods<typeof RAG_DATA_TABLE>, ServiceMethods<typeof RAG_MIXIN_TABLE> {}
 
 /**
  * One API surface (v1 or v1beta1) of the RAG Engine: every method takes the request JSON of
  * VertexRagService / VertexRagDataService and resolves to an Outcome (response JSON or a
  * google.rpc.Status). Mutations return finished long-running Operations. Writes are serialized;
- * retrieval runs beside them. Methods of v1beta1 alone answer UNIMPLEMENTED on v1.
+ * retrieval runs beside them. Methods of v1beta1 alone answer UNIMPLEMENTED on v1, and so do the
+ * RPCs Quarry does not serve (each saying why). Operations (get, list, cancel, delete, wait) are served.
  */
 export class VertexRagSurface {
   readonly version: ApiVersion
@@ -21,12 +22,13 @@ export class VertexRagSurface {
   constructor(ctx: RagContext, writes: Mutex, version: ApiVersion) {
     this.version = version
     const serve = { version, writes, onInternalError: ctx.options.onInternalError }
-    Object.assign(this, serveTable(RAG_SERVICE_TABLE, { ctx, version }, serve), serveTable(RAG_DATA_TABLE, { ctx, version }, serve))
+    const call = { ctx, version }
+    Object.assign(this, serveTable(RAG_SERVICE_TABLE, call, serve), serveTable(RAG_DATA_TABLE, call, serve), serveTable(RAG_MIXIN_TABLE, call, serve))
   }
 }
 
-/** The request-JSON methods of a surface (for routers and golden tests), from the tables. */
-export const RAG_METHODS = [...methodNames(RAG_SERVICE_TABLE), ...methodNames(RAG_DATA_TABLE)]
+/** The request-JSON methods of a surface (for routers and golden tests), from the tables: both services' RPCs and the mixins (some UNIMPLEMENTED). */
+export const RAG_METHODS = [...methodNames(RAG_SERVICE_TABLE), ...methodNames(RAG_DATA_TABLE), ...methodNames(RAG_MIXIN_TABLE)]
 
 /**
  * Vertex AI RAG Engine in process: all projects' and locations' corpora in one engine, served

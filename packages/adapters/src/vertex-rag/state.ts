@@ -1,13 +1,15 @@
+import type { Operation } from '../rpc/operations.js'
 import type { Metadata, QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
+import { omitUnset } from '../rpc/omit.js'
 import type { DistanceMetric } from './metric.js'
 import type { ApiVersion } from './schema.js'
-import type { MetadataValueJson, OperationJson, RagCorpusJson, RagDataSchemaJson, RagFileJson, RagFileTypeName, RagMetadataJson } from './resources.js'
+import type { MetadataValueJson, RagCorpusJson, RagDataSchemaJson, RagFileJson, RagFileTypeName, RagMetadataJson } from './resources.js'
 
 /** Everything RAG Engine holds: corpora (by full name) and finished operations (for polling). Maps list in creation order. */
 export interface RagState {
   readonly corpora: Map<string, RagCorpusState>
-  readonly operations: Map<string, OperationJson>
+  readonly operations: Map<string, Operation>
   seq: number
 }
 
@@ -97,35 +99,44 @@ export function fileMetadata(file: RagFileState): Metadata {
 }
 
 export function corpusJson(c: RagCorpusState, version: ApiVersion): RagCorpusJson {
-  return {
+  const beta = version === 'v1beta1'
+  return omitUnset({
     name: c.name,
     displayName: c.displayName,
-    ...(c.description ? { description: c.description } : {}),
+    description: c.description,
     vectorDbConfig: c.vectorDbConfig,
-    ...(version === 'v1beta1' && c.ragEmbeddingModelConfig ? { ragEmbeddingModelConfig: c.ragEmbeddingModelConfig } : {}),
+    ragEmbeddingModelConfig: beta ? c.ragEmbeddingModelConfig : undefined,
     createTime: rfc3339(c.createMs),
     updateTime: rfc3339(c.updateMs),
     corpusStatus: { state: 'ACTIVE' },
-    ...(version === 'v1beta1' && c.files.size > 0 ? { ragFilesCount: c.files.size } : {}),
-  }
+    ragFilesCount: beta ? c.files.size : undefined,
+  })
 }
 
 export function fileJson(f: RagFileState, version: ApiVersion): RagFileJson {
-  return {
-    name: f.name,
-    displayName: f.displayName,
-    ...(f.description ? { description: f.description } : {}),
-    ...(f.source.kind === 'gcs' ? { gcsSource: { uris: [f.source.uri] } } : { directUploadSource: {} }),
-    ...(version === 'v1beta1' ? { ...(f.sizeBytes > 0 ? { sizeBytes: String(f.sizeBytes) } : {}), ragFileType: f.type } : {}),
-    ...(version === 'v1beta1' && f.userMetadata ? { userMetadata: f.userMetadata } : {}),
-    createTime: rfc3339(f.createMs),
-    updateTime: rfc3339(f.updateMs),
-    fileStatus: { state: 'ACTIVE' },
-  }
+  const beta = version === 'v1beta1'
+  return omitUnset(
+    {
+      name: f.name,
+      displayName: f.displayName,
+      description: f.description,
+      gcsSource: f.source.kind === 'gcs' ? { uris: [f.source.uri] } : undefined,
+      // A set, empty message: written as {} (the oneof source says where the file came from).
+      directUploadSource: f.source.kind === 'upload' ? {} : undefined,
+      // int64 as a decimal string; 0 is its default.
+      sizeBytes: beta && f.sizeBytes > 0 ? String(f.sizeBytes) : undefined,
+      ragFileType: beta ? f.type : undefined,
+      userMetadata: beta ? f.userMetadata : undefined,
+      createTime: rfc3339(f.createMs),
+      updateTime: rfc3339(f.updateMs),
+      fileStatus: { state: 'ACTIVE' },
+    },
+    ['directUploadSource'],
+  )
 }
 
 export function schemaJson(s: RagDataSchemaState): RagDataSchemaJson {
-  return { name: s.name, key: s.key, ...(Object.keys(s.details).length > 0 ? { schemaDetails: s.details } : {}) }
+  return omitUnset({ name: s.name, key: s.key, schemaDetails: s.details })
 }
 
 export function ragMetadataJson(m: RagMetadataState): RagMetadataJson {

