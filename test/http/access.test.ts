@@ -1,7 +1,11 @@
 import { request } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
-import { createServer, type QuarryServer } from '@quarry/adapters'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { VertexRagEngine, createServer, type QuarryServer } from '@quarry/adapters'
 
 /**
  * Who may call the local server: only this machine's host names (DNS rebinding), only its own
@@ -143,5 +147,26 @@ describe('who may call the server', () => {
     expect(hundred.status).toBe(400)
     expect(hundred.json.error?.message).toMatch(/^Invalid value at 'corpus.displayName' \(TYPE_STRING\)/)
     expect((await send(port, 'GET', '/v1beta/corpora/s', {})).status).toBe(200)
+  })
+
+  it('limits file:// imports over HTTP to the server\'s roots even for an engine that trusts its in-process callers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quarry-served-'))
+    try {
+      writeFileSync(join(dir, 'note.txt'), 'kestrel notes')
+      const embedder = createHashingEmbedder({ dimensions: 16 })
+      const engine = new VertexRagEngine({ embedder }) // no importRoots: in process, any path
+      const { port } = await start({ embedder, engines: { vertexRag: engine } })
+      const created = await send(port, 'POST', '/v1beta1/projects/p/locations/l/ragCorpora', JSON_TYPE, '{"displayName":"c"}')
+      const corpus = (created.json.response as { name: string }).name
+      const body = JSON.stringify({ importRagFilesConfig: { gcsSource: { uris: [pathToFileURL(join(dir, 'note.txt')).href] } } })
+      const overHttp = await send(port, 'POST', `/v1beta1/${corpus}/ragFiles:import`, JSON_TYPE, body)
+      expect(overHttp.status).toBe(403)
+      expect(overHttp.json.error?.message).toContain('file:// imports are off')
+      // The same engine in process still trusts its caller.
+      const inProcess = await engine.v1beta1.importRagFiles({ parent: corpus, ...(JSON.parse(body) as object) })
+      expect(inProcess.ok && inProcess.response.response).toMatchObject({ importedRagFilesCount: '1' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

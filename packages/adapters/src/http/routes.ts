@@ -151,11 +151,11 @@ export interface Engines {
  * Every REST route of the three APIs, derived from their method tables (the RPCs Quarry does not
  * serve included: they answer 501), then the Vertex mixins once per version.
  */
-export function buildRoutes(engines: Engines): Route[] {
+export function buildRoutes(engines: Engines, rag: { readonly v1: VertexRagSurface; readonly v1beta1: VertexRagSurface } = engines.vertexRag): Route[] {
   return [
     ...tableRoutes(RETRIEVER_TABLE, engines.semanticRetriever, { version: 'v1beta', service: RETRIEVER_SERVICE, enums: SR_ENUMS }),
-    ...ragRoutes(engines.vertexRag.v1),
-    ...ragRoutes(engines.vertexRag.v1beta1),
+    ...ragRoutes(rag.v1),
+    ...ragRoutes(rag.v1beta1),
     ...tableRoutes(MEMORY_TABLE, engines.memoryBank, { version: 'v1beta1', service: 'google.cloud.aiplatform.v1beta1.MemoryBankService', enums: MB_ENUMS }),
     ...mixinRoutes(engines.vertexRag.v1, engines.memoryBank),
     ...mixinRoutes(engines.vertexRag.v1beta1, engines.memoryBank),

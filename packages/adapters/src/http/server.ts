@@ -43,6 +43,13 @@ export interface QuarryServerOptions {
    */
   allowedHosts?: readonly string[]
   /**
+   * Folders that `file://` imports over HTTP may read (links followed, never out of them); none by
+   * default, so a request cannot make the server read the machine's files. Applies to engines
+   * passed in `engines` too, whatever their own `importRoots` (in-process callers keep those).
+   * @defaultValue vertexRag.importRoots, else []
+   */
+  importRoots?: readonly string[]
+  /**
    * Origins whose web pages may call the server (CORS, preflights answered); `*` allows any.
    * Requests from any other origin get 403. @defaultValue [] (no other site's pages)
    */
@@ -202,11 +209,12 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const shared = { ...(options.embedder ? { embedder: options.embedder } : {}), onInternalError }
   const engines: Engines = {
     semanticRetriever: options.engines?.semanticRetriever ?? new SemanticRetriever({ ...shared, ...options.semanticRetriever }),
-    // A server reads local files only under folders it is given: no file:// imports by default.
-    vertexRag: options.engines?.vertexRag ?? new VertexRagEngine({ ...shared, importRoots: [], ...options.vertexRag }),
+    vertexRag: options.engines?.vertexRag ?? new VertexRagEngine({ ...shared, ...options.vertexRag }),
     memoryBank: options.engines?.memoryBank ?? new MemoryBank({ ...shared, ...options.memoryBank }),
   }
-  const routes = buildRoutes(engines)
+  // Requests from the network read local files only under folders the server is given (none by
+  // default), whatever the engines allow in-process callers: the routes use served surfaces.
+  const routes = buildRoutes(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
   const restored = data?.load() ?? false

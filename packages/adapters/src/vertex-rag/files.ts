@@ -6,6 +6,7 @@ import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStat
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
+import type { ImportRoot } from './options.js'
 import { locateSources, readSource } from './sources.js'
 import type { ListRagFilesResponseJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
@@ -50,7 +51,8 @@ function uriName(uri: string): string {
   }
 }
 
-export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
+/** `importRoots`: where file:// may read for this caller (a served surface passes the server's); the engine's by default. */
+export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown, importRoots: readonly ImportRoot[] | undefined = ctx.options.importRoots): Promise<Operation> {
   const { parent, importRagFilesConfig } = readMessage(requestSchema(ImportRagFilesRequest, version), request)
   const corpus = ctx.corpus(parent, 'parent')
   if (!importRagFilesConfig) throw invalidArgument('importRagFilesConfig', 'importRagFilesConfig is required: give gcsSource.uris.')
@@ -68,7 +70,7 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
 
   const { files, failures: located } = await locateSources(
     uris,
-    { importRoots: ctx.options.importRoots, gcsRoot: ctx.options.gcsRoot },
+    { importRoots, gcsRoot: ctx.options.gcsRoot },
     { maxFiles: ctx.options.maxImportFiles, maxDepth: ctx.options.maxImportDepth, maxFileBytes: ctx.options.maxFileBytes },
     (i) => `importRagFilesConfig.gcsSource.uris[${i}]`,
   )

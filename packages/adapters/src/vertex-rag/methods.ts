@@ -1,6 +1,7 @@
 import { UNARY, longRunningShape, method, pagedShape, unimplemented } from '../rpc/methods.js'
 import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { RagContext } from './context.js'
+import type { ImportRoot } from './options.js'
 import { createRagCorpus, deleteRagCorpus, getRagCorpus, listRagCorpora, updateRagCorpus } from './corpora.js'
 import { deleteRagFile, getRagFile, importRagFiles, listRagFiles, uploadRagFile } from './files.js'
 import * as metadata from './metadata.js'
@@ -12,6 +13,8 @@ import type { ApiVersion } from './schema.js'
 export interface RagCall {
   readonly ctx: RagContext
   readonly version: ApiVersion
+  /** Where file:// imports may read on this surface (a served surface: the server's roots). */
+  readonly importRoots: readonly ImportRoot[] | undefined
 }
 
 type Empty = Record<string, never>
@@ -89,7 +92,7 @@ export const RAG_DATA_TABLE = {
       { verb: 'POST', path: `{parent=${C}}/ragFiles:upload`, body: '*', media: true },
     ],
   }),
-  importRagFiles: method({ rpc: 'ImportRagFiles', run: (c: RagCall, r) => importRagFiles(c.ctx, c.version, r), write, shape: longRunningShape<ImportRagFilesResponseJson>(), http: [{ verb: 'POST', path: `{parent=${C}}/ragFiles:import`, body: '*' }] }),
+  importRagFiles: method({ rpc: 'ImportRagFiles', run: (c: RagCall, r) => importRagFiles(c.ctx, c.version, r, c.importRoots), write, shape: longRunningShape<ImportRagFilesResponseJson>(), http: [{ verb: 'POST', path: `{parent=${C}}/ragFiles:import`, body: '*' }] }),
   getRagFile: method({ rpc: 'GetRagFile', run: (c: RagCall, r) => getRagFile(c.ctx, c.version, r), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${F}}` }] }),
   listRagFiles: method({ rpc: 'ListRagFiles', run: (c: RagCall, r) => listRagFiles(c.ctx, c.version, r), write: read, shape: pagedShape('ragFiles'), http: [{ verb: 'GET', path: `{parent=${C}}/ragFiles` }] }),
   deleteRagFile: method({ rpc: 'DeleteRagFile', run: (c: RagCall, r) => deleteRagFile(c.ctx, c.version, r), write, shape: longRunningShape<Empty>(), http: [{ verb: 'DELETE', path: `{name=${F}}` }] }),

@@ -130,7 +130,8 @@ function realFolder(folder: unknown, path: string): string {
   return real
 }
 
-function importRootsOf(roots: readonly string[] | undefined): readonly ImportRoot[] | undefined {
+/** Import roots as given and as real paths; each must exist. */
+export function importRootsOf(roots: readonly string[] | undefined): readonly ImportRoot[] | undefined {
   if (roots === undefined) return undefined
   if (!Array.isArray(roots)) throw new QuarryError('INVALID_OPTION', 'importRoots must be a list of folder paths.', { path: 'importRoots' })
   return roots.map((root: string, i) => ({ given: resolve(root), real: realFolder(root, `importRoots[${i}]`) }))

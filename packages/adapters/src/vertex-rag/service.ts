@@ -2,7 +2,7 @@ import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import { RagContext } from './context.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
-import { resolveVertexRagOptions, type VertexRagOptions } from './options.js'
+import { importRootsOf, resolveVertexRagOptions, type ImportRoot, type VertexRagOptions } from './options.js'
 import { loadRag, saveRag } from './persistence.js'
 import type { ApiVersion } from './schema.js'
 
@@ -19,10 +19,10 @@ export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABL
 export class VertexRagSurface {
   readonly version: ApiVersion
 
-  constructor(ctx: RagContext, writes: Mutex, version: ApiVersion) {
+  constructor(ctx: RagContext, writes: Mutex, version: ApiVersion, importRoots: readonly ImportRoot[] | undefined = ctx.options.importRoots) {
     this.version = version
     const serve = { version, writes, onInternalError: ctx.options.onInternalError }
-    const call = { ctx, version }
+    const call = { ctx, version, importRoots }
     Object.assign(this, serveTable(RAG_SERVICE_TABLE, call, serve), serveTable(RAG_DATA_TABLE, call, serve), serveTable(RAG_MIXIN_TABLE, call, serve))
   }
 }
@@ -38,13 +38,23 @@ export class VertexRagEngine {
   readonly v1: VertexRagSurface
   readonly v1beta1: VertexRagSurface
   readonly #ctx: RagContext
+  readonly #writes = new Mutex()
 
   constructor(options: VertexRagOptions = {}) {
     const ctx = new RagContext(resolveVertexRagOptions(options))
     this.#ctx = ctx
-    const writes = new Mutex()
-    this.v1 = new VertexRagSurface(ctx, writes, 'v1')
-    this.v1beta1 = new VertexRagSurface(ctx, writes, 'v1beta1')
+    this.v1 = new VertexRagSurface(ctx, this.#writes, 'v1')
+    this.v1beta1 = new VertexRagSurface(ctx, this.#writes, 'v1beta1')
+  }
+
+  /**
+   * Both surfaces again over the same corpora, but with file:// imports limited to `importRoots`
+   * (`[]`: none) whatever the engine's own option: how a server serves an engine that in-process
+   * code may trust (`createServer({ engines })`), since trust belongs to the caller, not the data.
+   */
+  served(importRoots: readonly string[]): { readonly v1: VertexRagSurface; readonly v1beta1: VertexRagSurface } {
+    const roots = importRootsOf(importRoots) ?? []
+    return { v1: new VertexRagSurface(this.#ctx, this.#writes, 'v1', roots), v1beta1: new VertexRagSurface(this.#ctx, this.#writes, 'v1beta1', roots) }
   }
 
   /** Writes every corpus, file, schema, metadata and operation (and the index snapshots) into the empty folder `dir`. */
