@@ -81,7 +81,8 @@ function expectKnownAnswers(result: { dense: Ranked; text: Ranked; hybrid: Ranke
   const text: Ranked = [['b', bm25(2, 2, 3, 4, 2.5)], ['a', bm25(1, 2, 2, 4, 2.5)]]
   expectRanked(result.dense, dense)
   expectRanked(result.text, text)
-  expectRanked(result.hybrid, [['c', 0.5], ['d', 0.5], ['b', 0.4]])
+  // TM2C2 ("sun", vector [0, 1, 0]): dense (cos + 1) / 2 — c 1, b 0.9, a and d 0.5; BM25 over the best (d)
+  expectRanked(result.hybrid, [['c', 0.5 + 0.5 * (bm25(1, 2, 2, 4, 2.5) / bm25(3, 2, 3, 4, 2.5))], ['d', 0.75], ['b', 0.45]])
   expectRanked(result.reloaded.dense, dense)
   expectRanked(result.reloaded.text, text)
 }

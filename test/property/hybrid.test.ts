@@ -16,20 +16,29 @@ function build(rows: readonly [number[], string[]][], metric: Metric = 'cosine')
 
 const strip = (hits: readonly Hit[]): [string, number][] => hits.map((h) => [h.id, h.score])
 
-/** The fusion written plainly: min-max per list (1 for a single or all-equal list), absent = 0. */
-function oracleConvex(dense: readonly Hit[], sparse: readonly Hit[], alpha: number): [string, number][] {
-  const norm = (hits: readonly Hit[]): Map<string, number> => {
-    const scores = hits.map((h) => h.score)
-    const lo = Math.min(...scores)
-    const hi = Math.max(...scores)
-    return new Map(hits.map((h) => [h.id, hi > lo ? (h.score - lo) / (hi - lo) : 1]))
-  }
-  const dn = norm(dense)
-  const sn = norm(sparse)
-  const ids = [...new Set([...dense.map((h) => h.id), ...sparse.map((h) => h.id)])]
+/**
+ * The fusion written plainly, over every document: each side's exact score of every document
+ * (dense from the exact vector search over all records, BM25 from the text search over all, 0
+ * when no term matches), the candidates are the union of each side's top `depth`, each side
+ * normalized by its theoretical minimum (cosine -1, BM25 0) and its maximum over the candidates.
+ */
+function oracleConvex(index: QuarryIndex, v: number[], text: string, alpha: number, depth: number): { id: string; fused: number; dense: number; sparse: number; dn: number; sn: number }[] {
+  const dense = index.search({ vector: v, topK: 1000 }).hits
+  const sparse = index.search({ text, topK: 1000 }).hits
+  const denseOf = new Map(dense.map((h) => [h.id, h.score]))
+  const sparseOf = new Map(sparse.map((h) => [h.id, h.score]))
+  const ids = [...new Set([...dense.slice(0, depth).map((h) => h.id), ...sparse.slice(0, depth).map((h) => h.id)])]
+  const dMax = Math.max(...ids.map((id) => denseOf.get(id) as number))
+  const sMax = Math.max(...ids.map((id) => sparseOf.get(id) ?? 0))
   return ids
-    .map((id): [string, number] => [id, alpha * (dn.get(id) ?? 0) + (1 - alpha) * (sn.get(id) ?? 0)])
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map((id) => {
+      const d = denseOf.get(id) as number
+      const s = sparseOf.get(id) ?? 0
+      const dn = dMax > -1 ? Math.min(1, Math.max(0, (d + 1) / (dMax + 1))) : 0
+      const sn = sMax > 0 ? s / sMax : 0
+      return { id, fused: alpha * dn + (1 - alpha) * sn, dense: d, sparse: s, dn, sn }
+    })
+    .sort((x, y) => y.fused - x.fused || (x.id < y.id ? -1 : 1))
 }
 
 describe('hybrid search', () => {
@@ -45,28 +54,61 @@ describe('hybrid search', () => {
     )
   })
 
-  it('fuses min-max normalized lists by alpha, like the plainly written oracle; scores finite in [0, 1]', () => {
+  it('fuses the union of both sides, each candidate scored exactly on both, like the plainly written oracle', () => {
     fc.assert(
-      fc.property(corpus, query, fc.double({ min: 0.01, max: 0.99, noNaN: true }), fc.integer({ min: 1, max: 10 }), (rows, [v, words], alpha, k) => {
+      fc.property(corpus, query, fc.double({ min: 0.01, max: 0.99, noNaN: true }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 }), (rows, [v, words], alpha, k0, depth) => {
         const index = build(rows)
         const text = words.join(' ')
-        const depth = 50
-        const dense = index.search({ vector: v, topK: depth }).hits
-        const sparse = index.search({ text, topK: depth }).hits
+        const k = Math.min(k0, depth)
         const { hits, stats } = index.search({ text, vector: v, alpha, topK: k, depth, explain: true })
         expect(stats.strategy).toBe('hybrid')
-        const expected = oracleConvex(dense, sparse, alpha).slice(0, k)
-        expect(hits.map((h) => h.id)).toEqual(expected.map(([id]) => id))
+        const expected = oracleConvex(index, v, text, alpha, depth).slice(0, k)
+        expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id))
         hits.forEach((h, i) => {
-          expect(h.score).toBeCloseTo((expected[i] as [string, number])[1], 12)
+          const e = expected[i] as (typeof expected)[number]
+          expect(h.score).toBeCloseTo(e.fused, 12)
           expect(Number.isFinite(h.score) && h.score >= 0 && h.score <= 1).toBe(true)
           const parts = h.explain?.hybrid
+          // Both raw scores are the exact single-mode scores, whichever list the candidate came from.
+          expect(parts?.dense.score).toBe(e.dense)
+          expect(parts?.sparse.score).toBe(e.sparse)
+          expect(parts?.dense.distance).toBe(h.distance)
+          expect(Math.abs((h.distance as number) - oracleDistance('cosine', v, rows[Number(h.id.slice(1))]?.[0] ?? []))).toBeLessThan(1e-6)
+          expect(parts?.dense.normalized).toBeCloseTo(e.dn, 12)
+          expect(parts?.sparse.normalized).toBeCloseTo(e.sn, 12)
           expect(parts?.fused).toBe(h.score)
-          expect(alpha * (parts?.dense?.normalized ?? 0) + (1 - alpha) * (parts?.sparse?.normalized ?? 0)).toBeCloseTo(h.score, 12)
+          expect(alpha * (parts?.dense.normalized ?? NaN) + (1 - alpha) * (parts?.sparse.normalized ?? NaN)).toBeCloseTo(h.score, 12)
+          expect(h.explain?.bm25?.reduce((sum, t) => sum + t.score, 0) ?? NaN).toBeCloseTo(e.sparse, 12)
         })
+        // Ties by id: equal fused scores are in id order.
+        for (let i = 1; i < hits.length; i++) {
+          const [a, b] = [hits[i - 1] as Hit, hits[i] as Hit]
+          expect(a.score > b.score || (a.score === b.score && a.id < b.id)).toBe(true)
+        }
       }),
       { numRuns: 200 },
     )
+  })
+
+  it('a candidate missing from one list gets its exact score on that side, not the list minimum', () => {
+    const index = build([
+      [[1, 0, 0], ['flow']],
+      [[0, 1, 0], ['wing', 'wing']],
+      [[0.9, 0.1, 0], ['wing']],
+    ])
+    const dense = index.search({ vector: [0.9, 0.1, 0], topK: 3 }).hits
+    const sparse = index.search({ text: 'wing', topK: 3 }).hits
+    expect([dense[0]?.id, sparse[0]?.id]).toEqual(['d02', 'd01'])
+    // depth 1: the dense list holds d02 only, the text list d01 only; each gets its exact other score.
+    const fusedAt = (alpha: number) => index.search({ text: 'wing', vector: [0.9, 0.1, 0], alpha, topK: 1, depth: 1, explain: true }).hits[0]
+    const d02 = fusedAt(0.9)
+    expect(d02?.id).toBe('d02')
+    expect(d02?.explain?.hybrid?.sparse).toEqual({ score: sparse.find((h) => h.id === 'd02')?.score, normalized: (sparse[1]?.score ?? NaN) / (sparse[0]?.score ?? NaN), rank: 2 })
+    const d01 = fusedAt(0.1)
+    expect(d01?.id).toBe('d01')
+    expect(d01?.explain?.hybrid?.dense.score).toBe(dense.find((h) => h.id === 'd01')?.score)
+    expect(d01?.explain?.hybrid?.dense.rank).toBe(2)
+    expect(d01?.distance).toBe(dense.find((h) => h.id === 'd01')?.distance)
   })
 
   it('guards: no lexical match, a single hit, all-equal scores', () => {
@@ -75,17 +117,14 @@ describe('hybrid search', () => {
       [[1, 0, 0], ['wing']],
       [[0, 1, 0], ['flow']],
     ])
-    // No lexical match: the sparse list is empty, fused = alpha · dense'.
+    // No lexical match: every BM25 score is 0 (normalized 0), fused = alpha · (cos + 1) / (max + 1).
     const none = index.search({ text: 'absent', vector: [1, 0, 0], alpha: 0.3, topK: 3 })
-    expect(none.hits.map((h) => [h.id, h.score])).toEqual([
-      ['d00', 0.3],
-      ['d01', 0.3],
-      ['d02', 0],
-    ])
-    // One sparse hit normalizes to 1; equal dense scores normalize to 1 each.
+    expect(none.hits.map((h) => h.id)).toEqual(['d00', 'd01', 'd02'])
+    none.hits.forEach((h, i) => expect(h.score).toBeCloseTo([0.3, 0.3, 0.15][i] as number, 6))
+    // One text hit normalizes to 1; equal dense scores normalize equally and tie by id.
     const one = index.search({ text: 'flow', vector: [1, 0, 0], alpha: 0.5, topK: 3 })
-    expect(one.hits.map((h) => h.id)).toEqual(['d00', 'd01', 'd02'])
-    for (const h of one.hits) expect(h.score).toBe(0.5)
+    expect(one.hits.map((h) => h.id)).toEqual(['d02', 'd00', 'd01'])
+    one.hits.forEach((h, i) => expect(h.score).toBeCloseTo([0.75, 0.5, 0.5][i] as number, 6))
   })
 
   it('reciprocal rank fusion weighs 1 / (60 + rank) by alpha', () => {

@@ -84,8 +84,9 @@ describe('without the native HNSW module', () => {
     expectRanked(text.hits, [['b', bm25(2, 2, 3, 4, 2.5)], ['a', bm25(1, 2, 2, 4, 2.5)]])
 
     const hybrid = index.search({ text: 'sun', vector: [0, 1, 0], topK: 3, alpha: 0.5 })
-    // dense c 1, b 0.8, a 0, d 0 (min-max: the same); sparse d before c (min-max: d 1, c 0)
-    expectRanked(hybrid.hits, [['c', 0.5], ['d', 0.5], ['b', 0.4]])
+    // TM2C2: dense (cos + 1) / 2 — c 1, b 0.9, a and d 0.5; sparse BM25 over the best (d) — d 1, c its share
+    const sunC = bm25(1, 2, 2, 4, 2.5) / bm25(3, 2, 3, 4, 2.5)
+    expectRanked(hybrid.hits, [['c', 0.5 + 0.5 * sunC], ['d', 0.75], ['b', 0.45]])
 
     const textOnly = createIndex({})
     textOnly.addMany(RECORDS.map(({ id, text }) => ({ id, text })))

@@ -94,8 +94,8 @@ function passes(p: Plan, d: { distance: number; similarity: number }): boolean {
 }
 
 /**
- * Retrieves contexts: dense search (alpha 1), BM25 (alpha 0) or both fused (convex combination of
- * min-max normalized scores), over one corpus, restricted to ragFileIds and the metadata filter.
+ * Retrieves contexts: dense search (alpha 1), BM25 (alpha 0) or both fused by core's hybrid search
+ * (convex combination of TM2C2-normalized scores, every candidate scored on both sides), over one corpus, restricted to ragFileIds and the metadata filter.
  * `score` is the dense measure on the corpus metric's scale when alpha is 1; otherwise the fused
  * (or BM25-over-best) relevance r ∈ [0, 1] mapped onto that scale's direction (1 − r for the
  * distances, r for DOT_PRODUCT). v1beta1 adds each chunk's dense `distance` and BM25 `sparseDistance`.

@@ -1,9 +1,11 @@
 import type { FilterInput } from '../filter/plan-input.js'
-import { convexFusion, rrfFusion, type Fused } from '../hybrid/fusion.js'
+import { BM25_FLOOR, convexFusion, rrfFusion, type Candidate, type Fused } from '../hybrid/fusion.js'
+import type { Label } from '../ids.js'
+import type { QueryTerm, TermExplanation } from '../sparse/sparse-index.js'
 import { prepareQuery, searchByVector, withinThreshold, type PreparedQuery } from './dense-search.js'
 import type { Hit, HybridExplanation, SearchResult } from './results.js'
 import type { ValidatedSearch } from './search-request.js'
-import { sparseSearch } from './sparse-search.js'
+import { queryTerms, sparseSearch } from './sparse-search.js'
 import type { IndexState } from './state.js'
 import type { VectorBuffers } from './vector-input.js'
 
@@ -18,86 +20,82 @@ export interface HybridQuery {
 /**
  * The hybrid recipe. alpha 1 is the dense search alone and alpha 0 the text search alone, exactly
  * (no fusion: the same ranking and scores as single-mode search). Otherwise each side retrieves
- * `depth` candidates with the same filter, and the two lists are fused.
+ * `depth` candidates with the same filter, every candidate of either side is scored exactly on
+ * both sides (one dot product, one forward-index BM25), and the candidates are fused.
  */
 export function hybridSearch(state: IndexState, q: HybridQuery): SearchResult {
   const r = q.request
-  const byText = (k: number): SearchResult => sparseSearch(state, { text: q.text, k, filter: q.filter, explain: r.explain })
   if (r.alpha === 1) return searchByVector(prepareQuery(state, r, q.buffers), r, q.filter, r.topK)
-  if (r.alpha === 0) return byText(r.topK)
+  if (r.alpha === 0) return sparseSearch(state, { text: q.text, k: r.topK, filter: q.filter, explain: r.explain })
   const query = prepareQuery(state, r, q.buffers)
   const dense = searchByVector(query, r, q.filter, r.depth)
+  const terms = queryTerms(state.analyzer, q.text)
   // Query by example: the example may match the text too, so fetch one more text candidate.
-  const sparse = textCandidates(byText(r.depth + (r.id === undefined ? 0 : 1)), query, r)
-  return fuse({ dense, sparse, alpha: r.alpha, fusion: r.fusion, topK: r.topK })
-}
-
-/**
- * The text side's candidates as the dense side sees them: the example itself is left out, and
- * with a threshold, so is every candidate whose exact distance to the query lies beyond it (a
- * text-only hit must not bring a record the dense threshold excludes).
- */
-function textCandidates(result: SearchResult, query: PreparedQuery, r: ValidatedSearch): SearchResult {
-  if (r.id === undefined && r.maxDistance === undefined && r.minSimilarity === undefined) return result
-  return { ...result, hits: result.hits.filter((hit) => hit.id !== r.id && exactlyWithinThreshold(query, hit.id, r)) }
-}
-
-/** Whether a record's exact distance to the prepared query passes the request's threshold. */
-function exactlyWithinThreshold(prepared: PreparedQuery, id: string, r: ValidatedSearch): boolean {
-  if (r.maxDistance === undefined && r.minSimilarity === undefined) return true
-  const { state, query } = prepared
-  const label = state.ids.labelOf(id)
-  if (label === undefined) return false
-  const { store, ops } = state
-  const key = ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number)
-  return withinThreshold(r, ops.distance(key), ops.score(key))
-}
-
-interface FusionInput {
-  readonly dense: SearchResult
-  readonly sparse: SearchResult
-  readonly alpha: number
-  readonly fusion: 'convex' | 'rrf'
-  readonly topK: number
-}
-
-/**
- * Fuses a dense and a sparse result list (each retrieved to `depth` candidates). Every hit
- * carries its parts in `explain.hybrid`; `score` is the fused score.
- */
-function fuse(input: FusionInput): SearchResult {
-  const { dense, sparse, alpha, fusion, topK } = input
-  const denseHits = new Map(dense.hits.map((h) => [h.id, h]))
-  const sparseHits = new Map(sparse.hits.map((h) => [h.id, h]))
-  const lists = { dense: dense.hits.map((h) => ({ id: h.id, score: h.score })), sparse: sparse.hits.map((h) => ({ id: h.id, score: h.score })) }
-  const fused: Fused[] = fusion === 'rrf' ? rrfFusion(lists.dense, lists.sparse, alpha) : convexFusion(lists.dense, lists.sparse, alpha)
-  const hits: Hit[] = fused.slice(0, topK).map((f) => {
-    const d = denseHits.get(f.id)
-    const s = sparseHits.get(f.id)
-    const base = (d ?? s) as Hit
-    const hybrid: HybridExplanation = {
-      fusion,
-      alpha,
-      ...(f.dense && d ? { dense: { distance: d.distance as number, ...f.dense } } : {}),
-      ...(f.sparse ? { sparse: f.sparse } : {}),
-      fused: f.fused,
-    }
-    return {
-      id: f.id,
-      score: f.fused,
-      ...(d?.distance === undefined ? {} : { distance: d.distance }),
-      metadata: base.metadata,
-      explain: { ...(s?.explain ? { bm25: s.explain.bm25 } : {}), hybrid },
-    }
-  })
+  const sparse = sparseSearch(state, { text: q.text, terms, k: r.depth + (r.id === undefined ? 0 : 1), filter: q.filter, explain: r.explain })
+  const pool = candidatePool(query, dense, sparse, terms, r)
+  const floors = { dense: state.ops.minScore, sparse: BM25_FLOOR }
+  const fused = r.fusion === 'rrf' ? rrfFusion(pool.candidates, r.alpha, floors) : convexFusion(pool.candidates, r.alpha, floors, r.topK)
+  const hits = fused.slice(0, r.topK).map((f) => toHybridHit(state, f, pool.known.get(f.id) as Known, r, terms))
   return {
     hits,
     stats: {
       strategy: 'hybrid',
-      reason: `${fusion === 'rrf' ? 'reciprocal rank fusion' : 'min-max normalized convex combination'}, alpha ${alpha}: dense ${dense.stats.strategy} (${dense.hits.length} candidates) + bm25 (${sparse.hits.length} candidates)`,
+      reason: `${r.fusion === 'rrf' ? 'reciprocal rank fusion' : 'convex combination of theoretical-minimum min-max normalized scores (TM2C2)'}, alpha ${r.alpha}: dense ${dense.stats.strategy} (${dense.hits.length} candidates) + bm25 (${sparse.hits.length} candidates), ${pool.candidates.length} in their union, each scored exactly on both sides`,
       live: dense.stats.live,
       dense: dense.stats,
       sparse: sparse.stats,
     },
   }
+}
+
+/** What the pool knows of a candidate besides its scores. */
+interface Known {
+  readonly label: Label
+  readonly distance: number
+  readonly metadata: Hit['metadata']
+  /** The text side's per-term explanation, when it retrieved the candidate with `explain`. */
+  readonly bm25: readonly TermExplanation[] | undefined
+}
+
+/**
+ * The union of both sides' candidates, each with its exact dense score and exact BM25 score. The
+ * example itself is left out, and a text candidate whose exact distance lies beyond the request's
+ * threshold too (a text-only hit must not bring a record the dense threshold excludes).
+ */
+function candidatePool(prepared: PreparedQuery, dense: SearchResult, sparse: SearchResult, terms: readonly QueryTerm[], r: ValidatedSearch): { candidates: Candidate[]; known: Map<string, Known> } {
+  const { state, query } = prepared
+  const { store, ops } = state
+  const candidates: Candidate[] = []
+  const known = new Map<string, Known>()
+  const bm25 = new Map<string, number>()
+  for (const hit of sparse.hits) bm25.set(hit.id, hit.score)
+  const bm25Of = state.sparse.scorer(terms)
+  for (const hit of dense.hits) {
+    const label = state.ids.labelOf(hit.id) as Label
+    candidates.push({ id: hit.id, dense: hit.score, sparse: bm25.get(hit.id) ?? bm25Of(label) })
+    known.set(hit.id, { label, distance: hit.distance as number, metadata: hit.metadata, bm25: undefined })
+  }
+  for (const hit of sparse.hits) {
+    const seen = known.get(hit.id)
+    if (seen) {
+      if (hit.explain?.bm25) known.set(hit.id, { ...seen, bm25: hit.explain.bm25 })
+      continue
+    }
+    if (hit.id === r.id) continue
+    const label = state.ids.labelOf(hit.id) as Label
+    const key = ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number)
+    const distance = ops.distance(key)
+    const score = ops.score(key)
+    if (!withinThreshold(r, distance, score)) continue
+    candidates.push({ id: hit.id, dense: score, sparse: hit.score })
+    known.set(hit.id, { label, distance, metadata: hit.metadata, bm25: hit.explain?.bm25 })
+  }
+  return { candidates, known }
+}
+
+/** A fused candidate as a hit: `score` is the fused score; `explain.hybrid` holds both sides' parts. */
+function toHybridHit(state: IndexState, f: Fused, known: Known, r: ValidatedSearch, terms: readonly QueryTerm[]): Hit {
+  const hybrid: HybridExplanation = { fusion: r.fusion, alpha: r.alpha, dense: { distance: known.distance, ...f.dense }, sparse: f.sparse, fused: f.fused }
+  const bm25 = r.explain ? (known.bm25 ?? state.sparse.explain(known.label, terms)) : undefined
+  return { id: f.id, score: f.fused, distance: known.distance, metadata: known.metadata, explain: bm25 ? { bm25, hybrid } : { hybrid } }
 }

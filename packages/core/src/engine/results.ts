@@ -7,8 +7,10 @@ import type { Metadata } from './record.js'
 export interface HybridExplanation {
   readonly fusion: 'convex' | 'rrf'
   readonly alpha: number
-  readonly dense?: { readonly distance: number; readonly score: number; readonly normalized: number; readonly rank: number }
-  readonly sparse?: { readonly score: number; readonly normalized: number; readonly rank: number }
+  /** The exact dense distance and score (higher is better), normalized, and rank among the fused candidates. */
+  readonly dense: { readonly distance: number; readonly score: number; readonly normalized: number; readonly rank?: number }
+  /** The exact BM25 score (0 when no query term matches: then no rank), normalized, and rank among the fused candidates. */
+  readonly sparse: { readonly score: number; readonly normalized: number; readonly rank?: number }
   readonly fused: number
 }
 

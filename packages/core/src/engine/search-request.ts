@@ -13,7 +13,11 @@ export const MAX_TOP_K = 10_000
 export interface SearchRequest {
   /** Hybrid weight: 0 = sparse (text) only, 1 = dense (vector) only. @defaultValue 0.5 */
   alpha?: number
-  /** Hybrid fusion: min-max normalized convex combination, or weighted reciprocal rank fusion. @defaultValue 'convex' */
+  /**
+   * Hybrid fusion over the union of both sides' candidates, each scored exactly on both sides:
+   * a convex combination of theoretical-minimum min-max (TM2C2) normalized scores, or weighted
+   * reciprocal rank fusion. @defaultValue 'convex'
+   */
   fusion?: 'convex' | 'rrf'
   /** Hybrid: how many candidates each side retrieves before fusion (at least topK). @defaultValue max(50, 3 × topK) */
   depth?: number

@@ -35,6 +35,8 @@ export interface SparseQuery {
   readonly k: number
   readonly filter: FilterInput | undefined
   readonly explain: boolean
+  /** The query's analyzed terms, when the caller has them already (hybrid search). */
+  readonly terms?: readonly QueryTerm[]
 }
 
 /**
@@ -44,7 +46,7 @@ export interface SparseQuery {
  */
 export function sparseSearch(state: IndexState, q: SparseQuery): SearchResult {
   const live = state.ids.size
-  const terms = queryTerms(state.analyzer, q.text)
+  const terms = q.terms ?? queryTerms(state.analyzer, q.text)
   let accept: ((label: Label) => boolean) | undefined
   let reason = 'text query: BM25 with MaxScore pruning'
   let estimatedSelectivity: number | undefined

@@ -1,79 +1,134 @@
 /**
- * Score fusion as pure functions over (id, score) lists, each sorted best first. See
- * ARCHITECTURE.md ("Hybrid ranking") for why min-max normalization and a convex combination.
+ * Score fusion as pure functions over the candidates of a hybrid search, each scored exactly on
+ * both sides (the union of what either side retrieved). See ARCHITECTURE.md ("Hybrid ranking")
+ * for why theoretical-minimum min-max normalization (TM2C2) and a convex combination.
  */
 
-export interface Scored {
+/** A candidate with its exact score on each side (BM25 0 when no query term matches). */
+export interface Candidate {
   readonly id: string
+  readonly dense: number
+  readonly sparse: number
+}
+
+/** One side's part of a fused score: the raw score, its normalized value and its rank among the candidates. */
+export interface FusedPart {
   readonly score: number
+  readonly normalized: number
+  /** 1-based, by that side's score then id; absent on the sparse side for a document matching no term. */
+  readonly rank?: number
 }
 
 export interface Fused {
   readonly id: string
   readonly fused: number
-  /** The list's own score and its normalized value; absent when the id is not in that list. */
-  readonly dense?: { readonly score: number; readonly normalized: number; readonly rank: number }
-  readonly sparse?: { readonly score: number; readonly normalized: number; readonly rank: number }
+  readonly dense: FusedPart
+  readonly sparse: FusedPart
 }
 
 /**
- * Min-max normalization to [0, 1]. A single hit, or hits whose scores are all equal, normalize
- * to 1 (each is as good as the best); an empty list gives an empty map. Always finite.
+ * The lowest score each side can give: the metric's (cosine −1, l2 0) and BM25's 0. Undefined
+ * when unbounded (dot): the candidates' own minimum is used instead.
  */
-export function minMax(list: readonly Scored[]): Map<string, number> {
-  const out = new Map<string, number>()
-  if (list.length === 0) return out
+export interface ScoreFloors {
+  readonly dense: number | undefined
+  readonly sparse: number | undefined
+}
+
+/** BM25 scores are sums of positive terms: 0 is its theoretical minimum. */
+export const BM25_FLOOR = 0
+
+/**
+ * Theoretical-minimum min-max (TM2C2, Bruch, Gai & Ingber, ACM TOIS 2023):
+ * s' = (s − floor) / (max − floor), the max over the candidates, clamped to [0, 1]. With the
+ * floor undefined it is plain min-max over the candidates. Guards: an empty list gives an empty
+ * array; all scores at the floor give 0; all-equal scores with no floor give 1 (each is as good
+ * as the best). Always finite.
+ */
+export function normalizeScores(scores: readonly number[], floor: number | undefined): number[] {
+  if (scores.length === 0) return []
   let lo = Infinity
   let hi = -Infinity
-  for (const { score } of list) {
-    if (score < lo) lo = score
-    if (score > hi) hi = score
+  for (const s of scores) {
+    if (s < lo) lo = s
+    if (s > hi) hi = s
   }
-  const span = hi - lo
-  for (const { id, score } of list) out.set(id, span > 0 && Number.isFinite(span) ? (score - lo) / span : 1)
-  return out
+  const base = floor ?? lo
+  const span = hi - base
+  if (!(span > 0) || !Number.isFinite(span)) return scores.map(() => (floor === undefined ? 1 : 0))
+  return scores.map((s) => Math.min(1, Math.max(0, (s - base) / span)))
+}
+
+function byId(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** 1-based ranks by score descending, ties by id; `eligible` false leaves a candidate unranked. */
+function ranksOf(candidates: readonly Candidate[], side: 'dense' | 'sparse', eligible: (c: Candidate) => boolean): (number | undefined)[] {
+  const order = candidates.map((_, i) => i).filter((i) => eligible(candidates[i] as Candidate))
+  order.sort((i, j) => {
+    const a = candidates[i] as Candidate
+    const b = candidates[j] as Candidate
+    return b[side] - a[side] || byId(a.id, b.id)
+  })
+  const ranks = new Array<number | undefined>(candidates.length).fill(undefined)
+  order.forEach((i, r) => (ranks[i] = r + 1))
+  return ranks
 }
 
 function byFusedThenId(a: Fused, b: Fused): number {
-  return b.fused - a.fused || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  return b.fused - a.fused || byId(a.id, b.id)
 }
 
-function parts(dense: readonly Scored[], sparse: readonly Scored[], normalize: (list: readonly Scored[]) => Map<string, number>) {
-  const dn = normalize(dense)
-  const sn = normalize(sparse)
-  const ids = new Set<string>([...dense.map((d) => d.id), ...sparse.map((s) => s.id)])
-  const dIndex = new Map(dense.map((d, rank) => [d.id, { score: d.score, normalized: dn.get(d.id) ?? 0, rank: rank + 1 }]))
-  const sIndex = new Map(sparse.map((s, rank) => [s.id, { score: s.score, normalized: sn.get(s.id) ?? 0, rank: rank + 1 }]))
-  return { ids, dIndex, sIndex }
+/** A candidate's 1-based rank on one side by counting the candidates ahead of it (score, then id). */
+function rankAmong(candidates: readonly Candidate[], side: 'dense' | 'sparse', i: number): number | undefined {
+  const c = candidates[i] as Candidate
+  if (side === 'sparse' && !(c.sparse > 0)) return undefined
+  let rank = 1
+  for (const o of candidates) if (o[side] > c[side] || (o[side] === c[side] && o.id < c.id)) rank++
+  return rank
 }
 
-/**
- * fused = alpha · dense' + (1 - alpha) · sparse', each list min-max normalized; an id missing
- * from a list contributes 0 for it. Sorted by fused score, ties by id.
- */
-export function convexFusion(dense: readonly Scored[], sparse: readonly Scored[], alpha: number): Fused[] {
-  const { ids, dIndex, sIndex } = parts(dense, sparse, minMax)
-  const out: Fused[] = []
-  for (const id of ids) {
-    const d = dIndex.get(id)
-    const s = sIndex.get(id)
-    out.push({ id, fused: alpha * (d?.normalized ?? 0) + (1 - alpha) * (s?.normalized ?? 0), ...(d ? { dense: d } : {}), ...(s ? { sparse: s } : {}) })
-  }
-  return out.sort(byFusedThenId)
+function part(score: number, normalized: number, rank: number | undefined): FusedPart {
+  return rank === undefined ? { score, normalized } : { score, normalized, rank }
 }
 
 /**
- * Weighted reciprocal rank fusion: fused = alpha / (k + rank_dense) + (1 - alpha) / (k + rank_sparse),
- * ranks from 1, k = 60 (Cormack et al., 2009). Uses ranks only, so no normalization is needed.
+ * fused = alpha · dense' + (1 − alpha) · sparse', each side normalized by `normalizeScores` over
+ * the candidates (TM2C2). Every candidate carries both exact scores, so none is scored by its
+ * absence from a list. In [0, 1], finite; the best `limit` (default all), by fused score, ties by id.
  */
-export function rrfFusion(dense: readonly Scored[], sparse: readonly Scored[], alpha: number, k = 60): Fused[] {
-  const { ids, dIndex, sIndex } = parts(dense, sparse, minMax)
-  const out: Fused[] = []
-  for (const id of ids) {
-    const d = dIndex.get(id)
-    const s = sIndex.get(id)
-    const fused = (d ? alpha / (k + d.rank) : 0) + (s ? (1 - alpha) / (k + s.rank) : 0)
-    out.push({ id, fused, ...(d ? { dense: d } : {}), ...(s ? { sparse: s } : {}) })
-  }
-  return out.sort(byFusedThenId)
+export function convexFusion(candidates: readonly Candidate[], alpha: number, floors: ScoreFloors, limit = candidates.length): Fused[] {
+  const dn = normalizeScores(candidates.map((c) => c.dense), floors.dense)
+  const sn = normalizeScores(candidates.map((c) => c.sparse), floors.sparse)
+  const fused = candidates.map((_, i) => alpha * (dn[i] as number) + (1 - alpha) * (sn[i] as number))
+  const order = candidates.map((_, i) => i)
+  order.sort((i, j) => (fused[j] as number) - (fused[i] as number) || byId((candidates[i] as Candidate).id, (candidates[j] as Candidate).id))
+  // Ranks only for what is returned: counting is cheaper than sorting each side.
+  return order.slice(0, limit).map((i): Fused => {
+    const c = candidates[i] as Candidate
+    return { id: c.id, fused: fused[i] as number, dense: part(c.dense, dn[i] as number, rankAmong(candidates, 'dense', i)), sparse: part(c.sparse, sn[i] as number, rankAmong(candidates, 'sparse', i)) }
+  })
+}
+
+/**
+ * Weighted reciprocal rank fusion: fused = alpha / (k + rank_dense) + (1 − alpha) / (k + rank_sparse),
+ * ranks from 1 among the candidates by each side's exact score, k = 60 (Cormack et al., 2009); a
+ * document matching no query term has no sparse rank and no sparse part. Ignores score gaps.
+ */
+export function rrfFusion(candidates: readonly Candidate[], alpha: number, floors: ScoreFloors, k = 60): Fused[] {
+  const dn = normalizeScores(candidates.map((c) => c.dense), floors.dense)
+  const sn = normalizeScores(candidates.map((c) => c.sparse), floors.sparse)
+  const dr = ranksOf(candidates, 'dense', () => true)
+  const sr = ranksOf(candidates, 'sparse', (c) => c.sparse > 0)
+  const dense = candidates.map((c, i) => part(c.dense, dn[i] as number, dr[i]))
+  const sparse = candidates.map((c, i) => part(c.sparse, sn[i] as number, sr[i]))
+  return candidates
+    .map((c, i): Fused => {
+      const d = dense[i] as FusedPart
+      const s = sparse[i] as FusedPart
+      const fused = (d.rank === undefined ? 0 : alpha / (k + d.rank)) + (s.rank === undefined ? 0 : (1 - alpha) / (k + s.rank))
+      return { id: c.id, fused, dense: d, sparse: s }
+    })
+    .sort(byFusedThenId)
 }

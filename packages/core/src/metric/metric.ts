@@ -29,10 +29,16 @@ export interface MetricOps {
   readonly hnswSpace: 'ip' | 'l2'
   /** Converts an hnswlib distance into a key (for reporting before exact re-scoring). */
   keyOfHnsw(hnswDistance: number): number
+  /**
+   * The smallest score any vector can get (cosine −1, l2 0), the floor of hybrid normalization;
+   * undefined when unbounded (dot), where hybrid search uses the candidates' own minimum.
+   */
+  readonly minScore: number | undefined
 }
 
 const cosine: MetricOps = {
   metric: 'cosine',
+  minScore: -1,
   key: (q, data, offset, dim, invNorm) => 1 - dotAt(q, data, offset, dim) * invNorm,
   distance: (key) => key,
   score: (key) => 1 - key,
@@ -43,6 +49,7 @@ const cosine: MetricOps = {
 
 const dot: MetricOps = {
   metric: 'dot',
+  minScore: undefined,
   key: (q, data, offset, dim) => -dotAt(q, data, offset, dim),
   distance: (key) => key,
   score: (key) => -key,
@@ -53,6 +60,7 @@ const dot: MetricOps = {
 
 const l2: MetricOps = {
   metric: 'l2',
+  minScore: 0,
   key: (q, data, offset, dim) => l2SquaredAt(q, data, offset, dim),
   distance: (key) => Math.sqrt(key),
   score: (key) => 1 / (1 + Math.sqrt(key)),

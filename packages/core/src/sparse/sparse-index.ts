@@ -235,6 +235,25 @@ export class SparseIndex {
       .sort((a, b) => b.ub - a.ub || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
   }
 
+  /**
+   * Exact BM25 scores of single documents for one query (0 when no term matches): the same terms,
+   * order and arithmetic as search, so a document search returns gets the same score to the last bit.
+   */
+  scorer(query: readonly QueryTerm[]): (label: Label) => number {
+    const avg = this.averageLength
+    const terms = this.#scoredTerms(query, avg)
+    return (label) => {
+      if (!this.#forward[label]) return 0
+      const length = this.#lengths[label] as number
+      let score = 0
+      for (const t of terms) {
+        const tf = this.#tf(label, t.id)
+        if (tf > 0) score += t.w * tfPart(tf, length, avg, this.params)
+      }
+      return score
+    }
+  }
+
   /** Per-term parts of a document's score for a query (the same arithmetic as search). */
   explain(label: Label, query: readonly QueryTerm[]): TermExplanation[] {
     const N = this.#documents
