@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -209,6 +209,19 @@ describe('import sources', () => {
     execFileSync('mkfifo', [join(root, 'pipe')])
     // Opened without blocking even with no writer, then refused for its type.
     expect(await readSource({ uri: 'file:///pipe', path: join(root, 'pipe') }, 100)).toEqual({ ok: false, status: { code: 3, message: 'file:///pipe: not a regular file; not read.' } })
+  })
+
+  it('refuses a file whose folder was swapped for a link out of the roots between the walk and the read', async () => {
+    const root = realpathSync(tmp())
+    const outside = realpathSync(tmp())
+    mkdirSync(join(root, 'sub'))
+    writeFileSync(join(root, 'sub', 'x.txt'), 'inside')
+    writeFileSync(join(outside, 'x.txt'), 'secretword')
+    const walked = { uri: 'file:///sub/x.txt', path: join(root, 'sub', 'x.txt'), roots: [root] }
+    expect(await readSource(walked, 100)).toMatchObject({ ok: true })
+    rmSync(join(root, 'sub'), { recursive: true })
+    symlinkSync(outside, join(root, 'sub'))
+    expect(await readSource(walked, 100)).toEqual({ ok: false, status: { code: 7, message: 'file:///sub/x.txt: it changed into a link that leads outside the roots; not read.' } })
   })
 
   it('refuses roots that do not exist when the engine is made', () => {

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import { open, readdir, realpath, stat } from 'node:fs/promises'
+import { open, readdir, readlink, realpath, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
@@ -31,6 +31,8 @@ export interface SourceLimits {
 export interface SourceFile {
   readonly uri: string
   readonly path: string
+  /** The real roots the file must lie in when it is opened (undefined: a trusted caller's, any path). */
+  readonly roots?: readonly string[]
 }
 
 export interface Located {
@@ -119,7 +121,7 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
       if (seenFiles.has(real)) return
       seenFiles.add(real)
       if (files.length >= limits.maxFiles) tooMany()
-      files.push({ uri, path: real })
+      files.push(allowed === undefined ? { uri, path: real } : { uri, path: real, roots: allowed })
       return
     }
     if (!info.isDirectory()) {
@@ -151,6 +153,15 @@ function encodeSegment(name: string): string {
   return /^[\w.~!$&'()*+,;=:@-]+$/.test(name) ? name : encodeURIComponent(name)
 }
 
+/** The path of an open file as the system knows it (/proc/self/fd on Linux); undefined elsewhere. */
+async function openedPath(fd: number): Promise<string | undefined> {
+  try {
+    return await readlink(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
+}
+
 export type ReadResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly status: RpcStatus }
 
 /**
@@ -166,6 +177,14 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
     return { ok: false, status: rpcStatus('NOT_FOUND', `${file.uri}: cannot be read (${errno(error)}).`) }
   }
   try {
+    // A folder on the path swapped for a link after the walk would lead elsewhere (O_NOFOLLOW guards
+    // the last name only): check what was really opened, where the system can say (Linux).
+    if (file.roots !== undefined) {
+      const opened = await openedPath(handle.fd)
+      if (opened !== undefined && !file.roots.some((root) => inside(opened, root))) {
+        return { ok: false, status: rpcStatus('PERMISSION_DENIED', `${file.uri}: it changed into a link that leads outside the roots; not read.`) }
+      }
+    }
     const info = await handle.stat()
     if (!info.isFile()) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: not a regular file; not read.`) }
     if (info.size > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: ${info.size} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
