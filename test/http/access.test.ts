@@ -52,12 +52,14 @@ describe('who may call the server', () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `app.localhost:${port}`, `[::1]:${port}`, '192.168.1.20:8080', 'localhost.']) {
       expect((await send(port, 'GET', '/v1beta/corpora', { host })).status, host).toBe(200)
     }
-    for (const host of [`evil.example:${port}`, 'attacker.com', 'localhost.attacker.com', '127.0.0.1.nip.io', `evil.example`]) {
+    for (const host of [`evil.example:${port}`, 'attacker.com', 'localhost.attacker.com', '127.0.0.1.nip.io', `evil.example`, 'localhost:80@evil.example', 'localhost:evil.example', '127.0.0.1:x@evil.example']) {
       const answer = await send(port, 'GET', '/v1beta/corpora', { host })
       expect(answer.status, host).toBe(403)
       expect(answer.json.error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' })
       expect(answer.json.error?.message).toContain('--allowed-host')
     }
+    // A malformed Host cannot turn into another origin: `localhost:80@evil` with Origin http://evil is refused.
+    expect((await send(port, 'POST', '/v1beta/corpora', { host: 'localhost:80@evil.example', origin: 'http://evil.example', ...JSON_TYPE }, '{"name":"corpora/y"}')).status).toBe(403)
     // A refused write writes nothing.
     expect((await send(port, 'POST', '/v1beta/corpora', { host: 'evil.example', ...JSON_TYPE }, '{"name":"corpora/x"}')).status).toBe(403)
     expect((await send(port, 'GET', '/v1beta/corpora', {})).json).toEqual({})

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -121,11 +121,11 @@ describe('import sources', () => {
     expect(folder).toMatchObject({ imported: 1, failed: 2 })
     expect(folder.files).toEqual([`${url(join(root, 'docs'))}/alias.md`])
     expect(folder.failures).toEqual([
-      `${url(join(root, 'docs'))}/escape-dir: a link that leads outside the import roots; not read.`,
-      `${url(join(root, 'docs'))}/escape.txt: a link that leads outside the import roots; not read.`,
+      `${url(join(root, 'docs'))}/escape-dir: a link that does not lead to a file inside the import roots; not read.`,
+      `${url(join(root, 'docs'))}/escape.txt: a link that does not lead to a file inside the import roots; not read.`,
     ])
     const bucket = ok(await importUris(rag, corpus, ['gs://bucket']))
-    expect(bucket).toMatchObject({ imported: 1, failed: 1, failures: ['gs://bucket/escape.txt: a link that leads outside the Cloud Storage folder; not read.'] })
+    expect(bucket).toMatchObject({ imported: 1, failed: 1, failures: ['gs://bucket/escape.txt: a link that does not lead to a file inside the Cloud Storage folder; not read.'] })
     expect(refused(await importUris(rag, corpus, ['gs://bucket/../../etc/passwd']))).toMatchObject({ code: 3 })
     expect(await retrievable(rag, corpus, 'secretword')).toBe(false)
     expect(await retrievable(rag, corpus, 'realword')).toBe(true)
@@ -194,7 +194,7 @@ describe('import sources', () => {
     const walked = ok(await importUris(rag, corpus, ['file:///proc/self/fdinfo', 'file:///proc/self/root', 'file:///proc/self/status']))
     // root is a link to "/", outside the root; status and the fdinfo entries are read (their sizes
     // say 0) and fail alone for their type. Nothing fails the request.
-    expect(walked.failures).toContain('file:///proc/self/root: a link that leads outside the import roots; not read.')
+    expect(walked.failures).toContain('file:///proc/self/root: a link that does not lead to a file inside the import roots; not read.')
     expect(walked.failures).toContain('file:///proc/self/status: unsupported file type "(none)"; Quarry imports .txt, .text, .md, .markdown, .csv, .html, .htm, .json, .pdf.')
     expect(walked.failures.filter((m) => m.startsWith('file:///proc/self/fdinfo/')).length).toBeGreaterThan(2)
     expect(walked).toMatchObject({ imported: 0, failed: walked.failures.length, files: [] })
@@ -222,6 +222,27 @@ describe('import sources', () => {
     rmSync(join(root, 'sub'), { recursive: true })
     symlinkSync(outside, join(root, 'sub'))
     expect(await readSource(walked, 100)).toEqual({ ok: false, status: { code: 7, message: 'file:///sub/x.txt: it changed into a link that leads outside the roots; not read.' } })
+  })
+
+  it('answers a dangling link like one leading out (no oracle of outside paths), and refuses hard links when confined', async () => {
+    const root = tmp()
+    const outside = tmp()
+    writeFileSync(join(outside, 'secret.txt'), 'secretword')
+    symlinkSync('/no/such/outside/file', join(root, 'dangling.txt'))
+    symlinkSync(join(outside, 'secret.txt'), join(root, 'existing.txt'))
+    linkSync(join(outside, 'secret.txt'), join(root, 'hard.txt'))
+    const { rag, corpus } = await setup({ importRoots: [root] })
+    const walked = ok(await importUris(rag, corpus, [url(root)]))
+    expect(walked).toMatchObject({ imported: 0, failed: 3 })
+    expect(walked.failures).toEqual([
+      `${url(root)}/dangling.txt: a link that does not lead to a file inside the import roots; not read.`,
+      `${url(root)}/existing.txt: a link that does not lead to a file inside the import roots; not read.`,
+      `${url(root)}/hard.txt: a file with more than one name (a hard link); confined imports read only files with one name, so copy it instead.`,
+    ])
+    expect(await retrievable(rag, corpus, 'secretword')).toBe(false)
+    // A trusted caller (no importRoots) reads hard links like any file.
+    const trusted = await setup({})
+    expect(ok(await importUris(trusted.rag, trusted.corpus, [url(join(root, 'hard.txt'))]))).toMatchObject({ imported: 1 })
   })
 
   it('refuses roots that do not exist when the engine is made', () => {

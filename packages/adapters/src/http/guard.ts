@@ -28,6 +28,9 @@ export type Access =
   | { readonly ok: true; readonly cors: string | undefined }
   | { readonly ok: false; readonly message: string }
 
+/** `name[:port]` or `[ipv6][:port]`. */
+const HOST_SYNTAX = /^(?:\[[0-9A-Fa-f:.]+(?:%[\w.~-]+)?\]|[\w.-]+)(?::\d{1,5})?$/
+
 /** The host name of a Host header value (`[::1]:8080` → `::1`, `Example.COM.:80` → `example.com`). */
 export function hostName(host: string): string {
   const h = host.trim().toLowerCase()
@@ -65,7 +68,9 @@ function normalOrigin(origin: string): string | undefined {
  */
 export function checkAccess(headers: { readonly host?: string | undefined; readonly origin?: string | undefined }, boundHost: string | undefined, options: AccessOptions): Access {
   const host = headers.host
-  if (host !== undefined && !hostAllowed(hostName(host), boundHost, options.allowedHosts ?? [])) {
+  // A Host is a name or an IP literal and an optional port, nothing else (`localhost:80@evil` would
+  // pass a lenient parse here and then turn into another origin in the Origin comparison).
+  if (host !== undefined && (!HOST_SYNTAX.test(host.trim()) || !hostAllowed(hostName(host), boundHost, options.allowedHosts ?? []))) {
     return { ok: false, message: `Host "${host.slice(0, 200)}" is not allowed: Quarry answers requests for this machine only (localhost, IP addresses). Start it with --allowed-host NAME (the allowedHosts option) to answer for another name.` }
   }
   const origin = headers.origin

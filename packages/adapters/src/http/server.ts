@@ -297,7 +297,10 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     }
     handle(req, res).catch((error: unknown) => {
       if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
-      else {
+      else if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        // The client went away mid-request: nothing to answer, nothing wrong with the server.
+        res.destroy()
+      } else {
         onInternalError(error)
         if (!res.headersSent) sendStatus(res, rpcStatus('INTERNAL', 'Internal error encountered.'))
       }

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import { open, readdir, readlink, realpath, stat } from 'node:fs/promises'
+import { lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
@@ -33,6 +33,8 @@ export interface SourceFile {
   readonly path: string
   /** The real roots the file must lie in when it is opened (undefined: a trusted caller's, any path). */
   readonly roots?: readonly string[]
+  /** Device and inode seen by the walk: the file opened later must be the same one. */
+  readonly identity?: { readonly dev: number; readonly ino: number }
 }
 
 export interface Located {
@@ -103,11 +105,13 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
     try {
       real = await realpath(path)
     } catch (error) {
-      failures.push(rpcStatus('NOT_FOUND', errno(error) === 'ENOENT' ? `${uri}: no such file or folder.` : `${uri}: cannot be read (${errno(error)}).`))
+      // A dangling link answers as one leading out: which outside paths exist is not the client's to learn.
+      if (allowed && (await isLink(path))) failures.push(linkOut(uri))
+      else failures.push(rpcStatus('NOT_FOUND', errno(error) === 'ENOENT' ? `${uri}: no such file or folder.` : `${uri}: cannot be read (${errno(error)}).`))
       return
     }
     if (allowed && !allowed.some((root) => inside(real, root))) {
-      failures.push(rpcStatus('PERMISSION_DENIED', `${uri}: a link that leads outside the ${uri.startsWith('gs://') ? 'Cloud Storage folder' : 'import roots'}; not read.`))
+      failures.push(linkOut(uri))
       return
     }
     let info
@@ -121,7 +125,7 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
       if (seenFiles.has(real)) return
       seenFiles.add(real)
       if (files.length >= limits.maxFiles) tooMany()
-      files.push(allowed === undefined ? { uri, path: real } : { uri, path: real, roots: allowed })
+      files.push(allowed === undefined ? { uri, path: real } : { uri, path: real, roots: allowed, identity: { dev: info.dev, ino: info.ino } })
       return
     }
     if (!info.isDirectory()) {
@@ -146,6 +150,18 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
 
   for (const start of starts) await visit(start.uri, start.path, start.roots, 0)
   return { files, failures }
+}
+
+function linkOut(uri: string): RpcStatus {
+  return rpcStatus('PERMISSION_DENIED', `${uri}: a link that does not lead to a file inside the ${uri.startsWith('gs://') ? 'Cloud Storage folder' : 'import roots'}; not read.`)
+}
+
+async function isLink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink()
+  } catch {
+    return false
+  }
 }
 
 /** A folder entry's name inside a URI: as is, unless it holds characters a URI cannot. */
@@ -187,6 +203,13 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
     }
     const info = await handle.stat()
     if (!info.isFile()) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: not a regular file; not read.`) }
+    if (file.identity !== undefined && (info.dev !== file.identity.dev || info.ino !== file.identity.ino)) {
+      return { ok: false, status: rpcStatus('ABORTED', `${file.uri}: the file was replaced while the import ran; import it again.`) }
+    }
+    // A hard link in a root is the same file as its twin outside it: confined reads take files with one name only.
+    if (file.roots !== undefined && info.nlink > 1) {
+      return { ok: false, status: rpcStatus('PERMISSION_DENIED', `${file.uri}: a file with more than one name (a hard link); confined imports read only files with one name, so copy it instead.`) }
+    }
     if (info.size > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: ${info.size} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
     // Sizes can lie (files under /proc say 0): read until the end, never past maxBytes + 1.
     let buffer = Buffer.alloc(Math.min(maxBytes + 1, Math.max(info.size + 1, 64 * 1024)))
