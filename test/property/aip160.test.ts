@@ -5,6 +5,7 @@ import { MemoryBank, VertexRagEngine } from '@quarry/adapters'
 import { MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, parseFilter, printFilter, type FilterExpr, type Literal } from '../../packages/adapters/src/rpc/aip160.js'
 import { toCoreFilter } from '../../packages/adapters/src/rpc/aip160-filter.js'
 import type { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
+import { violation } from '../support/rpc-failure.js'
 
 /** Generated AIP-160 expressions in normal form (no and directly inside and, no or directly inside or). */
 const FIELDS = ['year', 'genre', 'tags', 'score', 'ok', 'when', 'a.b', 'AND_x']
@@ -128,15 +129,7 @@ describe('AIP-160 filter subset', () => {
 })
 
 describe('AIP-160 filter limits: length and nesting', () => {
-  const status = (run: () => unknown): { code: number; field: string; message: string } => {
-    try {
-      run()
-    } catch (e) {
-      const s = (e as RpcFailure).status
-      return { code: s.code, field: s.details?.[0]?.fieldViolations[0]?.field ?? '', message: s.message }
-    }
-    throw new Error('expected an RpcFailure')
-  }
+  const status = violation
   const records: Metadata[] = [{ a: 1, b: 2 }, { a: 2, b: 2 }, { a: 1 }, {}]
   const evaluate = (filter: string): boolean[] => {
     const predicate = compileFilter(validateFilter(toCoreFilter(parseFilter(filter, 'filter'), { fieldOf: (k) => k, typeOf: () => undefined })))

@@ -6,9 +6,9 @@ import { QuarryError, createHashingEmbedder, createIndex, type Filter } from '@q
 import { MemoryBank, SemanticRetriever, VertexRagEngine, type Outcome } from '@quarry/adapters'
 import { DEFAULT_LIMITS, characterCount } from '../../packages/adapters/src/rpc/limits.js'
 import { mapOf, message, opaque, readMessage, repeated, string } from '../../packages/adapters/src/rpc/proto-json.js'
-import type { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
 import { setPath } from '../../packages/adapters/src/http/template.js'
 import { MAX_FILTER_DEPTH as CORE_FILTER_DEPTH } from '../../packages/core/src/filter/ast.js'
+import { violation } from '../support/rpc-failure.js'
 
 /**
  * Every limited request field: at its limit the call succeeds, one past it the call is
@@ -307,15 +307,6 @@ describe('Memory Bank field limits (Google documents one: 5 direct memories)', (
 
 describe('limits of fields no schema limits, and of values in opaque messages', () => {
   const Req = message('test.Request', { name: string, items: repeated(string), labels: mapOf(string), config: opaque('test.Config') })
-  const violation = (run: () => unknown): { code: number; field: string; message: string } => {
-    try {
-      run()
-    } catch (e) {
-      const status = (e as RpcFailure).status
-      return { code: status.code, field: status.details?.[0]?.fieldViolations[0]?.field ?? '', message: status.message }
-    }
-    throw new Error('expected an RpcFailure')
-  }
 
   it('strings 1 MiB characters, lists and maps 10,000 entries, map keys 256 characters', () => {
     const { string: str, entries, key } = DEFAULT_LIMITS

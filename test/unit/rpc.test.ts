@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { Code, httpStatusOf, codeName } from '@quarry/adapters'
 import { bool, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMessage, repeated, string, timestamp } from '../../packages/adapters/src/rpc/proto-json.js'
-import { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
 import { derivedId, parseName, seededRandomId } from '../../packages/adapters/src/rpc/names.js'
 import { pageOf } from '../../packages/adapters/src/rpc/paging.js'
+import { violation } from '../support/rpc-failure.js'
 
 const Inner = message('test.Inner', { value: string, count: int64 })
 const Req = message(
@@ -24,15 +24,6 @@ const Req = message(
   [['a', 'b']],
 )
 
-function violation(run: () => unknown): { code: number; field: string; message: string } {
-  try {
-    run()
-  } catch (e) {
-    const s = (e as RpcFailure).status
-    return { code: s.code, field: s.details?.[0]?.fieldViolations[0]?.field ?? '', message: s.message }
-  }
-  throw new Error('expected an RpcFailure')
-}
 
 describe('proto-JSON request reader', () => {
   it('reads camelCase and snake_case, enums by name or number, int64 strings, durations, timestamps, masks', () => {
