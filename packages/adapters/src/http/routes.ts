@@ -8,7 +8,7 @@ import { Code } from '../rpc/status.js'
 import { RETRIEVER_SERVICE, RETRIEVER_TABLE } from '../semantic-retriever/methods.js'
 import { ChunkState } from '../semantic-retriever/schema.js'
 import type { SemanticRetriever } from '../semantic-retriever/service.js'
-import { RAG_DATA_TABLE, RAG_SERVICE_TABLE } from '../vertex-rag/methods.js'
+import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from '../vertex-rag/methods.js'
 import { CorpusState, DataType, FileState, RagFileType } from '../vertex-rag/schema.js'
 import type { VertexRagEngine, VertexRagSurface } from '../vertex-rag/service.js'
 import type { EnumRules } from './enums.js'
@@ -88,19 +88,6 @@ function ragRoutes(surface: VertexRagSurface): Route[] {
 type MixinName = keyof typeof MIXIN_HTTP
 type Call = (request: Record<string, unknown>) => Promise<Outcome<unknown>>
 
-const MIXIN_SERVICES: Readonly<Record<MixinName, string>> = {
-  getOperation: 'google.longrunning.Operations.GetOperation',
-  listOperations: 'google.longrunning.Operations.ListOperations',
-  cancelOperation: 'google.longrunning.Operations.CancelOperation',
-  deleteOperation: 'google.longrunning.Operations.DeleteOperation',
-  waitOperation: 'google.longrunning.Operations.WaitOperation',
-  getLocation: 'google.cloud.location.Locations.GetLocation',
-  listLocations: 'google.cloud.location.Locations.ListLocations',
-  getIamPolicy: 'google.iam.v1.IAMPolicy.GetIamPolicy',
-  setIamPolicy: 'google.iam.v1.IAMPolicy.SetIamPolicy',
-  testIamPermissions: 'google.iam.v1.IAMPolicy.TestIamPermissions',
-}
-
 /**
  * The mixins of the Vertex APIs (operations, locations, IAM: rpc/mixins.ts), bound once per
  * version for both engines. Operations are done when returned; a call on one is answered by the
@@ -112,17 +99,13 @@ function mixinRoutes(rag: VertexRagSurface, mb: MemoryBank): Route[] {
     const fromRag = await rag[name](q)
     return fromRag.ok || fromRag.status.code !== Code.NOT_FOUND ? fromRag : mb[name](q)
   }
-  const calls: Readonly<Record<MixinName, Call>> = {
+  // Locations and IAM are the same (UNIMPLEMENTED) on both engines: the RAG surface answers them.
+  const calls: Readonly<Partial<Record<MixinName, Call>>> = {
     getOperation: either('getOperation'),
     cancelOperation: either('cancelOperation'),
     deleteOperation: either('deleteOperation'),
     waitOperation: either('waitOperation'),
     listOperations: (q) => (/(^|\/)reasoningEngines\//.test(String(q['name'] ?? '')) ? mb.listOperations(q) : rag.listOperations(q)),
-    getLocation: (q) => rag.getLocation(q),
-    listLocations: (q) => rag.listLocations(q),
-    getIamPolicy: (q) => rag.getIamPolicy(q),
-    setIamPolicy: (q) => rag.setIamPolicy(q),
-    testIamPermissions: (q) => rag.testIamPermissions(q),
   }
   return (Object.keys(MIXIN_HTTP) as MixinName[]).flatMap((name) =>
     MIXIN_HTTP[name].map((binding): Route => {
@@ -130,12 +113,12 @@ function mixinRoutes(rag: VertexRagSurface, mb: MemoryBank): Route[] {
       return {
         method: binding.verb,
         template,
-        rpc: MIXIN_SERVICES[name],
-        call: calls[name],
+        rpc: `${RAG_MIXIN_TABLE[name].service}.${RAG_MIXIN_TABLE[name].rpc}`,
+        call: calls[name] ?? ((q) => rag[name](q)),
         enums: [...RAG_ENUMS, ...MB_ENUMS],
         ...(binding.body === undefined ? {} : { body: binding.body }),
         compiled: compileTemplate(template),
-        mutates: name === 'deleteOperation',
+        mutates: RAG_MIXIN_TABLE[name].write,
       }
     }),
   )
