@@ -2,7 +2,8 @@ import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, httpStatusOf } from '@quarry/adapters'
-import { buildRoutes } from '../../packages/adapters/src/http/routes.js'
+import { restRoutes } from '../../packages/adapters/src/http/routes.js'
+import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { camelCase } from '../../packages/adapters/src/rpc/proto-json.js'
 
 /** The server's route table equals the google.api.http bindings in the protos of Google's clients. */
@@ -21,7 +22,7 @@ function service(root: Node, path: string): Record<string, Method> {
 const camelTemplate = (t: string): string => t.replace(/\{([^=}]+)/g, (_, f: string) => `{${f.split('.').map(camelCase).join('.')}`)
 
 const embedder = createHashingEmbedder({ dimensions: 8 })
-const routes = buildRoutes({ semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) })
+const routes = restRoutes(bindMethods({ semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }))
 
 /** Every RPC of the service has its route; returns the RPCs whose route answers UNIMPLEMENTED (HTTP 501) to an empty request. */
 async function expectBindings(root: Node, servicePath: string): Promise<string[]> {

@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, seededRandomId, steppingClock, type QuarryServer } from '@quarry/adapters'
-import { buildRoutes, type Route } from '../../packages/adapters/src/http/routes.js'
+import { restRoutes, type Route } from '../../packages/adapters/src/http/routes.js'
+import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { MAX_FILE_BYTES, makeHostileFiles, type HostileFiles } from '../support/hostile/files.js'
 import { requestSchemaOf } from '../support/hostile/messages.js'
 import { NamePool } from '../support/hostile/names.js'
@@ -128,7 +129,7 @@ beforeAll(async () => {
     onInternalError: (error) => internalErrors.push(error),
   })
   port = (await server.listen()).port
-  routes = buildRoutes(server.engines)
+  routes = restRoutes(bindMethods(server.engines))
   for (const name of [LOCATION, `${LOCATION}/reasoningEngines/1`, 'reasoningEngines/7']) pool.add(name)
   await ensureFixtures()
 })

@@ -1,4 +1,4 @@
-import type { Engines } from './http/routes.js'
+import type { Engines } from './transport/bound-methods.js'
 import { MemoryBank } from './memory-bank/service.js'
 import { SemanticRetriever } from './semantic-retriever/service.js'
 import { VertexRagEngine } from './vertex-rag/service.js'

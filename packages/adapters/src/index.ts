@@ -100,4 +100,4 @@ export type { Operation, AnyJson } from './rpc/operations.js'
 // The local REST server for all three APIs.
 export { createServer } from './http/server.js'
 export type { QuarryServer, QuarryServerOptions, RequestLogEntry } from './http/server.js'
-export type { Engines } from './http/routes.js'
+export type { Engines } from './transport/bound-methods.js'

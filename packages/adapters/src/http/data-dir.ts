@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Engines } from './routes.js'
+import type { Engines } from '../transport/bound-methods.js'
 
 /**
  * `--data DIR`: the server's state as snapshots. A snapshot is written whole into a temporary

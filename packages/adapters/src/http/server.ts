@@ -14,7 +14,8 @@ import { checkAccess, corsHeaders, preflightHeaders } from './guard.js'
 import { parseJsonBounded } from './json.js'
 import { parseMultipart } from './multipart.js'
 import { DataDir } from './data-dir.js'
-import { buildRoutes, type Engines, type Route } from './routes.js'
+import { restRoutes, type Route } from './routes.js'
+import { bindMethods, type Engines } from '../transport/bound-methods.js'
 import { setPath } from './template.js'
 
 export interface QuarryServerOptions {
@@ -214,7 +215,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   }
   // Requests from the network read local files only under folders the server is given (none by
   // default), whatever the engines allow in-process callers: the routes use served surfaces.
-  const routes = buildRoutes(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
+  const bound = bindMethods(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
+  const routes = restRoutes(bound)
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
   const restored = data?.load() ?? false

@@ -4,7 +4,7 @@ import { LongRunningOperation, longRunning, type OperationLike } from './long-ru
 import type { Mutex } from './mutex.js'
 import { toOutcome, type Outcome } from './outcome.js'
 import { paged, pagedAsync, type PageCallOptions } from './paged.js'
-import { failure, rpcStatus } from './status.js'
+import { failure, rpcStatus, type RpcStatus } from './status.js'
 import { unary } from './unary.js'
 
 /**
@@ -93,8 +93,8 @@ type ItemOf<R, K> = K extends keyof R ? (NonNullable<R[K]> extends readonly (inf
 
 /** A service method: request JSON (and upload content) → the response JSON or a google.rpc.Status. */
 export type ServiceMethod<M> = TakesContent<M> extends true
-  ? (request: unknown, content?: UploadContent) => Promise<Outcome<ResponseOf<M>>>
-  : (request: unknown) => Promise<Outcome<ResponseOf<M>>>
+  ? (request: unknown, content?: UploadContent, options?: CallOptions) => Promise<Outcome<ResponseOf<M>>>
+  : (request: unknown, content?: undefined, options?: CallOptions) => Promise<Outcome<ResponseOf<M>>>
 
 export type ServiceMethods<T> = { readonly [K in keyof T]: ServiceMethod<T[K]> }
 
@@ -126,6 +126,16 @@ export type ClientMethods<T> = { readonly [K in keyof T]: ClientMethod<T[K]> } &
   readonly [K in LongRunningKeys<T> as `check${Capitalize<K & string>}Progress`]: (name: string) => Promise<LongRunningOperation<OperationResult<T[K]>>>
 }
 
+/** What a transport knows about one call besides its request. */
+export interface CallOptions {
+  /**
+   * Aborted when the caller cancels or its deadline passes (gRPC). A write not yet applied then
+   * is not applied (it answers CANCELLED or DEADLINE_EXCEEDED, as `signal.reason` says); one that
+   * has started runs to its end, so a write is applied whole or not at all.
+   */
+  readonly signal?: AbortSignal
+}
+
 export interface ServeOptions {
   /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
   readonly version?: string
@@ -135,7 +145,7 @@ export interface ServeOptions {
 
 /** The service methods of a table over one context: each a read or a serialized write, never a throw. */
 export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, options: ServeOptions): ServiceMethods<T> {
-  const out: Record<string, (request: unknown, content?: UploadContent) => Promise<Outcome<unknown>>> = {}
+  const out: Record<string, (request: unknown, content?: UploadContent, call?: CallOptions) => Promise<Outcome<unknown>>> = {}
   for (const [name, spec] of Object.entries(table)) {
     const served = options.version === undefined || spec.versions === undefined || spec.versions.includes(options.version)
     const run = (request: unknown, content: UploadContent | undefined): Promise<Outcome<unknown>> =>
@@ -143,9 +153,23 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
         if (!served) throw failure('UNIMPLEMENTED', `${spec.rpc} is served in ${(spec.versions ?? []).join(', ')} only; call it through that version (this is ${options.version ?? ''}).`)
         return spec.run(ctx, request, content)
       }, options.onInternalError)
-    out[name] = spec.write ? (request, content) => options.writes.run(() => run(request, content)) : (request, content) => run(request, content)
+    out[name] = spec.write
+      ? (request, content, call) =>
+          options.writes.run(() => {
+            // Waited for the writes before it past its caller's patience: not applied.
+            const abandoned = call?.signal?.aborted ? abandonedStatus(call.signal) : undefined
+            return abandoned ? Promise.resolve({ ok: false as const, status: abandoned }) : run(request, content)
+          })
+      : (request, content) => run(request, content)
   }
   return out as ServiceMethods<T>
+}
+
+/** The status of a call its caller gave up on: DEADLINE_EXCEEDED when the signal's reason says so, else CANCELLED. */
+function abandonedStatus(signal: AbortSignal): RpcStatus {
+  return signal.reason === 'DEADLINE_EXCEEDED'
+    ? rpcStatus('DEADLINE_EXCEEDED', 'The deadline passed before this write was applied; nothing was changed.')
+    : rpcStatus('CANCELLED', 'The call was cancelled before this write was applied; nothing was changed.')
 }
 
 /**
