@@ -100,4 +100,7 @@ export type { Operation, AnyJson } from './rpc/operations.js'
 // The local REST server for all three APIs.
 export { createServer } from './http/server.js'
 export type { QuarryServer, QuarryServerOptions, RequestLogEntry } from './http/server.js'
+// Application-default credentials whose token exchange is a local server (Google's REST SDKs, ADK).
+export { localCredentials, writeCredentialsFile } from './http/local-credentials.js'
+export type { ExternalAccountCredentials } from './http/local-credentials.js'
 export type { Engines } from './transport/bound-methods.js'

@@ -9,6 +9,7 @@ import { runIndex } from './index-files.js'
 import { quarryCommand } from './invocation.js'
 import { runSearch } from './search.js'
 import { runServe } from './serve.js'
+import { runCredentials } from './credentials.js'
 
 /** A command: how `help` lists it and what runs it (resolving to the exit code). */
 interface Command {
@@ -42,6 +43,7 @@ const COMMANDS: readonly Command[] = [
     },
   },
   { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: runServe },
+  { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: runCredentials },
   { name: 'help', args: '', summary: 'this text', run: async () => printUsage() },
 ]
 

@@ -5,13 +5,16 @@ import { numberOption, parseArgs } from './args.js'
 import { createCliEmbedder, embedderKind } from './embedders.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
+import { checkCredentialsOut, writeServeCredentials } from './credentials.js'
 
 function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
+                    [--credentials-out FILE] [--grpc-port N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
-  (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories).
+  (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
+  with --grpc-port, the same services over gRPC too.
   --port      port to listen on (default 8080; 0 picks a free one)
   --host      address to bind (default 127.0.0.1: this machine only)
   --data      keep state in DIR (snapshots, written crash-safely); without it, state is in memory
@@ -23,7 +26,11 @@ function usage(): string {
                  by default pages of other origins get 403
   --embedder  glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)
   --max-body-mb  largest request body (default 32)
-  --log       print one line per request: method, path, status, milliseconds`
+  --log       print one line per request: method, path, status, milliseconds
+  --credentials-out  once listening, write application-default credentials for Google's SDKs to FILE
+                     (mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; \`quarry credentials\` shows how)
+  --grpc-port  also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and state
+               (0 picks a free one); Google's clients reach it with an endpoint, a port and insecure credentials`
 }
 
 /** An access-log line: `GET /v1beta/corpora 200 1.2ms`. */
@@ -57,7 +64,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const help = usage()
   const flags = parseArgs(
     args,
-    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
+    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
     help,
   )
   if (flags.has('help')) {
@@ -69,9 +76,14 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const kind = embedderKind(flags.value('embedder'), help)
   const maxBodyMb = numberOption(flags, 'max-body-mb', { min: 0, max: 4096, integer: false, fallback: 32 }, help)
   if (maxBodyMb === 0) throw usageError('--max-body-mb must be above 0', help)
+  const grpcPort = flags.value('grpc-port') !== undefined ? numberOption(flags, 'grpc-port', { min: 0, max: 65535, integer: true, fallback: 0 }, help) : undefined
+  if (grpcPort !== undefined && grpcPort !== 0 && grpcPort === port) throw usageError('--grpc-port must differ from --port (REST and gRPC listen side by side)', help)
   const dataDir = flags.value('data')
+  const credentialsOut = flags.value('credentials-out')
+  if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
   // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
   if (port !== 0) await probe(port, host)
+  if (grpcPort !== undefined && grpcPort !== 0) await probe(grpcPort, host)
   const embedder = createCliEmbedder(kind)
   const gcsRoot = flags.value('gcs-root')
   const importRoots = flags.all('import-root')
@@ -80,12 +92,13 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     allowedHosts: flags.all('allowed-host'),
     corsOrigins: flags.all('cors-origin'),
-    ...omitUndefined({ dataDir, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
+    ...omitUndefined({ dataDir, grpcPort, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
   })
   let url: string
+  let boundGrpc: number | undefined
   try {
-    ;({ url } = await server.listen({ port, host }))
+    ;({ url, grpcPort: boundGrpc } = await server.listen({ port, host }))
   } catch (error) {
     throw bindFailure(error, port, host)
   }
@@ -94,8 +107,13 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
   console.log('  Vertex AI RAG       v1, v1beta1  /{v}/projects/*/locations/*:retrieveContexts, .../ragCorpora...')
   console.log('  Memory Bank         v1beta1  /v1beta1/projects/*/locations/*/reasoningEngines/*/memories...')
+  if (boundGrpc !== undefined) {
+    const endpoint = host.includes(':') ? `[${host}]` : host
+    console.log(`  gRPC on ${endpoint}:${boundGrpc} (plaintext): Google's clients with { apiEndpoint: '${host}', port: ${boundGrpc}, sslCreds: grpc.credentials.createInsecure() }`)
+  }
   console.log(`  file:// imports: ${importRoots.length > 0 ? `under ${importRoots.join(', ')}` : 'off (--import-root DIR allows a folder)'}${gcsRoot ? `; gs:// under ${gcsRoot}` : ''}`)
   console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${server.restored ? ' (restored)' : ''}` : 'state in memory (pass --data DIR to keep it)'}`)
+  if (credentialsOut !== undefined) console.log(`  ${await writeServeCredentials(server, credentialsOut)}`)
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop)

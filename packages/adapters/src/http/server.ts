@@ -17,6 +17,9 @@ import { DataDir } from './data-dir.js'
 import { restRoutes, type Route } from './routes.js'
 import { bindMethods, type Engines } from '../transport/bound-methods.js'
 import { setPath } from './template.js'
+import { createGrpcServer } from '../grpc/server.js'
+import { answerTokenPath, isTokenPath } from './token-exchange.js'
+import { localCredentials, type ExternalAccountCredentials } from './local-credentials.js'
 
 export interface QuarryServerOptions {
   /** Shared by the three APIs unless their own options name another. @defaultValue `defaultEmbedder()` (GloVe SIF, loaded on first use) */
@@ -57,6 +60,12 @@ export interface QuarryServerOptions {
   corsOrigins?: readonly string[]
   /** Told about every request once its response is finished or its connection closed (e.g. an access log). */
   onRequest?: (entry: RequestLogEntry) => void
+  /**
+   * Also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on this port, on the same host and
+   * engines, when `listen` is called; 0 picks a free port. Google's clients reach it with
+   * `{ apiEndpoint, port, sslCreds: grpc.credentials.createInsecure() }`. @defaultValue no gRPC
+   */
+  grpcPort?: number
 }
 
 /** One answered request, for {@link QuarryServerOptions.onRequest}. */
@@ -77,8 +86,17 @@ export interface QuarryServer {
   readonly restored: boolean
   /** Writes a snapshot now (with dataDir); resolves when it is on disk. */
   flush(): Promise<void>
-  /** Starts listening; resolves to the bound address. @defaultValue host 127.0.0.1, port 0 (any free port) */
-  listen(options?: { port?: number; host?: string }): Promise<{ host: string; port: number; url: string }>
+  /**
+   * Starts listening (REST, and gRPC with `grpcPort`); resolves to the bound address.
+   * @defaultValue host 127.0.0.1, port 0 (any free port)
+   */
+  listen(options?: { port?: number; host?: string }): Promise<{ host: string; port: number; url: string; grpcPort?: number }>
+  /**
+   * Application-default credentials whose token exchange is this server, for its bound address
+   * (throws before `listen`): write them with `writeCredentialsFile` where
+   * `GOOGLE_APPLICATION_CREDENTIALS` points, and Google's REST SDKs need no other auth.
+   */
+  credentials(): ExternalAccountCredentials
   close(): Promise<void>
 }
 
@@ -217,6 +235,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   // default), whatever the engines allow in-process callers: the routes use served surfaces.
   const bound = bindMethods(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
   const routes = restRoutes(bound)
+  const grpc = options.grpcPort === undefined
+    ? undefined
+    : createGrpcServer(bound, { maxMessageBytes: options.maxBodyBytes ?? 32 * 1024 * 1024, access: { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }, boundHost: () => boundHost, onWrite: () => changed(), onInternalError })
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
   const restored = data?.load() ?? false
@@ -262,6 +283,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     const url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`)
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
     const path = url.pathname.replace(/%3A/gi, ':')
+    // The local OAuth token exchange of application-default credentials (token-exchange.ts).
+    if (isTokenPath(path)) return answerTokenPath(req, res, path)
     const candidates = routes.filter((r) => r.compiled.regex.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
@@ -324,20 +347,35 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     engines,
     restored,
     flush,
-    listen: ({ port = 0, host = '127.0.0.1' } = {}) =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject)
-        server.listen(port, host, () => {
-          boundHost = host
-          const address = server.address() as AddressInfo
-          resolve({ host: address.address, port: address.port, url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}` })
-        })
-      }),
-    close: async () => {
+    listen: async ({ port = 0, host = '127.0.0.1' } = {}) => {
       await new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()))
-        server.closeAllConnections()
+        server.once('error', reject)
+        server.listen(port, host, () => resolve())
       })
+      boundHost = host
+      const address = server.address() as AddressInfo
+      const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
+      if (!grpc) return { host: address.address, port: address.port, url }
+      try {
+        return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort ?? 0, host) }
+      } catch (error) {
+        server.close()
+        throw error
+      }
+    },
+    credentials: () => {
+      const address = server.address()
+      if (address === null || typeof address === 'string') throw new Error('credentials() names the bound address: call listen() first.')
+      return localCredentials({ host: address.address, port: address.port })
+    },
+    close: async () => {
+      await Promise.all([
+        new Promise<void>((resolve, reject) => {
+          server.close((error) => (error ? reject(error) : resolve()))
+          server.closeAllConnections()
+        }),
+        grpc?.close(),
+      ])
       await flush()
     },
   }

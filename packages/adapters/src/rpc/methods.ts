@@ -129,11 +129,13 @@ export type ClientMethods<T> = { readonly [K in keyof T]: ClientMethod<T[K]> } &
 /** What a transport knows about one call besides its request. */
 export interface CallOptions {
   /**
-   * Aborted when the caller cancels or its deadline passes (gRPC). A write not yet applied then
-   * is not applied (it answers CANCELLED or DEADLINE_EXCEEDED, as `signal.reason` says); one that
-   * has started runs to its end, so a write is applied whole or not at all.
+   * Aborted when the caller cancels (gRPC). A write not yet started then is not applied (it
+   * answers CANCELLED); one that has started runs to its end, so a write is applied whole or not
+   * at all.
    */
   readonly signal?: AbortSignal
+  /** When the caller stops waiting (epoch milliseconds; Infinity or absent: never): a write not applied by then is not applied. */
+  readonly deadline?: number
 }
 
 export interface ServeOptions {
@@ -157,7 +159,7 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
       ? (request, content, call) =>
           options.writes.run(() => {
             // Waited for the writes before it past its caller's patience: not applied.
-            const abandoned = call?.signal?.aborted ? abandonedStatus(call.signal) : undefined
+            const abandoned = call === undefined ? undefined : abandonedStatus(call)
             return abandoned ? Promise.resolve({ ok: false as const, status: abandoned }) : run(request, content)
           })
       : (request, content) => run(request, content)
@@ -165,11 +167,12 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
   return out as ServiceMethods<T>
 }
 
-/** The status of a call its caller gave up on: DEADLINE_EXCEEDED when the signal's reason says so, else CANCELLED. */
-function abandonedStatus(signal: AbortSignal): RpcStatus {
-  return signal.reason === 'DEADLINE_EXCEEDED'
-    ? rpcStatus('DEADLINE_EXCEEDED', 'The deadline passed before this write was applied; nothing was changed.')
-    : rpcStatus('CANCELLED', 'The call was cancelled before this write was applied; nothing was changed.')
+/** The status of a call its caller gave up on (DEADLINE_EXCEEDED or CANCELLED), or undefined while it waits. */
+function abandonedStatus(call: CallOptions): RpcStatus | undefined {
+  if ((call.deadline !== undefined && Date.now() >= call.deadline) || call.signal?.reason === 'DEADLINE_EXCEEDED') {
+    return rpcStatus('DEADLINE_EXCEEDED', 'The deadline passed before this write was applied; nothing was changed.')
+  }
+  return call.signal?.aborted ? rpcStatus('CANCELLED', 'The call was cancelled before this write was applied; nothing was changed.') : undefined
 }
 
 /**

@@ -48,6 +48,9 @@ const MB_ENUMS: EnumRules = [
   { path: ['action'], values: { ACTION_UNSPECIFIED: 0, CREATED: 1, UPDATED: 2, DELETED: 3 } },
 ]
 
+/** The services Google's Vertex clients mix in beside their own (rpc/mixins.ts). */
+const MIXIN_SERVICES: ReadonlySet<string> = new Set(Object.values(RAG_MIXIN_TABLE).map((spec) => spec.service ?? ''))
+
 type Serve = (request: unknown, content?: UploadContent, options?: CallOptions) => Promise<Outcome<unknown>>
 
 /** The methods of one table on one API version (those limited to other versions are left out). */
@@ -56,6 +59,8 @@ function tableMethods<T extends MethodTable<never>>(table: T, service: ServiceMe
   const pkg = fqService.slice(0, fqService.lastIndexOf('.'))
   return Object.entries(table).flatMap(([name, spec]): BoundMethod[] => {
     if (spec.versions !== undefined && !spec.versions.includes(version)) return []
+    // An engine's own operations / locations / IAM entries: bound once per version across engines (mixinMethods).
+    if (spec.service !== undefined && MIXIN_SERVICES.has(spec.service)) return []
     const serve = call[name] as Serve
     return [
       {

@@ -1,0 +1,162 @@
+import * as grpc from '@grpc/grpc-js'
+import type { AccessOptions } from '../http/guard.js'
+import { checkAccess } from '../http/guard.js'
+import type { Outcome } from '../rpc/outcome.js'
+import { rpcStatus, type RpcStatus } from '../rpc/status.js'
+import type { BoundMethod } from '../transport/bound-methods.js'
+import { decodeRequest, encodeMessage, encodeStatus, type Decoded } from './codec.js'
+import { loadServiceProtos, serviceOf, type ProtoRoot } from './protos.js'
+
+/**
+ * The gRPC transport: Google's services on plaintext HTTP/2, as Cloud emulators serve them, from
+ * the same bound methods as REST (transport/bound-methods.ts) and the protos Google ships
+ * (grpc/protos.ts). Every RPC of each service the protos define is registered: a bound one runs
+ * its method, one Quarry's tables lack answers UNIMPLEMENTED. Methods in the tables that the
+ * protos do not define (newer than them) are served over REST only.
+ */
+
+export interface GrpcServerOptions {
+  /** Largest request message, in bytes (larger: RESOURCE_EXHAUSTED). */
+  readonly maxMessageBytes: number
+  readonly access: AccessOptions
+  /** The address the REST server is bound to (the `:authority` rule is the same). */
+  readonly boundHost: () => string | undefined
+  /** After a successful write (the data folder's trigger). */
+  readonly onWrite: () => void
+  readonly onInternalError: (error: unknown) => void
+}
+
+export interface GrpcServer {
+  /** RPCs each service serves, by full method path (`/google.longrunning.Operations/GetOperation`), bound or UNIMPLEMENTED. */
+  readonly paths: readonly string[]
+  /** Bound methods the shipped protos do not define (REST only), as `Service.Rpc`. */
+  readonly restOnly: readonly string[]
+  /** RPCs of the protos that no method table has (they answer UNIMPLEMENTED), as full method paths. */
+  readonly unbound: readonly string[]
+  listen(port: number, host: string): Promise<number>
+  close(): Promise<void>
+}
+
+type Callback = grpc.sendUnaryData<Buffer>
+type Call = grpc.ServerUnaryCall<Decoded, Buffer>
+
+/** A gRPC error with Google's status details in `grpc-status-details-bin`. */
+function serviceError(root: ProtoRoot, status: RpcStatus): Partial<grpc.StatusObject> {
+  const metadata = new grpc.Metadata()
+  metadata.set('grpc-status-details-bin', encodeStatus(root, status))
+  return { code: status.code, details: status.message, metadata }
+}
+
+/** Milliseconds until a call's deadline (Infinity without one). */
+function msUntilDeadline(call: Call): number {
+  const deadline = call.getDeadline()
+  return (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now()
+}
+
+/** Whether a call's deadline has passed (gRPC reports both a cancel and a deadline as "cancelled"). */
+function pastDeadline(call: Call): boolean {
+  return msUntilDeadline(call) <= 0
+}
+
+export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcServerOptions): GrpcServer {
+  const byPath = new Map<string, BoundMethod>()
+  // Both Vertex versions bind the same mixins (google.longrunning.Operations ...): the first answers.
+  for (const bound of methods) {
+    const path = `/${bound.service}/${bound.rpc}`
+    if (!byPath.has(path)) byPath.set(path, bound)
+  }
+  const services = [...new Set(methods.map((m) => m.service))]
+  const { root } = loadServiceProtos(services)
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxMessageBytes })
+  const paths: string[] = []
+  const restOnly: string[] = []
+  const unbound: string[] = []
+
+  const answer = (call: Call, callback: Callback, outcome: Outcome<unknown>, encode: (json: unknown) => Buffer, mutates: boolean): void => {
+    if (!outcome.ok) {
+      callback(serviceError(root, outcome.status))
+      return
+    }
+    if (mutates) options.onWrite()
+    let bytes: Buffer
+    try {
+      bytes = encode(outcome.response)
+    } catch (error) {
+      options.onInternalError(error)
+      callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
+      return
+    }
+    if (!call.cancelled) callback(null, bytes)
+  }
+
+  for (const name of services) {
+    const service = serviceOf(root, name)
+    if (!service) {
+      for (const m of methods) if (m.service === name) restOnly.push(`${name}.${m.rpc}`)
+      continue
+    }
+    const definition: Record<string, grpc.MethodDefinition<Decoded, Buffer>> = {}
+    const implementation: grpc.UntypedServiceImplementation = {}
+    for (const protoMethod of service.methodsArray) {
+      protoMethod.resolve()
+      const requestType = protoMethod.resolvedRequestType
+      const responseType = protoMethod.resolvedResponseType
+      if (!requestType || !responseType || protoMethod.requestStream || protoMethod.responseStream) continue
+      const path = `/${name}/${protoMethod.name}`
+      paths.push(path)
+      definition[protoMethod.name] = {
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestDeserialize: (bytes: Buffer): Decoded => decodeRequest(requestType, bytes),
+        // Used by clients, not by this server; kept true for completeness.
+        requestSerialize: (value: Decoded) => (value.ok ? encodeMessage(requestType, value.json) : Buffer.alloc(0)),
+        responseSerialize: (bytes: Buffer) => bytes,
+        responseDeserialize: (bytes: Buffer) => bytes,
+        originalName: protoMethod.name.charAt(0).toLowerCase() + protoMethod.name.slice(1),
+      }
+      const bound = byPath.get(path)
+      if (!bound) unbound.push(path)
+      const encode = (json: unknown): Buffer => encodeMessage(responseType, json)
+      implementation[protoMethod.name] = (call: Call, callback: Callback): void => {
+        const admitted = checkAccess({ host: call.getHost(), origin: call.metadata.get('origin')[0]?.toString() }, options.boundHost(), options.access)
+        if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
+        if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message)))
+        if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
+        const controller = new AbortController()
+        const abandon = (): void => controller.abort(pastDeadline(call) ? 'DEADLINE_EXCEEDED' : 'CANCELLED')
+        if (call.cancelled) abandon()
+        else call.once('cancelled', abandon)
+        bound
+          .call(call.request.json, undefined, { signal: controller.signal, deadline: Date.now() + msUntilDeadline(call) })
+          .then((outcome) => answer(call, callback, outcome, encode, bound.mutates))
+          .catch((error: unknown) => {
+            options.onInternalError(error)
+            callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
+          })
+          .finally(() => call.removeListener('cancelled', abandon))
+      }
+    }
+    server.addService(definition as grpc.ServiceDefinition, implementation)
+  }
+  for (const [path, bound] of byPath) if (!paths.includes(path) && !restOnly.includes(`${bound.service}.${bound.rpc}`)) restOnly.push(`${bound.service}.${bound.rpc}`)
+
+  return {
+    paths,
+    restOnly,
+    unbound,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)))
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        // In-flight calls get a moment to finish; then the rest are cut.
+        const timer = setTimeout(() => server.forceShutdown(), 2000)
+        server.tryShutdown(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      }),
+  }
+}
