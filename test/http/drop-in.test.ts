@@ -238,7 +238,7 @@ describe('the default embedder is GloVe SIF, as quarry serve', () => {
     expect(far as number).toBeGreaterThan((near as number) + 0.2)
     // One embedder object for every engine that names none: the vectors load once per process.
     expect(defaultEmbedder()).toBe(defaultEmbedder())
-    expect(defaultEmbedder()).toMatchObject({ name: 'glove-6b-100d-sif(a=0.001,vocabulary=100000)', dimensions: 100 })
+    expect(defaultEmbedder()).toMatchObject({ name: 'glove-6b-100d-sif(a=0.00002,vocabulary=100000)', dimensions: 100 })
     // The hashing embedder stays available by option: it sees no shared word here.
     const hashing = new MemoryBankServiceClient({ embedder: createHashingEmbedder() })
     for (const fact of ['My favourite city is Lisbon.', 'I am allergic to peanuts.']) await (await hashing.createMemory({ parent, memory: { fact, scope: { user_id: 'u1' } } }))[0].promise()

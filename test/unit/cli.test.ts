@@ -104,3 +104,18 @@ describe('quarry command line', () => {
     for (const d of docs) expect(d.text.trim().length).toBeGreaterThanOrEqual(200)
   })
 })
+
+describe('indexes built before the GloVe default changed', () => {
+  it('quarry search rebuilds the GloVe embedder an index recorded (a=0.001), and refuses one it cannot', async () => {
+    const { embedderOfIndex } = await import('../../packages/adapters/src/cli/embedders.js')
+    const { createIndex, createGloveEmbedder } = await import('@quarry/core')
+    const former = 'glove-6b-100d-sif(a=0.001,vocabulary=100000)'
+    const recorded = (name: string) => createIndex({ embedder: { name, dimensions: 100, embed: async (texts) => texts.map(() => new Float32Array(100)) } })
+    const rebuilt = embedderOfIndex(recorded(former), 'idx')
+    expect(rebuilt?.name).toBe(former)
+    const [mine] = await (rebuilt as NonNullable<typeof rebuilt>).embed(['green tea'])
+    const [reference] = await createGloveEmbedder({ a: 1e-3 }).embed(['green tea'])
+    expect(mine).toEqual(reference)
+    expect(() => embedderOfIndex(recorded('glove-6b-100d-sif(a=0.001,vocabulary=5)x'), 'idx')).toThrow(/cannot rebuild/)
+  })
+})

@@ -17,11 +17,15 @@ export function embedderKind(value: string | undefined, usage: string, fallback:
   return value
 }
 
-/** Builds an embedder; GloVe shows a progress bar for its one-time cache conversion. */
-export function createCliEmbedder(kind: EmbedderKind): Embedder {
+/**
+ * Builds an embedder; GloVe shows a progress bar for its one-time cache conversion. `glove` takes
+ * GloVe's settings when an index recorded others (an index built before a default changed).
+ */
+export function createCliEmbedder(kind: EmbedderKind, glove: { a?: number; vocabulary?: number } = {}): Embedder {
   if (kind === 'hashing') return createHashingEmbedder({ dimensions: HASHING_DIMENSIONS })
   let bar: ReturnType<typeof progress> | undefined
   const embedder = createGloveEmbedder({
+    ...glove,
     onProgress: (e) => {
       bar ??= progress('Converting GloVe JSON to a binary cache (first run only)', 3, 'steps')
       bar.tick(e.phase === 'parse' ? e.done : e.phase === 'convert' ? 2 : 3)
@@ -29,6 +33,15 @@ export function createCliEmbedder(kind: EmbedderKind): Embedder {
   })
   ;(bar as ReturnType<typeof progress> | undefined)?.done()
   return embedder
+}
+
+/** GloVe's settings from the name it records, `glove-6b-100d-sif(a=0.001,vocabulary=100000)`. */
+function gloveSettings(name: string): { a?: number; vocabulary?: number } {
+  const match = /\(a=([0-9.e+-]+),vocabulary=(\d+)\)$/.exec(name)
+  if (!match) return {}
+  const a = Number(match[1])
+  const vocabulary = Number(match[2])
+  return Number.isFinite(a) && a > 0 && Number.isInteger(vocabulary) && vocabulary > 0 ? { a, vocabulary } : {}
 }
 
 /** Which kind built an index (by the name it recorded), if one of ours did. */
@@ -48,7 +61,7 @@ export function embedderOfIndex(index: QuarryIndex, shownDir: string): Embedder 
   const recorded = index.options.embedder
   if (recorded === undefined) return undefined
   const kind = kindOfIndex(index)
-  const embedder = kind === undefined ? undefined : createCliEmbedder(kind)
+  const embedder = kind === undefined ? undefined : createCliEmbedder(kind, kind === 'glove' ? gloveSettings(recorded.name) : {})
   if (!embedder || embedder.name !== recorded.name || embedder.dimensions !== recorded.dimensions) {
     throw new CliError(`the index in ${shownDir} was built with the embedder "${recorded.name}", which the quarry command cannot rebuild; search it with --alpha 0 (BM25 only) or from your own code`)
   }

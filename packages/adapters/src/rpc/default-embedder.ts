@@ -1,7 +1,7 @@
 import { createGloveEmbedder, type Embedder } from '@quarry/core'
 
 /** What `createGloveEmbedder()` calls itself with its defaults (checked when it loads). */
-const GLOVE_NAME = 'glove-6b-100d-sif(a=0.001,vocabulary=100000)'
+const GLOVE_NAME = 'glove-6b-100d-sif(a=0.00002,vocabulary=100000)'
 const GLOVE_DIMENSIONS = 100
 
 let glove: Embedder | undefined
