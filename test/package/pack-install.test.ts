@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -216,15 +217,16 @@ describe('installed with npm into a project outside the workspace', () => {
     expect(exports.adapters.length).toBeGreaterThan(0)
   }, 300_000)
 
-  it('npx quarry serve --port 0 answers a request', async () => {
-    server = spawn('npx', ['--no', '--', 'quarry', 'serve', '--port', '0', '--embedder', 'hashing'], { cwd: app, env: outsideEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  it('npx quarry serve --port 0 --grpc-port 0 answers over REST and gRPC (the protos come with the install)', async () => {
+    server = spawn('npx', ['--no', '--', 'quarry', 'serve', '--port', '0', '--grpc-port', '0', '--embedder', 'hashing'], { cwd: app, env: outsideEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const child = server
-    const port = await new Promise<number>((done, fail) => {
+    const { port, grpcPort } = await new Promise<{ port: number; grpcPort: number }>((done, fail) => {
       let out = ''
       child.stdout?.on('data', (c: Buffer) => {
         out += c.toString()
         const m = /serving on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
-        if (m) done(Number(m[1]))
+        const g = /gRPC on 127\.0\.0\.1:(\d+)/.exec(out)
+        if (m && g) done({ port: Number(m[1]), grpcPort: Number(g[1]) })
       })
       child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
       child.once('exit', (code) => fail(new Error(`quarry serve exited (${code}): ${out}`)))
@@ -235,6 +237,15 @@ describe('installed with npm into a project outside the workspace', () => {
       body: JSON.stringify({ displayName: 'Books' }),
     })
     expect(response.status).toBe(200)
-    expect(((await response.json()) as { name: string }).name).toMatch(/^corpora\/books-[a-z0-9]{12}$/)
+    const { name } = (await response.json()) as { name: string }
+    expect(name).toMatch(/^corpora\/books-[a-z0-9]{12}$/)
+    // ListCorpora over gRPC (an empty request message): the answer holds the corpus made over REST.
+    const client = new grpc.Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure())
+    const bytes = await new Promise<Buffer>((done, fail) =>
+      client.makeUnaryRequest('/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (error, value) => (error || !value ? fail(error ?? new Error('no answer')) : done(value))),
+    )
+    client.close()
+    expect(bytes.includes(Buffer.from(name))).toBe(true)
+    expect(bytes.includes(Buffer.from('Books'))).toBe(true)
   }, 120_000)
 })
