@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { Agent, request } from 'node:http'
 import { createGloveEmbedder } from '@quarry/core'
@@ -8,17 +9,48 @@ import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
+import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
+import type { protos as languageProtos } from '@google-ai/generativelanguage'
+
+// Google's own Node clients, as users run them (CommonJS; required as test/http/grpc.test.ts does).
+const require = createRequire(import.meta.url)
+const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
+const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@google-ai/generativelanguage')
+/** The clients' own grpc-js (their google-gax's), for the insecure channel credentials. */
+const { grpc } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
+
+type Mode = 'in-process' | 'rest' | 'grpc'
+const MODES: readonly Mode[] = ['in-process', 'rest', 'grpc']
+type Json = Record<string, unknown>
+
+/** One call, three ways: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
+interface Call {
+  readonly path: string
+  readonly body: (q: string, i: number) => Json
+  readonly request: (body: Json) => Json
+  readonly local: (request: Json) => Promise<Outcome<unknown>>
+  readonly grpc: (request: Json) => Promise<unknown>
+  /** What every transport must answer alike: ids in order, each with its scores at float precision (gRPC's `float` fields are 32-bit). */
+  readonly hits: (response: unknown) => string[]
+}
+
+/** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
+const f32 = (v: number | null | undefined): number => Math.fround(v ?? 0)
 
 /**
- * The HTTP layer's cost: retrieveContexts, queryCorpus and retrieveMemories over loopback HTTP
- * (keep-alive, JSON) against the same calls in process on the same engines, with 1, 8 and 32
- * concurrent clients (a closed loop: each client sends its next request when the last returns).
- * Requests per second, p50 / p99 latency and the HTTP / in-process ratio.
+ * The transports' cost: retrieveContexts, queryCorpus and retrieveMemories over loopback REST
+ * (keep-alive, JSON) and over gRPC (Google's own clients on their default transport, one client
+ * per service shared by all concurrent clients: HTTP/2 multiplexes them over one connection),
+ * against the same calls in process on the same engines, with 1, 8 and 32 concurrent clients
+ * (a closed loop: each client sends its next request when the last returns). Requests per second,
+ * p50 / p99 latency and the REST and gRPC / in-process ratios. Before timing, one answer of each
+ * call over REST and over gRPC must equal the in-process answer (ids, order, scores).
  */
 export async function runHttp(ctx: SuiteContext): Promise<void> {
   const embedder = createGloveEmbedder()
-  const server = createServer({ embedder, onInternalError: (e) => console.error(e) })
-  const { url } = await server.listen()
+  const server = createServer({ embedder, grpcPort: 0, onInternalError: (e) => console.error(e) })
+  const { url, grpcPort } = await server.listen()
+  if (grpcPort === undefined) throw new Error('the server did not start gRPC')
   const { semanticRetriever: sr, vertexRag, memoryBank } = server.engines
   const passages = npmCorpus().slice(0, ctx.quick ? 2000 : 10_000)
 
@@ -39,18 +71,46 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
   const queries = makeQueries(passages, 50).map((q) => q.text)
 
-  type Call = { path: string; body: (q: string, i: number) => Record<string, unknown>; local: (body: Record<string, unknown>) => Promise<Outcome<unknown>> }
+  // Endpoint, port and plaintext credentials only; `universeDomain` keeps google-auth-library from probing the cloud metadata server.
+  const options = { apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
+  const ragClient = new aiplatform.v1beta1.VertexRagServiceClient(options)
+  const retrieverClient = new v1beta.RetrieverServiceClient(options)
+  const memoryClient = new aiplatform.v1beta1.MemoryBankServiceClient(options)
+
+  const parent = 'projects/b/locations/l'
   const calls: Record<string, Call> = {
     retrieveContexts: {
-      path: '/v1beta1/projects/b/locations/l:retrieveContexts',
+      path: `/v1beta1/${parent}:retrieveContexts`,
       body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
-      local: (b) => vertexRag.v1beta1.retrieveContexts({ parent: 'projects/b/locations/l', ...b }),
+      request: (b) => ({ parent, ...b }),
+      local: (r) => vertexRag.v1beta1.retrieveContexts(r),
+      grpc: async (r) => (await ragClient.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
+      hits: (response) => {
+        const contexts = (response as { contexts?: { contexts?: { sourceUri?: string | null; text?: string | null; score?: number | null; distance?: number | null }[] | null } | null }).contexts?.contexts ?? []
+        return contexts.map((c) => `${c.sourceUri ?? ''} ${JSON.stringify(c.text ?? '')} score ${f32(c.score)} distance ${f32(c.distance)}`)
+      },
     },
-    queryCorpus: { path: '/v1beta/corpora/bench:query', body: (q) => ({ query: q, resultsCount: 10 }), local: (b) => sr.queryCorpus({ name: 'corpora/bench', ...b }) },
+    queryCorpus: {
+      path: '/v1beta/corpora/bench:query',
+      body: (q) => ({ query: q, resultsCount: 10 }),
+      request: (b) => ({ name: 'corpora/bench', ...b }),
+      local: (r) => sr.queryCorpus(r),
+      grpc: async (r) => (await retrieverClient.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
+      hits: (response) => {
+        const chunks = (response as { relevantChunks?: { chunkRelevanceScore?: number | null; chunk?: { name?: string | null } | null }[] | null }).relevantChunks ?? []
+        return chunks.map((c) => `${c.chunk?.name ?? ''} score ${f32(c.chunkRelevanceScore)}`)
+      },
+    },
     retrieveMemories: {
       path: `/v1beta1/${engine}/memories:retrieve`,
       body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
-      local: (b) => memoryBank.retrieveMemories({ parent: engine, ...b }),
+      request: (b) => ({ parent: engine, ...b }),
+      local: (r) => memoryBank.retrieveMemories(r),
+      grpc: async (r) => (await memoryClient.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
+      hits: (response) => {
+        const memories = (response as { retrievedMemories?: { distance?: number | null; memory?: { name?: string | null } | null }[] | null }).retrievedMemories ?? []
+        return memories.map((m) => `${m.memory?.name ?? ''} distance ${f32(m.distance)}`)
+      },
     },
   }
   // A keep-alive agent, as Google's clients keep connections open.
@@ -66,11 +126,42 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       req.on('error', reject)
       req.end(body)
     })
+  /** One request the way each transport sends it; resolves to the decoded answer. */
+  const send = async (c: Call, mode: Mode, body: Json): Promise<unknown> => {
+    if (mode === 'rest') {
+      const res = await post(c.path, JSON.stringify(body))
+      const parsed: unknown = JSON.parse(res.text)
+      if (res.status !== 200) throw new Error(res.text)
+      return parsed
+    }
+    if (mode === 'grpc') return c.grpc(c.request(body))
+    const out = await c.local(c.request(body))
+    if (!out.ok) throw new Error(out.status.message)
+    JSON.stringify(out.response)
+    return out.response
+  }
+
+  // Before timing: the first gRPC call of each client (it loads the protos and opens the
+  // connection), then one answer of each call over REST and over gRPC against the in-process one.
+  const firstCallMs: Record<string, number> = {}
+  for (const [name, c] of Object.entries(calls)) {
+    const body = c.body(queries[0] as string, 0)
+    const t = performance.now()
+    await send(c, 'grpc', body)
+    firstCallMs[name] = performance.now() - t
+    const expected = c.hits(await send(c, 'in-process', body))
+    if (expected.length === 0) throw new Error(`${name}: no hits in process`)
+    for (const mode of ['rest', 'grpc'] as const) {
+      const got = c.hits(await send(c, mode, body))
+      if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`${name} over ${mode} answers ${JSON.stringify(got)}, in process ${JSON.stringify(expected)}`)
+    }
+  }
+
   const perClient = ctx.quick ? 20 : 150
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(calls)) {
     for (const concurrency of [1, 8, 32]) {
-      const measure = async (mode: 'http' | 'in-process'): Promise<{ rps: number; p50: number; p99: number }> => {
+      const measure = async (mode: Mode): Promise<{ rps: number; p50: number; p99: number }> => {
         const latencies: number[] = []
         const t0 = performance.now()
         await Promise.all(
@@ -79,15 +170,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
               const i = (w * perClient + k) % queries.length
               const body = c.body(queries[i] as string, i)
               const t = performance.now()
-              if (mode === 'http') {
-                const res = await post(c.path, JSON.stringify(body))
-                JSON.parse(res.text)
-                if (res.status !== 200) throw new Error(res.text)
-              } else {
-                const out = await c.local(body)
-                if (!out.ok) throw new Error(out.status.message)
-                JSON.stringify(out.response)
-              }
+              await send(c, mode, body)
               latencies.push(performance.now() - t)
             }
           }),
@@ -95,15 +178,31 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         const seconds = (performance.now() - t0) / 1000
         return { rps: latencies.length / seconds, p50: median(latencies), p99: percentile(latencies, 0.99) }
       }
-      await measure('http')
-      await measure('in-process')
-      const a = await measure('in-process')
-      const b = await measure('http')
-      rows.push({ call: name, clients: concurrency, 'in-process rps': a.rps, 'http rps': b.rps, 'rps ratio': b.rps / a.rps, 'in-process p50 ms': a.p50, 'http p50 ms': b.p50, 'in-process p99 ms': a.p99, 'http p99 ms': b.p99, 'p50 ratio': b.p50 / a.p50 })
+      // A warm-up round of each, then the measured round, interleaved.
+      for (const mode of MODES) await measure(mode)
+      const [a, r, g] = [await measure('in-process'), await measure('rest'), await measure('grpc')]
+      rows.push({
+        call: name,
+        clients: concurrency,
+        'in-process rps': a.rps,
+        'rest rps': r.rps,
+        'grpc rps': g.rps,
+        'in-process p50 ms': a.p50,
+        'rest p50 ms': r.p50,
+        'grpc p50 ms': g.p50,
+        'in-process p99 ms': a.p99,
+        'rest p99 ms': r.p99,
+        'grpc p99 ms': g.p99,
+        'rest p50 ratio': r.p50 / a.p50,
+        'grpc p50 ratio': g.p50 / a.p50,
+        'grpc / rest rps': g.rps / r.rps,
+      })
     }
   }
   agent.destroy()
+  await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close()])
   await server.close()
-  printTable(`HTTP (loopback, keep-alive) vs in process, ${perClient} requests per client, ${passages.length} passages`, rows)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, rows }, null, 1)}\n`)
+  printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), ${perClient} requests per client, ${passages.length} passages`, rows)
+  console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rows }, null, 1)}\n`)
 }
