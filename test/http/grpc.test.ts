@@ -21,6 +21,7 @@ import {
 import { runQuarry } from '../support/run-cli.js'
 import { createGrpcServer } from '../../packages/adapters/src/grpc/server.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
+import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
 
 /**
  * Google's own Node clients on their default transport, gRPC (issue 17 §2): @google-cloud/aiplatform
@@ -471,7 +472,7 @@ describe('quarry serve --grpc-port', () => {
 describe('the gRPC services come from the method tables and the shipped protos', () => {
   it('serves every RPC of the protos through a table entry; only what the protos lack is REST-only', () => {
     const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
-    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onWrite: () => undefined, onInternalError: () => undefined })
+    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onWrite: () => undefined, onInternalError: () => undefined, inFlight: () => new InFlight(8) })
     expect(server.unbound).toEqual([])
     // Memory Bank's purge is newer than google-proto-files 6.0.1's memory_bank_service.proto.
     expect(server.restOnly).toEqual(['google.cloud.aiplatform.v1beta1.MemoryBankService.PurgeMemories'])

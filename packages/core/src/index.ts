@@ -7,6 +7,8 @@
  */
 export { createIndex, loadIndex, QuarryIndex } from './engine/quarry-index.js'
 export { SNAPSHOT_VERSION } from './persist/snapshot.js'
+export { WriteAheadLog, crc32 } from './persist/log.js'
+export type { LogRecovery } from './persist/log.js'
 export { QuarryError } from './errors.js'
 export type { QuarryErrorCode } from './errors.js'
 export type { IndexOptions, PlannerOptions, ResolvedIndexOptions, ResolvedPlannerOptions } from './engine/options.js'

@@ -10,14 +10,19 @@ import { checkCredentialsOut, writeServeCredentials } from './credentials.js'
 function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
-                    [--credentials-out FILE] [--grpc-port N]
+                    [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
   with --grpc-port, the same services over gRPC too.
   --port      port to listen on (default 8080; 0 picks a free one)
   --host      address to bind (default 127.0.0.1: this machine only)
-  --data      keep state in DIR (snapshots, written crash-safely); without it, state is in memory
+  --data      keep state in DIR; without it, state is in memory
+  --durability  with --data, what an answered write survives: log (default: every write is in a
+                write-ahead log on disk before it is answered; a crash loses nothing answered),
+                checkpoint (snapshots 200 ms after changes; a crash loses the writes since the last),
+                none (written at a clean stop only)
+  --max-in-flight  requests held at once, REST and gRPC together (default 256); more get 429
   --gcs-root  folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path
   --import-root  a folder file:// imports may read (repeatable); without one, file:// imports are refused
   --allowed-host  answer requests for this host name too (repeatable; .example.com: and its subdomains);
@@ -64,7 +69,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const help = usage()
   const flags = parseArgs(
     args,
-    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
+    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
     help,
   )
   if (flags.has('help')) {
@@ -79,6 +84,10 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const grpcPort = flags.value('grpc-port') !== undefined ? numberOption(flags, 'grpc-port', { min: 0, max: 65535, integer: true, fallback: 0 }, help) : undefined
   if (grpcPort !== undefined && grpcPort !== 0 && grpcPort === port) throw usageError('--grpc-port must differ from --port (REST and gRPC listen side by side)', help)
   const dataDir = flags.value('data')
+  const durability = flags.value('durability')
+  if (durability !== undefined && durability !== 'log' && durability !== 'checkpoint' && durability !== 'none') throw usageError(`--durability is log, checkpoint or none; received ${durability}`, help)
+  if (durability !== undefined && dataDir === undefined) throw usageError('--durability needs --data DIR (without it, state is in memory)', help)
+  const maxInFlight = flags.value('max-in-flight') === undefined ? undefined : numberOption(flags, 'max-in-flight', { min: 1, max: 1_000_000, integer: true, fallback: 256 }, help)
   const credentialsOut = flags.value('credentials-out')
   if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
   // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
@@ -92,7 +101,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     allowedHosts: flags.all('allowed-host'),
     corsOrigins: flags.all('cors-origin'),
-    ...omitUndefined({ dataDir, grpcPort, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
+    ...omitUndefined({ dataDir, grpcPort, durability, maxInFlight, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
   })
   let url: string
@@ -112,7 +121,9 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     console.log(`  gRPC on ${endpoint}:${boundGrpc} (plaintext): Google's clients with { apiEndpoint: '${host}', port: ${boundGrpc}, sslCreds: grpc.credentials.createInsecure() }`)
   }
   console.log(`  file:// imports: ${importRoots.length > 0 ? `under ${importRoots.join(', ')}` : 'off (--import-root DIR allows a folder)'}${gcsRoot ? `; gs:// under ${gcsRoot}` : ''}`)
-  console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${server.restored ? ' (restored)' : ''}` : 'state in memory (pass --data DIR to keep it)'}`)
+  const kept = { log: 'every write on disk before it is answered', checkpoint: 'snapshots after changes', none: 'written at a clean stop' }[durability ?? 'log']
+  const restoredNote = server.restored ? ` (restored${server.replayed > 0 ? `, ${server.replayed} writes replayed from the log` : ''})` : ''
+  console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${restoredNote}, durability ${durability ?? 'log'}: ${kept}` : 'state in memory (pass --data DIR to keep it)'}`)
   if (credentialsOut !== undefined) console.log(`  ${await writeServeCredentials(server, credentialsOut)}`)
   await new Promise<void>((resolve) => {
     const stop = (): void => {

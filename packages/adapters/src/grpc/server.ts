@@ -4,6 +4,7 @@ import { checkAccess } from '../http/guard.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
+import type { InFlight } from '../transport/in-flight.js'
 import { decodeRequest, encodeMessage, encodeStatus, type Decoded } from './codec.js'
 import { loadServiceProtos, serviceOf, type ProtoRoot } from './protos.js'
 
@@ -24,6 +25,8 @@ export interface GrpcServerOptions {
   /** After a successful write (the data folder's trigger). */
   readonly onWrite: () => void
   readonly onInternalError: (error: unknown) => void
+  /** The bound on requests held at once, shared with REST. */
+  readonly inFlight: () => InFlight
 }
 
 export interface GrpcServer {
@@ -123,6 +126,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
         if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
         if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message)))
         if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
+        const inFlight = options.inFlight()
+        if (!inFlight.enter()) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message())))
         const controller = new AbortController()
         const abandon = (): void => controller.abort(pastDeadline(call) ? 'DEADLINE_EXCEEDED' : 'CANCELLED')
         if (call.cancelled) abandon()
@@ -134,7 +139,10 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
             options.onInternalError(error)
             callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
           })
-          .finally(() => call.removeListener('cancelled', abandon))
+          .finally(() => {
+            inFlight.leave()
+            call.removeListener('cancelled', abandon)
+          })
       }
     }
     server.addService(definition as grpc.ServiceDefinition, implementation)

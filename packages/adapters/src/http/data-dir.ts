@@ -21,6 +21,11 @@ export class DataDir {
     mkdirSync(root, { recursive: true })
   }
 
+  /** The number of the current generation (0 before the first). */
+  get generation(): number {
+    return this.#generation
+  }
+
   /** Loads the current snapshot, if any; returns whether there was one. */
   load(): boolean {
     const pointer = join(this.root, 'CURRENT')

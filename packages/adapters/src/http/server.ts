@@ -17,6 +17,8 @@ import { DataDir } from './data-dir.js'
 import { restRoutes, type Route } from './routes.js'
 import { bindMethods, type Engines } from '../transport/bound-methods.js'
 import { setPath } from './template.js'
+import { DurableWrites, type Durability } from '../transport/durable.js'
+import { InFlight } from '../transport/in-flight.js'
 import { createGrpcServer } from '../grpc/server.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
 import { localCredentials, type ExternalAccountCredentials } from './local-credentials.js'
@@ -38,8 +40,21 @@ export interface QuarryServerOptions {
    * on close. Without it, state lives in memory.
    */
   dataDir?: string
-  /** With dataDir: a snapshot follows a change by at most this many milliseconds. @defaultValue 200 */
+  /**
+   * With dataDir, what an acknowledged write survives (README "Durability"): `log` — a crash of
+   * the process or machine (each write is in the write-ahead log on disk before it is answered);
+   * `checkpoint` — a clean stop (snapshots follow changes by `snapshotDelayMs`); `none` — state
+   * written at close only. @defaultValue 'log'
+   */
+  durability?: Durability
+  /**
+   * With dataDir: `log` takes a checkpoint (a whole snapshot; the log restarts empty) this many
+   * milliseconds after the first write since the last one; `checkpoint` snapshots this long after
+   * a change. @defaultValue 30000 with `log`, 200 with `checkpoint`
+   */
   snapshotDelayMs?: number
+  /** With dataDir and `log`: also checkpoint once the log holds this many bytes. @defaultValue 64 MiB */
+  checkpointBytes?: number
   /**
    * Host names answered besides this machine's own (localhost, `*.localhost`, IP addresses, the
    * bound host): requests naming any other `Host` get 403, which stops DNS rebinding. A name
@@ -66,6 +81,11 @@ export interface QuarryServerOptions {
    * `{ apiEndpoint, port, sslCreds: grpc.credentials.createInsecure() }`. @defaultValue no gRPC
    */
   grpcPort?: number
+  /**
+   * Requests held at once, over both transports; beyond it a request is answered 429 /
+   * RESOURCE_EXHAUSTED at once (with `Retry-After: 1`) instead of queuing without bound. @defaultValue 256
+   */
+  maxInFlight?: number
 }
 
 /** One answered request, for {@link QuarryServerOptions.onRequest}. */
@@ -82,9 +102,11 @@ export interface RequestLogEntry {
 export interface QuarryServer {
   readonly server: Server
   readonly engines: Engines
-  /** Whether state was loaded from dataDir at start. */
+  /** Whether state was loaded from dataDir at start (a checkpoint; after `listen`, or writes replayed from the log). */
   readonly restored: boolean
-  /** Writes a snapshot now (with dataDir); resolves when it is on disk. */
+  /** Writes replayed from the write-ahead log by `listen` (with dataDir and `log` durability). */
+  readonly replayed: number
+  /** Takes a checkpoint now (with dataDir); resolves when it is on disk. */
   flush(): Promise<void>
   /**
    * Starts listening (REST, and gRPC with `grpcPort`); resolves to the bound address.
@@ -234,31 +256,26 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   // Requests from the network read local files only under folders the server is given (none by
   // default), whatever the engines allow in-process callers: the routes use served surfaces.
   const bound = bindMethods(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
-  const routes = restRoutes(bound)
+  const durability = options.durability ?? 'log'
+  const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
+  const durable =
+    data &&
+    new DurableWrites(bound, data, {
+      durability,
+      checkpointMs: options.snapshotDelayMs ?? (durability === 'log' ? 30_000 : 200),
+      ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+      onInternalError,
+    })
+  const restoredCheckpoint = durable?.load() ?? false
+  // With a log, writes reach the engines through it; both transports serve the same methods.
+  const methods = durable?.methods ?? bound
+  const routes = restRoutes(methods)
+  const changed = (): void => durable?.changed()
   const grpc = options.grpcPort === undefined
     ? undefined
-    : createGrpcServer(bound, { maxMessageBytes: options.maxBodyBytes ?? 32 * 1024 * 1024, access: { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }, boundHost: () => boundHost, onWrite: () => changed(), onInternalError })
+    : createGrpcServer(methods, { maxMessageBytes: options.maxBodyBytes ?? 32 * 1024 * 1024, access: { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }, boundHost: () => boundHost, onWrite: () => changed(), onInternalError, inFlight: () => inFlight })
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
-  const data = options.dataDir === undefined ? undefined : new DataDir(options.dataDir, engines)
-  const restored = data?.load() ?? false
-  let timer: NodeJS.Timeout | undefined
-  let dirty = false
-  const snapshot = (): void => {
-    timer = undefined
-    if (!dirty) return
-    dirty = false
-    try {
-      data?.save()
-    } catch (error) {
-      dirty = true
-      onInternalError(error)
-    }
-  }
-  const changed = (): void => {
-    if (!data) return
-    dirty = true
-    timer ??= setTimeout(snapshot, options.snapshotDelayMs ?? 200)
-  }
+  const inFlight = new InFlight(options.maxInFlight ?? 256)
 
   let boundHost: string | undefined
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
@@ -320,6 +337,12 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         }
       })
     }
+    if (!inFlight.enter()) {
+      res.setHeader('retry-after', '1')
+      drain(req, maxBody).then(() => sendStatus(res, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message()), 429), () => res.destroy())
+      return
+    }
+    res.once('close', () => inFlight.leave())
     handle(req, res).catch((error: unknown) => {
       if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
       else if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
@@ -333,8 +356,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   })
 
   const flush = async (): Promise<void> => {
-    if (timer !== undefined) clearTimeout(timer)
-    snapshot()
+    await durable?.checkpoint()
   }
 
   // Clients keep connections open between calls; closing idle ones after Node's default 5 s
@@ -345,9 +367,16 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   return {
     server,
     engines,
-    restored,
+    get restored() {
+      return restoredCheckpoint || (durable?.replayed ?? 0) > 0
+    },
+    get replayed() {
+      return durable?.replayed ?? 0
+    },
     flush,
     listen: async ({ port = 0, host = '127.0.0.1' } = {}) => {
+      // The log's writes are replayed over the checkpoint before anything is served.
+      await durable?.recover()
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
         server.listen(port, host, () => resolve())
@@ -376,7 +405,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         }),
         grpc?.close(),
       ])
-      await flush()
+      await durable?.close()
     },
   }
 }

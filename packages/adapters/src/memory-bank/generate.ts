@@ -8,6 +8,7 @@ import { readScope } from './fields.js'
 import { indexMemory, memoryFilter } from './memories.js'
 import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
 import { memoryJson, memoryMetadata, SCOPE_FIELD, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+import { replayable } from '../rpc/replay.js'
 
 /** Facts one directMemoriesSource may carry (Google's limit; the request schema holds it). */
 export const MAX_DIRECT_MEMORIES = DOCUMENTED.directMemories.max
@@ -54,7 +55,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
     if (!extractor) {
       throw failure('UNIMPLEMENTED', `${kind} needs a model to extract facts; configure Quarry's \`extractor\` hook, or send the facts as directMemoriesSource.`, kind)
     }
-    facts = [...(await extractor({ kind, source: req[kind] as Readonly<Record<string, unknown>>, scope }))].filter((f) => f.trim() !== '')
+    facts = [...(await replayable('extract', async () => [...(await extractor({ kind, source: req[kind] as Readonly<Record<string, unknown>>, scope }))]))].filter((f) => f.trim() !== '')
   }
   const vectors = await ctx.embed(facts)
   const generated: { memory: MemoryJson; action: 'CREATED' | 'UPDATED' }[] = []

@@ -2,6 +2,7 @@ import { QuarryError, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
+import { replayableClock, replayableRandomId } from '../rpc/replay.js'
 
 /** What an extractor gets: a generateMemories source Quarry cannot read without a model. */
 export interface ExtractRequest {
@@ -79,8 +80,9 @@ export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMe
     explicitEngines: options.explicitEngines ?? false,
     consolidationSimilarity: similarity,
     extractor: options.extractor,
-    clock: options.clock ?? systemClock,
-    randomId: options.randomId ?? cryptoRandomId,
+    // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
+    clock: replayableClock(options.clock ?? systemClock),
+    randomId: replayableRandomId(options.randomId ?? cryptoRandomId),
     onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from './clock.js'
 import type { RandomId } from './names.js'
 import { numericId } from './operations.js'
 import { failure } from './status.js'
+import { decodeVectors, encodeVectors, replayable } from './replay.js'
 
 /** The options every adapter engine has. */
 export interface EngineBasics {
@@ -41,7 +42,7 @@ export abstract class EngineContext<O extends EngineBasics> {
   /** Embeds texts; an embedder failure is INTERNAL (reported to onInternalError), and nothing is written. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     try {
-      return await embedAll(this.options.embedder, texts)
+      return await replayable('embed', () => embedAll(this.options.embedder, texts), encodeVectors, decodeVectors)
     } catch (error) {
       this.options.onInternalError(error)
       throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)

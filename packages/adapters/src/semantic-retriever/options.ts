@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DOCUMENTED } from './schema.js'
+import { replayableClock, replayableRandomId } from '../rpc/replay.js'
 
 /**
  * The documented limits of the Semantic Retriever; each can be changed (e.g. lowered in tests).
@@ -106,8 +107,9 @@ export function resolveRetrieverOptions(options: SemanticRetrieverOptions): Reso
     hnsw: options.hnsw,
     planner: options.planner,
     limits,
-    clock: options.clock ?? systemClock,
-    randomId: options.randomId ?? cryptoRandomId,
+    // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
+    clock: replayableClock(options.clock ?? systemClock),
+    randomId: replayableRandomId(options.randomId ?? cryptoRandomId),
     onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
   }
 }

@@ -7,10 +7,11 @@ import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
 import type { ImportRoot } from './options.js'
-import { locateSources, readSource } from './sources.js'
+import { locateSources, readSource, type ReadResult } from './sources.js'
 import type { ListRagFilesResponseJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
 import { fileJson } from './state.js'
+import { replayable } from '../rpc/replay.js'
 
 /** Content of an upload: the file's bytes (or text). The Google API carries them in a multipart body, not in the JSON request. */
 export type UploadContent = string | Uint8Array
@@ -68,17 +69,21 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   if (uris.length === 0) throw invalidArgument('importRagFilesConfig.gcsSource.uris', 'give at least one URI (gs://bucket/path or file:///path; a folder imports every file below it).')
   const chunking = chunkingOf(config, 'importRagFilesConfig')
 
-  const { files, failures: located } = await locateSources(
-    uris,
-    { importRoots, gcsRoot: ctx.options.gcsRoot },
-    { maxFiles: ctx.options.maxImportFiles, maxDepth: ctx.options.maxImportDepth, maxFileBytes: ctx.options.maxFileBytes },
-    (i) => `importRagFilesConfig.gcsSource.uris[${i}]`,
+  // What the import found and read is kept by the write-ahead log (rpc/replay.ts): a replay
+  // rebuilds the files as they were imported, whatever is on disk now.
+  const { files, failures: located } = await replayable('locate', () =>
+    locateSources(
+      uris,
+      { importRoots, gcsRoot: ctx.options.gcsRoot },
+      { maxFiles: ctx.options.maxImportFiles, maxDepth: ctx.options.maxImportDepth, maxFileBytes: ctx.options.maxFileBytes },
+      (i) => `importRagFilesConfig.gcsSource.uris[${i}]`,
+    ),
   )
   const failures: RpcStatus[] = [...located]
   let imported = 0
   let skipped = 0
   for (const f of files) {
-    const read = await readSource(f, ctx.options.maxFileBytes)
+    const read = await replayable('read', () => readSource(f, ctx.options.maxFileBytes), encodeRead, decodeRead)
     if (!read.ok) {
       failures.push(read.status)
       continue
@@ -124,4 +129,14 @@ export async function deleteRagFile(ctx: RagContext, version: ApiVersion, reques
   corpus.files.delete(file.name)
   corpus.updateMs = ctx.now()
   return ctx.operation(version, file.name, 'DeleteOperationMetadata', { type: 'google.protobuf.Empty', value: {} })
+}
+
+/** A file read as JSON for the write-ahead log (bytes as base64). */
+function encodeRead(read: ReadResult): unknown {
+  return read.ok ? { bytes: Buffer.from(read.bytes).toString('base64') } : { status: read.status }
+}
+
+function decodeRead(json: unknown): ReadResult {
+  const value = json as { bytes?: string; status?: RpcStatus }
+  return value.status !== undefined ? { ok: false, status: value.status } : { ok: true, bytes: new Uint8Array(Buffer.from(value.bytes ?? '', 'base64')) }
 }

@@ -6,6 +6,7 @@ import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DISTANCE_METRICS, type DistanceMetric } from './metric.js'
 import type { ContextJson } from './resources.js'
+import { replayableClock, replayableRandomId } from '../rpc/replay.js'
 
 /** What a reranker gets: the query, the ranking config of the request, and the contexts best first. */
 export interface RerankRequest {
@@ -111,8 +112,9 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     maxImportFiles: options.maxImportFiles ?? 10_000,
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
     maxImportDepth: options.maxImportDepth ?? 32,
-    clock: options.clock ?? systemClock,
-    randomId: options.randomId ?? cryptoRandomId,
+    // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
+    clock: replayableClock(options.clock ?? systemClock),
+    randomId: replayableRandomId(options.randomId ?? cryptoRandomId),
     onInternalError: options.onInternalError ?? ((error) => console.error('quarry: internal error', error)),
   }
 }

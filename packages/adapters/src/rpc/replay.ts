@@ -1,0 +1,99 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Clock } from './clock.js'
+import type { RandomId } from './names.js'
+
+/**
+ * Deterministic replay of writes (the server's write-ahead log). A write's outcome depends on its
+ * request and on a few inputs from outside: the clock, random ids, the embedder, files read by
+ * imports, the fact extractor. Each of those goes through `replayable`: while a write is being
+ * recorded, every value it reads is kept (in order, as JSON); while it is replayed, the same
+ * values are handed back instead of being read again. So replaying the log over the last
+ * checkpoint rebuilds exactly the state that was acknowledged — the same ids, times and vectors,
+ * even if the files on disk changed since. Outside a write (reads, in-process callers without a
+ * log) `replayable` simply computes.
+ */
+
+/** The values one write read from outside, in the order it read them (JSON). */
+export type Trace = unknown[]
+
+type Mode = { readonly kind: 'record'; readonly trace: Trace } | { readonly kind: 'replay'; readonly trace: Trace; next: number }
+
+const current = new AsyncLocalStorage<Mode>()
+
+/** Thrown when a replayed write asks for a value the recording does not have (the log does not fit this code). */
+export class ReplayDivergence extends Error {
+  constructor(what: string) {
+    super(`replaying the write-ahead log diverged: ${what}`)
+    this.name = 'ReplayDivergence'
+  }
+}
+
+/** Runs `write` recording what it reads from outside; resolves to its result and the trace. */
+export async function recording<T>(write: () => Promise<T>): Promise<{ result: T; trace: Trace }> {
+  const trace: Trace = []
+  const result = await current.run({ kind: 'record', trace }, write)
+  return { result, trace }
+}
+
+/** Runs `write` with the values a recording kept; every one must be consumed. */
+export async function replaying<T>(trace: Trace, write: () => Promise<T>): Promise<T> {
+  const mode = { kind: 'replay' as const, trace, next: 0 }
+  const result = await current.run(mode, write)
+  if (mode.next !== trace.length) throw new ReplayDivergence(`the write read ${mode.next} outside values; the log recorded ${trace.length}`)
+  return result
+}
+
+/**
+ * A value from outside: computed (and kept, while recording) or handed back (while replaying).
+ * `encode` / `decode` turn it into JSON and back (identity by default).
+ */
+export async function replayable<T>(kind: string, compute: () => Promise<T>, encode: (value: T) => unknown = (v) => v, decode: (json: unknown) => T = (j) => j as T): Promise<T> {
+  const mode = current.getStore()
+  if (mode === undefined) return compute()
+  if (mode.kind === 'replay') return decode(take(mode, kind))
+  const value = await compute()
+  mode.trace.push([kind, encode(value)])
+  return value
+}
+
+/** The synchronous form, for the clock and random ids. */
+export function replayableSync<T>(kind: string, compute: () => T): T {
+  const mode = current.getStore()
+  if (mode === undefined) return compute()
+  if (mode.kind === 'replay') return take(mode, kind) as T
+  const value = compute()
+  mode.trace.push([kind, value])
+  return value
+}
+
+function take(mode: { readonly trace: Trace; next: number }, kind: string): unknown {
+  const entry = mode.trace[mode.next]
+  if (!Array.isArray(entry) || entry[0] !== kind) throw new ReplayDivergence(`value ${mode.next} is ${Array.isArray(entry) ? String(entry[0]) : 'missing'}, the write asked for ${kind}`)
+  mode.next++
+  return entry[1]
+}
+
+/** A clock whose readings are recorded and replayed. */
+export function replayableClock(clock: Clock): Clock {
+  return () => new Date(replayableSync('clock', () => clock().getTime()))
+}
+
+/** A source of random ids whose ids are recorded and replayed. */
+export function replayableRandomId(randomId: RandomId): RandomId {
+  return (length) => replayableSync('id', () => randomId(length))
+}
+
+/** Float32 vectors as base64 (exact), for embeddings in a trace. */
+export function encodeVectors(vectors: readonly Float32Array[]): unknown {
+  return vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'))
+}
+
+export function decodeVectors(json: unknown): Float32Array[] {
+  if (!Array.isArray(json)) throw new ReplayDivergence('recorded embeddings are not a list')
+  return json.map((s) => {
+    const bytes = Buffer.from(String(s), 'base64')
+    const copy = new Uint8Array(bytes.byteLength)
+    copy.set(bytes)
+    return new Float32Array(copy.buffer)
+  })
+}

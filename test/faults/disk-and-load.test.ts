@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+
+const embedder = createHashingEmbedder({ dimensions: 16 })
+const root = mkdtempSync(join(tmpdir(), 'quarry-faults-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown>; retryAfter: string | null }> {
+  const response = await fetch(`${base}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  return { status: response.status, json: (await response.json()) as Record<string, unknown>, retryAfter: response.headers.get('retry-after') }
+}
+
+/** A small tmpfs to fill (mounting needs root: where it cannot be mounted the test says so and is skipped). */
+function mountSmallDisk(): string | undefined {
+  const at = join(root, 'small-disk')
+  mkdirSync(at)
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', at], { stdio: 'ignore' })
+    return at
+  } catch {
+    console.warn('disk-full test skipped: mounting a small tmpfs needs root (CI runs as root)')
+    return undefined
+  }
+}
+
+const disk = mountSmallDisk()
+afterAll(() => {
+  if (disk) execFileSync('umount', ['-l', disk])
+})
+
+/** Fills the disk: writes until the file system says it is full; returns the filler to remove. */
+function fill(dir: string): string {
+  const filler = join(dir, 'filler')
+  const block = Buffer.alloc(64 * 1024, 1)
+  let n = 0
+  try {
+    for (;;) writeFileSync(filler, block, { flag: n++ === 0 ? 'w' : 'a' })
+  } catch (error) {
+    expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC')
+  }
+  // The last few bytes too: small appends must fail as well.
+  try {
+    for (;;) writeFileSync(filler, Buffer.alloc(64, 1), { flag: 'a' })
+  } catch {
+    // full
+  }
+  return filler
+}
+
+const DOC = 'corpora/disk/documents/d'
+// 12 KB of text: a log record needs fresh pages, not the slack of the log's last one.
+const chunk = (id: string) => ({ name: `${DOC}/chunks/${id}`, data: { stringValue: `text of ${id} ${'x'.repeat(12_000)}` } })
+const names = async (base: string) => ((await call(base, 'GET', `/v1beta/${DOC}/chunks?pageSize=100`)).json['chunks'] as { name: string }[] | undefined ?? []).map((c) => c.name.slice(DOC.length + 8))
+
+describe.skipIf(disk === undefined)('a full disk under quarry serve --data (durability log)', () => {
+  it('refuses writes with RESOURCE_EXHAUSTED, keeps memory and disk equal and reads working, and resumes when space returns', async () => {
+    const dataDir = join(disk as string, 'data')
+    let server: QuarryServer = createServer({ embedder, dataDir, onInternalError: () => undefined })
+    let { url } = await server.listen()
+    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/disk' })).status).toBe(200)
+    expect((await call(url, 'POST', '/v1beta/corpora/disk/documents', { name: DOC })).status).toBe(200)
+    expect((await call(url, 'POST', `/v1beta/${DOC}/chunks`, chunk('before'))).status).toBe(200)
+
+    const filler = fill(disk as string)
+    const refused = await call(url, 'POST', `/v1beta/${DOC}/chunks`, chunk('while-full'))
+    expect(refused.status).toBe(429)
+    expect(refused.json['error']).toMatchObject({ status: 'RESOURCE_EXHAUSTED', message: "The data folder's disk is full: the write was not applied. Free space and retry; reads keep working." })
+    // Memory was put back to what the disk holds: the refused chunk is not served.
+    expect(await names(url)).toEqual(['before'])
+    expect((await call(url, 'GET', `/v1beta/${DOC}/chunks/before`)).status).toBe(200)
+
+    rmSync(filler)
+    expect((await call(url, 'POST', `/v1beta/${DOC}/chunks`, chunk('after'))).status).toBe(200)
+    expect(await names(url)).toEqual(['before', 'after'])
+    await server.close()
+
+    server = createServer({ embedder, dataDir })
+    ;({ url } = await server.listen())
+    expect(await names(url)).toEqual(['before', 'after'])
+    await server.close()
+  })
+})
+
+describe('a bounded number of requests in flight', () => {
+  it('answers 429 RESOURCE_EXHAUSTED with Retry-After beyond maxInFlight, and serves the held ones', async () => {
+    let release = (): void => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = { name: 'slow', dimensions: 4, embed: async (texts: readonly string[]) => (await gate, texts.map(() => new Float32Array([1, 0, 0, 0]))) }
+    const server = createServer({ embedder: slow, maxInFlight: 2 })
+    const { url } = await server.listen()
+    await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/load' })
+    await call(url, 'POST', '/v1beta/corpora/load/documents', { name: 'corpora/load/documents/d' })
+    const held = [0, 1].map((i) => call(url, 'POST', '/v1beta/corpora/load/documents/d/chunks', { name: `corpora/load/documents/d/chunks/c${i}`, data: { stringValue: 'x' } }))
+    await new Promise((r) => setTimeout(r, 100))
+    const over = await Promise.all([2, 3, 4].map(() => call(url, 'GET', '/v1beta/corpora')))
+    for (const o of over) {
+      expect(o.status).toBe(429)
+      expect(o.retryAfter).toBe('1')
+      expect(o.json['error']).toMatchObject({ status: 'RESOURCE_EXHAUSTED', message: 'The server is holding 2 requests already (maxInFlight); retry shortly, or send fewer at once.' })
+    }
+    release()
+    expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200])
+    expect((await call(url, 'GET', '/v1beta/corpora')).status).toBe(200)
+    await server.close()
+  })
+})
