@@ -18,6 +18,7 @@ const CODES: Record<QuarryErrorCode, true> = {
   INVALID_QUERY: true,
   FILTER_FAILED: true,
   INVALID_SNAPSHOT: true,
+  LOCKED: true,
   EMBEDDER_MISMATCH: true,
   NATIVE_UNAVAILABLE: true,
 }

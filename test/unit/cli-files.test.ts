@@ -187,7 +187,7 @@ describe('quarry index and quarry search on your own files', () => {
     const damaged = await runQuarry(['search', 'pin', '--index', copy])
     expect(damaged.code).toBe(1)
     expect(damaged.out).toBe('')
-    expect(damaged.err).toBe(`quarry search: the index in ${copy} is damaged (texts.jsonl has 10 bytes, the manifest says ${damaged.err.match(/says (\d+)/)?.[1]} (truncated?)); delete the folder and build it again`)
+    expect(damaged.err).toBe(`quarry search: the index in ${copy} is damaged (snapshot-000001/texts.jsonl has 10 bytes, the manifest says ${damaged.err.match(/says (\d+)/)?.[1]} (truncated?)); delete the folder and build it again`)
     writeFileSync(join(snapshot, 'manifest.json'), 'garbage')
     expect((await runQuarry(['search', 'pin', '--index', copy])).err).toBe(`quarry search: the index in ${copy} is damaged (snapshot-000001/manifest.json is missing or not JSON); delete the folder and build it again`)
     expect((await runQuarry(['index', join(root, 'notes'), '--index', copy])).err).toBe(`quarry index: the index in ${copy} is damaged (snapshot-000001/manifest.json is missing or not JSON); delete the folder and build it again`)

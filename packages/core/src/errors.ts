@@ -23,6 +23,11 @@ export type QuarryErrorCode =
   | 'FILTER_FAILED'
   /** A saved index could not be read: missing files, unknown version or corrupt data. */
   | 'INVALID_SNAPSHOT'
+  /**
+   * Another writer holds the folder (its `LOCK` names a running process): an index saving there, or
+   * a server with `--data` on it. A folder has one writer at a time; retry once it is done.
+   */
+  | 'LOCKED'
   /** A query or load used another embedder (name, dimensions) than the one that built the index. */
   | 'EMBEDDER_MISMATCH'
   /**

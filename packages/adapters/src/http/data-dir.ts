@@ -1,62 +1,93 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { DirectoryLock, readGeneration, writeGeneration, type GenerationFormat } from '@quarry/core'
 import type { Engines } from '../transport/bound-methods.js'
 
 /**
- * `--data DIR`: the server's state as snapshots. A snapshot is written whole into a temporary
- * folder, renamed to `snapshot-<n>`, and only then named by `CURRENT` (itself replaced by a
- * rename), so a crash at any point leaves the previous snapshot intact and readable; older
- * snapshots and leftovers of interrupted writes are removed after the switch.
+ * `--data DIR`: the server's state as generations of core's one protocol (`@quarry/core`
+ * writeGeneration / readGeneration): `snapshot-N/` holds `semantic-retriever/`, `vertex-rag/` and
+ * `memory-bank/` (each engine's versioned `state.json` and its core index snapshots) and a sealed
+ * `manifest.json` listing every file's size and sha256; `CURRENT` names it and is switched by an
+ * atomic rename. A load checks every file before any engine reads one: a missing, truncated or
+ * edited file is refused (INVALID_SNAPSHOT), never served.
+ *
+ * A DataDir holds the folder's `LOCK` from construction to `close()`, so a second server (or an
+ * index save) on the same folder is refused at once (LOCKED); a LOCK left by a process that died
+ * is taken over, and the debris of its interrupted saves removed.
  */
 const APIS = ['semantic-retriever', 'vertex-rag', 'memory-bank'] as const
+
+const FORMAT: GenerationFormat = {
+  format: 'quarry-data',
+  version: 1,
+  kind: 'Quarry data folder',
+  remedy: 'Restore the folder from a backup, or remove the folder to start empty.',
+}
 
 export class DataDir {
   readonly root: string
   readonly #engines: Engines
+  readonly #lock: DirectoryLock
   #generation = 0
+  #loaded = false
 
+  /** Takes the folder's lock (QuarryError LOCKED when another live process holds it). */
   constructor(root: string, engines: Engines) {
     this.root = root
     this.#engines = engines
     mkdirSync(root, { recursive: true })
+    this.#lock = DirectoryLock.acquire(root)
   }
 
-  /** The number of the current generation (0 before the first). */
+  /** The number of the current generation: the one loaded or last saved (0 before any). */
   get generation(): number {
     return this.#generation
   }
 
-  /** Loads the current snapshot, if any; returns whether there was one. */
+  /**
+   * Loads the current generation, if any; returns whether there was one. A folder that cannot be
+   * read is refused (INVALID_SNAPSHOT); on the first load the lock is released too, so a server
+   * that fails to start leaves the folder free.
+   */
   load(): boolean {
-    const pointer = join(this.root, 'CURRENT')
-    if (!existsSync(pointer)) return false
-    const name = readFileSync(pointer, 'utf8').trim()
-    if (!/^snapshot-\d+$/.test(name)) throw new Error(`${pointer} does not name a snapshot (found "${name}"); restore it or remove the folder to start empty.`)
-    const dir = join(this.root, name)
-    this.#generation = Number(name.slice('snapshot-'.length))
-    this.#engines.semanticRetriever.loadFrom(join(dir, 'semantic-retriever'))
-    this.#engines.vertexRag.loadFrom(join(dir, 'vertex-rag'))
-    this.#engines.memoryBank.loadFrom(join(dir, 'memory-bank'))
+    let number: number | undefined
+    try {
+      number = readGeneration(this.root, FORMAT, (generation) => {
+        this.#engines.semanticRetriever.loadFrom(join(generation.folder, 'semantic-retriever'))
+        this.#engines.vertexRag.loadFrom(join(generation.folder, 'vertex-rag'))
+        this.#engines.memoryBank.loadFrom(join(generation.folder, 'memory-bank'))
+        return generation.number
+      })
+    } catch (error) {
+      // A folder that cannot be read at start leaves nothing to write: let it go (a later reload keeps the lock).
+      if (!this.#loaded) this.close()
+      throw error
+    } finally {
+      this.#loaded = true
+    }
+    if (number === undefined) return false
+    this.#generation = number
     return true
   }
 
-  /** Writes a new snapshot and switches CURRENT to it (synchronous: one consistent view of the engines). */
+  /** Writes a new generation and switches CURRENT to it (synchronous: one consistent view of the engines). */
   save(): void {
-    const next = this.#generation + 1
-    const tmp = join(this.root, `.tmp-snapshot-${next}-${process.pid}`)
-    rmSync(tmp, { recursive: true, force: true })
-    for (const api of APIS) mkdirSync(join(tmp, api), { recursive: true })
-    this.#engines.semanticRetriever.saveTo(join(tmp, 'semantic-retriever'))
-    this.#engines.vertexRag.saveTo(join(tmp, 'vertex-rag'))
-    this.#engines.memoryBank.saveTo(join(tmp, 'memory-bank'))
-    const name = `snapshot-${next}`
-    rmSync(join(this.root, name), { recursive: true, force: true })
-    renameSync(tmp, join(this.root, name))
-    writeFileSync(join(this.root, 'CURRENT.tmp'), `${name}\n`)
-    renameSync(join(this.root, 'CURRENT.tmp'), join(this.root, 'CURRENT'))
-    this.#generation = next
-    for (const entry of readdirSync(this.root)) {
-      if ((entry.startsWith('snapshot-') && entry !== name) || entry.startsWith('.tmp-snapshot-')) rmSync(join(this.root, entry), { recursive: true, force: true })
-    }
+    if (!this.#lock.held) throw new Error(`the data folder ${this.root} was closed; open a new DataDir to write to it.`)
+    this.#generation = writeGeneration(
+      this.root,
+      FORMAT,
+      (out) => {
+        for (const api of APIS) mkdirSync(out.path(api))
+        this.#engines.semanticRetriever.saveTo(out.path('semantic-retriever'))
+        this.#engines.vertexRag.saveTo(out.path('vertex-rag'))
+        this.#engines.memoryBank.saveTo(out.path('memory-bank'))
+      },
+      { lock: this.#lock },
+    )
+  }
+
+  /** Releases the folder's lock (after the last save). Safe to call twice. */
+  close(): void {
+    this.#lock.release()
   }
 }

@@ -1,14 +1,17 @@
-import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadIndex } from '@quarry/core'
+import { arrayField, indexDirOf, readState, seqOf, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RetrieverContext } from './context.js'
 import type { ChunkState, CorpusState, DocumentState } from './state.js'
 
 /**
  * The Semantic Retriever's state on disk: `state.json` (every resource) and one core snapshot
  * per corpus (`corpus-<n>/`, vectors and metadata of its chunks). Written synchronously, so it is
- * one consistent view: writes apply between awaits, never across this call.
+ * one consistent view: writes apply between awaits, never across this call. `state.json` is
+ * versioned; its checksum is the data folder's (http/data-dir.ts).
  */
+const FORMAT: StateFormat = { format: 'quarry-semantic-retriever', version: 1, engine: 'Semantic Retriever' }
+
 interface Saved {
   readonly seq: number
   readonly corpora: readonly (Omit<CorpusState, 'index' | 'documents'> & { readonly indexDir: string; readonly documents: readonly (Omit<DocumentState, 'chunks'> & { readonly chunks: readonly ChunkState[] })[] })[]
@@ -22,18 +25,21 @@ export function saveRetriever(ctx: RetrieverContext, dir: string): void {
     return { ...rest, indexDir, documents: [...documents.values()].map(({ chunks, ...d }) => ({ ...d, chunks: [...chunks.values()] })) }
   })
   const saved: Saved = { seq: ctx.state.seq, corpora }
-  writeFileSync(join(dir, 'state.json'), JSON.stringify(saved))
+  writeState(dir, FORMAT, { ...saved })
 }
 
 export function loadRetriever(ctx: RetrieverContext, dir: string): void {
-  const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as Saved
   // Everything is read before anything is replaced: a failing load leaves the current state as it was.
-  const corpora = new Map<string, CorpusState>()
-  for (const { indexDir, documents, ...c } of saved.corpora) {
-    const index = loadIndex(join(dir, indexDir), { embedder: ctx.options.embedder })
-    const docs = new Map(documents.map(({ chunks, ...d }) => [d.name, { ...d, chunks: new Map(chunks.map((ch) => [ch.name, { ...ch }])) } as DocumentState]))
-    corpora.set(c.name, { ...c, index, documents: docs } as CorpusState)
-  }
+  const { saved, corpora } = readState(dir, FORMAT, (raw) => {
+    const saved = { seq: seqOf(raw), corpora: arrayField(raw, 'corpora') } as unknown as Saved
+    const corpora = new Map<string, CorpusState>()
+    for (const { indexDir, documents, ...c } of saved.corpora) {
+      const index = loadIndex(indexDirOf(dir, indexDir), { embedder: ctx.options.embedder })
+      const docs = new Map(documents.map(({ chunks, ...d }) => [d.name, { ...d, chunks: new Map(chunks.map((ch) => [ch.name, { ...ch }])) } as DocumentState]))
+      corpora.set(c.name, { ...c, index, documents: docs } as CorpusState)
+    }
+    return { saved, corpora }
+  })
   ctx.state.corpora.clear()
   for (const [name, corpus] of corpora) ctx.state.corpora.set(name, corpus)
   ctx.state.seq = saved.seq

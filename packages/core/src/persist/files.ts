@@ -72,9 +72,11 @@ export class ChunkReader {
   #end = 0
   #bytes = 0
   #eof = false
+  #closed = false
 
-  constructor(path: string) {
-    this.#fd = openSync(path, 'r')
+  /** Opens `path`, or reads an open file descriptor (then owned: `close` closes it). */
+  constructor(path: string | number) {
+    this.#fd = typeof path === 'number' ? path : openSync(path, 'r')
   }
 
   /** Refills the buffer; false at end of file. */
@@ -130,7 +132,15 @@ export class ChunkReader {
     while (this.#fill()) {
       // hash the remainder: a file longer than expected must not pass
     }
+    this.#closed = true
     closeSync(this.#fd)
     return { bytes: this.#bytes, sha256: this.#hash.digest('hex') }
+  }
+
+  /** Closes the file unread (a read that failed); nothing if already closed. */
+  abandon(): void {
+    if (this.#closed) return
+    this.#closed = true
+    closeSync(this.#fd)
   }
 }

@@ -1,24 +1,421 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
-import { join } from 'node:path'
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { QuarryError } from '../errors.js'
+import { fsyncDir } from './debris.js'
+import { ChunkReader } from './files.js'
+import { DirectoryLock } from './lock.js'
+import { decodeManifest, encodeManifest, manifestProblem, type FileSum, type Manifest } from './manifest.js'
 
-/** Which snapshot generation `dir/CURRENT` names, or undefined when there is none. */
-export function readCurrent(dir: string): { name: string; number: number } | undefined {
-  let name: string
+/**
+ * The one generation protocol of every folder Quarry writes (an index's `save`, the server's
+ * `--data`). A folder holds generations `snapshot-N/` and a pointer `CURRENT` naming one:
+ *
+ * 1. the writer takes the folder's LOCK (lock.ts), which also removes debris of interrupted saves;
+ * 2. writes the generation into `.snapshot-N.tmp-PID/`, every file fsynced and listed with its
+ *    size and sha256 in `manifest.json`, the manifest sealed by its own sha256 (manifest.ts) and
+ *    written last, the folder fsynced;
+ * 3. renames it to `snapshot-N/` and fsyncs the parent;
+ * 4. switches CURRENT: writes `CURRENT.tmp-PID`, fsyncs it, renames it over CURRENT (atomic), fsyncs;
+ * 5. only then removes every other `snapshot-*` folder.
+ *
+ * A crash at any point leaves CURRENT naming a complete generation (the previous one until step 4).
+ * A reader checks the manifest's seal, its format and version, then each file's size and sha256
+ * before trusting a byte of it; anything else is refused as INVALID_SNAPSHOT naming the file.
+ */
+
+/** What a kind of generation folder is: written into each manifest, checked on read, named in messages. */
+export interface GenerationFormat {
+  /** The manifest's `format`, e.g. `quarry-index`. */
+  readonly format: string
+  /** The manifest's `version`; another version is refused. */
+  readonly version: number
+  /** Older versions whose manifests carry no seal, still read (their files are checked all the same). */
+  readonly unsealedVersions?: readonly number[]
+  /** What the folder is, for messages: `Quarry index`. */
+  readonly kind: string
+  /** What to do about a folder that cannot be read, for messages (a sentence). */
+  readonly remedy: string
+}
+
+const NAME = /^snapshot-(\d{1,15})$/
+
+function generationName(n: number): string {
+  return `snapshot-${String(n).padStart(6, '0')}`
+}
+
+/** `dir/CURRENT`'s raw text, or undefined when there is none. */
+function currentText(root: string): string | undefined {
   try {
-    name = readFileSync(join(dir, 'CURRENT'), 'utf8').trim()
+    return readFileSync(join(root, 'CURRENT'), 'latin1')
   } catch {
     return undefined
   }
-  const match = /^snapshot-(\d+)$/.exec(name)
-  return match ? { name, number: Number(match[1]) } : undefined
 }
 
-/** Points `dir/CURRENT` at a generation: write a temporary file, fsync, rename over (atomic). */
-export function writeCurrent(dir: string, generation: string): void {
-  const tmp = join(dir, `CURRENT.tmp-${process.pid}`)
+/** The generation number CURRENT names, or undefined (none, or not a generation name). */
+function currentNumber(root: string): number | undefined {
+  const match = /^(snapshot-\d{1,15})\n?$/.exec(currentText(root) ?? '')
+  return match ? Number(NAME.exec(match[1] as string)?.[1]) : undefined
+}
+
+/** Points `dir/CURRENT` at a generation: a temporary file, fsynced, renamed over (atomic), the folder fsynced. */
+function writeCurrent(root: string, name: string): void {
+  const tmp = join(root, `CURRENT.tmp-${process.pid}`)
   const fd = openSync(tmp, 'w')
-  writeSync(fd, `${generation}\n`)
-  fsyncSync(fd)
-  closeSync(fd)
-  renameSync(tmp, join(dir, 'CURRENT'))
+  try {
+    writeSync(fd, `${name}\n`)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(tmp, join(root, 'CURRENT'))
+  fsyncDir(root)
+}
+
+/**
+ * The folder a generation is written into, before it exists under its name. Files written through
+ * core's checksummed writers may be recorded with `add`; every other file found under `folder` when
+ * the write returns is hashed (and fsynced) then, so the manifest lists every file.
+ */
+export interface GenerationWriter {
+  /** The temporary folder to write into. */
+  readonly folder: string
+  /** The path of a file of the generation (`name` is '/'-separated, relative). */
+  path(name: string): string
+  /** Records the size and sha256 of a file already written and fsynced (saves hashing it again). */
+  add(name: string, sum: { readonly bytes: number; readonly sha256: string }): void
+}
+
+class FolderWriter implements GenerationWriter {
+  readonly folder: string
+  readonly #sums = new Map<string, FileSum>()
+
+  constructor(folder: string) {
+    this.folder = folder
+  }
+
+  path(name: string): string {
+    return join(this.folder, ...name.split('/'))
+  }
+
+  add(name: string, sum: FileSum): void {
+    this.#sums.set(name, { bytes: sum.bytes, sha256: sum.sha256 })
+  }
+
+  /** Every file under the folder with its sum; folders fsynced. */
+  seal(): Record<string, FileSum> {
+    const files: Record<string, FileSum> = {}
+    const walk = (dir: string, prefix: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const name = `${prefix}${entry.name}`
+        const path = join(dir, entry.name)
+        if (entry.isDirectory()) {
+          walk(path, `${name}/`)
+          continue
+        }
+        if (name === 'manifest.json') continue
+        files[name] = this.#sums.get(name) ?? hashAndSync(path)
+      }
+      fsyncDir(dir)
+    }
+    walk(this.folder, '')
+    return files
+  }
+}
+
+function hashAndSync(path: string): FileSum {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  return new ChunkReader(path).close()
+}
+
+/**
+ * Writes a new generation of `dir` (see the protocol above) and returns its number. `write` fills
+ * the temporary folder and may return fields for the manifest. The folder's lock is taken for the
+ * call (QuarryError LOCKED when another writer holds it), or `options.lock` is used when the
+ * caller holds it already.
+ */
+export function writeGeneration(dir: string, format: GenerationFormat, write: (out: GenerationWriter) => Record<string, unknown> | void, options: { readonly lock?: DirectoryLock } = {}): number {
+  const root = resolve(dir)
+  mkdirSync(root, { recursive: true })
+  const given = options.lock
+  if (given && (!given.held || given.dir !== root)) throw new Error(`writeGeneration: the lock given is ${given.held ? `for ${given.dir}` : 'released'}, not held for ${root}.`)
+  const lock = given ?? DirectoryLock.acquire(root)
+  try {
+    const number = (currentNumber(root) ?? 0) + 1
+    const name = generationName(number)
+    const tmp = join(root, `.${name}.tmp-${process.pid}`)
+    rmSync(tmp, { recursive: true, force: true })
+    mkdirSync(tmp)
+    try {
+      const out = new FolderWriter(tmp)
+      const fields = write(out) ?? {}
+      const files = out.seal()
+      const own = { format: format.format, version: format.version, generation: number }
+      const manifest: Manifest = { ...own, ...fields, ...own, files }
+      // The manifest is written last: a folder without a sealed one is never a generation.
+      const fd = openSync(join(tmp, 'manifest.json'), 'w')
+      try {
+        writeSync(fd, encodeManifest(manifest))
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+      fsyncDir(tmp)
+      // A folder with this name that CURRENT does not name is debris of a save that died before its switch.
+      rmSync(join(root, name), { recursive: true, force: true })
+      renameSync(tmp, join(root, name))
+      fsyncDir(root)
+    } catch (error) {
+      rmSync(tmp, { recursive: true, force: true })
+      throw error
+    }
+    writeCurrent(root, name)
+    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) rmSync(join(root, entry), { recursive: true, force: true })
+    fsyncDir(root)
+    return number
+  } finally {
+    if (!given) lock.release()
+  }
+}
+
+/** The refusal every reader gives: the folder, the file and its problem, what to do. No user data. */
+export function unreadable(root: string, format: GenerationFormat, what: string, cause?: unknown): QuarryError {
+  return new QuarryError('INVALID_SNAPSHOT', `${root} is not a readable ${format.kind}: ${what}. ${format.remedy}`, cause === undefined ? {} : { cause })
+}
+
+/** The error code of a failed system call, for messages (never its message, which may hold data). */
+export function errorCode(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'error'
+}
+
+/**
+ * The generation CURRENT names, its manifest sealed and checked; files are opened through it and
+ * each checked against its size and sha256.
+ */
+export class Generation {
+  readonly root: string
+  readonly format: GenerationFormat
+  /** The folder's name, `snapshot-N`. */
+  readonly name: string
+  readonly number: number
+  readonly folder: string
+  readonly manifest: Manifest
+  /** The file being read, for messages about a failure inside it. */
+  reading: string | undefined
+  readonly #pinned = new Map<string, number>()
+  readonly #readers = new Set<ChunkReader>()
+
+  constructor(root: string, format: GenerationFormat, name: string, manifest: Manifest) {
+    this.root = root
+    this.format = format
+    this.name = name
+    this.number = Number(NAME.exec(name)?.[1])
+    this.folder = join(root, name)
+    this.manifest = manifest
+  }
+
+  path(name: string): string {
+    return join(this.folder, ...name.split('/'))
+  }
+
+  /**
+   * Opens every listed file now, so a writer removing this generation after switching CURRENT
+   * cannot pull them away mid-read (an open file outlives its name on POSIX). For small file
+   * lists (an index); `close` releases what was not read.
+   */
+  pin(): void {
+    for (const name of Object.keys(this.manifest.files)) {
+      try {
+        this.#pinned.set(name, openSync(this.path(name), 'r'))
+      } catch {
+        // reported by open(), with the file's name
+      }
+    }
+  }
+
+  /** Closes files pinned but not read, and readers a failed read left open. */
+  close(): void {
+    for (const fd of this.#pinned.values()) closeSync(fd)
+    this.#pinned.clear()
+    for (const reader of this.#readers) reader.abandon()
+    this.#readers.clear()
+  }
+
+  /** Opens a listed file after checking that it is a file of the listed size. */
+  open(name: string): ChunkReader {
+    this.reading = name
+    const want = this.manifest.files[name]
+    if (!want) throw this.#fail(`${name} is not listed in its manifest`)
+    let fd = this.#pinned.get(name)
+    this.#pinned.delete(name)
+    try {
+      fd ??= openSync(this.path(name), 'r')
+    } catch (error) {
+      throw this.#fail(`${name} is missing or unreadable (${errorCode(error)})`)
+    }
+    let stat: Stats
+    try {
+      stat = fstatSync(fd)
+    } catch (error) {
+      closeSync(fd)
+      throw this.#fail(`${name} is missing or unreadable (${errorCode(error)})`)
+    }
+    if (!stat.isFile() || stat.size !== want.bytes) {
+      closeSync(fd)
+      throw this.#fail(stat.isFile() ? `${name} has ${stat.size} bytes, the manifest says ${want.bytes} (truncated?)` : `${name} is not a file`)
+    }
+    const reader = new ChunkReader(fd)
+    this.#readers.add(reader)
+    return reader
+  }
+
+  /** Closes the reader and compares what it read with the manifest. */
+  verify(name: string, reader: ChunkReader): void {
+    this.#readers.delete(reader)
+    let got: FileSum
+    try {
+      got = reader.close()
+    } catch (error) {
+      reader.abandon()
+      throw this.#fail(`${name} could not be read (${errorCode(error)})`)
+    }
+    const want = this.manifest.files[name] as FileSum
+    if (got.bytes !== want.bytes) throw this.#fail(`${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
+    if (got.sha256 !== want.sha256) throw this.#fail(`${name} does not match its checksum (corrupted)`)
+    this.reading = undefined
+  }
+
+  /** Checks every listed file (size and sha256) before any is used. */
+  verifyAll(): void {
+    for (const name of Object.keys(this.manifest.files)) this.verify(name, this.open(name))
+  }
+
+  #fail(what: string): QuarryError {
+    return unreadable(this.root, this.format, `${this.name}/${what}`)
+  }
+}
+
+/**
+ * Opens the generation CURRENT names in `dir`: CURRENT parsed, the manifest's seal, format,
+ * version and shape checked. Undefined when the folder holds no generation at all (no CURRENT, no
+ * `snapshot-*`); anything else unreadable is INVALID_SNAPSHOT.
+ */
+export function openGeneration(dir: string, format: GenerationFormat): Generation | undefined {
+  const root = resolve(dir)
+  const fail = (what: string): QuarryError => unreadable(root, format, what)
+  let text: string
+  try {
+    const stat = statSync(join(root, 'CURRENT'))
+    if (!stat.isFile() || stat.size > 64) throw fail('CURRENT does not name a snapshot (it should hold one line, "snapshot-N")')
+    text = readFileSync(join(root, 'CURRENT'), 'latin1')
+  } catch (error) {
+    if (error instanceof QuarryError) throw error
+    if (errorCode(error) !== 'ENOENT' && errorCode(error) !== 'ENOTDIR') throw fail(`CURRENT could not be read (${errorCode(error)})`)
+    const orphans = listing(root).filter((e) => NAME.test(e))
+    if (orphans.length > 0) throw fail(`CURRENT is missing although ${orphans.sort().join(', ')} exist${orphans.length === 1 ? 's' : ''} (if a first save was interrupted, remove the folder; otherwise write the generation's name into CURRENT)`)
+    return undefined
+  }
+  const name = /^(snapshot-\d{1,15})\n?$/.exec(text)?.[1]
+  if (name === undefined) throw fail('CURRENT does not name a snapshot (it should hold one line, "snapshot-N")')
+  const file = `${name}/manifest.json`
+  let bytes: Buffer
+  try {
+    const stat = statSync(join(root, name, 'manifest.json'))
+    if (!stat.isFile()) throw new Error('not a file')
+    bytes = readFileSync(join(root, name, 'manifest.json'))
+  } catch {
+    throw fail(`${file} is missing or not JSON`)
+  }
+  const decoded = decodeManifest(bytes)
+  if (decoded.kind === 'not-json') throw fail(`${file} is missing or not JSON`)
+  if (decoded.kind === 'corrupted') throw fail(`${file} does not match its checksum (corrupted)`)
+  const manifest = decoded.manifest as Partial<Manifest> | null
+  if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
+  const version = manifest.version
+  if (typeof version !== 'number' || (version !== format.version && !(format.unsealedVersions ?? []).includes(version))) {
+    throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
+  }
+  if (decoded.kind === 'legacy' && version === format.version) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
+  if (decoded.kind === 'sealed' && version !== format.version) throw fail(`${file} is not a ${format.kind} manifest`)
+  const problem = manifestProblem(manifest)
+  if (problem !== undefined) throw fail(`${file} ${problem}`)
+  if (manifest.generation !== undefined && generationName(manifest.generation) !== name && `snapshot-${manifest.generation}` !== name) {
+    throw fail(`${file} belongs to generation ${manifest.generation}, not to ${name}`)
+  }
+  return new Generation(root, format, name, manifest as Manifest)
+}
+
+function listing(root: string): string[] {
+  try {
+    return readdirSync(root)
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Runs a read of `dir`'s current generation, again if it failed while a writer switched CURRENT
+ * underneath it (readers take no lock, and a writer removes the generation it replaced right after
+ * the switch). Each retry means a writer finished a generation; after 8 the failure stands.
+ */
+export function whileCurrentHolds<T>(dir: string, read: () => T): T {
+  const root = resolve(dir)
+  for (let attempt = 0; ; attempt++) {
+    const before = currentText(root)
+    try {
+      return read()
+    } catch (error) {
+      if (attempt < 8 && error instanceof QuarryError && error.code === 'INVALID_SNAPSHOT' && currentText(root) !== before) continue
+      throw error
+    }
+  }
+}
+
+/** What `readGeneration` hands its reader: the verified generation's folder, number and manifest fields. */
+export interface GenerationView {
+  /** The generation's folder (read only). */
+  readonly folder: string
+  readonly number: number
+  /** The manifest, including the fields the writer returned. */
+  readonly manifest: Readonly<Record<string, unknown>>
+}
+
+/**
+ * Reads `dir`'s current generation: the manifest is checked, then every file's size and sha256,
+ * and only then `read` runs on the folder. Undefined when `dir` holds no generation; a missing,
+ * truncated, altered or other-version one is refused with INVALID_SNAPSHOT, and so is anything
+ * but a QuarryError that `read` throws (the folder passed its checks, so it means a bug or a
+ * format this Quarry does not know).
+ */
+export function readGeneration<T>(dir: string, format: GenerationFormat, read: (generation: GenerationView) => T): T | undefined {
+  return whileCurrentHolds(dir, () => {
+    const generation = openGeneration(dir, format)
+    if (!generation) return undefined
+    try {
+      generation.verifyAll()
+    } finally {
+      generation.close()
+    }
+    try {
+      return read({ folder: generation.folder, number: generation.number, manifest: generation.manifest })
+    } catch (error) {
+      throw asUnreadable(error, generation)
+    }
+  })
+}
+
+/** Codes a read may fail with as they are; anything else from reading a checked generation becomes INVALID_SNAPSHOT. */
+const READ_CODES: ReadonlySet<string> = new Set(['INVALID_SNAPSHOT', 'EMBEDDER_MISMATCH', 'NATIVE_UNAVAILABLE', 'LOCKED'])
+
+/** Turns a failure while reading `generation` into INVALID_SNAPSHOT naming the file (its message left out: it may hold data). */
+export function asUnreadable(error: unknown, generation: Generation): unknown {
+  if (error instanceof QuarryError && READ_CODES.has(error.code)) return error
+  const where = generation.reading === undefined ? generation.name : `${generation.name}/${generation.reading}`
+  return unreadable(generation.root, generation.format, `${where} could not be read (${error instanceof QuarryError ? error.code : errorCode(error)})`)
 }

@@ -1,4 +1,3 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { VectorStore } from '../dense/vector-store.js'
@@ -10,68 +9,44 @@ import { IdMap, type Label } from '../ids.js'
 import { metricOps } from '../metric/metric.js'
 import type { Embedder } from '../embed/embedder.js'
 import { ChunkReader, ChunkWriter } from './files.js'
-import { readCurrent, writeCurrent } from './generations.js'
+import { asUnreadable, openGeneration, unreadable, whileCurrentHolds, writeGeneration, type Generation, type GenerationFormat } from './generations.js'
+import type { FileSum } from './manifest.js'
 
-/** Snapshot format version; bumped on any incompatible change. */
-export const SNAPSHOT_VERSION = 3
+/** Snapshot format version; bumped on any incompatible change (4: the manifest carries its own checksum). */
+export const SNAPSHOT_VERSION = 4
+
+/** An index snapshot as a generation (generations.ts); version 3 (manifest without a seal) is still read. */
+const INDEX_FORMAT: GenerationFormat = {
+  format: 'quarry-index',
+  version: SNAPSHOT_VERSION,
+  unsealedVersions: [3],
+  kind: 'Quarry index',
+  remedy: 'Restore it from a backup or save the index again with index.save(dir).',
+}
 
 /** A record with no text has no forward entry; written as this count. */
 const NO_TEXT = 0xffff_ffff
 
-interface FileSum {
-  bytes: number
-  sha256: string
-}
-
-interface Manifest {
-  format: 'quarry-index'
-  version: number
+/** The manifest fields of an index, beside the generation's own (format, version, files). */
+interface IndexFields {
   options: ResolvedIndexOptions
   extent: number
   /** The text index's running total length, verbatim (see SparseIndex.restoreTotalLength). */
   textTotalLength: number
-  files: Record<string, FileSum>
 }
 
 /**
- * Writes the index to `dir` as a new snapshot generation (`dir/snapshot-N/`), then switches
- * `dir/CURRENT` to it with an atomic rename, then deletes older generations. A crash at any
- * point leaves CURRENT naming a complete snapshot (the previous one until the switch). Every file
- * carries its size and sha256 in the manifest; nothing is built as one whole-index string.
+ * Writes the index to `dir` as a new generation (`dir/snapshot-N/`, see generations.ts): the
+ * folder's lock taken, every file fsynced and listed with its size and sha256 in a sealed
+ * manifest, CURRENT switched atomically, older generations removed after. Nothing is built as one
+ * whole-index string.
  */
 export function writeSnapshot(state: IndexState, dir: string): void {
-  const root = resolve(dir)
-  mkdirSync(root, { recursive: true })
-  const previous = readCurrent(root)
-  const generation = `snapshot-${String((previous?.number ?? 0) + 1).padStart(6, '0')}`
-  const tmp = join(root, `.${generation}.tmp-${process.pid}`)
-  rmSync(tmp, { recursive: true, force: true })
-  mkdirSync(tmp)
-  try {
-    const files = writeFiles(state, tmp)
-    const manifest: Manifest = {
-      format: 'quarry-index',
-      version: SNAPSHOT_VERSION,
-      options: state.options,
-      extent: state.ids.extent,
-      textTotalLength: state.sparse.totalLength,
-      files,
-    }
-    // The manifest is written last: a folder without one is never a snapshot.
-    const m = new ChunkWriter(join(tmp, 'manifest.json'))
-    m.text(JSON.stringify(manifest))
-    m.close()
-    // A generation folder that CURRENT does not name is debris of a crashed save: replace it.
-    rmSync(join(root, generation), { recursive: true, force: true })
-    renameSync(tmp, join(root, generation))
-  } catch (error) {
-    rmSync(tmp, { recursive: true, force: true })
-    throw error
-  }
-  writeCurrent(root, generation)
-  for (const entry of readdirSync(root)) {
-    if (entry !== generation && (entry.startsWith('snapshot-') || entry.startsWith('.snapshot-'))) rmSync(join(root, entry), { recursive: true, force: true })
-  }
+  writeGeneration(dir, INDEX_FORMAT, (out) => {
+    for (const [name, sum] of Object.entries(writeFiles(state, out.folder))) out.add(name, sum)
+    const fields: IndexFields = { options: state.options, extent: state.ids.extent, textTotalLength: state.sparse.totalLength }
+    return { ...fields }
+  })
 }
 
 function writeFiles(state: IndexState, dir: string): Record<string, FileSum> {
@@ -121,48 +96,56 @@ function writeFiles(state: IndexState, dir: string): Record<string, FileSum> {
   return files
 }
 
-function corrupt(dir: string, what: string, cause?: unknown): QuarryError {
-  return new QuarryError('INVALID_SNAPSHOT', `${dir} is not a readable Quarry index: ${what}. Restore it from a backup or save the index again with index.save(dir).`, cause === undefined ? {} : { cause })
-}
-
 /**
- * Reads the current snapshot of `dir` into a fresh index state. Every file's size and sha256 are
- * checked; a missing, truncated, corrupted or other-version snapshot is refused with
- * INVALID_SNAPSHOT and nothing is returned half-loaded. An `embedder` must be the one the index was
- * built with (checked before any data file is read).
+ * Reads the current snapshot of `dir` into a fresh index state. The manifest's seal and every
+ * file's size and sha256 are checked; a missing, truncated, altered or other-version snapshot
+ * (or anything in it that is not a file) is refused with INVALID_SNAPSHOT naming the file, and
+ * nothing is returned half-loaded. An `embedder` must be the one the index was built with
+ * (checked before any data file is read).
  */
 export function readSnapshot(dir: string, embedder: Embedder | undefined): IndexState {
   const root = resolve(dir)
-  const { folder, manifest, options } = readManifest(root)
-  if (embedder) checkEmbedder(root, options, embedder)
-  const files = new SnapshotFiles(root, folder, manifest)
-  const extent = manifest.extent
-  const records = readRecords(files, extent)
+  return whileCurrentHolds(root, () => {
+    const files = openGeneration(root, INDEX_FORMAT)
+    if (!files) throw unreadable(root, INDEX_FORMAT, 'it has no CURRENT snapshot (was it saved with index.save?)')
+    files.pin()
+    try {
+      return readState(files, embedder)
+    } catch (error) {
+      throw asUnreadable(error, files)
+    } finally {
+      files.close()
+    }
+  })
+}
+
+function readState(files: Generation, embedder: Embedder | undefined): IndexState {
+  const { options, extent, textTotalLength } = indexFields(files)
+  if (embedder) checkEmbedder(files.root, options, embedder)
   const dims = options.dimensions
-  const rows = dims === undefined ? undefined : readVectors(files, extent * dims)
+  // The graph first: hnswlib reads it by name, which a writer may remove once it has switched CURRENT.
   const graph = dims !== undefined && options.dense === 'hnsw' ? readGraph(files, options, dims) : undefined
+  const records = readRecords(files, extent)
+  const rows = dims === undefined ? undefined : readVectors(files, extent * dims)
   const state = stateOf(options, records.ids, rows, graph)
   restoreRecords(files, state, records, extent)
-  if (typeof manifest.textTotalLength === 'number') state.sparse.restoreTotalLength(manifest.textTotalLength)
+  if (textTotalLength !== undefined) state.sparse.restoreTotalLength(textTotalLength)
   return state
 }
 
-/** The CURRENT generation's folder and manifest, format and version checked, options resolved. */
-function readManifest(root: string): { folder: string; manifest: Manifest; options: ResolvedIndexOptions } {
-  const current = readCurrent(root)
-  if (!current) throw corrupt(root, 'it has no CURRENT snapshot (was it saved with index.save?)')
-  const folder = join(root, current.name)
-  let manifest: Manifest
+/** The index's fields of the manifest, checked (a version 3 manifest has no seal of its own). */
+function indexFields(files: Generation): { options: ResolvedIndexOptions; extent: number; textTotalLength: number | undefined } {
+  const m = files.manifest
+  const fail = (what: string): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/manifest.json ${what}`)
+  if (typeof m.extent !== 'number' || !Number.isSafeInteger(m.extent) || m.extent < 0) throw fail('has an invalid extent')
+  if (m.textTotalLength !== undefined && (typeof m.textTotalLength !== 'number' || !Number.isFinite(m.textTotalLength) || m.textTotalLength < 0)) throw fail('has an invalid text length')
+  let options: ResolvedIndexOptions
   try {
-    manifest = JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8')) as Manifest
-  } catch (cause) {
-    throw corrupt(root, `${current.name}/manifest.json is missing or not JSON`, cause)
+    options = resolveIndexOptions(m.options as ResolvedIndexOptions)
+  } catch {
+    throw fail('holds invalid index options')
   }
-  if (manifest.format !== 'quarry-index') throw corrupt(root, 'manifest.json is not a Quarry manifest')
-  if (manifest.version !== SNAPSHOT_VERSION) {
-    throw corrupt(root, `snapshot version ${String(manifest.version)} is not supported by this Quarry (reads version ${SNAPSHOT_VERSION})`)
-  }
-  return { folder, manifest, options: resolveIndexOptions(manifest.options) }
+  return { options, extent: m.extent, textTotalLength: m.textTotalLength as number | undefined }
 }
 
 /** Refuses an embedder other than the one the index was built with (name and dimensions). */
@@ -177,50 +160,31 @@ function checkEmbedder(root: string, options: ResolvedIndexOptions, embedder: Em
   }
 }
 
-/** The files of one snapshot, each opened only if the manifest lists it and checked against its size and sha256. */
-class SnapshotFiles {
-  readonly root: string
-  readonly #folder: string
-  readonly #manifest: Manifest
-
-  constructor(root: string, folder: string, manifest: Manifest) {
-    this.root = root
-    this.#folder = folder
-    this.#manifest = manifest
-  }
-
-  path(name: string): string {
-    return join(this.#folder, name)
-  }
-
-  open(name: string): ChunkReader {
-    if (!this.#manifest.files[name] || !existsSync(this.path(name))) throw corrupt(this.root, `${name} is missing`)
-    return new ChunkReader(this.path(name))
-  }
-
-  /** Closes the reader and compares what it read with the manifest. */
-  verify(name: string, reader: ChunkReader): void {
-    const got = reader.close()
-    const want = this.#manifest.files[name] as FileSum
-    if (got.bytes !== want.bytes) throw corrupt(this.root, `${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
-    if (got.sha256 !== want.sha256) throw corrupt(this.root, `${name} does not match its checksum (corrupted)`)
-  }
-
-  /** A JSON-lines file, each line checked; `lines`, when given, is the count it must have. */
-  jsonl<T>(name: string, lines: number | undefined, check: (value: unknown, label: number) => T): T[] {
-    const reader = this.open(name)
-    const out: T[] = []
-    try {
-      for (const line of reader.lines()) out.push(check(JSON.parse(line), out.length))
-    } catch (cause) {
-      if (cause instanceof QuarryError) throw cause
-      throw corrupt(this.root, `${name} line ${out.length + 1} is not valid`, cause)
-    } finally {
-      this.verify(name, reader)
+/** A JSON-lines file, each line checked; `lines`, when given, is the count it must have. The file's checksum is checked whatever happens. */
+function jsonl<T>(files: Generation, name: string, lines: number | undefined, check: (value: unknown, label: number) => T): T[] {
+  const reader = files.open(name)
+  const out: T[] = []
+  const bad = (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} line ${out.length + 1} is not valid`)
+  let failure: unknown
+  try {
+    for (const line of reader.lines()) {
+      let value: unknown
+      try {
+        value = JSON.parse(line)
+      } catch {
+        // Not passed on as a cause: a parser's message quotes the data.
+        throw bad()
+      }
+      out.push(check(value, out.length))
     }
-    if (lines !== undefined && out.length !== lines) throw corrupt(this.root, `${name} has ${out.length} lines, expected ${lines}`)
-    return out
+  } catch (error) {
+    failure = error instanceof QuarryError && error.code === 'INVALID_SNAPSHOT' ? error : bad()
   }
+  // A checksum failure says more than a parse failure it caused.
+  files.verify(name, reader)
+  if (failure !== undefined) throw failure
+  if (lines !== undefined && out.length !== lines) throw unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} has ${out.length} lines, expected ${lines}`)
+  return out
 }
 
 /** The per-label JSON-lines files, and the vocabulary the forward index refers to by term id. */
@@ -231,19 +195,19 @@ interface StoredRecords {
   readonly terms: string[]
 }
 
-function readRecords(files: SnapshotFiles, extent: number): StoredRecords {
-  const ids = files.jsonl('ids.jsonl', extent, (v) => {
-    if (v !== null && typeof v !== 'string') throw corrupt(files.root, 'ids.jsonl holds a non-string id')
+function readRecords(files: Generation, extent: number): StoredRecords {
+  const ids = jsonl(files, 'ids.jsonl', extent, (v) => {
+    if (v !== null && typeof v !== 'string') throw unreadable(files.root, INDEX_FORMAT, `${files.name}/ids.jsonl holds a non-string id`)
     return v
   })
-  const metadata = files.jsonl('metadata.jsonl', extent, (v, label) => (ids[label] === null ? undefined : validateMetadata(reviveDates(v ?? undefined))))
-  const texts = files.jsonl('texts.jsonl', extent, (v): TextInput | undefined => validateText(v ?? undefined))
-  const terms = files.jsonl('terms.jsonl', undefined, (v) => String(v))
+  const metadata = jsonl(files, 'metadata.jsonl', extent, (v, label) => (ids[label] === null ? undefined : validateMetadata(reviveDates(v ?? undefined))))
+  const texts = jsonl(files, 'texts.jsonl', extent, (v): TextInput | undefined => validateText(v ?? undefined))
+  const terms = jsonl(files, 'terms.jsonl', undefined, (v) => String(v))
   return { ids, metadata, texts, terms }
 }
 
 /** The vector rows, `length` floats. */
-function readVectors(files: SnapshotFiles, length: number): Float32Array {
+function readVectors(files: Generation, length: number): Float32Array {
   const reader = files.open('vectors.f32')
   const rows = new Float32Array(length)
   reader.read(new Uint8Array(rows.buffer))
@@ -252,13 +216,13 @@ function readVectors(files: SnapshotFiles, length: number): Float32Array {
 }
 
 /** The stored HNSW graph (checked first: hnswlib reads the file itself). */
-function readGraph(files: SnapshotFiles, options: ResolvedIndexOptions, dims: number): HnswGraph {
+function readGraph(files: Generation, options: ResolvedIndexOptions, dims: number): HnswGraph {
   files.verify('hnsw.bin', files.open('hnsw.bin'))
   try {
     return HnswGraph.load(files.path('hnsw.bin'), metricOps(options.metric).hnswSpace, dims, options.hnsw)
   } catch (cause) {
     if (cause instanceof QuarryError) throw cause
-    throw corrupt(files.root, 'hnsw.bin could not be read', cause)
+    throw unreadable(files.root, INDEX_FORMAT, `${files.name}/hnsw.bin could not be read`, cause)
   }
 }
 
@@ -274,13 +238,18 @@ function stateOf(options: ResolvedIndexOptions, ids: readonly (string | null)[],
  * Restores each label's metadata (and its value indexes), text and text-index entry, reading
  * forward.bin label by label (so text is never analyzed again).
  */
-function restoreRecords(files: SnapshotFiles, state: IndexState, records: StoredRecords, extent: number): void {
+function restoreRecords(files: Generation, state: IndexState, records: StoredRecords, extent: number): void {
   const { metadata, texts, terms } = records
   const forward = files.open('forward.bin')
+  const truncated = (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/forward.bin is truncated`)
+  // open() checked the size: no entry may claim more bytes than are left (a bad count allocates nothing).
+  let left = files.manifest.files['forward.bin']?.bytes ?? 0
   const word = new Uint32Array(1)
   for (let label = 0; label < extent; label++) {
-    if (forward.read(new Uint8Array(word.buffer)) !== 4) throw corrupt(files.root, 'forward.bin is truncated')
+    if (forward.read(new Uint8Array(word.buffer)) !== 4) throw truncated()
+    left -= 4
     const count = word[0] as number
+    if (count !== NO_TEXT && 8 + count * 8 > left) throw truncated()
     const m = metadata[label]
     if (m !== undefined) {
       state.metadata[label] = m
@@ -292,8 +261,9 @@ function restoreRecords(files: SnapshotFiles, state: IndexState, records: Stored
     const termIds = new Uint32Array(count)
     const tfs = new Float32Array(count)
     if (forward.read(new Uint8Array(length.buffer)) !== 8 || forward.read(new Uint8Array(termIds.buffer)) !== count * 4 || forward.read(new Uint8Array(tfs.buffer)) !== count * 4) {
-      throw corrupt(files.root, 'forward.bin is truncated')
+      throw truncated()
     }
+    left -= 8 + count * 8
     state.sparse.restore(label as Label, terms, termIds, tfs, length[0] as number)
   }
   files.verify('forward.bin', forward)

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto'
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join, resolve } from 'node:path'
+import { QuarryError } from '../errors.js'
+import { fsyncDir, removeDebris } from './debris.js'
+
+/** What a LOCK file holds. */
+interface Owner {
+  readonly pid: number
+  readonly host: string
+  /** The owner's start time in clock ticks since boot (Linux /proc), to detect a reused pid. */
+  readonly started?: number
+  readonly token: string
+}
+
+/** A LOCK younger than this that cannot be parsed may be being written: treat it as held. */
+const FRESH_MS = 5_000
+
+/** Folders this process holds, by resolved path: a second lock here is refused too. */
+const heldHere = new Map<string, string>()
+
+/**
+ * One writer per folder: `dir/LOCK`, created atomically (a hard link that fails if it exists),
+ * holds the owner's pid, host,
+ * process start time and a random token. A second writer finds it and is refused at once (LOCKED)
+ * unless the owner is gone: same host and its pid is not running (or runs a process that started
+ * at another time: the pid was reused). A dead owner's LOCK is taken over under a short guard file
+ * (`LOCK.takeover`, also O_EXCL), so two processes recovering the same stale lock cannot both win.
+ * Whoever takes the lock removes the debris of interrupted saves (no live writer can own any).
+ */
+export class DirectoryLock {
+  /** The folder it locks (resolved). */
+  readonly dir: string
+  readonly #token: string
+  #held = true
+
+  private constructor(dir: string, token: string) {
+    this.dir = dir
+    this.#token = token
+  }
+
+  /**
+   * Takes `dir/LOCK` (creating `dir` if needed) and removes debris of interrupted saves. Throws
+   * QuarryError LOCKED when a live process (this one included) holds it.
+   */
+  static acquire(dir: string): DirectoryLock {
+    const root = resolve(dir)
+    mkdirSync(root, { recursive: true })
+    if (heldHere.has(root)) throw locked(root, `this process (pid ${process.pid}) already holds it: an open DataDir or a save in progress`, false)
+    const path = join(root, 'LOCK')
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const token = randomBytes(12).toString('hex')
+      if (tryCreate(path, token)) {
+        fsyncDir(root)
+        heldHere.set(root, token)
+        removeDebris(root)
+        return new DirectoryLock(root, token)
+      }
+      const raw = readRaw(path)
+      if (raw === undefined) continue
+      const verdict = judge(path, raw)
+      if (verdict.alive) throw locked(root, verdict.who, verdict.remote)
+      takeOver(root, raw)
+    }
+    throw locked(root, 'other processes (the lock kept changing hands)', false)
+  }
+
+  /** Whether this lock is still held (not released). */
+  get held(): boolean {
+    return this.#held
+  }
+
+  /** Removes LOCK if it is still ours. Safe to call twice. */
+  release(): void {
+    if (!this.#held) return
+    this.#held = false
+    heldHere.delete(this.dir)
+    const path = join(this.dir, 'LOCK')
+    const raw = readRaw(path)
+    if (raw !== undefined && parseOwner(raw)?.token === this.#token) {
+      unlinkSync(path)
+      fsyncDir(this.dir)
+    }
+  }
+}
+
+function locked(root: string, who: string, remote: boolean): QuarryError {
+  const way = remote ? ` If that process is no longer running, delete ${join(root, 'LOCK')}.` : ''
+  return new QuarryError('LOCKED', `${root} is in use by ${who}: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry.${way}`)
+}
+
+/**
+ * Creates LOCK whole: the owner is written to `LOCK.<token>`, fsynced, then hard-linked to LOCK,
+ * which fails if LOCK exists (atomic, so nobody sees a LOCK without its owner). Where the file
+ * system has no hard links, LOCK is created with O_EXCL and then written.
+ */
+function tryCreate(path: string, token: string): boolean {
+  const started = startTime(process.pid)
+  const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token }
+  const text = `${JSON.stringify(owner)}\n`
+  const tmp = `${path}.${token}`
+  writeSynced(tmp, text, 'wx')
+  try {
+    linkSync(tmp, path)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    // The holder removed our temporary file as debris: try again.
+    if (code === 'ENOENT') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error
+  } finally {
+    unlinkQuietly(tmp)
+  }
+  try {
+    writeSynced(path, text, 'wx')
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
+}
+
+function writeSynced(path: string, text: string, flag: 'wx'): void {
+  const fd = openSync(path, flag)
+  try {
+    writeSync(fd, text)
+    fsyncSync(fd)
+  } catch (error) {
+    closeSync(fd)
+    unlinkQuietly(path)
+    throw error
+  }
+  closeSync(fd)
+}
+
+function readRaw(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new QuarryError('LOCKED', `${path} could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): remove it if no process uses the folder.`)
+  }
+}
+
+function parseOwner(raw: string): Owner | undefined {
+  try {
+    const v = JSON.parse(raw) as Partial<Owner> | null
+    if (v && typeof v.pid === 'number' && Number.isInteger(v.pid) && v.pid > 0 && typeof v.host === 'string' && typeof v.token === 'string') {
+      return { pid: v.pid, host: v.host, token: v.token, ...(typeof v.started === 'number' ? { started: v.started } : {}) }
+    }
+  } catch {
+    // not JSON: judged below
+  }
+  return undefined
+}
+
+/** Whether the LOCK's owner may still be running, and who it is for the message. */
+function judge(path: string, raw: string): { alive: boolean; who: string; remote: boolean } {
+  const owner = parseOwner(raw)
+  if (!owner) {
+    // Only on file systems without hard links can a LOCK be seen before it is written: give a live
+    // writer a moment; an old one was left half-written by a crash.
+    const fresh = ageMs(path) < FRESH_MS
+    return { alive: fresh, who: 'another process (its LOCK is being written)', remote: false }
+  }
+  const who = `process ${owner.pid} on ${owner.host}`
+  if (owner.host !== hostname()) return { alive: true, who, remote: true }
+  // Our own pid but not in heldHere: left by this process without a release (e.g. a lost lock object).
+  if (owner.pid === process.pid) return { alive: false, who, remote: false }
+  if (!running(owner.pid)) return { alive: false, who, remote: false }
+  const started = startTime(owner.pid)
+  if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, remote: false }
+  return { alive: true, who, remote: false }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** A process's start time (clock ticks since boot) from /proc, where there is one. */
+function startTime(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the parenthesized command name start at field 3; starttime is field 22.
+    const value = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+    return Number.isFinite(value) ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+/** Removes a stale LOCK (still holding `raw`) under the O_EXCL guard `LOCK.takeover`. */
+function takeOver(root: string, raw: string): void {
+  const guard = join(root, 'LOCK.takeover')
+  let fd: number
+  try {
+    fd = openSync(guard, 'wx')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    // Another process is taking over; a guard left by a crash expires.
+    if (ageMs(guard) > FRESH_MS) unlinkQuietly(guard)
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    return
+  }
+  closeSync(fd)
+  try {
+    if (readRaw(join(root, 'LOCK')) === raw) unlinkQuietly(join(root, 'LOCK'))
+  } finally {
+    unlinkQuietly(guard)
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {
+    // already gone
+  }
+}
