@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runDense } from './suites/dense.js'
+import { runDurability } from './suites/durability.js'
 import { runEmbedQuality } from './suites/embed-quality.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
@@ -38,6 +39,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   'semantic-retriever': runSemanticRetriever,
   'vertex-rag': runVertexRag,
   http: runHttp,
+  durability: runDurability,
 }
 
 const args = process.argv.slice(2)

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { prng } from '../support/random.js'
+import { startServe } from '../support/quarry-process.js'
 
 /**
  * Nothing acknowledged is lost (issue 18): `quarry serve --data DIR` (durability `log`, the
@@ -12,26 +11,12 @@ import { prng } from '../support/random.js'
  * Bank memories), killed with SIGKILL at random moments and restarted on the same folder. Every
  * write answered 200 must be there after the last restart, and nothing that was never sent.
  */
-const BIN = fileURLToPath(new URL('../../packages/adapters/bin/quarry.mjs', import.meta.url))
 const KILLS = 12
 const WRITERS = 4
 const dir = mkdtempSync(join(tmpdir(), 'quarry-kill-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-async function start(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--embedder', 'hashing', '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /serving on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
-    child.once('exit', (code) => reject(new Error(`quarry serve exited (${code}) before serving: ${out}`)))
-  })
-  return { child, base: `http://127.0.0.1:${port}` }
-}
+const start = () => startServe(['--embedder', 'hashing', '--data', dir])
 
 async function post(base: string, path: string, body: unknown): Promise<number> {
   const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -62,8 +47,8 @@ describe('quarry serve --data under SIGKILL', () => {
     const sent = new Set<string>()
     let setUp = false
     for (let round = 0; round < KILLS; round++) {
-      const { child, base } = await start()
-      const exited = new Promise((resolve) => child.once('exit', resolve))
+      const server = await start()
+      const base = server.base
       if (!setUp) {
         expect(await post(base, '/v1beta/corpora', { name: 'corpora/kill' })).toBe(200)
         expect(await post(base, '/v1beta/corpora/kill/documents', { name: DOC })).toBe(200)
@@ -87,12 +72,13 @@ describe('quarry serve --data under SIGKILL', () => {
       }
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
       await new Promise((r) => setTimeout(r, 100 + Math.floor(random() * 500)))
-      child.kill('SIGKILL')
+      const killing = server.kill()
       killed = true
       await Promise.all(writers)
-      await exited
+      await killing
     }
-    const { child, base } = await start()
+    const last = await start()
+    const base = last.base
     try {
       const chunks = (await listAll(base, `/v1beta/${DOC}/chunks`, 'chunks')).map((c) => String(c['name']).slice(`${DOC}/chunks/`.length))
       const memories = (await listAll(base, `${ENGINE}/memories`, 'memories')).map((m) => String(m['fact']).slice('fact '.length))
@@ -104,7 +90,7 @@ describe('quarry serve --data under SIGKILL', () => {
       // Each id at most once (a replay applies a write once).
       expect(chunks.length + memories.length).toBe(present.size)
     } finally {
-      child.kill('SIGKILL')
+      await last.kill()
     }
   }, 240_000)
 })

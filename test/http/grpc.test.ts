@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import net from 'node:net'
 import { request as httpRequest } from 'node:http'
@@ -19,6 +18,7 @@ import {
   type QuarryServer,
 } from '@quarry/adapters'
 import { runQuarry } from '../support/run-cli.js'
+import { startServe } from '../support/quarry-process.js'
 import { createGrpcServer } from '../../packages/adapters/src/grpc/server.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
@@ -57,7 +57,6 @@ net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
   return (connect as (...a: unknown[]) => net.Socket).apply(this, args)
 } as typeof connect
 
-const BIN = fileURLToPath(new URL('../../packages/adapters/bin/quarry.mjs', import.meta.url))
 const GCS = fileURLToPath(new URL('../contract/fixtures/gcs', import.meta.url))
 const embedder = createHashingEmbedder({ dimensions: 64 })
 /** Identical engines: the same seeds and the same stepping clock. */
@@ -427,19 +426,10 @@ describe('the gRPC server against broken and hostile calls', () => {
 
 describe('quarry serve --grpc-port', () => {
   it('serves gRPC beside REST on the same state: a corpus made over REST is queried over gRPC', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--grpc-port', '0', '--embedder', 'hashing'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const served = await startServe(['--grpc-port', '0', '--embedder', 'hashing'])
     try {
-      const { rest, grpcAt } = await new Promise<{ rest: number; grpcAt: number }>((resolve, reject) => {
-        let out = ''
-        child.stdout?.on('data', (c: Buffer) => {
-          out += c.toString()
-          const r = /serving on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
-          const g = /gRPC on 127\.0\.0\.1:(\d+) \(plaintext\)/.exec(out)
-          if (r && g) resolve({ rest: Number(r[1]), grpcAt: Number(g[1]) })
-        })
-        child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
-        child.once('exit', (code) => reject(new Error(`quarry serve exited (${code}): ${out}`)))
-      })
+      const rest = served.port
+      const grpcAt = served.grpcPort as number
       expect(grpcAt).not.toBe(rest)
       const created = await fetch(`http://127.0.0.1:${rest}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'corpora/shared', displayName: 'Made over REST' }) })
       expect(created.status).toBe(200)
@@ -458,7 +448,7 @@ describe('quarry serve --grpc-port', () => {
       expect(answer.relevantChunks?.map((r) => r.chunk?.name)).toEqual(['corpora/shared/documents/d/chunks/b', 'corpora/shared/documents/d/chunks/a'])
       await client.close()
     } finally {
-      child.kill('SIGTERM')
+      await served.kill()
     }
   })
 

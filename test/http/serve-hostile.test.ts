@@ -1,16 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServe } from '../support/quarry-process.js'
 
 /**
  * Issue 13's end check, on the real command: `quarry serve --gcs-root G --import-root I` in its
  * own process, attacked over loopback, then used normally.
  */
-const BIN = fileURLToPath(new URL('../../packages/adapters/bin/quarry.mjs', import.meta.url))
 const LOCATION = 'projects/p/locations/l'
 
 let dir: string
@@ -70,17 +70,9 @@ beforeAll(async () => {
   symlinkSync(join(S, 'secret.txt'), join(G, 'bucket', 'escape.txt'))
   writeFileSync(join(I, 'notes.md'), '# Notes\nKestrels hover over the dunes at dawn.')
   execFileSync('mkfifo', [join(I, 'pipe.txt')])
-  child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--embedder', 'hashing', '--gcs-root', G, '--import-root', I], { stdio: ['ignore', 'pipe', 'pipe'] })
-  port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /serving on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
-    child.once('exit', (code) => reject(new Error(`quarry serve exited (${code}): ${out}`)))
-  })
+  const served = await startServe(['--embedder', 'hashing', '--gcs-root', G, '--import-root', I])
+  child = served.child
+  port = served.port
 })
 
 afterAll(() => {

@@ -152,9 +152,14 @@ export class DurableWrites {
     this.#closed = true
     clearTimeout(this.#timer)
     if (this.#options.durability === 'none') this.#dirty = true
-    await this.checkpoint()
-    this.#log?.close()
-    this.#log = undefined
+    try {
+      await this.checkpoint()
+    } finally {
+      this.#log?.close()
+      this.#log = undefined
+      // The folder's lock goes with the last checkpoint: another server may open it now.
+      this.#data.close()
+    }
   }
 
   async #checkpointSafely(): Promise<void> {

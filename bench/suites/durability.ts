@@ -1,0 +1,233 @@
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+import { percentile } from '../lib/stats.js'
+import { printTable } from '../lib/table.js'
+import type { SuiteContext } from '../run.js'
+// The same way the tests start `quarry serve` in its own process.
+import { startServe, type ServeProcess } from '../../test/support/quarry-process.js'
+
+/**
+ * What `--data` costs and what it keeps (issue 18), on loopback with the hashing embedder (so the
+ * figures are the persistence's, not the embedder's):
+ * - writes and reads of 32 concurrent clients without a data folder and with each durability;
+ * - a checkpoint against the state's size: its time, the longest event-loop pause meanwhile
+ *   (queries wait that long), the folder's size, and the log it replaces;
+ * - recovery: a server killed after N logged writes, restarted: time to first answer;
+ * - SIGKILLs of `quarry serve --data` under four writers: acknowledged writes lost.
+ */
+// The `quarry` command's hashing embedder (256-d): the recovery step restarts what the command wrote.
+const embedder = createHashingEmbedder({ dimensions: 256 })
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+
+function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const url = new URL(path, base)
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => (text += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+async function ok(p: Promise<{ status: number; text: string }>): Promise<void> {
+  const r = await p
+  if (r.status !== 200) throw new Error(`${r.status} ${r.text.slice(0, 300)}`)
+}
+
+const DOC = 'corpora/bench/documents/d'
+
+async function setUp(base: string): Promise<void> {
+  await ok(call(base, 'POST', '/v1beta/corpora', { name: 'corpora/bench' }))
+  await ok(call(base, 'POST', '/v1beta/corpora/bench/documents', { name: DOC }))
+}
+
+/** The longest gap between 1 ms ticks while `work` runs: how long the event loop stood still. */
+async function longestPause(work: () => Promise<void>): Promise<{ ms: number; pauseMs: number }> {
+  let last = performance.now()
+  let worst = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    worst = Math.max(worst, now - last)
+    last = now
+  }, 1)
+  const start = performance.now()
+  await work()
+  const ms = performance.now() - start
+  await new Promise((r) => setTimeout(r, 5))
+  clearInterval(timer)
+  return { ms, pauseMs: Math.max(worst, performance.now() - last) }
+}
+
+function folderBytes(dir: string): number {
+  let total = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    total += entry.isDirectory() ? folderBytes(path) : statSync(path).size
+  }
+  return total
+}
+
+interface LoadRow {
+  readonly mode: string
+  readonly writesPerS: number
+  readonly writeP50: number
+  readonly writeP99: number
+  readonly readP99: number
+}
+
+/** 32 clients, each alternating a write (one chunk) and a query, for `perClient` rounds. */
+async function load(mode: string, server: QuarryServer, perClient: number): Promise<LoadRow> {
+  const { url } = await server.listen()
+  await setUp(url)
+  const writes: number[] = []
+  const reads: number[] = []
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: 32 }, async (_, c) => {
+      for (let i = 0; i < perClient; i++) {
+        let t = performance.now()
+        await ok(call(url, 'POST', `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/c${c}-${i}`, data: { stringValue: `client ${c} writes passage ${i} about durable logs and checkpoints` } }))
+        writes.push(performance.now() - t)
+        t = performance.now()
+        await ok(call(url, 'POST', '/v1beta/corpora/bench:query', { query: `passage ${i} logs`, resultsCount: 5 }))
+        reads.push(performance.now() - t)
+      }
+    }),
+  )
+  const seconds = (performance.now() - start) / 1000
+  await server.close()
+  return { mode, writesPerS: writes.length / seconds, writeP50: percentile(writes, 0.5), writeP99: percentile(writes, 0.99), readP99: percentile(reads, 0.99) }
+}
+
+const startChild = (dir: string): Promise<ServeProcess> => startServe(['--embedder', 'hashing', '--data', dir])
+
+export async function runDurability(ctx: SuiteContext): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'quarry-durability-'))
+  const results: Record<string, unknown> = {}
+  try {
+    // 1. Throughput and tails under 32 clients.
+    const perClient = ctx.quick ? 20 : 60
+    // Rounds interleave the modes (a first round warms the process up and is not reported); each
+    // mode's figures are the median over rounds, its latencies pooled.
+    const modes = [
+      { mode: 'no data folder', make: (): QuarryServer => createServer({ embedder }) },
+      ...(['none', 'checkpoint', 'log'] as const).map((durability) => ({ mode: `--data, durability ${durability}`, make: (): QuarryServer => createServer({ embedder, dataDir: mkdtempSync(join(root, `load-${durability}-`)), durability }) })),
+    ]
+    const rounds = ctx.quick ? 2 : 4
+    const runs = new Map<string, LoadRow[]>()
+    for (let round = 0; round <= rounds; round++) {
+      for (const m of modes) {
+        const row = await load(m.mode, m.make(), perClient)
+        if (round > 0) runs.set(m.mode, [...(runs.get(m.mode) ?? []), row])
+      }
+    }
+    const rows: LoadRow[] = modes.map(({ mode }) => {
+      const r = runs.get(mode) ?? []
+      return { mode, writesPerS: percentile(r.map((x) => x.writesPerS), 0.5), writeP50: percentile(r.map((x) => x.writeP50), 0.5), writeP99: percentile(r.map((x) => x.writeP99), 0.5), readP99: percentile(r.map((x) => x.readP99), 0.5) }
+    })
+    const memory = rows[0] as LoadRow
+    printTable(`32 clients, each ${perClient} × (one-chunk write + query); medians of ${rounds} interleaved rounds`, rows.map((r) => ({ mode: r.mode, 'writes/s': r.writesPerS, 'vs memory': r.writesPerS / memory.writesPerS, 'write p50 ms': r.writeP50, 'write p99 ms': r.writeP99, 'query p99 ms': r.readP99 })))
+    results['load'] = rows
+
+    // 2. Checkpoints against the state's size.
+    const sizes = ctx.quick ? [10_000] : [10_000, 100_000]
+    const checkpoints: Record<string, number>[] = []
+    for (const chunks of sizes) {
+      const dataDir = join(root, `checkpoint-${chunks}`)
+      const server = createServer({ embedder, dataDir, snapshotDelayMs: 3_600_000 })
+      const { url } = await server.listen()
+      await setUp(url)
+      for (let i = 0; i < chunks; i += 100) {
+        await ok(call(url, 'POST', `/v1beta/${DOC}/chunks:batchCreate`, { requests: Array.from({ length: 100 }, (_, j) => ({ chunk: { name: `${DOC}/chunks/k${i + j}`, data: { stringValue: `passage ${i + j} on write-ahead logs, checkpoints and recovery after a crash` } } })) }))
+      }
+      const logBytes = folderBytes(dataDir)
+      const { ms, pauseMs } = await longestPause(() => server.flush())
+      checkpoints.push({ chunks, checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, logMBBefore: logBytes / 1e6 })
+      await server.close()
+    }
+    printTable('a checkpoint against the state (one corpus; hashing 256-d vectors, HNSW graph)', checkpoints)
+    results['checkpoints'] = checkpoints
+
+    // 3. Recovery: N logged writes, SIGKILL, restart in process; time until listening (replay included).
+    const logged = ctx.quick ? 5_000 : 100_000
+    const recoveryDir = join(root, 'recovery')
+    const writer = await startChild(recoveryDir)
+    const childBase = writer.base
+    await setUp(childBase)
+    let next = 0
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (let i = next++; i < logged; i = next++) await ok(call(childBase, 'POST', `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/r${i}`, data: { stringValue: `logged write ${i}` } }))
+      }),
+    )
+    await writer.kill()
+    const logMB = folderBytes(recoveryDir) / 1e6
+    let recovered: QuarryServer | undefined
+    const recoveryMs = (
+      await longestPause(async () => {
+        recovered = createServer({ embedder, dataDir: recoveryDir, snapshotDelayMs: 3_600_000 })
+        await recovered.listen()
+      })
+    ).ms
+    const replayed = recovered?.replayed ?? 0
+    await recovered?.close()
+    printTable('recovery after SIGKILL', [{ 'logged writes': logged + 2, 'replayed': replayed, 'folder MB': logMB, 'restart ms': recoveryMs, 'writes/s replayed': replayed / (recoveryMs / 1000) }])
+    results['recovery'] = { logged: logged + 2, replayed, folderMB: logMB, restartMs: recoveryMs }
+
+    // 4. SIGKILLs under four writers.
+    const kills = ctx.quick ? 5 : 20
+    const killDir = join(root, 'kills')
+    const acked = new Set<string>()
+    let setUpDone = false
+    let attempts = 0
+    for (let round = 0; round < kills; round++) {
+      const server = await startChild(killDir)
+      const base = server.base
+      if (!setUpDone) {
+        await setUp(base)
+        setUpDone = true
+      }
+      let stop = false
+      const writers = Array.from({ length: 4 }, async (_, w) => {
+        for (let i = 0; !stop; i++) {
+          const id = `k${round}-${w}-${i}`
+          attempts++
+          try {
+            if ((await call(base, 'POST', `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: id } })).status === 200) acked.add(id)
+          } catch {
+            // killed mid-request
+          }
+        }
+      })
+      await new Promise((r) => setTimeout(r, 300 + ((round * 397) % 1000)))
+      stop = true
+      await server.kill()
+      await Promise.all(writers)
+    }
+    const last = await startChild(killDir)
+    const base = last.base
+    const present = new Set<string>()
+    let token = ''
+    do {
+      const page = JSON.parse((await call(base, 'GET', `/v1beta/${DOC}/chunks?pageSize=100${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)).text) as { chunks?: { name: string }[]; nextPageToken?: string }
+      for (const c of page.chunks ?? []) present.add(c.name.slice(`${DOC}/chunks/`.length))
+      token = page.nextPageToken ?? ''
+    } while (token !== '')
+    await last.kill()
+    const lost = [...acked].filter((id) => !present.has(id)).length
+    printTable(`${kills} SIGKILLs of quarry serve --data, 4 writers`, [{ 'writes sent': attempts, acknowledged: acked.size, lost }])
+    results['kills'] = { kills, attempts, acknowledged: acked.size, lost }
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+  writeFileSync(join(ctx.resultsDir, 'durability.json'), `${JSON.stringify(results, null, 2)}\n`)
+}
