@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -106,6 +106,42 @@ describe('a bounded number of requests in flight', () => {
     release()
     expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200])
     expect((await call(url, 'GET', '/v1beta/corpora')).status).toBe(200)
+    await server.close()
+  })
+})
+
+describe('checkpoints under concurrent writes (durability log)', () => {
+  it('answers every write and keeps every one when checkpoints start new logs while writes wait for their sync', async () => {
+    const dataDir = join(root, 'checkpoints')
+    // A checkpoint every ~10 kB of log: dozens of them during the run.
+    let server = createServer({ embedder, dataDir, checkpointBytes: 10_000 })
+    let { url } = await server.listen()
+    await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/ckpt' })
+    await call(url, 'POST', '/v1beta/corpora/ckpt/documents', { name: 'corpora/ckpt/documents/d' })
+    const statuses = await Promise.all(
+      Array.from({ length: 16 }, async (_, w) => {
+        const out: number[] = []
+        for (let i = 0; i < 25; i++) out.push((await call(url, 'POST', '/v1beta/corpora/ckpt/documents/d/chunks', { name: `corpora/ckpt/documents/d/chunks/w${w}-${i}`, data: { stringValue: `writer ${w} chunk ${i}` } })).status)
+        return out
+      }),
+    )
+    expect(statuses.flat().filter((s) => s !== 200)).toEqual([])
+    // Checkpoints happened (the first generation is taken at start), and the folder keeps only the newest.
+    const generations = readdirSync(dataDir).filter((e) => /^snapshot-\d+$/.test(e))
+    expect(generations).toHaveLength(1)
+    expect(Number(generations[0]?.slice('snapshot-'.length))).toBeGreaterThan(3)
+    await server.close()
+    server = createServer({ embedder, dataDir })
+    ;({ url } = await server.listen())
+    const listed: string[] = []
+    let token = ''
+    do {
+      const page = (await call(url, 'GET', `/v1beta/corpora/ckpt/documents/d/chunks?pageSize=100${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)).json as { chunks?: { name: string }[]; nextPageToken?: string }
+      listed.push(...(page.chunks ?? []).map((c) => c.name))
+      token = page.nextPageToken ?? ''
+    } while (token !== '')
+    expect(listed.length).toBe(16 * 25)
+    expect(new Set(listed).size).toBe(16 * 25)
     await server.close()
   })
 })

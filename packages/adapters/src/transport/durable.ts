@@ -181,13 +181,16 @@ export class DurableWrites {
     return {
       ...bound,
       call: async (request, content, options) => {
+        // The log the write went into: a checkpoint may start a new one before it is synced.
+        let log: WriteAheadLog | undefined
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
           const c = encodeContent(content)
           const record: LogRecord = { k: key, r: request, t: trace, ...(c === undefined ? {} : { c }) }
           try {
-            this.#log?.append(Buffer.from(JSON.stringify(record)))
+            log = this.#log
+            log?.append(Buffer.from(JSON.stringify(record)))
           } catch (error) {
             // Memory has a write the disk does not: go back to what the disk holds, and say why.
             await this.#undo()
@@ -197,7 +200,7 @@ export class DurableWrites {
         })
         if (!outcome.ok) return outcome
         try {
-          await this.#log?.sync()
+          await log?.sync()
         } catch (error) {
           this.#options.onInternalError(error)
           return { ok: false, status: rpcStatus('UNAVAILABLE', 'The write was applied in memory but the write-ahead log could not be flushed to disk (is the disk full?); it may not survive a restart. Free space and retry.') }

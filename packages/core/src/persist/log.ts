@@ -96,6 +96,7 @@ export class WriteAheadLog {
   #appended: number
   #synced: number
   #syncing = false
+  #closed = false
   #failed: Error | undefined
   readonly #waiters: Waiter[] = []
 
@@ -169,6 +170,7 @@ export class WriteAheadLog {
   /** Resolves once every record appended so far is on disk (one fsync shared by all waiting callers). */
   sync(): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failed)
+    if (this.#closed) return Promise.resolve()
     if (this.#synced >= this.#appended) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#waiters.push({ upTo: this.#appended, resolve, reject })
@@ -182,6 +184,8 @@ export class WriteAheadLog {
     const target = this.#appended
     fsync(this.#fd, (error) => {
       this.#syncing = false
+      // Closed meanwhile: close() synced everything and answered every waiter.
+      if (this.#closed) return
       if (error) {
         this.#failed = error
         for (const w of this.#waiters.splice(0)) w.reject(error)
@@ -200,9 +204,23 @@ export class WriteAheadLog {
     return readRecords(this.path, this.#fd).records
   }
 
-  /** Closes the file (after a last sync of what was appended). */
+  /** Closes the file after a last sync of what was appended; callers still waiting on `sync()` are answered. */
   close(): void {
-    if (!this.#failed && this.#synced < this.#appended) fsyncSync(this.#fd)
+    if (this.#closed) return
+    this.#closed = true
+    let error: Error | undefined = this.#failed
+    if (!error && this.#synced < this.#appended) {
+      try {
+        fsyncSync(this.#fd)
+        this.#synced = this.#appended
+      } catch (e) {
+        error = e as Error
+      }
+    }
+    for (const w of this.#waiters.splice(0)) {
+      if (error) w.reject(error)
+      else w.resolve()
+    }
     closeSync(this.#fd)
   }
 }
