@@ -160,7 +160,8 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
     // 3. Recovery: N logged writes, SIGKILL, restart in process; time until listening (replay included).
     const logged = ctx.quick ? 5_000 : 100_000
     const recoveryDir = join(root, 'recovery')
-    const writer = await startChild(recoveryDir)
+    // No checkpoint while writing: every write stays in the log, to be replayed.
+    const writer = await startServe(['--embedder', 'hashing', '--data', recoveryDir, '--checkpoint-mb', '100000', '--checkpoint-seconds', '100000'])
     const childBase = writer.base
     await setUp(childBase)
     let next = 0

@@ -11,6 +11,7 @@ function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
+                    [--checkpoint-mb N] [--checkpoint-seconds N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -22,6 +23,9 @@ function usage(): string {
                 write-ahead log on disk before it is answered; a crash loses nothing answered),
                 checkpoint (snapshots 200 ms after changes; a crash loses the writes since the last),
                 none (written at a clean stop only)
+  --checkpoint-mb, --checkpoint-seconds  with durability log: take a checkpoint (a whole snapshot; the
+                log starts empty) once the log holds N MB (default 64) or N seconds after the first write
+                since the last one (default 30); fewer checkpoints, longer restarts
   --max-in-flight  requests held at once, REST and gRPC together (default 256); more get 429
   --gcs-root  folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path
   --import-root  a folder file:// imports may read (repeatable); without one, file:// imports are refused
@@ -69,7 +73,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const help = usage()
   const flags = parseArgs(
     args,
-    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
+    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight', 'checkpoint-mb', 'checkpoint-seconds'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
     help,
   )
   if (flags.has('help')) {
@@ -87,6 +91,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const durability = flags.value('durability')
   if (durability !== undefined && durability !== 'log' && durability !== 'checkpoint' && durability !== 'none') throw usageError(`--durability is log, checkpoint or none; received ${durability}`, help)
   if (durability !== undefined && dataDir === undefined) throw usageError('--durability needs --data DIR (without it, state is in memory)', help)
+  const checkpointMb = flags.value('checkpoint-mb') === undefined ? undefined : numberOption(flags, 'checkpoint-mb', { min: 0.001, max: 1_000_000, integer: false, fallback: 64 }, help)
+  const checkpointSeconds = flags.value('checkpoint-seconds') === undefined ? undefined : numberOption(flags, 'checkpoint-seconds', { min: 0.001, max: 10_000_000, integer: false, fallback: 30 }, help)
   const maxInFlight = flags.value('max-in-flight') === undefined ? undefined : numberOption(flags, 'max-in-flight', { min: 1, max: 1_000_000, integer: true, fallback: 256 }, help)
   const credentialsOut = flags.value('credentials-out')
   if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
@@ -101,7 +107,15 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     allowedHosts: flags.all('allowed-host'),
     corsOrigins: flags.all('cors-origin'),
-    ...omitUndefined({ dataDir, grpcPort, durability, maxInFlight, onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
+    ...omitUndefined({
+      dataDir,
+      grpcPort,
+      durability,
+      maxInFlight,
+      checkpointBytes: checkpointMb === undefined ? undefined : Math.round(checkpointMb * 1024 * 1024),
+      snapshotDelayMs: checkpointSeconds === undefined ? undefined : Math.round(checkpointSeconds * 1000),
+    }),
+    ...omitUndefined({ onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
   })
   let url: string
