@@ -1,9 +1,10 @@
+import { cpSync, readdirSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
-import { createServer, seededRandomId, steppingClock, type QuarryServer } from '@quarry/adapters'
+import { createServer, seededRandomId, steppingClock, type QuarryServer, type QuarryServerOptions, type RequestLogEntry } from '@quarry/adapters'
 import { restRoutes, type Route } from '../../packages/adapters/src/http/routes.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { MAX_FILE_BYTES, makeHostileFiles, type HostileFiles } from '../support/hostile/files.js'
@@ -11,6 +12,7 @@ import { requestSchemaOf } from '../support/hostile/messages.js'
 import { NamePool } from '../support/hostile/names.js'
 import { materialize, planArb, type Materialized, type RequestPlan } from '../support/hostile/requests.js'
 import { rawAgent, sendRaw, type RawAnswer } from '../support/hostile/http.js'
+import { engineState, scratchDir } from '../support/engine-state.js'
 
 /**
  * Issue 13: hostile input against a real server on 127.0.0.1. Every route of the route table gets
@@ -20,6 +22,10 @@ import { rawAgent, sendRaw, type RawAnswer } from '../support/hostile/http.js'
  * Afterwards the secret file outside the roots must not be retrievable anywhere, and the server
  * must still answer a known case exactly. `FC_SEED` replays a run, `FC_RUNS` sets the request count;
  * the default seed's request count and status histogram are printed (and deterministic).
+ *
+ * Issue 18: the server keeps its state in a data folder (`durability: 'log'`, no checkpoint during
+ * the run), and the last test checks that what the run left survives exactly: the write-ahead log
+ * of the accepted writes replayed over the first (empty) checkpoint, and a restart after close.
  */
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 1_313
 const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 3_000
@@ -30,6 +36,8 @@ const embedder = createHashingEmbedder({ dimensions: 32 })
 const internalErrors: unknown[] = []
 let files: HostileFiles
 let server: QuarryServer
+let dataDir: string
+const copies: string[] = []
 let routes: Route[]
 let port: number
 const agent = rawAgent()
@@ -60,6 +68,7 @@ async function ok(method: string, path: string, body?: unknown): Promise<Record<
 }
 
 async function upload(corpus: string, displayName: string, content: string): Promise<Json> {
+  setupCalls++
   const b = 'oracle-boundary'
   const body = `--${b}\r\nContent-Disposition: form-data; name="metadata"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ ragFile: { displayName } })}\r\n--${b}\r\nContent-Disposition: form-data; name="file"; filename="${displayName}"\r\n\r\n${content}\r\n--${b}--\r\n`
   const answer = await sendRaw(port, { method: 'POST', path: `/upload/v1beta1/${corpus}/ragFiles:upload`, host: `127.0.0.1:${port}`, headers: { 'content-type': `multipart/form-data; boundary=${b}` }, body: Buffer.from(body) }, { timeoutMs: TIMEOUT_MS, agent })
@@ -119,17 +128,38 @@ async function ensureFixtures(): Promise<void> {
   setupRequests += setupCalls - before
 }
 
-beforeAll(async () => {
-  files = makeHostileFiles()
-  server = createServer({
+/** Writes the first server answered 200 (on a route that `mutates`): each must be one record of its log. */
+let acceptedWrites = 0
+/** The route the server chose for a request (its own matching: http/server.ts), to tell writes from reads. */
+function countWrite(entry: RequestLogEntry): void {
+  if (entry.status !== 200) return
+  const path = new URL(`http://localhost${entry.path.startsWith('/') ? entry.path : `/${entry.path}`}`).pathname.replace(/%3A/gi, ':')
+  if (routes.find((r) => r.method === entry.method && r.compiled.regex.test(path))?.mutates) acceptedWrites++
+}
+
+/** The server's options on a data folder: seeded clocks and ids; no checkpoint before close (the whole run stays in the log). */
+function serverOptions(dir: string, onRequest?: (entry: RequestLogEntry) => void): QuarryServerOptions {
+  return {
     embedder,
     vertexRag: { gcsRoot: files.gcs, importRoots: [files.imports], maxFileBytes: MAX_FILE_BYTES, clock: steppingClock('2026-01-01T00:00:00Z', 1), randomId: seededRandomId(1) },
     semanticRetriever: { clock: steppingClock('2026-01-01T00:00:00Z', 1), randomId: seededRandomId(2) },
     memoryBank: { clock: steppingClock('2026-01-01T00:00:00Z', 1), randomId: seededRandomId(3) },
     onInternalError: (error) => internalErrors.push(error),
-  })
-  port = (await server.listen()).port
+    dataDir: dir,
+    durability: 'log',
+    snapshotDelayMs: 3_600_000,
+    checkpointBytes: 2 ** 40,
+    ...(onRequest ? { onRequest } : {}),
+  }
+}
+
+beforeAll(async () => {
+  files = makeHostileFiles()
+  // On tmpfs where there is one: the log's content is checked here, not its fsyncs (about 1 ms a write on a disk).
+  dataDir = scratchDir('quarry-hostile-data-')
+  server = createServer(serverOptions(dataDir, countWrite))
   routes = restRoutes(bindMethods(server.engines))
+  port = (await server.listen()).port
   for (const name of [LOCATION, `${LOCATION}/reasoningEngines/1`, 'reasoningEngines/7']) pool.add(name)
   await ensureFixtures()
 })
@@ -138,6 +168,7 @@ afterAll(async () => {
   agent.destroy()
   await server?.close()
   files?.cleanup()
+  for (const dir of [dataDir, ...copies]) if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -389,5 +420,40 @@ describe('hostile requests against every route (loopback)', () => {
     expect(retrieved[0]?.distance).toBeCloseTo(Math.sqrt(2 * cosineDistance(sq as Float32Array, near as Float32Array)), 5)
     expect(retrieved[1]?.distance).toBeCloseTo(Math.sqrt(2 * cosineDistance(sq as Float32Array, far as Float32Array)), 5)
     expect(internalErrors).toEqual([])
+  })
+
+  it('keeps what the run left exactly: its log replayed over the first checkpoint, and a restart after close', async () => {
+    // The last answer's `close` (which onRequest counts at) may follow its bytes by a tick.
+    await new Promise((resolve) => setImmediate(resolve))
+    const started = performance.now()
+    const live = engineState(server.engines)
+    const writes = acceptedWrites
+    expect(writes).toBeGreaterThan(0)
+
+    // The folder as it is while the server runs: the first checkpoint (made empty at the first listen) and the log of every accepted write.
+    const copy = scratchDir('quarry-hostile-copy-')
+    copies.push(copy)
+    cpSync(dataDir, copy, { recursive: true })
+    // The copy's LOCK names this (live) process, which would make it LOCKED.
+    rmSync(join(copy, 'LOCK'))
+    expect(readdirSync(copy).sort()).toEqual(['CURRENT', 'snapshot-000001', 'wal-000001.log'])
+    const replica = createServer(serverOptions(copy))
+    try {
+      await replica.listen()
+      expect(replica.replayed).toBe(writes)
+      expect(engineState(replica.engines)).toEqual(live)
+    } finally {
+      await replica.close()
+    }
+
+    // A clean restart: close checkpoints the log away, the next start loads that checkpoint alone.
+    await server.close()
+    server = createServer(serverOptions(dataDir))
+    await server.listen()
+    expect(server.restored).toBe(true)
+    expect(server.replayed).toBe(0)
+    expect(engineState(server.engines)).toEqual(live)
+    expect(internalErrors).toEqual([])
+    console.log(`hostile: ${writes} accepted writes (of ${count + setupCalls} requests) replayed from the log and kept across a restart, checked in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   })
 })

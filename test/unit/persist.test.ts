@@ -30,6 +30,16 @@ describe('save / loadIndex', () => {
     expect(loaded.get('v11')).toEqual(index.get('v11'))
   })
 
+  it('loads an empty HNSW index that then grows (hnswlib reads an empty graph back with room for 0)', () => {
+    const path = join(dir, 'empty-hnsw')
+    createIndex({ dimensions: 4, dense: 'hnsw' }).save(path)
+    const loaded = loadIndex(path)
+    // Before the fix this add never returned (capacity 0 doubled forever).
+    loaded.addMany(Array.from({ length: 1500 }, (_, i) => ({ id: `e${i}`, vector: [1, i, i % 7, 1] })))
+    expect(loaded.size).toBe(1500)
+    expect(loaded.search({ vector: [1, 3, 3, 1], topK: 1 }).hits[0]?.id).toBe('e3')
+  })
+
   it('restores ef (hnswlib resets it to 10 on read)', () => {
     const path = join(dir, 'b')
     index.save(path)

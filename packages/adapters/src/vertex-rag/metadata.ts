@@ -51,7 +51,17 @@ function newId(ctx: RagContext, given: string | undefined, field: string, taken:
 
 // ---------------------------------------------------------------- schemas
 
-function planSchema(ctx: RagContext, corpus: RagCorpusState, input: RagDataSchemaInput | undefined, givenId: string | undefined, at: string, keys: Set<string>): RagDataSchemaState {
+/**
+ * A checked schema, its creation time read; its sequence number is taken only when it is stored
+ * (`storeSchema`), so a batch refused after planning leaves the state as it was (the write-ahead
+ * log replays only applied writes).
+ */
+interface PlannedSchema {
+  readonly schema: Omit<RagDataSchemaState, 'seq' | 'createMs' | 'updateMs'>
+  readonly ms: number
+}
+
+function planSchema(ctx: RagContext, corpus: RagCorpusState, input: RagDataSchemaInput | undefined, givenId: string | undefined, at: string, keys: Set<string>): PlannedSchema {
   const key = input?.key ?? ''
   if (key === '') throw invalidArgument(`${at}ragDataSchema.key`, 'key is required: the metadata key this schema types.')
   if (keys.has(key) || [...corpus.schemas.values()].some((s) => s.key === key)) throw failure('ALREADY_EXISTS', `A RagDataSchema for key "${key}" already exists in ${corpus.name}.`, `${at}ragDataSchema.key`)
@@ -72,15 +82,19 @@ function planSchema(ctx: RagContext, corpus: RagCorpusState, input: RagDataSchem
   const id = newId(ctx, givenId, `${at}ragDataSchemaId`, (x) => corpus.schemas.has(`${corpus.name}/ragDataSchemas/${x}`))
   const name = `${corpus.name}/ragDataSchemas/${id}`
   if (corpus.schemas.has(name)) throw failure('ALREADY_EXISTS', `RagDataSchema "${name}" already exists.`, `${at}ragDataSchemaId`)
-  return { name, key, details, type, ...ctx.stamp() }
+  return { schema: { name, key, details, type }, ms: ctx.now() }
+}
+
+function storeSchema(ctx: RagContext, corpus: RagCorpusState, planned: PlannedSchema): RagDataSchemaState {
+  const schema: RagDataSchemaState = { ...planned.schema, ...ctx.stamp(planned.ms) }
+  corpus.schemas.set(schema.name, schema)
+  return schema
 }
 
 export async function createRagDataSchema(ctx: RagContext, request: unknown): Promise<RagDataSchemaJson> {
   const req = readMessage(CreateRagDataSchemaRequest, request)
   const corpus = ctx.corpus(req.parent, 'parent')
-  const schema = planSchema(ctx, corpus, req.ragDataSchema, req.ragDataSchemaId, '', new Set())
-  corpus.schemas.set(schema.name, schema)
-  return schemaJson(schema)
+  return schemaJson(storeSchema(ctx, corpus, planSchema(ctx, corpus, req.ragDataSchema, req.ragDataSchemaId, '', new Set())))
 }
 
 export async function batchCreateRagDataSchemas(ctx: RagContext, request: unknown): Promise<Operation> {
@@ -92,9 +106,9 @@ export async function batchCreateRagDataSchemas(ctx: RagContext, request: unknow
     if (r.parent && r.parent !== corpus.name) throw invalidArgument(`requests[${i}].parent`, `every request's parent must be "${corpus.name}".`)
     return planSchema(ctx, corpus, r.ragDataSchema, r.ragDataSchemaId, `requests[${i}].`, keys)
   })
-  if (new Set(planned.map((s) => s.name)).size !== planned.length) throw invalidArgument('requests', 'two requests name the same ragDataSchemaId.')
-  for (const s of planned) corpus.schemas.set(s.name, s)
-  return ctx.operation('v1beta1', corpus.name, 'BatchCreateRagDataSchemasOperationMetadata', { type: 'BatchCreateRagDataSchemasResponse', value: { ragDataSchemas: planned.map(schemaJson) } })
+  if (new Set(planned.map((p) => p.schema.name)).size !== planned.length) throw invalidArgument('requests', 'two requests name the same ragDataSchemaId.')
+  const stored = planned.map((p) => storeSchema(ctx, corpus, p))
+  return ctx.operation('v1beta1', corpus.name, 'BatchCreateRagDataSchemasOperationMetadata', { type: 'BatchCreateRagDataSchemasResponse', value: { ragDataSchemas: stored.map(schemaJson) } })
 }
 
 export async function getRagDataSchema(ctx: RagContext, request: unknown): Promise<RagDataSchemaJson> {

@@ -104,6 +104,9 @@ export interface HnswResult {
   readonly distances: number[]
 }
 
+/** Elements a new graph has room for before it first grows (doubling). */
+const INITIAL_CAPACITY = 1024
+
 /**
  * The only user of hnswlib-node. Owns capacity growth, deletion and the ef setting, and
  * guarantees that no caller code runs inside a native callback (a throwing callback would abort
@@ -130,7 +133,7 @@ export class HnswGraph {
     native.setEf(this.#ef)
   }
 
-  static create(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, capacity = 1024): HnswGraph {
+  static create(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, capacity = INITIAL_CAPACITY): HnswGraph {
     const Native = loadNative()
     const native = new Native(space, dim)
     native.initIndex({
@@ -148,6 +151,9 @@ export class HnswGraph {
     const Native = loadNative()
     const native = new Native(space, dim)
     native.readIndexSync(file, false)
+    // hnswlib reads an empty graph back with room for 0 elements (its capacity becomes the count):
+    // give it a new graph's room, which a doubling can grow from (and which saves as it was saved).
+    if (native.getMaxElements() === 0) native.resizeIndex(INITIAL_CAPACITY)
     return new HnswGraph(space, dim, options, native, native.getMaxElements())
   }
 
@@ -192,7 +198,7 @@ export class HnswGraph {
   }
 
   #grow(minCapacity: number): void {
-    let capacity = this.#capacity
+    let capacity = Math.max(this.#capacity, 1)
     while (capacity < minCapacity) capacity *= 2
     this.#native.resizeIndex(capacity)
     this.#capacity = capacity
