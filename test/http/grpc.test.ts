@@ -462,7 +462,7 @@ describe('quarry serve --grpc-port', () => {
 describe('the gRPC services come from the method tables and the shipped protos', () => {
   it('serves every RPC of the protos through a table entry; only what the protos lack is REST-only', () => {
     const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
-    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onWrite: () => undefined, onInternalError: () => undefined, inFlight: () => new InFlight(8) })
+    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onInternalError: () => undefined, inFlight: new InFlight(8) })
     expect(server.unbound).toEqual([])
     // Memory Bank's purge is newer than google-proto-files 6.0.1's memory_bank_service.proto.
     expect(server.restOnly).toEqual(['google.cloud.aiplatform.v1beta1.MemoryBankService.PurgeMemories'])

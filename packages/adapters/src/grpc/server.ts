@@ -22,11 +22,9 @@ export interface GrpcServerOptions {
   readonly access: AccessOptions
   /** The address the REST server is bound to (the `:authority` rule is the same). */
   readonly boundHost: () => string | undefined
-  /** After a successful write (the data folder's trigger). */
-  readonly onWrite: () => void
   readonly onInternalError: (error: unknown) => void
   /** The bound on requests held at once, shared with REST. */
-  readonly inFlight: () => InFlight
+  readonly inFlight: InFlight
 }
 
 export interface GrpcServer {
@@ -56,10 +54,6 @@ function msUntilDeadline(call: Call): number {
   return (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now()
 }
 
-/** Whether a call's deadline has passed (gRPC reports both a cancel and a deadline as "cancelled"). */
-function pastDeadline(call: Call): boolean {
-  return msUntilDeadline(call) <= 0
-}
 
 export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcServerOptions): GrpcServer {
   const byPath = new Map<string, BoundMethod>()
@@ -75,12 +69,11 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   const restOnly: string[] = []
   const unbound: string[] = []
 
-  const answer = (call: Call, callback: Callback, outcome: Outcome<unknown>, encode: (json: unknown) => Buffer, mutates: boolean): void => {
+  const answer = (call: Call, callback: Callback, outcome: Outcome<unknown>, encode: (json: unknown) => Buffer): void => {
     if (!outcome.ok) {
       callback(serviceError(root, outcome.status))
       return
     }
-    if (mutates) options.onWrite()
     let bytes: Buffer
     try {
       bytes = encode(outcome.response)
@@ -94,10 +87,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
 
   for (const name of services) {
     const service = serviceOf(root, name)
-    if (!service) {
-      for (const m of methods) if (m.service === name) restOnly.push(`${name}.${m.rpc}`)
-      continue
-    }
+    // A service the shipped protos do not define is REST only (listed below).
+    if (!service) continue
     const definition: Record<string, grpc.MethodDefinition<Decoded, Buffer>> = {}
     const implementation: grpc.UntypedServiceImplementation = {}
     for (const protoMethod of service.methodsArray) {
@@ -126,15 +117,16 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
         if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
         if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message)))
         if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
-        const inFlight = options.inFlight()
+        const inFlight = options.inFlight
         if (!inFlight.enter()) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message())))
+        // A cancel aborts the signal; the deadline is passed as a time (gRPC reports both as "cancelled").
         const controller = new AbortController()
-        const abandon = (): void => controller.abort(pastDeadline(call) ? 'DEADLINE_EXCEEDED' : 'CANCELLED')
+        const abandon = (): void => controller.abort()
         if (call.cancelled) abandon()
         else call.once('cancelled', abandon)
         bound
           .call(call.request.json, undefined, { signal: controller.signal, deadline: Date.now() + msUntilDeadline(call) })
-          .then((outcome) => answer(call, callback, outcome, encode, bound.mutates))
+          .then((outcome) => answer(call, callback, outcome, encode))
           .catch((error: unknown) => {
             options.onInternalError(error)
             callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
@@ -147,7 +139,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     }
     server.addService(definition as grpc.ServiceDefinition, implementation)
   }
-  for (const [path, bound] of byPath) if (!paths.includes(path) && !restOnly.includes(`${bound.service}.${bound.rpc}`)) restOnly.push(`${bound.service}.${bound.rpc}`)
+  for (const [path, bound] of byPath) if (!paths.includes(path)) restOnly.push(`${bound.service}.${bound.rpc}`)
 
   return {
     paths,

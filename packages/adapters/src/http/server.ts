@@ -267,18 +267,15 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       onInternalError,
     })
   const restoredCheckpoint = durable?.load() ?? false
-  // With a log, writes reach the engines through it; both transports serve the same methods.
+  // With a data folder, writes reach the engines through it (journaled, checkpoints scheduled);
+  // both transports serve the same methods.
   const methods = durable?.methods ?? bound
   const routes = restRoutes(methods)
-  const changed = (): void => durable?.changed()
-  const grpc = options.grpcPort === undefined
-    ? undefined
-    : createGrpcServer(methods, { maxMessageBytes: options.maxBodyBytes ?? 32 * 1024 * 1024, access: { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }, boundHost: () => boundHost, onWrite: () => changed(), onInternalError, inFlight: () => inFlight })
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const inFlight = new InFlight(options.maxInFlight ?? 256)
-
   let boundHost: string | undefined
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
+  const grpc = options.grpcPort === undefined ? undefined : createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const admitted = checkAccess({ host: req.headers.host, origin: req.headers.origin }, boundHost, access)
@@ -319,7 +316,6 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       sendStatus(res, outcome.status)
       return
     }
-    if (route.mutates) changed()
     const enumsAsInts = /enum-encoding=int/.test(url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? '')
     send(res, 200, enumsAsInts ? encodeEnums(outcome.response, route.enums) : outcome.response)
   }
@@ -355,10 +351,6 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     })
   })
 
-  const flush = async (): Promise<void> => {
-    await durable?.checkpoint()
-  }
-
   // Clients keep connections open between calls; closing idle ones after Node's default 5 s
   // races with a client reusing them (ECONNRESET). Google's front ends keep them longer too.
   server.keepAliveTimeout = 65_000
@@ -373,7 +365,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     get replayed() {
       return durable?.replayed ?? 0
     },
-    flush,
+    flush: async () => durable?.checkpoint(),
     listen: async ({ port = 0, host = '127.0.0.1' } = {}) => {
       // The log's writes are replayed over the checkpoint before anything is served.
       await durable?.recover()

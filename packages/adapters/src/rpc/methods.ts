@@ -10,8 +10,8 @@ import { unary } from './unary.js'
 /**
  * Methods as data. Each API declares every RPC once, in a table: its name, handler, whether it
  * writes, its calling shape and its HTTP bindings. The service (request JSON → Outcome), the
- * in-process client (Google's calling convention), the REST routes and the snapshot trigger are
- * all derived from the table, so adding an RPC is one entry plus its handler.
+ * in-process client (Google's calling convention), the REST and gRPC servers and the data
+ * folder's write log are all derived from the table, so adding an RPC is one entry plus its handler.
  */
 
 export type HttpVerb = 'GET' | 'POST' | 'PATCH' | 'DELETE'
@@ -169,7 +169,7 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
 
 /** The status of a call its caller gave up on (DEADLINE_EXCEEDED or CANCELLED), or undefined while it waits. */
 function abandonedStatus(call: CallOptions): RpcStatus | undefined {
-  if ((call.deadline !== undefined && Date.now() >= call.deadline) || call.signal?.reason === 'DEADLINE_EXCEEDED') {
+  if (call.deadline !== undefined && Date.now() >= call.deadline) {
     return rpcStatus('DEADLINE_EXCEEDED', 'The deadline passed before this write was applied; nothing was changed.')
   }
   return call.signal?.aborted ? rpcStatus('CANCELLED', 'The call was cancelled before this write was applied; nothing was changed.') : undefined

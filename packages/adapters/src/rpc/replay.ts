@@ -21,7 +21,7 @@ type Mode = { readonly kind: 'record'; readonly trace: Trace } | { readonly kind
 const current = new AsyncLocalStorage<Mode>()
 
 /** Thrown when a replayed write asks for a value the recording does not have (the log does not fit this code). */
-export class ReplayDivergence extends Error {
+class ReplayDivergence extends Error {
   constructor(what: string) {
     super(`replaying the write-ahead log diverged: ${what}`)
     this.name = 'ReplayDivergence'

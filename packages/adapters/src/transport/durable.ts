@@ -70,7 +70,6 @@ export class DurableWrites {
   #closed = false
   /** Writes the last `recover` replayed from the log. */
   replayed = 0
-  droppedBytes = 0
 
   constructor(methods: readonly BoundMethod[], data: DataDir, options: DurableOptions) {
     this.#data = data
@@ -78,7 +77,8 @@ export class DurableWrites {
     const bound = new Map<string, BoundMethod>()
     for (const m of methods) if (m.mutates && !bound.has(keyOf(m))) bound.set(keyOf(m), m)
     this.#bound = bound
-    this.methods = options.durability === 'log' ? methods.map((m) => (m.mutates ? this.#journaled(m) : m)) : methods
+    // Every write schedules the checkpoint its durability calls for; with `log` it is journaled first.
+    this.methods = methods.map((m) => (!m.mutates ? m : options.durability === 'log' ? this.#journaled(m) : this.#noted(m)))
   }
 
   /** Loads the last checkpoint (synchronously); returns whether there was one. */
@@ -96,7 +96,6 @@ export class DurableWrites {
     // Logs of older generations are in the checkpoint already (a crash after a checkpoint, before the switch of logs).
     for (const entry of readdirSync(this.#data.root)) if (/^wal-\d+\.log$/.test(entry) && entry !== name) rmSync(join(this.#data.root, entry), { force: true })
     const { log, recovered } = WriteAheadLog.open(join(this.#data.root, name))
-    this.droppedBytes = recovered.droppedBytes
     for (const [i, bytes] of recovered.records.entries()) await this.#replay(bytes, i)
     this.#log = log
     // A first checkpoint, even of nothing: what the disk holds can always be loaded back (#undo).
@@ -106,12 +105,12 @@ export class DurableWrites {
     }
     this.replayed = recovered.records.length
     // The next checkpoint takes in what was replayed, so the log need not be replayed again.
-    if (this.replayed > 0) this.changed()
+    if (this.replayed > 0) this.#changed()
     return this.replayed
   }
 
   /** After a successful write: schedules the checkpoint the durability calls for. */
-  changed(): void {
+  #changed(): void {
     if (this.#closed || this.#options.durability === 'none') return
     this.#dirty = true
     const log = this.#log
@@ -168,12 +167,24 @@ export class DurableWrites {
       await this.checkpoint()
     } catch (error) {
       this.#options.onInternalError(error)
-      this.changed()
+      this.#changed()
     }
   }
 
   #logName(): string {
     return `wal-${String(this.#data.generation).padStart(6, '0')}.log`
+  }
+
+  /** A write that is not journaled (durability checkpoint / none): answered, then noted for the next checkpoint. */
+  #noted(bound: BoundMethod): BoundMethod {
+    return {
+      ...bound,
+      call: async (request, content, options) => {
+        const outcome = await bound.call(request, content, options)
+        if (outcome.ok) this.#changed()
+        return outcome
+      },
+    }
   }
 
   #journaled(bound: BoundMethod): BoundMethod {
@@ -199,6 +210,7 @@ export class DurableWrites {
           return result
         })
         if (!outcome.ok) return outcome
+        this.#changed()
         try {
           await log?.sync()
         } catch (error) {

@@ -12,10 +12,6 @@ export class InFlight {
     this.limit = limit
   }
 
-  get count(): number {
-    return this.#count
-  }
-
   /** Takes a slot; false when all are taken (answer RESOURCE_EXHAUSTED). */
   enter(): boolean {
     if (this.#count >= this.limit) return false
