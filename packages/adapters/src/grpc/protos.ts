@@ -17,7 +17,7 @@ export type ProtoService = protobuf.Service
 const INCLUDE = dirname(getProtoPath())
 
 /** The .proto file of a service by googleapis' naming: `google.iam.v1.IAMPolicy` → `google/iam/v1/iam_policy.proto`. */
-export function protoFileOf(service: string): string {
+function protoFileOf(service: string): string {
   const dot = service.lastIndexOf('.')
   const name = service
     .slice(dot + 1)
@@ -32,31 +32,24 @@ const STATUS_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto
 
 /**
  * The services' protos (and their imports) in one root, field names in lowerCamelCase as in
- * proto3 JSON. A service whose file the package does not have is left out of `missing`.
+ * proto3 JSON. A service whose file the package does not have is left out (`serviceOf` finds no
+ * such service: it is served over REST only).
  */
-export function loadServiceProtos(services: readonly string[]): { root: ProtoRoot; missing: readonly string[] } {
+export function loadServiceProtos(services: readonly string[]): ProtoRoot {
   const files = new Set(STATUS_FILES)
-  const missing: string[] = []
-  for (const service of new Set(services)) {
+  for (const service of services) {
     const file = protoFileOf(service)
     if (existsSync(join(INCLUDE, file))) files.add(file)
-    else missing.push(service)
   }
   const root = new protobuf.Root()
   root.resolvePath = (_origin, target) => join(INCLUDE, target)
   root.loadSync([...files], { keepCase: false })
   root.resolveAll()
-  return { root, missing }
+  return root
 }
 
 /** A service of the root, or undefined when the protos do not define it. */
 export function serviceOf(root: ProtoRoot, name: string): ProtoService | undefined {
   const found = root.lookup(name)
   return found instanceof protobuf.Service ? found : undefined
-}
-
-/** A message type of the root, or undefined. */
-export function typeOf(root: ProtoRoot, name: string): ProtoType | undefined {
-  const found = root.lookup(name)
-  return found instanceof protobuf.Type ? found : undefined
 }

@@ -63,7 +63,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (!byPath.has(path)) byPath.set(path, bound)
   }
   const services = [...new Set(methods.map((m) => m.service))]
-  const { root } = loadServiceProtos(services)
+  const root = loadServiceProtos(services)
   const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxMessageBytes })
   const paths: string[] = []
   const restOnly: string[] = []

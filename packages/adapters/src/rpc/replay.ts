@@ -57,7 +57,7 @@ export async function replayable<T>(kind: string, compute: () => Promise<T>, enc
 }
 
 /** The synchronous form, for the clock and random ids. */
-export function replayableSync<T>(kind: string, compute: () => T): T {
+function replayableSync<T>(kind: string, compute: () => T): T {
   const mode = current.getStore()
   if (mode === undefined) return compute()
   if (mode.kind === 'replay') return take(mode, kind) as T
