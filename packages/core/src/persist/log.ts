@@ -35,6 +35,7 @@ export function crc32(bytes: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0
 }
 
+/** What `WriteAheadLog.open` found in an existing log. */
 export interface LogRecovery {
   /** The whole records, in the order they were appended. */
   readonly records: readonly Buffer[]
@@ -90,6 +91,12 @@ interface Waiter {
   readonly reject: (error: Error) => void
 }
 
+/**
+ * An append-only log of records on disk (see the top of this file): `open` recovers what a
+ * previous process wrote, `append` writes a record, `sync` resolves once it is durable (one fsync
+ * shared by every caller waiting), `close` syncs and closes. One writer per file: the caller
+ * (the server's data folder) holds the folder's lock.
+ */
 export class WriteAheadLog {
   readonly path: string
   readonly #fd: number
