@@ -83,6 +83,7 @@ export async function runPersist(ctx: SuiteContext): Promise<void> {
     engine: r.engine,
     'save s': r.saveSeconds,
     'load s': r.loadSeconds,
+    'load / save': r.loadSeconds / r.saveSeconds,
     'size MB': r.megabytes,
     'save s / 100k': per100k(r.saveSeconds, r.records),
     'load s / 100k': per100k(r.loadSeconds, r.records),

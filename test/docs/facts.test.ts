@@ -19,6 +19,7 @@ const CODES: Record<QuarryErrorCode, true> = {
   FILTER_FAILED: true,
   INVALID_SNAPSHOT: true,
   LOCKED: true,
+  BUSY: true,
   EMBEDDER_MISMATCH: true,
   NATIVE_UNAVAILABLE: true,
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { createHash } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type QuarryIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
+import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
 
 /**
  * Issue 18, one checksummed persistence protocol: every file of a core snapshot and of a server's
@@ -141,7 +143,7 @@ describe('a core snapshot under corruption', () => {
   }
 
   it('lists every file it loads from, and the old generation is gone', () => {
-    expect(files).toEqual(['CURRENT', ...['forward.bin', 'hnsw.bin', 'ids.jsonl', 'manifest.json', 'metadata.jsonl', 'terms.jsonl', 'texts.jsonl', 'vectors.f32'].map((f) => `snapshot-000002/${f}`)])
+    expect(files).toEqual(['CURRENT', ...['forward.bin', 'hnsw.bin', 'ids.bin', 'manifest.json', 'metadata.bin', 'norms.f32', 'postings.bin', 'texts.bin', 'values.bin', 'vectors.f32'].map((f) => `snapshot-000002/${f}`)])
     expect(expected).toEqual(observeIndex(index))
   })
 
@@ -169,6 +171,48 @@ describe('a core snapshot under corruption', () => {
     // Only CURRENT's final newline may change without changing what is read: it is not read.
     expect(counts.flip.loaded + counts.truncate.loaded).toBeLessThanOrEqual(3)
   })
+})
+
+describe('a core snapshot altered behind a valid checksum (the manifest re-sealed)', () => {
+  const good = join(root, 'resealed')
+  buildIndex().save(good)
+  const generation = readFileSync(join(good, 'CURRENT'), 'latin1').trim()
+  // The binary sections a reader parses itself (hnswlib reads hnsw.bin, and trusts it: checked by its sha256 only).
+  const sections = ['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', 'vectors.f32', 'norms.f32']
+  const work = scratch()
+  cpSync(good, work, { recursive: true })
+  const manifestPath = join(work, generation, 'manifest.json')
+  const manifest = readFileSync(manifestPath)
+
+  it('random changes and truncations of a section with its sum updated: loaded, or INVALID_SNAPSHOT naming the file, never another error', () => {
+    const counts = { loaded: 0, refused: 0 }
+    fc.assert(
+      fc.property(fc.constantFrom(...sections), fc.constantFrom<Kind>('flip', 'truncate'), fc.nat(), fc.nat(), (file, kind, a, b) => {
+        const path = join(work, generation, file)
+        const original = readFileSync(path)
+        damage(path, kind, a, b)
+        const bytes = readFileSync(path)
+        const sealed = JSON.parse(manifest.toString('utf8')) as { manifest: Manifest }
+        const files = { ...sealed.manifest.files, [file]: { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') } }
+        writeFileSync(manifestPath, encodeManifest({ ...sealed.manifest, files }))
+        try {
+          loadIndex(work)
+          counts.loaded++
+        } catch (error) {
+          expectRefusal(error)
+          expect((error as Error).message).toContain(file)
+          counts.refused++
+        } finally {
+          writeFileSync(path, original)
+          writeFileSync(manifestPath, manifest)
+        }
+      }),
+      // Each run loads a whole snapshot: 120 keep the test within a minute on two busy cores.
+      { numRuns: 120 },
+    )
+    console.log(`core snapshot, re-sealed damage: ${JSON.stringify(counts)}`)
+    expect(counts.refused).toBeGreaterThan(0)
+  }, 240_000)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -216,8 +260,8 @@ describe('a server data folder (DataDir) under corruption', () => {
     const data = new DataDir(good, engines)
     expect(data.generation).toBe(0)
     expect(data.load()).toBe(false)
-    data.save()
-    data.save()
+    await data.save()
+    await data.save()
     expect(data.generation).toBe(2)
     expected = await observeEngines(engines, corpus)
     data.close()
@@ -294,24 +338,41 @@ describe('a server data folder (DataDir) under corruption', () => {
     cpSync(good, dir, { recursive: true })
     writeFileSync(join(dir, 'CURRENT'), `${MARKER}\n`)
     expect(() => new DataDir(dir, freshEngines()).load()).toThrowError(/^\S+ is not a readable Quarry data folder: CURRENT does not name a snapshot \(it should hold one line, "snapshot-N"\)\. Restore the folder from a backup, or remove the folder to start empty\.$/)
-    // An engine's own loadFrom (outside a data folder): versioned, a bad file refused without its content.
+    // An engine's own saveTo / loadFrom (outside a data folder): a generation of the same protocol.
+    const sr = new SemanticRetriever({ embedder })
     const alone = scratch()
     mkdirSync(alone)
-    const sr = new SemanticRetriever({ embedder })
     cpSync(join(good, 'snapshot-000002', 'semantic-retriever'), alone, { recursive: true })
+    expect(() => sr.loadFrom(alone)).toThrowError(/^\S+ holds no Semantic Retriever save \(no CURRENT\): save one there with saveTo first\.$/)
+    const saved = scratch()
+    const source = freshEngines().semanticRetriever
+    source.loadFolder(join(good, 'snapshot-000002', 'semantic-retriever'))
+    source.saveTo(saved)
+    const savedState = join(saved, 'snapshot-000001', 'state.json')
+    const savedBytes = readFileSync(savedState)
+    writeFileSync(savedState, Buffer.concat([savedBytes.subarray(0, 10), Buffer.from('X'), savedBytes.subarray(11)]))
+    let refused: unknown
+    try {
+      sr.loadFrom(saved)
+    } catch (e) {
+      refused = e
+    }
+    expectRefusal(refused)
+    expect((refused as Error).message).toMatch(/snapshot-000001\/state\.json does not match its checksum \(corrupted\)\. Restore the folder from a backup, or save the engine again\.$/)
+    // A folder read as it is (inside a checked generation): versioned, a bad file refused without its content.
     const state = join(alone, 'state.json')
     const bytes = readFileSync(state)
     writeFileSync(state, bytes.subarray(0, bytes.length - 20))
     let error: unknown
     try {
-      sr.loadFrom(alone)
+      sr.loadFolder(alone)
     } catch (e) {
       error = e
     }
     expectRefusal(error)
     expect((error as Error).message).toMatch(/state\.json is not a readable Semantic Retriever state: it is not JSON \(truncated\?\)/)
     writeFileSync(state, JSON.stringify({ ...(JSON.parse(bytes.toString('utf8')) as object), version: 9 }))
-    expect(() => sr.loadFrom(alone)).toThrowError(/version 9 is not supported/)
+    expect(() => sr.loadFolder(alone)).toThrowError(/version 9 is not supported/)
   })
 })
 
@@ -494,7 +555,7 @@ describe('stale locks and debris', () => {
     const engines = freshEngines()
     const corpus = await fillEngines(engines)
     const first = new DataDir(data, engines)
-    first.save()
+    await first.save()
     first.close()
     for (const d of debris) mkdirSync(join(data, d))
     const reopened = new DataDir(data, freshEngines())

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError } from '@quarry/core'
 import { clustered } from '../support/random.js'
+import { saveV4 } from '../support/snapshot-v4.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -85,11 +86,43 @@ describe('save / loadIndex', () => {
     writeFileSync(vectors, flipped)
     expect(() => loadIndex(path)).toThrowError(/vectors\.f32 does not match its checksum/)
     writeFileSync(vectors, bytes)
-    const meta = join(current(path), 'metadata.jsonl')
-    writeFileSync(meta, readFileSync(meta, 'utf8').replace('true', 'fals'))
-    expect(() => loadIndex(path)).toThrowError(expect.objectContaining({ code: 'INVALID_SNAPSHOT' }) as Error)
+    const meta = join(current(path), 'metadata.bin')
+    const metaBytes = readFileSync(meta)
+    metaBytes[metaBytes.length - 9] = (metaBytes[metaBytes.length - 9] as number) ^ 1
+    writeFileSync(meta, metaBytes)
+    expect(() => loadIndex(path)).toThrowError(/metadata\.bin does not match its checksum/)
     writeFileSync(join(current(path), 'manifest.json'), '{"format":"quarry-index","version":99}')
     expect(() => loadIndex(path)).toThrowError(/version 99/)
+  })
+
+  it('loads a version 4 snapshot (JSON lines, rebuilt indexes) to the same answers, and saves it again as version 5', () => {
+    const rich = createIndex({ dimensions: 16, metric: 'cosine', planner: { exactBelow: 0 }, text: { fields: { title: { boost: 2 } } } })
+    rich.addMany(data.slice(0, 400).map((vector, i) => ({
+      id: `w${i}`,
+      vector,
+      text: i % 3 === 0 ? { title: `heat ${i % 5}`, body: `wing flow naïve café ${i % 7}` } : `plate layer shock ${i % 11} \ud800`,
+      metadata: { n: i, even: i % 2 === 0, tags: [`t${i % 3}`], when: new Date(86_400_000 * i), ['__proto__']: 'x' },
+    })))
+    for (let i = 0; i < 400; i += 9) rich.remove(`w${i}`)
+    const path = join(dir, 'v4')
+    saveV4(rich, path)
+    expect(readFileSync(join(current(path), 'manifest.json'), 'utf8')).toContain('"version":4')
+    const requests = [
+      { vector: data[5] as number[], topK: 10 },
+      { text: 'heat wing 3', topK: 10, explain: true },
+      { text: 'shock plate', vector: data[7] as number[], topK: 10, explain: true },
+      { vector: data[9] as number[], topK: 10, filter: { op: 'and' as const, filters: [{ op: 'gte' as const, field: 'n', value: 100 }, { op: 'includes' as const, field: 'tags', value: 't1' }] } },
+    ]
+    const check = (loaded: ReturnType<typeof loadIndex>): void => {
+      for (const request of requests) expect(loaded.search(request)).toEqual(rich.search(request))
+      expect(loaded.textStats).toEqual(rich.textStats)
+      for (const id of rich.ids()) expect(loaded.get(id)).toEqual(rich.get(id))
+    }
+    const fromV4 = loadIndex(path)
+    check(fromV4)
+    fromV4.save(path)
+    expect(readFileSync(join(current(path), 'manifest.json'), 'utf8')).toContain('"version":5')
+    check(loadIndex(path))
   })
 
   it('a crash during save leaves the previous snapshot current and loadable', () => {

@@ -28,6 +28,11 @@ export type QuarryErrorCode =
    * a server with `--data` on it. A folder has one writer at a time; retry once it is done.
    */
   | 'LOCKED'
+  /**
+   * The index is being written by `saveInSlices` and cannot change until that save settles: await
+   * it before adding, replacing or removing records.
+   */
+  | 'BUSY'
   /** A query or load used another embedder (name, dimensions) than the one that built the index. */
   | 'EMBEDDER_MISMATCH'
   /**

@@ -99,6 +99,11 @@ export class IdMap {
     return this.#ids.map((id) => id ?? null)
   }
 
+  /** Free labels in the order they will be reused (the last first), for a snapshot. */
+  get free(): readonly Label[] {
+    return this.#free
+  }
+
   /** Rebuilds a map from its snapshot form. */
   static fromJSON(ids: readonly (string | null)[]): IdMap {
     const map = new IdMap()
@@ -111,6 +116,29 @@ export class IdMap {
         map.#labels.set(id, label as Label)
       }
     })
+    return map
+  }
+
+  /**
+   * Rebuilds a map from ids by label (undefined: free) and the free labels in their reuse order;
+   * undefined when they do not fit together (a free label twice, or one that holds an id, or a
+   * free slot left out, or an id twice).
+   */
+  static restore(ids: readonly (string | undefined)[], free: ArrayLike<number>): IdMap | undefined {
+    const map = new IdMap()
+    map.#ids = ids.slice()
+    for (let label = 0; label < ids.length; label++) {
+      const id = ids[label]
+      if (id !== undefined) map.#labels.set(id, label as Label)
+    }
+    if (map.#labels.size + free.length !== ids.length) return undefined
+    const seen = new Uint8Array(ids.length)
+    for (let i = 0; i < free.length; i++) {
+      const label = free[i] as number
+      if (label >= ids.length || ids[label] !== undefined || seen[label] === 1) return undefined
+      seen[label] = 1
+      map.#free.push(label as Label)
+    }
     return map
   }
 }

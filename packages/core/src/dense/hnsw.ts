@@ -24,6 +24,7 @@ interface NativeHnsw {
   initIndex(opts: { maxElements: number; m: number; efConstruction: number; randomSeed: number; allowReplaceDeleted: boolean }): void
   readIndexSync(filename: string, allowReplaceDeleted?: boolean): void
   writeIndexSync(filename: string): void
+  writeIndex(filename: string): Promise<boolean>
   resizeIndex(newMaxElements: number): void
   addPoint(point: number[], label: number): void
   markDelete(label: number): void
@@ -159,6 +160,11 @@ export class HnswGraph {
 
   save(file: string): void {
     this.#native.writeIndexSync(file)
+  }
+
+  /** {@link save} on a libuv thread; the graph must not change until it settles (searches may run). */
+  async saveAsync(file: string): Promise<void> {
+    await this.#native.writeIndex(file)
   }
 
   /**

@@ -67,6 +67,22 @@ export class VectorStore {
     return this.#data.subarray(0, extent * this.dim)
   }
 
+  /** The stored 1/‖v‖ of rows `0..extent-1`, for a snapshot. */
+  sliceInvNorms(extent: number): Float32Array {
+    return this.#invNorms.subarray(0, extent)
+  }
+
+  /** A store of `rows` and their stored `invNorms` from a snapshot (adopted, not copied or recomputed). */
+  static restore(dim: number, rows: Float32Array, invNorms: Float32Array): VectorStore {
+    const n = invNorms.length
+    if (n === 0) return new VectorStore(dim)
+    const store = new VectorStore(dim, 1)
+    store.#data = rows
+    store.#invNorms = invNorms
+    store.#rows = n
+    return store
+  }
+
   /** Loads rows `0..n-1` from a snapshot. */
   static fromRows(dim: number, rows: Float32Array): VectorStore {
     const n = rows.length / dim

@@ -4,7 +4,8 @@ import type { Filter } from '../filter/ast.js'
 import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
-import { readSnapshot, writeSnapshot } from '../persist/snapshot.js'
+import { readSnapshot, writeSnapshot, writeSnapshotInSlices } from '../persist/snapshot.js'
+import type { SliceOptions } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
@@ -32,6 +33,8 @@ export class QuarryIndex {
   /** Reused buffers for the vector being added or searched (all work is synchronous). */
   readonly #buffers: VectorBuffers
   readonly #embedder: Embedder | undefined
+  /** Saves in slices under way: the index must not change until they settle. */
+  #saving = 0
 
   /** @internal Use {@link createIndex} or `loadIndex`. */
   constructor(state: IndexState, embedder?: Embedder) {
@@ -93,6 +96,7 @@ export class QuarryIndex {
 
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */
   add(record: RecordInput): void {
+    this.#writable()
     const valid = this.#validate(record, this.#buffers.input)
     if (this.#state.ids.has(valid.id)) {
       throw new QuarryError('DUPLICATE_ID', `a record with id "${valid.id}" already exists; use upsert() to replace it or remove() it first.`, { path: 'id' })
@@ -105,6 +109,7 @@ export class QuarryIndex {
    * the batch) before the first one is written.
    */
   addMany(records: readonly RecordInput[]): void {
+    this.#writable()
     const checked = records.map((record, i) => {
       try {
         return this.#validate(record)
@@ -126,12 +131,14 @@ export class QuarryIndex {
 
   /** Adds the record, or replaces the vector, text and metadata of an existing one with this id. */
   upsert(record: RecordInput): void {
+    this.#writable()
     const valid = this.#validate(record, this.#buffers.input)
     this.#write(this.#state.ids.labelOf(valid.id) ?? this.#state.ids.assign(valid.id), valid)
   }
 
   /** Removes a record; returns false when there was none with this id. */
   remove(id: string): boolean {
+    this.#writable()
     const label = this.#state.ids.release(validateId(id))
     if (label === undefined) return false
     this.#state.graph?.delete(label)
@@ -187,9 +194,33 @@ export class QuarryIndex {
     writeSnapshot(this.#state, dir)
   }
 
+  /**
+   * Writes the same snapshot as {@link save}, a slice at a time: the event loop runs between
+   * slices of about `sliceMs` (searches keep being answered) and fsyncs and the HNSW graph are
+   * written off the main thread. Until it settles the index cannot change: `add`, `addMany`,
+   * `upsert`, `remove` and `ingest` throw QuarryError BUSY.
+   */
+  async saveInSlices(dir: string, options: SliceOptions = {}): Promise<void> {
+    this.#saving++
+    try {
+      await writeSnapshotInSlices(this.#state, dir, options)
+    } finally {
+      this.#saving--
+    }
+  }
+
+  /** True while a {@link saveInSlices} is under way (the index cannot change). */
+  get saving(): boolean {
+    return this.#saving > 0
+  }
+
   /** @internal The index's data. */
   get state(): IndexState {
     return this.#state
+  }
+
+  #writable(): void {
+    if (this.#saving > 0) throw new QuarryError('BUSY', 'a saveInSlices of this index is under way; await it before adding, replacing or removing records.')
   }
 
   #validate(record: unknown, into?: Float32Array): ValidRecord {

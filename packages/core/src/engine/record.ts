@@ -49,7 +49,8 @@ for (const name of Object.getOwnPropertyNames(Date.prototype)) {
   })
 }
 
-function frozenDate(ms: number): Date {
+/** A stored (immutable) Date of `ms`, as validateMetadata makes them; for snapshots. */
+export function frozenDate(ms: number): Date {
   return new StoredDate(ms)
 }
 

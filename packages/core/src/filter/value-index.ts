@@ -59,6 +59,48 @@ class SortedValues {
     }
   }
 
+  /**
+   * The entries in value order (ties by label), exactly one per label holding a value: merged
+   * first when writes left unsorted or stale entries (a reorganization results cannot see).
+   */
+  sorted(): { readonly values: Float64Array<ArrayBuffer>; readonly labels: Uint32Array<ArrayBuffer> } {
+    if (this.#pendingValues.length > 0 || !this.#exact()) this.#merge()
+    return { values: this.#values, labels: this.#labels }
+  }
+
+  /** True when the sorted run holds one entry per label holding a value, and nothing else. */
+  #exact(): boolean {
+    const current = this.#current
+    let held = 0
+    for (let label = 0; label < current.length; label++) if (!Number.isNaN(current[label] as number)) held++
+    if (held !== this.#values.length) return false
+    for (let i = 0; i < this.#values.length; i++) if (current[this.#labels[i] as number] !== this.#values[i]) return false
+    return true
+  }
+
+  /** Values from {@link sorted} (adopted); undefined unless they are sorted, finite and one per label. */
+  static restore(values: Float64Array<ArrayBuffer>, labels: Uint32Array<ArrayBuffer>): SortedValues | undefined {
+    if (values.length !== labels.length) return undefined
+    const out = new SortedValues()
+    let size = out.#current.length
+    for (let i = 0; i < labels.length; i++) while ((labels[i] as number) >= size) size *= 2
+    if (size !== out.#current.length) out.#current = new Float64Array(size).fill(Number.NaN)
+    const current = out.#current
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as number
+      const label = labels[i] as number
+      if (!Number.isFinite(v) || !Number.isNaN(current[label] as number)) return undefined
+      if (i > 0) {
+        const before = values[i - 1] as number
+        if (v < before || (v === before && label < (labels[i - 1] as number))) return undefined
+      }
+      current[label] = v
+    }
+    out.#values = values
+    out.#labels = labels
+    return out
+  }
+
   #merge(): void {
     const labels: number[] = []
     const current = this.#current
@@ -92,8 +134,8 @@ class FieldIndex {
   readonly exact = new Map<string, Bitset>()
   /** Members of string lists. */
   readonly members = new Map<string, Bitset>()
-  readonly numbers = new SortedValues()
-  readonly datetimes = new SortedValues()
+  numbers = new SortedValues()
+  datetimes = new SortedValues()
   /** Distinct strings with their postings, for ordered string comparisons. */
   readonly strings = new Map<string, Bitset>()
 
@@ -116,6 +158,53 @@ function posting(map: Map<string, Bitset>, key: string): Bitset {
   return b
 }
 
+/** Postings by key (a kind, a value, a member): the labels holding it, ascending. */
+export type LabelLists = readonly (readonly [string, Uint32Array])[]
+
+/** One field's indexes as a snapshot stores them. */
+export interface FieldSnapshot {
+  readonly field: string
+  /** Labels holding a value of each kind, by kind. */
+  readonly present: LabelLists
+  readonly exact: LabelLists
+  readonly members: LabelLists
+  readonly strings: LabelLists
+  readonly numbers: { readonly values: Float64Array<ArrayBuffer>; readonly labels: Uint32Array<ArrayBuffer> }
+  readonly datetimes: { readonly values: Float64Array<ArrayBuffer>; readonly labels: Uint32Array<ArrayBuffer> }
+}
+
+/** A value index as a snapshot stores it. */
+export interface ValueIndexSnapshot {
+  readonly extent: number
+  readonly live: Uint32Array
+  readonly fields: readonly FieldSnapshot[]
+}
+
+const KINDS: readonly ValueKind[] = ['string', 'number', 'boolean', 'datetime', 'list']
+
+function bitsetOf(labels: Uint32Array): Bitset | undefined {
+  const b = new Bitset(labels.length === 0 ? 64 : (labels[labels.length - 1] as number) + 1)
+  for (let i = 0; i < labels.length; i++) {
+    if (i > 0 && (labels[i] as number) <= (labels[i - 1] as number)) return undefined
+    b.add(labels[i] as number)
+  }
+  return b
+}
+
+function listsOf(map: ReadonlyMap<string, Bitset>): LabelLists {
+  return [...map].map(([key, b]) => [key, b.toArray()] as const)
+}
+
+function mapOf(lists: LabelLists): Map<string, Bitset> | undefined {
+  const map = new Map<string, Bitset>()
+  for (const [key, labels] of lists) {
+    const b = bitsetOf(labels)
+    if (!b || map.has(key)) return undefined
+    map.set(key, b)
+  }
+  return map
+}
+
 /**
  * Value indexes of every metadata field: string and boolean values → label bitsets, string-list
  * members → bitsets, numbers and datetimes → sorted arrays for ranges, and which labels hold a
@@ -126,6 +215,51 @@ export class ValueIndex {
   readonly #fields = new Map<string, FieldIndex>()
   readonly #live = new Bitset(1024)
   #extent = 0
+
+  /** The indexes as label lists and sorted values, for a snapshot. */
+  snapshot(): ValueIndexSnapshot {
+    const fields = [...this.#fields].map(([field, index]): FieldSnapshot => ({
+      field,
+      present: listsOf(index.present),
+      exact: listsOf(index.exact),
+      members: listsOf(index.members),
+      strings: listsOf(index.strings),
+      numbers: index.numbers.sorted(),
+      datetimes: index.datetimes.sorted(),
+    }))
+    return { extent: this.#extent, live: this.#live.toArray(), fields }
+  }
+
+  /** The index a {@link snapshot} describes; undefined when it is not one (unsorted labels, a key twice). */
+  static fromSnapshot(data: ValueIndexSnapshot): ValueIndex | undefined {
+    const out = new ValueIndex()
+    const live = bitsetOf(data.live)
+    if (!live) return undefined
+    out.#live.or(live)
+    out.#extent = data.extent
+    for (const f of data.fields) {
+      if (out.#fields.has(f.field)) return undefined
+      const index = new FieldIndex()
+      const present = mapOf(f.present)
+      const exact = mapOf(f.exact)
+      const members = mapOf(f.members)
+      const strings = mapOf(f.strings)
+      const numbers = SortedValues.restore(f.numbers.values, f.numbers.labels)
+      const datetimes = SortedValues.restore(f.datetimes.values, f.datetimes.labels)
+      if (!present || !exact || !members || !strings || !numbers || !datetimes) return undefined
+      for (const [kind, b] of present) {
+        if (!(KINDS as readonly string[]).includes(kind)) return undefined
+        index.present.set(kind as ValueKind, b)
+      }
+      for (const [key, b] of exact) index.exact.set(key, b)
+      for (const [key, b] of members) index.members.set(key, b)
+      for (const [key, b] of strings) index.strings.set(key, b)
+      index.numbers = numbers
+      index.datetimes = datetimes
+      out.#fields.set(f.field, index)
+    }
+    return out
+  }
 
   add(label: number, metadata: Readonly<Metadata>): void {
     this.#live.add(label)

@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /**
@@ -34,5 +35,22 @@ export function fsyncDir(dir: string): void {
     // Windows and some file systems refuse fsync on a folder.
   } finally {
     closeSync(fd)
+  }
+}
+
+/** {@link fsyncDir} off the main thread. */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  let handle
+  try {
+    handle = await open(dir, 'r')
+  } catch {
+    return
+  }
+  try {
+    await handle.sync()
+  } catch {
+    // Windows and some file systems refuse fsync on a folder.
+  } finally {
+    await handle.close()
   }
 }

@@ -1,6 +1,8 @@
 import { createHash, type Hash } from 'node:crypto'
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, fsync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
 import { StringDecoder } from 'node:string_decoder'
+import { promisify } from 'node:util'
+import { runSteps, type BlockingCall, type Steps } from './steps.js'
 
 const CHUNK = 1 << 20
 
@@ -43,9 +45,17 @@ export class ChunkWriter {
 
   /** Flushes, fsyncs and closes; returns the file's size and sha256. */
   close(): { bytes: number; sha256: string } {
-    this.#flush()
-    fsyncSync(this.#fd)
-    closeSync(this.#fd)
+    return runSteps(this.finish())
+  }
+
+  /** `close` as steps: the fsync is a blocking call (off the main thread when run in slices). */
+  *finish(): Steps<{ bytes: number; sha256: string }> {
+    try {
+      this.#flush()
+      yield fsyncCall(this.#fd)
+    } finally {
+      closeSync(this.#fd)
+    }
     return { bytes: this.#bytes, sha256: this.#hash.digest('hex') }
   }
 
@@ -61,6 +71,13 @@ export class ChunkWriter {
     this.#hash.update(data)
     this.#bytes += data.byteLength
   }
+}
+
+const fsyncAsync = promisify(fsync)
+
+/** fsync of an open file, as a blocking call. */
+export function fsyncCall(fd: number): BlockingCall {
+  return { sync: () => fsyncSync(fd), async: () => fsyncAsync(fd) }
 }
 
 /** Reads a file through one ~1 MB buffer, hashing as it goes; `lines()` or `read()` consume it. */
@@ -127,13 +144,39 @@ export class ChunkReader {
     return filled
   }
 
+  /**
+   * Fills `into` straight from the file (no copy through the buffer, which must be empty),
+   * hashing as it goes; returns how many bytes were read (fewer only at end of file).
+   */
+  readDirect(into: Uint8Array): number {
+    if (this.#start !== this.#end) throw new Error('readDirect: buffered bytes are unread')
+    let filled = 0
+    while (filled < into.byteLength && !this.#eof) {
+      const n = readSync(this.#fd, into, filled, Math.min(into.byteLength - filled, 1 << 30), null)
+      if (n === 0) {
+        this.#eof = true
+        break
+      }
+      this.#hash.update(into.subarray(filled, filled + n))
+      this.#bytes += n
+      filled += n
+    }
+    return filled
+  }
+
   /** Drains the rest, closes; returns size and sha256 of the whole file. */
   close(): { bytes: number; sha256: string } {
-    while (this.#fill()) {
-      // hash the remainder: a file longer than expected must not pass
+    return runSteps(this.finish())
+  }
+
+  /** `close` as steps: a safe point after each buffer read. */
+  *finish(): Steps<{ bytes: number; sha256: string }> {
+    try {
+      // Hash the remainder: a file longer than expected must not pass.
+      while (this.#fill()) yield
+    } finally {
+      this.abandon()
     }
-    this.#closed = true
-    closeSync(this.#fd)
     return { bytes: this.#bytes, sha256: this.#hash.digest('hex') }
   }
 

@@ -1,10 +1,12 @@
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
-import { fsyncDir } from './debris.js'
-import { ChunkReader } from './files.js'
+import { fsyncDir, fsyncDirAsync } from './debris.js'
+import { ChunkReader, ChunkWriter, fsyncCall } from './files.js'
 import { DirectoryLock } from './lock.js'
 import { decodeManifest, encodeManifest, manifestProblem, type FileSum, type Manifest } from './manifest.js'
+import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type Steps } from './steps.js'
 
 /**
  * The one generation protocol of every folder Quarry writes (an index's `save`, the server's
@@ -31,6 +33,8 @@ export interface GenerationFormat {
   readonly version: number
   /** Older versions whose manifests carry no seal, still read (their files are checked all the same). */
   readonly unsealedVersions?: readonly number[]
+  /** Older versions with sealed manifests, still read (the reader tells them apart by `manifest.version`). */
+  readonly sealedVersions?: readonly number[]
   /** What the folder is, for messages: `Quarry index`. */
   readonly kind: string
   /** What to do about a folder that cannot be read, for messages (a sentence). */
@@ -59,32 +63,53 @@ function currentNumber(root: string): number | undefined {
 }
 
 /** Points `dir/CURRENT` at a generation: a temporary file, fsynced, renamed over (atomic), the folder fsynced. */
-function writeCurrent(root: string, name: string): void {
+function* writeCurrent(root: string, name: string): Steps {
   const tmp = join(root, `CURRENT.tmp-${process.pid}`)
   const fd = openSync(tmp, 'w')
   try {
     writeSync(fd, `${name}\n`)
-    fsyncSync(fd)
+    yield fsyncCall(fd)
   } finally {
     closeSync(fd)
   }
   renameSync(tmp, join(root, 'CURRENT'))
-  fsyncDir(root)
+  yield fsyncDirCall(root)
+}
+
+/** A file of a generation written through core's checksummed writer: its size and sha256 are listed as written. */
+export interface GenerationFile {
+  /** Appends text (UTF-8). */
+  text(s: string): void
+  /** Appends raw bytes. */
+  bytes(data: Uint8Array): void
+  /** Flushes, fsyncs (a blocking call) and closes the file, and lists it in the manifest. */
+  finish(): Steps
 }
 
 /**
- * The folder a generation is written into, before it exists under its name. Files written through
- * core's checksummed writers may be recorded with `add`; every other file found under `folder` when
- * the write returns is hashed (and fsynced) then, so the manifest lists every file.
+ * The folder a generation is written into, before it exists under its name. Files made with
+ * `create` are listed as written; a nested generation (an index saved into a subfolder) can be
+ * `adopt`ed; every other file found under `folder` when the write returns is read, hashed and
+ * fsynced then, so the manifest lists every file.
  */
 export interface GenerationWriter {
   /** The temporary folder to write into. */
   readonly folder: string
   /** The path of a file of the generation (`name` is '/'-separated, relative). */
   path(name: string): string
+  /** Creates a file of the generation (its folder must exist), checksummed as it is written. */
+  create(name: string): GenerationFile
   /** Records the size and sha256 of a file already written and fsynced (saves hashing it again). */
   add(name: string, sum: { readonly bytes: number; readonly sha256: string }): void
+  /**
+   * Lists the files of the generation just written in the subfolder `name` (by writeGeneration or
+   * index.save) with the sums of its own sealed manifest, instead of reading them again.
+   */
+  adopt(name: string): void
 }
+
+/** What fills a generation: writes into the folder, yields at safe points (steps.ts), may return fields for the manifest. */
+export type GenerationWrite = (out: GenerationWriter) => Steps<Record<string, unknown> | void>
 
 class FolderWriter implements GenerationWriter {
   readonly folder: string
@@ -98,48 +123,88 @@ class FolderWriter implements GenerationWriter {
     return join(this.folder, ...name.split('/'))
   }
 
+  create(name: string): GenerationFile {
+    const writer = new ChunkWriter(this.path(name))
+    const sums = this.#sums
+    return {
+      text: (s) => writer.text(s),
+      bytes: (data) => writer.bytes(data),
+      *finish() {
+        sums.set(name, yield* writer.finish())
+      },
+    }
+  }
+
   add(name: string, sum: FileSum): void {
     this.#sums.set(name, { bytes: sum.bytes, sha256: sum.sha256 })
   }
 
-  /** Every file under the folder with its sum; folders fsynced. */
-  seal(): Record<string, FileSum> {
+  adopt(name: string): void {
+    const current = /^(snapshot-\d{1,15})\n?$/.exec(readFileSync(join(this.path(name), 'CURRENT'), 'latin1'))?.[1]
+    const decoded = current === undefined ? undefined : decodeManifest(readFileSync(join(this.path(name), current, 'manifest.json')))
+    if (decoded?.kind !== 'sealed') throw new Error(`adopt: ${name} holds no generation just written`)
+    const files = (decoded.manifest as Manifest).files
+    for (const [file, sum] of Object.entries(files)) this.add(`${name}/${current}/${file}`, sum)
+  }
+
+  /** Every file under the folder with its sum; files not yet summed read (in steps), folders fsynced. */
+  *seal(): Steps<Record<string, FileSum>> {
     const files: Record<string, FileSum> = {}
-    const walk = (dir: string, prefix: string): void => {
+    const sums = this.#sums
+    function* walk(dir: string, prefix: string): Steps {
       for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
         const name = `${prefix}${entry.name}`
         const path = join(dir, entry.name)
         if (entry.isDirectory()) {
-          walk(path, `${name}/`)
+          yield* walk(path, `${name}/`)
           continue
         }
         if (name === 'manifest.json') continue
-        files[name] = this.#sums.get(name) ?? hashAndSync(path)
+        files[name] = sums.get(name) ?? (yield* hashAndSync(path))
       }
-      fsyncDir(dir)
+      yield fsyncDirCall(dir)
     }
-    walk(this.folder, '')
+    yield* walk(this.folder, '')
     return files
   }
 }
 
-function hashAndSync(path: string): FileSum {
+function* hashAndSync(path: string): Steps<FileSum> {
   const fd = openSync(path, 'r')
   try {
-    fsyncSync(fd)
-  } finally {
+    yield fsyncCall(fd)
+  } catch (error) {
     closeSync(fd)
+    throw error
   }
-  return new ChunkReader(path).close()
+  return yield* new ChunkReader(fd).finish()
+}
+
+/** fsync of a folder, as a blocking call. */
+function fsyncDirCall(dir: string): BlockingCall {
+  return { sync: () => fsyncDir(dir), async: () => fsyncDirAsync(dir) }
 }
 
 /**
  * Writes a new generation of `dir` (see the protocol above) and returns its number. `write` fills
  * the temporary folder and may return fields for the manifest. The folder's lock is taken for the
  * call (QuarryError LOCKED when another writer holds it), or `options.lock` is used when the
- * caller holds it already.
+ * caller holds it already. Runs to its end at once; see {@link writeGenerationInSlices}.
  */
-export function writeGeneration(dir: string, format: GenerationFormat, write: (out: GenerationWriter) => Record<string, unknown> | void, options: { readonly lock?: DirectoryLock } = {}): number {
+export function writeGeneration(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock } = {}): number {
+  return runSteps(generationSteps(dir, format, write, options))
+}
+
+/**
+ * {@link writeGeneration} in slices: the event loop runs between slices of about `sliceMs` and
+ * blocking calls (fsyncs, hnswlib's write, removals) run off the main thread. Whatever `write`
+ * reads must not change until the promise settles (hold the writers off).
+ */
+export function writeGenerationInSlices(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock } & SliceOptions = {}): Promise<number> {
+  return runStepsInSlices(generationSteps(dir, format, write, options), options)
+}
+
+function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock }): Steps<number> {
   const root = resolve(dir)
   mkdirSync(root, { recursive: true })
   const given = options.lock
@@ -153,34 +218,39 @@ export function writeGeneration(dir: string, format: GenerationFormat, write: (o
     mkdirSync(tmp)
     try {
       const out = new FolderWriter(tmp)
-      const fields = write(out) ?? {}
-      const files = out.seal()
+      const fields = (yield* write(out)) ?? {}
+      const files = yield* out.seal()
       const own = { format: format.format, version: format.version, generation: number }
       const manifest: Manifest = { ...own, ...fields, ...own, files }
       // The manifest is written last: a folder without a sealed one is never a generation.
       const fd = openSync(join(tmp, 'manifest.json'), 'w')
       try {
         writeSync(fd, encodeManifest(manifest))
-        fsyncSync(fd)
+        yield fsyncCall(fd)
       } finally {
         closeSync(fd)
       }
-      fsyncDir(tmp)
+      yield fsyncDirCall(tmp)
       // A folder with this name that CURRENT does not name is debris of a save that died before its switch.
       rmSync(join(root, name), { recursive: true, force: true })
       renameSync(tmp, join(root, name))
-      fsyncDir(root)
+      yield fsyncDirCall(root)
     } catch (error) {
       rmSync(tmp, { recursive: true, force: true })
       throw error
     }
-    writeCurrent(root, name)
-    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) rmSync(join(root, entry), { recursive: true, force: true })
-    fsyncDir(root)
+    yield* writeCurrent(root, name)
+    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
+    yield fsyncDirCall(root)
     return number
   } finally {
     if (!given) lock.release()
   }
+}
+
+/** Removes a folder (a replaced generation: large files take a while to unlink), as a blocking call. */
+function removal(path: string): BlockingCall {
+  return { sync: () => rmSync(path, { recursive: true, force: true }), async: () => rm(path, { recursive: true, force: true }) }
 }
 
 /** The refusal every reader gives: the folder, the file and its problem, what to do. No user data. */
@@ -291,6 +361,31 @@ export class Generation {
     this.reading = undefined
   }
 
+  /**
+   * Reads a listed file whole into memory and checks its size and sha256 before returning it:
+   * into `into` when given (its length must be the file's), else a fresh buffer (8-byte aligned,
+   * for typed-array views of it).
+   */
+  readWhole(name: string, into?: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+    const reader = this.open(name)
+    const size = this.manifest.files[name]?.bytes ?? 0
+    if (into !== undefined && into.byteLength !== size) {
+      this.#readers.delete(reader)
+      reader.abandon()
+      throw this.#fail(`${name} has ${size} bytes, ${into.byteLength} were expected`)
+    }
+    const bytes = into ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer, 0, size)
+    try {
+      reader.readDirect(bytes)
+    } catch (error) {
+      this.#readers.delete(reader)
+      reader.abandon()
+      throw this.#fail(`${name} could not be read (${errorCode(error)})`)
+    }
+    this.verify(name, reader)
+    return bytes
+  }
+
   /** Checks every listed file (size and sha256) before any is used. */
   verifyAll(): void {
     for (const name of Object.keys(this.manifest.files)) this.verify(name, this.open(name))
@@ -338,11 +433,12 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   const manifest = decoded.manifest as Partial<Manifest> | null
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
   const version = manifest.version
-  if (typeof version !== 'number' || (version !== format.version && !(format.unsealedVersions ?? []).includes(version))) {
+  const unsealed = typeof version === 'number' && (format.unsealedVersions ?? []).includes(version)
+  if (typeof version !== 'number' || (version !== format.version && !unsealed && !(format.sealedVersions ?? []).includes(version))) {
     throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
   }
-  if (decoded.kind === 'legacy' && version === format.version) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
-  if (decoded.kind === 'sealed' && version !== format.version) throw fail(`${file} is not a ${format.kind} manifest`)
+  if (decoded.kind === 'legacy' && !unsealed) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
+  if (decoded.kind === 'sealed' && unsealed) throw fail(`${file} is not a ${format.kind} manifest`)
   const problem = manifestProblem(manifest)
   if (problem !== undefined) throw fail(`${file} ${problem}`)
   if (manifest.generation !== undefined && generationName(manifest.generation) !== name && `snapshot-${manifest.generation}` !== name) {

@@ -11,11 +11,22 @@ export class PostingList {
   maxTf = 0
   minLength = Infinity
 
+  /** A list as a snapshot stored it: the arrays (adopted, exactly `labels.length` postings) and its exact bounds. */
+  static restore(labels: Uint32Array<ArrayBuffer>, tfs: Float32Array<ArrayBuffer>, maxTf: number, minLength: number): PostingList {
+    const list = new PostingList()
+    list.labels = labels
+    list.tfs = tfs
+    list.length = labels.length
+    list.maxTf = maxTf
+    list.minLength = minLength
+    return list
+  }
+
   add(label: number, tf: number, docLength: number): void {
     if (this.length === this.labels.length) {
-      const labels = new Uint32Array(this.length * 2)
+      const labels = new Uint32Array(Math.max(4, this.length * 2))
       labels.set(this.labels)
-      const tfs = new Float32Array(this.length * 2)
+      const tfs = new Float32Array(Math.max(4, this.length * 2))
       tfs.set(this.tfs)
       this.labels = labels
       this.tfs = tfs

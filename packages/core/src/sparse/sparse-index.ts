@@ -45,6 +45,19 @@ export interface SparseSearchStats {
   readonly candidates: number
 }
 
+/** A text index as a snapshot stores it: everything search reads, nothing derived again on load. */
+export interface SparseSnapshot {
+  /** The vocabulary by term id (terms without postings included: ids are kept). */
+  readonly terms: readonly string[]
+  /** Postings by term id, in their in-memory order, with their exact bounds. */
+  readonly postings: readonly PostingList[]
+  /** Forward entries by label. */
+  readonly forward: readonly ({ readonly ids: Uint32Array; readonly tfs: Float32Array } | undefined)[]
+  /** Document lengths by label (0 where none), at least as long as `forward`. */
+  readonly lengths: Float64Array
+  readonly totalLength: number
+}
+
 /**
  * An inverted index with exact BM25 statistics under add and remove. Postings are typed arrays
  * per term; a forward index (per document: sorted term ids and tfs) makes removal exact and lets
@@ -104,6 +117,35 @@ export class SparseIndex {
     return this.#totalLength
   }
 
+  /** The index's data, for a snapshot (live arrays: write them before the index changes). */
+  snapshot(extent: number): SparseSnapshot {
+    return { terms: this.#terms, postings: this.#postings, forward: this.#forward.slice(0, extent), lengths: this.#lengths.subarray(0, extent), totalLength: this.#totalLength }
+  }
+
+  /** An index holding exactly what {@link snapshot} gave (its arrays adopted, not copied). */
+  static fromSnapshot(params: Bm25Params, data: SparseSnapshot): SparseIndex {
+    const index = new SparseIndex(params)
+    data.terms.forEach((term, id) => {
+      index.#termIds.set(term, id)
+      index.#terms.push(term)
+    })
+    index.#postings.push(...data.postings)
+    let documents = 0
+    for (let label = 0; label < data.forward.length; label++) {
+      const entry = data.forward[label]
+      index.#forward.push(entry === undefined ? undefined : { ids: entry.ids, tfs: entry.tfs })
+      if (entry !== undefined) documents++
+    }
+    let size = 1024
+    while (size < data.lengths.length) size *= 2
+    index.#lengths = new Float64Array(size)
+    index.#lengths.set(data.lengths)
+    index.#acc = new Float64Array(size)
+    index.#documents = documents
+    index.#totalLength = data.totalLength
+    return index
+  }
+
   /** Re-creates a document from a snapshot's forward entry (term ids of `terms`) and exact length. */
   restore(label: Label, terms: readonly string[], ids: Uint32Array, tfs: Float32Array, length: number): void {
     const map = new Map<string, number>()
@@ -133,7 +175,9 @@ export class SparseIndex {
   set(label: Label, doc: SparseDocument): void {
     if (this.has(label)) this.delete(label)
     if (label >= this.#lengths.length) this.#grow(label + 1)
-    const entries: [number, number][] = []
+    const found = new Uint32Array(doc.terms.size)
+    const weights = new Float64Array(doc.terms.size)
+    let n = 0
     for (const [term, tf] of doc.terms) {
       if (!(tf > 0)) continue
       let id = this.#termIds.get(term)
@@ -143,16 +187,20 @@ export class SparseIndex {
         this.#terms.push(term)
         this.#postings.push(new PostingList())
       }
-      entries.push([id, tf])
+      found[n] = id
+      weights[n] = tf
+      n++
     }
-    entries.sort((a, b) => a[0] - b[0])
-    const ids = new Uint32Array(entries.length)
-    const tfs = new Float32Array(entries.length)
-    entries.forEach(([id, tf], i) => {
+    const order = ascendingOrder(found, n)
+    const ids = new Uint32Array(n)
+    const tfs = new Float32Array(n)
+    for (let i = 0; i < n; i++) {
+      const at = order[i] as number
+      const id = found[at] as number
       ids[i] = id
-      tfs[i] = tf
+      tfs[i] = weights[at] as number
       ;(this.#postings[id] as PostingList).add(label, tfs[i] as number, doc.length)
-    })
+    }
     this.#forward[label] = { ids, tfs }
     this.#lengths[label] = doc.length
     this.#documents++
@@ -279,4 +327,21 @@ export class SparseIndex {
     acc.set(this.#acc)
     this.#acc = acc
   }
+}
+
+/** Positions below this fit beside a uint32 id in one float64 key, exactly (2^32 · 2^21 = 2^53). */
+const PACKED_POSITIONS = 2 ** 21
+
+/**
+ * The positions of the first `n` ids (distinct), in ascending order of id: (id, position) packed
+ * into one float64 and sorted natively, which is several times faster than sorting pairs with a
+ * comparator.
+ */
+function ascendingOrder(ids: Uint32Array, n: number): ArrayLike<number> {
+  if (n >= PACKED_POSITIONS) return Array.from({ length: n }, (_, i) => i).sort((a, b) => (ids[a] as number) - (ids[b] as number))
+  const keys = new Float64Array(n)
+  for (let i = 0; i < n; i++) keys[i] = (ids[i] as number) * PACKED_POSITIONS + i
+  keys.sort()
+  for (let i = 0; i < n; i++) keys[i] = (keys[i] as number) % PACKED_POSITIONS
+  return keys
 }
