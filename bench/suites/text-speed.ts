@@ -1,9 +1,10 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
-import { renderSvg } from '@quarry/adapters'
+import { readCollection, renderSvg } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
 import { flexSearch, miniSearch, orama, quarryText, winkBm25, type TextDoc, type TextEngine } from '../lib/text-engines.js'
 import type { SuiteContext } from '../run.js'
@@ -11,6 +12,11 @@ import type { SuiteContext } from '../run.js'
 const K = 10
 const BUILD_CHUNK = 5000
 const QUERY_CHUNK = 20
+/** Builds of Cranfield + CISI per engine (each a fresh index of all 2,860 documents). */
+const COLLECTION_ROUNDS = 7
+
+/** Where the judged collections live (as in the quality suite): ../shared/data next to the repository. */
+const DATA = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data')
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc
@@ -87,17 +93,69 @@ export async function runTextSpeed(ctx: SuiteContext): Promise<void> {
     ...Object.fromEntries(['1', '2', '3', '4', 'all'].map((t) => [t === 'all' ? 'all' : `${t} term${t === '1' ? '' : 's'}`, `${(r.latency[t]?.p50 ?? 0).toFixed(3)} / ${(r.latency[t]?.p99 ?? 0).toFixed(3)}`])),
   })))
   const quarry = rows[0] as EngineRow
+  const docsRatio = (name: string): number => quarry.docsPerSecond / (rows.find((r) => r.engine === name)?.docsPerSecond ?? Number.NaN)
+  printTable('indexing ratios (quarry-bm25 docs/s / peer docs/s)', [{ 'vs minisearch (defaults)': docsRatio('minisearch'), 'vs minisearch+stem': docsRatio('minisearch+stem') }])
+  const collections = await collectionIndexing(ctx)
   const ratio = (name: string): number | undefined => {
     const other = rows.find((r) => r.engine === name)
     return other ? (quarry.latency.all?.p50 ?? 0) / (other.latency.all?.p50 ?? 1) : undefined
   }
   const ratios = { 'quarry p50 / minisearch p50': ratio('minisearch'), 'quarry p50 / minisearch+stem p50': ratio('minisearch+stem'), 'quarry p50 / flexsearch p50': ratio('flexsearch'), 'quarry docs/s / minisearch+stem docs/s': quarry.docsPerSecond / (rows.find((r) => r.engine === 'minisearch+stem')?.docsPerSecond ?? 1) }
   printTable('ratios (lower latency ratio is better)', [Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v]))])
-  writeFileSync(join(ctx.resultsDir, 'text-speed.json'), `${JSON.stringify({ suite: 'text-speed', date: new Date().toISOString(), node: process.version, quick: ctx.quick, documents: docs.length, megabytes, queries: queries.length, rows, ratios }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'text-speed.json'), `${JSON.stringify({ suite: 'text-speed', date: new Date().toISOString(), node: process.version, quick: ctx.quick, documents: docs.length, megabytes, queries: queries.length, rows, ratios, collections }, null, 1)}\n`)
   writeFileSync(
     join(ctx.resultsDir, 'text-speed.svg'),
     renderSvg('Text search latency', [
       { title: 'p50 latency by query terms', xLabel: 'query terms', yLabel: 'p50 ms', logY: true, series: rows.map((r) => ({ name: r.engine, points: [1, 2, 3, 4].map((t) => ({ x: t, y: r.latency[`${t}`]?.p50 ?? Number.NaN })) })) },
     ]),
   )
+}
+
+interface CollectionIndexing {
+  readonly documents: number
+  readonly megabytes: number
+  readonly rounds: number
+  /** Median docs/s over the rounds, by engine. */
+  readonly docsPerSecond: Record<string, number>
+  /** quarry-bm25's docs/s over each peer's, per round, and their median. */
+  readonly ratios: Record<string, { readonly median: number; readonly rounds: readonly number[] }>
+}
+
+/**
+ * Indexing throughput on Cranfield + CISI (title + text, 2,860 documents): every round builds a
+ * fresh index per engine over all of them, engines in rotating order; medians over the rounds.
+ * Skipped when ../shared/data is absent.
+ */
+async function collectionIndexing(ctx: SuiteContext): Promise<CollectionIndexing | undefined> {
+  const docs: TextDoc[] = []
+  for (const name of ['cranfield', 'cisi']) {
+    const files = { corpus: join(DATA, name, 'corpus.jsonl'), queries: join(DATA, name, 'queries.jsonl'), qrels: join(DATA, name, 'qrels.tsv') }
+    if (!Object.values(files).every((f) => existsSync(f))) {
+      console.log(`skipping Cranfield + CISI indexing: ${join(DATA, name)} has no corpus.jsonl, queries.jsonl and qrels.tsv`)
+      return undefined
+    }
+    for (const d of readCollection(files, name).docs) docs.push({ id: `${name}/${d.id}`, title: d.title, text: d.text })
+  }
+  const megabytes = docs.reduce((s, d) => s + Buffer.byteLength(d.title) + Buffer.byteLength(d.text), 0) / 1e6
+  const rounds = ctx.quick ? 3 : COLLECTION_ROUNDS
+  const makers: (() => TextEngine)[] = [() => quarryText(), () => miniSearch(false), () => miniSearch(true)]
+  const perRound = new Map<string, number[]>()
+  for (let r = 0; r < rounds; r++) {
+    for (let j = 0; j < makers.length; j++) {
+      const engine = (makers[(j + r) % makers.length] as () => TextEngine)()
+      const t = performance.now()
+      await engine.add(docs)
+      perRound.set(engine.name, [...(perRound.get(engine.name) ?? []), docs.length / ((performance.now() - t) / 1000)])
+    }
+  }
+  const quarry = perRound.get('quarry-bm25') ?? []
+  const docsPerSecond = Object.fromEntries([...perRound].map(([name, xs]) => [name, median(xs)]))
+  const ratios = Object.fromEntries(
+    [...perRound].filter(([name]) => name !== 'quarry-bm25').map(([name, xs]) => {
+      const each = xs.map((x, i) => (quarry[i] ?? Number.NaN) / x)
+      return [name, { median: median(each), rounds: each }]
+    }),
+  )
+  printTable(`indexing Cranfield + CISI: ${docs.length} documents (${megabytes.toFixed(1)} MB), median of ${rounds} builds per engine`, [...perRound].map(([engine, xs]) => ({ engine, 'docs/s (median)': median(xs), 'min': Math.min(...xs), 'max': Math.max(...xs), 'quarry / this (median of rounds)': engine === 'quarry-bm25' ? 1 : (ratios[engine]?.median ?? Number.NaN) })))
+  return { documents: docs.length, megabytes, rounds, docsPerSecond, ratios }
 }

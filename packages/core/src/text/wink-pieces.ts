@@ -1,4 +1,11 @@
 import { isWinkSpace, isWordChar, notInsidePair } from './char-class.js'
+import { HASH_PRIME, HASH_SEED, hashRange } from './unit-table.js'
+
+// Module-level copies of imports used per character: under a CommonJS transform (tsx), every
+// use of an imported name is a property read through a getter.
+const isSpace = isWinkSpace
+const PRIME = HASH_PRIME
+const SEED = HASH_SEED
 
 /** A range of the source text handed to wink-nlp in one call. */
 export interface Piece {
@@ -60,6 +67,42 @@ export function winkPieces(text: string, maxRun: number): Piece[] {
   }
   if (n > segment) pieces.push({ start: segment, end: n })
   return pieces
+}
+
+/**
+ * Calls `visit` with each unit wink-nlp tokenizes on its own, in text order, and its
+ * {@link hashRange}: every run of non-space characters of at most `maxRun`, and the pieces a
+ * longer run is cut into (exactly the pieces {@link winkPieces} hands wink for it). wink reads
+ * each run between its spaces independently, so the tokens of a text are the tokens of its
+ * units, shifted by their offsets.
+ */
+export function forEachWinkUnit(text: string, maxRun: number, visit: (start: number, end: number, hash: number) => void): void {
+  const n = text.length
+  let i = 0
+  while (i < n) {
+    let c = text.charCodeAt(i)
+    if (isSpace(c)) {
+      i++
+      continue
+    }
+    // Hashed while scanning (see hashRange): printable ASCII is never a wink space.
+    let h = Math.imul(SEED ^ c, PRIME)
+    let j = i + 1
+    while (j < n) {
+      c = text.charCodeAt(j)
+      if ((c <= 0x20 || c >= 0x7f) && isSpace(c)) break
+      h = Math.imul(h ^ c, PRIME)
+      j++
+    }
+    if (j - i > maxRun) {
+      const pieces: Piece[] = []
+      cutLongRun(text, i, j, maxRun, pieces)
+      for (const p of pieces) visit(p.start, p.end, hashRange(text, p.start, p.end))
+    } else {
+      visit(i, j, h >>> 0)
+    }
+    i = j
+  }
 }
 
 /** Pieces of the run from `start` to `end` (no wink spaces in it), each at most `maxRun` (≥ 2) long. */

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { QuarryError } from '../errors.js'
 import { cappedToken, type RawToken } from './token.js'
-import { winkPieces } from './wink-pieces.js'
+import { forEachWinkUnit } from './wink-pieces.js'
 
 /**
  * Runs of non-space characters up to this long reach wink-nlp whole (longer ones are cut, see
@@ -24,27 +24,45 @@ interface WinkNlp {
   readDoc(text: string): WinkDoc
   its: { value: WinkItsFn; type: WinkItsFn; precedingSpaces: WinkItsFn }
 }
+/** The lexicon of one instance: the model's words (indexes below intrinsicSize), then the ones it learned. */
+interface WinkLexemes {
+  readonly list: string[]
+  readonly hash: Record<string, number>
+  readonly intrinsicSize: number
+}
+/** A field of the packed lexicon: [word offset, mask, shift, ...]. */
+type WinkLayout = readonly number[]
+interface WinkCore {
+  readonly features: { readonly lexeme: WinkLexemes; readonly tokenType: { readonly list: readonly string[] } }
+  /** The model's words' features, `packing.size` Uint32s per word. */
+  readonly lexicon: Uint32Array
+  readonly packing: { readonly size: number; readonly layout: { readonly tokenType: WinkLayout; readonly isContraction: WinkLayout } }
+}
 interface WinkModel {
+  core(): WinkCore
   addons: { stem(word: string): string }
 }
 
+interface Instance {
+  readonly nlp: WinkNlp
+  readonly lexemes: WinkLexemes
+  readonly core: WinkCore
+}
+
 interface Loaded {
-  nlp: WinkNlp
+  instance: Instance
   readonly stem: (word: string) => string
-  readonly make: () => WinkNlp
+  readonly make: () => Instance
 }
 
 let loaded: Loaded | undefined
 
 /**
- * wink adds every token it has not seen to its lexicon and never forgets one (about 150 bytes a
- * token: a long-running server fed distinct tokens grows without bound). The lexicon is only a
- * memo of the model's features, so a fresh instance tokenizes the same: after this many distinct
- * token values the instance is replaced (~0.4 s, next to ~1 s of tokenizing them), bounding that
- * memory to about 100 MB.
+ * wink appends every token it tokenizes to its lexicon's list (about 150 bytes a token) and never
+ * drops one. After this many appended entries the instance is replaced (~0.4 s), bounding that
+ * memory to about 100 MB; the Analyzer memoizes units, so wink sees each distinct unit once.
  */
 export const WINK_RENEW_AFTER = 500_000
-const seen = new Set<string>()
 let renewals = 0
 
 /** How often the wink instance was renewed (for tests and diagnostics). */
@@ -60,59 +78,95 @@ function wink(): Loaded {
     const require = createRequire(import.meta.url)
     const winkNLP = require('wink-nlp') as (model: WinkModel, pipe: string[]) => WinkNlp
     const model = require('wink-eng-lite-web-model') as WinkModel
-    const make = (): WinkNlp => winkNLP(model, [])
-    loaded = { nlp: make(), stem: (word) => model.addons.stem(word), make }
+    const make = (): Instance => {
+      // The instance's own copy of the model (core() unpacks a fresh one), kept to reach its lexicon.
+      let core: WinkCore | undefined
+      const nlp = winkNLP({ ...model, core: () => (core = model.core()) }, [])
+      if (core === undefined) throw new Error('wink-nlp did not load the model core')
+      return { nlp, lexemes: core.features.lexeme, core }
+    }
+    loaded = { instance: make(), stem: (word) => model.addons.stem(word), make }
     return loaded
   } catch (cause) {
     throw new QuarryError('NATIVE_UNAVAILABLE', 'wink-nlp or wink-eng-lite-web-model could not be loaded; reinstall the dependencies of @quarry/core.', { cause })
   }
 }
 
-/** Counts distinct token values; renews the wink instance (dropping its lexicon) past WINK_RENEW_AFTER. */
-function noteTokens(instance: Loaded, values: readonly string[]): void {
-  for (const v of values) seen.add(v)
-  if (seen.size < WINK_RENEW_AFTER) return
-  seen.clear()
-  renewals++
-  instance.nlp = instance.make()
-}
-
 /**
- * Tokenizes with wink-nlp, keeping each token's character offsets; tokens longer than
- * `maxTokenLength` are truncated (see {@link cappedToken}). The text reaches wink in bounded
- * pieces (see {@link winkPieces}), so the cost is linear in its length whatever it holds.
+ * wink's tokens of one unit (a run between wink's spaces, see {@link forEachWinkUnit}), offsets
+ * relative to it, exactly as a fresh wink instance gives them. wink-nlp alone is not a function
+ * of its input: a token it has added to its lexicon is looked up whole afterwards, so after
+ * "root's:" it reads "root's" as one token where a fresh instance reads "root" "'s". The words it
+ * learned while reading the unit are therefore forgotten (taken out of the lexicon's hash, which
+ * only its lookups read) before the next unit: every unit is tokenized as by a fresh instance,
+ * whatever came before, and the same text always gives the same tokens.
  */
-export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
-  const instance = wink()
-  const maxRun = Math.max(WINK_MAX_RUN, maxTokenLength)
+export function winkUnitTokens(unit: string, maxTokenLength: number): RawToken[] {
+  const state = wink()
+  if (state.instance.lexemes.list.length - state.instance.lexemes.intrinsicSize >= WINK_RENEW_AFTER) {
+    renewals++
+    state.instance = state.make()
+  }
+  const { nlp, lexemes } = state.instance
+  const mark = lexemes.list.length
+  const tokens = nlp.readDoc(unit).tokens()
+  const values = tokens.out(nlp.its.value) as string[]
+  const types = tokens.out(nlp.its.type) as string[]
+  forgetLearned(lexemes, mark)
   const out: RawToken[] = []
-  for (const piece of winkPieces(text, maxRun)) {
-    const source = piece.start === 0 && piece.end === text.length ? text : text.slice(piece.start, piece.end)
-    const its = instance.nlp.its
-    const tokens = instance.nlp.readDoc(source).tokens()
-    const values = tokens.out(its.value) as string[]
-    noteTokens(instance, values)
-    const types = tokens.out(its.type) as string[]
-    const spaces = tokens.out(its.precedingSpaces) as string[]
-    let offset = 0
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i] as string
-      offset += (spaces[i] as string).length
-      // wink keeps tokens verbatim but drops what String.trim() removes inside a run (U+3000,
-      // U+2028, ...): then the value starts a little later, within the run (at most maxRun long).
-      const start = source.startsWith(value, offset) ? offset : locate(source, value, offset, maxRun)
-      if (start < 0) continue // not seen in any test; a token without exact offsets is dropped, not misplaced
-      out.push(cappedToken(text, piece.start + start, piece.start + start + value.length, types[i] as string, maxTokenLength))
-      offset = start + value.length
-    }
+  let offset = 0
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as string
+    // wink keeps tokens verbatim but drops what String.trim() removes inside a run (U+3000,
+    // U+2028, ...): then the value starts a little later, within the unit.
+    const start = unit.startsWith(value, offset) ? offset : unit.indexOf(value, offset)
+    if (start < 0) continue // not seen in any test; a token without exact offsets is dropped, not misplaced
+    out.push(cappedToken(unit, start, start + value.length, types[i] as string, maxTokenLength))
+    offset = start + value.length
   }
   return out
 }
 
-/** Where `value` starts in `source` at or after `from`, looking no further than one run: -1 if not there. */
-function locate(source: string, value: string, from: number, maxRun: number): number {
-  const at = source.slice(from, from + maxRun + value.length).indexOf(value)
-  return at < 0 ? -1 : from + at
+/**
+ * How the model's own lexicon (what wink looks a run up in before anything else) reads `word`:
+ * undefined when it is not there, null when it is a contraction (wink expands it into several
+ * tokens), else the type of the one token wink makes of it (`its.type`: the word's packed
+ * tokenType, as cache.js `property` reads it).
+ */
+export function winkLexicon(word: string): string | null | undefined {
+  const { lexemes, core } = wink().instance
+  const index = lexemes.hash[word]
+  if (index === undefined) return undefined
+  if (typeof index !== 'number' || index >= lexemes.intrinsicSize) return null
+  const at = index * core.packing.size
+  const field = (layout: WinkLayout): number => (((core.lexicon[(layout[0] as number) + at] as number) & (layout[1] as number)) >>> (layout[2] as number))
+  if (field(core.packing.layout.isContraction) !== 0) return null
+  return core.features.tokenType.list[field(core.packing.layout.tokenType)] ?? null
+}
+
+/** Takes the lexemes added since `mark` out of the hash wink looks tokens up in (the list keeps them: tokens point there). */
+function forgetLearned(lexemes: WinkLexemes, mark: number): void {
+  const { list, hash } = lexemes
+  for (let i = mark; i < list.length; i++) {
+    const v = list[i] as string
+    if (hash[v] === i) delete hash[v]
+  }
+}
+
+/**
+ * Tokenizes with wink-nlp, keeping each token's character offsets; tokens longer than
+ * `maxTokenLength` are truncated (see {@link cappedToken}). wink reads each unit of the text on
+ * its own (see {@link forEachWinkUnit} and {@link winkUnitTokens}), so the cost is linear in the
+ * text's length whatever it holds, and a text's tokens are its units' tokens.
+ */
+export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
+  const out: RawToken[] = []
+  forEachWinkUnit(text, Math.max(WINK_MAX_RUN, maxTokenLength), (start, end) => {
+    for (const t of winkUnitTokens(text.slice(start, end), maxTokenLength)) {
+      out.push({ value: t.value, start: t.start + start, end: t.end + start, type: t.type })
+    }
+  })
+  return out
 }
 
 /** Porter2 (Snowball English) stem, from the wink model. */

@@ -1,0 +1,149 @@
+import fc from 'fast-check'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { Analyzer, type AnalyzedToken } from '@quarry/core'
+import { defaultStopWords, porter2, winkLexicon, winkTokens, winkUnitTokens } from '../../packages/core/src/text/wink.js'
+
+// Issue 20: the Analyzer memoizes wink's analysis unit by unit and reads three shapes of unit
+// (and the model's own words) without calling wink. Its terms and tokens must be exactly those
+// of wink's tokens, analyzed plainly: the oracle below calls wink on every unit and repeats the
+// analysis steps in a few lines of its own.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const KEPT = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
+const STOP = new Set([...defaultStopWords()].map((w) => w.toLowerCase()))
+
+/** The default analyzer written plainly over wink's tokens (no memo, no shortcut). */
+function oracleTokens(text: string): AnalyzedToken[] {
+  return winkTokens(text, 255)
+    .filter((t) => KEPT.has(t.type))
+    .map((t) => {
+      let v = t.value.toLowerCase()
+      if (/[^\u0000-\u007f]/.test(v)) v = v.normalize('NFD').replace(/\p{M}/gu, '')
+      const term = STOP.has(v) || v.length < 1 ? null : t.type === 'word' ? porter2(v) : v
+      return { term, start: t.start, end: t.end }
+    })
+}
+
+function oracleTerms(text: string): string[] {
+  return oracleTokens(text)
+    .map((t) => t.term)
+    .filter((t): t is string => t !== null)
+}
+
+/** One analyzer for every run: later runs hit units memoized by earlier ones. */
+const shared = new Analyzer()
+
+function expectSameAsWink(text: string): void {
+  const want = oracleTerms(text)
+  expect(shared.terms(text)).toEqual(want)
+  expect(new Analyzer().terms(text)).toEqual(want)
+  expect(shared.tokens(text)).toEqual(oracleTokens(text))
+}
+
+const letters = fc.stringMatching(/^[A-Za-z]{1,12}$/)
+const lexiconWord = fc.constantFrom('the', 'Flow', 'cannot', 'gonna', 'wanna', 'boundary', 'layer', 'Mr', 'etc', 'e', 'i', 'US', 'IT', 'am', 'pm', 'xD', 'XD', 'isn', 'don', 'can', 'not', 'shock', 'wave', 'Mach')
+const word = fc.oneof(letters, lexiconWord)
+const rightPunct = fc.constantFrom(...'’”"])}…,.!;?/:')
+const leftPunct = fc.constantFrom(...'([{“"‘\'`-–…')
+/** Units of the shapes the Analyzer reads without wink, their near misses, and wink's hard cases. */
+const unit = fc.oneof(
+  word,
+  fc.tuple(word, rightPunct).map(([w, p]) => w + p),
+  fc.tuple(leftPunct, word).map(([p, w]) => p + w),
+  fc.tuple(leftPunct, word, rightPunct).map(([l, w, r]) => l + w + r),
+  fc.tuple(word, rightPunct, rightPunct).map(([w, p, q]) => w + p + q),
+  fc.tuple(word, fc.constantFrom("'s", "n't", "'re", "'ll", '-', '.', '..', '...')).map(([w, s]) => w + s),
+  fc.tuple(word, fc.constantFrom('-', '/', '.', '@', '_', "'"), word).map(([a, j, b]) => a + j + b),
+  fc.constantFrom("root's", "root's:", "isn't", 'U.S.', 'e.g.', 'Fig.', '3rd', '3rd.', '1,000', '2.5kg', 'me@example.org', 'https://x.org/a?b=c', '#cfd', '@who', ':)', 'café', 'naïve', 'e\u0301t\u0301e\u0301', '😀', '10:30pm', '1990s', '$5', 'a.', 'a,', '(a', '(a)', '—', '½', 'İstanbul'),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }),
+)
+const separator = fc.constantFrom(' ', ' ', ' ', '\n', '\t', '\u00a0', '  ', '\r\n', '\u3000')
+const text = fc.array(fc.tuple(unit, separator), { minLength: 1, maxLength: 30 }).map((parts) => parts.map(([u, s]) => u + s).join(''))
+
+describe('the memoized analyzer against wink itself', () => {
+  it('random text of words, punctuation and wink’s hard cases: the same terms and tokens', () => {
+    fc.assert(
+      fc.property(text, (t) => expectSameAsWink(t)),
+      { numRuns: 300 },
+    )
+  })
+
+  it('units one at a time, so each is analyzed on a miss and again on a hit', () => {
+    fc.assert(
+      fc.property(unit, (u) => {
+        expectSameAsWink(u)
+        expectSameAsWink(u)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('real text: the repository’s documentation, and Cranfield + CISI when ../shared/data has them', () => {
+    const files = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))]
+    const texts = files.flatMap((f) => readFileSync(f, 'utf8').split(/\n\n+/))
+    for (const name of ['cranfield', 'cisi']) {
+      const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
+      if (!existsSync(corpus)) continue
+      for (const line of readFileSync(corpus, 'utf8').split('\n').slice(0, 300)) {
+        if (line === '') continue
+        const doc = JSON.parse(line) as { title: string; text: string }
+        texts.push(doc.title, doc.text)
+      }
+    }
+    expect(texts.length).toBeGreaterThan(100)
+    for (const t of texts) expect(shared.terms(t)).toEqual(oracleTerms(t))
+  })
+})
+
+describe('wink without memory', () => {
+  it('reads every unit as a fresh instance does, whatever it read before', () => {
+    // wink-nlp alone reads "root's" as one token once it has added "root's" to its lexicon
+    // (from "root's:"); a fresh instance reads "root" "'s".
+    const require = createRequire(join(ROOT, 'packages', 'core', 'src', 'text', 'wink.ts'))
+    const winkNLP = require('wink-nlp') as (model: unknown, pipe: string[]) => { readDoc(t: string): { tokens(): { out(f: unknown): unknown[] } }; its: { value: unknown; type: unknown } }
+    const model = require('wink-eng-lite-web-model') as unknown
+    const fresh = (u: string): string[] => {
+      const nlp = winkNLP(model, [])
+      const tokens = nlp.readDoc(u).tokens()
+      const types = tokens.out(nlp.its.type) as string[]
+      return (tokens.out(nlp.its.value) as string[]).map((v, i) => `${v}:${types[i] as string}`)
+    }
+    const ours = (u: string): string[] => winkUnitTokens(u, 255).map((t) => `${t.value}:${t.type}`)
+    for (const [before, u] of [["root's:", "root's"], ['3rd.', '3rd'], ['(U.S', 'U.S'], ['x-ray,', 'x-ray']] as const) {
+      ours(before)
+      expect(ours(u)).toEqual(fresh(u))
+    }
+    expect(ours("root's")).toEqual(["root:word", "'s:word"])
+    // A text's terms are its units' terms, in either order.
+    const a = new Analyzer()
+    expect(a.terms("root's")).toEqual(['root', "'s"])
+    expect(a.terms("root's: root's")).toEqual([...a.terms("root's:"), ...a.terms("root's")])
+    expect(new Analyzer().terms("root's root's:")).toEqual([...a.terms("root's"), ...a.terms("root's:")])
+  })
+
+  it('the model’s own words of letters: one token of the lexicon’s type, or a contraction left to wink (all of them)', () => {
+    const require = createRequire(join(ROOT, 'packages', 'core', 'src', 'text', 'wink.ts'))
+    const model = require('wink-eng-lite-web-model') as { core(): { features: { lexeme: { list: string[] } } } }
+    let words = 0
+    let contractions = 0
+    for (const w of model.core().features.lexeme.list) {
+      if (!/^[A-Za-z]+$/.test(w)) continue
+      words++
+      const known = winkLexicon(w)
+      const tokens = winkUnitTokens(w, 255)
+      if (known === null) {
+        contractions++
+        continue
+      }
+      expect(tokens).toEqual([{ value: w, start: 0, end: w.length, type: known }])
+    }
+    expect(words).toBeGreaterThan(80_000)
+    expect(contractions).toBeGreaterThan(0)
+    expect(contractions).toBeLessThan(1000)
+    expect(winkLexicon('qzxv')).toBeUndefined()
+  })
+})
