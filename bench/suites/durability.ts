@@ -138,23 +138,39 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
     printTable(`32 clients, each ${perClient} × (one-chunk write + query); medians of ${rounds} interleaved rounds`, rows.map((r) => ({ mode: r.mode, 'writes/s': r.writesPerS, 'vs memory': r.writesPerS / memory.writesPerS, 'write p50 ms': r.writeP50, 'write p99 ms': r.writeP99, 'query p99 ms': r.readP99 })))
     results['load'] = rows
 
-    // 2. Checkpoints against the state's size.
-    const sizes = ctx.quick ? [10_000] : [10_000, 100_000]
-    const checkpoints: Record<string, number>[] = []
+    // 2. Checkpoints against the state's size: written in slices (the default) and in one go, on the same state.
+    const sizes = ctx.quick ? [10_000] : [10_000, 100_000, 1_000_000]
+    const checkpoints: Record<string, number | string>[] = []
     for (const chunks of sizes) {
       const dataDir = join(root, `checkpoint-${chunks}`)
-      const server = createServer({ embedder, dataDir, snapshotDelayMs: 3_600_000 })
+      // 64-d vectors here, so a million chunks fit this machine's memory with their HNSW graph.
+      const server = createServer({ embedder: createHashingEmbedder({ dimensions: 64 }), dataDir, durability: 'checkpoint', snapshotDelayMs: 3_600_000 })
       const { url } = await server.listen()
       await setUp(url)
-      for (let i = 0; i < chunks; i += 100) {
-        await ok(call(url, 'POST', `/v1beta/${DOC}/chunks:batchCreate`, { requests: Array.from({ length: 100 }, (_, j) => ({ chunk: { name: `${DOC}/chunks/k${i + j}`, data: { stringValue: `passage ${i + j} on write-ahead logs, checkpoints and recovery after a crash` } } })) }))
+      const fillStart = performance.now()
+      const writers = 4
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          // Two chunks short: the checkpoints below add one each (a corpus holds at most 1,000,000).
+          for (let i = w * 100; i < chunks - 100; i += writers * 100) {
+            await ok(call(url, 'POST', `/v1beta/${DOC}/chunks:batchCreate`, { requests: Array.from({ length: 100 }, (_, j) => ({ chunk: { name: `${DOC}/chunks/k${i + j}`, data: { stringValue: `passage ${i + j} on write-ahead logs, checkpoints and recovery after a crash` } } })) }))
+          }
+        }),
+      )
+      const fillS = (performance.now() - fillStart) / 1000
+      // The last hundred, less two.
+      await ok(call(url, 'POST', `/v1beta/${DOC}/chunks:batchCreate`, { requests: Array.from({ length: 98 }, (_, j) => ({ chunk: { name: `${DOC}/chunks/k${chunks - 100 + j}`, data: { stringValue: `passage ${chunks - 100 + j} on write-ahead logs, checkpoints and recovery after a crash` } } })) }))
+      for (const [slicing, sliceMs] of [['8 ms slices (default)', 8], ['one go', Number.POSITIVE_INFINITY]] as const) {
+        // One more write, so there is a change to checkpoint.
+        await ok(call(url, 'POST', `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/extra-${checkpoints.length}`, data: { stringValue: 'one more' } }))
+        const { ms, pauseMs } = await longestPause(() => server.flush({ sliceMs }))
+        checkpoints.push({ chunks, slicing, checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, fillS })
+        console.log(JSON.stringify(checkpoints.at(-1)))
       }
-      const logBytes = folderBytes(dataDir)
-      const { ms, pauseMs } = await longestPause(() => server.flush())
-      checkpoints.push({ chunks, checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, logMBBefore: logBytes / 1e6 })
       await server.close()
+      rmSync(dataDir, { recursive: true, force: true })
     }
-    printTable('a checkpoint against the state (one corpus; hashing 256-d vectors, HNSW graph)', checkpoints)
+    printTable('a checkpoint against the state (one corpus of 64-d chunks with text, HNSW graph): longest event-loop pause', checkpoints)
     results['checkpoints'] = checkpoints
 
     // 3. Recovery: N logged writes, SIGKILL, restart in process; time until listening (replay included).

@@ -12,7 +12,9 @@ function engine(options: Record<string, unknown> = {}): GoldenCall {
   const bank = new MemoryBank({ embedder: createHashingEmbedder({ dimensions: 64 }), clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(5), ...options })
   return (step, request) => {
     if (!(MEMORY_METHODS as readonly string[]).includes(step.call)) throw new Error(`unknown method ${step.call}`)
-    return (bank[step.call as (typeof MEMORY_METHODS)[number]] as (r: unknown) => Promise<Outcome<unknown>>).call(bank, request)
+    // `version: "v1"` calls the v1 surface: the same memories as v1beta1's.
+    const surface = step.version === 'v1' ? bank.v1 : bank
+    return (surface[step.call as (typeof MEMORY_METHODS)[number]] as (r: unknown) => Promise<Outcome<unknown>>).call(surface, request)
   }
 }
 

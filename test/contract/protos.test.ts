@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import * as retriever from '../../packages/adapters/src/semantic-retriever/schema.js'
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages/adapters/src/vertex-rag/schema.js'
 import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memory-bank/schema.js'
+import { SESSION_REQUESTS } from '../../packages/adapters/src/memory-bank/session-schema.js'
 import { hasPresence, without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
@@ -103,6 +104,15 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
       checkMessage(root, requestSchema(schema, 'v1'))
     }
     for (const schema of Object.values(V1BETA1_REQUESTS)) checkMessage(root, schema)
+  })
+
+  it('Agent Engine Sessions v1beta1 and v1 (@google-cloud/aiplatform): one schema reads both', () => {
+    const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
+    expect(Object.keys(SESSION_REQUESTS).length).toBe(7)
+    for (const schema of Object.values(SESSION_REQUESTS)) {
+      checkMessage(root, schema)
+      checkMessage(root, without(schema, {}, (name) => name.replace('.v1beta1.', '.v1.')))
+    }
   })
 
   it('Memory Bank v1beta1 (@google-cloud/aiplatform), less the fields the API gained since', () => {

@@ -188,7 +188,11 @@ async function scenario(c: Clients): Promise<Log> {
     if (version === 'v1beta1') await step(`${version} retrieveContexts hybrid alpha 0.5`, async () => (await rag.retrieveContexts({ parent, vertexRagStore: store, query: { text: 'spice desert', ragRetrievalConfig: { topK: 4, hybridSearch: { alpha: 0.5 } } } }))[0])
     await step(`${version} retrieveContexts threshold`, async () => (await rag.retrieveContexts({ parent, vertexRagStore: store, query: { text: 'ocean waves', ragRetrievalConfig: { topK: 5, filter: { vectorDistanceThreshold: 0.9 } } } }))[0])
     await step(`${version} retrieveContexts empty query`, async () => (await rag.retrieveContexts({ parent, vertexRagStore: store, query: { text: '' } }))[0])
-    await step(`${version} augmentPrompt`, async () => (await (rag.augmentPrompt as (r: object) => Promise<unknown[]>)({ parent, vertexRagStore: store, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }))[0])
+    // The parts as text: gRPC's decoder gives every Part its empty `thoughtSignature` bytes.
+    await step(`${version} augmentPrompt`, async () => {
+      const [out] = (await (rag.augmentPrompt as (r: object) => Promise<unknown[]>)({ parent, vertexRagStore: store, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })) as [{ augmentedPrompt: { role: string; parts: { text: string }[] }[]; facts: unknown }]
+      return { augmentedPrompt: out.augmentedPrompt.map((c) => ({ role: c.role, parts: c.parts.map((p) => p.text) })), facts: out.facts }
+    })
     await step(`${version} updateRagCorpus`, async () => (await (await data.updateRagCorpus({ ragCorpus: { name: corpus.name, displayName: 'Renamed', description: 'books' } }))[0].promise())[0])
     // The operation as returned (its Any fields stay packed in a client's raw response): its name and state.
     const op = (await step(`${version} deleteRagFile`, async () => {
@@ -262,10 +266,8 @@ describe("Google's clients on gRPC", () => {
       'sr.createCorpus twice',
       'sr.deleteCorpus without force',
       'v1beta1 retrieveContexts empty query',
-      'v1beta1 augmentPrompt',
       'v1beta1 getRagCorpus missing',
       'v1 retrieveContexts empty query',
-      'v1 augmentPrompt',
       'v1 getRagCorpus missing',
       'mb.retrieveMemories topK -1',
       'mb.getMemory deleted',
@@ -464,8 +466,11 @@ describe('the gRPC services come from the method tables and the shipped protos',
     const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
     const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onInternalError: () => undefined, inFlight: new InFlight(8) })
     expect(server.unbound).toEqual([])
-    // Memory Bank's purge is newer than google-proto-files 6.0.1's memory_bank_service.proto.
-    expect(server.restOnly).toEqual(['google.cloud.aiplatform.v1beta1.MemoryBankService.PurgeMemories'])
+    // Memory Bank's purge and revisions are newer than google-proto-files 6.0.1's memory_bank_service.proto,
+    // which has no v1 MemoryBankService at all: v1 Memory Bank is served over REST only.
+    const newer = ['PurgeMemories', 'RollbackMemory', 'ListMemoryRevisions', 'GetMemoryRevision']
+    const v1 = ['CreateMemory', 'GetMemory', 'UpdateMemory', 'ListMemories', 'DeleteMemory', 'GenerateMemories', 'RetrieveMemories', ...newer]
+    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`)])
     const services = new Set(server.paths.map((p) => p.split('/')[1]))
     expect([...services]).toEqual([
       'google.ai.generativelanguage.v1beta.RetrieverService',
@@ -474,6 +479,8 @@ describe('the gRPC services come from the method tables and the shipped protos',
       'google.cloud.aiplatform.v1beta1.VertexRagService',
       'google.cloud.aiplatform.v1beta1.VertexRagDataService',
       'google.cloud.aiplatform.v1beta1.MemoryBankService',
+      'google.cloud.aiplatform.v1beta1.SessionService',
+      'google.cloud.aiplatform.v1.SessionService',
       'google.longrunning.Operations',
       'google.cloud.location.Locations',
       'google.iam.v1.IAMPolicy',
@@ -489,10 +496,11 @@ describe('the gRPC services come from the method tables and the shipped protos',
     const languageProtos = require('@google-ai/generativelanguage/build/protos/protos.json') as Nested
     const clientMethods = [
       ...methodsOf(languageProtos, 'google.ai.generativelanguage.v1beta.RetrieverService'),
-      ...['v1.VertexRagService', 'v1.VertexRagDataService', 'v1beta1.VertexRagService', 'v1beta1.VertexRagDataService', 'v1beta1.MemoryBankService'].flatMap((s) => methodsOf(aiplatformProtos, `google.cloud.aiplatform.${s}`)),
+      ...['v1.VertexRagService', 'v1.VertexRagDataService', 'v1beta1.VertexRagService', 'v1beta1.VertexRagDataService', 'v1beta1.MemoryBankService', 'v1beta1.SessionService', 'v1.SessionService'].flatMap((s) => methodsOf(aiplatformProtos, `google.cloud.aiplatform.${s}`)),
     ]
-    expect(clientMethods.length).toBe(74)
+    // Agent Engine Sessions: 7 RPCs in each version.
+    expect(clientMethods.length).toBe(74 + 14)
     expect(server.paths.filter((p) => clientMethods.includes(p))).toEqual(clientMethods)
-    expect(server.paths.length).toBe(84)
+    expect(server.paths.length).toBe(84 + 14)
   })
 })

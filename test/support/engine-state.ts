@@ -3,6 +3,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Engines } from '../../packages/adapters/src/transport/bound-methods.js'
+import { SectionReader } from '../../packages/core/src/persist/sections.js'
 
 /**
  * A folder for scratch files that fsync makes no slower: `/dev/shm` (tmpfs) where there is one,
@@ -23,8 +24,8 @@ export function scratchDir(prefix: string): string {
 }
 
 /**
- * Every engine's whole state, as each engine's `saveTo` writes it (the files a data folder's
- * generation holds: `state.json` with every resource, and each index's snapshot), read back into
+ * Every engine's whole state, as each engine's `saveTo` writes it (a generation holding what a data
+ * folder's generation holds: `state.json` with every resource, and each index's snapshot), read back into
  * one value for `toEqual`. JSON is compared parsed, so the order of an object's keys does not
  * count (the order of arrays, i.e. of resources, does); vectors (`vectors.f32`) and an HNSW graph
  * by size and sha256.
@@ -33,7 +34,8 @@ export function scratchDir(prefix: string): string {
  * and its terms with their frequencies. The files number terms in the order the index first met
  * them and keep terms no record has any more (sparse-index.ts: term ids depend on insertion
  * history; an empty posting list is never scored), while a reload numbers only the terms in use:
- * `terms.jsonl` and `forward.bin` differ after a restart for the same state. For the same reason
+ * `terms.jsonl` and `forward.bin` differ after a restart for the same state (version 4; version 5
+ * keeps the numbering, its text files are decoded the same way all the same). For the same reason
  * a manifest is compared without its files' checksums and its seal.
  */
 export function engineState(engines: Engines): Record<string, unknown> {
@@ -55,6 +57,7 @@ export function engineState(engines: Engines): Record<string, unknown> {
 
 function readTree(dir: string): Record<string, unknown> {
   const names = readdirSync(dir).sort()
+  if (names.includes('postings.bin')) return readIndexSnapshotV5(dir, names)
   if (names.includes('forward.bin')) return readIndexSnapshot(dir, names)
   const out: Record<string, unknown> = {}
   for (const name of names) {
@@ -65,6 +68,11 @@ function readTree(dir: string): Record<string, unknown> {
 }
 
 function readFile(name: string, bytes: Buffer): unknown {
+  // A generation's manifest: the files it lists, not their checksums (an index's text files differ after a reload, see above).
+  if (name === 'manifest.json') {
+    const sealed = JSON.parse(bytes.toString('utf8')) as { manifest: { files: Record<string, unknown> } }
+    return { ...sealed.manifest, files: Object.keys(sealed.manifest.files).sort() }
+  }
   if (name.endsWith('.json')) return JSON.parse(bytes.toString('utf8')) as unknown
   if (name.endsWith('.jsonl')) return bytes.toString('utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown)
   return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }
@@ -77,10 +85,41 @@ function readIndexSnapshot(dir: string, names: readonly string[]): Record<string
     if (name === 'forward.bin' || name === 'terms.jsonl') continue
     out[name] = readFile(name, readFileSync(join(dir, name)))
   }
-  const sealed = out['manifest.json'] as { manifest: { files: Record<string, unknown> } }
-  out['manifest.json'] = { ...sealed.manifest, files: Object.keys(sealed.manifest.files).sort() }
   const terms = readFile('terms.jsonl', readFileSync(join(dir, 'terms.jsonl'))) as string[]
   out.text = readForward(readFileSync(join(dir, 'forward.bin')), terms, (out['ids.jsonl'] as unknown[]).length)
+  return out
+}
+
+/**
+ * One version 5 core index snapshot: its files, the text index (`postings.bin`, `forward.bin`)
+ * decoded into the same per-record form as version 4's (the other files by size and sha256).
+ */
+function readIndexSnapshotV5(dir: string, names: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const name of names) {
+    if (name === 'forward.bin' || name === 'postings.bin') continue
+    out[name] = readFile(name, readFileSync(join(dir, name)))
+  }
+  const sections = (name: string): SectionReader => {
+    const bytes = readFileSync(join(dir, name))
+    const aligned = new Uint8Array(new ArrayBuffer(bytes.length))
+    aligned.set(bytes)
+    return new SectionReader(aligned, () => new Error(`${name} is not valid`))
+  }
+  const terms = sections('postings.bin').strings()
+  const forward = sections('forward.bin')
+  const counts = forward.u32()
+  const lengths = forward.f64(counts.length)
+  const ids = forward.u32()
+  const tfs = forward.f32(ids.length)
+  let at = 0
+  out.text = Array.from(counts, (count, label) => {
+    if (count === NO_TEXT) return null
+    const entry: [string, number][] = []
+    for (let i = 0; i < count; i++) entry.push([terms[ids[at + i] as number] as string, tfs[at + i] as number])
+    at += count
+    return { length: lengths[label] as number, terms: entry.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) }
+  })
   return out
 }
 

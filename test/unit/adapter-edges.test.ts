@@ -43,7 +43,7 @@ describe('adapter edge cases', () => {
     }
     const dir = tmp()
     bank.saveTo(dir)
-    expect((JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { engines: unknown[] }).engines).toEqual([])
+    expect((JSON.parse(readFileSync(join(dir, 'snapshot-000001', 'state.json'), 'utf8')) as { engines: unknown[] }).engines).toEqual([])
     expect(failed(await bank.retrieveMemories({ parent: E, scope: { u: '1' }, similaritySearchParams: { searchQuery: 'x', topK: -1 } })).code).toBe(3)
   })
 

@@ -369,8 +369,12 @@ describe('limits of fields no schema limits, and of values in opaque messages', 
     expect(f.field).toMatch(/^ragCorpus\.encryptionSpec(\.k)+$/)
     expect(f.message).toMatch(/nests deeper than 100 levels; at most 100/)
     const bank = new MemoryBank({ embedder })
-    const g = failed(await bank.generateMemories({ parent: E, scope: { u: '1' }, directContentsSource: config }))
-    expect(g).toMatchObject({ code: 3, field: expect.stringMatching(/^directContentsSource(\.k)+$/) })
+    // A session's state is a google.protobuf.Struct: opaque, bounded only by these limits.
+    const g = failed(await bank.sessions.createSession({ parent: E, session: { userId: 'u', sessionState: config } }))
+    expect(g).toMatchObject({ code: 3, field: expect.stringMatching(/^session\.sessionState(\.k)+$/) })
+    // directContentsSource is a typed message: an unknown field is refused as Google refuses it.
+    const h = failed(await bank.generateMemories({ parent: E, scope: { u: '1' }, directContentsSource: config }))
+    expect(h).toEqual({ code: 3, field: 'directContentsSource', message: 'Invalid JSON payload received. Unknown name "k" at \'directContentsSource\': Cannot find field.' })
   })
 
   it('a query parameter 10,000 keys deep builds its value without recursion, and the reader refuses it', async () => {

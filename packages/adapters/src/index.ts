@@ -66,7 +66,7 @@ export { VertexRagEngine, VertexRagSurface, RAG_METHODS } from './vertex-rag/ser
 export { VertexRagServiceClient, VertexRagDataServiceClient } from './vertex-rag/client.js'
 export { v1, v1beta1 } from './namespaces.js'
 export type { VertexRagClientOptions } from './vertex-rag/client.js'
-export type { VertexRagOptions, Reranker, RerankRequest } from './vertex-rag/options.js'
+export type { VertexRagOptions, Reranker, RerankRequest, RagModelHook, GenerateRequest, CorroborateRequest, CorroborateResult } from './vertex-rag/options.js'
 export type { DistanceMetric } from './vertex-rag/metric.js'
 export type { ApiVersion } from './vertex-rag/schema.js'
 export { DEFAULT_TOP_K } from './vertex-rag/retrieve.js'
@@ -84,17 +84,33 @@ export type {
   RagDataSchemaJson,
   RagMetadataJson,
   MetadataValueJson,
+  ContentJson,
+  FactJson,
+  ClaimJson,
+  AugmentPromptResponseJson,
+  CorroborateContentResponseJson,
+  AskContextsResponseJson,
+  RagEngineConfigJson,
 } from './vertex-rag/resources.js'
 
 // Vertex AI Agent Engine Memory Bank (v1beta1 MemoryBankService).
 export { MemoryBank, MEMORY_METHODS } from './memory-bank/service.js'
+export type { MemoryBankSurface } from './memory-bank/service.js'
+export type { MemoryApiVersion } from './memory-bank/methods.js'
+export { DEFAULT_REVISION_TTL_SECONDS } from './memory-bank/revisions.js'
 export { MemoryBankServiceClient } from './memory-bank/client.js'
 export type { MemoryBankClientOptions } from './memory-bank/client.js'
-export type { MemoryBankOptions, FactExtractor, ExtractRequest } from './memory-bank/options.js'
+export type { MemoryBankOptions, FactExtractor, ExtractRequest, ExtractEvent } from './memory-bank/options.js'
 export { DEFAULT_RETRIEVE, MAX_RETRIEVE } from './memory-bank/retrieve.js'
 export type { RetrieveMemoriesResponseJson, RetrievedMemoryJson } from './memory-bank/retrieve.js'
 export { MAX_DIRECT_MEMORIES, normalizeFact } from './memory-bank/generate.js'
-export type { MemoryJson, TopicJson } from './memory-bank/state.js'
+export type { MemoryJson, MemoryRevisionJson, TopicJson } from './memory-bank/state.js'
+export { AgentSessions, SESSION_METHODS } from './memory-bank/session-service.js'
+export type { SessionSurface } from './memory-bank/session-service.js'
+export { SessionServiceClient } from './memory-bank/session-client.js'
+export type { SessionClientOptions } from './memory-bank/session-client.js'
+export type { SessionJson, SessionEventJson } from './memory-bank/session-state.js'
+export { DEFAULT_SESSION_TTL_MS, MIN_SESSION_TTL_MS } from './memory-bank/sessions.js'
 export type { Operation, AnyJson } from './rpc/operations.js'
 
 // The local REST server for all three APIs.

@@ -1,4 +1,5 @@
 import { MemoryBankServiceClient, type MemoryBankClientOptions } from './memory-bank/client.js'
+import { SessionServiceClient, type SessionClientOptions } from './memory-bank/session-client.js'
 import { VertexRagDataServiceClient, VertexRagServiceClient, type VertexRagClientOptions } from './vertex-rag/client.js'
 
 /**
@@ -13,6 +14,18 @@ export const v1 = {
   },
   VertexRagDataServiceClient: class extends VertexRagDataServiceClient {
     constructor(options: VertexRagClientOptions = {}) {
+      super({ ...options, version: 'v1' })
+    }
+  },
+  /** Memory Bank under v1 (newer than aiplatform 6.11, which has it in v1beta1 only): the same memories. */
+  MemoryBankServiceClient: class extends MemoryBankServiceClient {
+    constructor(options: MemoryBankClientOptions = {}) {
+      super({ ...options, version: 'v1' })
+    }
+  },
+  /** Agent Engine Sessions under v1: the same sessions as v1beta1's. */
+  SessionServiceClient: class extends SessionServiceClient {
+    constructor(options: SessionClientOptions = {}) {
       super({ ...options, version: 'v1' })
     }
   },
@@ -31,7 +44,12 @@ export const v1beta1 = {
   },
   MemoryBankServiceClient: class extends MemoryBankServiceClient {
     constructor(options: MemoryBankClientOptions = {}) {
-      super(options)
+      super({ ...options, version: 'v1beta1' })
+    }
+  },
+  SessionServiceClient: class extends SessionServiceClient {
+    constructor(options: SessionClientOptions = {}) {
+      super({ ...options, version: 'v1beta1' })
     }
   },
 }

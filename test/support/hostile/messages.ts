@@ -4,6 +4,7 @@ import * as memoryBank from '../../../packages/adapters/src/memory-bank/schema.j
 import * as retriever from '../../../packages/adapters/src/semantic-retriever/schema.js'
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../../packages/adapters/src/vertex-rag/schema.js'
 import { OPERATIONS_REQUESTS } from '../../../packages/adapters/src/rpc/mixins.js'
+import { SESSION_REQUESTS } from '../../../packages/adapters/src/memory-bank/session-schema.js'
 import { Known, Obj, longString, nested, type J } from './json.js'
 import { benignFilter, filterArb, floatValue, hostileName, intValue, mapKey, polluted, sentence, textValue } from './values.js'
 
@@ -21,17 +22,21 @@ function isRequest(name: string, value: unknown): value is MessageType {
 
 const SCHEMAS = new Map<string, MessageType>()
 for (const [name, value] of [...Object.entries(retriever), ...Object.entries(memoryBank)]) if (isRequest(name, value)) SCHEMAS.set(value.name, value)
+// Memory Bank under v1 reads the v1beta1 requests.
+for (const [name, value] of Object.entries(memoryBank)) if (isRequest(name, value)) SCHEMAS.set(value.name.replace('.v1beta1.', '.v1.'), value)
 for (const schema of [...Object.values(SHARED_REQUESTS), ...Object.values(V1BETA1_REQUESTS)]) {
   for (const version of ['v1', 'v1beta1'] as const) {
     const s = requestSchema(schema as MessageType, version)
     SCHEMAS.set(s.name, s)
   }
 }
+// Agent Engine Sessions: one schema reads v1beta1 and v1.
+for (const schema of Object.values(SESSION_REQUESTS)) {
+  SCHEMAS.set(schema.name, schema)
+  SCHEMAS.set(schema.name.replace('.v1beta1.', '.v1.'), schema)
+}
 SCHEMAS.set(GetOperationRequest.name, GetOperationRequest)
 for (const schema of Object.values(OPERATIONS_REQUESTS)) SCHEMAS.set(schema.name, schema)
-// The RPCs Quarry answers UNIMPLEMENTED read no request: an empty message (hostile values mixed in as for any other).
-const UNSERVED = ['AugmentPrompt', 'CorroborateContent', 'AskContexts', 'AsyncRetrieveContexts', 'GetRagEngineConfig', 'UpdateRagEngineConfig']
-for (const version of ['v1', 'v1beta1']) for (const rpc of UNSERVED) SCHEMAS.set(`google.cloud.aiplatform.${version}.${rpc}Request`, message(`google.cloud.aiplatform.${version}.${rpc}Request`, {}))
 for (const name of ['google.cloud.location.GetLocationRequest', 'google.cloud.location.ListLocationsRequest', 'google.iam.v1.GetIamPolicyRequest', 'google.iam.v1.SetIamPolicyRequest', 'google.iam.v1.TestIamPermissionsRequest']) SCHEMAS.set(name, message(name, {}))
 
 /** `google.cloud.aiplatform.v1.VertexRagDataService.ImportRagFiles` → the schema of `google.cloud.aiplatform.v1.ImportRagFilesRequest`. */

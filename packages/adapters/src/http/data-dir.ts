@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { DirectoryLock, readGeneration, writeGeneration, type GenerationFormat } from '@quarry/core'
+import { DirectoryLock, readGeneration, writeGenerationInSlices, type GenerationFormat, type GenerationWriter, type SliceOptions, type Steps } from '@quarry/core'
 import type { Engines } from '../transport/bound-methods.js'
 
 /**
@@ -53,9 +53,9 @@ export class DataDir {
     let number: number | undefined
     try {
       number = readGeneration(this.root, FORMAT, (generation) => {
-        this.#engines.semanticRetriever.loadFrom(join(generation.folder, 'semantic-retriever'))
-        this.#engines.vertexRag.loadFrom(join(generation.folder, 'vertex-rag'))
-        this.#engines.memoryBank.loadFrom(join(generation.folder, 'memory-bank'))
+        this.#engines.semanticRetriever.loadFolder(join(generation.folder, 'semantic-retriever'))
+        this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'))
+        this.#engines.memoryBank.loadFolder(join(generation.folder, 'memory-bank'))
         return generation.number
       })
     } catch (error) {
@@ -70,20 +70,23 @@ export class DataDir {
     return true
   }
 
-  /** Writes a new generation and switches CURRENT to it (synchronous: one consistent view of the engines). */
-  save(): void {
+  /**
+   * Writes a new generation and switches CURRENT to it. The engines' writes are held off until it
+   * is written (one consistent view); reads go on: the generation is written in slices of about
+   * `sliceMs` between which the event loop runs, fsyncs and HNSW graphs off the main thread.
+   */
+  async save(options: SliceOptions = {}): Promise<void> {
     if (!this.#lock.held) throw new Error(`the data folder ${this.root} was closed; open a new DataDir to write to it.`)
-    this.#generation = writeGeneration(
-      this.root,
-      FORMAT,
-      (out) => {
-        for (const api of APIS) mkdirSync(out.path(api))
-        this.#engines.semanticRetriever.saveTo(out.path('semantic-retriever'))
-        this.#engines.vertexRag.saveTo(out.path('vertex-rag'))
-        this.#engines.memoryBank.saveTo(out.path('memory-bank'))
-      },
-      { lock: this.#lock },
-    )
+    const { semanticRetriever, vertexRag, memoryBank } = this.#engines
+    const write = (): Promise<number> => writeGenerationInSlices(this.root, FORMAT, (out) => this.#write(out), { ...options, lock: this.#lock })
+    this.#generation = await semanticRetriever.exclusive(() => vertexRag.exclusive(() => memoryBank.exclusive(write)))
+  }
+
+  *#write(out: GenerationWriter): Steps {
+    for (const api of APIS) mkdirSync(out.path(api))
+    yield* this.#engines.semanticRetriever.saveSteps(out, 'semantic-retriever')
+    yield* this.#engines.vertexRag.saveSteps(out, 'vertex-rag')
+    yield* this.#engines.memoryBank.saveSteps(out, 'memory-bank')
   }
 
   /** Releases the folder's lock (after the last save). Safe to call twice. */

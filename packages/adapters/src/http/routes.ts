@@ -27,7 +27,7 @@ export interface Route {
 export function restRoutes(methods: readonly BoundMethod[]): Route[] {
   return methods.flatMap((bound) =>
     bound.http.map((binding): Route => {
-      const template = `${binding.media ? '/upload' : ''}/${bound.version}/${binding.path}`
+      const template = `${binding.media ? '/upload' : ''}/${binding.prefix ?? bound.version}/${binding.path}`
       return {
         method: binding.verb,
         template,

@@ -26,9 +26,20 @@ export function parseMemory(name: string | undefined, field: string): ResourceNa
   return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_MEMORY, field, { memory: MEMORY_ID_RULE }) : parseName(name, MEMORY, field, { memory: MEMORY_ID_RULE })
 }
 
+/** Revision ids: the decimal numbers Quarry gives a memory's revisions in order. */
+export const REVISION_ID_RULE: IdRule = { test: /^[1-9][0-9]{0,15}$/, says: 'a decimal number' }
+
+/** A memory revision name under a memory name of either form. */
+export function parseRevision(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory' | 'revision'> {
+  const rules = { memory: MEMORY_ID_RULE, revision: REVISION_ID_RULE }
+  return name?.startsWith('reasoningEngines/') === true ? parseName(name, `${SHORT_MEMORY}/revisions/{revision}`, field, rules) : parseName(name, `${MEMORY}/revisions/{revision}`, field, rules)
+}
+
 /** What every Memory Bank operation works on. */
 export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
+  /** Checkpoints under way (see `frozen`). */
+  #frozen = 0
   protected readonly sequence = this.state
 
   /** Creates a reasoning engine's memory bank (idempotent). */
@@ -40,7 +51,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
-      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY }
+      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY, sessions: new Map() }
       this.state.engines.set(name, engine)
     }
     return engine
@@ -80,7 +91,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     const parsed = parseMemory(name, field)
     const engine = this.#found(parsed.names.reasoning_engine, field)
     const memory = engine?.memories.get(parsed.name)
-    if (!engine || !memory) throw failure('NOT_FOUND', `Memory "${parsed.name}" not found.`, field)
+    if (!engine || !memory || !this.visible(memory)) throw failure('NOT_FOUND', `Memory "${parsed.name}" not found.`, field)
     return { engine, memory }
   }
 
@@ -89,6 +100,8 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
    * memories runs only once the earliest known expiry is due.
    */
   sweep(engine: EngineState): void {
+    // While a checkpoint writes the state out, nothing may change it: reads hide expired memories instead.
+    if (this.#frozen > 0) return
     const now = this.now()
     if (now < engine.nextExpiryMs) return
     let next = Number.POSITIVE_INFINITY
@@ -102,13 +115,32 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     engine.nextExpiryMs = next
   }
 
+  /**
+   * Runs `fn` (a checkpoint writing the state out, writes held off by the caller) with expiry sweeps
+   * deferred: meanwhile reads hide what has expired ({@link visible}) and the next sweep removes it.
+   */
+  async frozen<T>(fn: () => Promise<T>): Promise<T> {
+    this.#frozen++
+    try {
+      return await fn()
+    } finally {
+      this.#frozen--
+    }
+  }
+
+  /** Whether a read may return the memory: always, except one expired while sweeps are deferred. */
+  visible(m: MemoryState): boolean {
+    return this.#frozen === 0 || m.expireMs === undefined || m.expireMs > this.now()
+  }
+
   /** Notes a memory's expiry so the sweep comes in time. */
   expiresAt(engine: EngineState, expireMs: number | undefined): void {
     if (expireMs !== undefined) engine.nextExpiryMs = Math.min(engine.nextExpiryMs, expireMs)
   }
 
-  operation(resource: string, metadataType: string, responseType: string, response: object): Operation {
-    const op = finishedOperation({ version: 'v1beta1', resource, id: this.numericId(), atMs: this.now(), metadataType, responseType, response })
+  /** A finished operation of the API `version` the call came through (its types are that version's). */
+  operation(resource: string, metadataType: string, responseType: string, response: object, version = 'v1beta1'): Operation {
+    const op = finishedOperation({ version, resource, id: this.numericId(), atMs: this.now(), metadataType, responseType, response })
     remember(this.state.operations, op)
     return op
   }

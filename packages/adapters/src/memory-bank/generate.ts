@@ -2,13 +2,15 @@ import { compileFilter } from '@quarry/core'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
-import { failure, invalidArgument } from '../rpc/status.js'
+import { invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { indexMemory, memoryFilter } from './memories.js'
 import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
 import { memoryJson, memoryMetadata, SCOPE_FIELD, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 import { replayable } from '../rpc/replay.js'
+import { conversationOf } from './conversation.js'
+import { latestRevisionName, readRevisionPlan, recordRevision } from './revisions.js'
 
 /** Facts one directMemoriesSource may carry (Google's limit; the request schema holds it). */
 export const MAX_DIRECT_MEMORIES = DOCUMENTED.directMemories.max
@@ -36,29 +38,29 @@ function duplicateOf(ctx: MemoryContext, engine: EngineState, scopeKey: string, 
  * sources) become memories of the scope. A fact that duplicates a memory of the same scope
  * updates it (the new wording wins) and is reported UPDATED; `disableConsolidation` always creates.
  */
-export async function generateMemories(ctx: MemoryContext, request: unknown): Promise<Operation> {
+export async function generateMemories(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const req = readMessage(GenerateMemoriesRequest, request)
   const engine = ctx.engine(req.parent, 'parent')
-  const scope = readScope(req.scope, 'scope')
+  // A source needing a model is read first: its session may give the scope.
+  const conversation = conversationOf(ctx, engine, req)
+  const scope = readScope(req.scope !== undefined && Object.keys(req.scope).length > 0 ? req.scope : conversation?.scope, 'scope')
+  const revision = readRevisionPlan(req, () => ctx.now(), '')
   let facts: string[]
-  if (req.directMemoriesSource) {
-    const direct = req.directMemoriesSource.directMemories ?? []
+  if (conversation) {
+    // The extractor's facts are recorded for the write-ahead log: a replay gets the same ones.
+    const { kind, source, events, extractor } = conversation
+    facts = [...(await replayable('extract', async () => [...(await extractor({ kind, source, scope, events }))]))].filter((f) => f.trim() !== '')
+  } else {
+    const direct = req.directMemoriesSource?.directMemories ?? []
     if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', `give 1 to ${MAX_DIRECT_MEMORIES} facts.`)
     facts = direct.map((d, i) => {
       if (d.fact === undefined || d.fact.trim() === '') throw invalidArgument(`directMemoriesSource.directMemories[${i}].fact`, 'fact is required.')
       return d.fact
     })
-  } else {
-    const kind = req.vertexSessionSource ? 'vertexSessionSource' : req.directContentsSource ? 'directContentsSource' : undefined
-    if (!kind) throw invalidArgument('directMemoriesSource', 'give a source: directMemoriesSource (facts), or vertexSessionSource / directContentsSource with an extractor configured.')
-    const extractor = ctx.options.extractor
-    if (!extractor) {
-      throw failure('UNIMPLEMENTED', `${kind} needs a model to extract facts; configure Quarry's \`extractor\` hook, or send the facts as directMemoriesSource.`, kind)
-    }
-    facts = [...(await replayable('extract', async () => [...(await extractor({ kind, source: req[kind] as Readonly<Record<string, unknown>>, scope }))]))].filter((f) => f.trim() !== '')
   }
   const vectors = await ctx.embed(facts)
-  const generated: { memory: MemoryJson; action: 'CREATED' | 'UPDATED' }[] = []
+  // An update names the revision it replaced (previousRevision): rolling back to it undoes the update.
+  const generated: { memory: MemoryJson; action: 'CREATED' | 'UPDATED'; previousRevision?: string }[] = []
   const scopeKey = scopeKeyOf(scope)
   facts.forEach((fact, i) => {
     const vector = vectors[i] as Float32Array
@@ -67,7 +69,9 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
       duplicate.fact = fact
       duplicate.updateMs = ctx.now()
       indexMemory(engine, duplicate, vector)
-      generated.push({ memory: memoryJson(duplicate), action: 'UPDATED' })
+      const previousRevision = latestRevisionName(duplicate, duplicate.updateMs)
+      recordRevision(duplicate, revision, [fact])
+      generated.push(omitUnset({ memory: memoryJson(duplicate), action: 'UPDATED' as const, previousRevision }))
       return
     }
     let name: string
@@ -76,13 +80,14 @@ export async function generateMemories(ctx: MemoryContext, request: unknown): Pr
     const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs: undefined, ...ctx.stamp() }
     engine.memories.set(name, m)
     indexMemory(engine, m, vector)
+    recordRevision(m, revision, [fact])
     generated.push({ memory: memoryJson(m), action: 'CREATED' })
   })
-  return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', omitUnset({ generatedMemories: generated }))
+  return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', omitUnset({ generatedMemories: generated }), version)
 }
 
 /** purgeMemories: deletes the memories matching `filter` (required) when `force` is set; otherwise only counts them. */
-export async function purgeMemories(ctx: MemoryContext, request: unknown): Promise<Operation> {
+export async function purgeMemories(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const req = readMessage(PurgeMemoriesRequest, request)
   const { name: parent, engine } = ctx.findEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
@@ -96,5 +101,5 @@ export async function purgeMemories(ctx: MemoryContext, request: unknown): Promi
     }
   }
   // purgeCount is an int64 (a decimal string), omitted at 0.
-  return ctx.operation(parent, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', omitUnset({ purgeCount: matching.length > 0 ? String(matching.length) : undefined }))
+  return ctx.operation(parent, 'PurgeMemoriesOperationMetadata', 'PurgeMemoriesResponse', omitUnset({ purgeCount: matching.length > 0 ? String(matching.length) : undefined }), version)
 }

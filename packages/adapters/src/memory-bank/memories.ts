@@ -8,6 +8,8 @@ import { failure, invalidArgument } from '../rpc/status.js'
 import { compileFilter, type Filter } from '@quarry/core'
 import { MEMORY_ID_RULE, type MemoryContext } from './context.js'
 import { readExpiry, readFact, readMetadata, readScope, readTopics } from './fields.js'
+import { readRevisionPlan, recordRevision } from './revisions.js'
+import { orderedPage, readOrderBy } from './sessions.js'
 import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
 import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
@@ -73,7 +75,7 @@ export function indexMemory(engine: EngineState, m: MemoryState, vector: Float32
   engine.index.upsert({ id: m.name, vector, metadata: memoryMetadata(m) })
 }
 
-export async function createMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
+export async function createMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { parent, memory = {}, memoryId } = readMessage(CreateMemoryRequest, request)
   const engine = ctx.engine(parent, 'parent')
   const fact = readFact(memory.fact, 'memory.fact')
@@ -82,6 +84,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
   const metadata = readMetadata(memory.metadata, 'memory.metadata')
   const now = ctx.now()
   const expireMs = readExpiry(memory, now, 'memory')
+  const revision = readRevisionPlan(memory, () => now, 'memory')
   let name: string
   if (memoryId !== undefined) {
     if (!MEMORY_ID_RULE.test.test(memoryId)) throw invalidArgument('memoryId', `memoryId is ${MEMORY_ID_RULE.says}; received "${memoryId}".`)
@@ -96,7 +99,8 @@ export async function createMemory(ctx: MemoryContext, request: unknown): Promis
   engine.memories.set(name, m)
   ctx.expiresAt(engine, expireMs)
   indexMemory(engine, m, vector as Float32Array)
-  return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', memoryJson(m))
+  recordRevision(m, revision)
+  return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', memoryJson(m), version)
 }
 
 export async function getMemory(ctx: MemoryContext, request: unknown): Promise<MemoryJson> {
@@ -106,7 +110,7 @@ export async function getMemory(ctx: MemoryContext, request: unknown): Promise<M
 
 const UPDATABLE = ['displayName', 'description', 'fact', 'expireTime', 'ttl', 'topics', 'metadata']
 
-export async function updateMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
+export async function updateMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { memory = {}, updateMask } = readMessage(UpdateMemoryRequest, request)
   const { engine, memory: target } = ctx.memory(memory.name, 'memory.name')
   // Without a mask, every updatable field the request sets is updated (AIP-134).
@@ -125,6 +129,7 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   const metadata = has('metadata') ? readMetadata(memory.metadata, 'memory.metadata') : target.metadata
   const now = ctx.now()
   const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, now, 'memory') : target.expireMs
+  const revision = readRevisionPlan(memory, () => now, 'memory')
   const vector = fact !== target.fact ? (await ctx.embed([fact]))[0] : engine.index.get(target.name)?.vector
   if (!engine.memories.has(target.name)) throw failure('NOT_FOUND', `Memory "${target.name}" was deleted meanwhile.`, 'memory.name')
   if (has('displayName')) target.displayName = memory.displayName
@@ -136,25 +141,43 @@ export async function updateMemory(ctx: MemoryContext, request: unknown): Promis
   ctx.expiresAt(engine, expireMs)
   target.updateMs = now
   indexMemory(engine, target, vector as Float32Array)
-  return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target))
+  recordRevision(target, revision)
+  return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target), version)
 }
 
-export async function deleteMemory(ctx: MemoryContext, request: unknown): Promise<Operation> {
+/** Deletes a memory; its revisions go with it. */
+export async function deleteMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { name } = readMessage(DeleteMemoryRequest, request)
   const { engine, memory } = ctx.memory(name, 'name')
   engine.memories.delete(memory.name)
   engine.index.remove(memory.name)
-  return ctx.operation(memory.name, 'DeleteMemoryOperationMetadata', 'google.protobuf.Empty', {})
+  return ctx.operation(memory.name, 'DeleteMemoryOperationMetadata', 'google.protobuf.Empty', {}, version)
 }
 
-/** Lists an engine's memories, newest first (createTime descending), optionally filtered. */
+/** What a memories.list `orderBy` sorts by ("Supported fields: * `create_time` * `update_time`"), by either spelling. */
+const MEMORY_ORDER: Readonly<Record<string, (m: MemoryState) => number>> = {
+  create_time: (m) => m.createMs,
+  createTime: (m) => m.createMs,
+  update_time: (m) => m.updateMs,
+  updateTime: (m) => m.updateMs,
+}
+
+/**
+ * Lists an engine's memories, optionally filtered: newest first (createTime descending) by
+ * default, or by `orderBy` (ascending unless "desc", as documented; ties in creation order).
+ */
 export async function listMemories(ctx: MemoryContext, request: unknown): Promise<{ memories?: MemoryJson[]; nextPageToken?: string }> {
   const req = readMessage(ListMemoriesRequest, request)
   const engine = ctx.readEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
+  const order = req.orderBy === undefined || req.orderBy.trim() === '' ? undefined : readOrderBy(req.orderBy, MEMORY_ORDER, 'create_time desc')
   if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
-  const all = [...engine.memories.values()].reverse().filter((m) => !test || test(memoryMetadata(m)))
+  const all = [...engine.memories.values()].reverse().filter((m) => ctx.visible(m) && (!test || test(memoryMetadata(m))))
+  if (order) {
+    const ordered = orderedPage(all, order, `listMemories ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
+    return omitUnset({ memories: ordered.items.map(memoryJson), nextPageToken: ordered.nextPageToken })
+  }
   const page = pageOf(all, (m) => -m.seq, `listMemories ${engine.name} ${req.filter ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
   return omitUnset({ memories: page.items.map(memoryJson), nextPageToken: page.nextPageToken })
 }

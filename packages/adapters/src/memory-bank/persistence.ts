@@ -1,30 +1,28 @@
-import { join } from 'node:path'
-import { loadIndex } from '@quarry/core'
-import { arrayField, indexDirOf, readState, seqOf, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
+import { arrayField, indexDirOf, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
 import type { EngineState, MemoryState } from './state.js'
+import type { SessionState } from './session-state.js'
 
 /**
  * Memory Bank state on disk: `state.json` (engines, memories, operations) and one core snapshot per
- * reasoning engine. `state.json` is versioned; its checksum is the data folder's (http/data-dir.ts).
+ * reasoning engine, written into a generation as steps (the engine's writes and expiry sweeps held
+ * off meanwhile). `state.json` is versioned; its checksum is the generation's.
  */
-const FORMAT: StateFormat = { format: 'quarry-memory-bank', version: 1, engine: 'Memory Bank' }
+export const FORMAT: StateFormat = { format: 'quarry-memory-bank', version: 1, engine: 'Memory Bank' }
 
 interface Saved {
   readonly seq: number
   readonly operations: readonly Operation[]
-  readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[] }[]
+  readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[]; readonly sessions?: readonly SessionState[] }[]
 }
 
-export function saveMemoryBank(ctx: MemoryContext, dir: string): void {
-  const engines = [...ctx.state.engines.values()].map((e, i) => {
-    const indexDir = `engine-${i}`
-    e.index.save(join(dir, indexDir))
-    return { name: e.name, indexDir, memories: [...e.memories.values()] }
-  })
-  const saved: Saved = { seq: ctx.state.seq, operations: [...ctx.state.operations.values()], engines }
-  writeState(dir, FORMAT, { ...saved })
+export function* saveMemoryBank(ctx: MemoryContext, out: GenerationWriter, folder: string): Steps {
+  const engines = [...ctx.state.engines.values()]
+  for (const [i, e] of engines.entries()) yield* saveIndex(out, within(folder, `engine-${i}`), e.index)
+  const saved = engines.map((e, i) => ({ name: e.name, indexDir: `engine-${i}`, memories: streamed(e.memories.values()), sessions: streamed(e.sessions.values()) }))
+  yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), engines: streamed(saved) })
 }
 
 export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
@@ -35,7 +33,7 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
     for (const e of saved.engines) {
       const index = loadIndex(indexDirOf(dir, e.indexDir), { embedder: ctx.options.embedder })
       // An unknown next expiry: the first sweep makes a full pass and learns it.
-      engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY })
+      engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions) })
     }
     return { saved, engines }
   })
@@ -44,4 +42,9 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
   ctx.state.operations.clear()
   for (const op of saved.operations) ctx.state.operations.set(op.name, op)
   ctx.state.seq = saved.seq
+}
+
+/** Agent Engine Sessions, saved with their engine (a state without them: none). */
+function sessionsOf(saved: readonly SessionState[] | undefined): Map<string, SessionState> {
+  return new Map((saved ?? []).map((s) => [s.name, { ...s, events: [...s.events] }]))
 }

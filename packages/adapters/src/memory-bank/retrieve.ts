@@ -119,14 +119,14 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     const retrieved = hits.flatMap((h) => {
       const m = engine.memories.get(h.id)
       const stored = engine.index.get(h.id)?.vector
-      return m && stored ? [omitUnset({ memory: memoryJson(m), distance: unitDistance(vector, stored) })] : []
+      return m && stored && ctx.visible(m) ? [omitUnset({ memory: memoryJson(m), distance: unitDistance(vector, stored) })] : []
     })
     return omitUnset({ retrievedMemories: retrieved })
   }
   const simple = req.simpleRetrievalParams ?? {}
   const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
   const test = compileFilter(filter)
-  const all = [...engine.memories.values()].filter((m) => test(memoryMetadata(m)))
+  const all = [...engine.memories.values()].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
   const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }

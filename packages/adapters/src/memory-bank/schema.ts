@@ -1,5 +1,5 @@
 import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
-import { bool, double, duration, enumOf, fieldMask, int32, mapOf, message, opaque, repeated, string, text, timestamp, type Infer } from '../rpc/proto-json.js'
+import { bool, double, duration, enumOf, fieldMask, int32, int64, mapOf, message, opaque, repeated, string, text, timestamp, type Infer } from '../rpc/proto-json.js'
 
 /**
  * Requests of google.cloud.aiplatform.v1beta1.MemoryBankService. The fields of the pinned Node
@@ -23,6 +23,8 @@ const METADATA_ENTRIES = quarryCap(100, 'metadata entries are filterable fields 
 /** OR groups of AND filters: each group is a conjunction over a memory's metadata. */
 const FILTER_GROUPS = quarryCap(100, "each group is a conjunction over a memory's at most 100 metadata keys")
 const GROUP_FILTERS = quarryCap(100, 'one condition per metadata key and then some')
+/** Labels of a memory revision: a few keys a revisions.list filter selects by. */
+const REVISION_LABELS = mapOf(text(CAPS.value), { entries: quarryCap(64, 'revision labels tag a write for revisions.list filters'), keys: CAPS.key })
 
 export const ManagedTopic = enumOf(`${P}.ManagedTopicEnum`, {
   MANAGED_TOPIC_ENUM_UNSPECIFIED: 0,
@@ -52,8 +54,13 @@ export const Memory = message(
     scope: SCOPE,
     topics: repeated(MemoryTopicId, TOPICS),
     metadata: mapOf(MemoryMetadataValue, { entries: METADATA_ENTRIES, keys: CAPS.key }),
+    // Input only: how the revision this write makes is labelled and kept, or that it makes none.
+    revisionLabels: REVISION_LABELS,
+    revisionExpireTime: timestamp,
+    revisionTtl: duration,
+    disableMemoryRevisions: bool,
   },
-  [['expireTime', 'ttl']],
+  [['expireTime', 'ttl'], ['revisionExpireTime', 'revisionTtl']],
 )
 
 export const FilterOperator = enumOf(`${P}.MemoryFilter.Operator`, { OPERATOR_UNSPECIFIED: 0, EQUAL: 1, GREATER_THAN: 2, LESS_THAN: 3 })
@@ -63,7 +70,7 @@ export const MemoryConjunctionFilter = message(`${P}.MemoryConjunctionFilter`, {
 export const CreateMemoryRequest = message(`${P}.CreateMemoryRequest`, { parent: string, memory: Memory, memoryId: string })
 export const GetMemoryRequest = message(`${P}.GetMemoryRequest`, { name: string })
 export const UpdateMemoryRequest = message(`${P}.UpdateMemoryRequest`, { memory: Memory, updateMask: fieldMask })
-export const ListMemoriesRequest = message(`${P}.ListMemoriesRequest`, { parent: string, filter: string, pageSize: int32, pageToken: string })
+export const ListMemoriesRequest = message(`${P}.ListMemoriesRequest`, { parent: string, filter: string, pageSize: int32, pageToken: string, orderBy: string })
 export const DeleteMemoryRequest = message(`${P}.DeleteMemoryRequest`, { name: string })
 export const RetrieveMemoriesRequest = message(
   `${P}.RetrieveMemoriesRequest`,
@@ -80,26 +87,38 @@ export const RetrieveMemoriesRequest = message(
 export const GenerateMemoriesRequest = message(
   `${P}.GenerateMemoriesRequest`,
   {
-    vertexSessionSource: opaque(`${P}.GenerateMemoriesRequest.VertexSessionSource`),
-    directContentsSource: opaque(`${P}.GenerateMemoriesRequest.DirectContentsSource`),
+    vertexSessionSource: message(`${P}.GenerateMemoriesRequest.VertexSessionSource`, { session: string, startTime: timestamp, endTime: timestamp }),
+    directContentsSource: message(`${P}.GenerateMemoriesRequest.DirectContentsSource`, {
+      events: repeated(message(`${P}.GenerateMemoriesRequest.DirectContentsSource.Event`, { content: opaque(`${P}.Content`) })),
+    }),
     directMemoriesSource: message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource`, {
       directMemories: repeated(message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource.DirectMemory`, { fact: text(CAPS.text) }), DOCUMENTED.directMemories),
     }),
     parent: string,
     disableConsolidation: bool,
     scope: SCOPE,
+    revisionLabels: REVISION_LABELS,
+    revisionExpireTime: timestamp,
+    revisionTtl: duration,
+    disableMemoryRevisions: bool,
   },
-  [['vertexSessionSource', 'directContentsSource', 'directMemoriesSource']],
+  [['vertexSessionSource', 'directContentsSource', 'directMemoriesSource'], ['revisionExpireTime', 'revisionTtl']],
 )
 export const PurgeMemoriesRequest = message(`${P}.PurgeMemoriesRequest`, { parent: string, filter: string, force: bool })
+export const ListMemoryRevisionsRequest = message(`${P}.ListMemoryRevisionsRequest`, { parent: string, pageSize: int32, pageToken: string, filter: string })
+export const GetMemoryRevisionRequest = message(`${P}.GetMemoryRevisionRequest`, { name: string })
+/** `targetRevisionId` is an int64; Quarry's revision ids are below 2^53, so a JSON number or a decimal string reads exactly. */
+export const RollbackMemoryRequest = message(`${P}.RollbackMemoryRequest`, { name: string, targetRevisionId: int64 })
 
 /** Fields newer than the pinned client's protos, by message (the protos test skips exactly these). */
 export const NEWER_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  [`${P}.Memory`]: ['topics', 'metadata'],
+  [`${P}.Memory`]: ['topics', 'metadata', 'revisionLabels', 'revisionExpireTime', 'revisionTtl', 'disableMemoryRevisions'],
   [`${P}.RetrieveMemoriesRequest`]: ['filter', 'filterGroups'],
+  [`${P}.ListMemoriesRequest`]: ['orderBy'],
+  [`${P}.GenerateMemoriesRequest`]: ['revisionLabels', 'revisionExpireTime', 'revisionTtl', 'disableMemoryRevisions'],
 }
 
-/** Requests of the pinned client (PurgeMemoriesRequest is newer and not in it). */
+/** Requests of the pinned client (PurgeMemoriesRequest and the revisions' requests are newer and not in it). */
 export const CLIENT_REQUESTS = { CreateMemoryRequest, GetMemoryRequest, UpdateMemoryRequest, ListMemoriesRequest, DeleteMemoryRequest, RetrieveMemoriesRequest, GenerateMemoriesRequest }
 
 export type MemoryInput = Infer<typeof Memory>

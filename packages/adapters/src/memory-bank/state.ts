@@ -2,6 +2,7 @@ import type { Metadata, QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
+import type { SessionState } from './session-state.js'
 
 /** A topic as stored: a managed topic's enum name, or a custom label. */
 export type TopicJson = { readonly managedMemoryTopic: string } | { readonly customMemoryTopicLabel: string }
@@ -21,6 +22,30 @@ export interface MemoryJson {
   readonly expireTime?: string
 }
 
+/** A memory revision as Google's REST reference gives it (projects.locations.reasoningEngines.memories.revisions). */
+export interface MemoryRevisionJson {
+  readonly name: string
+  readonly createTime: string
+  readonly expireTime: string
+  readonly fact: string
+  readonly labels?: Readonly<Record<string, string>>
+  readonly extractedMemories?: readonly { readonly fact: string }[]
+}
+
+/**
+ * One immutable revision of a memory: the fact as the write left it, the write's labels, and (for
+ * generateMemories) the fact extracted before consolidation. Plain JSON: it is saved with its memory.
+ */
+export interface RevisionState {
+  /** A decimal number, increasing with each revision of the memory (its order). */
+  readonly id: string
+  readonly createMs: number
+  readonly expireMs: number
+  readonly fact: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly extracted?: readonly string[]
+}
+
 export interface MemoryState {
   readonly name: string
   readonly seq: number
@@ -35,6 +60,10 @@ export interface MemoryState {
   topics: readonly TopicJson[]
   metadata: Readonly<Record<string, MetadataValueJson>>
   expireMs: number | undefined
+  /** The memory's revisions, oldest first (absent: none yet, or a state saved before revisions). */
+  revisions?: RevisionState[]
+  /** The id of the last revision made, expired ones included: ids are never reused. */
+  lastRevision?: number
 }
 
 /** One reasoning engine's memory bank: its memories (creation order) and their index (fact embeddings). */
@@ -44,6 +73,8 @@ export interface EngineState {
   readonly index: QuarryIndex
   /** No memory expires before this instant (a lower bound: sweeps before it are skipped). */
   nextExpiryMs: number
+  /** Its Agent Engine Sessions (SessionService), by name, in creation order. */
+  readonly sessions: Map<string, SessionState>
 }
 
 export interface MemoryBankState {
@@ -101,5 +132,16 @@ export function memoryJson(m: MemoryState): MemoryJson {
     createTime: rfc3339(m.createMs),
     updateTime: rfc3339(m.updateMs),
     expireTime: m.expireMs === undefined ? undefined : rfc3339(m.expireMs),
+  })
+}
+
+export function revisionJson(m: MemoryState, r: RevisionState): MemoryRevisionJson {
+  return omitUnset({
+    name: `${m.name}/revisions/${r.id}`,
+    createTime: rfc3339(r.createMs),
+    expireTime: rfc3339(r.expireMs),
+    fact: r.fact,
+    labels: r.labels,
+    extractedMemories: r.extracted?.map((fact) => ({ fact })),
   })
 }

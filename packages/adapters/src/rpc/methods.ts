@@ -24,6 +24,8 @@ export interface HttpBinding {
   readonly body?: string
   /** Google's media upload binding: `/upload/<version>/...`, a multipart body. */
   readonly media?: boolean
+  /** The path's first segment instead of the version (Google's `/ui/...` bindings of location operations). */
+  readonly prefix?: string
 }
 
 /** How a Google client calls the method. */

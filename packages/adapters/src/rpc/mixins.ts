@@ -117,7 +117,11 @@ export function locationAndIamMixin() {
  * over every engine's operations.
  */
 export const MIXIN_HTTP: Readonly<Record<keyof ReturnType<typeof operationsMixin> | keyof ReturnType<typeof locationAndIamMixin>, readonly HttpBinding[]>> = {
-  getOperation: [{ verb: 'GET', path: '{name=**/operations/*}' }],
+  // aiplatform's clients poll an operation of a location (asyncRetrieveContexts) at /ui/... (their http rules list that binding first).
+  getOperation: [
+    { verb: 'GET', path: '{name=**/operations/*}' },
+    { verb: 'GET', path: '{name=projects/*/locations/*/operations/*}', prefix: 'ui' },
+  ],
   listOperations: [{ verb: 'GET', path: '{name=**}/operations' }],
   cancelOperation: [{ verb: 'POST', path: '{name=**/operations/*}:cancel' }],
   deleteOperation: [{ verb: 'DELETE', path: '{name=**/operations/*}' }],

@@ -70,3 +70,50 @@ export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: s
   const more = lo + size < all.length && last !== undefined
   return { items, nextPageToken: more ? encode(list, seqOf(last)) : undefined }
 }
+
+/**
+ * One page of `all`, sorted by a composite key (`keyOf`: numbers compared in turn, `desc[i]`
+ * reversing component i; the last component unique, a sequence number), for lists a request may
+ * order (`orderBy`). The token is a cursor on the last key returned — "after this key, in list L" —
+ * so, as with `pageOf`, creations and deletions between calls neither skip nor repeat an item
+ * whose key did not change.
+ */
+export function pageByKey<T>(all: readonly T[], keyOf: (item: T) => readonly number[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
+  const size = pageSizeOf(request, limits)
+  const compare = (a: readonly number[], b: readonly number[]): number => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const d = (a[i] ?? 0) - (b[i] ?? 0)
+      if (d !== 0) return desc[i] === true ? -d : d
+    }
+    return 0
+  }
+  const after = request.pageToken === undefined || request.pageToken === '' ? undefined : decodeKey(request.pageToken, list)
+  let lo = 0
+  let hi = after === undefined ? 0 : all.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (compare(keyOf(all[mid] as T), after as readonly number[]) <= 0) lo = mid + 1
+    else hi = mid
+  }
+  const items = all.slice(lo, lo + size)
+  const last = items[items.length - 1]
+  const more = lo + size < all.length && last !== undefined
+  return { items, nextPageToken: more ? Buffer.from(JSON.stringify({ l: list, k: keyOf(last) }), 'utf8').toString('base64url') : undefined }
+}
+
+function decodeKey(token: string, list: string): readonly number[] {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
+  } catch {
+    parsed = undefined
+  }
+  const p = parsed as { l?: unknown; k?: unknown } | undefined
+  if (typeof p !== 'object' || p === null || typeof p.l !== 'string' || !Array.isArray(p.k) || p.k.length > 8 || !p.k.every((x) => typeof x === 'number' && Number.isSafeInteger(x))) {
+    throw invalidArgument('pageToken', 'Invalid page token: pass the nextPageToken of the previous response unchanged.')
+  }
+  if (p.l !== list) {
+    throw invalidArgument('pageToken', `Invalid page token: it belongs to another list (${p.l}); a token only continues the list call that returned it.`)
+  }
+  return p.k as number[]
+}

@@ -1,12 +1,14 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { QuarryError } from '@quarry/core'
+import { QuarryError, readGeneration, writeGeneration, type GenerationFile, type GenerationFormat, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
 
 /**
  * An engine's `state.json` (its resources beside the core index snapshots): tagged with a format
- * and version, read back with every failure a QuarryError INVALID_SNAPSHOT naming the file, never
- * a parser's message (it would quote the data). Its integrity is the data folder's business: a
- * server's `--data` generation (http/data-dir.ts) lists it with its sha256, so an edited file is
+ * and version, written as steps (core's steps.ts: a list marked `streamed` goes out item by item,
+ * so a checkpoint never builds the whole state as one string), read back with every failure a
+ * QuarryError INVALID_SNAPSHOT naming the file, never a parser's message (it would quote the
+ * data). Its integrity is the generation's: it is written into one (an engine's `saveTo`, or a
+ * server's `--data` generation, http/data-dir.ts) and listed with its sha256, so an edited file is
  * refused before it is parsed.
  */
 export interface StateFormat {
@@ -17,8 +19,90 @@ export interface StateFormat {
   readonly engine: string
 }
 
-export function writeState(dir: string, format: StateFormat, state: Readonly<Record<string, unknown>>): void {
-  writeFileSync(join(dir, 'state.json'), JSON.stringify({ format: format.format, version: format.version, ...state }))
+/** A list written item by item into `state.json`, a safe point after each (its items may hold lists marked so too). */
+export class Streamed {
+  readonly items: Iterable<unknown>
+  constructor(items: Iterable<unknown>) {
+    this.items = items
+  }
+}
+
+/** Marks a list to be written item by item (see {@link writeState}). */
+export function streamed<T>(items: Iterable<T>): Streamed {
+  return new Streamed(items)
+}
+
+/** Maps an iterable lazily (nothing is built before it is written). */
+export function* mapped<T, U>(items: Iterable<T>, map: (item: T, index: number) => U): Generator<U> {
+  let i = 0
+  for (const item of items) yield map(item, i++)
+}
+
+/** `name` inside `folder` of a generation ('' is its top). */
+export function within(folder: string, name: string): string {
+  return folder === '' ? name : `${folder}/${name}`
+}
+
+/** Writes `folder/state.json` of a generation: the format's tag, then the fields, `streamed` lists item by item. */
+export function* writeState(out: GenerationWriter, folder: string, format: StateFormat, state: Readonly<Record<string, unknown>>): Steps {
+  const file = out.create(within(folder, 'state.json'))
+  yield* writeJson(file, { format: format.format, version: format.version, ...state })
+  yield* file.finish()
+}
+
+/** JSON.stringify's output for `value`, with `Streamed` lists (and objects holding them) written piece by piece. */
+function* writeJson(file: GenerationFile, value: unknown): Steps {
+  if (value instanceof Streamed) {
+    file.text('[')
+    let first = true
+    for (const item of value.items) {
+      if (!first) file.text(',')
+      first = false
+      yield* writeJson(file, item === undefined ? null : item)
+      yield
+    }
+    file.text(']')
+    return
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).some((v) => v instanceof Streamed)) {
+    file.text('{')
+    let first = true
+    for (const [key, v] of Object.entries(value)) {
+      if (v === undefined) continue
+      file.text(`${first ? '' : ','}${JSON.stringify(key)}:`)
+      first = false
+      yield* writeJson(file, v)
+    }
+    file.text('}')
+    return
+  }
+  file.text(JSON.stringify(value) ?? 'null')
+}
+
+/** Saves a core index into the subfolder `name` of a generation (in slices when the generation is) and lists its files. */
+export function* saveIndex(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
+  const dir = out.path(name)
+  yield { sync: () => index.save(dir), async: (options) => index.saveInSlices(dir, options) }
+  out.adopt(name)
+}
+
+/** The generation an engine's own `saveTo(dir)` writes (its state.json and index snapshots, checksummed). */
+function generationFormat(format: StateFormat): GenerationFormat {
+  return { format: format.format, version: format.version, kind: `${format.engine} save`, remedy: 'Restore the folder from a backup, or save the engine again.' }
+}
+
+/** An engine's `saveTo(dir)`: its state as a generation of core's protocol (lock, checksums, atomic switch). */
+export function saveEngine(dir: string, format: StateFormat, save: (out: GenerationWriter, folder: string) => Steps): void {
+  writeGeneration(dir, generationFormat(format), (out) => save(out, ''))
+}
+
+/** An engine's `loadFrom(dir)`: the generation `saveEngine` wrote, every file checked before `load` reads its folder. */
+export function loadEngine(dir: string, format: StateFormat, load: (folder: string) => void): void {
+  const found = readGeneration(dir, generationFormat(format), (generation) => {
+    load(generation.folder)
+    return true
+  })
+  if (!found) throw new QuarryError('INVALID_SNAPSHOT', `${resolve(dir)} holds no ${format.engine} save (no CURRENT): save one there with saveTo first.`)
 }
 
 /** `dir/state.json` as written by `writeState`, format and version checked; `restore` builds the engine's state from it. */

@@ -1,31 +1,29 @@
-import { join } from 'node:path'
-import { loadIndex } from '@quarry/core'
-import { arrayField, indexDirOf, readState, seqOf, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
+import { arrayField, indexDirOf, mapped, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RetrieverContext } from './context.js'
 import type { ChunkState, CorpusState, DocumentState } from './state.js'
 
 /**
  * The Semantic Retriever's state on disk: `state.json` (every resource) and one core snapshot
- * per corpus (`corpus-<n>/`, vectors and metadata of its chunks). Written synchronously, so it is
- * one consistent view: writes apply between awaits, never across this call. `state.json` is
- * versioned; its checksum is the data folder's (http/data-dir.ts).
+ * per corpus (`corpus-<n>/`, vectors and metadata of its chunks), written into a generation as
+ * steps. One consistent view needs the engine's writes held off until the steps end (the service's
+ * `exclusive`). `state.json` is versioned; its checksum is the generation's.
  */
-const FORMAT: StateFormat = { format: 'quarry-semantic-retriever', version: 1, engine: 'Semantic Retriever' }
+export const FORMAT: StateFormat = { format: 'quarry-semantic-retriever', version: 1, engine: 'Semantic Retriever' }
 
 interface Saved {
   readonly seq: number
   readonly corpora: readonly (Omit<CorpusState, 'index' | 'documents'> & { readonly indexDir: string; readonly documents: readonly (Omit<DocumentState, 'chunks'> & { readonly chunks: readonly ChunkState[] })[] })[]
 }
 
-export function saveRetriever(ctx: RetrieverContext, dir: string): void {
-  const corpora = [...ctx.state.corpora.values()].map((c, i) => {
-    const indexDir = `corpus-${i}`
-    c.index.save(join(dir, indexDir))
+export function* saveRetriever(ctx: RetrieverContext, out: GenerationWriter, folder: string): Steps {
+  const corpora = [...ctx.state.corpora.values()]
+  for (const [i, c] of corpora.entries()) yield* saveIndex(out, within(folder, `corpus-${i}`), c.index)
+  const saved = corpora.map((c, i) => {
     const { index: _index, documents, ...rest } = c
-    return { ...rest, indexDir, documents: [...documents.values()].map(({ chunks, ...d }) => ({ ...d, chunks: [...chunks.values()] })) }
+    return { ...rest, indexDir: `corpus-${i}`, documents: streamed(mapped(documents.values(), ({ chunks, ...d }) => ({ ...d, chunks: streamed(chunks.values()) }))) }
   })
-  const saved: Saved = { seq: ctx.state.seq, corpora }
-  writeState(dir, FORMAT, { ...saved })
+  yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, corpora: streamed(saved) })
 }
 
 export function loadRetriever(ctx: RetrieverContext, dir: string): void {

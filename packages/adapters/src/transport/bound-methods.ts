@@ -1,4 +1,5 @@
 import { MEMORY_TABLE } from '../memory-bank/methods.js'
+import { SESSION_TABLE, SESSION_TABLE_V1 } from '../memory-bank/session-methods.js'
 import { ManagedTopic } from '../memory-bank/schema.js'
 import type { MemoryBank } from '../memory-bank/service.js'
 import type { CallOptions, HttpBinding, MethodTable, ServiceMethods, UploadContent } from '../rpc/methods.js'
@@ -138,6 +139,11 @@ export function bindMethods(engines: Engines, rag: { readonly v1: VertexRagSurfa
     ...ragMethods(rag.v1),
     ...ragMethods(rag.v1beta1),
     ...tableMethods(MEMORY_TABLE, engines.memoryBank, 'v1beta1', 'google.cloud.aiplatform.v1beta1.MemoryBankService', MB_ENUMS),
+    // The same memories under v1 (REST only: the shipped v1 protos have no MemoryBankService).
+    ...tableMethods(MEMORY_TABLE, engines.memoryBank.v1, 'v1', 'google.cloud.aiplatform.v1.MemoryBankService', MB_ENUMS),
+    // Agent Engine Sessions under the same reasoning engines (memory-bank/session-methods.ts).
+    ...tableMethods(SESSION_TABLE, engines.memoryBank.sessions, 'v1beta1', 'google.cloud.aiplatform.v1beta1.SessionService', []),
+    ...tableMethods(SESSION_TABLE_V1, engines.memoryBank.sessions.v1, 'v1', 'google.cloud.aiplatform.v1.SessionService', []),
     ...mixinMethods(rag.v1, engines.memoryBank),
     ...mixinMethods(rag.v1beta1, engines.memoryBank),
   ]

@@ -27,6 +27,12 @@ export interface DurableOptions {
   readonly checkpointBytes?: number
   /** Checkpoint this long after the first write since the last checkpoint (with `log`), or after a change (with `checkpoint`). */
   readonly checkpointMs: number
+  /**
+   * A checkpoint is written in slices of about this many milliseconds, the event loop answering
+   * requests between them (writes wait for the checkpoint's end).
+   * @defaultValue 8
+   */
+  readonly sliceMs?: number
   readonly onInternalError: (error: unknown) => void
 }
 
@@ -122,15 +128,15 @@ export class DurableWrites {
     this.#timer ??= setTimeout(() => void this.#checkpointSafely(), this.#options.checkpointMs)
   }
 
-  /** Takes a checkpoint now (when anything changed since the last one). */
-  async checkpoint(): Promise<void> {
+  /** Takes a checkpoint now (when anything changed since the last one); `sliceMs` overrides the option's. */
+  async checkpoint(options: { readonly sliceMs?: number } = {}): Promise<void> {
     clearTimeout(this.#timer)
     this.#timer = undefined
     if (!this.#dirty) return
     await this.#lock.run(async () => {
       this.#dirty = false
       try {
-        this.#data.save()
+        await this.#data.save({ sliceMs: options.sliceMs ?? this.#options.sliceMs ?? 8 })
       } catch (error) {
         this.#dirty = true
         throw error

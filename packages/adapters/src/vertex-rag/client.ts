@@ -30,8 +30,9 @@ export interface VertexRagServiceClient extends ClientMethods<typeof SERVICE_CLI
 
 /**
  * In-process stand-in for `VertexRagServiceClient` of `@google-cloud/aiplatform` (`v1` or
- * `v1beta1`): `retrieveContexts` resolves to `[response]`, failures reject with an ApiError; the
- * RPCs Quarry does not serve (augmentPrompt, askContexts, ...) reject with UNIMPLEMENTED saying why.
+ * `v1beta1`): `retrieveContexts` and `augmentPrompt` resolve to `[response]`, `asyncRetrieveContexts`
+ * to a finished operation; failures reject with an ApiError. askContexts and corroborateContent
+ * need the engine's `generativeModel` hook (UNIMPLEMENTED without it, saying so).
  * Clients made without an engine share the default one with the data client.
  */
 export class VertexRagServiceClient extends InProcessClient {

@@ -15,7 +15,7 @@ export const METADATA = `${FILE}/ragMetadata/{rag_metadata}`
 
 /** What every RAG Engine operation works on: state, options, lookups by name, stamps, operations. */
 export class RagContext extends EngineContext<ResolvedVertexRagOptions> {
-  readonly state: RagState = { corpora: new Map(), operations: new Map(), seq: 0 }
+  readonly state: RagState = { corpora: new Map(), operations: new Map(), engineConfigs: new Map(), seq: 0 }
   protected readonly sequence = this.state
 
   /** A location name, `projects/{project}/locations/{location}`. */
@@ -65,8 +65,9 @@ export class RagContext extends EngineContext<ResolvedVertexRagOptions> {
     response: { type: string; value: object },
     extraMetadata: Readonly<Record<string, unknown>> = {},
     partialFailures: readonly RpcStatus[] = [],
+    id: string = this.numericId(),
   ): Operation {
-    const op = finishedOperation({ version, resource, id: this.numericId(), atMs: this.now(), metadataType, responseType: response.type, response: response.value, extraMetadata, partialFailures })
+    const op = finishedOperation({ version, resource, id, atMs: this.now(), metadataType, responseType: response.type, response: response.value, extraMetadata, partialFailures })
     remember(this.state.operations, op)
     return op
   }

@@ -1,4 +1,5 @@
 import type { Operation } from '../rpc/operations.js'
+import { requireProvisioned } from './engine-config.js'
 import { createIndex } from '@quarry/core'
 import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
@@ -84,6 +85,7 @@ function requireDisplayName(value: string | undefined, field: string): string {
 export async function createRagCorpus(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { parent, ragCorpus = {} } = readMessage(requestSchema(CreateRagCorpusRequest, version), request)
   const location = ctx.location(parent, 'parent')
+  requireProvisioned(ctx, location, 'parent')
   const displayName = requireDisplayName(ragCorpus.displayName, 'ragCorpus.displayName')
   const backend = backendOf(ragCorpus)
   const { embedder, distanceMetric } = ctx.options

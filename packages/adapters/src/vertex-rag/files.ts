@@ -7,11 +7,14 @@ import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { ingestFile } from './ingest.js'
 import type { ImportRoot } from './options.js'
-import { locateSources, readSource, type ReadResult } from './sources.js'
+import { locateSources, readSource } from './sources.js'
 import type { ListRagFilesResponseJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
 import { fileJson } from './state.js'
 import { replayable } from '../rpc/replay.js'
+import { applyImportedMetadata, storeImportedSchemas } from './metadata.js'
+import { planMetadata, sinkPlan, uriOfFailure, writeSink, type FileResult } from './import-extras.js'
+import { decodeRead, encodeRead } from './read-trace.js'
 
 /** Content of an upload: the file's bytes (or text). The Google API carries them in a multipart body, not in the JSON request. */
 export type UploadContent = string | Uint8Array
@@ -52,7 +55,12 @@ function uriName(uri: string): string {
   }
 }
 
-/** `importRoots`: where file:// may read for this caller (a served surface passes the server's); the engine's by default. */
+/**
+ * `importRoots`: where file:// may read for this caller (a served surface passes the server's); the
+ * engine's by default. With `ragFileMetadataConfig` (v1beta1) the metadata is read and checked
+ * first and given to the files (import-extras.ts); with `importResultGcsSink` /
+ * `partialFailureGcsSink` each file's outcome is written as JSON lines under gcsRoot.
+ */
 export async function importRagFiles(ctx: RagContext, version: ApiVersion, request: unknown, importRoots: readonly ImportRoot[] | undefined = ctx.options.importRoots): Promise<Operation> {
   const { parent, importRagFilesConfig } = readMessage(requestSchema(ImportRagFilesRequest, version), request)
   const corpus = ctx.corpus(parent, 'parent')
@@ -61,17 +69,24 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   for (const other of ['googleDriveSource', 'slackSource', 'jiraSource', 'sharePointSources'] as const) {
     if (config[other]) throw failure('FAILED_PRECONDITION', `Quarry imports gcsSource (gs:// and file:// URIs) only; ${other} needs Google's service.`, `importRagFilesConfig.${other}`)
   }
-  for (const sink of ['partialFailureGcsSink', 'partialFailureBigquerySink', 'importResultGcsSink', 'importResultBigquerySink'] as const) {
-    if (config[sink]) throw failure('UNIMPLEMENTED', `${sink} is not served: failures are listed in the operation's metadata (genericMetadata.partialFailures).`, `importRagFilesConfig.${sink}`)
+  for (const sink of ['partialFailureBigquerySink', 'importResultBigquerySink'] as const) {
+    if (config[sink]) throw failure('UNIMPLEMENTED', `${sink} is not served: write the results to Cloud Storage (${sink.replace('Bigquery', 'Gcs')}, under gcsRoot) or read genericMetadata.partialFailures of the operation.`, `importRagFilesConfig.${sink}`)
   }
-  if (config.ragFileMetadataConfig) throw failure('UNIMPLEMENTED', 'Metadata import is not served; set file metadata with createRagMetadata after the import.', 'importRagFilesConfig.ragFileMetadataConfig')
   const uris = config.gcsSource?.uris ?? []
   if (uris.length === 0) throw invalidArgument('importRagFilesConfig.gcsSource.uris', 'give at least one URI (gs://bucket/path or file:///path; a folder imports every file below it).')
   const chunking = chunkingOf(config, 'importRagFilesConfig')
+  // The operation's id names the sink files, so with a sink it is drawn first (without one, last, as
+  // before: the ids of an import without sinks do not move); the sinks are checked before anything is read.
+  const operationId = config.importResultGcsSink || config.partialFailureGcsSink ? ctx.numericId() : undefined
+  const sinks = {
+    result: config.importResultGcsSink ? sinkPlan(ctx, config.importResultGcsSink.outputUriPrefix, 'import_result', operationId as string, 'importRagFilesConfig.importResultGcsSink') : undefined,
+    failures: config.partialFailureGcsSink ? sinkPlan(ctx, config.partialFailureGcsSink.outputUriPrefix, 'partial_failures', operationId as string, 'importRagFilesConfig.partialFailureGcsSink') : undefined,
+  }
+  const metadata = config.ragFileMetadataConfig ? await planMetadata(ctx, corpus, config.ragFileMetadataConfig, { importRoots, gcsRoot: ctx.options.gcsRoot }) : undefined
 
   // What the import found and read is kept by the write-ahead log (rpc/replay.ts): a replay
   // rebuilds the files as they were imported, whatever is on disk now.
-  const { files, failures: located } = await replayable('locate', () =>
+  const located = await replayable('locate', () =>
     locateSources(
       uris,
       { importRoots, gcsRoot: ctx.options.gcsRoot },
@@ -79,13 +94,20 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
       (i) => `importRagFilesConfig.gcsSource.uris[${i}]`,
     ),
   )
-  const failures: RpcStatus[] = [...located]
-  let imported = 0
-  let skipped = 0
+  // Metadata files below an imported folder are the import's metadata, not documents.
+  const files = located.files.filter((f) => !metadata?.paths.has(f.path))
+  if (metadata) {
+    const imported = new Set(files.map((f) => f.uri))
+    for (const uri of metadata.values.keys()) {
+      if (!imported.has(uri)) throw invalidArgument('importRagFilesConfig.ragFileMetadataConfig', `the metadata names ${uri}, which is not a file of this import (its gcsSource.uris name the files: ${[...imported].slice(0, 3).join(', ')}${imported.size > 3 ? ', ...' : ''}).`)
+    }
+    storeImportedSchemas(ctx, corpus, metadata.schemas)
+  }
+  const results: FileResult[] = located.failures.map((error) => omitUnset({ uri: uriOfFailure(error), result: 'FAILED' as const, error }))
   for (const f of files) {
     const read = await replayable('read', () => readSource(f, ctx.options.maxFileBytes), encodeRead, decodeRead)
     if (!read.ok) {
-      failures.push(read.status)
+      results.push({ uri: f.uri, result: 'FAILED', error: read.status })
       continue
     }
     let result
@@ -95,19 +117,33 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
     } catch (error) {
       // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
       if (!(error instanceof RpcFailure)) throw error
-      failures.push(rpcStatus(codeName(error.status.code), `${f.uri}: ${error.status.message}`))
+      results.push({ uri: f.uri, result: 'FAILED', error: rpcStatus(codeName(error.status.code), `${f.uri}: ${error.status.message}`) })
       continue
     }
-    if (result.kind === 'failed') failures.push(rpcStatus('INVALID_ARGUMENT', result.message))
-    else if (result.kind === 'skipped') skipped++
-    else imported++
+    if (result.kind === 'failed') {
+      results.push({ uri: f.uri, result: 'FAILED', error: rpcStatus('INVALID_ARGUMENT', result.message) })
+      continue
+    }
+    applyImportedMetadata(ctx, corpus, result.file, metadata?.values.get(f.uri) ?? [])
+    results.push({ uri: f.uri, ragFile: result.file.name, result: result.kind === 'skipped' ? 'SKIPPED' : 'IMPORTED' })
   }
+  const failures: RpcStatus[] = results.flatMap((r) => (r.error ? [r.error] : []))
+  const count = (kind: FileResult['result']): number => results.filter((r) => r.result === kind).length
   // int64 counts as decimal strings; zero counts are proto3 defaults and omitted.
   const response: Record<string, string> = {}
-  if (imported > 0) response.importedRagFilesCount = String(imported)
-  if (failures.length > 0) response.failedRagFilesCount = String(failures.length)
-  if (skipped > 0) response.skippedRagFilesCount = String(skipped)
-  return ctx.operation(version, corpus.name, 'ImportRagFilesOperationMetadata', { type: 'ImportRagFilesResponse', value: response }, { ragCorpusId: corpus.id, progressPercentage: 100 }, failures)
+  if (sinks.failures) {
+    const problem = await writeSink(ctx, sinks.failures, results.filter((r) => r.result === 'FAILED'))
+    if (problem) failures.push(problem)
+    else response.partialFailuresGcsPath = sinks.failures.uri
+  }
+  if (sinks.result) {
+    const problem = await writeSink(ctx, sinks.result, results)
+    if (problem) failures.push(problem)
+  }
+  if (count('IMPORTED') > 0) response.importedRagFilesCount = String(count('IMPORTED'))
+  if (count('FAILED') > 0) response.failedRagFilesCount = String(count('FAILED'))
+  if (count('SKIPPED') > 0) response.skippedRagFilesCount = String(count('SKIPPED'))
+  return ctx.operation(version, corpus.name, 'ImportRagFilesOperationMetadata', { type: 'ImportRagFilesResponse', value: response }, { ragCorpusId: corpus.id, progressPercentage: 100 }, failures, operationId ?? ctx.numericId())
 }
 
 export async function getRagFile(ctx: RagContext, version: ApiVersion, request: unknown): Promise<RagFileJson> {
@@ -129,14 +165,4 @@ export async function deleteRagFile(ctx: RagContext, version: ApiVersion, reques
   corpus.files.delete(file.name)
   corpus.updateMs = ctx.now()
   return ctx.operation(version, file.name, 'DeleteOperationMetadata', { type: 'google.protobuf.Empty', value: {} })
-}
-
-/** A file read as JSON for the write-ahead log (bytes as base64). */
-function encodeRead(read: ReadResult): unknown {
-  return read.ok ? { bytes: Buffer.from(read.bytes).toString('base64') } : { status: read.status }
-}
-
-function decodeRead(json: unknown): ReadResult {
-  const value = json as { bytes?: string; status?: RpcStatus }
-  return value.status !== undefined ? { ok: false, status: value.status } : { ok: true, bytes: new Uint8Array(Buffer.from(value.bytes ?? '', 'base64')) }
 }

@@ -22,6 +22,7 @@ import {
   ListRagDataSchemasRequest,
   ListRagMetadataRequest,
   UpdateRagMetadataRequest,
+  MetadataValue,
   ScalarMetadataValue,
   type MetadataValueInput,
   type RagDataSchemaInput,
@@ -56,7 +57,7 @@ function newId(ctx: RagContext, given: string | undefined, field: string, taken:
  * (`storeSchema`), so a batch refused after planning leaves the state as it was (the write-ahead
  * log replays only applied writes).
  */
-interface PlannedSchema {
+export interface PlannedSchema {
   readonly schema: Omit<RagDataSchemaState, 'seq' | 'createMs' | 'updateMs'>
   readonly ms: number
 }
@@ -283,4 +284,56 @@ export async function batchDeleteRagMetadata(ctx: RagContext, request: unknown):
 function checkBatch<T>(items: readonly T[] | undefined, field: string): readonly T[] {
   if ((items?.length ?? 0) === 0) throw invalidArgument(field, `${field} is required: 1 to ${BATCH_MAX} entries.`)
   return items as readonly T[]
+}
+
+// ---------------------------------------------------------------- metadata imported with files (importRagFiles' ragFileMetadataConfig)
+
+/** Schemas an import declares: new keys planned (stored with `storeImportedSchemas`), keys already declared alike kept. */
+export function planImportedSchemas(ctx: RagContext, corpus: RagCorpusState, inputs: readonly { readonly schema: RagDataSchemaInput; readonly at: string }[]): PlannedSchema[] {
+  const keys = new Set<string>()
+  const planned: PlannedSchema[] = []
+  for (const { schema, at } of inputs) {
+    const existing = [...corpus.schemas.values()].find((s) => s.key === schema.key)
+    if (existing) {
+      if (JSON.stringify(existing.details) !== JSON.stringify(schema.schemaDetails ?? {})) {
+        throw failure('FAILED_PRECONDITION', `${corpus.name} already has a RagDataSchema for "${existing.key}" with other details (${JSON.stringify(existing.details)}); delete it first or import the same details.`, at)
+      }
+      continue
+    }
+    if (keys.has(schema.key ?? '')) continue
+    planned.push(planSchema(ctx, corpus, schema, undefined, `${at}.`, keys))
+  }
+  return planned
+}
+
+export function storeImportedSchemas(ctx: RagContext, corpus: RagCorpusState, planned: readonly PlannedSchema[]): void {
+  for (const p of planned) storeSchema(ctx, corpus, p)
+}
+
+/** Checks an imported value (a MetadataValue as JSON) against the key's schema, existing or planned. */
+export function checkImportedValue(corpus: RagCorpusState, planned: readonly PlannedSchema[], key: string, raw: unknown, at: string): MetadataValueJson {
+  if (key === '') throw invalidArgument(at, 'a metadata key is empty.')
+  const value = readValue(readMessage(MetadataValue, raw, at), at)
+  const schema = [...corpus.schemas.values(), ...planned.map((p) => p.schema)].find((s) => s.key === key)
+  if (schema?.type !== undefined && schema.type !== typeOfValue(value)) {
+    throw invalidArgument(at, `the RagDataSchema of "${key}" says ${String(schema.details.type)}; this value is a ${typeOfValue(value)}.`)
+  }
+  return value
+}
+
+/** Gives a file the imported values: a key it has is updated, a new key gets new RagMetadata; its chunks are reindexed. */
+export function applyImportedMetadata(ctx: RagContext, corpus: RagCorpusState, file: RagFileState, entries: readonly { readonly key: string; readonly value: MetadataValueJson }[]): void {
+  if (entries.length === 0) return
+  for (const { key, value } of entries) {
+    const existing = [...file.metadata.values()].find((m) => m.key === key)
+    if (existing) {
+      existing.value = value
+      existing.updateMs = ctx.now()
+      continue
+    }
+    const id = newId(ctx, undefined, 'ragMetadataId', (x) => file.metadata.has(`${file.name}/ragMetadata/${x}`))
+    const m: RagMetadataState = { name: `${file.name}/ragMetadata/${id}`, key, value, ...ctx.stamp() }
+    file.metadata.set(m.name, m)
+  }
+  reindexFile(corpus, file)
 }

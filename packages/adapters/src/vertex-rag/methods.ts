@@ -1,12 +1,16 @@
-import { UNARY, longRunningShape, method, pagedShape, unimplemented } from '../rpc/methods.js'
+import { UNARY, longRunningShape, method, pagedShape } from '../rpc/methods.js'
 import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { RagContext } from './context.js'
 import type { ImportRoot } from './options.js'
 import { createRagCorpus, deleteRagCorpus, getRagCorpus, listRagCorpora, updateRagCorpus } from './corpora.js'
 import { deleteRagFile, getRagFile, importRagFiles, listRagFiles, uploadRagFile } from './files.js'
 import * as metadata from './metadata.js'
-import type { ContextJson, ImportRagFilesResponseJson, RagCorpusJson, RagDataSchemaJson, RagMetadataJson } from './resources.js'
+import type { ContextJson, ImportRagFilesResponseJson, RagCorpusJson, RagDataSchemaJson, RagEngineConfigJson, RagMetadataJson } from './resources.js'
 import { retrieveContexts } from './retrieve.js'
+import { augmentPrompt } from './augment.js'
+import { asyncRetrieveContexts } from './async-retrieve.js'
+import { askContexts, corroborateContent } from './model-hooks.js'
+import { getRagEngineConfig, updateRagEngineConfig } from './engine-config.js'
 import type { ApiVersion } from './schema.js'
 
 /** What a RAG method runs on: the engine's state and the API version of the surface it was called on. */
@@ -27,9 +31,7 @@ const BETA = ['v1beta1']
 const read = false
 const write = true
 
-const NEEDS_MODEL = 'it needs a generative model, which Quarry does not have (no hook supplies one yet)'
-
-/** google.cloud.aiplatform.{v1,v1beta1}.VertexRagService, every method once: what Quarry does not serve answers UNIMPLEMENTED saying why. */
+/** google.cloud.aiplatform.{v1,v1beta1}.VertexRagService, every method once; askContexts and corroborateContent need the `generativeModel` option (UNIMPLEMENTED without it, saying so). */
 export const RAG_SERVICE_TABLE = {
   retrieveContexts: method({
     rpc: 'RetrieveContexts',
@@ -40,39 +42,38 @@ export const RAG_SERVICE_TABLE = {
   }),
   augmentPrompt: method({
     rpc: 'AugmentPrompt',
-    run: unimplemented<{ augmentedPrompt?: Record<string, unknown>[]; facts?: Record<string, unknown>[] }>('VertexRagService.AugmentPrompt', 'not served yet (it needs no model); meanwhile call retrieveContexts and add the contexts to your prompt.'),
+    run: (c: RagCall, r) => augmentPrompt(c.ctx, c.version, r),
     write: read,
     shape: UNARY,
     http: [{ verb: 'POST', path: `{parent=${L}}:augmentPrompt`, body: '*' }],
   }),
   corroborateContent: method({
     rpc: 'CorroborateContent',
-    run: unimplemented<{ corroborationScore?: number; claims?: Record<string, unknown>[] }>('VertexRagService.CorroborateContent', `${NEEDS_MODEL} to check the content's claims against the facts.`),
+    run: (c: RagCall, r) => corroborateContent(c.ctx, c.version, r),
     write: read,
     shape: UNARY,
     http: [{ verb: 'POST', path: `{parent=${L}}:corroborateContent`, body: '*' }],
   }),
   askContexts: method({
     rpc: 'AskContexts',
-    run: unimplemented<{ response?: string; contexts?: { contexts?: ContextJson[] } }>('VertexRagService.AskContexts', `${NEEDS_MODEL} to answer from the contexts; call retrieveContexts and ask your model.`),
+    run: (c: RagCall, r) => askContexts(c.ctx, c.version, r),
     write: read,
     shape: UNARY,
     http: [{ verb: 'POST', path: `{parent=${L}}:askContexts`, body: '*' }],
   }),
+  // A write: it stores its operation (journaled and replayed with --data).
   asyncRetrieveContexts: method({
     rpc: 'AsyncRetrieveContexts',
-    run: unimplemented('VertexRagService.AsyncRetrieveContexts', 'not served yet; call retrieveContexts, which Quarry answers at once.'),
-    write: read,
+    run: (c: RagCall, r) => asyncRetrieveContexts(c.ctx, c.version, r),
+    write,
     shape: longRunningShape<{ contexts?: { contexts?: ContextJson[] } }>(),
     http: [{ verb: 'POST', path: `{parent=${L}}:asyncRetrieveContexts`, body: '*' }],
   }),
 } as const
 
-const NO_ENGINE_CONFIG = "there is no managed database tier to configure (RagEngineConfig's ragManagedDbConfig): every corpus lives in this process."
-
 /**
  * google.cloud.aiplatform.{v1,v1beta1}.VertexRagDataService, every method once; schemas and
- * metadata are v1beta1's. RagEngineConfig (the project's managed database tier) answers UNIMPLEMENTED.
+ * metadata are v1beta1's. RagEngineConfig is each location's RagManagedDb tier (engine-config.ts).
  */
 export const RAG_DATA_TABLE = {
   createRagCorpus: method({ rpc: 'CreateRagCorpus', run: (c: RagCall, r) => createRagCorpus(c.ctx, c.version, r), write, shape: longRunningShape<RagCorpusJson>(), http: [{ verb: 'POST', path: `{parent=${L}}/ragCorpora`, body: 'ragCorpus' }] }),
@@ -96,8 +97,8 @@ export const RAG_DATA_TABLE = {
   getRagFile: method({ rpc: 'GetRagFile', run: (c: RagCall, r) => getRagFile(c.ctx, c.version, r), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${F}}` }] }),
   listRagFiles: method({ rpc: 'ListRagFiles', run: (c: RagCall, r) => listRagFiles(c.ctx, c.version, r), write: read, shape: pagedShape('ragFiles'), http: [{ verb: 'GET', path: `{parent=${C}}/ragFiles` }] }),
   deleteRagFile: method({ rpc: 'DeleteRagFile', run: (c: RagCall, r) => deleteRagFile(c.ctx, c.version, r), write, shape: longRunningShape<Empty>(), http: [{ verb: 'DELETE', path: `{name=${F}}` }] }),
-  updateRagEngineConfig: method({ rpc: 'UpdateRagEngineConfig', run: unimplemented('VertexRagDataService.UpdateRagEngineConfig', NO_ENGINE_CONFIG), write, shape: longRunningShape<Record<string, unknown>>(), http: [{ verb: 'PATCH', path: `{ragEngineConfig.name=${L}/ragEngineConfig}`, body: 'ragEngineConfig' }] }),
-  getRagEngineConfig: method({ rpc: 'GetRagEngineConfig', run: unimplemented('VertexRagDataService.GetRagEngineConfig', NO_ENGINE_CONFIG), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${L}/ragEngineConfig}` }] }),
+  updateRagEngineConfig: method({ rpc: 'UpdateRagEngineConfig', run: (c: RagCall, r) => updateRagEngineConfig(c.ctx, c.version, r), write, shape: longRunningShape<RagEngineConfigJson>(), http: [{ verb: 'PATCH', path: `{ragEngineConfig.name=${L}/ragEngineConfig}`, body: 'ragEngineConfig' }] }),
+  getRagEngineConfig: method({ rpc: 'GetRagEngineConfig', run: (c: RagCall, r) => getRagEngineConfig(c.ctx, c.version, r), write: read, shape: UNARY, http: [{ verb: 'GET', path: `{name=${L}/ragEngineConfig}` }] }),
   createRagDataSchema: method({ rpc: 'CreateRagDataSchema', run: (c: RagCall, r) => metadata.createRagDataSchema(c.ctx, r), write, shape: UNARY, versions: BETA, http: [{ verb: 'POST', path: `{parent=${C}}/ragDataSchemas`, body: 'ragDataSchema' }] }),
   batchCreateRagDataSchemas: method({ rpc: 'BatchCreateRagDataSchemas', run: (c: RagCall, r) => metadata.batchCreateRagDataSchemas(c.ctx, r), write, shape: longRunningShape<{ ragDataSchemas: RagDataSchemaJson[] }>(), versions: BETA, http: [{ verb: 'POST', path: `{parent=${C}}/ragDataSchemas:batchCreate`, body: '*' }] }),
   getRagDataSchema: method({ rpc: 'GetRagDataSchema', run: (c: RagCall, r) => metadata.getRagDataSchema(c.ctx, r), write: read, shape: UNARY, versions: BETA, http: [{ verb: 'GET', path: `{name=${S}}` }] }),

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DISTANCE_METRICS, type DistanceMetric } from './metric.js'
-import type { ContextJson } from './resources.js'
+import type { ClaimJson, ContextJson, FactJson } from './resources.js'
 import { replayableClock, replayableRandomId } from '../rpc/replay.js'
 
 /** What a reranker gets: the query, the ranking config of the request, and the contexts best first. */
@@ -19,6 +19,39 @@ export interface RerankRequest {
 
 /** Serves `ragRetrievalConfig.ranking`: returns the contexts reordered (and possibly fewer). */
 export type Reranker = (request: RerankRequest) => Promise<readonly ContextJson[]>
+
+/** What {@link RagModelHook.generate} gets: AskContexts' query text and the contexts retrieved for it, best first. */
+export interface GenerateRequest {
+  readonly prompt: string
+  readonly contexts: readonly ContextJson[]
+}
+
+/** What {@link RagModelHook.corroborate} gets: CorroborateContent's text (its content's text parts joined by newlines) and facts. */
+export interface CorroborateRequest {
+  readonly text: string
+  readonly facts: readonly FactJson[]
+}
+
+/** What {@link RagModelHook.corroborate} answers: the claims found in the text (offsets into it, indexes into the facts) and an overall score in [0, 1]. */
+export interface CorroborateResult {
+  readonly corroborationScore?: number
+  readonly claims: readonly ClaimJson[]
+}
+
+/**
+ * The generative model RAG Engine's model-backed RPCs need, supplied by the caller (Quarry has no
+ * model). Results are recorded like embeddings: a replayed write gets the same answer.
+ */
+export interface RagModelHook {
+  /** Serves `askContexts`: answers `prompt` from `contexts` (the text becomes the response's `response`). */
+  readonly generate?: (request: GenerateRequest) => Promise<string>
+  /**
+   * Serves `corroborateContent`: finds the claims of `text` and the facts supporting each. Claims
+   * at or below the request's `parameters.citationThreshold` are dropped; offsets and fact indexes
+   * are checked (a bad one is an INTERNAL error, reported to onInternalError).
+   */
+  readonly corroborate?: (request: CorroborateRequest) => Promise<CorroborateResult>
+}
 
 export interface VertexRagOptions {
   /**
@@ -46,6 +79,12 @@ export interface VertexRagOptions {
   importRoots?: readonly string[]
   /** Serves `ranking` (rankService / llmRanker); without it ranking keeps the retrieval order. */
   reranker?: Reranker
+  /**
+   * The model behind `askContexts` (`generate`) and `corroborateContent` (`corroborate`); without
+   * it (or without the member) those RPCs answer UNIMPLEMENTED saying to pass this option.
+   * augmentPrompt needs no model. @defaultValue undefined
+   */
+  generativeModel?: RagModelHook
   /** Files per import request, at most. @defaultValue 10000 */
   maxImportFiles?: number
   /** Bytes of one file, at most: a larger imported file fails alone (the others go on), a larger upload is refused. @defaultValue 50 MiB */
@@ -64,6 +103,7 @@ export const VERTEX_RAG_OPTION_KEYS: Readonly<Record<keyof VertexRagOptions, tru
   gcsRoot: true,
   importRoots: true,
   reranker: true,
+  generativeModel: true,
   maxImportFiles: true,
   maxFileBytes: true,
   maxImportDepth: true,
@@ -80,6 +120,7 @@ export interface ResolvedVertexRagOptions {
   /** Each root as given (resolved) and as its real path (links resolved); undefined: any path. */
   readonly importRoots: readonly ImportRoot[] | undefined
   readonly reranker: Reranker | undefined
+  readonly generativeModel: RagModelHook | undefined
   readonly maxImportFiles: number
   readonly maxFileBytes: number
   readonly maxImportDepth: number
@@ -109,6 +150,7 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     gcsRoot: options.gcsRoot === undefined ? undefined : realFolder(options.gcsRoot, 'gcsRoot'),
     importRoots: importRootsOf(options.importRoots),
     reranker: options.reranker,
+    generativeModel: options.generativeModel,
     maxImportFiles: options.maxImportFiles ?? 10_000,
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
     maxImportDepth: options.maxImportDepth ?? 32,

@@ -71,9 +71,67 @@ export interface ListRagFilesResponseJson {
 }
 
 export interface ImportRagFilesResponseJson {
+  /** The gs:// file the partial failures were written to (partialFailureGcsSink). */
+  readonly partialFailuresGcsPath?: string
   readonly importedRagFilesCount?: string
   readonly failedRagFilesCount?: string
   readonly skippedRagFilesCount?: string
+}
+
+/** A turn of generative content (google.cloud.aiplatform Content): a role and its parts (text parts are the ones RAG Engine reads). */
+export interface ContentJson {
+  readonly role?: string
+  readonly parts?: readonly Readonly<Record<string, unknown>>[]
+}
+
+/** A fact used in grounding: one retrieved context, cited (AugmentPrompt's `facts`, CorroborateContent's input). */
+export interface FactJson {
+  /** The query the fact was retrieved for. */
+  readonly query?: string
+  /** The source file's display name. */
+  readonly title?: string
+  /** The source file's URI (an upload: its display name). */
+  readonly uri?: string
+  /** The chunk's text. */
+  readonly summary?: string
+  /** Deprecated in the protos; Quarry leaves it unset. */
+  readonly vectorDistance?: number
+  /** The context's score, as retrieveContexts gives it (on the corpus metric's scale). */
+  readonly score?: number
+  readonly chunk?: RagChunkJson
+}
+
+/** A claim found in content, and the facts that support it (CorroborateContent). */
+export interface ClaimJson {
+  /** Start of the claim in the content's text (inclusive, UTF-16 code units). */
+  readonly startIndex?: number
+  /** End of the claim (exclusive). */
+  readonly endIndex?: number
+  /** Indexes into the request's facts. */
+  readonly factIndexes?: readonly number[]
+  /** Confidence in [0, 1]. */
+  readonly score?: number
+}
+
+export interface AugmentPromptResponseJson {
+  readonly augmentedPrompt?: readonly ContentJson[]
+  readonly facts?: readonly FactJson[]
+}
+
+export interface CorroborateContentResponseJson {
+  readonly corroborationScore?: number
+  readonly claims?: readonly ClaimJson[]
+}
+
+export interface AskContextsResponseJson {
+  readonly response?: string
+  readonly contexts: { readonly contexts?: readonly ContextJson[] }
+}
+
+/** A location's RagEngineConfig: the RagManagedDb tier (`{ basic: {} }`, …; v1beta1 may give the mode: `{ spanner: { scaled: {} } }`, `{ serverless: {} }`). */
+export interface RagEngineConfigJson {
+  readonly name: string
+  readonly ragManagedDbConfig: Readonly<Record<string, unknown>>
 }
 
 export interface UploadRagFileResponseJson {

@@ -4,6 +4,7 @@ import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
 import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
+import { replayable } from '../rpc/replay.js'
 import type { RagContext } from './context.js'
 import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
@@ -155,7 +156,10 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
       ['score'],
     )
   })
-  const ranked = p.ranking && ctx.options.reranker ? await ctx.options.reranker({ query: p.text, model: p.ranking.model, kind: p.ranking.kind, contexts }) : contexts
+  const { reranker } = ctx.options
+  const { ranking } = p
+  // Recorded like embeddings (rpc/replay.ts): a retrieval inside a logged write (asyncRetrieveContexts) replays the same order.
+  const ranked = ranking && reranker ? await replayable('rerank', async () => [...(await reranker({ query: p.text, model: ranking.model, kind: ranking.kind, contexts }))]) : contexts
   // RagContexts is a set message even with no context: `{"contexts": {}}`, its empty list omitted.
   return { contexts: omitUnset({ contexts: [...ranked] }) }
 }

@@ -26,6 +26,8 @@ export const DOCUMENTED = {
 const URI = quarryCap(2_048, 'a gs:// URI is a bucket name (≤ 222 characters) and an object name (≤ 1,024 bytes)')
 
 export const GcsSource = message(`${P}.GcsSource`, { uris: repeated(text(URI)) })
+/** A Cloud Storage folder results are written to (a file inside it). */
+export const GcsDestination = message(`${P}.GcsDestination`, { outputUriPrefix: text(URI) })
 export const FixedLengthChunking = message(`${P}.RagFileChunkingConfig.FixedLengthChunking`, { chunkSize: int32, chunkOverlap: int32 })
 export const RagFileChunkingConfig = message(`${P}.RagFileChunkingConfig`, { fixedLengthChunking: FixedLengthChunking, chunkSize: int32, chunkOverlap: int32 })
 export const RagFileTransformationConfig = message(`${P}.RagFileTransformationConfig`, { ragFileChunkingConfig: RagFileChunkingConfig })
@@ -132,9 +134,9 @@ export const ImportRagFilesConfig = message(
     slackSource: opaque(`${P}.SlackSource`),
     jiraSource: opaque(`${P}.JiraSource`),
     sharePointSources: opaque(`${P}.SharePointSources`),
-    partialFailureGcsSink: opaque(`${P}.GcsDestination`),
+    partialFailureGcsSink: GcsDestination,
     partialFailureBigquerySink: opaque(`${P}.BigQueryDestination`),
-    importResultGcsSink: opaque(`${P}.GcsDestination`),
+    importResultGcsSink: GcsDestination,
     importResultBigquerySink: opaque(`${P}.BigQueryDestination`),
     ragFileChunkingConfig: RagFileChunkingConfig,
     ragFileTransformationConfig: RagFileTransformationConfig,
@@ -210,7 +212,77 @@ export const RagMetadata = message(`${P}.RagMetadata`, {
   userSpecifiedMetadata: message(`${P}.UserSpecifiedMetadata`, { key: text(CAPS.key), value: MetadataValue }),
 })
 
+/** Generative content (a turn): its parts are read as JSON, only `text` parts are used (AugmentPrompt and CorroborateContent take text only). */
+export const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
+const StoreRagResource = message(`${P}.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
+/** The Vertex RAG store of a retrieval tool (tool.proto): AugmentPrompt's data source and the `tools` of AskContexts / AsyncRetrieveContexts. */
+export const ToolRagStore = message(`${P}.VertexRagStore`, {
+  ragCorpora: repeated(string),
+  ragResources: repeated(StoreRagResource),
+  similarityTopK: optional(int32),
+  vectorDistanceThreshold: optional(double),
+  ragRetrievalConfig: RagRetrievalConfig,
+  storeContext: bool,
+})
+const Retrieval = message(`${P}.Retrieval`, { vertexAiSearch: opaque(`${P}.VertexAISearch`), vertexRagStore: ToolRagStore, disableAttribution: bool }, [['vertexAiSearch', 'vertexRagStore']])
+export const Tool = message(`${P}.Tool`, {
+  functionDeclarations: repeated(opaque(`${P}.FunctionDeclaration`)),
+  retrieval: Retrieval,
+  googleSearch: opaque(`${P}.Tool.GoogleSearch`),
+  googleSearchRetrieval: opaque(`${P}.GoogleSearchRetrieval`),
+  googleMaps: opaque(`${P}.GoogleMaps`),
+  enterpriseWebSearch: opaque(`${P}.EnterpriseWebSearch`),
+  parallelAiSearch: opaque(`${P}.Tool.ParallelAiSearch`),
+  codeExecution: opaque(`${P}.Tool.CodeExecution`),
+  urlContext: opaque(`${P}.UrlContext`),
+  computerUse: opaque(`${P}.Tool.ComputerUse`),
+})
+const PageSpan = message(`${P}.RagChunk.PageSpan`, { firstPage: int32, lastPage: int32 })
+export const RagChunk = message(`${P}.RagChunk`, { text: string, pageSpan: PageSpan, fileId: string, chunkId: string })
+export const Fact = message(`${P}.Fact`, {
+  query: optional(string),
+  title: optional(string),
+  uri: optional(string),
+  summary: optional(string),
+  vectorDistance: optional(double),
+  score: optional(double),
+  chunk: RagChunk,
+})
+const ManagedDbTiers = {
+  scaled: message(`${P}.RagManagedDbConfig.Scaled`, {}),
+  basic: message(`${P}.RagManagedDbConfig.Basic`, {}),
+  unprovisioned: message(`${P}.RagManagedDbConfig.Unprovisioned`, {}),
+}
+export const RagManagedDbConfig = message(
+  `${P}.RagManagedDbConfig`,
+  {
+    enterprise: message(`${P}.RagManagedDbConfig.Enterprise`, {}),
+    ...ManagedDbTiers,
+    serverless: message(`${P}.RagManagedDbConfig.Serverless`, {}),
+    spanner: message(`${P}.RagManagedDbConfig.Spanner`, ManagedDbTiers, [['scaled', 'basic', 'unprovisioned']]),
+  },
+  [
+    ['enterprise', 'scaled', 'basic', 'unprovisioned'],
+    ['serverless', 'spanner'],
+  ],
+)
+export const RagEngineConfig = message(`${P}.RagEngineConfig`, { name: string, ragManagedDbConfig: RagManagedDbConfig })
+
 export const RetrieveContextsRequest = message(`${P}.RetrieveContextsRequest`, { vertexRagStore: VertexRagStore, parent: string, query: RagQuery })
+export const AugmentPromptRequest = message(
+  `${P}.AugmentPromptRequest`,
+  { vertexRagStore: ToolRagStore, parent: string, contents: repeated(Content), model: message(`${P}.AugmentPromptRequest.Model`, { model: string, modelVersion: string }) },
+)
+export const CorroborateContentRequest = message(`${P}.CorroborateContentRequest`, {
+  parent: string,
+  content: Content,
+  facts: repeated(Fact),
+  parameters: message(`${P}.CorroborateContentRequest.Parameters`, { citationThreshold: double }),
+})
+export const AskContextsRequest = message(`${P}.AskContextsRequest`, { parent: string, query: RagQuery, tools: repeated(Tool) })
+export const AsyncRetrieveContextsRequest = message(`${P}.AsyncRetrieveContextsRequest`, { parent: string, query: RagQuery, tools: repeated(Tool) })
+export const GetRagEngineConfigRequest = message(`${P}.GetRagEngineConfigRequest`, { name: string })
+export const UpdateRagEngineConfigRequest = message(`${P}.UpdateRagEngineConfigRequest`, { ragEngineConfig: RagEngineConfig })
 export const CreateRagCorpusRequest = message(`${P}.CreateRagCorpusRequest`, { parent: string, ragCorpus: RagCorpus })
 export const UpdateRagCorpusRequest = message(`${P}.UpdateRagCorpusRequest`, { ragCorpus: RagCorpus })
 export const GetRagCorpusRequest = message(`${P}.GetRagCorpusRequest`, { name: string })
@@ -249,6 +321,9 @@ const V1_REMOVED: Readonly<Record<string, readonly string[]>> = {
   [`${P}.UploadRagFileConfig`]: ['ragFileChunkingConfig', 'ragFileMetadataConfig', 'ragFileParsingConfig'],
   [`${P}.DeleteRagCorpusRequest`]: ['forceDelete'],
   [`${P}.DeleteRagFileRequest`]: ['forceDelete'],
+  [`${P}.VertexRagStore`]: ['ragCorpora', 'storeContext'],
+  [`${P}.RagChunk`]: ['fileId', 'chunkId'],
+  [`${P}.RagManagedDbConfig`]: ['enterprise', 'serverless', 'spanner'],
 }
 
 export type ApiVersion = 'v1' | 'v1beta1'
@@ -266,6 +341,12 @@ export const SHARED_REQUESTS = {
   GetRagFileRequest,
   ListRagFilesRequest,
   DeleteRagFileRequest,
+  AugmentPromptRequest,
+  CorroborateContentRequest,
+  AskContextsRequest,
+  AsyncRetrieveContextsRequest,
+  GetRagEngineConfigRequest,
+  UpdateRagEngineConfigRequest,
 }
 
 /** Requests of v1beta1 only (metadata schemas and file metadata). */

@@ -3,7 +3,9 @@ import { Mutex } from '../rpc/mutex.js'
 import { RagContext } from './context.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { importRootsOf, resolveVertexRagOptions, type ImportRoot, type VertexRagOptions } from './options.js'
-import { loadRag, saveRag } from './persistence.js'
+import type { GenerationWriter, Steps } from '@quarry/core'
+import { FORMAT, loadRag, saveRag } from './persistence.js'
+import { loadEngine, saveEngine } from '../rpc/saved-state.js'
 import type { ApiVersion } from './schema.js'
 
 // The methods come from RAG_SERVICE_TABLE, RAG_DATA_TABLE and RAG_MIXIN_TABLE (methods.ts): one entry per RPC.
@@ -13,8 +15,9 @@ export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABL
  * One API surface (v1 or v1beta1) of the RAG Engine: every method takes the request JSON of
  * VertexRagService / VertexRagDataService and resolves to an Outcome (response JSON or a
  * google.rpc.Status). Mutations return finished long-running Operations. Writes are serialized;
- * retrieval runs beside them. Methods of v1beta1 alone answer UNIMPLEMENTED on v1, and so do the
- * RPCs Quarry does not serve (each saying why). Operations (get, list, cancel, delete, wait) are served.
+ * retrieval runs beside them. Methods of v1beta1 alone answer UNIMPLEMENTED on v1, and so do
+ * askContexts / corroborateContent without the `generativeModel` option (saying how to supply it).
+ * Operations (get, list, cancel, delete, wait) are served.
  */
 export class VertexRagSurface {
   readonly version: ApiVersion
@@ -57,17 +60,36 @@ export class VertexRagEngine {
     return { v1: new VertexRagSurface(this.#ctx, this.#writes, 'v1', roots), v1beta1: new VertexRagSurface(this.#ctx, this.#writes, 'v1beta1', roots) }
   }
 
-  /** Writes every corpus, file, schema, metadata and operation (and the index snapshots) into the empty folder `dir`. */
+  /**
+   * Writes every corpus, file, schema, metadata and operation (and the index snapshots) into `dir` as a generation of core's protocol: the
+   * folder's lock held, every file checksummed in a sealed manifest, CURRENT switched atomically.
+   * Synchronous: one consistent view.
+   */
   saveTo(dir: string): void {
-    saveRag(this.#ctx, dir)
+    saveEngine(dir, FORMAT, (out, folder) => saveRag(this.#ctx, out, folder))
   }
 
   /**
    * Replaces the state with the one `saveTo` wrote into `dir` (all or nothing: a failing load
-   * leaves the current state). Call it before serving writes: a write in flight would apply to
-   * the replaced state.
+   * leaves the current state; every file is checked before it is read). Call it before serving
+   * writes: a write in flight would apply to the replaced state.
    */
   loadFrom(dir: string): void {
+    loadEngine(dir, FORMAT, (folder) => loadRag(this.#ctx, folder))
+  }
+
+  /** @internal The state as steps into `folder` of a generation being written (a server's data folder); hold writes off with `exclusive`. */
+  saveSteps(out: GenerationWriter, folder: string): Steps {
+    return saveRag(this.#ctx, out, folder)
+  }
+
+  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation). */
+  loadFolder(dir: string): void {
     loadRag(this.#ctx, dir)
+  }
+
+  /** @internal Runs `fn` with this engine's writes held off (queued behind it). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#writes.run(fn)
   }
 }

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs'
-import { lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises'
-import { join, resolve, sep } from 'node:path'
+import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { ImportRoot } from './options.js'
@@ -230,5 +230,49 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
     return { ok: false, status: rpcStatus('NOT_FOUND', `${file.uri}: cannot be read (${errno(error)}).`) }
   } finally {
     await handle.close()
+  }
+}
+
+/**
+ * The local path of a gs:// destination under the Cloud Storage folder (import results Quarry
+ * writes). Refused as imports are: no folder configured, a URI that is not gs://, or one leading out.
+ */
+export function gcsDestinationPath(uri: string, gcsRoot: string | undefined, field: string): string {
+  if (!/^gs:\/\/[^/]+/.test(uri)) throw invalidArgument(field, `"${uri}": a Cloud Storage destination is a gs://bucket/folder URI.`)
+  return lexicalPath(uri, { importRoots: [], gcsRoot }, field).path
+}
+
+/**
+ * Writes `content` to `path` inside `root` (a real path): missing folders are made one by one, and
+ * none may be (or lead through) a link out of the root; the file is written beside and renamed
+ * over the target (a link there is replaced, never followed). Resolves to a Status on failure.
+ */
+export async function writeInside(root: string, path: string, content: string): Promise<RpcStatus | undefined> {
+  const folder = dirname(path)
+  try {
+    let at = root
+    for (const part of relative(root, folder).split(sep).filter((p) => p !== '')) {
+      at = join(at, part)
+      try {
+        await mkdir(at)
+      } catch (error) {
+        if (errno(error) !== 'EEXIST') throw error
+      }
+      const real = await realpath(at)
+      if (!inside(real, root) || !(await stat(real)).isDirectory()) return rpcStatus('PERMISSION_DENIED', 'a folder of the destination is a link out of the Cloud Storage folder, or not a folder; nothing written.')
+    }
+    // A name of its own beside the target (one left by a crash is replaced; a link there is removed, not followed).
+    const temporary = `${path}.${process.pid}.tmp`
+    await rm(temporary, { force: true })
+    await writeFile(temporary, content, { flag: 'wx' })
+    try {
+      await rename(temporary, path)
+    } catch (error) {
+      await rm(temporary, { force: true })
+      throw error
+    }
+    return undefined
+  } catch (error) {
+    return rpcStatus('INTERNAL', `the file could not be written (${errno(error)}).`)
   }
 }

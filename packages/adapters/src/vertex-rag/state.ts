@@ -10,7 +10,21 @@ import type { MetadataValueJson, RagCorpusJson, RagDataSchemaJson, RagFileJson, 
 export interface RagState {
   readonly corpora: Map<string, RagCorpusState>
   readonly operations: Map<string, Operation>
+  /** The RagEngineConfig of each location set by updateRagEngineConfig (by config name); a location not here has the default. */
+  readonly engineConfigs: Map<string, RagEngineConfigState>
   seq: number
+}
+
+/** A RagManagedDb tier (`enterprise` is v1beta1's deprecated name for scaled). */
+export type ManagedDbTier = 'basic' | 'scaled' | 'unprovisioned' | 'enterprise'
+
+/** A location's RagEngineConfig: its RagManagedDb tier and, as v1beta1 gives it, the backend mode. */
+export interface RagEngineConfigState {
+  /** `projects/{p}/locations/{l}/ragEngineConfig` */
+  readonly name: string
+  /** Undefined in serverless mode, which has no tier. */
+  readonly tier: ManagedDbTier | undefined
+  readonly mode: 'spanner' | 'serverless' | undefined
 }
 
 interface Stamped {

@@ -1,0 +1,233 @@
+import { compileFilter, type Filter } from '@quarry/core'
+import { parseFilter } from '../rpc/aip160.js'
+import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
+import { MAX_TIMESTAMP_MS, camelCase, readMessage } from '../rpc/proto-json.js'
+import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
+import { omitUnset } from '../rpc/omit.js'
+import type { Operation } from '../rpc/operations.js'
+import { pageByKey } from '../rpc/paging.js'
+import { failure, invalidArgument } from '../rpc/status.js'
+import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
+import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, UpdateSessionRequest, type SessionInput } from './session-schema.js'
+import { sessionJson, sessionMetadata, type SessionJson, type SessionState } from './session-state.js'
+import type { EngineState } from './state.js'
+
+/**
+ * Vertex AI Agent Engine Sessions (SessionService) under the reasoning engines of Memory Bank:
+ * the same engine lookup (created on first use, or NOT_FOUND with `explicitEngines`), the same
+ * operations and the same saved state. Expired sessions are never returned; writes remove them.
+ */
+
+export const SESSION = `${ENGINE}/sessions/{session}`
+export const SHORT_SESSION = `${SHORT_ENGINE}/sessions/{session}`
+
+/** sessionId as a user gives it: "up to 63 characters, [a-z0-9-], the first a letter, the last a letter or number" (session_service.proto). */
+export const SESSION_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit' }
+/** Session and event ids in names: a user's sessionId or a generated number. */
+export const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -' }
+
+/** Google: ttl and expireTime have a minimum of 24 hours (session.proto, Session.expire_time / ttl). */
+export const MIN_SESSION_TTL_MS = 24 * 3600 * 1000
+/** A session given neither ttl nor expireTime expires after this (Google documents no default; Quarry's choice, README). */
+export const DEFAULT_SESSION_TTL_MS = 365 * 24 * 3600 * 1000
+
+/** A session name under an engine name of either form. */
+export function parseSession(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'session'> {
+  const rules = { session: NAMED_ID_RULE }
+  return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_SESSION, field, rules) : parseName(name, SESSION, field, rules)
+}
+
+/** Whether a session may be returned at `now`. */
+export function live(s: SessionState, now: number): boolean {
+  return s.expireMs > now
+}
+
+/** The live session `name` and its engine; NOT_FOUND otherwise (an expired session is gone). */
+export function findSession(ctx: MemoryContext, name: string | undefined, field: string): { engine: EngineState; session: SessionState } {
+  const parsed = parseSession(name, field)
+  const engine = ctx.readEngine(parsed.names.reasoning_engine, field)
+  const session = engine?.sessions.get(parsed.name)
+  if (!engine || !session || !live(session, ctx.now())) throw failure('NOT_FOUND', `Session "${parsed.name}" not found.`, field)
+  return { engine, session }
+}
+
+/** Removes the engine's expired sessions (in writes only: the write-ahead log replays them at the same recorded time). */
+export function sweepSessions(ctx: MemoryContext, engine: EngineState): void {
+  const now = ctx.now()
+  for (const s of engine.sessions.values()) if (!live(s, now)) engine.sessions.delete(s.name)
+}
+
+/** ttl or expireTime (a oneof) → the expiry instant, at least 24 hours after `fromMs`; undefined when neither is set. */
+function readSessionExpiry(session: SessionInput, now: number, fromMs: number, field: string): number | undefined {
+  if (session.ttl !== undefined) {
+    if (session.ttl * 1000 < MIN_SESSION_TTL_MS) throw invalidArgument(`${field}.ttl`, `ttl must be at least 24 hours ("86400s"); received ${session.ttl}s.`)
+    const ms = now + Math.ceil(session.ttl * 1000)
+    if (ms > MAX_TIMESTAMP_MS) throw invalidArgument(`${field}.ttl`, `ttl ${session.ttl}s ends after the year 9999; give a shorter one.`)
+    return ms
+  }
+  if (session.expireTime !== undefined) {
+    const ms = Date.parse(session.expireTime)
+    if (ms < fromMs + MIN_SESSION_TTL_MS || ms <= now) throw invalidArgument(`${field}.expireTime`, `expireTime must be at least 24 hours after the session's creation (and in the future); received ${session.expireTime}.`)
+    return ms
+  }
+  return undefined
+}
+
+/** A Struct field (sessionState) as stored: a copy of its own keys (a "__proto__" key stays a key). */
+export function structOf(value: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> | undefined {
+  if (value === undefined) return undefined
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
+  return out
+}
+
+function labelsOf(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(labels ?? {})) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
+  return Object.freeze(out)
+}
+
+export async function createSession(ctx: MemoryContext, request: unknown, version: string): Promise<Operation> {
+  const { parent, session = {}, sessionId } = readMessage(CreateSessionRequest, request)
+  const engine = ctx.engine(parent, 'parent')
+  if (session.userId === undefined || session.userId === '') throw invalidArgument('session.userId', 'userId is required: the user the session belongs to.')
+  const now = ctx.now()
+  const expireMs = readSessionExpiry(session, now, now, 'session') ?? now + DEFAULT_SESSION_TTL_MS
+  let name: string
+  if (sessionId !== undefined) {
+    if (!SESSION_ID_RULE.test.test(sessionId)) throw invalidArgument('sessionId', `sessionId is ${SESSION_ID_RULE.says}; received "${sessionId}".`)
+    name = `${engine.name}/sessions/${sessionId}`
+    // An expired session's id is free again.
+    const existing = engine.sessions.get(name)
+    if (existing && live(existing, now)) throw failure('ALREADY_EXISTS', `Session "${name}" already exists.`, 'sessionId')
+  } else {
+    do name = `${engine.name}/sessions/${ctx.numericId()}`
+    while (engine.sessions.has(name))
+  }
+  // Nothing changes before the last possible refusal: a refused write is not logged.
+  sweepSessions(ctx, engine)
+  const s: SessionState = {
+    name,
+    userId: session.userId,
+    displayName: session.displayName,
+    labels: labelsOf(session.labels),
+    sessionState: structOf(session.sessionState),
+    expireMs,
+    events: [],
+    ...ctx.stamp(now),
+  }
+  engine.sessions.set(name, s)
+  return ctx.operation(name, 'CreateSessionOperationMetadata', 'Session', sessionJson(s), version)
+}
+
+export async function getSession(ctx: MemoryContext, request: unknown): Promise<SessionJson> {
+  const { name } = readMessage(GetSessionRequest, request)
+  return sessionJson(findSession(ctx, name, 'name').session)
+}
+
+const UPDATABLE = ['displayName', 'labels', 'sessionState', 'expireTime', 'ttl']
+
+/** updateSession: the fields of the mask (without one, every updatable field: "If the mask is not present, all fields will be updated"). */
+export async function updateSession(ctx: MemoryContext, request: unknown): Promise<SessionJson> {
+  const { session = {}, updateMask } = readMessage(UpdateSessionRequest, request)
+  const { engine, session: target } = findSession(ctx, session.name, 'session.name')
+  const paths = (updateMask ?? []).map(camelCase)
+  for (const [i, p] of paths.entries()) {
+    if (p === 'userId') throw invalidArgument(`updateMask.paths[${i}]`, 'userId is immutable: create a session for the other user instead.')
+    if (!UPDATABLE.includes(p)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated; updatable fields: ${UPDATABLE.join(', ')}.`)
+  }
+  if (session.userId !== undefined && session.userId !== target.userId) throw invalidArgument('session.userId', 'userId is immutable: create a session for the other user instead.')
+  const all = paths.length === 0
+  const has = (p: string): boolean => all || paths.includes(p)
+  const now = ctx.now()
+  // Without a mask the expiry changes only when one is given: expireTime is always set.
+  const expiryGiven = session.ttl !== undefined || session.expireTime !== undefined
+  const expireMs = (has('expireTime') || has('ttl')) && (expiryGiven || !all) ? (readSessionExpiry(session, now, target.createMs, 'session') ?? target.createMs + DEFAULT_SESSION_TTL_MS) : target.expireMs
+  sweepSessions(ctx, engine)
+  if (has('displayName')) target.displayName = session.displayName
+  if (has('labels')) target.labels = labelsOf(session.labels)
+  if (has('sessionState')) target.sessionState = structOf(session.sessionState)
+  target.expireMs = expireMs
+  target.updateMs = now
+  return sessionJson(target)
+}
+
+export async function deleteSession(ctx: MemoryContext, request: unknown, version: string): Promise<Operation> {
+  const { name } = readMessage(DeleteSessionRequest, request)
+  const { engine, session } = findSession(ctx, name, 'name')
+  sweepSessions(ctx, engine)
+  engine.sessions.delete(session.name)
+  return ctx.operation(session.name, 'DeleteOperationMetadata', 'google.protobuf.Empty', {}, version)
+}
+
+/** What a session filter reads ("Supported fields: display_name, user_id, labels", ListSessionsRequest.filter). */
+const SESSION_FIELDS: Readonly<Record<string, string>> = { display_name: 'display_name', displayName: 'display_name', user_id: 'user_id', userId: 'user_id' }
+
+function sessionFilter(filter: string | undefined): Filter | undefined {
+  if (filter === undefined || filter.trim() === '') return undefined
+  const fieldOf = (key: string): string => {
+    if (Object.hasOwn(SESSION_FIELDS, key)) return SESSION_FIELDS[key] as string
+    if (key.startsWith('labels.') && key.length > 7) return key
+    throw invalidArgument('filter', `a session filter reads display_name, user_id and labels.<key>; "${key}" is none of them.`)
+  }
+  // Every field a session filter reads is a string.
+  const typeOf = (): KeyType => 'string'
+  return toCoreFilter(parseFilter(filter, 'filter'), { fieldOf, typeOf })
+}
+
+/**
+ * An `orderBy` ("a comma-separated list of fields ... Use "desc" after a field name for descending")
+ * over the fields `allowed` (name → key of an item): the key functions and their directions.
+ */
+export function readOrderBy<T>(orderBy: string | undefined, allowed: Readonly<Record<string, (item: T) => number>>, fallback: string): { keys: ((item: T) => number)[]; desc: boolean[] } {
+  const keys: ((item: T) => number)[] = []
+  const desc: boolean[] = []
+  const text = orderBy === undefined || orderBy.trim() === '' ? fallback : orderBy
+  for (const part of text.split(',')) {
+    const [field = '', direction, ...rest] = part.trim().split(/\s+/)
+    const key = Object.hasOwn(allowed, field) ? allowed[field] : undefined
+    if (key === undefined || rest.length > 0 || (direction !== undefined && direction !== 'asc' && direction !== 'desc')) {
+      throw invalidArgument('orderBy', `orderBy is a comma-separated list of ${Object.keys(allowed).join(', ')}, each optionally followed by "desc" (or "asc"); received "${orderBy ?? ''}".`)
+    }
+    keys.push(key)
+    desc.push(direction === 'desc')
+  }
+  return { keys, desc }
+}
+
+const SESSION_ORDER: Readonly<Record<string, (s: SessionState) => number>> = {
+  create_time: (s) => s.createMs,
+  createTime: (s) => s.createMs,
+  update_time: (s) => s.updateMs,
+  updateTime: (s) => s.updateMs,
+}
+
+/** Sorts by the order's keys, ties by creation (seq, ascending), and pages with a cursor on the last key. */
+export function orderedPage<T extends { readonly seq: number }>(items: T[], order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
+  const keyOf = (item: T): number[] => [...order.keys.map((k) => k(item)), item.seq]
+  const desc = [...order.desc, false]
+  const compare = (a: T, b: T): number => {
+    const ka = keyOf(a)
+    const kb = keyOf(b)
+    for (let i = 0; i < ka.length; i++) {
+      const d = (ka[i] as number) - (kb[i] as number)
+      if (d !== 0) return desc[i] === true ? -d : d
+    }
+    return 0
+  }
+  return pageByKey(items.sort(compare), keyOf, desc, list, request, { defaultSize: 100, maxSize: 1000 })
+}
+
+/** listSessions: filtered by display_name, user_id, labels; ordered by create_time (default) or update_time; 100 a page unless asked. */
+export async function listSessions(ctx: MemoryContext, request: unknown): Promise<{ sessions?: SessionJson[]; nextPageToken?: string }> {
+  const req = readMessage(ListSessionsRequest, request)
+  const engine = ctx.readEngine(req.parent, 'parent')
+  const filter = sessionFilter(req.filter)
+  const order = readOrderBy(req.orderBy, SESSION_ORDER, 'create_time')
+  if (!engine) return {}
+  const test = filter ? compileFilter(filter) : undefined
+  const now = ctx.now()
+  const all = [...engine.sessions.values()].filter((s) => live(s, now) && (!test || test(sessionMetadata(s))))
+  const page = orderedPage(all, order, `listSessions ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
+  return omitUnset({ sessions: page.items.map(sessionJson), nextPageToken: page.nextPageToken })
+}
