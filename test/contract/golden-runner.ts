@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs'
-import { expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Outcome } from '@quarry/adapters'
 
 /**
@@ -35,6 +35,24 @@ export const updating = process.env.UPDATE_GOLDEN === '1'
 
 export function saveGolden(path: string, scenarios: readonly GoldenScenario[]): void {
   writeFileSync(path, `${JSON.stringify({ scenarios }, null, 2)}\n`)
+}
+
+/**
+ * One test per scenario of `scenarios` (read from `path`): each runs its steps on a fresh engine
+ * from `engine(scenario.options)`, values saved by a step usable in the next; with UPDATE_GOLDEN=1
+ * the file is rewritten afterwards.
+ */
+export function describeGolden(title: string, path: string, scenarios: readonly GoldenScenario[], engine: (options: GoldenScenario['options']) => GoldenCall): void {
+  describe(title, () => {
+    for (const scenario of scenarios) {
+      it(scenario.name, async () => {
+        const call = engine(scenario.options)
+        const vars = new Map<string, string>()
+        for (const step of scenario.steps) await runStep(step, call, vars)
+      })
+    }
+    if (updating) it('saves the updated expectations', () => saveGolden(path, scenarios))
+  })
 }
 
 /** Fields that are proto maps: their keys are user data, not field names. */

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MEMORY_METHODS, MemoryBank, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
-import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
+import { describeGolden, type GoldenCall, loadGolden } from './golden-runner.js'
 
 const FILE = fileURLToPath(new URL('./golden/memory-bank.json', import.meta.url))
 const scenarios = loadGolden(FILE)
@@ -18,13 +18,4 @@ function engine(options: Record<string, unknown> = {}): GoldenCall {
   }
 }
 
-describe('Memory Bank golden request/response pairs', () => {
-  for (const scenario of scenarios) {
-    it(scenario.name, async () => {
-      const call = engine(scenario.options)
-      const vars = new Map<string, string>()
-      for (const step of scenario.steps) await runStep(step, call, vars)
-    })
-  }
-  if (updating) it('saves the updated expectations', () => saveGolden(FILE, scenarios))
-})
+describeGolden('Memory Bank golden request/response pairs', FILE, scenarios, engine)

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { RETRIEVER_METHODS, SemanticRetriever, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
-import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
+import { describeGolden, type GoldenCall, loadGolden } from './golden-runner.js'
 
 const FILE = fileURLToPath(new URL('./golden/semantic-retriever.json', import.meta.url))
 const scenarios = loadGolden(FILE)
@@ -20,12 +20,4 @@ function engine(options: Record<string, unknown> = {}): GoldenCall {
   }
 }
 
-describe('Semantic Retriever golden request/response pairs', () => {
-  for (const scenario of scenarios) {
-    it(scenario.name, async () => {
-      const call = engine(scenario.options)
-      for (const step of scenario.steps) await runStep(step, call)
-    })
-  }
-  if (updating) it('saves the updated expectations', () => saveGolden(FILE, scenarios))
-})
+describeGolden('Semantic Retriever golden request/response pairs', FILE, scenarios, engine)

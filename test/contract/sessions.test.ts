@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MEMORY_METHODS, MemoryBank, SESSION_METHODS, seededRandomId, steppingClock, v1, v1beta1, type ExtractRequest, type Outcome } from '@quarry/adapters'
-import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
+import { describeGolden, type GoldenCall, loadGolden } from './golden-runner.js'
 
 /**
  * Golden pairs of Agent Engine Sessions (SessionService v1beta1 and v1) and of generateMemories
@@ -35,16 +35,7 @@ function engine(options: Record<string, unknown> = {}): GoldenCall {
   }
 }
 
-describe('Agent Engine Sessions golden request/response pairs', () => {
-  for (const scenario of scenarios) {
-    it(scenario.name, async () => {
-      const call = engine(scenario.options)
-      const vars = new Map<string, string>()
-      for (const step of scenario.steps) await runStep(step, call, vars)
-    })
-  }
-  if (updating) it('saves the updated expectations', () => saveGolden(FILE, scenarios))
-})
+describeGolden('Agent Engine Sessions golden request/response pairs', FILE, scenarios, engine)
 
 describe("the in-process SessionServiceClient (aiplatform's calling convention)", () => {
   it('creates through an operation, pages lists, reads operations back, and shares sessions across versions', async () => {

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { RAG_METHODS, VertexRagEngine, seededRandomId, steppingClock, type Outcome, type VertexRagSurface } from '@quarry/adapters'
-import { loadGolden, runStep, saveGolden, updating, type GoldenCall } from './golden-runner.js'
+import { describeGolden, type GoldenCall, loadGolden } from './golden-runner.js'
 
 const FILE = fileURLToPath(new URL('./golden/vertex-rag.json', import.meta.url))
 const GCS = fileURLToPath(new URL('./fixtures/gcs', import.meta.url))
@@ -25,13 +25,4 @@ function engine(options: Record<string, unknown> = {}): GoldenCall {
   }
 }
 
-describe('Vertex AI RAG Engine golden request/response pairs (v1 and v1beta1)', () => {
-  for (const scenario of scenarios) {
-    it(scenario.name, async () => {
-      const call = engine(scenario.options)
-      const vars = new Map<string, string>()
-      for (const step of scenario.steps) await runStep(step, call, vars)
-    })
-  }
-  if (updating) it('saves the updated expectations', () => saveGolden(FILE, scenarios))
-})
+describeGolden('Vertex AI RAG Engine golden request/response pairs (v1 and v1beta1)', FILE, scenarios, engine)
