@@ -407,7 +407,8 @@ describe('the gRPC server against broken and hostile calls', () => {
     await client.createCorpus({ corpus: { name: 'corpora/c' } })
     await client.createDocument({ parent: 'corpora/c', document: { name: 'corpora/c/documents/d' } })
     const first = client.createChunk({ parent: 'corpora/c/documents/d', chunk: { name: 'corpora/c/documents/d/chunks/slow', data: { stringValue: 'slow' } } })
-    await new Promise((r) => setTimeout(r, 100))
+    // The slow write holds the lock once its embedder is called (not after a fixed time: a busy machine may take longer).
+    while (calls === 0) await new Promise((r) => setTimeout(r, 5))
     const late = rawCall(port as number, CREATE_CORPUS, createCorpusBytes('corpora/late'), { deadline: Date.now() + 300 })
     const cancelled = rawCall(port as number, CREATE_CORPUS, createCorpusBytes('corpora/cancelled'))
     await new Promise((r) => setTimeout(r, 100))
