@@ -23,25 +23,42 @@ export interface Page<T> {
   readonly nextPageToken: string | undefined
 }
 
-function encode(list: string, after: number): string {
-  return Buffer.from(JSON.stringify({ l: list, a: after }), 'utf8').toString('base64url')
+function encode(list: string, cursor: { readonly a: number } | { readonly k: readonly number[] }): string {
+  return Buffer.from(JSON.stringify({ l: list, ...cursor }), 'utf8').toString('base64url')
 }
 
-function decode(token: string, list: string): number {
+/** A token's cursor, checked to come from `list` and to pass `valid`; INVALID_ARGUMENT otherwise. */
+function decode<C>(token: string, list: string, valid: (cursor: Record<string, unknown>) => cursor is Record<string, unknown> & C): C {
   let parsed: unknown
   try {
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
   } catch {
     parsed = undefined
   }
-  const p = parsed as { l?: unknown; a?: unknown } | undefined
-  if (typeof p !== 'object' || p === null || typeof p.l !== 'string' || typeof p.a !== 'number' || !Number.isSafeInteger(p.a)) {
+  const p = parsed as Record<string, unknown> | undefined
+  if (typeof p !== 'object' || p === null || typeof p['l'] !== 'string' || !valid(p)) {
     throw invalidArgument('pageToken', 'Invalid page token: pass the nextPageToken of the previous response unchanged.')
   }
-  if (p.l !== list) {
-    throw invalidArgument('pageToken', `Invalid page token: it belongs to another list (${p.l}); a token only continues the list call that returned it.`)
+  if (p['l'] !== list) {
+    throw invalidArgument('pageToken', `Invalid page token: it belongs to another list (${String(p['l'])}); a token only continues the list call that returned it.`)
   }
-  return p.a
+  return p
+}
+
+const isSeqCursor = (p: Record<string, unknown>): p is { a: number } => typeof p['a'] === 'number' && Number.isSafeInteger(p['a'])
+const isKeyCursor = (p: Record<string, unknown>): p is { k: number[] } => Array.isArray(p['k']) && p['k'].length <= 8 && p['k'].every((x) => typeof x === 'number' && Number.isSafeInteger(x))
+
+/** The items of `all` (sorted) past the first `passed` ones (found by bisection: `passed(item)` holds for a prefix), `size` of them. */
+function after<T>(all: readonly T[], passed: ((item: T) => boolean) | undefined, size: number): { items: T[]; more: boolean } {
+  let lo = 0
+  let hi = passed === undefined ? 0 : all.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((passed as (item: T) => boolean)(all[mid] as T)) lo = mid + 1
+    else hi = mid
+  }
+  const items = all.slice(lo, lo + size)
+  return { items, more: lo + size < all.length && items.length > 0 }
 }
 
 /** The page size a request asks for, after defaults and the maximum (negative sizes are refused). */
@@ -57,18 +74,10 @@ export function pageSizeOf(request: PageRequest, limits: PageLimits): number {
  */
 export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: string, request: PageRequest, limits: PageLimits): Page<T> {
   const size = pageSizeOf(request, limits)
-  const after = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list)
-  let lo = 0
-  let hi = after === undefined ? 0 : all.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (seqOf(all[mid] as T) <= (after as number)) lo = mid + 1
-    else hi = mid
-  }
-  const items = all.slice(lo, lo + size)
+  const cursor = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list, isSeqCursor).a
+  const { items, more } = after(all, cursor === undefined ? undefined : (item) => seqOf(item) <= cursor, size)
   const last = items[items.length - 1]
-  const more = lo + size < all.length && last !== undefined
-  return { items, nextPageToken: more ? encode(list, seqOf(last)) : undefined }
+  return { items, nextPageToken: more && last !== undefined ? encode(list, { a: seqOf(last) }) : undefined }
 }
 
 /**
@@ -87,33 +96,8 @@ export function pageByKey<T>(all: readonly T[], keyOf: (item: T) => readonly num
     }
     return 0
   }
-  const after = request.pageToken === undefined || request.pageToken === '' ? undefined : decodeKey(request.pageToken, list)
-  let lo = 0
-  let hi = after === undefined ? 0 : all.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (compare(keyOf(all[mid] as T), after as readonly number[]) <= 0) lo = mid + 1
-    else hi = mid
-  }
-  const items = all.slice(lo, lo + size)
+  const cursor = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list, isKeyCursor).k
+  const { items, more } = after(all, cursor === undefined ? undefined : (item) => compare(keyOf(item), cursor) <= 0, size)
   const last = items[items.length - 1]
-  const more = lo + size < all.length && last !== undefined
-  return { items, nextPageToken: more ? Buffer.from(JSON.stringify({ l: list, k: keyOf(last) }), 'utf8').toString('base64url') : undefined }
-}
-
-function decodeKey(token: string, list: string): readonly number[] {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
-  } catch {
-    parsed = undefined
-  }
-  const p = parsed as { l?: unknown; k?: unknown } | undefined
-  if (typeof p !== 'object' || p === null || typeof p.l !== 'string' || !Array.isArray(p.k) || p.k.length > 8 || !p.k.every((x) => typeof x === 'number' && Number.isSafeInteger(x))) {
-    throw invalidArgument('pageToken', 'Invalid page token: pass the nextPageToken of the previous response unchanged.')
-  }
-  if (p.l !== list) {
-    throw invalidArgument('pageToken', `Invalid page token: it belongs to another list (${p.l}); a token only continues the list call that returned it.`)
-  }
-  return p.k as number[]
+  return { items, nextPageToken: more && last !== undefined ? encode(list, { k: keyOf(last) }) : undefined }
 }
