@@ -22,6 +22,7 @@ import { startServe } from '../support/quarry-process.js'
 import { createGrpcServer } from '../../packages/adapters/src/grpc/server.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
+import { aiplatform, clientRequire, grpc, localAuth } from './google-gax.js'
 
 /**
  * Google's own Node clients on their default transport, gRPC (issue 17 §2): @google-cloud/aiplatform
@@ -33,16 +34,7 @@ import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
  * every error must read the same.
  */
 const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
 const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@google-ai/generativelanguage')
-const clientRequire = createRequire(require.resolve('@google-cloud/aiplatform'))
-interface FakeAuth {
-  setCredentials(credentials: { access_token: string; expiry_date: number }): void
-}
-/** The clients' own google-gax: its grpc-js (the version they were built with) and auth library. */
-const gax = clientRequire('google-gax') as { grpc: typeof import('@grpc/grpc-js'); googleAuthLibrary: { OAuth2Client: new () => FakeAuth } }
-const grpc = gax.grpc
-const { OAuth2Client } = gax.googleAuthLibrary
 /** The clients' proto3 JSON conversion (google-gax's own), to compare messages with in-process JSON. */
 const { toProto3JSON } = clientRequire('proto3-json-serializer') as { toProto3JSON: (message: object) => unknown }
 
@@ -239,10 +231,8 @@ beforeAll(async () => {
   grpcPort = bound.grpcPort as number
   restServer = createServer(engineOptions())
   const { port } = await restServer.listen({ port: 0, host: '127.0.0.1' })
-  const auth = new OAuth2Client()
-  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
   const grpcClients = googleClients({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
-  const restClients = googleClients({ apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] })
+  const restClients = googleClients({ apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: localAuth() })
   grpcLog = await scenario(grpcClients)
   restLog = await scenario(restClients)
   localLog = await scenario(inProcessClients())

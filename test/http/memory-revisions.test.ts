@@ -1,5 +1,4 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +6,7 @@ import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, MemoryBankServiceClient, SemanticRetriever, VertexRagEngine, createServer, seededRandomId, v1, v1beta1, type QuarryServer } from '@quarry/adapters'
 import { restRoutes } from '../../packages/adapters/src/http/routes.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
+import { aiplatform, grpc, localAuth } from './google-gax.js'
 
 /**
  * Memory revisions and Memory Bank under v1 against `createServer`. The pinned client
@@ -19,14 +19,6 @@ import { bindMethods } from '../../packages/adapters/src/transport/bound-methods
  * .../memories/rollback), and the same under /v1/
  * (https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/projects.locations.reasoningEngines.memories).
  */
-const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
-const clientRequire = createRequire(require.resolve('@google-cloud/aiplatform'))
-interface FakeAuth {
-  setCredentials(credentials: { access_token: string; expiry_date: number }): void
-}
-const gax = clientRequire('google-gax') as { grpc: typeof import('@grpc/grpc-js'); googleAuthLibrary: { OAuth2Client: new () => FakeAuth } }
-const grpc = gax.grpc
 
 type MbClient = InstanceType<typeof aiplatform.v1beta1.MemoryBankServiceClient>
 type ClientOptions = NonNullable<ConstructorParameters<typeof aiplatform.v1beta1.MemoryBankServiceClient>[0]>
@@ -40,9 +32,7 @@ beforeAll(async () => {
   server = createServer({ embedder: createHashingEmbedder({ dimensions: 32 }), memoryBank: { randomId: seededRandomId(11) }, grpcPort: 0 })
   const bound = await server.listen({ port: 0, host: '127.0.0.1' })
   url = bound.url
-  const auth = new gax.googleAuthLibrary.OAuth2Client()
-  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-  rest = new aiplatform.v1beta1.MemoryBankServiceClient({ apiEndpoint: '127.0.0.1', port: bound.port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] })
+  rest = new aiplatform.v1beta1.MemoryBankServiceClient({ apiEndpoint: '127.0.0.1', port: bound.port, protocol: 'http', fallback: true, authClient: localAuth() })
   overGrpc = new aiplatform.v1beta1.MemoryBankServiceClient({ apiEndpoint: '127.0.0.1', port: bound.grpcPort as number, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
 })
 

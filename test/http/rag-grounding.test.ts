@@ -1,23 +1,17 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, seededRandomId, type QuarryServer } from '@quarry/adapters'
+import { aiplatform, grpc, localAuth } from './google-gax.js'
 
 /**
  * augmentPrompt, asyncRetrieveContexts, RagEngineConfig, metadata import and the result sink
  * through Google's own Node clients (@google-cloud/aiplatform 6.11), over REST (fallback) and
  * gRPC against one `createServer({ grpcPort })`, compared with the in-process answers.
  */
-const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
-interface FakeAuth {
-  setCredentials(credentials: { access_token: string; expiry_date: number }): void
-}
-const gax = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js'); googleAuthLibrary: { OAuth2Client: new () => FakeAuth } }
 
 const FIXTURES = fileURLToPath(new URL('../contract/fixtures/gcs', import.meta.url))
 const GCS = mkdtempSync(join(tmpdir(), 'quarry-gcs-'))
@@ -32,10 +26,8 @@ const transports: { name: string; options: ClientOptions }[] = []
 beforeAll(async () => {
   server = createServer({ embedder, vertexRag: { randomId: seededRandomId(2), gcsRoot: GCS }, grpcPort: 0 })
   const { port, grpcPort } = await server.listen({ port: 0, host: '127.0.0.1' })
-  const auth = new gax.googleAuthLibrary.OAuth2Client()
-  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-  transports.push({ name: 'REST', options: { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] } })
-  transports.push({ name: 'gRPC', options: { apiEndpoint: '127.0.0.1', port: grpcPort as number, sslCreds: gax.grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' } })
+  transports.push({ name: 'REST', options: { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: localAuth() } })
+  transports.push({ name: 'gRPC', options: { apiEndpoint: '127.0.0.1', port: grpcPort as number, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' } })
 })
 afterAll(async () => {
   await server.close()
@@ -111,9 +103,7 @@ describe('RAG Engine grounding state with a data folder', () => {
     const start = (folder: string): QuarryServer => createServer({ embedder, dataDir: folder, vertexRag: { gcsRoot: GCS } })
     let first = start(dataDir)
     const { port } = await first.listen({ port: 0, host: '127.0.0.1' })
-    const auth = new gax.googleAuthLibrary.OAuth2Client()
-    auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-    const options: ClientOptions = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] }
+    const options: ClientOptions = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: localAuth() }
     const data = new aiplatform.v1beta1.VertexRagDataServiceClient(options)
     const rag = new aiplatform.v1beta1.VertexRagServiceClient(options)
     const [createOp] = await data.createRagCorpus({ parent: L, ragCorpus: { displayName: 'Durable' } })

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process'
 import { cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,6 +7,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, seededRandomId, writeCredentialsFile, type ExtractRequest, type QuarryServer } from '@quarry/adapters'
+import { aiplatform, grpc } from './google-gax.js'
 
 /**
  * Agent Engine Sessions through real clients (issue 19): ADK 2.0's VertexAiSessionService and
@@ -17,10 +17,6 @@ import { createServer, seededRandomId, writeCredentialsFile, type ExtractRequest
  * same after a restart. Then @google-cloud/aiplatform's v1 and v1beta1 SessionServiceClient over
  * gRPC, and the documented REST paths of both versions.
  */
-const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
-const clientRequire = createRequire(require.resolve('@google-cloud/aiplatform'))
-const { grpc } = clientRequire('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
 const ADK_SCRIPT = fileURLToPath(new URL('../support/adk-sessions.mjs', import.meta.url))
 const execFileAsync = promisify(execFile)
 
