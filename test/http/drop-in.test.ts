@@ -14,6 +14,7 @@ import {
   v1beta1,
   type QuarryServer,
 } from '@quarry/adapters'
+import { aiplatform, localAuth } from './google-gax.js'
 
 /**
  * Drop-in behaviour in process (issue 15 §2): every method of Google's clients exists on ours
@@ -22,12 +23,7 @@ import {
  * clients made without an engine share one per API, and the default embedder matches meaning.
  */
 const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
 const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@google-ai/generativelanguage')
-interface FakeAuth {
-  setCredentials(credentials: { access_token: string; expiry_date: number }): void
-}
-const { googleAuthLibrary } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { googleAuthLibrary: { OAuth2Client: new () => FakeAuth } }
 
 const embedder = createHashingEmbedder({ dimensions: 32 })
 type Named = Record<string, unknown>
@@ -76,9 +72,7 @@ describe("every method of Google's clients exists on ours", () => {
 
 /** Google's client instance, made offline with local fake credentials (no call is made: only its path helpers run). */
 function googleClient(cls: new (options: object) => object): Named {
-  const auth = new googleAuthLibrary.OAuth2Client()
-  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-  return new cls({ fallback: true, apiEndpoint: '127.0.0.1', authClient: auth }) as Named
+  return new cls({ fallback: true, apiEndpoint: '127.0.0.1', authClient: localAuth() }) as Named
 }
 
 describe("path helpers render and match as Google's", () => {
@@ -255,9 +249,7 @@ describe("through Google's REST clients", () => {
   beforeAll(async () => {
     server = createServer({ embedder })
     const { port } = await server.listen({ port: 0, host: '127.0.0.1' })
-    const auth = new googleAuthLibrary.OAuth2Client()
-    auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-    opts = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] }
+    opts = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: localAuth() }
   })
   afterAll(async () => {
     await server.close()

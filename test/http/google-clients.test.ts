@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { RetrieverServiceClient, createServer, seededRandomId, type QuarryServer } from '@quarry/adapters'
+import { aiplatform, localAuth } from './google-gax.js'
 
 /**
  * Google's own Node clients (@google-cloud/aiplatform 6.11, @google-ai/generativelanguage 3.7,
@@ -10,13 +11,7 @@ import { RetrieverServiceClient, createServer, seededRandomId, type QuarryServer
  * credentials: every answer is compared with the same calls made in process on an identical engine.
  */
 const require = createRequire(import.meta.url)
-const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
 const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@google-ai/generativelanguage')
-/** google-gax is the clients' own dependency (not ours): reach it through aiplatform, as its auth library. */
-interface FakeAuth {
-  setCredentials(credentials: { access_token: string; expiry_date: number }): void
-}
-const { googleAuthLibrary } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { googleAuthLibrary: { OAuth2Client: new () => FakeAuth } }
 
 const GCS = fileURLToPath(new URL('../contract/fixtures/gcs', import.meta.url))
 const embedder = createHashingEmbedder({ dimensions: 64 })
@@ -44,9 +39,7 @@ beforeAll(async () => {
   quarryServer = createServer(options)
   quarryServer.server.on('request', (req) => requests.push(`${req.method} ${req.headers.host} ${req.url}`))
   const { port } = await quarryServer.listen({ port: 0, host: '127.0.0.1' })
-  const auth = new googleAuthLibrary.OAuth2Client()
-  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-  opts = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: auth as unknown as ClientOptions['authClient'] }
+  opts = { apiEndpoint: '127.0.0.1', port, protocol: 'http', fallback: true, authClient: localAuth() }
 })
 afterAll(async () => {
   await quarryServer.close()
