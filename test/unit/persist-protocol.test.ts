@@ -11,6 +11,16 @@ import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters
 import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
 import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
 
+/** What `fn` throws (undefined when it returns). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
 /**
  * Issue 18, one checksummed persistence protocol: every file of a core snapshot and of a server's
  * data folder is checked (a corrupted one is refused as INVALID_SNAPSHOT naming the file, never
@@ -319,12 +329,7 @@ describe('a server data folder (DataDir) under corruption', () => {
     expect(text).toContain('ocean storm')
     writeFileSync(state, text.replace('ocean storm', 'ocean calm!'))
     const engines = freshEngines()
-    let error: unknown
-    try {
-      new DataDir(dir, engines).load()
-    } catch (e) {
-      error = e
-    }
+    const error = thrown(() => new DataDir(dir, engines).load())
     expectRefusal(error)
     expect((error as Error).message).toMatch(/snapshot-000002\/semantic-retriever\/state\.json does not match its checksum \(corrupted\)\. Restore the folder from a backup, or remove the folder to start empty\.$/)
     expect((error as Error).message).not.toContain('calm')
@@ -351,24 +356,14 @@ describe('a server data folder (DataDir) under corruption', () => {
     const savedState = join(saved, 'snapshot-000001', 'state.json')
     const savedBytes = readFileSync(savedState)
     writeFileSync(savedState, Buffer.concat([savedBytes.subarray(0, 10), Buffer.from('X'), savedBytes.subarray(11)]))
-    let refused: unknown
-    try {
-      sr.loadFrom(saved)
-    } catch (e) {
-      refused = e
-    }
+    const refused = thrown(() => sr.loadFrom(saved))
     expectRefusal(refused)
     expect((refused as Error).message).toMatch(/snapshot-000001\/state\.json does not match its checksum \(corrupted\)\. Restore the folder from a backup, or save the engine again\.$/)
     // A folder read as it is (inside a checked generation): versioned, a bad file refused without its content.
     const state = join(alone, 'state.json')
     const bytes = readFileSync(state)
     writeFileSync(state, bytes.subarray(0, bytes.length - 20))
-    let error: unknown
-    try {
-      sr.loadFolder(alone)
-    } catch (e) {
-      error = e
-    }
+    const error = thrown(() => sr.loadFolder(alone))
     expectRefusal(error)
     expect((error as Error).message).toMatch(/state\.json is not a readable Semantic Retriever state: it is not JSON \(truncated\?\)/)
     writeFileSync(state, JSON.stringify({ ...(JSON.parse(bytes.toString('utf8')) as object), version: 9 }))
