@@ -1,6 +1,9 @@
+import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Label } from '../ids.js'
+import { keyAt, metricKind } from '../metric/kernels.js'
 import type { MetricOps } from '../metric/metric.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
+import { defaultScanWorkers, scanPool } from './scan-pool.js'
 import type { VectorStore } from './vector-store.js'
 
 /** What an exact scan visits: every live label below `extent`, or an explicit list of labels. */
@@ -11,7 +14,10 @@ export type ScanDomain =
 /**
  * Brute-force top-k: computes the key of every label in the domain and keeps the k best in a
  * bounded heap. This is the oracle the HNSW path is tested against and the fast path for small
- * collections and narrow filters. `maxKey` drops candidates beyond a distance threshold.
+ * collections and narrow filters. Scans bigger than `threads.parallelAbove` (the index's `scan`
+ * options; without them, one thread) compute their keys
+ * with the scan pool (dense/scan-pool.ts) and select from them here: the same keys offered to the
+ * same heap in the same order, so the answer is the single-thread one.
  */
 export function exactTopK(
   store: VectorStore,
@@ -20,25 +26,61 @@ export function exactTopK(
   k: number,
   domain: ScanDomain,
   tie: TieBreak,
-  maxKey = Infinity,
+  threads?: ResolvedScanOptions,
 ): TopK {
+  const count = domain.kind === 'all' ? domain.extent : domain.labels.length
+  const workers = threads === undefined || count * store.dim <= threads.parallelAbove ? 0 : threads.workers === 'auto' ? defaultScanWorkers() : threads.workers
+  const keys = workers > 0 ? pooledKeys(store, ops, query, domain, count, workers) : undefined
+  return keys ? selectTop(keys, k, domain, tie) : scanTop(store, ops, query, k, domain, tie)
+}
+
+/** The scan on the calling thread: key and heap in one pass. */
+function scanTop(store: VectorStore, ops: MetricOps, query: Float32Array, k: number, domain: ScanDomain, tie: TieBreak): TopK {
   const top = new TopK(k, tie)
   const data = store.data
   const invNorms = store.invNorms
   const dim = store.dim
-  const key = ops.key
+  // keyAt over the metric's number, not ops.key: direct calls stay inlined in a process using several metrics.
+  const kind = metricKind(ops.metric)
   if (domain.kind === 'all') {
+    const isLive = domain.isLive
     for (let label = 0; label < domain.extent; label++) {
-      if (!domain.isLive(label as Label)) continue
-      const d = key(query, data, label * dim, dim, invNorms[label] as number)
-      if (d <= top.bound && d <= maxKey) top.push(d, label as Label)
+      const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
+      // Liveness only for the few rows that would enter the heap.
+      if (d <= top.bound && isLive(label as Label)) top.push(d, label as Label)
     }
   } else {
     const labels = domain.labels
     for (let i = 0; i < labels.length; i++) {
       const label = labels[i] as number
-      const d = key(query, data, label * dim, dim, invNorms[label] as number)
-      if (d <= top.bound && d <= maxKey) top.push(d, label as Label)
+      const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
+      if (d <= top.bound) top.push(d, label as Label)
+    }
+  }
+  return top
+}
+
+/** Keys of the whole domain from the scan pool; undefined when the pool cannot help. */
+function pooledKeys(store: VectorStore, ops: MetricOps, query: Float32Array, domain: ScanDomain, count: number, workers: number): Float64Array | undefined {
+  const { data, invNorms } = store.shared()
+  const labels = domain.kind === 'labels' ? domain.labels : undefined
+  return scanPool().keys({ metric: ops.metric, query, data, invNorms, dim: store.dim, labels, count }, workers)
+}
+
+/** The heap pass of `scanTop` over keys computed beforehand (`keys[i]` for row i or `labels[i]`). */
+function selectTop(keys: Float64Array, k: number, domain: ScanDomain, tie: TieBreak): TopK {
+  const top = new TopK(k, tie)
+  if (domain.kind === 'all') {
+    const isLive = domain.isLive
+    for (let label = 0; label < domain.extent; label++) {
+      const d = keys[label] as number
+      if (d <= top.bound && isLive(label as Label)) top.push(d, label as Label)
+    }
+  } else {
+    const labels = domain.labels
+    for (let i = 0; i < labels.length; i++) {
+      const d = keys[i] as number
+      if (d <= top.bound) top.push(d, labels[i] as Label)
     }
   }
   return top

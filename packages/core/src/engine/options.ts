@@ -28,6 +28,27 @@ export type ResolvedPlannerOptions = Required<PlannerOptions>
 
 export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
 
+/** How exact scans (brute force over many rows: `dense: 'exact'`, small indexes, filtered scans) use the machine's cores. */
+export interface ScanOptions {
+  /**
+   * Worker threads that compute one exact scan's distances beside the calling thread, from a pool
+   * the process shares (started by the first scan that needs it; it never keeps the process
+   * alive; `search` stays synchronous). 0 scans on the calling thread only. `'auto'` is one per
+   * core beside the caller's, at most 7 (`os.availableParallelism() − 1`). Results are identical
+   * either way. @defaultValue 'auto'
+   */
+  workers?: number | 'auto'
+  /**
+   * Scans of at most this many vector components (rows × dimensions) stay on the calling thread,
+   * where handing work to other threads costs more than it saves. @defaultValue 1000000 (10,000 rows of 100-d)
+   */
+  parallelAbove?: number
+}
+
+export type ResolvedScanOptions = Required<ScanOptions>
+
+export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbove: 1_000_000 }
+
 /** Full-text (BM25) options. */
 export interface TextOptions {
   /** How text becomes terms (tokenizer, lowercase, accents, stop words, stemming). */
@@ -56,6 +77,8 @@ export interface IndexOptions {
   hnsw?: HnswOptions
   /** Planner thresholds. */
   planner?: PlannerOptions
+  /** Threads of exact scans. */
+  scan?: ScanOptions
   /** Full-text options. */
   text?: TextOptions
   /**
@@ -72,6 +95,7 @@ export interface ResolvedIndexOptions {
   readonly dense: 'hnsw' | 'exact'
   readonly hnsw: ResolvedHnswOptions
   readonly planner: ResolvedPlannerOptions
+  readonly scan: ResolvedScanOptions
   readonly text: ResolvedTextOptions
   /** Name and dimensions of the embedder that built the index, when one did. */
   readonly embedder?: { readonly name: string; readonly dimensions: number }
@@ -117,7 +141,7 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
     fail('options', 'an object like { dimensions: 384, metric: "cosine" }', options)
   }
   const o = options as Record<string, unknown>
-  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'text', 'embedder'], '')
+  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'scan', 'text', 'embedder'], '')
   const embedder = o.embedder === undefined ? undefined : embedderIdentity(o.embedder)
   const dimensions = o.dimensions === undefined ? embedder?.dimensions : intOption(o.dimensions, 'dimensions', 1, 65536, 0)
   if (embedder && dimensions !== embedder.dimensions) {
@@ -148,6 +172,22 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
       exactFilterMax: intOption(p.exactFilterMax, 'planner.exactFilterMax', 0, Number.MAX_SAFE_INTEGER, PLANNER_DEFAULTS.exactFilterMax),
       postFilterAbove: fractionOption(p.postFilterAbove, 'planner.postFilterAbove', PLANNER_DEFAULTS.postFilterAbove),
     },
+    scan: resolveScanOptions(o.scan),
+  }
+}
+
+function workerCount(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 64) fail('scan.workers', '"auto" or an integer from 0 (no worker threads) to 64', value)
+  return value
+}
+
+/** Validates `scan`: workers 'auto' or 0 to 64, parallelAbove a non-negative integer. */
+function resolveScanOptions(value: unknown): ResolvedScanOptions {
+  const s = objectOption(value, 'scan')
+  rejectUnknown(s, ['workers', 'parallelAbove'], 'scan')
+  return {
+    workers: s.workers === undefined || s.workers === 'auto' ? SCAN_DEFAULTS.workers : workerCount(s.workers),
+    parallelAbove: intOption(s.parallelAbove, 'scan.parallelAbove', 0, Number.MAX_SAFE_INTEGER, SCAN_DEFAULTS.parallelAbove),
   }
 }
 

@@ -51,3 +51,57 @@ export function l2SquaredAt(a: Float32Array, b: Float32Array, offset: number, di
 export function norm(v: Float32Array): number {
   return Math.sqrt(dotAt(v, v, 0, v.length))
 }
+
+/*
+ * The keys of the three metrics (smaller is closer; see metric.ts) and the scan that writes them.
+ * These functions use nothing but their arguments and each other, so that the scan pool's workers
+ * run this very source text (dense/scan-pool.ts builds them from `Function.prototype.toString`):
+ * one copy of the arithmetic, and keys computed on any thread are bit-identical.
+ */
+
+/** 1 − cos(q, v) for a unit query `q` and a stored row with 1/‖v‖ = `invNorm`. */
+export function cosineKeyAt(q: Float32Array, data: Float32Array, offset: number, dim: number, invNorm: number): number {
+  return 1 - dotAt(q, data, offset, dim) * invNorm
+}
+
+/** −(q · v). */
+export function dotKeyAt(q: Float32Array, data: Float32Array, offset: number, dim: number): number {
+  return -dotAt(q, data, offset, dim)
+}
+
+/** ‖q − v‖². */
+export function l2KeyAt(q: Float32Array, data: Float32Array, offset: number, dim: number): number {
+  return l2SquaredAt(q, data, offset, dim)
+}
+
+/** The key of `metric` (0 cosine, 1 dot, 2 l2: see `metricKind`) for the row at `offset`. */
+export function keyAt(kind: number, q: Float32Array, data: Float32Array, offset: number, dim: number, invNorm: number): number {
+  return kind === 0 ? cosineKeyAt(q, data, offset, dim, invNorm) : kind === 1 ? dotKeyAt(q, data, offset, dim) : l2KeyAt(q, data, offset, dim)
+}
+
+/** The number `keyAt` takes for a metric's name: direct calls, which the JIT inlines wherever the scan runs. */
+export function metricKind(metric: string): number {
+  return metric === 'cosine' ? 0 : metric === 'dot' ? 1 : 2
+}
+
+/**
+ * Writes the key of rows `from .. to-1` into `out[from .. to-1]`: row `i` itself, or row
+ * `labels[i]` when `labels` is given. `metric` is 'cosine', 'dot' or 'l2'.
+ */
+export function scanKeys(
+  metric: string,
+  q: Float32Array,
+  data: Float32Array,
+  invNorms: Float32Array,
+  dim: number,
+  labels: Uint32Array | null,
+  from: number,
+  to: number,
+  out: Float64Array,
+): void {
+  const kind = metricKind(metric)
+  for (let i = from; i < to; i++) {
+    const row = labels === null ? i : (labels[i] as number)
+    out[i] = keyAt(kind, q, data, row * dim, dim, invNorms[row] as number)
+  }
+}

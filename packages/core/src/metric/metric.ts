@@ -1,4 +1,4 @@
-import { dotAt, l2SquaredAt } from './kernels.js'
+import { cosineKeyAt, dotKeyAt, l2KeyAt } from './kernels.js'
 
 /**
  * The distance metrics of an index.
@@ -39,7 +39,7 @@ export interface MetricOps {
 const cosine: MetricOps = {
   metric: 'cosine',
   minScore: -1,
-  key: (q, data, offset, dim, invNorm) => 1 - dotAt(q, data, offset, dim) * invNorm,
+  key: cosineKeyAt,
   distance: (key) => key,
   score: (key) => 1 - key,
   keyOfDistance: (distance) => distance,
@@ -50,7 +50,7 @@ const cosine: MetricOps = {
 const dot: MetricOps = {
   metric: 'dot',
   minScore: undefined,
-  key: (q, data, offset, dim) => -dotAt(q, data, offset, dim),
+  key: dotKeyAt,
   distance: (key) => key,
   score: (key) => -key,
   keyOfDistance: (distance) => distance,
@@ -61,7 +61,7 @@ const dot: MetricOps = {
 const l2: MetricOps = {
   metric: 'l2',
   minScore: 0,
-  key: (q, data, offset, dim) => l2SquaredAt(q, data, offset, dim),
+  key: l2KeyAt,
   distance: (key) => Math.sqrt(key),
   score: (key) => 1 / (1 + Math.sqrt(key)),
   keyOfDistance: (distance) => distance * distance,

@@ -1,0 +1,247 @@
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import { cosineKeyAt, dotAt, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, metricKind, scanKeys } from '../metric/kernels.js'
+import type { Metric } from '../metric/metric.js'
+
+/**
+ * A process-wide pool of worker threads that compute the keys of one exact scan together with the
+ * calling thread, over shared memory, while `search` stays synchronous:
+ *
+ * - the vector store's rows and norms are in SharedArrayBuffers (`VectorStore.shared`); the keys
+ *   are written into a shared Float64Array, one per scanned row;
+ * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
+ *   `Atomics.add` until none is left, so a busy or not yet started worker only does less;
+ * - the caller waits with `Atomics.wait` (about one chunk's time) for the chunks that workers
+ *   claimed, computes any still unfinished itself (a worker waiting for a core on a busy machine
+ *   never holds a search up for long; keys do not depend on who computes them), then selects the
+ *   top k itself, with the index's liveness and id tie rule (neither crosses threads), in the
+ *   order of the single-thread scan: same keys (the same kernel source runs on every thread, see
+ *   metric/kernels.ts), same pushes, the same answer.
+ *
+ * Workers are created on the first scan that asks for them, are `unref`ed (they never keep a
+ * process alive) and are built from source text (`eval`), so the pool runs the same from the
+ * TypeScript sources, from dist/ and from an installed tarball. A worker that fails sends that
+ * scan and every later one back to the calling thread alone (with a process warning).
+ */
+export class ScanPool {
+  #workers: Worker[] = []
+  #keys = new Float64Array(new SharedArrayBuffer(8))
+  #labels = new Uint32Array(new SharedArrayBuffer(4))
+  #failed = false
+  #chunksByWorkers = 0
+  #takenOver = 0
+
+  /** Worker threads started so far. */
+  get size(): number {
+    return this.#workers.length
+  }
+
+  /** Chunks of rows the workers have computed so far (the calling thread computes the others). */
+  get chunksByWorkers(): number {
+    return this.#chunksByWorkers
+  }
+
+  /** Scans in which the calling thread computed chunks a worker had claimed but not finished. */
+  get takenOver(): number {
+    return this.#takenOver
+  }
+
+  /**
+   * The keys of the scan's rows (`keys[i]` for row i, or for `labels[i]`), computed by the calling
+   * thread and up to `workers` pool threads; valid until the next call. Undefined when the pool
+   * has failed: the caller then scans alone.
+   */
+  keys(scan: KeyScan, workers: number): Float64Array | undefined {
+    if (this.#failed) return undefined
+    this.#start(workers)
+    const job = this.#job(scan, workers)
+    for (let w = 0; w < workers; w++) (this.#workers[w] as Worker).postMessage(job)
+    const started = performance.now()
+    const own = claimChunks(job, scanKeys, false)
+    // Wait about one chunk's time for the chunks workers hold, then compute what is left here.
+    const grace = own > 0 ? (performance.now() - started) / own : MIN_GRACE_MS
+    const finished = waitForChunks(job.control, job.chunks, Math.max(MIN_GRACE_MS, grace))
+    if (Atomics.load(job.control, FAILED) !== 0) {
+      this.#fail('a scan worker failed')
+      return undefined
+    }
+    this.#chunksByWorkers += Atomics.load(job.control, BY_WORKERS)
+    if (!finished) this.#takeOver(job)
+    return job.keys
+  }
+
+  /**
+   * Computes the chunks a worker holds but has not finished (it waits for a core, on a busy
+   * machine): the keys are the same whoever computes them. The worker still writes them later,
+   * so the next scans get fresh buffers.
+   */
+  #takeOver(job: ScanJob): void {
+    for (let chunk = 0; chunk < job.chunks; chunk++) {
+      if (Atomics.load(job.control, CHUNK_DONE + chunk) === 0) scanChunk(job, chunk, scanKeys)
+    }
+    this.#keys = new Float64Array(new SharedArrayBuffer(this.#keys.length * 8))
+    this.#labels = new Uint32Array(new SharedArrayBuffer(this.#labels.length * 4))
+    this.#takenOver++
+  }
+
+  #job(scan: KeyScan, workers: number): ScanJob {
+    const { count } = scan
+    if (this.#keys.length < count) this.#keys = new Float64Array(new SharedArrayBuffer(grown(this.#keys.length, count) * 8))
+    let labels: Uint32Array | null = null
+    if (scan.labels) {
+      if (this.#labels.length < count) this.#labels = new Uint32Array(new SharedArrayBuffer(grown(this.#labels.length, count) * 4))
+      labels = this.#labels
+      labels.set(scan.labels)
+    }
+    const chunkRows = Math.max(MIN_CHUNK_ROWS, Math.ceil(count / ((workers + 1) * CHUNKS_PER_THREAD)))
+    const chunks = Math.ceil(count / chunkRows)
+    return {
+      control: new Int32Array(new SharedArrayBuffer((CHUNK_DONE + chunks) * 4)),
+      metric: scan.metric,
+      // A copy: the caller's query may be a view of a big buffer, which posting would clone whole.
+      query: scan.query.slice(),
+      data: scan.data,
+      invNorms: scan.invNorms,
+      dim: scan.dim,
+      labels,
+      keys: this.#keys,
+      count,
+      chunkRows,
+      chunks,
+    }
+  }
+
+  #start(workers: number): void {
+    while (this.#workers.length < workers) {
+      const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'quarry-scan' })
+      worker.unref()
+      worker.on('error', () => this.#fail('a scan worker exited with an error'))
+      this.#workers.push(worker)
+    }
+  }
+
+  #fail(why: string): void {
+    if (this.#failed) return
+    this.#failed = true
+    for (const worker of this.#workers) void worker.terminate()
+    this.#workers = []
+    process.emitWarning(`${why}; Quarry's exact scans run on the calling thread from now on.`, { code: 'QUARRY_SCAN_POOL' })
+  }
+}
+
+/** One scan, as the threads computing its keys see it. */
+export interface KeyScan {
+  readonly metric: Metric
+  /** The prepared query (unit length for cosine). */
+  readonly query: Float32Array
+  /** Rows and 1/‖v‖, in shared memory (`VectorStore.shared`). */
+  readonly data: Float32Array
+  readonly invNorms: Float32Array
+  readonly dim: number
+  /** The labels to scan, in order (`count` of them); undefined to scan rows `0..count-1`. */
+  readonly labels: ArrayLike<number> | undefined
+  /** Rows to scan: the extent, or the number of labels. */
+  readonly count: number
+}
+
+/** The pool threads a scan may use by default: one per core beside the caller's, at most 7. */
+export function defaultScanWorkers(): number {
+  return Math.max(0, Math.min(availableParallelism(), MAX_DEFAULT_THREADS) - 1)
+}
+
+let pool: ScanPool | undefined
+
+/** The process's pool (created empty; workers start with the first scan that asks for them). */
+export function scanPool(): ScanPool {
+  pool ??= new ScanPool()
+  return pool
+}
+
+const MAX_DEFAULT_THREADS = 8
+/** Chunks per thread: small enough to balance threads slowed by other work, big enough that claiming is free. */
+const CHUNKS_PER_THREAD = 8
+const MIN_CHUNK_ROWS = 256
+/** The least time the calling thread waits for workers' chunks before computing them itself. */
+const MIN_GRACE_MS = 0.05
+
+/** Cells of a job's control array. */
+const NEXT = 0
+const DONE = 1
+const FAILED = 2
+const BY_WORKERS = 3
+/** Then one cell per chunk: 1 once its keys are written. */
+const CHUNK_DONE = 4
+
+/** What is posted to the workers (typed arrays over SharedArrayBuffers are shared, not copied). */
+interface ScanJob {
+  readonly control: Int32Array
+  readonly metric: string
+  readonly query: Float32Array
+  readonly data: Float32Array
+  readonly invNorms: Float32Array
+  readonly dim: number
+  readonly labels: Uint32Array | null
+  readonly keys: Float64Array
+  readonly count: number
+  readonly chunkRows: number
+  readonly chunks: number
+}
+
+/**
+ * Claims chunks of the job until none is left, writing their keys, and returns how many it did;
+ * on any failure marks the job failed. Runs on every thread, so it uses only its arguments and
+ * `scanChunk` (workers run their source text).
+ */
+function claimChunks(job: ScanJob, scan: typeof scanKeys, worker: boolean): number {
+  // Cells as literals (DONE 1, FAILED 2, BY_WORKERS 3): the workers' copy sees no module constants.
+  const c = job.control
+  let done = 0
+  try {
+    for (let chunk = Atomics.add(c, 0, 1); chunk < job.chunks; chunk = Atomics.add(c, 0, 1)) {
+      scanChunk(job, chunk, scan)
+      done++
+      if (worker) Atomics.add(c, 3, 1)
+      if (Atomics.add(c, 1, 1) + 1 === job.chunks) Atomics.notify(c, 1)
+    }
+  } catch {
+    Atomics.store(c, 2, 1)
+    Atomics.notify(c, 1)
+  }
+  return done
+}
+
+/** Writes the keys of one chunk and marks it done (cell 4 + chunk, CHUNK_DONE). */
+function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys): void {
+  const from = chunk * job.chunkRows
+  const to = Math.min(job.count, from + job.chunkRows)
+  scan(job.metric, job.query, job.data, job.invNorms, job.dim, job.labels, from, to, job.keys)
+  Atomics.store(job.control, 4 + chunk, 1)
+}
+
+/** Waits up to `ms` for every chunk to be done (or a thread to fail); whether all are done. */
+function waitForChunks(control: Int32Array, chunks: number, ms: number): boolean {
+  const deadline = performance.now() + ms
+  for (let done = Atomics.load(control, DONE); done < chunks; done = Atomics.load(control, DONE)) {
+    const left = deadline - performance.now()
+    if (Atomics.load(control, FAILED) !== 0 || left <= 0) return false
+    Atomics.wait(control, DONE, done, left)
+  }
+  return true
+}
+
+function grown(length: number, needed: number): number {
+  let n = Math.max(1024, length)
+  while (n < needed) n *= 2
+  return n
+}
+
+/**
+ * A worker: the kernels' and `claimChunks`' own source text, then a message loop. `__name` is the
+ * helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
+ */
+const WORKER_SOURCE = [
+  "'use strict'",
+  'const __name = (f) => f',
+  ...[dotAt, l2SquaredAt, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, scanChunk, claimChunks].map(String),
+  "require('node:worker_threads').parentPort.on('message', (job) => claimChunks(job, scanKeys, true))",
+].join('\n')

@@ -1,0 +1,181 @@
+import fc from 'fast-check'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createIndex, loadIndex, QuarryError, type Filter, type IndexOptions, type Metric, type QuarryIndex, type SearchResult } from '@quarry/core'
+import { scanPool } from '../../packages/core/src/dense/scan-pool.js'
+import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+
+/**
+ * Issue 20, exact scans on a worker pool: a pooled scan returns exactly what the single-thread
+ * scan returns (ids, order, scores, distances, stats), which is the brute-force oracle's ranking,
+ * for every metric, with ties, filters, removed records (label reuse) and growth of the store.
+ */
+const metrics: Metric[] = ['cosine', 'dot', 'l2']
+/** The pool for every scan, however small, with one worker. */
+const POOLED = { workers: 1, parallelAbove: 0 } as const
+const SINGLE = { workers: 0 } as const
+
+function pair(options: Omit<IndexOptions, 'embedder' | 'scan'>): { pooled: QuarryIndex; single: QuarryIndex } {
+  return { pooled: createIndex({ ...options, scan: POOLED }), single: createIndex({ ...options, scan: SINGLE }) }
+}
+
+/** Both indexes' answers to one search, asserted identical; the pooled one is returned. */
+function same(indexes: { pooled: QuarryIndex; single: QuarryIndex }, request: Parameters<QuarryIndex['search']>[0]): SearchResult {
+  const pooled = indexes.pooled.search(request)
+  expect(pooled).toEqual(indexes.single.search(request))
+  return pooled
+}
+
+/** Small integer components: many exactly equal distances, ordered by id. */
+function vectorOf(i: number, dim: number): number[] {
+  return Array.from({ length: dim }, (_, j) => ((i * 7 + j * 13 + ((i * j) % 5)) % 9) - 4 || 1)
+}
+
+const component = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.double({ min: -10, max: 10, noNaN: true, noDefaultInfinity: true }))
+const vector = (dim: number): fc.Arbitrary<number[]> => fc.array(component, { minLength: dim, maxLength: dim }).filter((v) => v.some((x) => Math.abs(x) > 1e-6))
+
+describe.each(metrics)('pooled exact scans (%s)', (metric) => {
+  it('return the single-thread answer, which is the oracle\'s, with and without filters', () => {
+    const DIM = 5
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.string({ minLength: 1, maxLength: 3 }), vector(DIM), fc.integer({ min: 0, max: 2 })), { selector: ([id]) => id, maxLength: 80 }),
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 3 }), { maxLength: 20 }),
+        vector(DIM),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 0, max: 2 }),
+        (entries, removed, query, k, group) => {
+          const indexes = pair({ dimensions: DIM, metric, dense: 'exact' })
+          for (const index of [indexes.pooled, indexes.single]) {
+            for (const [id, v, g] of entries) index.add({ id, vector: v, metadata: { g } })
+            for (const id of removed) index.remove(id)
+            // Re-adding takes the freed labels back, last freed first.
+            for (const id of removed.slice(0, 5)) if (!index.has(id)) index.add({ id, vector: query.map((x) => -x), metadata: { g: 0 } })
+          }
+          const records = new Map<string, number[]>()
+          const groups = new Map<string, number>()
+          for (const [id, v, g] of entries) (records.set(id, v), groups.set(id, g))
+          for (const id of removed) (records.delete(id), groups.delete(id))
+          for (const id of removed.slice(0, 5)) if (!records.has(id)) (records.set(id, query.map((x) => -x)), groups.set(id, 0))
+          const all = oracleDistances(metric, records, query)
+          const integral = [query, ...records.values()].every((v) => v.every(Number.isInteger))
+          const plain = same(indexes, { vector: query, topK: k })
+          expectSameRanking(plain.hits, oracleSearch(metric, records, query, Infinity), k, all, 1e-5, integral || metric !== 'l2')
+          const filter: Filter = { op: 'eq', field: 'g', value: group }
+          const filtered = same(indexes, { vector: query, topK: k, filter })
+          if (records.size > 0) expect(filtered.stats.strategy).toBe('exact-filtered')
+          expectSameRanking(filtered.hits, oracleSearch(metric, records, query, Infinity, (id) => groups.get(id) === group), k, all, 1e-5, integral || metric !== 'l2')
+          // A function filter is evaluated on the calling thread; only the passing labels cross.
+          same(indexes, { vector: query, topK: k, filter: (m) => m.g !== group })
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+
+  it('workers take part, and answers stay identical through removals, label reuse and growth', async () => {
+    const DIM = 24
+    const indexes = pair({ dimensions: DIM, metric, dense: 'exact' })
+    const records = new Map<string, number[]>()
+    const add = (id: string, v: number[]): void => {
+      indexes.pooled.upsert({ id, vector: v, metadata: { odd: Number(id.slice(1)) % 2 } })
+      indexes.single.upsert({ id, vector: v, metadata: { odd: Number(id.slice(1)) % 2 } })
+      records.set(id, v)
+    }
+    const check = (query: number[]): void => {
+      const all = oracleDistances(metric, records, query)
+      expectSameRanking(same(indexes, { vector: query, topK: 25 }).hits, oracleSearch(metric, records, query, Infinity), 25, all)
+      const odd = same(indexes, { vector: query, topK: 25, filter: { op: 'eq', field: 'odd', value: 1 } })
+      expectSameRanking(odd.hits, oracleSearch(metric, records, query, Infinity, (id) => Number(id.slice(1)) % 2 === 1), 25, all)
+    }
+    for (let i = 0; i < 3000; i++) add(`r${i}`, vectorOf(i, DIM))
+    const queries = Array.from({ length: 4 }, (_, q) => vectorOf(q * 31 + 5, DIM).map((x, j) => x + (j % 3) / 2))
+    for (const q of queries) check(q)
+    // Removals, then new ids on the freed labels (the store is shared by now).
+    for (let i = 0; i < 3000; i += 3) {
+      indexes.pooled.remove(`r${i}`)
+      indexes.single.remove(`r${i}`)
+      records.delete(`r${i}`)
+    }
+    for (let i = 3000; i < 3400; i++) add(`r${i}`, vectorOf(i, DIM))
+    for (const q of queries) check(q)
+    // Growth past the shared allocation, and changed vectors.
+    for (let i = 3400; i < 9000; i++) add(`r${i}`, vectorOf(i, DIM))
+    for (let i = 1; i < 500; i += 7) add(`r${i}`, vectorOf(i + 1, DIM))
+    for (const q of queries) check(q)
+    // Until a worker has computed some chunks (it starts with the first pooled scan).
+    const until = Date.now() + 20_000
+    while (scanPool().chunksByWorkers === 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      for (const q of queries) same(indexes, { vector: q, topK: 25 })
+    }
+    expect(scanPool().size).toBeGreaterThanOrEqual(1)
+    expect(scanPool().chunksByWorkers).toBeGreaterThan(0)
+  })
+})
+
+describe('scan pool options and lifetime', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-scan-pool-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('scan.workers 0 keeps every scan on the calling thread', () => {
+    const index = createIndex({ dimensions: 8, metric: 'dot', dense: 'exact', scan: { workers: 0, parallelAbove: 0 } })
+    for (let i = 0; i < 5000; i++) index.add({ id: `r${i}`, vector: vectorOf(i, 8) })
+    const before = scanPool().chunksByWorkers
+    for (let q = 0; q < 20; q++) index.search({ vector: vectorOf(q, 8), topK: 3 })
+    expect(scanPool().chunksByWorkers).toBe(before)
+    expect(index.options.scan).toEqual({ workers: 0, parallelAbove: 0 })
+    expect(createIndex({ dimensions: 8 }).options.scan).toEqual({ workers: 'auto', parallelAbove: 1_000_000 })
+  })
+
+  it.each([
+    [{ workers: -1 }, 'scan.workers'],
+    [{ workers: 1.5 }, 'scan.workers'],
+    [{ workers: 'many' }, 'scan.workers'],
+    [{ parallelAbove: -5 }, 'scan.parallelAbove'],
+    [{ threads: 2 }, 'scan.threads'],
+  ])('rejects scan %j naming %s', (scan, path) => {
+    let error: unknown
+    try {
+      createIndex({ dimensions: 4, scan } as unknown as Parameters<typeof createIndex>[0])
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(QuarryError)
+    expect((error as QuarryError).code).toBe('INVALID_OPTION')
+    expect((error as QuarryError).path).toBe(path)
+  })
+
+  it('saves a store the pool has shared, and the loaded index answers the same', () => {
+    const index = createIndex({ dimensions: 16, metric: 'cosine', dense: 'exact', scan: POOLED })
+    for (let i = 0; i < 4000; i++) index.add({ id: `r${i}`, vector: vectorOf(i, 16), metadata: { i } })
+    const query = vectorOf(77, 16).map((x) => x + 0.25)
+    const before = index.search({ vector: query, topK: 10 })
+    index.save(join(dir, 'saved'))
+    const loaded = loadIndex(join(dir, 'saved'))
+    expect(loaded.search({ vector: query, topK: 10 })).toEqual(before)
+    expect(loaded.options.scan).toEqual(POOLED)
+  })
+
+  it('a process whose only work is done exits by itself, pool workers running', async () => {
+    const child = spawn(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()))
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])))
+    clearTimeout(timer)
+    expect(err).toBe('')
+    expect({ code, signal }).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(out) as { workers: number; chunksByWorkers: number; ids: string[]; same: boolean }
+    expect(report.workers).toBe(1)
+    expect(report.chunksByWorkers).toBeGreaterThan(0)
+    expect(report.same).toBe(true)
+    expect(report.ids).toHaveLength(5)
+  })
+})
