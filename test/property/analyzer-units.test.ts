@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { Analyzer, type AnalyzedToken } from '@quarry/core'
 import { defaultStopWords, porter2, winkLexicon, winkTokens, winkUnitTokens } from '../../packages/core/src/text/wink.js'
+import { forEachWinkUnit } from '../../packages/core/src/text/wink-pieces.js'
+import { SHAPE_NAMES, shapeOf, shapeTokens } from '../../packages/core/src/text/wink-shapes.js'
 
 // Issue 20: the Analyzer memoizes wink's analysis unit by unit and reads three shapes of unit
 // (and the model's own words) without calling wink. Its terms and tokens must be exactly those
@@ -49,6 +51,19 @@ const lexiconWord = fc.constantFrom('the', 'Flow', 'cannot', 'gonna', 'wanna', '
 const word = fc.oneof(letters, lexiconWord)
 const rightPunct = fc.constantFrom(...'’”"])}…,.!;?/:')
 const leftPunct = fc.constantFrom(...'([{“"‘\'`-–…')
+const digits = fc.stringMatching(/^[0-9]{1,4}$/)
+const numberLike = fc.oneof(
+  digits,
+  fc.tuple(fc.constantFrom('', '+', '-'), digits, fc.array(fc.tuple(fc.constantFrom('.', ',', '-', '/', ':', ''), digits), { maxLength: 3 })).map(([sign, d, rest]) => sign + d + rest.map(([j, x]) => j + x).join('')),
+)
+const upperWord = fc.constantFrom('USD', 'AUD', 'INR', 'GBP', 'xUSDy', 'NASA', 'Flow', 'US', 'C')
+/** First and last parts wink keeps a hyphenated word whole by, and names an object has by its prototype. */
+const hyphenPart = fc.oneof(word, upperWord, fc.constantFrom('anti', 'co', 'e', 'x', 'non', 'less', 'wise', 'fold', 'constructor', 'toString', 'hasOwnProperty', 'cannot', 'gonna'))
+const hyphenated = fc.array(hyphenPart, { minLength: 2, maxLength: 4 }).map((parts) => parts.join('-'))
+const core = fc.oneof(word, numberLike, hyphenated)
+const suffix = fc.constantFrom('..', '...', '--', '––', "'s", "'", '-', '–', '’s', '.', ',', ':', '),', '.,', '%', '\u0964')
+const lp = fc.constantFrom(...'‘“"[({…-–\'`')
+const rp = fc.constantFrom(...'’\'”"])}…,!;?-–:./')
 /** Units of the shapes the Analyzer reads without wink, their near misses, and wink's hard cases. */
 const unit = fc.oneof(
   word,
@@ -58,7 +73,14 @@ const unit = fc.oneof(
   fc.tuple(word, rightPunct, rightPunct).map(([w, p, q]) => w + p + q),
   fc.tuple(word, fc.constantFrom("'s", "n't", "'re", "'ll", '-', '.', '..', '...')).map(([w, s]) => w + s),
   fc.tuple(word, fc.constantFrom('-', '/', '.', '@', '_', "'"), word).map(([a, j, b]) => a + j + b),
-  fc.constantFrom("root's", "root's:", "isn't", 'U.S.', 'e.g.', 'Fig.', '3rd', '3rd.', '1,000', '2.5kg', 'me@example.org', 'https://x.org/a?b=c', '#cfd', '@who', ':)', 'café', 'naïve', 'e\u0301t\u0301e\u0301', '😀', '10:30pm', '1990s', '$5', 'a.', 'a,', '(a', '(a)', '—', '½', 'İstanbul'),
+  numberLike,
+  hyphenated,
+  fc.tuple(core, suffix).map(([c, x]) => c + x),
+  fc.tuple(lp, core).map(([l, c]) => l + c),
+  fc.tuple(lp, core, rp).map(([l, c, r]) => l + c + r),
+  fc.tuple(lp, lp, core, rp, rp).map(([l, m, c, r, q]) => l + m + c + r + q),
+  fc.tuple(fc.constantFrom('`', '#', '##', '`'), core, fc.constantFrom('`', '', '`,', '`.', '#')).map(([l, c, r]) => l + c + r),
+  fc.constantFrom("root's", "root's:", "isn't", 'U.S.', 'e.g.', 'Fig.', '3rd', '3rd.', '1,000', '2.5kg', 'me@example.org', 'https://x.org/a?b=c', '#cfd', '@who', ':)', 'café', 'naïve', 'e\u0301t\u0301e\u0301', '😀', '10:30pm', '1990s', '$5', 'a.', 'a,', '(a', '(a)', '—', '½', 'İstanbul', '(-5)', '-5-', '--5)', '1.', '1..', '12.', '(1-2)', 'a-', 'ab-', 'x-ray', 'e-mail', 'co-op', 'USD-x', 'a-USD', 'x-GBPs', 'ab--', 'ab---', "(cannot)", 'cannot..', 'cannot-be', "don't", "o'clock", '9%', '(9)', '/a/'),
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }),
 )
 const separator = fc.constantFrom(' ', ' ', ' ', '\n', '\t', '\u00a0', '  ', '\r\n', '\u3000')
@@ -96,6 +118,62 @@ describe('the memoized analyzer against wink itself', () => {
     }
     expect(texts.length).toBeGreaterThan(100)
     for (const t of texts) expect(shared.terms(t)).toEqual(oracleTerms(t))
+  })
+})
+
+describe('the shapes read without wink, against wink itself', () => {
+  /** A unit's fast-path tokens equal wink's, or there is no fast path for it. */
+  function expectShapeAsWink(u: string): boolean {
+    const fast = shapeTokens(u, 255)
+    if (fast === undefined) return false
+    expect(fast, u).toEqual(winkUnitTokens(u, 255))
+    return true
+  }
+
+  it('every shape, on units drawn from its own pattern and its near misses', () => {
+    fc.assert(
+      fc.property(unit, (u) => {
+        expectShapeAsWink(u)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('each shape is taken by the units it is written for (the fast path is exercised, not skipped)', () => {
+    const examples: Record<string, readonly string[]> = {
+      letters: ['qzxvflow', 'Aerofoil'],
+      number: ['1234567', '3.14159', '-12,345', '1/2/1999', '12:45'],
+      'word-rp': ['qzxvflow,', 'qzxvflow)', 'q.'],
+      'core-rp': ['qzxvflow..', 'qzxvflow--', "qzxvflow's", "qzxvflow'", 'qzxvflow-', '3.14159,', '1234567.', '12.5...'],
+      'lp-core-rp': ['(qzxvflow)', '"qzxvflow"', '(1234567)', '[3.5]', '-qzxvflow-'],
+      'lp-letters': ['(qzxvflow', '"qzxvflow', '-qzxvflow', "'qzxvflow"],
+      backticked: ['`qzxvFlow`', '`a`', '`npm`'],
+      'hash-number': ['#1234567', '#2.0', '#3,14'],
+      hyphenated: ['qzxv-flow', 'anti-qzxv', 'qzxv-less', 'a-b-c', 'constructor-qzxv'],
+    }
+    expect(Object.keys(examples)).toEqual(SHAPE_NAMES)
+    for (const [name, units] of Object.entries(examples)) {
+      for (const u of units) {
+        expect(shapeOf(u), u).toBe(name)
+        expect(expectShapeAsWink(u), u).toBe(true)
+      }
+    }
+    // Left to wink: contractions inside a shape, currency codes inside a hyphenated word, a one-character core.
+    for (const u of ['cannot-be', '(cannot)', 'cannot..', 'USD-x', 'x-GBPs', '`xUSD`', '`cannot`', '1.', '1,', "don't"]) expect(shapeTokens(u, 255), u).toBeUndefined()
+  })
+
+  it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
+    const texts = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))].map((f) => readFileSync(f, 'utf8'))
+    for (const name of ['cranfield', 'cisi']) {
+      const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
+      if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
+    }
+    const units = new Set<string>()
+    for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+    let fast = 0
+    for (const u of units) if (expectShapeAsWink(u)) fast++
+    expect(units.size).toBeGreaterThan(5000)
+    expect(fast / units.size).toBeGreaterThan(0.5)
   })
 })
 
@@ -145,5 +223,18 @@ describe('wink without memory', () => {
     expect(contractions).toBeGreaterThan(0)
     expect(contractions).toBeLessThan(1000)
     expect(winkLexicon('qzxv')).toBeUndefined()
+  })
+
+  it('every word of the model is found, whatever its shape (the lexicon table holds all of them)', () => {
+    const require = createRequire(join(ROOT, 'packages', 'core', 'src', 'text', 'wink.ts'))
+    const model = require('wink-eng-lite-web-model') as { core(): { features: { lexeme: { hash: Record<string, number>; intrinsicSize: number } } } }
+    const { hash, intrinsicSize } = model.core().features.lexeme
+    let words = 0
+    for (const [w, index] of Object.entries(hash)) {
+      if (index >= intrinsicSize) continue
+      words++
+      if (winkLexicon(w) === undefined) expect.fail(`${w} is a word of the model, but winkLexicon did not find it`)
+    }
+    expect(words).toBeGreaterThan(80_000)
   })
 })

@@ -12,7 +12,7 @@ describe('UnitTable', () => {
         added.forEach((key, i) => {
           if (map.has(key)) return
           map.set(key, i)
-          table.add(key, hashRange(key, 0, key.length), i)
+          table.add(`(${key})`, 1, 1 + key.length, hashRange(key, 0, key.length), i)
         })
         expect(table.size).toBe(map.size)
         for (const key of [...added, ...probes]) {
@@ -28,7 +28,7 @@ describe('UnitTable', () => {
   it('keys differing only past a shared prefix, or colliding in the low bits, stay apart; clear empties it', () => {
     const table = new UnitTable<string>()
     const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}`)
-    for (const k of keys) table.add(k, hashRange(k, 0, k.length), k)
+    for (const k of keys) table.add(k, 0, k.length, hashRange(k, 0, k.length), k)
     for (const k of keys) expect(table.find(k, 0, k.length, hashRange(k, 0, k.length))).toBe(k)
     expect(table.find('k', 0, 1, hashRange('k', 0, 1))).toBeUndefined()
     table.clear()

@@ -75,6 +75,8 @@ export class SparseIndex {
   #totalLength = 0
   /** Reused score accumulator by label, and the labels touched in the current search. */
   #acc = new Float64Array(1024)
+  /** Reused by {@link set}. */
+  #scratch: Scratch = { keys: new Float64Array(256), weights: new Float64Array(256) }
 
   constructor(params: Bm25Params) {
     this.params = params
@@ -133,7 +135,8 @@ export class SparseIndex {
     let documents = 0
     for (let label = 0; label < data.forward.length; label++) {
       const entry = data.forward[label]
-      index.#forward.push(entry === undefined ? undefined : { ids: entry.ids, tfs: entry.tfs })
+      // Adopted as they are (entries are replaced on write, never changed in place): no second object per record.
+      index.#forward.push(entry)
       if (entry !== undefined) documents++
     }
     let size = 1024
@@ -175,8 +178,9 @@ export class SparseIndex {
   set(label: Label, doc: SparseDocument): void {
     if (this.has(label)) this.delete(label)
     if (label >= this.#lengths.length) this.#grow(label + 1)
-    const found = new Uint32Array(doc.terms.size)
-    const weights = new Float64Array(doc.terms.size)
+    const scratch = this.#scratchFor(doc.terms.size)
+    const keys = scratch.keys
+    const weights = scratch.weights
     let n = 0
     for (const [term, tf] of doc.terms) {
       if (!(tf > 0)) continue
@@ -187,24 +191,28 @@ export class SparseIndex {
         this.#terms.push(term)
         this.#postings.push(new PostingList())
       }
-      found[n] = id
       weights[n] = tf
+      keys[n] = id * PACKED_POSITIONS + n
       n++
     }
-    const order = ascendingOrder(found, n)
-    const ids = new Uint32Array(n)
-    const tfs = new Float32Array(n)
-    for (let i = 0; i < n; i++) {
-      const at = order[i] as number
-      const id = found[at] as number
-      ids[i] = id
-      tfs[i] = weights[at] as number
-      ;(this.#postings[id] as PostingList).add(label, tfs[i] as number, doc.length)
-    }
+    const ids = forwardIds(n)
+    const tfs = forwardTfs(ids)
+    ascendingOrder(keys, n, ids, tfs, weights)
+    for (let i = 0; i < n; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, doc.length)
     this.#forward[label] = { ids, tfs }
     this.#lengths[label] = doc.length
     this.#documents++
     this.#totalLength += doc.length
+  }
+
+  /** Buffers for one document's terms, reused from one set to the next (grown to `n`). */
+  #scratchFor(n: number): Scratch {
+    if (this.#scratch.weights.length < n) {
+      let size = this.#scratch.weights.length
+      while (size < n) size *= 2
+      this.#scratch = { keys: new Float64Array(size), weights: new Float64Array(size) }
+    }
+    return this.#scratch
   }
 
   /** Removes a document; N, df and the average length return to what they were without it. */
@@ -329,19 +337,47 @@ export class SparseIndex {
   }
 }
 
+/** One document's terms while it is indexed: (term id, position) keys and the weights by position. */
+interface Scratch {
+  readonly keys: Float64Array
+  readonly weights: Float64Array
+}
+
 /** Positions below this fit beside a uint32 id in one float64 key, exactly (2^32 · 2^21 = 2^53). */
 const PACKED_POSITIONS = 2 ** 21
 
+/** A forward entry's term ids: the first half of one buffer that also holds its tfs (one allocation, not two). */
+function forwardIds(n: number): Uint32Array {
+  return new Uint32Array(new ArrayBuffer(8 * n), 0, n)
+}
+
+/** The tfs beside `ids` (see {@link forwardIds}). */
+function forwardTfs(ids: Uint32Array): Float32Array {
+  return new Float32Array(ids.buffer, 4 * ids.length, ids.length)
+}
+
 /**
- * The positions of the first `n` ids (distinct), in ascending order of id: (id, position) packed
- * into one float64 and sorted natively, which is several times faster than sorting pairs with a
- * comparator.
+ * Writes the first `n` (term id, position) keys' ids in ascending order into `ids`, and the
+ * weight at each one's position into `tfs`: the keys are sorted natively as float64s, several
+ * times faster than sorting pairs with a comparator. A document of 2^21 distinct terms or more
+ * (its positions would not fit beside the id) is sorted with a comparator instead.
  */
-function ascendingOrder(ids: Uint32Array, n: number): ArrayLike<number> {
-  if (n >= PACKED_POSITIONS) return Array.from({ length: n }, (_, i) => i).sort((a, b) => (ids[a] as number) - (ids[b] as number))
-  const keys = new Float64Array(n)
-  for (let i = 0; i < n; i++) keys[i] = (ids[i] as number) * PACKED_POSITIONS + i
-  keys.sort()
-  for (let i = 0; i < n; i++) keys[i] = (keys[i] as number) % PACKED_POSITIONS
-  return keys
+function ascendingOrder(keys: Float64Array, n: number, ids: Uint32Array, tfs: Float32Array, weights: Float64Array): void {
+  if (n >= PACKED_POSITIONS) {
+    const at = Array.from({ length: n }, (_, i) => i)
+    const id = (i: number): number => Math.round(((keys[i] as number) - i) / PACKED_POSITIONS)
+    at.sort((a, b) => id(a) - id(b))
+    for (let i = 0; i < n; i++) {
+      ids[i] = id(at[i] as number)
+      tfs[i] = weights[at[i] as number] as number
+    }
+    return
+  }
+  const sorted = keys.subarray(0, n).sort()
+  for (let i = 0; i < n; i++) {
+    const key = sorted[i] as number
+    const position = key % PACKED_POSITIONS
+    ids[i] = (key - position) / PACKED_POSITIONS
+    tfs[i] = weights[position] as number
+  }
 }

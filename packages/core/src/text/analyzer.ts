@@ -1,10 +1,10 @@
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
 import type { RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
-import { cappedToken } from './token.js'
 import { UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
-import { defaultStopWords, porter2, WINK_MAX_RUN, winkLexicon, winkUnitTokens } from './wink.js'
+import { defaultStopWords, porter2, WINK_MAX_RUN, winkUnitTokens } from './wink.js'
+import { shapeTokens } from './wink-shapes.js'
 
 /** Token types that carry searchable text; punctuation, symbols and emoticons are dropped. */
 const KEPT_TYPES = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
@@ -20,22 +20,7 @@ export interface AnalyzedToken {
 interface UnitAnalysis {
   readonly terms: string | readonly string[]
   readonly tokens: readonly AnalyzedToken[]
-  /** wink read the unit as one token, the whole of it. */
-  readonly whole: boolean
 }
-
-/** What the memo keeps of a unit: its tokens only once {@link Analyzer.tokens} asked for them (indexing needs only terms). */
-interface UnitEntry {
-  readonly terms: string | readonly string[]
-  tokens: readonly AnalyzedToken[] | undefined
-}
-
-/** ASCII letters: a unit wink's first category regex (`^[a-z…]+$`, flag i) types 'word'. */
-const LETTERS = /^[A-Za-z]+$/
-/** Letters and one of the characters of wink's `wordRP` category (a word, then right punctuation). */
-const LETTERS_RP = /^[A-Za-z]+[’”"\])}…,.!;?/:]$/
-/** One of the left punctuation characters wink's `anyWithLP` splits off (apostrophes aside), then letters. */
-const LP_LETTERS = /^[(\[{“"][A-Za-z]{2,}$/
 
 /**
  * Distinct units whose analysis is memoized before the memo starts over (a few hundred bytes
@@ -57,7 +42,9 @@ export class Analyzer {
   readonly #stopSet: ReadonlySet<string> | undefined
   /** Terms by token type and value (the type decides stemming). */
   readonly #memo = new Map<string, string | null>()
-  readonly #units = new UnitTable<UnitEntry>()
+  /** Terms by unit (what indexing reads), and tokens by unit, kept apart: only {@link tokens} (chunks, snippets) fills the second. */
+  readonly #units = new UnitTable<string | readonly string[]>()
+  readonly #unitTokens = new UnitTable<readonly AnalyzedToken[]>()
   readonly #maxRun: number
 
   constructor(options: unknown = undefined) {
@@ -72,7 +59,7 @@ export class Analyzer {
     const out: string[] = []
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        const terms = (this.#units.find(text, start, end, hash) ?? this.#unit(text.slice(start, end), hash, false)).terms
+        const terms = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash)
         if (typeof terms === 'string') out.push(terms)
         else for (let i = 0; i < terms.length; i++) out.push(terms[i] as string)
       })
@@ -90,9 +77,13 @@ export class Analyzer {
     const out: AnalyzedToken[] = []
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        const entry = this.#units.find(text, start, end, hash) ?? this.#unit(text.slice(start, end), hash, true)
-        entry.tokens ??= this.#analyzeUnit(text.slice(start, end)).tokens
-        for (const t of entry.tokens) out.push({ term: t.term, start: t.start + start, end: t.end + start })
+        let tokens = this.#unitTokens.find(text, start, end, hash)
+        if (tokens === undefined) {
+          tokens = this.#analyzeUnit(text.slice(start, end)).tokens
+          if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
+          this.#unitTokens.add(text, start, end, hash, tokens)
+        }
+        for (const t of tokens) out.push({ term: t.term, start: t.start + start, end: t.end + start })
       })
       return out
     }
@@ -103,48 +94,25 @@ export class Analyzer {
     return out
   }
 
-  /** The analysis of a unit not memoized yet (`hash` is its hashRange), memoized; its tokens kept if asked. */
-  #unit(unit: string, hash: number, keepTokens: boolean): UnitEntry {
-    const analysis = this.#analyzeUnit(unit)
-    const entry: UnitEntry = { terms: analysis.terms, tokens: keepTokens ? analysis.tokens : undefined }
+  /** The terms of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
+  #unit(text: string, start: number, end: number, hash: number): string | readonly string[] {
+    const terms = this.#analyzeUnit(text.slice(start, end)).terms
     if (this.#units.size >= UNIT_MEMO_LIMIT) this.#units.clear()
-    // A key of its own: a slice would keep the caller's whole text alive as long as the memo.
-    this.#units.add(ownCopy(unit), hash, entry)
-    return entry
+    this.#units.add(text, start, end, hash, terms)
+    return terms
   }
 
   /**
-   * A unit's analysis: wink's tokens (see {@link winkUnitTokens}), analyzed. Letters found in
-   * the model's lexicon, not a contraction, are one token of the lexicon's type (see
-   * {@link winkLexicon}); three shapes wink reads by fixed rules (tokenizer.js, for a unit not in
-   * its lexicon) skip wink too, which costs ~2 µs a call and ~10 µs more per token it learns:
-   * - letters: one token, typed 'word';
-   * - letters + one `wordRP` character (3+ characters, or a second character other than '.'):
-   *   the letters as wink reads them alone (when that is one whole token), then punctuation;
-   * - one `anyWithLP` character (not an apostrophe) + two or more letters: punctuation, then the
-   *   letters as wink reads them alone.
-   * test/property/analyzer-units.test.ts checks these against wink itself.
+   * A unit's analysis: wink's tokens (see {@link winkUnitTokens}), analyzed. A unit whose shape
+   * fixes wink's tokens (a word of the model's lexicon, letters, numbers, hyphenated words,
+   * letters or numbers between punctuation: see `shapeTokens`) is read without calling wink.
    */
   #analyzeUnit(unit: string): UnitAnalysis {
     const max = this.options.maxTokenLength
-    const known = winkLexicon(unit)
-    if (typeof known === 'string' && LETTERS.test(unit)) return this.#analyzed([cappedToken(unit, 0, unit.length, known, max)], true)
-    if (known === undefined) {
-      if (LETTERS.test(unit)) return this.#analyzed([cappedToken(unit, 0, unit.length, 'word', max)], true)
-      if (LETTERS_RP.test(unit) && (unit.length > 2 || !unit.endsWith('.'))) {
-        const word = this.#analyzeUnit(unit.slice(0, -1))
-        if (word.whole) return { terms: word.terms, tokens: word.tokens, whole: false }
-      } else if (LP_LETTERS.test(unit)) {
-        const word = this.#analyzeUnit(unit.slice(1))
-        return { terms: word.terms, tokens: word.tokens.map((t) => ({ term: t.term, start: t.start + 1, end: t.end + 1 })), whole: false }
-      }
-    }
-    const tokens = winkUnitTokens(unit, max)
-    const only = tokens[0]
-    return this.#analyzed(tokens, tokens.length === 1 && only !== undefined && only.start === 0 && only.end === unit.length)
+    return this.#analyzed(shapeTokens(unit, max) ?? winkUnitTokens(unit, max))
   }
 
-  #analyzed(raw: readonly RawToken[], whole: boolean): UnitAnalysis {
+  #analyzed(raw: readonly RawToken[]): UnitAnalysis {
     const tokens: AnalyzedToken[] = []
     const terms: string[] = []
     for (const token of raw) {
@@ -153,7 +121,7 @@ export class Analyzer {
       tokens.push({ term, start: token.start, end: token.end })
       if (term !== null) terms.push(term)
     }
-    return { terms: terms.length === 1 ? (terms[0] as string) : terms, tokens, whole }
+    return { terms: terms.length === 1 ? (terms[0] as string) : terms, tokens }
   }
 
   #normalize(value: string): string {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { QuarryError } from '../errors.js'
 import { cappedToken, type RawToken } from './token.js'
+import { hashRange, UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
 
 /**
@@ -34,6 +35,8 @@ interface WinkLexemes {
 type WinkLayout = readonly number[]
 interface WinkCore {
   readonly features: { readonly lexeme: WinkLexemes; readonly tokenType: { readonly list: readonly string[] } }
+  /** Hyphenated words wink keeps whole: by their first part (`anti`, `co`, `e`, ...) or their last (`less`, `wise`, ...). */
+  readonly preserve: { readonly prefix: Readonly<Record<string, unknown>>; readonly suffix: Readonly<Record<string, unknown>> }
   /** The model's words' features, `packing.size` Uint32s per word. */
   readonly lexicon: Uint32Array
   readonly packing: { readonly size: number; readonly layout: { readonly tokenType: WinkLayout; readonly isContraction: WinkLayout } }
@@ -134,14 +137,46 @@ export function winkUnitTokens(unit: string, maxTokenLength: number): RawToken[]
  * tokenType, as cache.js `property` reads it).
  */
 export function winkLexicon(word: string): string | null | undefined {
+  const code = lexicon().find(word, 0, word.length, hashRange(word, 0, word.length))
+  if (code === undefined) return undefined
+  return code === CONTRACTION ? null : (wink().instance.core.features.tokenType.list[code] ?? null)
+}
+
+/** A word of the model that is a contraction, in {@link lexicon}; other words map to their tokenType index. */
+const CONTRACTION = -1
+let lexiconTable: UnitTable<number> | undefined
+
+/**
+ * The model's own words (what wink's lexicon object holds below `intrinsicSize`) → their token
+ * type index, or CONTRACTION: read once from the packed lexicon (~10 ms). A lookup in wink's object
+ * costs ~1 µs for a string V8 has not seen as a property name before, as most strings the
+ * Analyzer looks up are; here it costs a hash and a probe. Every instance has the same model, so
+ * the table serves them all.
+ */
+function lexicon(): UnitTable<number> {
+  if (lexiconTable) return lexiconTable
   const { lexemes, core } = wink().instance
-  const index = lexemes.hash[word]
-  if (index === undefined) return undefined
-  if (typeof index !== 'number' || index >= lexemes.intrinsicSize) return null
-  const at = index * core.packing.size
-  const field = (layout: WinkLayout): number => (((core.lexicon[(layout[0] as number) + at] as number) & (layout[1] as number)) >>> (layout[2] as number))
-  if (field(core.packing.layout.isContraction) !== 0) return null
-  return core.features.tokenType.list[field(core.packing.layout.tokenType)] ?? null
+  const { size, layout } = core.packing
+  const field = (f: WinkLayout, index: number): number => (((core.lexicon[(f[0] as number) + index * size] as number) & (f[1] as number)) >>> (f[2] as number))
+  const table = new UnitTable<number>(lexemes.intrinsicSize)
+  for (let i = 0; i < lexemes.intrinsicSize; i++) {
+    const w = lexemes.list[i] as string
+    // The word as the object files it (a word listed twice keeps the index the object has).
+    if (lexemes.hash[w] !== i) continue
+    table.add(w, 0, w.length, hashRange(w, 0, w.length), field(layout.isContraction, i) !== 0 ? CONTRACTION : field(layout.tokenType, i))
+  }
+  lexiconTable = table
+  return table
+}
+
+/**
+ * Whether wink keeps a hyphenated word whole, by its first and last parts (recursive-tokenizer.js
+ * `pushHyphenatedToken`: `preserve.prefix[first] || preserve.suffix[last]`, the same lookups on the
+ * same objects, so a name such as "constructor" reads as wink reads it).
+ */
+export function winkPreserves(first: string, last: string): boolean {
+  const { preserve } = wink().instance.core
+  return Boolean(preserve.prefix[first]) || Boolean(preserve.suffix[last])
 }
 
 /** Takes the lexemes added since `mark` out of the hash wink looks tokens up in (the list keeps them: tokens point there). */
