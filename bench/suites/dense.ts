@@ -40,7 +40,7 @@ function runQueries(engine: AnnEngine, start: number, end: number): { results: n
   return { results, latencies, seconds: (performance.now() - t0) / 1000 }
 }
 
-async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[] }> {
+async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[]; atRecall: Record<string, number | undefined> }> {
   console.log(`\n== ${ds.name}: ${ds.n} × ${ds.dim}-d, ${ds.metric}, ${ds.nq} queries, k=${K}`)
   const truth = groundTruth(ds, K)
   // Builds are interleaved chunk by chunk so that machine noise hits every engine alike.
@@ -135,8 +135,20 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: Eng
     return { ef, 'hnswlib recall': hp?.recall, 'quarry recall': qp?.recall, 'hnswlib QPS': hp?.qps, 'quarry QPS': qp?.qps, 'ratio (median of chunks)': ratios[i]?.quarryOverRaw, 'hnswlib p50 ms': hp?.p50ms, 'quarry p50 ms': qp?.p50ms }
   }))
 
+  const atRecall = Object.fromEntries(TARGETS.map((t) => [String(t), ratioOf(q?.qpsAt[String(t)], h?.qpsAt[String(t)])]))
+  const floor = TARGETS[0] as number
+  const inRange = ratios.filter((_, i) => (h?.sweep[i]?.recall ?? 0) >= floor).map((r) => r.quarryOverRaw)
+  console.log(
+    `\nQuarry HNSW / raw hnswlib-node QPS at recall ${TARGETS.join(' / ')}: ${Object.values(atRecall).map((r) => r?.toFixed(3) ?? '—').join(' / ')}; ` +
+      `median-of-chunks ratio at every ef with recall >= ${floor}: ${inRange.length > 0 ? `${Math.min(...inRange).toFixed(3)}–${Math.max(...inRange).toFixed(3)}` : '—'}`,
+  )
+
   for (const [engine] of engines) engine.close?.()
-  return { reports, ratios }
+  return { reports, ratios, atRecall }
+}
+
+function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a / b
 }
 
 export async function runDense(ctx: SuiteContext): Promise<void> {
@@ -147,8 +159,8 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const panels: Panel[] = []
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios } = await benchDataset(ds, ctx.quick)
-    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios }
+    const { reports, ratios, atRecall } = await benchDataset(ds, ctx.quick)
+    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios, quarryOverHnswlibQpsAtRecall: atRecall }
     panels.push({
       title: `${ds.name} (${ds.metric})`,
       xLabel: 'recall@10',

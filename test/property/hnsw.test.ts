@@ -1,7 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Metric, type QuarryIndex } from '@quarry/core'
-import { clustered } from '../support/random.js'
+import type { Label } from '../../packages/core/src/ids.js'
+import { normalized } from '../../packages/core/src/engine/vector-input.js'
+import { clustered, prng } from '../support/random.js'
 import { recallAtK } from '@quarry/core/testing'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
 
@@ -86,5 +88,47 @@ describe('filtered search equals exact filtered search', () => {
     const expected = oracleSearch('cosine', records, query, 25, (id) => id.endsWith('7') && bucketOf(id) < 20)
     expect(few.hits.map((h) => h.id)).toEqual(expected.map((h) => h.id))
     expect(planned.search({ vector: query, topK: 5, filter: () => false }).hits).toEqual([])
+  })
+})
+
+describe('graph hits are the graph candidates ordered by distance then id', () => {
+  // The definition the graph path keeps, however it gets there: k + 8 candidates from the graph
+  // (the same search whatever their number), ordered by key then id, cut to k. Small-integer vectors
+  // make equal distances common, at the k-th place and within the k; shuffled ids make label order
+  // differ from id order.
+  const MARGIN = 8
+  it.each<Metric>(['cosine', 'l2', 'dot'])('ids, order and distances (%s)', (metric) => {
+    // Both ways through were taken: a tie at the k-th place (more candidates looked at) and none.
+    let tiedAtCut = 0
+    let clean = 0
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 8, max: 64 }), (seed, k, ef) => {
+        const rand = prng(seed)
+        const dim = 6
+        const vector = (): number[] => Array.from({ length: dim }, () => Math.floor(rand() * 3) + (metric === 'cosine' ? 0.5 : 0))
+        const ids = Array.from({ length: 400 }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`)
+        const index = createIndex({ dimensions: dim, metric, planner: { exactBelow: 0 } })
+        index.addMany(ids.map((id) => ({ id, vector: vector() })))
+        for (const id of ids.slice(0, 40)) index.remove(id)
+        const state = index.state
+        const graph = state.graph as NonNullable<typeof state.graph>
+        for (let q = 0; q < 20; q++) {
+          const query = Float32Array.from(vector())
+          const prepared = metric === 'cosine' ? normalized(query) : query
+          const found = graph.search(prepared, Math.min(Math.max(ef, k), k + MARGIN), ef)
+          const keyed = found.labels.map((label, i) => ({ id: state.ids.idOf(label as Label) as string, key: state.ops.keyOfHnsw(found.distances[i] as number) }))
+          const expected = keyed.sort((a, b) => a.key - b.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, k)
+          if (keyed.length > k && keyed[k]?.key === keyed[k - 1]?.key) tiedAtCut++
+          else clean++
+          const { hits, stats } = index.search({ vector: query, topK: k, ef })
+          expect(stats.strategy).toBe('hnsw')
+          expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id))
+          expect(hits.map((h) => h.distance)).toEqual(expected.map((e) => state.ops.distance(e.key)))
+        }
+      }),
+      { numRuns: 12 },
+    )
+    expect(tiedAtCut).toBeGreaterThan(0)
+    expect(clean).toBeGreaterThan(0)
   })
 })

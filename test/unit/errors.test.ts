@@ -33,6 +33,10 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['NaN in a vector', () => index.add({ id: 'b', vector: [1, Number.NaN, 0] }), 'INVALID_VECTOR', 'vector[1]'],
     ['Infinity in a vector', () => index.add({ id: 'b', vector: [1, 0, Number.POSITIVE_INFINITY] }), 'INVALID_VECTOR', 'vector[2]'],
     ['float32 overflow', () => index.add({ id: 'b', vector: [1e39, 0, 0] }), 'INVALID_VECTOR', 'vector[0]'],
+    // Float32Arrays are checked by their sum of squares, then element by element only to name the culprit.
+    ['NaN in a Float32Array query', () => index.search({ vector: Float32Array.of(1, Number.NaN, Number.POSITIVE_INFINITY) }), 'INVALID_VECTOR', 'vector[1]'],
+    ['-Infinity in a Float32Array', () => index.add({ id: 'b', vector: Float32Array.of(3e38, 3e38, Number.NEGATIVE_INFINITY) }), 'INVALID_VECTOR', 'vector[2]'],
+    ['zero Float32Array query with cosine', () => index.search({ vector: new Float32Array(3) }), 'INVALID_VECTOR', 'vector'],
     ['zero vector with cosine', () => index.add({ id: 'b', vector: [0, 0, 0] }), 'INVALID_VECTOR', 'vector'],
     // 1/‖v‖ overflows float32 below ~2.9e-39 (found by @quarry/core/testing's subnormal vectors).
     ['subnormal vector with cosine', () => index.add({ id: 'b', vector: [0, 0, 1.4e-45] }), 'INVALID_VECTOR', 'vector'],

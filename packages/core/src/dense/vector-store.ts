@@ -5,12 +5,17 @@ import { norm } from '../metric/kernels.js'
  * Vectors in one contiguous Float32Array addressed by label (row = label), plus each row's
  * 1/‖v‖ so cosine needs no normalized copy and `get` returns the vector exactly as stored.
  * Grows by doubling; rows of removed labels are left in place until the label is reused.
+ * Once `shared()` has been asked for, rows and norms live in SharedArrayBuffers
+ * (copied there once; growth reallocates a shared buffer twice the size), so the scan pool's
+ * workers read them in place.
  */
 export class VectorStore {
   readonly dim: number
   #data: Float32Array
   #invNorms: Float32Array
   #rows: number
+  /** Whether rows and norms are (and stay) in SharedArrayBuffers. */
+  #isShared = false
 
   constructor(dim: number, initialRows = 1024) {
     this.dim = dim
@@ -50,12 +55,30 @@ export class VectorStore {
     return this.#data.subarray(label * this.dim, (label + 1) * this.dim)
   }
 
+  /**
+   * Rows and norms in SharedArrayBuffers, for worker threads to read in place: the first call
+   * copies them there, and from then on the store grows in shared memory. Valid, like `data`,
+   * until the next `set` that grows the store.
+   */
+  shared(): { readonly data: Float32Array; readonly invNorms: Float32Array } {
+    if (!this.#isShared) {
+      this.#isShared = true
+      this.#reallocate(this.#rows)
+    }
+    return { data: this.#data, invNorms: this.#invNorms }
+  }
+
   #grow(minRows: number): void {
     let rows = this.#rows
     while (rows < minRows) rows *= 2
-    const data = new Float32Array(rows * this.dim)
+    this.#reallocate(rows)
+  }
+
+  /** Moves rows and norms into fresh arrays of `rows` rows (shared ones once the store is shared). */
+  #reallocate(rows: number): void {
+    const data = floats(rows * this.dim, this.#isShared)
     data.set(this.#data)
-    const invNorms = new Float32Array(rows)
+    const invNorms = floats(rows, this.#isShared)
     invNorms.set(this.#invNorms)
     this.#data = data
     this.#invNorms = invNorms
@@ -95,4 +118,9 @@ export class VectorStore {
     }
     return store
   }
+}
+
+/** A zeroed Float32Array of `length`, over a SharedArrayBuffer when `shared`. */
+function floats(length: number, shared: boolean): Float32Array {
+  return shared ? new Float32Array(new SharedArrayBuffer(length * Float32Array.BYTES_PER_ELEMENT)) : new Float32Array(length)
 }

@@ -4,12 +4,13 @@ import { QuarryError } from '../errors.js'
 import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
 import { toBitset, type FilterSubject } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
+import type { MetricOps } from '../metric/metric.js'
 import type { Bitset } from '../util/bitset.js'
 import type { TopK } from '../util/top-k.js'
 import type { Hit, SearchResult, SearchStats } from './results.js'
 import type { ValidatedSearch } from './search-request.js'
 import { filterSubject, type DenseState, type IndexState } from './state.js'
-import { normalized, toVector, type VectorBuffers } from './vector-input.js'
+import { normalized, toQueryVector, type VectorBuffers } from './vector-input.js'
 
 /** A dense request's query, prepared once: the index (with vectors) and the query vector (unit length for cosine). */
 export interface PreparedQuery {
@@ -19,24 +20,21 @@ export interface PreparedQuery {
 
 /**
  * Prepares a dense request's query: the given `vector`, or the stored vector of the example `id`,
- * normalized for cosine, written into the reused buffers. Fails on a text-only index, an unknown
- * id or an invalid vector.
+ * normalized for cosine, in the reused buffers (a Float32Array `vector` for dot or l2 is used as
+ * given). Fails on a text-only index, an unknown id or an invalid vector.
  */
 export function prepareQuery(state: IndexState, r: ValidatedSearch, buffers: VectorBuffers): PreparedQuery {
   if (!state.store) {
     throw new QuarryError('INVALID_QUERY', 'search by vector needs vectors, but this index is text-only (created without dimensions); search by text instead.', { path: 'vector' })
   }
   const dense = state as DenseState
-  let vector: Float32Array
-  if (r.id !== undefined) {
-    const label = state.ids.labelOf(r.id)
-    if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
-    vector = buffers.input
-    vector.set(dense.store.view(label))
-  } else {
-    vector = toVector(r.vector, dense.store.dim, state.options.metric, 'vector', buffers.input)
-  }
-  return { state: dense, query: state.options.metric === 'cosine' ? normalized(vector, buffers.unit) : vector }
+  const metric = state.options.metric
+  if (r.id === undefined) return { state: dense, query: toQueryVector(r.vector, dense.store.dim, metric, 'vector', buffers) }
+  const label = state.ids.labelOf(r.id)
+  if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
+  const vector = buffers.input
+  vector.set(dense.store.view(label))
+  return { state: dense, query: metric === 'cosine' ? normalized(vector, buffers.unit) : vector }
 }
 
 /**
@@ -47,6 +45,8 @@ export function searchByVector(prepared: PreparedQuery, r: ValidatedSearch, filt
   const self = r.id
   // Query by example: fetch one more and leave the example itself out.
   const result = denseSearch(prepared.state, { query: prepared.query, k: self === undefined ? k : k + 1, ef: r.ef, exact: r.exact, filter })
+  // Nothing to leave out: the k hits as they are.
+  if (self === undefined && r.maxDistance === undefined && r.minSimilarity === undefined) return result
   const hits = result.hits.filter((hit) => hit.id !== self && withinThreshold(r, hit.distance as number, hit.score))
   return { hits: hits.slice(0, k), stats: result.stats }
 }
@@ -77,14 +77,14 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
 
   switch (plan.strategy) {
     case 'exact': {
-      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie)), stats: statsOf(stats, plan) }
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan) }
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
       if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
-      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
+      return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
     }
     case 'hnsw-postfilter': {
       const found = postFilter(state, q, k, estimate ?? 1, subject as FilterSubject)
@@ -121,7 +121,7 @@ function fullyFiltered(
   const allowed = labels.length
   const plan = refinePlan(planned, allowed, state.options.planner)
   const exactOverAllowed = (): Hit[] =>
-    toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels }, state.tie))
+    toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels }, state.tie, state.options.scan))
   if (plan.strategy === 'exact-filtered' || state.graph === undefined) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed }) }
   const ef = Math.max(q.ef, k)
   const hits = graphHits(state, q.query, k, q.ef, toBitset(labels, state.ids.extent))
@@ -162,14 +162,51 @@ function postFilter(state: DenseState, q: DenseQuery, k: number, selectivity: nu
 }
 
 /**
- * Graph search. A few more than k candidates are taken from the graph's candidate list (free: the
- * search keeps ef of them anyway), so equal distances at the k-th place are still ordered by id.
+ * Graph search. The graph returns its candidates best first, and how many it returns does not
+ * change the search (it keeps max(ef, k) of them anyway), so k + 1 come first: when the (k+1)-th
+ * is farther than the k-th, the first k are the answer. A tie at the k-th place (or a removed
+ * record among them) fetches a few more, so that equal distances there are still ordered by id.
  */
 function graphHits(state: DenseState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
-  if (!state.graph) return []
-  const fetch = Math.min(Math.max(ef, k), k + TIE_MARGIN)
-  const result = state.graph.search(query, fetch, ef, allow)
-  return graphToHits(state, result.labels as Label[], result.distances, k)
+  const graph = state.graph
+  if (!graph) return []
+  const most = Math.max(ef, k)
+  const first = graph.search(query, Math.min(most, k + 1), ef, allow)
+  const labels = first.labels as Label[]
+  if (tiedAtCut(state.ops, first.distances, k) || !everyLive(state, labels, k)) {
+    const wider = most > k + 1 ? graph.search(query, Math.min(most, k + TIE_MARGIN), ef, allow) : first
+    return graphToHits(state, wider.labels as Label[], wider.distances, k)
+  }
+  return inOrder(state, labels, first.distances, k) ?? graphToHits(state, labels, first.distances, k)
+}
+
+/** Whether the candidate after the k-th may tie it (equal keys, or keys that are not numbers). */
+function tiedAtCut(ops: MetricOps, distances: readonly number[], k: number): boolean {
+  if (distances.length <= k) return false
+  return !(ops.keyOfHnsw(distances[k] as number) > ops.keyOfHnsw(distances[k - 1] as number))
+}
+
+function everyLive(state: DenseState, labels: readonly Label[], k: number): boolean {
+  const n = Math.min(k, labels.length)
+  for (let i = 0; i < n; i++) if (state.ids.idOf(labels[i] as Label) === undefined) return false
+  return true
+}
+
+/**
+ * The first k candidates as hits when their keys strictly increase (ordering them by key then id
+ * keeps them as they are); undefined when two are equal, for `graphToHits` to order.
+ */
+function inOrder(state: DenseState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] | undefined {
+  const n = Math.min(k, labels.length)
+  const hits = new Array<Hit>(n)
+  let previous = -Infinity
+  for (let i = 0; i < n; i++) {
+    const key = state.ops.keyOfHnsw(distances[i] as number)
+    if (!(key > previous)) return undefined
+    hits[i] = toHit(state, key, labels[i] as Label)
+    previous = key
+  }
+  return hits
 }
 
 /** Extra graph candidates fetched beyond k to order ties at the k-th place by id. */

@@ -1,5 +1,5 @@
 import { QuarryError, describe } from '../errors.js'
-import { norm } from '../metric/kernels.js'
+import { dotAt, norm } from '../metric/kernels.js'
 import type { Metric } from '../metric/metric.js'
 
 /**
@@ -8,6 +8,30 @@ import type { Metric } from '../metric/metric.js'
  * Writes into `into` when given (a reused buffer: allocating a typed array costs about 1 µs).
  */
 export function toVector(value: unknown, dimensions: number, metric: Metric, path: string, into?: Float32Array): Float32Array {
+  const out = checkedCopy(value, dimensions, path, into ?? new Float32Array(dimensions))
+  if (metric === 'cosine') checkLength(norm(out), path)
+  return out
+}
+
+/**
+ * {@link toVector} for a query: a Float32Array as it is, anything else into `buffers.input`; for
+ * cosine, scaled to unit length into `buffers.unit` (the length computed once for the check and
+ * the scaling).
+ */
+export function toQueryVector(value: unknown, dimensions: number, metric: Metric, path: string, buffers: VectorBuffers): Float32Array {
+  // A Float32Array query is read where it is (a search is synchronous and keeps nothing): no copy.
+  const out = checkedCopy(value, dimensions, path, value instanceof Float32Array ? undefined : buffers.input)
+  if (metric !== 'cosine') return out
+  const n = norm(out)
+  checkLength(n, path)
+  return normalized(out, buffers.unit, n)
+}
+
+/**
+ * The caller's vector as float32, copied into `out` (a Float32Array without `out` is only checked
+ * and returned as it is), or the error saying which element is wrong.
+ */
+function checkedCopy(value: unknown, dimensions: number, path: string, out: Float32Array | undefined): Float32Array {
   if (!Array.isArray(value) && !(value instanceof Float32Array) && !(value instanceof Float64Array)) {
     throw new QuarryError('INVALID_VECTOR', `${path} must be an array of ${dimensions} numbers or a Float32Array; received ${describe(value)}.`, { path })
   }
@@ -18,17 +42,14 @@ export function toVector(value: unknown, dimensions: number, metric: Metric, pat
     })
   }
   if (value instanceof Float32Array) {
-    // Fast path: already float32, only finiteness to check.
-    const out = into ?? new Float32Array(dimensions)
+    // Fast path: already float32, only finiteness to check. A sum of float32 squares cannot
+    // overflow a float64, so it is finite exactly when every element is: one unrolled pass.
+    if (!Number.isFinite(dotAt(value, value, 0, dimensions))) throw notFinite(value, path)
+    if (out === undefined) return value
     out.set(value)
-    for (let i = 0; i < dimensions; i++) {
-      if (!Number.isFinite(out[i] as number)) {
-        throw new QuarryError('INVALID_VECTOR', `${path}[${i}] must be a finite number; received ${describe(out[i])}.`, { path: `${path}[${i}]` })
-      }
-    }
-    return checkDirection(out, metric, path)
+    return out
   }
-  const out = into ?? new Float32Array(dimensions)
+  const into = out ?? new Float32Array(dimensions)
   for (let i = 0; i < dimensions; i++) {
     const x = source[i]
     if (typeof x !== 'number' || !Number.isFinite(x)) {
@@ -38,14 +59,19 @@ export function toVector(value: unknown, dimensions: number, metric: Metric, pat
     if (!Number.isFinite(f)) {
       throw new QuarryError('INVALID_VECTOR', `${path}[${i}] = ${x} overflows float32; scale the vector down.`, { path: `${path}[${i}]` })
     }
-    out[i] = f
+    into[i] = f
   }
-  return checkDirection(out, metric, path)
+  return into
 }
 
-function checkDirection(out: Float32Array, metric: Metric, path: string): Float32Array {
-  if (metric !== 'cosine') return out
-  const n = norm(out)
+/** The error for the first element of `v` that is NaN or infinite. */
+function notFinite(v: Float32Array, path: string): QuarryError {
+  const i = v.findIndex((x) => !Number.isFinite(x))
+  return new QuarryError('INVALID_VECTOR', `${path}[${i}] must be a finite number; received ${describe(v[i])}.`, { path: `${path}[${i}]` })
+}
+
+/** Fails on a length that gives a vector no cosine direction: zero, or too small for float32's 1/length. */
+function checkLength(n: number, path: string): void {
   if (n === 0) {
     throw new QuarryError('INVALID_VECTOR', `${path} is all zeros, which has no cosine similarity to anything; give a non-zero vector or use metric 'dot' or 'l2'.`, {
       path,
@@ -57,12 +83,10 @@ function checkDirection(out: Float32Array, metric: Metric, path: string): Float3
       path,
     })
   }
-  return out
 }
 
-/** The vector scaled to unit length (cosine queries and graph inserts), into `out` or a new array. */
-export function normalized(vector: Float32Array, out: Float32Array = new Float32Array(vector.length)): Float32Array {
-  const n = norm(vector)
+/** The vector scaled to unit length (cosine queries and graph inserts), into `out` or a new array; `n` is its length when known. */
+export function normalized(vector: Float32Array, out: Float32Array = new Float32Array(vector.length), n: number = norm(vector)): Float32Array {
   for (let i = 0; i < vector.length; i++) out[i] = (vector[i] as number) / n
   return out
 }

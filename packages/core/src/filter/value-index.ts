@@ -126,18 +126,108 @@ function lowerBound(values: Float64Array, lo: number, inclusive: boolean): numbe
   return a
 }
 
+/** Below this many labels a posting stays a list whatever its labels. */
+const LIST_MIN = 16
+
+/**
+ * The labels holding one value, ascending: a list while that is smaller than a bitset reaching
+ * its largest label (4 bytes a label against 1 bit a label below it), a bitset from then on. A
+ * value held by one record in a million (a URL, a document number) costs a few bytes instead of a
+ * bitset as long as its label (quadratic in the records); a common value is a bitset as before.
+ */
+class Posting {
+  #list: number[] | undefined = []
+  #bits: Bitset | undefined
+
+  add(label: number): void {
+    const list = this.#list
+    if (list === undefined) {
+      ;(this.#bits as Bitset).add(label)
+      return
+    }
+    // A first label makes a list of one (a push onto [] would reserve room for 17).
+    if (list.length === 0) {
+      this.#list = [label]
+      return
+    }
+    const at = lowerBoundOf(list, label)
+    if (list[at] === label) return
+    if (at === list.length) list.push(label)
+    else list.splice(at, 0, label)
+    if (list.length > LIST_MIN && list.length * 32 > (list[list.length - 1] as number) + 1) this.#toBits(list)
+  }
+
+  delete(label: number): void {
+    const list = this.#list
+    if (list === undefined) {
+      ;(this.#bits as Bitset).delete(label)
+      return
+    }
+    const at = lowerBoundOf(list, label)
+    if (list[at] === label) list.splice(at, 1)
+  }
+
+  /** out ∪= the labels. */
+  orInto(out: Bitset): Bitset {
+    const list = this.#list
+    if (list === undefined) return out.or(this.#bits as Bitset)
+    for (let i = 0; i < list.length; i++) out.add(list[i] as number)
+    return out
+  }
+
+  /** The labels as a fresh bitset of at least `capacity` bits (the caller may modify it). */
+  toBitset(capacity: number): Bitset {
+    return this.#list === undefined ? (this.#bits as Bitset).clone(capacity) : this.orInto(new Bitset(capacity))
+  }
+
+  toArray(): Uint32Array {
+    return this.#list === undefined ? (this.#bits as Bitset).toArray() : Uint32Array.from(this.#list)
+  }
+
+  /** A posting of ascending labels (from a snapshot); undefined when they are not ascending. */
+  static of(labels: Uint32Array): Posting | undefined {
+    const out = new Posting()
+    for (let i = 0; i < labels.length; i++) {
+      if (i > 0 && (labels[i] as number) <= (labels[i - 1] as number)) return undefined
+      out.add(labels[i] as number)
+    }
+    return out
+  }
+
+  #toBits(list: readonly number[]): void {
+    const bits = new Bitset((list[list.length - 1] as number) + 1)
+    for (let i = 0; i < list.length; i++) bits.add(list[i] as number)
+    this.#bits = bits
+    this.#list = undefined
+  }
+}
+
+/** First index of `list` (ascending) whose value is ≥ `x`. */
+function lowerBoundOf(list: readonly number[], x: number): number {
+  let a = 0
+  let b = list.length
+  // Labels mostly arrive in ascending order: check the end first.
+  if (b === 0 || (list[b - 1] as number) < x) return b
+  while (a < b) {
+    const mid = (a + b) >> 1
+    if ((list[mid] as number) < x) a = mid + 1
+    else b = mid
+  }
+  return a
+}
+
 /** The indexes of one metadata field. */
 class FieldIndex {
   /** Labels holding a value of each kind. */
   readonly present = new Map<ValueKind, Bitset>()
-  /** Exact-value postings for strings and booleans ("s:" / "b:" prefixed keys). */
-  readonly exact = new Map<string, Bitset>()
+  /** Exact-value postings for booleans ("b:" prefixed keys). */
+  readonly exact = new Map<string, Posting>()
   /** Members of string lists. */
-  readonly members = new Map<string, Bitset>()
+  readonly members = new Map<string, Posting>()
   numbers = new SortedValues()
   datetimes = new SortedValues()
   /** Distinct strings with their postings, for ordered string comparisons. */
-  readonly strings = new Map<string, Bitset>()
+  readonly strings = new Map<string, Posting>()
 
   kind(kind: ValueKind): Bitset {
     let b = this.present.get(kind)
@@ -149,13 +239,13 @@ class FieldIndex {
   }
 }
 
-function posting(map: Map<string, Bitset>, key: string): Bitset {
-  let b = map.get(key)
-  if (!b) {
-    b = new Bitset(64)
-    map.set(key, b)
+function posting(map: Map<string, Posting>, key: string): Posting {
+  let p = map.get(key)
+  if (!p) {
+    p = new Posting()
+    map.set(key, p)
   }
-  return b
+  return p
 }
 
 /** Postings by key (a kind, a value, a member): the labels holding it, ascending. */
@@ -191,15 +281,16 @@ function bitsetOf(labels: Uint32Array): Bitset | undefined {
   return b
 }
 
-function listsOf(map: ReadonlyMap<string, Bitset>): LabelLists {
+function listsOf(map: ReadonlyMap<string, { toArray(): Uint32Array }>): LabelLists {
   return [...map].map(([key, b]) => [key, b.toArray()] as const)
 }
 
-function mapOf(lists: LabelLists): Map<string, Bitset> | undefined {
-  const map = new Map<string, Bitset>()
+/** Label lists as a map of bitsets or postings; undefined when a list is not ascending or a key comes twice. */
+function mapOf<T>(lists: LabelLists, make: (labels: Uint32Array) => T | undefined): Map<string, T> | undefined {
+  const map = new Map<string, T>()
   for (const [key, labels] of lists) {
-    const b = bitsetOf(labels)
-    if (!b || map.has(key)) return undefined
+    const b = make(labels)
+    if (b === undefined || map.has(key)) return undefined
     map.set(key, b)
   }
   return map
@@ -240,10 +331,10 @@ export class ValueIndex {
     for (const f of data.fields) {
       if (out.#fields.has(f.field)) return undefined
       const index = new FieldIndex()
-      const present = mapOf(f.present)
-      const exact = mapOf(f.exact)
-      const members = mapOf(f.members)
-      const strings = mapOf(f.strings)
+      const present = mapOf(f.present, bitsetOf)
+      const exact = mapOf(f.exact, Posting.of)
+      const members = mapOf(f.members, Posting.of)
+      const strings = mapOf(f.strings, Posting.of)
       const numbers = SortedValues.restore(f.numbers.values, f.numbers.labels)
       const datetimes = SortedValues.restore(f.datetimes.values, f.datetimes.labels)
       if (!present || !exact || !members || !strings || !numbers || !datetimes) return undefined
@@ -348,9 +439,9 @@ export class ValueIndex {
         const index = this.#fields.get(filter.field)
         if (!index) return empty()
         const members = index.members.get(filter.value)
-        if (filter.op === 'includes') return members ? members.clone(this.#extent) : empty()
+        if (filter.op === 'includes') return members ? members.toBitset(this.#extent) : empty()
         const lists = index.kind('list').clone(this.#extent)
-        return members ? lists.andNot(members) : lists
+        return members ? lists.andNot(members.toBitset(this.#extent)) : lists
       }
       case 'in':
       case 'nin': {
@@ -378,7 +469,7 @@ export class ValueIndex {
         if (w.kind === 'string') {
           const v = w.value as string
           for (const [s, b] of index.strings) {
-            if (lo ? s > v || (inclusive && s === v) : s < v || (inclusive && s === v)) out.or(b)
+            if (lo ? s > v || (inclusive && s === v) : s < v || (inclusive && s === v)) b.orInto(out)
           }
           return out
         }
@@ -396,11 +487,11 @@ export class ValueIndex {
     switch (w.kind) {
       case 'string': {
         const b = index.strings.get(w.value as string)
-        return b ? b.clone(this.#extent) : out
+        return b ? b.toBitset(this.#extent) : out
       }
       case 'boolean': {
         const b = index.exact.get(`b:${String(w.value)}`)
-        return b ? b.clone(this.#extent) : out
+        return b ? b.toBitset(this.#extent) : out
       }
       case 'number':
         index.numbers.range(w.value as number, true, w.value as number, true, out)
