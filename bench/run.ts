@@ -11,10 +11,12 @@ import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
 import { runHttp } from './suites/http.js'
 import { runHybrid } from './suites/hybrid.js'
+import { runMemory } from './suites/memory.js'
 import { runPersist } from './suites/persist.js'
 import { runPersistScale } from './suites/persist-scale.js'
 import { runQuality } from './suites/quality.js'
 import { runSemanticRetriever } from './suites/semantic-retriever.js'
+import { runStartup } from './suites/startup.js'
 import { runTextLimits } from './suites/text-limits.js'
 import { runTextSpeed } from './suites/text-speed.js'
 import { runVertexRag } from './suites/vertex-rag.js'
@@ -40,6 +42,8 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   'vertex-rag': runVertexRag,
   http: runHttp,
   durability: runDurability,
+  memory: runMemory,
+  startup: runStartup,
 }
 
 const args = process.argv.slice(2)

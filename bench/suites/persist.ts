@@ -24,9 +24,13 @@ interface Row {
   identical: boolean
 }
 
-/** Save and load time and snapshot size per 100k records (vector + text + metadata), against Orama's persistence plugin. */
+/**
+ * Save and load time and snapshot size per 100k records (vector + text + metadata), against Orama's
+ * persistence plugin. 100k records (--quick: 10k); PERSIST_RECORDS=N overrides (issue 20's end
+ * check is load / save at 50k).
+ */
 export async function runPersist(ctx: SuiteContext): Promise<void> {
-  const n = ctx.quick ? 10_000 : 100_000
+  const n = Number(process.env['PERSIST_RECORDS'] ?? (ctx.quick ? 10_000 : 100_000))
   const ds = clusteredDataset(n, 20)
   const texts = npmCorpus()
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-persist-'))

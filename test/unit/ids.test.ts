@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { IdMap } from '../../packages/core/src/ids.js'
 
 describe('IdMap', () => {
@@ -22,5 +23,52 @@ describe('IdMap', () => {
     expect(copy.toJSON()).toEqual(['a', 'b', 'c', 'd'].map((id) => (id === 'a' || id === 'c' ? null : id)))
     expect(copy.size).toBe(2)
     expect([copy.assign('x'), copy.assign('y'), copy.assign('z')].sort()).toEqual([0, 2, 4])
+  })
+})
+
+describe('IdMap against a Map', () => {
+  it('agrees with a plain Map and label list under random assigns and releases, and after a restore', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 60 })), { maxLength: 400 }), (ops) => {
+        const ids = new IdMap()
+        const model = new Map<string, number>()
+        const byLabel: (string | undefined)[] = []
+        const free: number[] = []
+        for (const [add, n] of ops) {
+          const id = `id-${n}`
+          if (add && !model.has(id)) {
+            const label = free.pop() ?? byLabel.length
+            byLabel[label] = id
+            model.set(id, label)
+            expect(ids.assign(id)).toBe(label)
+          } else if (!add) {
+            const label = model.get(id)
+            expect(ids.release(id)).toBe(label)
+            if (label !== undefined) {
+              model.delete(id)
+              byLabel[label] = undefined
+              free.push(label)
+            }
+          }
+        }
+        const restored = IdMap.restore(ids.byLabel.slice(), ids.free)
+        for (const map of [ids, restored as IdMap]) {
+          expect(map.size).toBe(model.size)
+          expect(map.extent).toBe(byLabel.length)
+          for (let n = 0; n <= 60; n++) {
+            expect(map.labelOf(`id-${n}`)).toBe(model.get(`id-${n}`))
+            expect(map.has(`id-${n}`)).toBe(model.has(`id-${n}`))
+          }
+          expect([...map.byLabel]).toEqual(byLabel)
+          expect([...map.free]).toEqual(free)
+        }
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('refuses to restore an id held by two labels', () => {
+    expect(IdMap.restore(['a', 'b', 'a'], [])).toBeUndefined()
+    expect(IdMap.restore(['a', undefined, 'b'], [1])?.labelOf('b')).toBe(2)
   })
 })

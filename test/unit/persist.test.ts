@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError } from '@quarry/core'
 import { clustered } from '../support/random.js'
 import { saveV4 } from '../support/snapshot-v4.js'
+import { backgroundSumsStarted, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -139,5 +140,52 @@ describe('save / loadIndex', () => {
     // The next save cleans both up and becomes current.
     index.save(path)
     expect(readdirSync(path).sort()).toEqual(['CURRENT', 'snapshot-000002'])
+  })
+})
+
+describe('loadIndex with the checksums computed on a worker thread', () => {
+  const data = clustered(8, 2000, 8, 10)
+  const index = createIndex({ dimensions: 8, metric: 'l2', dense: 'exact' })
+  index.addMany(data.map((vector, i) => ({ id: `w${i}`, vector, text: `word${i % 17} other${i % 5} text`, metadata: { n: i, when: new Date(1e12 + i), tags: [`t${i % 3}`] } })))
+  for (let i = 0; i < 2000; i += 7) index.remove(`w${i}`)
+  const current = (path: string): string => join(path, readFileSync(join(path, 'CURRENT'), 'utf8').trim())
+  let restore: () => void = () => undefined
+  beforeAll(() => {
+    restore = replaceBackgroundSumThreshold(0)
+  })
+  afterAll(() => restore())
+
+  it('loads to exactly the same answers, records and metadata', () => {
+    const path = join(dir, 'worker-a')
+    index.save(path)
+    const before = backgroundSumsStarted()
+    const loaded = loadIndex(path)
+    expect(backgroundSumsStarted()).toBe(before + 1)
+    expect(loaded.size).toBe(index.size)
+    for (const query of data.slice(0, 20)) {
+      const request = { vector: query, text: 'word3 other2', topK: 10, filter: { op: 'lt' as const, field: 'n', value: 1500 } }
+      expect(loaded.search(request)).toEqual(index.search(request))
+    }
+    for (const id of ['w1', 'w8', 'w1999']) expect(loaded.get(id)).toEqual(index.get(id))
+    expect(loaded.get('w7')).toBeUndefined()
+  })
+
+  it('refuses a corrupted, truncated or extended file with the same messages as an inline check', () => {
+    const path = join(dir, 'worker-b')
+    index.save(path)
+    for (const name of ['ids.bin', 'vectors.f32', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin']) {
+      const file = join(current(path), name)
+      const bytes = readFileSync(file)
+      const flipped = Buffer.from(bytes)
+      flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
+      writeFileSync(file, flipped)
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} does not match its checksum`))
+      writeFileSync(file, bytes.subarray(0, bytes.length - 8))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
+      writeFileSync(file, Buffer.concat([bytes, Buffer.alloc(8)]))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
+      writeFileSync(file, bytes)
+    }
+    expect(loadIndex(path).search({ vector: data[0] as number[], topK: 5 })).toEqual(index.search({ vector: data[0] as number[], topK: 5 }))
   })
 })

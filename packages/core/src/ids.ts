@@ -25,18 +25,47 @@ export function validateId(id: unknown, path = 'id'): string {
   return id
 }
 
+/** A slot of the id table that held a label which was released (probing goes on past it). */
+const TOMBSTONE = 0xffff_ffff
+
+/** Per-process seed of the id hash, so ids chosen to collide in one process do not collide in another. */
+const SEED = (Math.random() * 0x1_0000_0000) >>> 0
+
+/** A 32-bit hash of a string's UTF-16 code units (murmur3's mixing, seeded). */
+function hashId(id: string): number {
+  let h = SEED ^ id.length
+  for (let i = 0; i < id.length; i++) {
+    let k = Math.imul(id.charCodeAt(i), 0xcc9e2d51)
+    k = Math.imul((k << 15) | (k >>> 17), 0x1b873593)
+    h ^= k
+    h = Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64
+  }
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  return (h ^ (h >>> 16)) >>> 0
+}
+
 /**
  * Maps external string ids to dense labels `0..capacity-1`. Labels of removed ids are reused
- * so storage and the HNSW graph do not grow with churn.
+ * so storage and the HNSW graph do not grow with churn. The id → label direction is an
+ * open-addressing table of labels in one Uint32Array (the ids themselves stay in the by-label
+ * list): no per-id entry on the heap, and a snapshot's map is rebuilt by hashing each id once.
  */
 export class IdMap {
-  readonly #labels = new Map<string, Label>()
   #ids: (string | undefined)[] = []
+  /** label + 1 per slot; 0 empty, TOMBSTONE released. Its length is a power of two. */
+  #table = new Uint32Array(16)
+  /** Live ids. */
+  #size = 0
+  /** Slots not empty (live + tombstones), kept under 1/2 of the table. */
+  #used = 0
   /** Labels of removed ids, reused last-freed first (deterministic, O(1)). */
   #free: Label[] = []
 
   get size(): number {
-    return this.#labels.size
+    return this.#size
   }
 
   /** One past the highest label ever handed out: the length storage must cover. */
@@ -50,7 +79,8 @@ export class IdMap {
   }
 
   labelOf(id: string): Label | undefined {
-    return this.#labels.get(id)
+    const slot = this.#find(id)
+    return slot < 0 ? undefined : (((this.#table[slot] as number) - 1) as Label)
   }
 
   idOf(label: Label): string | undefined {
@@ -58,7 +88,48 @@ export class IdMap {
   }
 
   has(id: string): boolean {
-    return this.#labels.has(id)
+    return this.#find(id) >= 0
+  }
+
+  /** The slot holding `id`, or -1. */
+  #find(id: string): number {
+    const table = this.#table
+    const mask = table.length - 1
+    for (let slot = hashId(id) & mask; ; slot = (slot + 1) & mask) {
+      const entry = table[slot] as number
+      if (entry === 0) return -1
+      if (entry !== TOMBSTONE && this.#ids[entry - 1] === id) return slot
+    }
+  }
+
+  /** Puts `label` (holding `id`, known to be absent) into the table, growing it first when needed. */
+  #insert(id: string, label: number): void {
+    if ((this.#used + 1) * 2 > this.#table.length) this.#rehash(Math.max(16, this.#size + 1))
+    const table = this.#table
+    const mask = table.length - 1
+    let slot = hashId(id) & mask
+    while (table[slot] !== 0) slot = (slot + 1) & mask
+    table[slot] = label + 1
+    this.#used++
+    this.#size++
+  }
+
+  /** A fresh table with room for `live` ids below half full (tombstones dropped). */
+  #rehash(live: number): void {
+    let length = 16
+    while (length < live * 4) length *= 2
+    const table = new Uint32Array(length)
+    const mask = length - 1
+    const ids = this.#ids
+    for (let label = 0; label < ids.length; label++) {
+      const id = ids[label]
+      if (id === undefined) continue
+      let slot = hashId(id) & mask
+      while (table[slot] !== 0) slot = (slot + 1) & mask
+      table[slot] = label + 1
+    }
+    this.#table = table
+    this.#used = this.#size
   }
 
   /** Assigns a label to a new id; the caller has checked that the id is absent. */
@@ -73,15 +144,17 @@ export class IdMap {
     } else {
       this.#ids[label] = id
     }
-    this.#labels.set(id, label)
+    this.#insert(id, label)
     return label
   }
 
   /** Frees the label of `id` for reuse and returns it, or undefined when the id is unknown. */
   release(id: string): Label | undefined {
-    const label = this.#labels.get(id)
-    if (label === undefined) return undefined
-    this.#labels.delete(id)
+    const slot = this.#find(id)
+    if (slot < 0) return undefined
+    const label = ((this.#table[slot] as number) - 1) as Label
+    this.#table[slot] = TOMBSTONE
+    this.#size--
     this.#ids[label] = undefined
     this.#free.push(label)
     return label
@@ -107,13 +180,22 @@ export class IdMap {
   /** Rebuilds a map from its snapshot form. */
   static fromJSON(ids: readonly (string | null)[]): IdMap {
     const map = new IdMap()
+    const free: number[] = []
+    ids.forEach((id, label) => {
+      if (id === null) free.push(label)
+    })
+    const restored = IdMap.restore(ids.map((id) => id ?? undefined), free)
+    if (restored) return restored
+    // An id twice: the later label holds it, as assigning them in order did.
     ids.forEach((id, label) => {
       if (id === null) {
         map.#ids.push(undefined)
         map.#free.push(label as Label)
       } else {
         map.#ids.push(id)
-        map.#labels.set(id, label as Label)
+        const slot = map.#find(id)
+        if (slot >= 0) map.#table[slot] = label + 1
+        else map.#insert(id, label)
       }
     })
     return map
@@ -122,16 +204,31 @@ export class IdMap {
   /**
    * Rebuilds a map from ids by label (undefined: free) and the free labels in their reuse order;
    * undefined when they do not fit together (a free label twice, or one that holds an id, or a
-   * free slot left out, or an id twice).
+   * free slot left out, or an id twice). `ids` is adopted, not copied.
    */
-  static restore(ids: readonly (string | undefined)[], free: ArrayLike<number>): IdMap | undefined {
+  static restore(ids: (string | undefined)[], free: ArrayLike<number>): IdMap | undefined {
     const map = new IdMap()
-    map.#ids = ids.slice()
+    map.#ids = ids
+    let live = 0
+    for (let label = 0; label < ids.length; label++) if (ids[label] !== undefined) live++
+    if (live + free.length !== ids.length) return undefined
+    let length = 16
+    while (length < live * 4) length *= 2
+    const table = new Uint32Array(length)
+    const mask = length - 1
     for (let label = 0; label < ids.length; label++) {
       const id = ids[label]
-      if (id !== undefined) map.#labels.set(id, label as Label)
+      if (id === undefined) continue
+      let slot = hashId(id) & mask
+      for (let entry = table[slot] as number; entry !== 0; entry = table[slot] as number) {
+        if (ids[entry - 1] === id) return undefined
+        slot = (slot + 1) & mask
+      }
+      table[slot] = label + 1
     }
-    if (map.#labels.size + free.length !== ids.length) return undefined
+    map.#table = table
+    map.#size = live
+    map.#used = live
     const seen = new Uint8Array(ids.length)
     for (let i = 0; i < free.length; i++) {
       const label = free[i] as number

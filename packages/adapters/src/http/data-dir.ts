@@ -57,7 +57,8 @@ export class DataDir {
         this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'))
         this.#engines.memoryBank.loadFolder(join(generation.folder, 'memory-bank'))
         return generation.number
-      })
+        // The engines' index snapshots are checked by loadIndex as it reads them (once, not twice).
+      }, { nested: true })
     } catch (error) {
       // A folder that cannot be read at start leaves nothing to write: let it go (a later reload keeps the lock).
       if (!this.#loaded) this.close()

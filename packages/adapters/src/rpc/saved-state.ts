@@ -98,10 +98,16 @@ export function saveEngine(dir: string, format: StateFormat, save: (out: Generat
 
 /** An engine's `loadFrom(dir)`: the generation `saveEngine` wrote, every file checked before `load` reads its folder. */
 export function loadEngine(dir: string, format: StateFormat, load: (folder: string) => void): void {
-  const found = readGeneration(dir, generationFormat(format), (generation) => {
-    load(generation.folder)
-    return true
-  })
+  const found = readGeneration(
+    dir,
+    generationFormat(format),
+    (generation) => {
+      load(generation.folder)
+      return true
+    },
+    // Index snapshots inside are checked by loadIndex as it reads them.
+    { nested: true },
+  )
   if (!found) throw new QuarryError('INVALID_SNAPSHOT', `${resolve(dir)} holds no ${format.engine} save (no CURRENT): save one there with saveTo first.`)
 }
 

@@ -75,6 +75,17 @@ export class ChunkWriter {
 
 const fsyncAsync = promisify(fsync)
 
+/** Fills `into` from the start of an open file with positional reads; returns the bytes read (fewer only at its end). */
+export function readFully(fd: number, into: Uint8Array): number {
+  let filled = 0
+  while (filled < into.byteLength) {
+    const n = readSync(fd, into, filled, Math.min(into.byteLength - filled, 1 << 30), filled)
+    if (n === 0) break
+    filled += n
+  }
+  return filled
+}
+
 /** fsync of an open file, as a blocking call. */
 export function fsyncCall(fd: number): BlockingCall {
   return { sync: () => fsyncSync(fd), async: () => fsyncAsync(fd) }

@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
 import { fsyncDir, fsyncDirAsync } from './debris.js'
-import { ChunkReader, ChunkWriter, fsyncCall } from './files.js'
+import { BackgroundSums } from './background-sums.js'
+import { ChunkReader, ChunkWriter, fsyncCall, readFully } from './files.js'
 import { DirectoryLock } from './lock.js'
 import { decodeManifest, encodeManifest, manifestProblem, type FileSum, type Manifest } from './manifest.js'
 import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type Steps } from './steps.js'
@@ -280,6 +281,9 @@ export class Generation {
   reading: string | undefined
   readonly #pinned = new Map<string, number>()
   readonly #readers = new Set<ChunkReader>()
+  /** Files being summed on a worker (sumAhead): their descriptors and places in its order. */
+  readonly #ahead = new Map<string, { readonly fd: number; readonly i: number }>()
+  #sums: BackgroundSums | undefined
 
   constructor(root: string, format: GenerationFormat, name: string, manifest: Manifest) {
     this.root = root
@@ -311,6 +315,11 @@ export class Generation {
 
   /** Closes files pinned but not read, and readers a failed read left open. */
   close(): void {
+    // The worker first: it reads the descriptors about to be closed.
+    this.#sums?.close()
+    this.#sums = undefined
+    for (const { fd } of this.#ahead.values()) closeSync(fd)
+    this.#ahead.clear()
     for (const fd of this.#pinned.values()) closeSync(fd)
     this.#pinned.clear()
     for (const reader of this.#readers) reader.abandon()
@@ -355,10 +364,39 @@ export class Generation {
       reader.abandon()
       throw this.#fail(`${name} could not be read (${errorCode(error)})`)
     }
-    const want = this.manifest.files[name] as FileSum
-    if (got.bytes !== want.bytes) throw this.#fail(`${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
-    if (got.sha256 !== want.sha256) throw this.#fail(`${name} does not match its checksum (corrupted)`)
-    this.reading = undefined
+    this.#check(name, got)
+  }
+
+  /**
+   * Starts hashing the listed files `names` on a worker thread, in this order (background-sums.ts),
+   * when they are large enough for it to pay: `readWhole` of one of them then reads it without
+   * hashing and waits for its sum before returning it, so hashing the next file overlaps reading
+   * and parsing this one. Files that cannot be opened or have the wrong size are left to
+   * `readWhole`'s own checks.
+   */
+  sumAhead(names: readonly string[]): void {
+    const fds: number[] = []
+    let bytes = 0
+    for (const name of names) {
+      const want = this.manifest.files[name]
+      const fd = this.#pinned.get(name)
+      if (!want || fd === undefined || this.#ahead.has(name)) continue
+      try {
+        const stat = fstatSync(fd)
+        if (!stat.isFile() || stat.size !== want.bytes) continue
+      } catch {
+        continue
+      }
+      this.#pinned.delete(name)
+      this.#ahead.set(name, { fd, i: fds.length })
+      fds.push(fd)
+      bytes += want.bytes
+    }
+    this.#sums = BackgroundSums.start(fds, bytes)
+    if (this.#sums) return
+    // Not worth a worker: back to the pinned files, hashed as they are read.
+    for (const [name, { fd }] of this.#ahead) this.#pinned.set(name, fd)
+    this.#ahead.clear()
   }
 
   /**
@@ -367,6 +405,13 @@ export class Generation {
    * for typed-array views of it).
    */
   readWhole(name: string, into?: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+    const ahead = this.#ahead.get(name)
+    if (ahead && this.#sums) return this.#readAhead(name, ahead, into)
+    if (ahead) {
+      // The worker was given up: hash it here after all.
+      this.#ahead.delete(name)
+      this.#pinned.set(name, ahead.fd)
+    }
     const reader = this.open(name)
     const size = this.manifest.files[name]?.bytes ?? 0
     if (into !== undefined && into.byteLength !== size) {
@@ -386,9 +431,44 @@ export class Generation {
     return bytes
   }
 
-  /** Checks every listed file (size and sha256) before any is used. */
-  verifyAll(): void {
-    for (const name of Object.keys(this.manifest.files)) this.verify(name, this.open(name))
+  /** readWhole of a file the worker sums: read unhashed, then its sum waited for and checked. */
+  #readAhead(name: string, ahead: { readonly fd: number; readonly i: number }, into: Uint8Array<ArrayBuffer> | undefined): Uint8Array<ArrayBuffer> {
+    this.reading = name
+    const size = this.manifest.files[name]?.bytes ?? 0
+    if (into !== undefined && into.byteLength !== size) throw this.#fail(`${name} has ${size} bytes, ${into.byteLength} were expected`)
+    const bytes = into ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer, 0, size)
+    let filled: number
+    try {
+      filled = readFully(ahead.fd, bytes)
+    } catch (error) {
+      throw this.#fail(`${name} could not be read (${errorCode(error)})`)
+    }
+    const got = this.#sums?.sum(ahead.i)
+    if (got === undefined) {
+      // The worker failed on it or was given up: hash it here.
+      this.#ahead.delete(name)
+      this.#pinned.set(name, ahead.fd)
+      return this.readWhole(name, into)
+    }
+    this.#check(name, filled === size ? got : { bytes: filled, sha256: '' })
+    return bytes
+  }
+
+  /** Compares a file's size and sha256 with the manifest's. */
+  #check(name: string, got: FileSum): void {
+    const want = this.manifest.files[name] as FileSum
+    if (got.bytes !== want.bytes) throw this.#fail(`${name} has ${got.bytes} bytes, the manifest says ${want.bytes} (truncated?)`)
+    if (got.sha256 !== want.sha256) throw this.#fail(`${name} does not match its checksum (corrupted)`)
+    this.reading = undefined
+  }
+
+  /**
+   * Checks every listed file (size and sha256) before any is used; with `nested`, files of the
+   * generations nested in this one are left to their own readers (see {@link nestedFiles}).
+   */
+  verifyAll(options: { readonly nested?: boolean } = {}): void {
+    const skip = options.nested === true ? nestedFiles(Object.keys(this.manifest.files)) : new Set<string>()
+    for (const name of Object.keys(this.manifest.files)) if (!skip.has(name)) this.verify(name, this.open(name))
   }
 
   #fail(what: string): QuarryError {
@@ -473,6 +553,25 @@ export function whileCurrentHolds<T>(dir: string, read: () => T): T {
   }
 }
 
+/**
+ * The data files of generations nested in a generation: `P/snapshot-N/F` (F not its manifest)
+ * where `P/CURRENT` and `P/snapshot-N/manifest.json` are listed too (an index saved into a
+ * subfolder). Their reader (loadIndex) checks each against the nested manifest as it reads it; the
+ * nested manifest and CURRENT are checked by the outer generation like any file. So every byte
+ * used is still checked once, before it is used.
+ */
+function nestedFiles(names: readonly string[]): Set<string> {
+  const listed = new Set(names)
+  const out = new Set<string>()
+  for (const name of names) {
+    const match = /^((?:.+\/)?)(snapshot-\d{1,15})\/(.+)$/.exec(name)
+    if (!match) continue
+    const [, prefix, generation, rest] = match as unknown as [string, string, string, string]
+    if (rest !== 'manifest.json' && listed.has(`${prefix}CURRENT`) && listed.has(`${prefix}${generation}/manifest.json`)) out.add(name)
+  }
+  return out
+}
+
 /** What `readGeneration` hands its reader: the verified generation's folder, number and manifest fields. */
 export interface GenerationView {
   /** The generation's folder (read only). */
@@ -482,6 +581,18 @@ export interface GenerationView {
   readonly manifest: Readonly<Record<string, unknown>>
 }
 
+/** How {@link readGeneration} checks files before its reader runs. */
+export interface ReadGenerationOptions {
+  /**
+   * Leave the data files of generations nested in this one (an index saved into a subfolder
+   * with `index.save`) to their reader, `loadIndex`, which checks each one's size and sha256
+   * against the nested manifest (checked here) as it reads it, instead of hashing them twice.
+   * Only for readers that read nested generations through `loadIndex`.
+   * @defaultValue false
+   */
+  readonly nested?: boolean
+}
+
 /**
  * Reads `dir`'s current generation: the manifest is checked, then every file's size and sha256,
  * and only then `read` runs on the folder. Undefined when `dir` holds no generation; a missing,
@@ -489,12 +600,12 @@ export interface GenerationView {
  * but a QuarryError that `read` throws (the folder passed its checks, so it means a bug or a
  * format this Quarry does not know).
  */
-export function readGeneration<T>(dir: string, format: GenerationFormat, read: (generation: GenerationView) => T): T | undefined {
+export function readGeneration<T>(dir: string, format: GenerationFormat, read: (generation: GenerationView) => T, options: ReadGenerationOptions = {}): T | undefined {
   return whileCurrentHolds(dir, () => {
     const generation = openGeneration(dir, format)
     if (!generation) return undefined
     try {
-      generation.verifyAll()
+      generation.verifyAll(options)
     } finally {
       generation.close()
     }

@@ -142,6 +142,8 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
     files.reading = name
     return new SectionReader(bytes, fail(name))
   }
+  // Hashed on a worker in the order they are read: each is still checked before it is parsed.
+  files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin'])
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
   const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims), floats(files, 'norms.f32', extent))

@@ -1,0 +1,171 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Analyzer, chunkText, createHashingEmbedder, loadIndex } from '@quarry/core'
+import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
+import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
+import { sizeOf } from '../lib/disk.js'
+import { npmCorpus } from '../lib/npm-corpus.js'
+import { median } from '../lib/stats.js'
+import { printTable } from '../lib/table.js'
+import type { SuiteContext } from '../run.js'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const QUARRY = join(ROOT, 'packages', 'adapters', 'bin', 'quarry.mjs')
+const PARENT = 'projects/bench/locations/local'
+const QUERY = 'how to configure the option of the package'
+
+/**
+ * Issue 20, startup: a `--data` folder holding one RAG corpus of N chunks (KNN: exact search;
+ * the 256-d hashing embedder that `quarry serve --embedder hashing` uses, so the first query waits
+ * on no model), checkpointed by the server's own writer (DataDir). Each round spawns the real
+ * `quarry serve --data DIR --embedder hashing --port 0` (default durability: log) and times from
+ * the spawn to the first retrieveContexts answer (200, top 10), then kills it (SIGKILL: no final
+ * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process. Also: an
+ * empty folder's time to first answer (the process's fixed start: Node, the TypeScript sources
+ * through tsx, the modules). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides.
+ */
+export async function runStartup(ctx: SuiteContext): Promise<void> {
+  const chunks = Number(process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? 100_000 : 1_000_000))
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-startup-'))
+  try {
+    const data = join(dir, 'data')
+    const buildSeconds = await buildDataFolder(data, chunks)
+    const generation = readFileSync(join(data, 'CURRENT'), 'latin1').trim()
+    const corpusDir = join(data, generation, 'vertex-rag', 'corpus-0')
+    const empty = join(dir, 'empty')
+    const embedder = createHashingEmbedder({ dimensions: 256 })
+    const rounds = chunks >= 1_000_000 ? 3 : 5
+    const times = { first: [] as number[], listening: [] as number[], load: [] as number[], empty: [] as number[] }
+    for (let round = 0; round < rounds; round++) {
+      const steps = [
+        async () => {
+          const t = await firstAnswer(data)
+          times.first.push(t.answer)
+          times.listening.push(t.listening)
+        },
+        async () => {
+          const t = performance.now()
+          const index = loadIndex(corpusDir, { embedder })
+          times.load.push((performance.now() - t) / 1000)
+          if (index.size !== chunks) throw new Error(`the corpus holds ${index.size} chunks, not ${chunks}`)
+        },
+        async () => {
+          times.empty.push((await firstAnswer(empty, false)).answer)
+        },
+      ]
+      if (round % 2 === 1) steps.reverse()
+      for (const step of steps) await step()
+    }
+    const m = { first: median(times.first), listening: median(times.listening), load: median(times.load), empty: median(times.empty) }
+    const row = {
+      chunks,
+      'build s': buildSeconds,
+      'data MB': sizeOf(data) / 1e6,
+      'core loadIndex s': m.load,
+      'serve: listening s': m.listening,
+      'serve: first answer s': m.first,
+      '**first answer / load**': m.first / m.load,
+      'empty folder: first answer s': m.empty,
+      '(first answer − empty) / load': (m.first - m.empty) / m.load,
+      rounds,
+    }
+    printTable(`quarry serve --data with ${chunks} RAG chunks: spawn → first retrieveContexts answer, against core's loadIndex of the corpus (medians of ${rounds} interleaved rounds)`, [row])
+    writeFileSync(join(ctx.resultsDir, 'startup.json'), `${JSON.stringify({ suite: 'startup', date: new Date().toISOString(), node: process.version, quick: ctx.quick, rows: [row], times }, null, 1)}\n`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Fills a `--data` folder with one KNN corpus of `chunks` chunks through the RAG engine, checkpointed; returns the seconds it took. */
+export async function buildDataFolder(root: string, chunks: number): Promise<number> {
+  const t = performance.now()
+  const embedder = createHashingEmbedder({ dimensions: 256 })
+  const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+  const s = engines.vertexRag.v1
+  const created = await s.createRagCorpus({ parent: PARENT, ragCorpus: { displayName: 'startup', vectorDbConfig: { ragManagedDb: { knn: {} } } } })
+  if (!created.ok) throw new Error(created.status.message)
+  const corpus = created.response.response?.name as string
+  const passages = npmCorpus().map((p) => p.text)
+  // Chunks of 32 tokens overlapping by 1 (an overlap of 0 reads as unset: 31), files of about 1,000 chunks
+  // of the npm corpus's passages, the last one cut to make `chunks` (counted with the engine's chunker).
+  const chunking = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 32, chunkOverlap: 1 } } } }
+  const analyzer = new Analyzer()
+  let next = 0
+  for (let made = 0, f = 0; made < chunks; f++) {
+    const parts: string[] = []
+    let size = 0
+    while (size < 1000 * 200) {
+      const passage = passages[next++ % passages.length] as string
+      parts.push(passage)
+      size += passage.length
+    }
+    let text = parts.join('\n\n')
+    const cut = chunkText(analyzer, text, { size: 32, overlap: 1 })
+    // k chunks of stride 31 take exactly 31·k tokens (one more would start a chunk of its own).
+    if (made + cut.length > chunks) text = text.slice(0, (analyzer.tokens(text)[31 * (chunks - made) - 1] as { end: number }).end)
+    const uploaded = await s.uploadRagFile({ parent: corpus, ragFile: { displayName: `f${f}.txt` }, uploadRagFileConfig: chunking }, text)
+    if (!uploaded.ok) throw new Error(uploaded.status.message)
+    made += Math.min(cut.length, chunks - made)
+    if (f % 100 === 0) console.log(`  ${made} chunks uploaded, ${((performance.now() - t) / 1000).toFixed(0)} s`)
+  }
+  const folder = new DataDir(root, engines)
+  try {
+    await folder.save()
+  } finally {
+    folder.close()
+  }
+  return (performance.now() - t) / 1000
+}
+
+/**
+ * Spawns `quarry serve --data dir` and times (seconds from the spawn) the "serving" line and the
+ * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora).
+ */
+async function firstAnswer(dir: string, query = true): Promise<{ listening: number; answer: number }> {
+  const start = performance.now()
+  const child = spawn(process.execPath, [QUARRY, 'serve', '--data', dir, '--embedder', 'hashing', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  try {
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString()
+        const match = /serving on (http:\/\/[^\s]+)/.exec(out)
+        if (match) resolveUrl(match[1] as string)
+      })
+      child.once('exit', (code) => reject(new Error(`quarry serve exited (${code}): ${stderr.slice(0, 500)}`)))
+    })
+    const listening = (performance.now() - start) / 1000
+    const corpora = await call(`${url}/v1/${PARENT}/ragCorpora`, undefined)
+    if (query) {
+      const name = (corpora.ragCorpora as { name: string }[] | undefined)?.[0]?.name
+      const answer = await call(`${url}/v1/${PARENT}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: name }] }, query: { text: QUERY, ragRetrievalConfig: { topK: 10 } } })
+      const contexts = (answer.contexts as { contexts?: unknown[] } | undefined)?.contexts ?? []
+      if (contexts.length !== 10) throw new Error(`the first query answered ${contexts.length} contexts, not 10`)
+    }
+    return { listening, answer: (performance.now() - start) / 1000 }
+  } finally {
+    child.kill('SIGKILL')
+    await new Promise((r) => (child.exitCode === null && child.signalCode === null ? child.once('exit', r) : r(undefined)))
+  }
+}
+
+/** One JSON request (GET without a body, else POST), its 200 answer parsed. */
+function call(url: string, body: unknown): Promise<Record<string, unknown>> {
+  return new Promise((resolveCall, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const req = request(url, { method: payload === undefined ? 'GET' : 'POST', headers: payload === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => (text += d))
+      res.on('end', () => (res.statusCode === 200 ? resolveCall(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`${url}: ${res.statusCode} ${text.slice(0, 300)}`))))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}

@@ -1,0 +1,129 @@
+import { Worker } from 'node:worker_threads'
+import type { FileSum } from './manifest.js'
+
+/**
+ * sha256 sums of open files computed on a worker thread, in order, while the main thread reads
+ * and parses the files before them: a load waits for a file's sum before it parses the file (so
+ * every checksum is still checked before its data is used), but hashing file k+1 overlaps reading
+ * and parsing file k. The worker reads the files itself (positional reads of the same
+ * descriptors, through one reused buffer) and reports through shared memory, so a synchronous
+ * load can wait for it with `Atomics.wait`. It never keeps the process alive (unref'd), and a
+ * worker that makes no progress for a while (it could not start) is given up: the caller hashes
+ * the file itself.
+ */
+
+/** Below this many bytes in all, a worker's start (tens of milliseconds) costs more than it saves. */
+const DEFAULT_THRESHOLD = 32 << 20
+
+let threshold = DEFAULT_THRESHOLD
+
+/**
+ * Sets the size from which loads hash on a worker; returns a function restoring the previous one.
+ * For tests only (to run the worker on small snapshots): not exported by the package.
+ */
+export function replaceBackgroundSumThreshold(bytes: number): () => void {
+  const previous = threshold
+  threshold = bytes
+  return () => {
+    threshold = previous
+  }
+}
+
+let started = 0
+
+/** Workers started so far (for tests: that a load did hash on one). */
+export function backgroundSumsStarted(): number {
+  return started
+}
+
+/** How long a wait may see no progress before the worker is given up (it could not start, or died). */
+const STALL_MS = 10_000
+
+const PENDING = 0
+const DONE = 1
+const FAILED = 2
+
+/** The worker's code (CommonJS, evaluated: nothing to resolve on disk). */
+const SOURCE = `
+const { workerData } = require('node:worker_threads')
+const { readSync } = require('node:fs')
+const { createHash } = require('node:crypto')
+const { fds, state, sizes, digests, progress } = workerData
+const buffer = Buffer.allocUnsafe(1 << 20)
+for (let i = 0; i < fds.length; i++) {
+  try {
+    const hash = createHash('sha256')
+    let at = 0
+    for (;;) {
+      const n = readSync(fds[i], buffer, 0, buffer.length, at)
+      if (n === 0) break
+      hash.update(buffer.subarray(0, n))
+      at += n
+      Atomics.add(progress, 0, 1)
+    }
+    digests.set(hash.digest(), i * 32)
+    sizes[i] = at
+    Atomics.store(state, i, ${DONE})
+  } catch {
+    Atomics.store(state, i, ${FAILED})
+  }
+  Atomics.notify(state, i)
+  Atomics.notify(progress, 0)
+}
+`
+
+/** Sums of open files, computed ahead on a worker thread. */
+export class BackgroundSums {
+  readonly #worker: Worker
+  readonly #state: Int32Array
+  readonly #sizes: Float64Array
+  readonly #digests: Uint8Array
+  readonly #progress: Int32Array
+  #abandoned = false
+
+  private constructor(fds: readonly number[]) {
+    this.#state = new Int32Array(new SharedArrayBuffer(4 * fds.length))
+    this.#sizes = new Float64Array(new SharedArrayBuffer(8 * fds.length))
+    this.#digests = new Uint8Array(new SharedArrayBuffer(32 * fds.length))
+    this.#progress = new Int32Array(new SharedArrayBuffer(4))
+    this.#worker = new Worker(SOURCE, { eval: true, workerData: { fds, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
+    this.#worker.unref()
+    started++
+    // A failure to start shows as no progress (the main thread may be blocked and never see the event).
+    this.#worker.on('error', () => undefined)
+  }
+
+  /** Starts summing the open files `fds` (in this order) when they hold enough bytes to pay; else undefined. */
+  static start(fds: readonly number[], bytes: number): BackgroundSums | undefined {
+    if (fds.length === 0 || bytes < threshold) return undefined
+    try {
+      return new BackgroundSums(fds)
+    } catch {
+      return undefined
+    }
+  }
+
+  /**
+   * Waits for the sum of the i-th file: undefined when the worker failed on it or was given up
+   * (the caller then hashes the file itself).
+   */
+  sum(i: number): FileSum | undefined {
+    let seen = Atomics.load(this.#progress, 0)
+    while (!this.#abandoned && Atomics.load(this.#state, i) === PENDING) {
+      if (Atomics.wait(this.#state, i, PENDING, STALL_MS) === 'timed-out') {
+        const now = Atomics.load(this.#progress, 0)
+        if (now === seen) this.close()
+        seen = now
+      }
+    }
+    if (this.#abandoned || Atomics.load(this.#state, i) !== DONE) return undefined
+    return { bytes: this.#sizes[i] as number, sha256: Buffer.from(this.#digests.subarray(i * 32, i * 32 + 32)).toString('hex') }
+  }
+
+  /** Stops the worker (what it has not summed is not waited for). Call before closing the files. */
+  close(): void {
+    if (this.#abandoned) return
+    this.#abandoned = true
+    void this.#worker.terminate()
+  }
+}
