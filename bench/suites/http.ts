@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { Agent, request } from 'node:http'
+import { Agent, createServer as createBareServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createGloveEmbedder } from '@quarry/core'
 import { createServer, type Outcome } from '@quarry/adapters'
 import { npmCorpus } from '../lib/npm-corpus.js'
@@ -19,8 +19,8 @@ const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@g
 /** The clients' own grpc-js (their google-gax's), for the insecure channel credentials. */
 const { grpc } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
 
-type Mode = 'in-process' | 'rest' | 'grpc'
-const MODES: readonly Mode[] = ['in-process', 'rest', 'grpc']
+type Mode = 'in-process' | 'rest' | 'bare' | 'grpc'
+const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc']
 type Json = Record<string, unknown>
 
 /** One call, three ways: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
@@ -32,6 +32,40 @@ interface Call {
   readonly grpc: (request: Json) => Promise<unknown>
   /** What every transport must answer alike: ids in order, each with its scores at float precision (gRPC's `float` fields are 32-bit). */
   readonly hits: (response: unknown) => string[]
+}
+
+/** Measured rounds of each transport per call and client count (after a warm-up round). */
+const ROUNDS = 3
+
+type Stat = { rps: number; p50: number; p99: number }
+
+/**
+ * A bare `node:http` server: the body read and parsed with JSON.parse, the call found by its exact
+ * path, the engine called in process, its response written as JSON (an error as 500 with the
+ * message); nothing else. What the REST layer is measured against.
+ */
+async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: Server; port: number }> {
+  const server = createBareServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const c = calls.get(req.url ?? '')
+      const answer = (status: number, json: unknown): void => {
+        const text = JSON.stringify(json)
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+        res.end(text)
+      }
+      if (!c) return answer(404, { error: 'no such call' })
+      void c.local(c.request(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json)).then((out) => (out.ok ? answer(200, out.response) : answer(500, { error: out.status.message })))
+    })
+  })
+  // The REST server's keep-alive timeouts: a socket idle while the other transports run stays open.
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('the bare server has no port')
+  return { server, port: address.port }
 }
 
 /** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
@@ -113,12 +147,15 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       },
     },
   }
-  // A keep-alive agent, as Google's clients keep connections open.
+  // The floor under the REST layer: a bare node:http server on the same engines that reads the
+  // same JSON body and answers with the engine call's response (no admission, routing, status mapping).
+  const bare = await bareServer(new Map(Object.values(calls).map((c) => [c.path, c])))
+  // A keep-alive agent, as Google's clients keep connections open (one for both servers: its sockets are per port).
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const { port } = new URL(url)
-  const post = (path: string, body: string): Promise<{ status: number; text: string }> =>
+  const post = (path: string, body: string, to: string | number = port): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const req = request({ host: '127.0.0.1', port: to, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
@@ -128,8 +165,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     })
   /** One request the way each transport sends it; resolves to the decoded answer. */
   const send = async (c: Call, mode: Mode, body: Json): Promise<unknown> => {
-    if (mode === 'rest') {
-      const res = await post(c.path, JSON.stringify(body))
+    if (mode === 'rest' || mode === 'bare') {
+      const res = await post(c.path, JSON.stringify(body), mode === 'bare' ? bare.port : port)
       const parsed: unknown = JSON.parse(res.text)
       if (res.status !== 200) throw new Error(res.text)
       return parsed
@@ -151,7 +188,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     firstCallMs[name] = performance.now() - t
     const expected = c.hits(await send(c, 'in-process', body))
     if (expected.length === 0) throw new Error(`${name}: no hits in process`)
-    for (const mode of ['rest', 'grpc'] as const) {
+    for (const mode of ['rest', 'bare', 'grpc'] as const) {
       const got = c.hits(await send(c, mode, body))
       if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`${name} over ${mode} answers ${JSON.stringify(got)}, in process ${JSON.stringify(expected)}`)
     }
@@ -178,20 +215,35 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         const seconds = (performance.now() - t0) / 1000
         return { rps: latencies.length / seconds, p50: median(latencies), p99: percentile(latencies, 0.99) }
       }
-      // A warm-up round of each, then the measured round, interleaved.
+      // A warm-up round of each, then ROUNDS measured rounds, interleaved (the order rotating); medians.
       for (const mode of MODES) await measure(mode)
-      const [a, r, g] = [await measure('in-process'), await measure('rest'), await measure('grpc')]
+      const runs = new Map<Mode, { rps: number; p50: number; p99: number }[]>(MODES.map((m) => [m, []]))
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let j = 0; j < MODES.length; j++) {
+          const mode = MODES[(j + round) % MODES.length] as Mode
+          runs.get(mode)?.push(await measure(mode))
+        }
+      }
+      const [a, r, b, g] = MODES.map((m) => {
+        const xs = runs.get(m) ?? []
+        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)) }
+      }) as [Stat, Stat, Stat, Stat]
       rows.push({
         call: name,
         clients: concurrency,
         'in-process rps': a.rps,
         'rest rps': r.rps,
+        'bare rps': b.rps,
         'grpc rps': g.rps,
+        'rest / bare rps': r.rps / b.rps,
+        'rest / bare, each round': (runs.get('rest') ?? []).map((x, k) => (x.rps / ((runs.get('bare') ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' '),
         'in-process p50 ms': a.p50,
         'rest p50 ms': r.p50,
+        'bare p50 ms': b.p50,
         'grpc p50 ms': g.p50,
         'in-process p99 ms': a.p99,
         'rest p99 ms': r.p99,
+        'bare p99 ms': b.p99,
         'grpc p99 ms': g.p99,
         'rest p50 ratio': r.p50 / a.p50,
         'grpc p50 ratio': g.p50 / a.p50,
@@ -202,7 +254,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   agent.destroy()
   await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close()])
   await server.close()
+  await new Promise<void>((resolve) => bare.server.close(() => resolve()))
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), ${perClient} requests per client, ${passages.length} passages`, rows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows }, null, 1)}\n`)
 }

@@ -39,10 +39,14 @@ export abstract class EngineContext<O extends EngineBasics> {
     return numericId(this.options.randomId)
   }
 
-  /** Embeds texts; an embedder failure is INTERNAL (reported to onInternalError), and nothing is written. */
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  /**
+   * Embeds texts; an embedder failure is INTERNAL (reported to onInternalError), and nothing is written.
+   * `compute` may get the vectors another way (a batch shared with other texts); whichever way, the
+   * vectors are recorded for replay as this write's.
+   */
+  async embed(texts: readonly string[], compute: (texts: readonly string[]) => Promise<Float32Array[]> = (t) => embedAll(this.options.embedder, t)): Promise<Float32Array[]> {
     try {
-      return await replayable('embed', () => embedAll(this.options.embedder, texts), encodeVectors, decodeVectors)
+      return await replayable('embed', () => compute(texts), encodeVectors, decodeVectors)
     } catch (error) {
       this.options.onInternalError(error)
       throw failure('INTERNAL', `The embedder "${this.options.embedder.name}" failed; nothing was written. Retry the request.`)

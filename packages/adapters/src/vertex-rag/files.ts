@@ -5,12 +5,15 @@ import { readMessage } from '../rpc/proto-json.js'
 import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
-import { ingestFile } from './ingest.js'
+import { ingestFile, type FileInput } from './ingest.js'
+import { PendingFiles } from './pending-files.js'
+import { IMPORT_BATCH_TEXTS, ReadAhead } from './read-ahead.js'
 import type { ImportRoot } from './options.js'
-import { locateSources, readSource } from './sources.js'
-import type { ListRagFilesResponseJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
+import { embedQueueOf } from './embed-queue.js'
+import { locateSources, type SourceFile } from './sources.js'
+import type { ListRagFilesResponseJson, MetadataValueJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
-import { fileJson } from './state.js'
+import { fileJson, type RagCorpusState } from './state.js'
 import { replayable } from '../rpc/replay.js'
 import { applyImportedMetadata, storeImportedSchemas } from './metadata.js'
 import { planMetadata, sinkPlan, uriOfFailure, writeSink, type FileResult } from './import-extras.js'
@@ -40,9 +43,32 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
     label: displayName,
     bytes,
     chunking,
-  })
+  }, { embed: (texts) => embedQueueOf(corpus, ctx.options.embedder).embed(texts) })
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
+}
+
+/** One file of an import: read (or handed back on replay), ingested through the read-ahead, its metadata given. */
+async function importOne(
+  ctx: RagContext,
+  corpus: RagCorpusState,
+  job: { i: number; file: SourceFile; ahead: ReadAhead; pending: PendingFiles; inputOf: (f: SourceFile, bytes: Uint8Array) => FileInput; metadata: readonly { readonly key: string; readonly value: MetadataValueJson }[] },
+): Promise<FileResult> {
+  const { i, file: f, ahead } = job
+  const read = await replayable('read', () => ahead.read(i), encodeRead, decodeRead)
+  if (!read.ok) return { uri: f.uri, result: 'FAILED', error: read.status }
+  let result
+  try {
+    const analysis = ahead.analysis(i, read.bytes)
+    result = await ingestFile(ctx, corpus, job.inputOf(f, read.bytes), { ...(analysis ? { analysis } : {}), embed: (texts) => ahead.embed(i, texts), pending: job.pending })
+  } catch (error) {
+    // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
+    if (!(error instanceof RpcFailure)) throw error
+    return { uri: f.uri, result: 'FAILED', error: rpcStatus(codeName(error.status.code), `${f.uri}: ${error.status.message}`) }
+  }
+  if (result.kind === 'failed') return { uri: f.uri, result: 'FAILED', error: rpcStatus('INVALID_ARGUMENT', result.message) }
+  applyImportedMetadata(ctx, corpus, result.file, job.metadata)
+  return { uri: f.uri, ragFile: result.file.name, result: result.kind === 'skipped' ? 'SKIPPED' : 'IMPORTED' }
 }
 
 /** The file name a URI ends in, as the user wrote it (a link keeps its own name and extension). */
@@ -104,28 +130,21 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
     storeImportedSchemas(ctx, corpus, metadata.schemas)
   }
   const results: FileResult[] = located.failures.map((error) => omitUnset({ uri: uriOfFailure(error), result: 'FAILED' as const, error }))
-  for (const f of files) {
-    const read = await replayable('read', () => readSource(f, ctx.options.maxFileBytes), encodeRead, decodeRead)
-    if (!read.ok) {
-      results.push({ uri: f.uri, result: 'FAILED', error: read.status })
-      continue
+  const inputOf = (f: SourceFile, bytes: Uint8Array): FileInput => {
+    const name = uriName(f.uri)
+    return { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: name, label: f.uri, bytes, chunking }
+  }
+  // Files are read, chunked and embedded ahead in batches across files, and go into the index in
+  // batches; each file's read and vectors are still taken (and recorded) in file order.
+  const ahead = new ReadAhead({ corpus, embedder: ctx.options.embedder, files, maxFileBytes: ctx.options.maxFileBytes, inputOf })
+  const pending = new PendingFiles(corpus)
+  try {
+    for (const [i, f] of files.entries()) {
+      results.push(await importOne(ctx, corpus, { i, file: f, ahead, pending, inputOf, metadata: metadata?.values.get(f.uri) ?? [] }))
+      if (pending.chunks >= IMPORT_BATCH_TEXTS) pending.flush()
     }
-    let result
-    try {
-      const name = uriName(f.uri)
-      result = await ingestFile(ctx, corpus, { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: name, label: f.uri, bytes: read.bytes, chunking })
-    } catch (error) {
-      // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
-      if (!(error instanceof RpcFailure)) throw error
-      results.push({ uri: f.uri, result: 'FAILED', error: rpcStatus(codeName(error.status.code), `${f.uri}: ${error.status.message}`) })
-      continue
-    }
-    if (result.kind === 'failed') {
-      results.push({ uri: f.uri, result: 'FAILED', error: rpcStatus('INVALID_ARGUMENT', result.message) })
-      continue
-    }
-    applyImportedMetadata(ctx, corpus, result.file, metadata?.values.get(f.uri) ?? [])
-    results.push({ uri: f.uri, ragFile: result.file.name, result: result.kind === 'skipped' ? 'SKIPPED' : 'IMPORTED' })
+  } finally {
+    pending.flush()
   }
   const failures: RpcStatus[] = results.flatMap((r) => (r.error ? [r.error] : []))
   const count = (kind: FileResult['result']): number => results.filter((r) => r.result === kind).length

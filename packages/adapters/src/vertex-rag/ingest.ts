@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto'
-import { Analyzer, chunkText } from '@quarry/core'
+import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
 import { omitUndefined } from '../rpc/omit.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
 import { extractText } from './extract.js'
 import { pageAt } from './pdf.js'
+import { pendingOf, type PendingFiles } from './pending-files.js'
+import type { RagFileTypeName } from './resources.js'
 import { fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
 
 /** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
@@ -25,6 +27,25 @@ export interface FileInput {
 
 export type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
 
+/** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
+export type Analysis =
+  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
+  | { readonly ok: false; readonly message: string }
+
+/** How {@link ingestFile} gets what others may have computed for it; by default it does everything itself, at once. */
+export interface IngestVia {
+  /** The file's analysis, done ahead (an import reading ahead); done here when absent. */
+  readonly analysis?: Analysis
+  /** How the chunks' vectors are computed (a batch shared with other files); the file alone by default. */
+  readonly embed?: (texts: readonly string[]) => Promise<Float32Array[]>
+  /** Where the file waits for a batched index add; without, it goes in at once. */
+  readonly pending?: PendingFiles
+}
+
+export function sha256Of(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
 /** The file of a corpus imported from this source URI before, if any. */
 function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
   if (source.kind !== 'gcs') return undefined
@@ -32,31 +53,50 @@ function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState
   return undefined
 }
 
+/** The file this input would leave as it is: imported before from the same URI with the same bytes. */
+export function unchangedFile(corpus: RagCorpusState, input: FileInput, sha256: string): RagFileState | undefined {
+  const previous = sameSource(corpus, input.source)
+  return previous && previous.sha256 === sha256 ? previous : undefined
+}
+
+/** Extracts the text and cuts it into chunks. */
+export async function analyzeFile(input: FileInput): Promise<Analysis> {
+  const extracted = await extractText(input.readAs, input.bytes, input.label)
+  if (!extracted.ok) return extracted
+  const pieces = chunkText(analyzer, extracted.text, input.chunking)
+  if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
+  return { ok: true, text: extracted.text, type: extracted.type, pageStarts: extracted.pageStarts, pieces }
+}
+
 /**
  * Reads, chunks, embeds and indexes one file. A file imported before from the same URI with the
  * same bytes (sha256) is skipped; with other bytes its chunks are replaced. A file that cannot be
- * read fails alone. Nothing is written before the embeddings are in.
+ * read fails alone. Nothing is written before the embeddings are in. The file and its chunk
+ * records go in with the files of concurrent uploads in one add (pending-files.ts), or, with
+ * `via.pending`, wait there for the caller's flush (an import's files).
  */
-export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input: FileInput): Promise<IngestResult> {
-  const sha256 = createHash('sha256').update(input.bytes).digest('hex')
+export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input: FileInput, via: IngestVia = {}): Promise<IngestResult> {
+  const sha256 = sha256Of(input.bytes)
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
-  const extracted = await extractText(input.readAs, input.bytes, input.label)
-  if (!extracted.ok) return { kind: 'failed', message: extracted.message }
-  const pieces = chunkText(analyzer, extracted.text, input.chunking)
-  if (pieces.length === 0) return { kind: 'failed', message: `${input.label}: the file has no words to index.` }
-  const vectors = await ctx.embed(pieces.map((p) => p.text))
+  const analysis = via.analysis ?? (await analyzeFile(input))
+  if (!analysis.ok) return { kind: 'failed', message: analysis.message }
+  const { pieces } = analysis
+  const vectors = await ctx.embed(pieces.map((p) => p.text), via.embed)
   if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.label}: the corpus was deleted during the import.` }
 
+  const pending = via.pending ?? pendingOf(corpus)
   let file: RagFileState
   if (previous) {
+    // Index operations keep their order: what waits goes in before the old chunks go out.
+    pending.flush()
     for (const c of previous.chunks) corpus.index.remove(c.id)
     file = previous
     file.updateMs = ctx.now()
   } else {
     let id: string
     do id = ctx.numericId()
-    while (corpus.files.has(`${corpus.name}/ragFiles/${id}`))
+    while (corpus.files.has(`${corpus.name}/ragFiles/${id}`) || pending.has(`${corpus.name}/ragFiles/${id}`))
     file = {
       name: `${corpus.name}/ragFiles/${id}`,
       id,
@@ -65,7 +105,7 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
       source: input.source,
       sizeBytes: 0,
       sha256,
-      type: extracted.type,
+      type: analysis.type,
       userMetadata: input.userMetadata,
       chunks: [],
       metadata: new Map(),
@@ -74,12 +114,11 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   }
   file.sizeBytes = input.bytes.length
   file.sha256 = sha256
-  file.type = extracted.type
+  file.type = analysis.type
   // The first chunk starts at the text's start and the last ends at its end, so leading markup
   // ("# ") and final punctuation are kept; chunks in between run from token to token.
-  const text = extracted.text
+  const { text, pageStarts: pages } = analysis
   const lastIndex = pieces.length - 1
-  const pages = extracted.pageStarts
   file.chunks = pieces.map((p, i) =>
     omitUndefined({
       id: `${file.id}-${String(i).padStart(6, '0')}`,
@@ -87,14 +126,13 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
       pageSpan: pages ? { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } : undefined,
     }),
   )
-  const metadata = fileMetadata(file)
-  corpus.index.addMany(file.chunks.map((c, i) => ({ id: c.id, vector: vectors[i] as Float32Array, text: c.text, metadata })))
-  corpus.files.set(file.name, file)
-  corpus.updateMs = ctx.now()
+  const atMs = ctx.now()
+  if (via.pending) via.pending.push(file, vectors, atMs)
+  else await pending.added(file, vectors, atMs)
   return { kind: 'imported', file }
 }
 
-/** Rewrites a file's chunk records after its metadata changed (vectors and text kept). */
+/** Rewrites a file's chunk records after its metadata changed (vectors and text kept); chunks not in the index yet are left to their add. */
 export function reindexFile(corpus: RagCorpusState, file: RagFileState): void {
   const metadata = fileMetadata(file)
   for (const c of file.chunks) {

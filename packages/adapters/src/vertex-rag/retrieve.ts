@@ -1,4 +1,4 @@
-import { MAX_TOP_K, type Filter, type Hit, type SearchRequest } from '@quarry/core'
+import { MAX_TOP_K, type Filter, type Hit, type QuarryIndex, type SearchRequest } from '@quarry/core'
 import { parseFilter } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
 import { omitUndefined, omitUnset } from '../rpc/omit.js'
@@ -6,10 +6,10 @@ import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { replayable } from '../rpc/replay.js'
 import type { RagContext } from './context.js'
-import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf } from './metric.js'
+import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
-import { FILE_FIELD, metadataField, sourceUriOf, type RagCorpusState } from './state.js'
+import { FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
 
 /** Contexts when neither ragRetrievalConfig.topK nor similarityTopK is set. */
 export const DEFAULT_TOP_K = 10
@@ -94,6 +94,30 @@ function passes(p: Plan, d: { distance: number; similarity: number }): boolean {
   return (p.distance === undefined || d.distance < p.distance) && (p.similarity === undefined || d.similarity > p.similarity)
 }
 
+/** One context retrieved: its JSON, the core hit it came from, its file and chunk, and its dense measure. */
+export interface RetrievedContext {
+  readonly json: ContextJson
+  readonly hit: Hit
+  readonly file: RagFileState
+  readonly chunk: RagChunkState
+  /** The chunk's vector against the query in float64, on the corpus metric's scale. */
+  readonly dense: DenseMeasure
+  /** What `score` is made from when alpha < 1: the BM25 score over the answer's best (alpha 0), or the fused score. */
+  readonly relevance: number
+}
+
+/** A retrieval: the response, and each of its contexts as found (the console's explain reads both). */
+export interface Retrieval {
+  readonly response: RetrieveContextsResponseJson
+  /** In response order (after the reranker, if any). */
+  readonly results: readonly RetrievedContext[]
+  readonly text: string
+  /** 1: dense only; 0: BM25 only; between: both fused. */
+  readonly alpha: number
+  /** The corpus index searched (its analyzer marks matched words). */
+  readonly index: QuarryIndex
+}
+
 /**
  * Retrieves contexts: dense search (alpha 1), BM25 (alpha 0) or both fused by core's hybrid search
  * (convex combination of TM2C2-normalized scores, every candidate scored on both sides), over one corpus, restricted to ragFileIds and the metadata filter.
@@ -102,14 +126,23 @@ function passes(p: Plan, d: { distance: number; similarity: number }): boolean {
  * distances, r for DOT_PRODUCT). v1beta1 adds each chunk's dense `distance` and BM25 `sparseDistance`.
  */
 export async function retrieveContexts(ctx: RagContext, version: ApiVersion, request: unknown): Promise<RetrieveContextsResponseJson> {
+  return (await retrieve(ctx, version, request, false)).response
+}
+
+/**
+ * retrieveContexts's search: the response and how each context was found. `explain` asks core
+ * for each BM25 hit's term explanation too (hybrid hits always carry theirs); results are the same.
+ */
+export async function retrieve(ctx: RagContext, version: ApiVersion, request: unknown, explain: boolean): Promise<Retrieval> {
   const p = plan(ctx, version, request)
   const [query] = await ctx.embed([p.text])
   const corpus = ctx.state.corpora.get(p.corpus.name)
   if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${p.corpus.name}" was deleted.`)
+  const none: Retrieval = { response: { contexts: {} }, results: [], text: p.text, alpha: p.alpha, index: corpus.index }
   // A query the embedder maps to zeros (no word it knows) has no direction: it matches nothing.
-  if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return { contexts: {} }
+  if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return none
   const threshold = coreThreshold(corpus.metric, omitUndefined({ distance: p.distance, similarity: p.similarity }))
-  if (threshold.none) return { contexts: {} }
+  if (threshold.none) return none
   const thresholded = p.distance !== undefined || p.similarity !== undefined
   const bounds = omitUndefined({ filter: p.filter, maxDistance: threshold.maxDistance, minSimilarity: threshold.minSimilarity })
   let hits: readonly Hit[]
@@ -117,7 +150,7 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
     hits = corpus.index.search({ ...bounds, vector: query, topK: p.topK }).hits
   } else if (p.alpha === 0) {
     // Sparse only; a vector threshold then applies to each text hit's own dense measure.
-    hits = corpus.index.search(omitUndefined({ filter: p.filter, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK })).hits
+    hits = corpus.index.search(omitUndefined({ filter: p.filter, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK, explain })).hits
   } else {
     const request: SearchRequest = { ...bounds, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
     hits = corpus.index.search(request).hits
@@ -138,12 +171,12 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
   }
   const best = p.alpha === 0 ? Math.max(...answer.map((a) => a.hit.score), 0) : 0
   const beta = version === 'v1beta1'
-  const contexts = answer.map(({ hit, file, chunk, dense }): ContextJson => {
+  const results = answer.map(({ hit, file, chunk, dense }): RetrievedContext => {
     const relevance = p.alpha === 0 ? (best > 0 ? hit.score / best : 0) : hit.score
     const bm25 = p.alpha === 0 ? hit.score : hit.explain?.hybrid?.sparse?.score
     // `score` is proto3 `optional` (written even when 0); distance and sparseDistance are plain
     // doubles, omitted at 0 as proto3 JSON omits defaults.
-    return omitUnset(
+    const json = omitUnset(
       {
         sourceUri: sourceUriOf(file),
         sourceDisplayName: file.displayName,
@@ -155,11 +188,28 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
       },
       ['score'],
     )
+    return { json, hit, file, chunk, dense, relevance }
   })
   const { reranker } = ctx.options
   const { ranking } = p
+  const contexts = results.map((r) => r.json)
   // Recorded like embeddings (rpc/replay.ts): a retrieval inside a logged write (asyncRetrieveContexts) replays the same order.
   const ranked = ranking && reranker ? await replayable('rerank', async () => [...(await reranker({ query: p.text, model: ranking.model, kind: ranking.kind, contexts }))]) : contexts
   // RagContexts is a set message even with no context: `{"contexts": {}}`, its empty list omitted.
-  return { contexts: omitUnset({ contexts: [...ranked] }) }
+  return { ...none, response: { contexts: omitUnset({ contexts: [...ranked] }) }, results: ranked === contexts ? results : reordered(ranked, results) }
+}
+
+/**
+ * The results in the reranker's order: each context it returned matched to the result it came
+ * from (the same object, else the first unused one with the same source and text); a context
+ * it made up has no result and is left out.
+ */
+function reordered(ranked: readonly ContextJson[], results: readonly RetrievedContext[]): RetrievedContext[] {
+  const unused = new Set(results)
+  return ranked.flatMap((context) => {
+    const found = results.find((r) => r.json === context && unused.has(r)) ?? [...unused].find((r) => r.json.sourceUri === context.sourceUri && r.json.text === context.text)
+    if (!found) return []
+    unused.delete(found)
+    return [found]
+  })
 }

@@ -7,6 +7,9 @@ import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadRag, saveRag } from './persistence.js'
 import { loadEngine, saveEngine } from '../rpc/saved-state.js'
 import type { ApiVersion } from './schema.js'
+import { toOutcome, type Outcome } from '../rpc/outcome.js'
+import { retrieve, type Retrieval } from './retrieve.js'
+import type { RagCorpusState } from './state.js'
 
 // The methods come from RAG_SERVICE_TABLE, RAG_DATA_TABLE and RAG_MIXIN_TABLE (methods.ts): one entry per RPC.
 export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABLE>, ServiceMethods<typeof RAG_DATA_TABLE>, ServiceMethods<typeof RAG_MIXIN_TABLE> {}
@@ -91,5 +94,15 @@ export class VertexRagEngine {
   /** @internal Runs `fn` with this engine's writes held off (queued behind it). */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.#writes.run(fn)
+  }
+
+  /** @internal The corpora of every project and location by name, in creation order, to read only (the console's overview). */
+  corpora(): ReadonlyMap<string, RagCorpusState> {
+    return this.#ctx.state.corpora
+  }
+
+  /** @internal retrieveContexts of `version` with each context's core hit explained (the console's explain): the same response, or the same Status. */
+  explainRetrieval(version: ApiVersion, request: unknown): Promise<Outcome<Retrieval>> {
+    return toOutcome(() => retrieve(this.#ctx, version, request, true), this.#ctx.options.onInternalError)
   }
 }

@@ -1,0 +1,64 @@
+import { embedAll, type Embedder } from '@quarry/core'
+import type { RagCorpusState } from './state.js'
+
+interface Job {
+  readonly texts: readonly string[]
+  readonly resolve: (vectors: Float32Array[]) => void
+  readonly reject: (error: unknown) => void
+}
+
+/**
+ * The texts of concurrent uploads to one corpus, embedded together: what arrives while a batch is
+ * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedAll`
+ * call. Each upload gets its own vectors, in order; the vectors of a text do not depend on its
+ * batch. If a batch fails, each upload of it is embedded alone, so only the one whose texts the
+ * embedder refuses fails. A lone upload waits one turn of the event loop, no more.
+ */
+export class EmbedQueue {
+  readonly #embedder: Embedder
+  #jobs: Job[] = []
+  #running = false
+
+  constructor(embedder: Embedder) {
+    this.#embedder = embedder
+  }
+
+  embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const done = new Promise<Float32Array[]>((resolve, reject) => this.#jobs.push({ texts, resolve, reject }))
+    if (!this.#running) {
+      this.#running = true
+      setImmediate(() => void this.#run())
+    }
+    return done
+  }
+
+  async #run(): Promise<void> {
+    while (this.#jobs.length > 0) await this.#batch(this.#jobs.splice(0))
+    this.#running = false
+  }
+
+  async #batch(jobs: readonly Job[]): Promise<void> {
+    let vectors: Float32Array[]
+    try {
+      vectors = await embedAll(this.#embedder, jobs.flatMap((j) => j.texts))
+    } catch (error) {
+      if (jobs.length === 1) return jobs[0]?.reject(error)
+      for (const job of jobs) await embedAll(this.#embedder, job.texts).then(job.resolve, job.reject)
+      return
+    }
+    let at = 0
+    for (const job of jobs) {
+      job.resolve(vectors.slice(at, at + job.texts.length))
+      at += job.texts.length
+    }
+  }
+}
+
+const queues = new WeakMap<RagCorpusState, EmbedQueue>()
+
+/** The corpus's upload queue (one embedder per engine, so per corpus). */
+export function embedQueueOf(corpus: RagCorpusState, embedder: Embedder): EmbedQueue {
+  let queue = queues.get(corpus)
+  if (!queue) queues.set(corpus, (queue = new EmbedQueue(embedder)))
+  return queue
+}

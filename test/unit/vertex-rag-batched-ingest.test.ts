@@ -1,0 +1,187 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder, type Embedder } from '@quarry/core'
+import { seededRandomId, steppingClock } from '@quarry/adapters'
+import { RagContext } from '../../packages/adapters/src/vertex-rag/context.js'
+import { createRagCorpus } from '../../packages/adapters/src/vertex-rag/corpora.js'
+import { importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
+import { ingestFile, type FileInput } from '../../packages/adapters/src/vertex-rag/ingest.js'
+import { resolveVertexRagOptions } from '../../packages/adapters/src/vertex-rag/options.js'
+import { IMPORT_BATCH_TEXTS } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
+import { retrieveContexts } from '../../packages/adapters/src/vertex-rag/retrieve.js'
+import type { RagCorpusState } from '../../packages/adapters/src/vertex-rag/state.js'
+import { recording, replaying } from '../../packages/adapters/src/rpc/replay.js'
+import { prng } from '../support/random.js'
+
+/**
+ * Batched ingest against the file-by-file path it replaced (ingestFile with nothing shared: each
+ * file embedded alone and added at once). An import of many files embeds across files and adds in
+ * batches; concurrent uploads share one embedding call and one add. The state they leave must be
+ * the one file-by-file ingest leaves: file ids and stamps, chunk ids and texts, every stored vector
+ * and metadata, and retrieveContexts' answers with their scores. A counting embedder checks that
+ * the batching really happened.
+ */
+const L = 'projects/p/locations/l'
+const CHUNKING = { chunkSize: 6, chunkOverlap: 2 }
+const dirs: string[] = []
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const WORDS = 'river stone harbor spice desert planet ocean storm garden tulip rose engine vector index search query token chunk batch file corpus memory answer score'.split(' ')
+
+/** Seeded texts of 20 to 200 words; file 7 has no words (it fails alone). */
+function texts(seed: number, count: number): string[] {
+  const random = prng(seed)
+  return Array.from({ length: count }, (_, i) => {
+    if (i === 7) return ' \n '
+    const n = 20 + Math.floor(random() * 180)
+    return Array.from({ length: n }, (_, k) => `${WORDS[Math.floor(random() * WORDS.length)]}${k % 9 === 8 ? '.' : ''}`).join(' ')
+  })
+}
+
+function counting(): { embedder: Embedder; calls: () => number } {
+  const inner = createHashingEmbedder({ dimensions: 32 })
+  let calls = 0
+  return {
+    embedder: { name: inner.name, dimensions: inner.dimensions, embed: (t) => (calls++, inner.embed(t)) },
+    calls: () => calls,
+  }
+}
+
+async function engine(root: string, db: 'knn' | 'ann'): Promise<{ ctx: RagContext; corpus: RagCorpusState; calls: () => number }> {
+  const { embedder, calls } = counting()
+  const ctx = new RagContext(resolveVertexRagOptions({ embedder, gcsRoot: root, clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(11) }))
+  const op = await createRagCorpus(ctx, 'v1beta1', { parent: L, ragCorpus: { displayName: db, vectorDbConfig: { ragManagedDb: { [db]: {} } } } })
+  const name = (op.response as unknown as { name: string }).name
+  return { ctx, corpus: ctx.state.corpora.get(name) as RagCorpusState, calls }
+}
+
+function writeFiles(root: string, contents: readonly string[]): string[] {
+  mkdirSync(join(root, 'b', 'docs'), { recursive: true })
+  return contents.map((text, i) => {
+    const name = `f${String(i).padStart(3, '0')}.txt`
+    writeFileSync(join(root, 'b', 'docs', name), text)
+    return `gs://b/docs/${name}`
+  })
+}
+
+/** Everything a corpus holds, for toEqual: files (JSON-able state), chunk records (vectors as arrays). */
+function snapshot(corpus: RagCorpusState): unknown {
+  return {
+    updateMs: corpus.updateMs,
+    files: [...corpus.files.values()].map((f) => ({ ...f, metadata: [...f.metadata.values()] })),
+    records: [...corpus.files.values()].flatMap((f) =>
+      f.chunks.map((c) => {
+        const r = corpus.index.get(c.id)
+        return { id: c.id, text: r?.text, metadata: r?.metadata, vector: r?.vector ? [...r.vector] : undefined }
+      }),
+    ),
+  }
+}
+
+async function answers(ctx: RagContext, corpus: RagCorpusState): Promise<unknown[]> {
+  const out: unknown[] = []
+  for (const q of ['river stone', 'vector index search', 'garden rose tulip', 'memory answer score']) {
+    for (const alpha of [1, 0, 0.5]) {
+      out.push(await retrieveContexts(ctx, 'v1beta1', { parent: L, vertexRagStore: { ragResources: [{ ragCorpus: corpus.name }] }, query: { text: q, ragRetrievalConfig: { topK: 8, hybridSearch: { alpha } } } }))
+    }
+  }
+  return out
+}
+
+/** The file-by-file oracle: each file ingested alone, in the import's order. */
+async function oneByOne(ctx: RagContext, corpus: RagCorpusState, uris: readonly string[], contents: readonly string[]): Promise<void> {
+  for (const [i, uri] of uris.entries()) {
+    const name = uri.slice(uri.lastIndexOf('/') + 1)
+    const input: FileInput = { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri }, readAs: name, label: uri, bytes: new TextEncoder().encode(contents[i]), chunking: { size: CHUNKING.chunkSize, overlap: CHUNKING.chunkOverlap } }
+    await ingestFile(ctx, corpus, input)
+  }
+}
+
+describe('batched RAG ingest', () => {
+  for (const db of ['knn', 'ann'] as const) {
+    it(`an import of many files leaves what file-by-file ingest leaves (${db}), re-imports with changed files too`, async () => {
+      const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
+      dirs.push(root)
+      const first = texts(3, 60)
+      const uris = writeFiles(root, first)
+      const batched = await engine(root, db)
+      const oracle = await engine(root, db)
+      const request = { parent: batched.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }
+
+      const op = await importRagFiles(batched.ctx, 'v1beta1', request)
+      expect(op.response).toMatchObject({ importedRagFilesCount: '59', failedRagFilesCount: '1' })
+      await oneByOne(oracle.ctx, oracle.corpus, uris, first)
+      // The import's operation draws its id and time after its files': the oracle draws them too.
+      oracle.ctx.numericId()
+      oracle.ctx.now()
+      const chunks = [...batched.corpus.files.values()].reduce((n, f) => n + f.chunks.length, 0)
+      expect(chunks).toBeGreaterThan(2 * IMPORT_BATCH_TEXTS)
+      // Batches across files: embedAll's calls of 64 texts, one partial call per batch at most; file by file, one or more per file.
+      expect(batched.calls()).toBeLessThanOrEqual(Math.ceil(chunks / 64) + Math.ceil(chunks / IMPORT_BATCH_TEXTS))
+      expect(oracle.calls()).toBeGreaterThanOrEqual(59)
+      expect(snapshot(batched.corpus)).toEqual(snapshot(oracle.corpus))
+      expect(await answers(batched.ctx, batched.corpus)).toEqual(await answers(oracle.ctx, oracle.corpus))
+
+      // Half the files change: their chunks are replaced (old ones out before the batch goes in), the rest skipped.
+      const second = texts(4, 60).map((t, i) => (i % 2 === 0 ? t : (first[i] as string)))
+      writeFiles(root, second)
+      const again = await importRagFiles(batched.ctx, 'v1beta1', request)
+      expect(again.response).toMatchObject({ importedRagFilesCount: '30', skippedRagFilesCount: '29', failedRagFilesCount: '1' })
+      await oneByOne(oracle.ctx, oracle.corpus, uris, second)
+      expect(snapshot(batched.corpus)).toEqual(snapshot(oracle.corpus))
+      expect(await answers(batched.ctx, batched.corpus)).toEqual(await answers(oracle.ctx, oracle.corpus))
+    })
+  }
+
+  it('an import records each file\'s read and vectors in file order, and its replay rebuilds the state without the files', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
+    dirs.push(root)
+    writeFiles(root, texts(6, 40))
+    const recorded = await engine(root, 'knn')
+    const replayed = await engine(root, 'knn')
+    const request = { parent: recorded.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }
+    const { result, trace } = await recording(() => importRagFiles(recorded.ctx, 'v1beta1', request))
+    // Per file: its read, then (if it has words) its vectors, then its id and stamps; as file-by-file import recorded them.
+    const kinds = trace.map((e) => (e as [string])[0]).filter((k) => k === 'read' || k === 'embed')
+    expect(kinds).toEqual(Array.from({ length: 40 }, (_, i) => (i === 7 ? ['read'] : ['read', 'embed'])).flat())
+    rmSync(join(root, 'b'), { recursive: true })
+    const calls = replayed.calls()
+    expect(await replaying(trace, () => importRagFiles(replayed.ctx, 'v1beta1', request))).toEqual(result)
+    expect(replayed.calls()).toBe(calls)
+    expect(snapshot(replayed.corpus)).toEqual(snapshot(recorded.corpus))
+  })
+
+  it('concurrent uploads share one embedding call and one add, with the files of sequential uploads', async () => {
+    const contents = texts(5, 12).filter((t) => t.trim() !== '')
+    const concurrent = await engine(tmpdir(), 'knn')
+    const sequential = await engine(tmpdir(), 'knn')
+    const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
+      uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }, text)
+    const together = await Promise.all(contents.map((t, i) => upload(concurrent, t, i)))
+    const oneAtATime = []
+    for (const [i, t] of contents.entries()) oneAtATime.push(await upload(sequential, t, i))
+    const chunks = [...concurrent.corpus.files.values()].reduce((n, f) => n + f.chunks.length, 0)
+    expect(concurrent.calls()).toBe(Math.ceil(chunks / 64))
+    expect(sequential.calls()).toBeGreaterThanOrEqual(contents.length)
+    expect(together).toEqual(oneAtATime)
+    expect(snapshot(concurrent.corpus)).toEqual(snapshot(sequential.corpus))
+    expect(await answers(concurrent.ctx, concurrent.corpus)).toEqual(await answers(sequential.ctx, sequential.corpus))
+  })
+
+  it('a concurrent upload the embedder refuses fails alone', async () => {
+    const inner = createHashingEmbedder({ dimensions: 32 })
+    const embedder: Embedder = { name: inner.name, dimensions: 32, embed: async (t) => (t.some((x) => x.includes('poison')) ? Promise.reject(new Error('refused')) : inner.embed(t)) }
+    const ctx = new RagContext(resolveVertexRagOptions({ embedder, onInternalError: () => undefined, randomId: seededRandomId(2) }))
+    const op = await createRagCorpus(ctx, 'v1beta1', { parent: L, ragCorpus: { displayName: 'c' } })
+    const parent = (op.response as unknown as { name: string }).name
+    const outcomes = await Promise.allSettled(['one two', 'poison three', 'four five'].map((text, i) => uploadRagFile(ctx, 'v1beta1', { parent, ragFile: { displayName: `u${i}.txt` } }, text)))
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    const corpus = ctx.state.corpora.get(parent) as RagCorpusState
+    expect([...corpus.files.values()].map((f) => f.displayName)).toEqual(['u0.txt', 'u2.txt'])
+    expect([...corpus.files.values()].map((f) => corpus.index.get(`${f.id}-000000`)?.text)).toEqual(['one two', 'four five'])
+  })
+})
