@@ -1,4 +1,5 @@
 import { Analyzer, type Hit, type QuarryIndex } from '@quarry/core'
+import { queryTerms } from '../matches.js'
 import { bestPassage, markerFor, renderSnippet, shortenPath } from './snippet.js'
 import { renderTable } from './table.js'
 
@@ -24,7 +25,7 @@ export function hitSource(hit: Hit): string {
  */
 export function hitsTable(index: QuarryIndex, query: string, hits: readonly Hit[], options: { mark?: (word: string) => string; snippetWidth?: number } = {}): string {
   const analyzer = new Analyzer(index.options.text.analyzer)
-  const terms = new Set(analyzer.terms(query))
+  const terms = queryTerms(analyzer, query)
   const mark = options.mark ?? markerFor(process.stdout)
   const rows = hits.map((hit, i) => {
     const text = hitText(index, hit)

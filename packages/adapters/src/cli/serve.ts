@@ -11,11 +11,12 @@ function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
-                    [--checkpoint-mb N] [--checkpoint-seconds N]
+                    [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
-  with --grpc-port, the same services over gRPC too.
+  with --grpc-port, the same services over gRPC too; the console (a web page: what the engines hold,
+  a query playground with every score explained) at / on the same port.
   --port      port to listen on (default 8080; 0 picks a free one)
   --host      address to bind (default 127.0.0.1: this machine only)
   --data      keep state in DIR; without it, state is in memory
@@ -36,6 +37,7 @@ function usage(): string {
   --embedder  glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)
   --max-body-mb  largest request body (default 32)
   --log       print one line per request: method, path, status, milliseconds
+  --no-console  do not serve the console (then / and /console/ answer 404, as any unknown path)
   --credentials-out  once listening, write application-default credentials for Google's SDKs to FILE
                      (mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; \`quarry credentials\` shows how)
   --grpc-port  also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and state
@@ -73,7 +75,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const help = usage()
   const flags = parseArgs(
     args,
-    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight', 'checkpoint-mb', 'checkpoint-seconds'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log'], positionals: false },
+    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight', 'checkpoint-mb', 'checkpoint-seconds'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log', 'no-console'], positionals: false },
     help,
   )
   if (flags.has('help')) {
@@ -107,6 +109,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     allowedHosts: flags.all('allowed-host'),
     corsOrigins: flags.all('cors-origin'),
+    console: !flags.has('no-console'),
     ...omitUndefined({
       dataDir,
       grpcPort,
@@ -127,6 +130,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   }
   const scope = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only: reachable from this machine alone' : `bound to ${host}: reachable from the network`
   console.log(`Quarry is serving on ${url} (${scope})`)
+  if (!flags.has('no-console')) console.log(`  Console             ${url}/  (off with --no-console)`)
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
   console.log('  Vertex AI RAG       v1, v1beta1  /{v}/projects/*/locations/*:retrieveContexts, .../ragCorpora...')
   console.log('  Memory Bank         v1beta1  /v1beta1/projects/*/locations/*/reasoningEngines/*/memories...')

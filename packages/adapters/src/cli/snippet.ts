@@ -1,4 +1,5 @@
 import type { AnalyzedToken } from '@quarry/core'
+import { matchedTokens } from '../matches.js'
 
 /** A piece of a snippet: plain text, or a word that matched a query term. */
 export interface SnippetPart {
@@ -26,7 +27,7 @@ export function bestPassage(text: string, tokens: readonly AnalyzedToken[], term
   const n = tokens.length
   if (n === 0) return { parts: [], cutStart: false, cutEnd: false }
   const tok = (i: number): AnalyzedToken => tokens[i] as AnalyzedToken
-  const matched = tokens.map((t) => t.term !== null && terms.has(t.term))
+  const matched = matchedTokens(tokens, terms)
   const span = (first: number, last: number): number => tok(last).end - tok(first).start
 
   // Two pointers: for each first token, the window runs to the furthest token that fits.

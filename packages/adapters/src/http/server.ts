@@ -22,6 +22,7 @@ import { InFlight } from '../transport/in-flight.js'
 import { createGrpcServer } from '../grpc/server.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
 import { localCredentials, type ExternalAccountCredentials } from './local-credentials.js'
+import { createConsole } from '../console/routes.js'
 
 export interface QuarryServerOptions {
   /** Shared by the three APIs unless their own options name another. @defaultValue `defaultEmbedder()` (GloVe SIF, loaded on first use) */
@@ -92,6 +93,13 @@ export interface QuarryServerOptions {
    * RESOURCE_EXHAUSTED at once (with `Retry-After: 1`) instead of queuing without bound. @defaultValue 256
    */
   maxInFlight?: number
+  /**
+   * Serve the console (docs/rest-server.md "Console"): its pages at `/` and `/console/<file>` from the
+   * files shipped in the package, and its JSON under `/console/api/` (overview, events, scopes,
+   * explain), behind the same Host and Origin checks as the API. `false`: `/` and `/console/` answer
+   * 404 as any unknown path. @defaultValue true
+   */
+  console?: boolean
 }
 
 /** One answered request, for {@link QuarryServerOptions.onRequest}. */
@@ -280,7 +288,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const restoredCheckpoint = durable?.load() ?? false
   // With a data folder, writes reach the engines through it (journaled, checkpoints scheduled);
   // both transports serve the same methods.
-  const methods = durable?.methods ?? bound
+  // The console (console/routes.ts) counts the writes both transports answer: its generation.
+  const site = options.console === false ? undefined : createConsole(engines, { send, sendStatus, readBody: (req) => readBody(req, maxBody) })
+  const methods = site?.countWrites(durable?.methods ?? bound) ?? durable?.methods ?? bound
   const routes = restRoutes(methods)
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const inFlight = new InFlight(options.maxInFlight ?? 256)
@@ -304,6 +314,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         return
       }
     }
+    // The console's pages at / and /console/<file>, its JSON under /console/api/.
+    if (site && (await site.serve(req, res))) return
     // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
     const url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`)
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.

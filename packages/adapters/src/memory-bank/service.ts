@@ -8,6 +8,7 @@ import { AgentSessions } from './session-service.js'
 import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadMemoryBank, saveMemoryBank } from './persistence.js'
 import { loadEngine, saveEngine } from '../rpc/saved-state.js'
+import type { EngineState } from './state.js'
 
 // The methods come from MEMORY_TABLE (methods.ts): one entry per RPC.
 export interface MemoryBank extends ServiceMethods<typeof MEMORY_TABLE> {}
@@ -68,6 +69,24 @@ export class MemoryBank {
   /** @internal Runs `fn` with this engine's writes held off (queued behind it), expiry sweeps deferred. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.#writes.run(() => this.#ctx.frozen(fn))
+  }
+
+  /** @internal The reasoning engines by name, in creation order, to read only (the console's overview). */
+  engines(): ReadonlyMap<string, EngineState> {
+    return this.#ctx.state.engines
+  }
+
+  /** @internal The engine's clock, in epoch milliseconds (what expiry is measured against). */
+  now(): number {
+    return this.#ctx.now()
+  }
+
+  /**
+   * @internal The reasoning engine `parent` names, as listMemories finds it (expired memories swept;
+   * undefined before its first memory; NOT_FOUND with `explicitEngines`; INVALID_ARGUMENT for a bad name).
+   */
+  readEngine(parent: string | undefined): Promise<Outcome<EngineState | undefined>> {
+    return toOutcome(async () => this.#ctx.readEngine(parent, 'parent'), this.#ctx.options.onInternalError)
   }
 
   /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). Not an RPC of MemoryBankService. */

@@ -6,6 +6,9 @@ import { resolveRetrieverOptions, type SemanticRetrieverOptions } from './option
 import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadRetriever, saveRetriever } from './persistence.js'
 import { loadEngine, saveEngine } from '../rpc/saved-state.js'
+import { toOutcome, type Outcome } from '../rpc/outcome.js'
+import { searchCorpus, type CorpusSearch } from './query.js'
+import type { CorpusState } from './state.js'
 
 // The methods come from RETRIEVER_TABLE (methods.ts): one entry per RPC.
 export interface SemanticRetriever extends ServiceMethods<typeof RETRIEVER_TABLE> {}
@@ -56,6 +59,16 @@ export class SemanticRetriever {
   /** @internal Runs `fn` with this engine's writes held off (queued behind it). */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.#writes.run(fn)
+  }
+
+  /** @internal The corpora by name, in creation order, to read only (the console's overview). */
+  corpora(): ReadonlyMap<string, CorpusState> {
+    return this.#ctx.state.corpora
+  }
+
+  /** @internal queryCorpus with each result's core hit (the console's explain): the same response, or the same Status. */
+  searchCorpus(request: unknown): Promise<Outcome<CorpusSearch>> {
+    return toOutcome(() => searchCorpus(this.#ctx, request), this.#ctx.options.onInternalError)
   }
 }
 

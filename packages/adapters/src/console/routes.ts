@@ -1,0 +1,114 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { parseJsonBounded } from '../http/json.js'
+import { rpcStatus, type RpcStatus } from '../rpc/status.js'
+import type { BoundMethod, Engines } from '../transport/bound-methods.js'
+import { streamGenerations, type EventTiming } from './events.js'
+import { explain } from './explain.js'
+import { countWrites, Generation } from './generation.js'
+import { overview, scopes } from './overview.js'
+import { readConsoleFile, staticHeaders } from './static.js'
+
+/** How the REST server answers (http/server.ts): the console answers the same way. */
+export interface ConsoleReplies {
+  /** A JSON answer. */
+  readonly send: (res: ServerResponse, httpStatus: number, body: unknown) => void
+  /** Google's error JSON for a Status. */
+  readonly sendStatus: (res: ServerResponse, status: RpcStatus, httpStatus?: number) => void
+  /** The request body, within the server's limit (413 past it). */
+  readonly readBody: (req: IncomingMessage) => Promise<Buffer>
+}
+
+/** The console on a server: its generation, and its pages and endpoints. */
+export interface ConsoleSite {
+  readonly generation: Generation
+  /** The methods with their successful writes counted in {@link ConsoleSite.generation}. */
+  countWrites(methods: readonly BoundMethod[]): BoundMethod[]
+  /** Answers `/` and `/console/...` (true), or leaves the request to the API (false). */
+  serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+}
+
+type Verb = 'GET' | 'POST'
+
+interface Endpoint {
+  readonly verb: Verb
+  readonly answer: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void
+}
+
+const PREFIX = '/console/'
+const API = `${PREFIX}api/`
+
+/**
+ * The console: its files (static.ts) at `/` (index.html) and `/console/<file>`, and its JSON under
+ * `/console/api/` — overview, events (server-sent), scopes, explain. The server's access guard runs
+ * before it. Paths are matched undecoded, so no encoded `/` or `..` reaches a file name.
+ */
+export function createConsole(engines: Engines, replies: ConsoleReplies, timing?: EventTiming): ConsoleSite {
+  const generation = new Generation()
+  const endpoints: Readonly<Record<string, Endpoint>> = {
+    overview: { verb: 'GET', answer: (_req, res) => replies.send(res, 200, overview(engines, generation.value)) },
+    events: { verb: 'GET', answer: (_req, res) => streamGenerations(res, generation, timing) },
+    scopes: {
+      verb: 'GET',
+      answer: async (_req, res, url) => {
+        const outcome = await scopes(engines.memoryBank, url.searchParams.get('parent') ?? undefined)
+        if (outcome.ok) replies.send(res, 200, outcome.response)
+        else replies.sendStatus(res, outcome.status)
+      },
+    },
+    explain: {
+      verb: 'POST',
+      answer: async (req, res) => {
+        const body = await replies.readBody(req)
+        const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
+        if (type !== 'application/json') {
+          replies.sendStatus(res, rpcStatus('INVALID_ARGUMENT', `Send the explain body as JSON with Content-Type application/json; received ${type === '' ? 'no Content-Type' : `"${type.slice(0, 100)}"`}.`), 415)
+          return
+        }
+        const parsed = parseJsonBounded(body.toString('utf8'))
+        if (!parsed.ok) {
+          replies.sendStatus(res, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the request body: ${parsed.message}`))
+          return
+        }
+        const outcome = await explain(engines, parsed.value)
+        if (outcome.ok) replies.send(res, 200, outcome.response)
+        else replies.sendStatus(res, outcome.status)
+      },
+    },
+  }
+
+  const notFound = async (req: IncomingMessage, res: ServerResponse, message: string): Promise<void> => {
+    await replies.readBody(req).catch(() => undefined)
+    replies.sendStatus(res, rpcStatus('NOT_FOUND', message), 404)
+  }
+
+  const file = async (req: IncomingMessage, res: ServerResponse, name: string, path: string): Promise<void> => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(req, res, `${req.method} is not allowed on ${path} (allowed: GET, HEAD).`)
+    const found = await readConsoleFile(name)
+    if (!found) return notFound(req, res, `The console has no file ${path.slice(0, 200)}.`)
+    res.writeHead(200, staticHeaders(found.contentType, found.body.length))
+    res.end(req.method === 'HEAD' ? undefined : found.body)
+  }
+
+  const endpoint = async (req: IncomingMessage, res: ServerResponse, name: string, path: string, url: URL): Promise<void> => {
+    const found = Object.hasOwn(endpoints, name) ? endpoints[name] : undefined
+    if (!found) return notFound(req, res, `No console endpoint serves ${path.slice(0, 200)} (endpoints: ${Object.keys(endpoints).map((e) => `${API}${e}`).join(', ')}).`)
+    if (req.method !== found.verb) return notFound(req, res, `${req.method} is not allowed on ${path} (allowed: ${found.verb}).`)
+    if (found.verb === 'GET') await replies.readBody(req)
+    return found.answer(req, res, url)
+  }
+
+  return {
+    generation,
+    countWrites: (methods) => countWrites(methods, generation),
+    serve: async (req, res) => {
+      const raw = req.url ?? ''
+      const path = raw.split('?', 1)[0] ?? ''
+      if (path !== '/' && path !== '/console' && !path.startsWith(PREFIX)) return false
+      const url = new URL(`http://localhost${raw}`)
+      if (path === '/') await file(req, res, 'index.html', path)
+      else if (path.startsWith(API)) await endpoint(req, res, path.slice(API.length), path, url)
+      else await file(req, res, path.slice(PREFIX.length), path)
+      return true
+    },
+  }
+}
