@@ -148,9 +148,11 @@ describe('the packed packages', () => {
       const entries = await tarEntries(tarballs[name])
       const manifest = packedManifest(dir, name)
       for (const file of ['package.json', 'README.md', 'LICENSE']) expect(entries, `${name}: ${file}`).toContain(file)
-      expect(entries.filter((e) => !e.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE', 'bin/quarry.mjs'].includes(e)), name).toEqual([])
+      // The adapters also ship the console's browser files (served by quarry serve), not its tsconfig.
+      const shipped = (e: string): boolean => e.startsWith('dist/') || (name === 'adapters' && e.startsWith('console/') && !e.endsWith('tsconfig.json'))
+      expect(entries.filter((e) => !shipped(e) && !['package.json', 'README.md', 'LICENSE', 'bin/quarry.mjs'].includes(e)), name).toEqual([])
       expect(entries.filter((e) => (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(src|test)\//.test(e) || e.endsWith('.tsbuildinfo')), name).toEqual([])
-      for (const js of entries.filter((e) => e.endsWith('.js'))) {
+      for (const js of entries.filter((e) => e.startsWith('dist/') && e.endsWith('.js'))) {
         expect(entries, `${name}: ${js} has types and a source map`).toEqual(expect.arrayContaining([js.replace(/\.js$/, '.d.ts'), `${js}.map`]))
       }
       const map = JSON.parse(readFileSync(join(dir, name, 'package', 'dist', 'index.js.map'), 'utf8')) as { sourcesContent?: unknown[] }
@@ -171,6 +173,7 @@ describe('the packed packages', () => {
     expect((adapters.dependencies as Record<string, string>)['@quarry/core']).toBe(core.version)
     expect(adapters.bin).toEqual({ quarry: './bin/quarry.mjs' })
     expect(readFileSync(join(dir, 'adapters', 'package', 'bin', 'quarry.mjs'), 'utf8')).not.toMatch(/tsx|\.ts['"]/)
+    expect(await tarEntries(tarballs.adapters)).toContain('console/index.html')
   })
 })
 
@@ -191,6 +194,8 @@ describe('installed with npm into a project outside the workspace', () => {
     expectKnownAnswers(installed.exact)
     expect(installed.google.texts[0]).toBe('The spice must flow.')
     expect(installed.google.invalid).toBe(3)
+    expect(installed.pooled).toEqual({ same: true, ids: expected.pooled.ids, warnings: [] })
+    expect(installed.pooled.ids).toHaveLength(10)
 
     const help = await run('npx', ['--no', '--', 'quarry', '--help'], app, outsideEnv())
     expect(help.stdout).toMatch(/^usage: quarry/)
@@ -217,7 +222,7 @@ describe('installed with npm into a project outside the workspace', () => {
     expect(exports.adapters.length).toBeGreaterThan(0)
   }, 300_000)
 
-  it('npx quarry serve --port 0 --grpc-port 0 answers over REST and gRPC (the protos come with the install)', async () => {
+  it('npx quarry serve --port 0 --grpc-port 0 answers over REST and gRPC (the protos come with the install), and serves the console at /', async () => {
     server = spawn('npx', ['--no', '--', 'quarry', 'serve', '--port', '0', '--grpc-port', '0', '--embedder', 'hashing'], { cwd: app, env: outsideEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const child = server
     const { port, grpcPort } = await new Promise<{ port: number; grpcPort: number }>((done, fail) => {
@@ -247,5 +252,13 @@ describe('installed with npm into a project outside the workspace', () => {
     client.close()
     expect(bytes.includes(Buffer.from(name))).toBe(true)
     expect(bytes.includes(Buffer.from('Books'))).toBe(true)
+    // The console, from the installed package's own files (dist/console/static.js finds ../../console/).
+    const page = await fetch(`http://127.0.0.1:${port}/`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'")
+    expect(await page.text()).toBe(readFileSync(join(app, 'node_modules', '@quarry', 'adapters', 'console', 'index.html'), 'utf8'))
+    const overview = (await (await fetch(`http://127.0.0.1:${port}/console/api/overview`)).json()) as { generation: number; semanticRetriever: { corpora: Array<{ name: string }> } }
+    expect(overview).toMatchObject({ generation: 1, semanticRetriever: { corpora: [{ name }] } })
   }, 120_000)
 })

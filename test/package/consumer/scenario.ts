@@ -89,6 +89,34 @@ export async function fullScenario() {
   }
 }
 
+/**
+ * A 20,000-row exact search split across the scan pool's worker thread (built from the installed
+ * dist/ files) against the same search on the calling thread: the same hits, and no warning that
+ * a scan worker failed.
+ */
+async function pooledScan(): Promise<{ same: boolean; ids: string[]; warnings: string[] }> {
+  const warnings: string[] = []
+  const onWarning = (warning: Error & { code?: string }): void => void warnings.push(warning.code ?? warning.name)
+  process.on('warning', onWarning)
+  const dim = 32
+  const build = (workers: number): QuarryIndex => {
+    const index = createIndex({ dimensions: dim, dense: 'exact', metric: 'l2', scan: { workers, parallelAbove: 0 } })
+    for (let i = 0; i < 20_000; i++) index.add({ id: `r${i}`, vector: Array.from({ length: dim }, (_, j) => ((i * 7 + j * 13) % 17) - 8) })
+    return index
+  }
+  const pooled = build(1)
+  const single = build(0)
+  const query = Array.from({ length: dim }, (_, j) => (j % 5) - 2)
+  let same = true
+  for (let q = 0; q < 20; q++) {
+    if (q % 5 === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    same &&= JSON.stringify(pooled.search({ vector: query, topK: 10 })) === JSON.stringify(single.search({ vector: query, topK: 10 }))
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  process.off('warning', onWarning)
+  return { same, ids: single.search({ vector: query, topK: 10 }).hits.map((h) => h.id), warnings }
+}
+
 /** What works without the native module: exact dense search, BM25, hybrid, snapshots, the client with dense: 'exact'. */
 export async function exactScenario() {
   let native = 'loaded'
@@ -104,5 +132,6 @@ export async function exactScenario() {
     exact: searches(filled({ dimensions: 3, dense: 'exact' })),
     textOnly: ranked(textOnly.search({ text: 'red', topK: 4 }).hits),
     google: await semanticRetriever('exact'),
+    pooled: await pooledScan(),
   }
 }
