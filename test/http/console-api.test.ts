@@ -70,10 +70,11 @@ const generationOf = async (url: string): Promise<number> => (await ok(url, 'GET
 
 const P = 'projects/p/locations/l'
 
-async function upload(url: string, corpus: string, name: string, text: string): Promise<void> {
+async function upload(url: string, corpus: string, name: string, text: string, config?: unknown): Promise<void> {
   const boundary = 'console-boundary'
+  const metadata = config === undefined ? { ragFile: { displayName: name } } : { ragFile: { displayName: name }, uploadRagFileConfig: config }
   const body = [
-    `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ ragFile: { displayName: name } })}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(metadata)}\r\n`,
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${text}\r\n`,
     `--${boundary}--\r\n`,
   ].join('')
@@ -437,6 +438,56 @@ describe('explain', () => {
     for (const [i, e] of (v1.explanations as Explanation[]).entries()) {
       expect(e.dense?.score).toBe((v1Rest.contexts as { contexts: Context[] }).contexts[i]?.score)
       expect(e.sparse).toBeUndefined()
+    }
+  })
+
+  it('lists a RAG file\'s chunks (which the API does not) page by page, exactly the chunks retrieval answers, and counts each file\'s chunks', async () => {
+    const { url } = await start()
+    const created = await ok(url, 'POST', `/v1beta1/${P}/ragCorpora`, { displayName: 'Chunks' })
+    const corpus = (created.response as { name: string }).name
+    const words = Array.from({ length: 40 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`)
+    await upload(url, corpus, 'long.txt', words.join(' '), { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 8, chunkOverlap: 2 } } } })
+    await upload(url, corpus, 'short.txt', 'one short passage')
+    const files = ((await ok(url, 'GET', `/v1beta1/${corpus}/ragFiles`)).ragFiles as { name: string; displayName: string }[])
+    const long = files.find((f) => f.displayName === 'long.txt')?.name as string
+    const short = files.find((f) => f.displayName === 'short.txt')?.name as string
+
+    // The oracle: BM25 retrieval of every word returns every chunk of the file, with its id and text.
+    const body = { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: words.join(' '), ragRetrievalConfig: { topK: 100, hybridSearch: { alpha: 0 } } } }
+    const contexts = ((await ok(url, 'POST', `/v1beta1/${P}:retrieveContexts`, body)).contexts as { contexts: Context[] }).contexts
+    const expected = contexts.filter((c) => c.chunk.fileId === long.split('/').pop()).map((c) => ({ chunkId: c.chunk.chunkId, text: c.text })).sort((a, b) => (a.chunkId < b.chunkId ? -1 : 1))
+    expect(expected.length).toBe(7) // 40 tokens in chunks of 8 advancing by 6
+    expect(expected[0]?.text).toBe(words.slice(0, 8).join(' '))
+
+    const listed: { chunkId: string; text: string }[] = []
+    let token: string | undefined
+    do {
+      const page = await ok(url, 'GET', `/console/api/rag-chunks?name=${encodeURIComponent(long)}&pageSize=3${token === undefined ? '' : `&pageToken=${encodeURIComponent(token)}`}`)
+      expect(page.chunkCount).toBe(7)
+      expect((page.chunks as unknown[]).length).toBeLessThanOrEqual(3)
+      listed.push(...(page.chunks as { chunkId: string; text: string }[]))
+      token = page.nextPageToken as string | undefined
+    } while (token !== undefined)
+    expect(listed).toEqual(expected)
+    expect((await ok(url, 'GET', `/console/api/rag-chunks?name=${encodeURIComponent(long)}`)).chunks).toEqual(expected)
+
+    expect(await ok(url, 'GET', `/console/api/rag-chunk-counts?parent=${encodeURIComponent(corpus)}`)).toEqual({ files: [{ name: long, chunks: 7 }, { name: short, chunks: 1 }] })
+
+    // Bad input: the REST call's own Status for names; a field violation for paging.
+    for (const bad of [`${corpus}/ragFiles/404`, `${P}/ragCorpora/404/ragFiles/1`]) {
+      const rest = await call(url, 'GET', `/v1beta1/${bad}`)
+      const mine = await call(url, 'GET', `/console/api/rag-chunks?name=${encodeURIComponent(bad)}`)
+      expect(rest.status).toBeGreaterThanOrEqual(400)
+      expect([mine.status, (mine.json.error as { status: string }).status]).toEqual([rest.status, (rest.json.error as { status: string }).status])
+    }
+    const missing = await call(url, 'GET', `/console/api/rag-chunk-counts?parent=${encodeURIComponent(`${P}/ragCorpora/404`)}`)
+    expect([missing.status, (missing.json.error as { status: string }).status]).toEqual([404, 'NOT_FOUND'])
+    for (const [query, field] of [['name=not-a-file', 'name'], ['name=', 'name'], ['pageSize=-1', 'pageSize'], ['pageSize=ten', 'pageSize'], ['pageToken=nonsense', 'pageToken']] as const) {
+      const answer = await call(url, 'GET', `/console/api/rag-chunks?${query.startsWith('name=') ? query : `name=${encodeURIComponent(long)}&${query}`}`)
+      expect(answer.status).toBe(400)
+      const error = answer.json.error as { status: string; details: { fieldViolations: { field: string }[] }[] }
+      expect(error.status).toBe('INVALID_ARGUMENT')
+      expect(error.details.flatMap((d) => d.fieldViolations.map((v) => v.field))).toEqual([field])
     }
   })
 

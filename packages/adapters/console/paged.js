@@ -11,6 +11,7 @@ import { errorBox, field, fill, h, table } from './dom.js'
  * @property {[string, (row: any) => import('./dom.js').Child | import('./dom.js').Child[]][]} columns
  * @property {{ hint: string, placeholder?: string }} [filter] the API's `filter` parameter, when it has one
  * @property {number} [pageSize]
+ * @property {Record<string, string>} [query] further query parameters of every page's call (e.g. the console's `name`)
  */
 
 /**
@@ -26,7 +27,7 @@ export function pagedList(options) {
   /** @param {string | undefined} token */
   const load = async (token) => {
     fill(results, h('p', { class: 'muted' }, 'Loading…'))
-    const answer = await get(options.path, { pageSize: String(options.pageSize ?? 20), pageToken: token, filter: filterInput?.value.trim() })
+    const answer = await get(options.path, { ...options.query, pageSize: String(options.pageSize ?? 20), pageToken: token, filter: filterInput?.value.trim() })
     if (!answer.ok) return fill(results, errorBox(answer.error))
     const rows = answer.json[options.itemsKey] ?? []
     const next = answer.json.nextPageToken

@@ -104,9 +104,25 @@ function uploader(corpus) {
   return zone
 }
 
+/**
+ * Each file's chunk count (the console's endpoint: the RAG API has none); empty when it fails.
+ * @param {string} corpus
+ * @returns {Promise<Map<string, number>>}
+ */
+async function chunkCounts(corpus) {
+  const answer = await get('/console/api/rag-chunk-counts', { parent: corpus })
+  return new Map(answer.ok ? (answer.json.files ?? []).map((/** @type {any} */ f) => [f.name, f.chunks]) : [])
+}
+
+/** @param {{ firstPage: number, lastPage: number } | undefined} span */
+function pages(span) {
+  return span ? (span.firstPage === span.lastPage ? `page ${span.firstPage}` : `pages ${span.firstPage}–${span.lastPage}`) : '—'
+}
+
 /** @type {View} */
-export const ragCorpus = (main, name) =>
-  show(main, `/v1beta1/${name}`, (c) => [
+export const ragCorpus = async (main, name) => {
+  const counts = await chunkCounts(name)
+  await show(main, `/v1beta1/${name}`, (c) => [
     heading(name, c.displayName || name),
     facts([['name', c.name], ['description', c.description], ['files', c.ragFilesCount === undefined ? undefined : num(c.ragFilesCount)], ['vector DB', json(c.vectorDbConfig)], ['created', c.createTime]]),
     uploader(name),
@@ -115,17 +131,24 @@ export const ragCorpus = (main, name) =>
       title: 'Files',
       path: `/v1beta1/${name}/ragFiles`,
       itemsKey: 'ragFiles',
-      columns: [['file', (f) => link(f.name, f.displayName || f.name)], ['source', ragSource], ['size (bytes)', (f) => f.sizeBytes ?? '—'], ['type', (f) => f.ragFileType ?? ''], ['metadata', (f) => f.userMetadata ?? '—']],
+      columns: [['file', (f) => link(f.name, f.displayName || f.name)], ['source', ragSource], ['size (bytes)', (f) => f.sizeBytes ?? '—'], ['chunks', (f) => counts.get(f.name) ?? '—'], ['type', (f) => f.ragFileType ?? ''], ['metadata', (f) => f.userMetadata ?? '—']],
     }),
     deleteControl(name, delOp(withQuery(`/v1beta1/${name}`, { force: 'true' })), up(name)),
   ])
+}
 
 /** @type {View} */
 export const ragFile = (main, name) =>
   show(main, `/v1beta1/${name}`, (f) => [
     heading(name, f.displayName || name),
     facts([['name', f.name], ['corpus', link(name.replace(/\/ragFiles\/.*$/, ''))], ['source', ragSource(f)], ['size (bytes)', f.sizeBytes], ['type', f.ragFileType], ['metadata', f.userMetadata], ['state', f.fileStatus?.state], ['created', f.createTime]]),
-    h('p', { class: 'note' }, "The RAG API has no list of a file's chunks: its chunks, with their page spans, appear in the corpus's query playground results."),
+    pagedList({
+      title: 'Chunks',
+      path: '/console/api/rag-chunks',
+      query: { name },
+      itemsKey: 'chunks',
+      columns: [['chunk', (c) => h('code', {}, c.chunkId)], ['pages', (c) => pages(c.pageSpan)], ['text', (c) => h('p', { class: 'text' }, c.text)]],
+    }),
     deleteControl(name, delOp(`/v1beta1/${name}`), up(name)),
   ])
 

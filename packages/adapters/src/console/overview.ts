@@ -2,7 +2,10 @@ import type { MemoryBank } from '../memory-bank/service.js'
 import { live } from '../memory-bank/sessions.js'
 import type { EngineState, MemoryState } from '../memory-bank/state.js'
 import { omitUndefined } from '../rpc/omit.js'
-import type { Outcome } from '../rpc/outcome.js'
+import { toOutcome, type Outcome } from '../rpc/outcome.js'
+import { pageOf, type PageRequest } from '../rpc/paging.js'
+import { invalidArgument } from '../rpc/status.js'
+import type { VertexRagEngine } from '../vertex-rag/service.js'
 import type { Engines } from '../transport/bound-methods.js'
 
 /** A Semantic Retriever corpus on the console's start page. */
@@ -109,4 +112,49 @@ export async function scopes(memoryBank: MemoryBank, parent: string | undefined)
     else counts.set(m.scopeKey, { scope: m.scope, memories: 1 })
   }
   return { ok: true, response: { scopes: [...counts.values()] } }
+}
+
+/** A RAG chunk as the console lists it: its id (v1beta1's chunkId), text and PDF page span. */
+export interface RagChunkRow {
+  readonly chunkId: string
+  readonly text: string
+  readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
+}
+
+/** GET /console/api/rag-chunks: one page of a RAG file's chunks in file order (the RAG API lists none). */
+export interface RagChunksJson {
+  readonly chunkCount: number
+  readonly chunks: readonly RagChunkRow[]
+  readonly nextPageToken?: string
+}
+
+/** GET /console/api/rag-chunk-counts: how many chunks each file of a RAG corpus has, in the files' creation order. */
+export interface RagChunkCountsJson {
+  readonly files: readonly { readonly name: string; readonly chunks: number }[]
+}
+
+/** The query parameters of a console list: `pageSize` a whole number (0 or absent: 20, at most 100), `pageToken` as the previous page gave it. */
+function pageRequest(pageSize: string | null, pageToken: string | null): PageRequest {
+  if (pageSize !== null && !/^\d{1,9}$/.test(pageSize)) throw invalidArgument('pageSize', `pageSize must be a whole number (0 for the default of 20); received "${pageSize.slice(0, 40)}".`)
+  return omitUndefined({ pageSize: pageSize === null ? undefined : Number(pageSize), pageToken: pageToken ?? undefined })
+}
+
+/** One page of the chunks of the RAG file `name`, found as getRagFile finds it (the same errors). */
+export async function ragChunks(rag: VertexRagEngine, name: string | undefined, pageSize: string | null, pageToken: string | null): Promise<Outcome<RagChunksJson>> {
+  const found = await rag.readFile(name)
+  if (!found.ok) return found
+  const { file } = found.response
+  return toOutcome(async () => {
+    const ordinals = new Map(file.chunks.map((c, i) => [c, i]))
+    const page = pageOf(file.chunks, (c) => ordinals.get(c) ?? 0, `console chunks ${file.name}`, pageRequest(pageSize, pageToken), { defaultSize: 20, maxSize: 100 })
+    const chunks = page.items.map((c): RagChunkRow => omitUndefined({ chunkId: c.id, text: c.text, pageSpan: c.pageSpan }))
+    return omitUndefined({ chunkCount: file.chunks.length, chunks, nextPageToken: page.nextPageToken })
+  })
+}
+
+/** The chunk count of every file of the RAG corpus `parent`, found as listRagFiles finds it. */
+export async function ragChunkCounts(rag: VertexRagEngine, parent: string | undefined): Promise<Outcome<RagChunkCountsJson>> {
+  const found = await rag.readCorpus(parent)
+  if (!found.ok) return found
+  return { ok: true, response: { files: [...found.response.files.values()].map((f) => ({ name: f.name, chunks: f.chunks.length })) } }
 }

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parseJsonBounded } from '../http/json.js'
+import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod, Engines } from '../transport/bound-methods.js'
 import { streamGenerations, type EventTiming } from './events.js'
 import { explain } from './explain.js'
 import { countWrites, Generation } from './generation.js'
-import { overview, scopes } from './overview.js'
+import { overview, ragChunkCounts, ragChunks, scopes } from './overview.js'
 import { readConsoleFile, staticHeaders } from './static.js'
 
 /** How the REST server answers (http/server.ts): the console answers the same way. */
@@ -39,21 +40,32 @@ const API = `${PREFIX}api/`
 
 /**
  * The console: its files (static.ts) at `/` (index.html) and `/console/<file>`, and its JSON under
- * `/console/api/` — overview, events (server-sent), scopes, explain. The server's access guard runs
+ * `/console/api/` — overview, events (server-sent), scopes, rag-chunks, rag-chunk-counts, explain. The server's access guard runs
  * before it. Paths are matched undecoded, so no encoded `/` or `..` reaches a file name.
  */
 export function createConsole(engines: Engines, replies: ConsoleReplies, timing?: EventTiming): ConsoleSite {
   const generation = new Generation()
+  const reply = <T>(res: ServerResponse, outcome: Outcome<T>): void => {
+    if (outcome.ok) replies.send(res, 200, outcome.response)
+    else replies.sendStatus(res, outcome.status)
+  }
   const endpoints: Readonly<Record<string, Endpoint>> = {
     overview: { verb: 'GET', answer: (_req, res) => replies.send(res, 200, overview(engines, generation.value)) },
     events: { verb: 'GET', answer: (_req, res) => streamGenerations(res, generation, timing) },
     scopes: {
       verb: 'GET',
+      answer: async (_req, res, url) => reply(res, await scopes(engines.memoryBank, url.searchParams.get('parent') ?? undefined)),
+    },
+    'rag-chunks': {
+      verb: 'GET',
       answer: async (_req, res, url) => {
-        const outcome = await scopes(engines.memoryBank, url.searchParams.get('parent') ?? undefined)
-        if (outcome.ok) replies.send(res, 200, outcome.response)
-        else replies.sendStatus(res, outcome.status)
+        const q = url.searchParams
+        reply(res, await ragChunks(engines.vertexRag, q.get('name') ?? undefined, q.get('pageSize'), q.get('pageToken')))
       },
+    },
+    'rag-chunk-counts': {
+      verb: 'GET',
+      answer: async (_req, res, url) => reply(res, await ragChunkCounts(engines.vertexRag, url.searchParams.get('parent') ?? undefined)),
     },
     explain: {
       verb: 'POST',
@@ -69,9 +81,7 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
           replies.sendStatus(res, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the request body: ${parsed.message}`))
           return
         }
-        const outcome = await explain(engines, parsed.value)
-        if (outcome.ok) replies.send(res, 200, outcome.response)
-        else replies.sendStatus(res, outcome.status)
+        reply(res, await explain(engines, parsed.value))
       },
     },
   }

@@ -9,7 +9,7 @@ import { loadEngine, saveEngine } from '../rpc/saved-state.js'
 import type { ApiVersion } from './schema.js'
 import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { retrieve, type Retrieval } from './retrieve.js'
-import type { RagCorpusState } from './state.js'
+import type { RagCorpusState, RagFileState } from './state.js'
 
 // The methods come from RAG_SERVICE_TABLE, RAG_DATA_TABLE and RAG_MIXIN_TABLE (methods.ts): one entry per RPC.
 export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABLE>, ServiceMethods<typeof RAG_DATA_TABLE>, ServiceMethods<typeof RAG_MIXIN_TABLE> {}
@@ -99,6 +99,16 @@ export class VertexRagEngine {
   /** @internal The corpora of every project and location by name, in creation order, to read only (the console's overview). */
   corpora(): ReadonlyMap<string, RagCorpusState> {
     return this.#ctx.state.corpora
+  }
+
+  /** @internal The corpus `name` names, found as listRagFiles finds its parent (the same INVALID_ARGUMENT / NOT_FOUND): the console's chunk counts. */
+  readCorpus(name: string | undefined): Promise<Outcome<RagCorpusState>> {
+    return toOutcome(async () => this.#ctx.corpus(name, 'parent'), this.#ctx.options.onInternalError)
+  }
+
+  /** @internal The file `name` names and its corpus, found as getRagFile finds it (the same INVALID_ARGUMENT / NOT_FOUND): the console's chunk list. */
+  readFile(name: string | undefined): Promise<Outcome<{ readonly corpus: RagCorpusState; readonly file: RagFileState }>> {
+    return toOutcome(async () => this.#ctx.file(name, 'name'), this.#ctx.options.onInternalError)
   }
 
   /** @internal retrieveContexts of `version` with each context's core hit explained (the console's explain): the same response, or the same Status. */
