@@ -532,7 +532,7 @@ describe('explain', () => {
     await same(`/v1beta1/${P}:retrieveContexts`, {}, rag)
   })
 
-  it('survives hostile explain and scopes bodies: every answer a 4xx or 200 in Google\'s shape, no internal error, the server still answering', async () => {
+  it('survives hostile explain bodies and scopes / chunk-list parameters: every answer a 4xx or 200 in Google\'s shape, no internal error, the server still answering', async () => {
     const { url, port } = await start({ maxBodyBytes: 512 * 1024 })
     await ok(url, 'POST', '/v1beta/corpora', { name: 'corpora/x' })
     await ok(url, 'POST', '/v1beta/corpora/x/documents', { name: 'corpora/x/documents/d' })
@@ -572,6 +572,12 @@ describe('explain', () => {
       const scopes = await raw(port, 'GET', `/console/api/scopes?parent=${encodeURIComponent(toJson(parent, () => 'x').replace(/^"|"$/g, ''))}`)
       // (431: Node's own answer to a request line past its header limit.)
       expect([200, 400, 404, 431].includes(scopes.status), scopes.body.slice(0, 300)).toBe(true)
+      const hostile = encodeURIComponent(toJson(parent, () => 'x').replace(/^"|"$/g, ''))
+      for (const path of [`/console/api/rag-chunks?name=${hostile}&pageSize=${hostile.slice(0, 12)}`, `/console/api/rag-chunks?name=${hostile}&pageToken=${hostile}`, `/console/api/rag-chunk-counts?parent=${hostile}`]) {
+        const listed = await raw(port, 'GET', path)
+        expect([200, 400, 404, 431].includes(listed.status), `${path.slice(0, 200)}: ${listed.body.slice(0, 300)}`).toBe(true)
+        expect(listed.body).not.toMatch(/\/work\/|node_modules|at .*\.ts:\d+/)
+      }
     }
     // Two that reach the engines and succeed, then the generated ones.
     await check(entries({ method: 'semanticRetriever.queryCorpus', version: 'v1beta', name: 'corpora/x', request: entries({ query: 'desert' }) }), `${P}/reasoningEngines/1`)
