@@ -55,6 +55,10 @@ describe('quarry serve --data under SIGKILL', () => {
         setUp = true
       }
       let killed = false
+      // The kill comes at a random moment after this process's first acknowledged write (a loaded
+      // machine may take seconds to answer the first one; a kill before it would test nothing).
+      let firstAck: () => void = () => undefined
+      const acknowledged = new Promise<void>((resolve) => (firstAck = resolve))
       const writer = async (w: number): Promise<void> => {
         for (let i = 0; !killed; i++) {
           const id = `r${round}-w${w}-${i}`
@@ -64,14 +68,18 @@ describe('quarry serve --data under SIGKILL', () => {
               (w + i) % 2 === 0
                 ? await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: `chunk ${id}` } })
                 : await post(base, `${ENGINE}/memories`, { fact: `fact ${id}`, scope: { user_id: `u${w}` } })
-            if (status === 200) acked.add(id)
+            if (status === 200) {
+              acked.add(id)
+              firstAck()
+            }
           } catch {
             // The connection died with the server: the write may or may not have been applied.
           }
         }
       }
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
-      await new Promise((r) => setTimeout(r, 100 + Math.floor(random() * 500)))
+      await acknowledged
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 500)))
       const killing = server.kill()
       killed = true
       await Promise.all(writers)
