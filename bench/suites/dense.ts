@@ -27,20 +27,54 @@ interface EngineReport {
   qpsAt: Record<string, number | undefined>
 }
 
-/** Runs queries [start, end) once at the current ef; returns the hits and per-query latencies. */
-function runQueries(engine: AnnEngine, start: number, end: number): { results: number[][]; latencies: number[]; seconds: number } {
+/**
+ * Runs queries [start, end) once at the current ef; returns the hits, per-query latencies, the
+ * wall time and the process's CPU time (which other processes' load on the machine inflates less).
+ */
+function runQueries(engine: AnnEngine, start: number, end: number): { results: number[][]; latencies: number[]; seconds: number; cpuSeconds: number } {
   const results: number[][] = []
   const latencies: number[] = []
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   for (let q = start; q < end; q++) {
     const t = performance.now()
     results.push(engine.search(q, K))
     latencies.push(performance.now() - t)
   }
-  return { results, latencies, seconds: (performance.now() - t0) / 1000 }
+  const seconds = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  return { results, latencies, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 }
 }
 
-async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: EngineReport[]; ratios: { ef: number; quarryOverRaw: number }[]; atRecall: Record<string, number | undefined> }> {
+/** Quarry / raw hnswlib-node at one ef: medians of per-chunk ratios of raw time over Quarry time (paired chunks). */
+interface PairedRatio {
+  ef: number
+  /** From wall time (what QPS is computed from). */
+  quarryOverRaw: number
+  /** From CPU time. */
+  quarryOverRawCpu: number
+}
+
+/** Repetitions of every query at every ef: DENSE_REPS, else 1 quick and 3 full. */
+function repetitions(quick: boolean): number {
+  const reps = Number(process.env['DENSE_REPS'] ?? (quick ? 1 : 3))
+  return Number.isInteger(reps) && reps >= 1 ? reps : 1
+}
+
+/** The ef sweep: DENSE_EFS (comma-separated), else every ef of EFS. */
+function efSweep(): number[] {
+  const given = process.env['DENSE_EFS']?.split(',').map(Number).filter((ef) => Number.isInteger(ef) && ef >= 1)
+  return given && given.length > 0 ? given : EFS
+}
+
+interface DatasetResult {
+  reports: EngineReport[]
+  ratios: PairedRatio[]
+  atRecall: Record<string, number | undefined>
+  pairedAtRecall: Record<string, PairedRatio | undefined>
+}
+
+async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult> {
   console.log(`\n== ${ds.name}: ${ds.n} × ${ds.dim}-d, ${ds.metric}, ${ds.nq} queries, k=${K}`)
   const truth = groundTruth(ds, K)
   // Builds are interleaved chunk by chunk so that machine noise hits every engine alike.
@@ -57,32 +91,37 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: Eng
     [builds.usearch.finish(), costs.get('usearch') as { seconds: number; memoryMB: number }],
   ]
   const sweeps = new Map<string, SweepPoint[]>(engines.map(([e]) => [e.name, []]))
-  const ratios: { ef: number; quarryOverRaw: number }[] = []
-  const reps = quick ? 1 : 3
-  for (const ef of EFS) {
+  const ratios: PairedRatio[] = []
+  const reps = repetitions(quick)
+  const efs = efSweep()
+  for (const ef of efs) {
     for (const [engine] of engines) engine.setEf(ef)
     const seconds = new Map<string, number>(engines.map(([e]) => [e.name, 0]))
     const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
     const results = new Map<string, number[][]>(engines.map(([e]) => [e.name, []]))
     const chunkRatios: number[] = []
+    const chunkCpuRatios: number[] = []
     // Interleave the engines chunk by chunk (rotating who goes first) so that machine noise hits
     // them alike; the Quarry/hnswlib ratio is the median of per-chunk time ratios.
     for (let rep = 0; rep < reps; rep++) {
       for (let start = 0, chunk = 0; start < ds.nq; start += CHUNK, chunk++) {
         const end = Math.min(ds.nq, start + CHUNK)
         const chunkTime = new Map<string, number>()
+        const chunkCpu = new Map<string, number>()
         for (let j = 0; j < engines.length; j++) {
           const [engine] = engines[(j + chunk) % engines.length] as [AnnEngine, unknown]
           const run = runQueries(engine, start, end)
           chunkTime.set(engine.name, run.seconds)
+          chunkCpu.set(engine.name, run.cpuSeconds)
           seconds.set(engine.name, (seconds.get(engine.name) ?? 0) + run.seconds)
           latencies.get(engine.name)?.push(...run.latencies)
           if (rep === 0) results.get(engine.name)?.push(...run.results)
         }
         chunkRatios.push((chunkTime.get('hnswlib-node') ?? 0) / (chunkTime.get('quarry-hnsw') ?? 1))
+        chunkCpuRatios.push((chunkCpu.get('hnswlib-node') ?? 0) / (chunkCpu.get('quarry-hnsw') || 1))
       }
     }
-    ratios.push({ ef, quarryOverRaw: median(chunkRatios) })
+    ratios.push({ ef, quarryOverRaw: median(chunkRatios), quarryOverRawCpu: median(chunkCpuRatios) })
     for (const [engine] of engines) {
       sweeps.get(engine.name)?.push({
         ef,
@@ -129,22 +168,40 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<{ reports: Eng
   })))
   const q = reports.find((r) => r.engine === 'quarry-hnsw')
   const h = reports.find((r) => r.engine === 'hnswlib-node')
-  printTable(`${ds.name}: Quarry HNSW vs raw hnswlib-node per ef (same graph parameters)`, EFS.map((ef, i) => {
+  printTable(`${ds.name}: Quarry HNSW vs raw hnswlib-node per ef (same graph parameters)`, efs.map((ef, i) => {
     const qp = q?.sweep[i]
     const hp = h?.sweep[i]
-    return { ef, 'hnswlib recall': hp?.recall, 'quarry recall': qp?.recall, 'hnswlib QPS': hp?.qps, 'quarry QPS': qp?.qps, 'ratio (median of chunks)': ratios[i]?.quarryOverRaw, 'hnswlib p50 ms': hp?.p50ms, 'quarry p50 ms': qp?.p50ms }
+    return {
+      ef,
+      'hnswlib recall': hp?.recall,
+      'quarry recall': qp?.recall,
+      'hnswlib QPS': hp?.qps,
+      'quarry QPS': qp?.qps,
+      'ratio (median of chunks)': ratios[i]?.quarryOverRaw,
+      'CPU-time ratio (median of chunks)': ratios[i]?.quarryOverRawCpu,
+      'hnswlib p50 ms': hp?.p50ms,
+      'quarry p50 ms': qp?.p50ms,
+    }
   }))
 
   const atRecall = Object.fromEntries(TARGETS.map((t) => [String(t), ratioOf(q?.qpsAt[String(t)], h?.qpsAt[String(t)])]))
+  // The paired ratio at a recall: at the first ef where both engines reach it (they search the same
+  // kind of graph, so it is the same ef but for rounding), the medians of per-chunk ratios.
+  const pairedAtRecall = Object.fromEntries(
+    TARGETS.map((t) => [String(t), ratios.find((_, i) => (h?.sweep[i]?.recall ?? 0) >= t && (q?.sweep[i]?.recall ?? 0) >= t)]),
+  )
   const floor = TARGETS[0] as number
-  const inRange = ratios.filter((_, i) => (h?.sweep[i]?.recall ?? 0) >= floor).map((r) => r.quarryOverRaw)
+  const inRange = ratios.filter((_, i) => (h?.sweep[i]?.recall ?? 0) >= floor)
+  const span = (values: number[]): string => (values.length > 0 ? `${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}` : '—')
+  const paired = (pick: (r: PairedRatio) => number): string => Object.values(pairedAtRecall).map((r) => (r ? `${pick(r).toFixed(3)} (ef ${r.ef})` : '—')).join(' / ')
   console.log(
     `\nQuarry HNSW / raw hnswlib-node QPS at recall ${TARGETS.join(' / ')}: ${Object.values(atRecall).map((r) => r?.toFixed(3) ?? '—').join(' / ')}; ` +
-      `median-of-chunks ratio at every ef with recall >= ${floor}: ${inRange.length > 0 ? `${Math.min(...inRange).toFixed(3)}–${Math.max(...inRange).toFixed(3)}` : '—'}`,
+      `paired median-of-chunks ratio there: wall ${paired((r) => r.quarryOverRaw)}, CPU ${paired((r) => r.quarryOverRawCpu)}; ` +
+      `at every ef with recall >= ${floor}: wall ${span(inRange.map((r) => r.quarryOverRaw))}, CPU ${span(inRange.map((r) => r.quarryOverRawCpu))}`,
   )
 
   for (const [engine] of engines) engine.close?.()
-  return { reports, ratios, atRecall }
+  return { reports, ratios, atRecall, pairedAtRecall }
 }
 
 function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
@@ -159,8 +216,18 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const panels: Panel[] = []
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios, atRecall } = await benchDataset(ds, ctx.quick)
-    out[ds.name] = { n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: reports, quarryOverHnswlibQps: ratios, quarryOverHnswlibQpsAtRecall: atRecall }
+    const { reports, ratios, atRecall, pairedAtRecall } = await benchDataset(ds, ctx.quick)
+    out[ds.name] = {
+      n: ds.n,
+      dim: ds.dim,
+      metric: ds.metric,
+      queries: ds.nq,
+      k: K,
+      engines: reports,
+      quarryOverHnswlibQps: ratios,
+      quarryOverHnswlibQpsAtRecall: atRecall,
+      quarryOverHnswlibPairedAtRecall: pairedAtRecall,
+    }
     panels.push({
       title: `${ds.name} (${ds.metric})`,
       xLabel: 'recall@10',
@@ -169,7 +236,15 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       series: reports.filter((r) => r.sweep.length > 1 || r.engine === 'quarry-exact').map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
     })
   }
-  const meta = { suite: 'dense', date: new Date().toISOString(), node: process.version, cpus: ctx.cpus, quick: ctx.quick, graph: 'M=16, efConstruction=200 for every HNSW engine' }
+  const meta = {
+    suite: 'dense',
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: ctx.cpus,
+    quick: ctx.quick,
+    reps: repetitions(ctx.quick),
+    graph: 'M=16, efConstruction=200 for every HNSW engine',
+  }
   writeFileSync(join(ctx.resultsDir, 'dense.json'), `${JSON.stringify({ ...meta, datasets: out }, null, 1)}\n`)
   writeFileSync(join(ctx.resultsDir, 'dense.svg'), renderSvg('Recall vs QPS', panels))
 }

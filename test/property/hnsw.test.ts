@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Metric, type QuarryIndex } from '@quarry/core'
@@ -130,5 +134,82 @@ describe('graph hits are the graph candidates ordered by distance then id', () =
     )
     expect(tiedAtCut).toBeGreaterThan(0)
     expect(clean).toBeGreaterThan(0)
+  })
+})
+
+describe('graph search answers as raw hnswlib-node does on the same graph', () => {
+  // The oracle: the index's own graph written to a file and read by hnswlib-node directly. Its
+  // k + 8 best (the same search whatever their number) ordered by hnswlib distance then id and cut
+  // to k, with each metric's distance and score written out here: exactly Quarry's hits, bit for
+  // bit. Without equal distances that is raw searchKnn(query, k) itself, in its order.
+  interface RawHnsw {
+    readIndexSync(file: string): void
+    setEf(ef: number): void
+    searchKnn(query: number[], k: number): { distances: number[]; neighbors: number[] }
+  }
+  const { HierarchicalNSW } = createRequire(new URL('../../packages/core/package.json', import.meta.url))('hnswlib-node') as {
+    HierarchicalNSW: new (space: string, dim: number) => RawHnsw
+  }
+  const MARGIN = 8
+  const reported: Record<Metric, (d: number) => { distance: number; score: number }> = {
+    cosine: (d) => ({ distance: d, score: 1 - d }),
+    dot: (d) => ({ distance: d - 1, score: 1 - d }),
+    l2: (d) => ({ distance: Math.sqrt(d), score: 1 / (1 + Math.sqrt(d)) }),
+  }
+  const cases = (['cosine', 'l2', 'dot'] as const).flatMap((metric) => (['continuous', 'tie-heavy'] as const).map((data) => ({ metric, data })))
+  it.each(cases)('ids, order, distances and scores ($metric, $data data)', ({ metric, data }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'quarry-raw-hnsw-'))
+    // Continuous data met queries without equal distances among the k + 1, tie-heavy data queries with them.
+    let asRaw = 0
+    let tied = 0
+    try {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 8, max: 128 }), (seed, k, ef) => {
+          const rand = prng(seed)
+          const dim = data === 'continuous' ? 16 : 6
+          const points = data === 'continuous' ? clustered(seed, 700, dim, 12) : []
+          const vector = (): number[] => points.pop() ?? Array.from({ length: dim }, () => Math.floor(rand() * 3) + (metric === 'cosine' ? 0.5 : 0))
+          const ids = Array.from({ length: 600 }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`)
+          const index = createIndex({ dimensions: dim, metric, planner: { exactBelow: 0 } })
+          index.addMany(ids.map((id) => ({ id, vector: vector() })))
+          // Removed records, and labels freed by them reused by new ones.
+          for (const id of ids.slice(0, 60)) index.remove(id)
+          index.addMany(Array.from({ length: 30 }, (_, i) => ({ id: `new-${i}`, vector: vector() })))
+          const state = index.state
+          const file = join(dir, `graph-${seed}.bin`)
+          state.graph?.save(file)
+          const raw = new HierarchicalNSW(metric === 'l2' ? 'l2' : 'ip', dim)
+          raw.readIndexSync(file)
+          raw.setEf(Math.max(ef, k))
+          for (let q = 0; q < 12; q++) {
+            const given = vector()
+            const query = q % 2 === 0 ? Float32Array.from(given) : given
+            const prepared = Array.from(metric === 'cosine' ? normalized(Float32Array.from(given)) : Float32Array.from(given))
+            const wide = raw.searchKnn(prepared, Math.min(Math.max(ef, k), k + MARGIN))
+            const candidates = wide.neighbors.map((label, i) => ({ id: state.ids.idOf(label as Label), d: wide.distances[i] as number }))
+            const expected = candidates
+              .filter((c): c is { id: string; d: number } => c.id !== undefined)
+              .sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+              .slice(0, k)
+            const { hits, stats } = index.search({ vector: query, topK: k, ef })
+            expect(stats.strategy).toBe('hnsw')
+            expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id))
+            expect(hits.map((h) => ({ distance: h.distance, score: h.score }))).toEqual(expected.map((e) => reported[metric](e.d)))
+            // No equal distances among the k + 1: the plain raw call with k, in its own order.
+            const head = wide.distances.slice(0, k + 1)
+            if (head.every((d, i) => i === 0 || d > (head[i - 1] as number)) && wide.neighbors.slice(0, k).every((l) => state.ids.idOf(l as Label) !== undefined)) {
+              const plain = raw.searchKnn(prepared, k)
+              expect(hits.map((h) => h.id)).toEqual(plain.neighbors.map((l) => state.ids.idOf(l as Label)))
+              asRaw++
+            } else tied++
+          }
+          rmSync(file)
+        }),
+        { numRuns: 6 },
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    expect(data === 'continuous' ? asRaw : tied).toBeGreaterThan(0)
   })
 })

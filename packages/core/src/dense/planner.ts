@@ -25,6 +25,9 @@ export interface PlanInput {
   readonly options: ResolvedPlannerOptions
 }
 
+/** The plan of most searches, made once. */
+const GRAPH_UNFILTERED: DensePlan = Object.freeze({ strategy: 'hnsw', reason: 'no filter' })
+
 /** Chooses a strategy before any filter is fully evaluated (see {@link refinePlan} after). */
 export function planDense(input: PlanInput): DensePlan {
   const { live, hasGraph, forceExact, selectivity, options } = input
@@ -33,7 +36,7 @@ export function planDense(input: PlanInput): DensePlan {
   if (forceExact) return { strategy: exact, reason: 'exact search was requested' }
   if (!hasGraph) return { strategy: exact, reason: 'the index has no HNSW graph (dense: "exact")' }
   if (live <= options.exactBelow) return { strategy: exact, reason: `${live} records <= planner.exactBelow (${options.exactBelow})` }
-  if (!filtered) return { strategy: 'hnsw', reason: 'no filter' }
+  if (!filtered) return GRAPH_UNFILTERED
   // A handful of passing records is cheaper to scan than any graph search, whatever fraction they are.
   const passing = Math.round(selectivity * live)
   if (passing <= options.exactBelow) {

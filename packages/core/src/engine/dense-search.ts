@@ -81,7 +81,8 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
-      if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
+      // No filter, so no estimate: the stats statsOf would make, as one literal.
+      if (hits.length >= k) return { hits, stats: { strategy: plan.strategy, reason: plan.reason, live, ef: Math.max(q.ef, k) } }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
       return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
@@ -164,20 +165,19 @@ function postFilter(state: DenseState, q: DenseQuery, k: number, selectivity: nu
 /**
  * Graph search. The graph returns its candidates best first, and how many it returns does not
  * change the search (it keeps max(ef, k) of them anyway), so k + 1 come first: when the (k+1)-th
- * is farther than the k-th, the first k are the answer. A tie at the k-th place (or a removed
- * record among them) fetches a few more, so that equal distances there are still ordered by id.
+ * is farther than the k-th, the first k are the answer. A tie at the k-th place (or equal keys
+ * within the k, or a removed record among them) fetches a few more and orders them by key then id:
+ * the k + 1 are the head of the longer answer, so equal distances are ordered by id either way.
  */
 function graphHits(state: DenseState, query: Float32Array, k: number, ef: number, allow: Bitset | undefined): Hit[] {
   const graph = state.graph
   if (!graph) return []
   const most = Math.max(ef, k)
   const first = graph.search(query, Math.min(most, k + 1), ef, allow)
-  const labels = first.labels as Label[]
-  if (tiedAtCut(state.ops, first.distances, k) || !everyLive(state, labels, k)) {
-    const wider = most > k + 1 ? graph.search(query, Math.min(most, k + TIE_MARGIN), ef, allow) : first
-    return graphToHits(state, wider.labels as Label[], wider.distances, k)
-  }
-  return inOrder(state, labels, first.distances, k) ?? graphToHits(state, labels, first.distances, k)
+  const hits = tiedAtCut(state.ops, first.distances, k) ? undefined : inOrder(state, first.labels as Label[], first.distances, k)
+  if (hits) return hits
+  const wider = most > k + 1 ? graph.search(query, Math.min(most, k + TIE_MARGIN), ef, allow) : first
+  return graphToHits(state, wider.labels as Label[], wider.distances, k)
 }
 
 /** Whether the candidate after the k-th may tie it (equal keys, or keys that are not numbers). */
@@ -186,24 +186,22 @@ function tiedAtCut(ops: MetricOps, distances: readonly number[], k: number): boo
   return !(ops.keyOfHnsw(distances[k] as number) > ops.keyOfHnsw(distances[k - 1] as number))
 }
 
-function everyLive(state: DenseState, labels: readonly Label[], k: number): boolean {
-  const n = Math.min(k, labels.length)
-  for (let i = 0; i < n; i++) if (state.ids.idOf(labels[i] as Label) === undefined) return false
-  return true
-}
-
 /**
- * The first k candidates as hits when their keys strictly increase (ordering them by key then id
- * keeps them as they are); undefined when two are equal, for `graphToHits` to order.
+ * The first k candidates as hits, in one pass, when every one is live and their keys strictly
+ * increase (ordering them by key then id keeps them as they are); undefined otherwise, for
+ * `graphToHits` to order.
  */
 function inOrder(state: DenseState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] | undefined {
+  const { ids, ops } = state
   const n = Math.min(k, labels.length)
   const hits = new Array<Hit>(n)
   let previous = -Infinity
   for (let i = 0; i < n; i++) {
-    const key = state.ops.keyOfHnsw(distances[i] as number)
-    if (!(key > previous)) return undefined
-    hits[i] = toHit(state, key, labels[i] as Label)
+    const label = labels[i] as Label
+    const id = ids.idOf(label)
+    const key = ops.keyOfHnsw(distances[i] as number)
+    if (id === undefined || !(key > previous)) return undefined
+    hits[i] = hitOf(state, id, key, label)
     previous = key
   }
   return hits
@@ -239,7 +237,12 @@ function toHits(state: DenseState, top: TopK): Hit[] {
 }
 
 function toHit(state: DenseState, key: number, label: Label): Hit {
-  return { id: state.ids.idOf(label) as string, score: state.ops.score(key), distance: state.ops.distance(key), metadata: state.metadata[label] ?? EMPTY }
+  return hitOf(state, state.ids.idOf(label) as string, key, label)
+}
+
+function hitOf(state: DenseState, id: string, key: number, label: Label): Hit {
+  const ops = state.ops
+  return { id, score: ops.score(key), distance: ops.distance(key), metadata: state.metadata[label] ?? EMPTY }
 }
 
 const EMPTY = Object.freeze({})

@@ -63,6 +63,7 @@ export interface ValidatedSearch {
 }
 
 const KNOWN = ['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact', 'alpha', 'fusion', 'depth', 'maxDistance', 'minSimilarity']
+const IS_KNOWN = new Set(KNOWN)
 
 export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
@@ -70,7 +71,7 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   }
   const r = request as Record<string, unknown>
   for (const key of Object.keys(r)) {
-    if (!KNOWN.includes(key)) {
+    if (!IS_KNOWN.has(key)) {
       throw new QuarryError('INVALID_QUERY', `unknown search option ${key}; known options are ${KNOWN.join(', ')}.`, { path: key })
     }
   }

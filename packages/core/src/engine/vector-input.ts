@@ -15,41 +15,38 @@ export function toVector(value: unknown, dimensions: number, metric: Metric, pat
 
 /**
  * {@link toVector} for a query: a Float32Array as it is, anything else into `buffers.input`; for
- * cosine, scaled to unit length into `buffers.unit` (the length computed once for the check and
- * the scaling).
+ * cosine, scaled to unit length into `buffers.unit`. A Float32Array's sum of squares is computed
+ * once: it is the finiteness check and, for cosine, the squared length.
  */
 export function toQueryVector(value: unknown, dimensions: number, metric: Metric, path: string, buffers: VectorBuffers): Float32Array {
-  // A Float32Array query is read where it is (a search is synchronous and keeps nothing): no copy.
-  const out = checkedCopy(value, dimensions, path, value instanceof Float32Array ? undefined : buffers.input)
-  if (metric !== 'cosine') return out
-  const n = norm(out)
-  checkLength(n, path)
-  return normalized(out, buffers.unit, n)
+  if (value instanceof Float32Array) {
+    // Read where it is (a search is synchronous and keeps nothing): no copy.
+    checkDimensions(value, dimensions, path)
+    const squares = finiteSquares(value, path)
+    return metric === 'cosine' ? unitQuery(value, Math.sqrt(squares), path, buffers.unit) : value
+  }
+  const out = checkedCopy(value, dimensions, path, buffers.input)
+  return metric === 'cosine' ? unitQuery(out, norm(out), path, buffers.unit) : out
 }
 
-/**
- * The caller's vector as float32, copied into `out` (a Float32Array without `out` is only checked
- * and returned as it is), or the error saying which element is wrong.
- */
-function checkedCopy(value: unknown, dimensions: number, path: string, out: Float32Array | undefined): Float32Array {
+/** A cosine query at unit length into `out`, its length `n` checked first. */
+function unitQuery(vector: Float32Array, n: number, path: string, out: Float32Array): Float32Array {
+  checkLength(n, path)
+  return normalized(vector, out, n)
+}
+
+/** The caller's vector as float32, copied into `out`, or the error saying which element is wrong. */
+function checkedCopy(value: unknown, dimensions: number, path: string, out: Float32Array): Float32Array {
   if (!Array.isArray(value) && !(value instanceof Float32Array) && !(value instanceof Float64Array)) {
     throw new QuarryError('INVALID_VECTOR', `${path} must be an array of ${dimensions} numbers or a Float32Array; received ${describe(value)}.`, { path })
   }
   const source = value as ArrayLike<unknown>
-  if (source.length !== dimensions) {
-    throw new QuarryError('DIMENSION_MISMATCH', `${path} has ${source.length} dimensions but the index has ${dimensions}; embed with the model the index was created for.`, {
-      path,
-    })
-  }
+  checkDimensions(source, dimensions, path)
   if (value instanceof Float32Array) {
-    // Fast path: already float32, only finiteness to check. A sum of float32 squares cannot
-    // overflow a float64, so it is finite exactly when every element is: one unrolled pass.
-    if (!Number.isFinite(dotAt(value, value, 0, dimensions))) throw notFinite(value, path)
-    if (out === undefined) return value
+    finiteSquares(value, path)
     out.set(value)
     return out
   }
-  const into = out ?? new Float32Array(dimensions)
   for (let i = 0; i < dimensions; i++) {
     const x = source[i]
     if (typeof x !== 'number' || !Number.isFinite(x)) {
@@ -59,9 +56,28 @@ function checkedCopy(value: unknown, dimensions: number, path: string, out: Floa
     if (!Number.isFinite(f)) {
       throw new QuarryError('INVALID_VECTOR', `${path}[${i}] = ${x} overflows float32; scale the vector down.`, { path: `${path}[${i}]` })
     }
-    into[i] = f
+    out[i] = f
   }
-  return into
+  return out
+}
+
+function checkDimensions(source: ArrayLike<unknown>, dimensions: number, path: string): void {
+  if (source.length !== dimensions) {
+    throw new QuarryError('DIMENSION_MISMATCH', `${path} has ${source.length} dimensions but the index has ${dimensions}; embed with the model the index was created for.`, {
+      path,
+    })
+  }
+}
+
+/**
+ * The sum of squares of a float32 vector, or the error naming its first NaN or infinite element.
+ * A sum of float32 squares cannot overflow a float64, so it is finite exactly when every element
+ * is: one unrolled pass (the same one `norm` makes, so its square root is the vector's length).
+ */
+function finiteSquares(v: Float32Array, path: string): number {
+  const squares = dotAt(v, v, 0, v.length)
+  if (!Number.isFinite(squares)) throw notFinite(v, path)
+  return squares
 }
 
 /** The error for the first element of `v` that is NaN or infinite. */
