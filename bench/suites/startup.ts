@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -15,6 +15,26 @@ import type { SuiteContext } from '../run.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const QUARRY = join(ROOT, 'packages', 'adapters', 'bin', 'quarry.mjs')
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+/** What an installed package's `quarry` runs (bin/quarry.mjs outside the workspace): the compiled CLI, which runs itself when executed. */
+const DIST_CLI = join(ROOT, 'packages', 'adapters', 'dist', 'cli', 'main.js')
+
+/**
+ * How the server is started: `dist` (default) as a user's install runs it, the compiled
+ * JavaScript of the built packages (built first: `tsc -b`); `source` (STARTUP_FROM=source) as
+ * the workspace's bin does, the TypeScript sources through tsx.
+ */
+type StartFrom = 'dist' | 'source'
+
+function quarryArgs(from: StartFrom, args: readonly string[]): string[] {
+  if (from === 'source') return [QUARRY, ...args]
+  return [DIST_CLI, ...args]
+}
+
+/** Builds both packages' dist/ as `pnpm build` does (incremental: quick when nothing changed). */
+function buildDist(): void {
+  execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'adapters', 'tsconfig.build.json')], { stdio: 'inherit' })
+}
 const PARENT = 'projects/bench/locations/local'
 const QUERY = 'how to configure the option of the package'
 
@@ -25,11 +45,15 @@ const QUERY = 'how to configure the option of the package'
  * `quarry serve --data DIR --embedder hashing --port 0` (default durability: log) and times from
  * the spawn to the first retrieveContexts answer (200, top 10), then kills it (SIGKILL: no final
  * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process. Also: an
- * empty folder's time to first answer (the process's fixed start: Node, the TypeScript sources
- * through tsx, the modules). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides.
+ * empty folder's time to first answer (the process's fixed start: Node and the modules, plus tsx
+ * compiling the sources with STARTUP_FROM=source). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides.
+ * The server runs from the built packages (dist/, compiled first), as an installed `quarry` does;
+ * STARTUP_FROM=source runs the workspace's TypeScript sources through tsx instead.
  */
 export async function runStartup(ctx: SuiteContext): Promise<void> {
   const chunks = Number(process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? 100_000 : 1_000_000))
+  const from: StartFrom = process.env['STARTUP_FROM'] === 'source' ? 'source' : 'dist'
+  if (from === 'dist') buildDist()
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-startup-'))
   try {
     const data = join(dir, 'data')
@@ -43,7 +67,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       const steps = [
         async () => {
-          const t = await firstAnswer(data)
+          const t = await firstAnswer(from, data)
           times.first.push(t.answer)
           times.listening.push(t.listening)
         },
@@ -54,7 +78,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
           if (index.size !== chunks) throw new Error(`the corpus holds ${index.size} chunks, not ${chunks}`)
         },
         async () => {
-          times.empty.push((await firstAnswer(empty, false)).answer)
+          times.empty.push((await firstAnswer(from, empty, false)).answer)
         },
       ]
       if (round % 2 === 1) steps.reverse()
@@ -63,6 +87,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     const m = { first: median(times.first), listening: median(times.listening), load: median(times.load), empty: median(times.empty) }
     const row = {
       chunks,
+      'serve from': from,
       'build s': buildSeconds,
       'data MB': sizeOf(data) / 1e6,
       'core loadIndex s': m.load,
@@ -125,9 +150,9 @@ export async function buildDataFolder(root: string, chunks: number): Promise<num
  * Spawns `quarry serve --data dir` and times (seconds from the spawn) the "serving" line and the
  * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora).
  */
-async function firstAnswer(dir: string, query = true): Promise<{ listening: number; answer: number }> {
+async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<{ listening: number; answer: number }> {
   const start = performance.now()
-  const child = spawn(process.execPath, [QUARRY, 'serve', '--data', dir, '--embedder', 'hashing', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, quarryArgs(from, ['serve', '--data', dir, '--embedder', 'hashing', '--port', '0']), { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   try {

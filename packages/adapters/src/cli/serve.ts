@@ -1,3 +1,4 @@
+import type { Embedder } from '@quarry/core'
 import { omitUndefined } from '../rpc/omit.js'
 import { createServer as createNetServer } from 'node:net'
 import { createServer, type RequestLogEntry } from '../http/server.js'
@@ -68,6 +69,19 @@ async function probe(port: number, host: string): Promise<void> {
 }
 
 /**
+ * Embeds a few words once, so that the first request does not pay the embedder's set-up (GloVe's
+ * vectors, the analyzer's model and tables). A failure is not the start's: the first request that
+ * embeds reports it (INTERNAL), as it would without this.
+ */
+async function warmEmbedder(embedder: Embedder): Promise<void> {
+  try {
+    await embedder.embed(['warm up the embedder'])
+  } catch {
+    // Reported by the first request that embeds.
+  }
+}
+
+/**
  * `quarry serve`: runs until SIGINT / SIGTERM (or `options.signal` aborts), then writes a last
  * snapshot (with --data); resolves to the exit code.
  */
@@ -128,6 +142,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   } catch (error) {
     throw bindFailure(error, port, host)
   }
+  // A restored folder is there to be searched: its first query should not load the embedder's model.
+  if (server.restored) await warmEmbedder(embedder)
   const scope = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only: reachable from this machine alone' : `bound to ${host}: reachable from the network`
   console.log(`Quarry is serving on ${url} (${scope})`)
   if (!flags.has('no-console')) console.log(`  Console             ${url}/  (off with --no-console)`)

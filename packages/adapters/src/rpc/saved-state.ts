@@ -14,9 +14,12 @@ import { QuarryError, readGeneration, writeGeneration, type GenerationFile, type
 export interface StateFormat {
   /** e.g. `quarry-semantic-retriever`. */
   readonly format: string
+  /** The version written. */
   readonly version: number
   /** The engine, for messages. */
   readonly engine: string
+  /** Older versions still read (the engine's `restore` tells them apart by the saved `version`). */
+  readonly alsoReads?: readonly number[]
 }
 
 /** A list written item by item into `state.json`, a safe point after each (its items may hold lists marked so too). */
@@ -88,7 +91,13 @@ export function* saveIndex(out: GenerationWriter, name: string, index: QuarryInd
 
 /** The generation an engine's own `saveTo(dir)` writes (its state.json and index snapshots, checksummed). */
 function generationFormat(format: StateFormat): GenerationFormat {
-  return { format: format.format, version: format.version, kind: `${format.engine} save`, remedy: 'Restore the folder from a backup, or save the engine again.' }
+  return {
+    format: format.format,
+    version: format.version,
+    kind: `${format.engine} save`,
+    remedy: 'Restore the folder from a backup, or save the engine again.',
+    ...(format.alsoReads === undefined ? {} : { sealedVersions: format.alsoReads }),
+  }
 }
 
 /** An engine's `saveTo(dir)`: its state as a generation of core's protocol (lock, checksums, atomic switch). */
@@ -111,7 +120,10 @@ export function loadEngine(dir: string, format: StateFormat, load: (folder: stri
   if (!found) throw new QuarryError('INVALID_SNAPSHOT', `${resolve(dir)} holds no ${format.engine} save (no CURRENT): save one there with saveTo first.`)
 }
 
-/** `dir/state.json` as written by `writeState`, format and version checked; `restore` builds the engine's state from it. */
+/**
+ * `dir/state.json` as written by `writeState`, format and version checked (the format's version or
+ * one it `alsoReads`); `restore` builds the engine's state from it.
+ */
 export function readState<T>(dir: string, format: StateFormat, restore: (saved: Record<string, unknown>) => T): T {
   const path = join(resolve(dir), 'state.json')
   const fail = (what: string): QuarryError =>
@@ -133,7 +145,8 @@ export function readState<T>(dir: string, format: StateFormat, restore: (saved: 
   if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) throw fail('it is not an object')
   const tagged = saved as Record<string, unknown>
   if (tagged.format !== format.format) throw fail(`it is not a ${format.engine} state`)
-  if (tagged.version !== format.version) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${format.version})`)
+  const readable = [...(format.alsoReads ?? []), format.version]
+  if (!readable.includes(tagged.version as number)) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${readable.join(', ')})`)
   try {
     return restore(tagged)
   } catch (error) {

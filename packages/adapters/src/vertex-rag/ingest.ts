@@ -7,7 +7,7 @@ import { extractText } from './extract.js'
 import { pageAt } from './pdf.js'
 import { pendingOf, type PendingFiles } from './pending-files.js'
 import type { RagFileTypeName } from './resources.js'
-import { fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
+import { chunkId, fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
 
 /** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
 const analyzer = new Analyzer()
@@ -121,7 +121,7 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   const lastIndex = pieces.length - 1
   file.chunks = pieces.map((p, i) =>
     omitUndefined({
-      id: `${file.id}-${String(i).padStart(6, '0')}`,
+      id: chunkId(file.id, i),
       text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
       pageSpan: pages ? { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } : undefined,
     }),

@@ -1,18 +1,28 @@
-import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
+import { loadIndex, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
 import { arrayField, indexDirOf, mapped, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RagContext } from './context.js'
 import type { Operation } from '../rpc/operations.js'
-import type { RagCorpusState, RagDataSchemaState, RagEngineConfigState, RagFileState, RagMetadataState } from './state.js'
+import { chunkId, IndexedChunk, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
 
 /**
- * RAG Engine state on disk: `state.json` (corpora, files, chunks, schemas, metadata, operations) and
- * one core snapshot per corpus, written into a generation as steps (the engine's writes held off
+ * RAG Engine state on disk: `state.json` (corpora, files, schemas, metadata, operations) and one
+ * core snapshot per corpus, written into a generation as steps (the engine's writes held off
  * meanwhile). `state.json` is versioned; its checksum is the generation's.
+ *
+ * Version 2 keeps no chunk text: a chunk's text is its record's text in the corpus index (one copy
+ * on disk, read without parsing it as JSON), its id follows from its file and position
+ * ({@link chunkId}); a file lists its chunk count and, for a PDF, each chunk's pages. Version 1
+ * (every chunk as `{ id, text, pageSpan? }`) is still read: its ids are kept, its texts are read
+ * from the index as well (they are the same), and the next save writes version 2.
  */
-export const FORMAT: StateFormat = { format: 'quarry-vertex-rag', version: 1, engine: 'Vertex AI RAG Engine' }
+export const FORMAT: StateFormat = { format: 'quarry-vertex-rag', version: 2, engine: 'Vertex AI RAG Engine', alsoReads: [1] }
 
-type SavedFile = Omit<RagFileState, 'metadata'> & { readonly metadata: readonly RagMetadataState[] }
-type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly SavedFile[]; readonly schemas: readonly RagDataSchemaState[] }
+type PageSpan = NonNullable<RagChunkState['pageSpan']>
+/** A file as saved (version 2): its chunks as a count, and their pages when it has pages. */
+type SavedFile = Omit<RagFileState, 'metadata' | 'chunks'> & { readonly metadata: readonly RagMetadataState[]; readonly chunks: number; readonly pageSpans?: readonly (readonly [number, number])[] }
+/** A file as version 1 saved it: each chunk with its text. */
+type SavedFileV1 = Omit<RagFileState, 'metadata' | 'chunks'> & { readonly metadata: readonly RagMetadataState[]; readonly chunks: readonly { readonly id: string; readonly pageSpan?: PageSpan }[] }
+type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly (SavedFile | SavedFileV1)[]; readonly schemas: readonly RagDataSchemaState[] }
 interface Saved {
   readonly seq: number
   readonly operations: readonly Operation[]
@@ -21,16 +31,74 @@ interface Saved {
   readonly engineConfigs: readonly RagEngineConfigState[]
 }
 
+/** A file without its chunks' texts (version 2). */
+function savedFile({ metadata, chunks, ...f }: RagFileState): SavedFile {
+  const pageSpans = chunks.some((c) => c.pageSpan) ? chunks.map((c): readonly [number, number] => [c.pageSpan?.firstPage ?? 0, c.pageSpan?.lastPage ?? 0]) : undefined
+  return { ...f, metadata: [...metadata.values()], chunks: chunks.length, ...(pageSpans ? { pageSpans } : {}) }
+}
+
 export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string): Steps {
   const corpora = [...ctx.state.corpora.values()]
   for (const [i, c] of corpora.entries()) yield* saveIndex(out, within(folder, `corpus-${i}`), c.index)
   const saved = corpora.map((c, i) => {
     const { index: _index, files, schemas, ...rest } = c
-    return { ...rest, indexDir: `corpus-${i}`, files: streamed(mapped(files.values(), ({ metadata, ...f }) => ({ ...f, metadata: [...metadata.values()] }))), schemas: [...schemas.values()] }
+    return { ...rest, indexDir: `corpus-${i}`, files: streamed(mapped(files.values(), savedFile)), schemas: [...schemas.values()] }
   })
   yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), corpora: streamed(saved), engineConfigs: [...ctx.state.engineConfigs.values()] })
 }
 
+/** The chunks of a saved file (either version), their texts read from the corpus index when asked. */
+function chunksOf(index: QuarryIndex, file: SavedFile | SavedFileV1): RagChunkState[] {
+  if (typeof file.chunks !== 'number') {
+    return file.chunks.map(({ id, pageSpan }) => new IndexedChunk(index, id, pageSpan ? { firstPage: pageSpan.firstPage, lastPage: pageSpan.lastPage } : undefined))
+  }
+  const spans = (file as SavedFile).pageSpans
+  return Array.from({ length: file.chunks }, (_, i) => {
+    const span = spans?.[i]
+    return new IndexedChunk(index, chunkId(file.id, i), span ? { firstPage: span[0], lastPage: span[1] } : undefined)
+  })
+}
+
+/** The saved chunk list's shape, checked at load (a TypeError otherwise: readState refuses the state). */
+function checkChunks(file: SavedFile | SavedFileV1): void {
+  const { chunks } = file
+  const spans = (file as Partial<SavedFile>).pageSpans
+  const counted = typeof chunks === 'number' && Number.isSafeInteger(chunks) && chunks >= 0 && (spans === undefined || (Array.isArray(spans) && spans.length === chunks))
+  const listed = Array.isArray(chunks) && chunks.every((c) => typeof c === 'object' && c !== null && typeof c.id === 'string')
+  if (!counted && !listed) throw new TypeError('a file\'s chunks are neither a count nor a list of chunks')
+}
+
+/**
+ * A saved file as the engine holds it, metadata by name. Its chunk objects are made the first
+ * time something reads `chunks` (a query's hits, a write to the file, the next save): a load makes
+ * none, so its time is the index's, whatever the number of chunks.
+ */
+function fileOf(index: QuarryIndex, saved: SavedFile | SavedFileV1): RagFileState {
+  checkChunks(saved)
+  const { metadata, chunks: _chunks, pageSpans: _spans, ...f } = saved as SavedFile
+  const file = { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as Omit<RagFileState, 'chunks'>
+  let chunks: readonly RagChunkState[] | undefined
+  return Object.defineProperty(file, 'chunks', {
+    get: () => (chunks ??= chunksOf(index, saved)),
+    set: (value: readonly RagChunkState[]) => (chunks = value),
+    enumerable: true,
+    configurable: true,
+  }) as RagFileState
+}
+
+/**
+ * One dense search on a loaded corpus, its result dropped, so that the first request does not pay
+ * what a fresh process sets up on first use: the exact scan's worker pool and shared copy of the
+ * vectors (KNN corpora), the compiled search code. Nothing in the index changes. BM25's word
+ * tables (wink's lexicon) are left to the first text query: a dense-only server never needs them.
+ */
+function warmUp(index: QuarryIndex): void {
+  const { dimensions } = index.options
+  if (index.size === 0 || dimensions === undefined) return
+  index.search({ vector: new Float32Array(dimensions).fill(1), topK: 1 })
+}
+
+/** Replaces the state with the one saved in `dir` (all or nothing), then warms each corpus's search up. */
 export function loadRag(ctx: RagContext, dir: string): void {
   // Everything is read before anything is replaced: a failing load leaves the current state as it was.
   const { saved, corpora } = readState(dir, FORMAT, (raw) => {
@@ -42,7 +110,7 @@ export function loadRag(ctx: RagContext, dir: string): void {
       corpora.set(c.name, {
         ...c,
         index,
-        files: new Map(files.map(({ metadata, ...f }) => [f.name, { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as RagFileState])),
+        files: new Map(files.map((f) => [f.name, fileOf(index, f)])),
         schemas: new Map(schemas.map((s) => [s.name, { ...s }])),
       } as RagCorpusState)
     }
@@ -55,4 +123,5 @@ export function loadRag(ctx: RagContext, dir: string): void {
   ctx.state.engineConfigs.clear()
   for (const config of saved.engineConfigs) ctx.state.engineConfigs.set(config.name, { ...config })
   ctx.state.seq = saved.seq
+  for (const corpus of corpora.values()) warmUp(corpus.index)
 }

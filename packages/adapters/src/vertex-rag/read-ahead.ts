@@ -7,9 +7,17 @@ import type { RagCorpusState } from './state.js'
 export const IMPORT_BATCH_TEXTS = 512
 
 /**
+ * Files read at once ahead of the one the import waits for: a read is several system calls
+ * (open, the opened path, stat, reads, close), each a round trip to libuv's thread pool, so reading
+ * one file after another leaves the main thread idle between them.
+ */
+export const READ_WINDOW = 16
+
+/**
  * An import's files read, analyzed and embedded ahead, in batches across files: when file i needs
  * its vectors, the files after it are read and chunked until the batch holds
- * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all. The import still takes
+ * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads run
+ * {@link READ_WINDOW} files at a time. The import still takes
  * each file's read and vectors in file order, through `replayable`, so the write-ahead log records
  * them per file as before and a replay (which hands the recorded values back) never reads ahead.
  * A batch the embedder refuses is embedded file by file: only the file it refuses fails.
@@ -20,7 +28,8 @@ export class ReadAhead {
   readonly #files: readonly SourceFile[]
   readonly #maxFileBytes: number
   readonly #inputOf: (file: SourceFile, bytes: Uint8Array) => FileInput
-  readonly #reads = new Map<number, ReadResult>()
+  /** Reads started ahead (at most {@link READ_WINDOW} files past the one asked for), by file. */
+  readonly #reads = new Map<number, Promise<ReadResult>>()
   readonly #analyses = new Map<number, { readonly bytes: Uint8Array; readonly analysis: Analysis }>()
   readonly #vectors = new Map<number, { readonly texts: readonly string[]; readonly vectors: Float32Array[] }>()
   /** Files of a refused batch: embedded alone. */
@@ -45,6 +54,18 @@ export class ReadAhead {
     const ahead = this.#reads.get(i)
     this.#reads.delete(i)
     return ahead ?? readSource(this.#files[i] as SourceFile, this.#maxFileBytes)
+  }
+
+  /** File j's read, started with those of the files after it (up to {@link READ_WINDOW}) if they are not yet. */
+  #readAhead(j: number): Promise<ReadResult> {
+    for (let k = j; k < Math.min(j + READ_WINDOW, this.#files.length); k++) {
+      if (this.#reads.has(k)) continue
+      const reading = readSource(this.#files[k] as SourceFile, this.#maxFileBytes)
+      // Awaited in its turn (a failure surfaces there, as a read done then would); not unhandled meanwhile.
+      reading.catch(() => undefined)
+      this.#reads.set(k, reading)
+    }
+    return this.#reads.get(j) as Promise<ReadResult>
   }
 
   /** File i's analysis if it was done ahead on these bytes. */
@@ -82,8 +103,7 @@ export class ReadAhead {
   async #following(i: number, taken: number): Promise<{ i: number; texts: readonly string[] }[]> {
     const out: { i: number; texts: readonly string[] }[] = []
     for (let j = i + 1; j < this.#files.length && taken < IMPORT_BATCH_TEXTS; j++) {
-      const read = this.#reads.get(j) ?? (await readSource(this.#files[j] as SourceFile, this.#maxFileBytes))
-      this.#reads.set(j, read)
+      const read = await this.#readAhead(j)
       if (!read.ok) continue
       const input = this.#inputOf(this.#files[j] as SourceFile, read.bytes)
       if (unchangedFile(this.#corpus, input, sha256Of(read.bytes))) continue

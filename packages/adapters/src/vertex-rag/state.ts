@@ -49,12 +49,39 @@ export interface RagCorpusState extends Stamped {
   readonly schemas: Map<string, RagDataSchemaState>
 }
 
+/** The id of a file's chunk `i` (0-based): its record id in the corpus index, also the v1beta1 chunkId. */
+export function chunkId(fileId: string, i: number): string {
+  return `${fileId}-${String(i).padStart(6, '0')}`
+}
+
 export interface RagChunkState {
   /** Record id in the corpus index, also the v1beta1 chunkId: `<fileId>-<6-digit ordinal>`. */
   readonly id: string
   readonly text: string
   /** Pages of a PDF the chunk spans (1-based). */
   readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
+}
+
+/**
+ * A chunk read back from a save: its text is its record's text in the corpus index, read when
+ * asked (state.json holds no chunk text; memory holds one copy).
+ */
+export class IndexedChunk implements RagChunkState {
+  readonly id: string
+  readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
+  readonly #index: QuarryIndex
+
+  constructor(index: QuarryIndex, id: string, pageSpan: RagChunkState['pageSpan']) {
+    this.id = id
+    if (pageSpan) this.pageSpan = pageSpan
+    this.#index = index
+  }
+
+  get text(): string {
+    const text = this.#index.get(this.id)?.text
+    if (typeof text !== 'string') throw new Error(`index and resources disagree on ${this.id}: it has no text record`)
+    return text
+  }
 }
 
 export type RagFileSource = { readonly kind: 'gcs'; readonly uri: string } | { readonly kind: 'upload' }
