@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { Analyzer, type AnalyzedToken } from '@quarry/core'
-import { defaultStopWords, porter2, winkLexicon, winkTokens, winkUnitTokens } from '../../packages/core/src/text/wink.js'
+import { defaultStopWords, directUnitTokens, porter2, winkLexicon, winkTokens, winkUnitTokens } from '../../packages/core/src/text/wink.js'
 import { forEachWinkUnit } from '../../packages/core/src/text/wink-pieces.js'
 import { SHAPE_NAMES, shapeOf, shapeTokens } from '../../packages/core/src/text/wink-shapes.js'
 
@@ -236,5 +236,45 @@ describe('wink without memory', () => {
       if (winkLexicon(w) === undefined) expect.fail(`${w} is a word of the model, but winkLexicon did not find it`)
     }
     expect(words).toBeGreaterThan(80_000)
+  })
+})
+
+describe('wink’s tokenizer on a stand-in for its cache (directUnitTokens), against wink itself', () => {
+  // The Analyzer sends units no shape covers to directUnitTokens: wink-nlp's own tokenizer
+  // functions, filling a document that stands in for wink's cache (model words, contractions'
+  // expansions, tokens learned within the unit and their lowercase forms). Its tokens must be
+  // winkUnitTokens' (a wink-nlp document read by readDoc), value, offsets and type.
+  const expectDirectAsWink = (u: string): void => {
+    expect(directUnitTokens(u, 255), u).toEqual(winkUnitTokens(u, 255))
+  }
+  const markdown = fc.constantFrom('**', '`', '[', '](', ')', '(', '.', '/', '://', '_', '#', '@', ':', ',', "'", '"', '-', '--', '|', '{', '}', '<', '>', '=', '$', '%', '&', '*', '~', '+')
+  const piece = fc.oneof(unit, markdown, word, digits, fc.constantFrom("n't", "'s", "'re", 'USD', 'e.g', 'U.S', 'am', 'pm', 'th', 'rd', 'www', 'com', 'https', 'x'))
+  const joined = fc.array(piece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('').replace(/[\s\u00a0\u2002-\u2005\u2009\u200a\u202f\u205f]+/g, ''))
+
+  it('units of every shape, markdown and code glued together, contractions inside them', () => {
+    fc.assert(
+      fc.property(fc.oneof(unit, joined), (u) => {
+        if (u !== '') expectDirectAsWink(u)
+      }),
+      { numRuns: 4000 },
+    )
+  })
+
+  it('contractions (expanded from the model), words learned within the unit and their lowercase forms', () => {
+    for (const u of ["isn't", "ISN'T", "Isn't", 'cannot', 'Cannot', 'gonna', 'wanna', "can't", "won't", "I'm", "y'all", "(isn't)", "`cannot`", 'cannot-be', "don't.", "shouldn't've",
+      "root's:", "Root's:root's", 'Foo.foo', 'FOO-foo.Foo', 'a.b.a.b', 'U.S.A.u.s.a', 'e.g.E.G.', 'x-ray/X-Ray', '[Foo](foo)', '**`foo`**', 'me@x.org,ME@X.ORG', 'http://a.b/c?d=e', '1st,2nd', '10:30pm.'])
+      expectDirectAsWink(u)
+  })
+
+  it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
+    const texts = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))].map((f) => readFileSync(f, 'utf8'))
+    for (const name of ['cranfield', 'cisi']) {
+      const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
+      if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
+    }
+    const units = new Set<string>()
+    for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+    expect(units.size).toBeGreaterThan(5000)
+    for (const u of units) expectDirectAsWink(u)
   })
 })

@@ -8,19 +8,15 @@ import type { TextInput } from './record.js'
 import type { Hit, SearchResult } from './results.js'
 import { filterSubject, type IndexState } from './state.js'
 
-/** A record's text as the sparse index sees it: field-boosted term frequencies and length. */
+/**
+ * A record's text as the sparse index sees it: field-boosted term frequencies and length, as
+ * the analyzer's term ids (its reused counts: index the document before analyzing the next).
+ */
 export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions): SparseDocument {
-  const terms = new Map<string, number>()
-  let length = 0
-  const fields: [string, string][] = typeof text === 'string' ? [['text', text]] : Object.entries(text)
-  for (const [field, value] of fields) {
-    const boost = options.fields[field]?.boost ?? 1
-    for (const term of analyzer.terms(value)) {
-      terms.set(term, (terms.get(term) ?? 0) + boost)
-      length += boost
-    }
-  }
-  return { terms, length }
+  const counts = analyzer.documentCounts()
+  if (typeof text === 'string') analyzer.countTerms(text, options.fields.text?.boost ?? 1, counts)
+  else for (const field of Object.keys(text)) analyzer.countTerms(text[field] as string, options.fields[field]?.boost ?? 1, counts)
+  return { counts, length: counts.length }
 }
 
 /** Query text → weighted terms (a repeated query term counts once per occurrence, as in Lucene). */

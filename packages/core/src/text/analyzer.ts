@@ -1,9 +1,10 @@
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
-import type { RawToken } from './token.js'
+import { TermCounts } from './term-counts.js'
+import { ownCopy, type RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
 import { UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
-import { defaultStopWords, porter2, WINK_MAX_RUN, winkUnitTokens } from './wink.js'
+import { defaultStopWords, directUnitTokens, porter2, WINK_MAX_RUN } from './wink.js'
 import { shapeTokens } from './wink-shapes.js'
 
 /** Token types that carry searchable text; punctuation, symbols and emoticons are dropped. */
@@ -29,6 +30,12 @@ interface UnitAnalysis {
 export const UNIT_MEMO_LIMIT = 500_000
 
 /**
+ * Distinct terms the Analyzer numbers before its ids start over (a new epoch, between two texts;
+ * indexing reads ids, queries add the terms they bring).
+ */
+export const VOCABULARY_LIMIT = 2_000_000
+
+/**
  * Text → terms: tokenize (wink-nlp or a Unicode split), drop punctuation, lowercase, fold
  * accents, drop stop words, stem (Porter2). The same analyzer serves documents and queries.
  * With wink, text is analyzed unit by unit (runs between wink's spaces, see
@@ -42,10 +49,19 @@ export class Analyzer {
   readonly #stopSet: ReadonlySet<string> | undefined
   /** Terms by token type and value (the type decides stemming). */
   readonly #memo = new Map<string, string | null>()
-  /** Terms by unit (what indexing reads), and tokens by unit, kept apart: only {@link tokens} (chunks, snippets) fills the second. */
-  readonly #units = new UnitTable<string | readonly string[]>()
+  /**
+   * Term ids by unit (what indexing reads: one id, or an array for none or several), and tokens
+   * by unit, kept apart: only {@link tokens} (chunks, snippets) fills the second.
+   */
+  #units = new UnitTable<number | readonly number[]>()
   readonly #unitTokens = new UnitTable<readonly AnalyzedToken[]>()
   readonly #maxRun: number
+  /** Term ids: dense from 0, by term and by id, for the current {@link epoch}. */
+  #ids = new Map<string, number>()
+  #termList: string[] = []
+  #epoch: object = {}
+  /** The counts {@link countTerms} fills for indexing, reused document after document. */
+  #counts: TermCounts | undefined
 
   constructor(options: unknown = undefined) {
     this.options = resolveAnalyzerOptions(options)
@@ -56,20 +72,77 @@ export class Analyzer {
 
   /** The terms of a text, in order (repeats kept: they are term frequencies). */
   terms(text: string): string[] {
+    this.#renewIfFull()
     const out: string[] = []
+    // The same array all along: ids start over only between texts.
+    const list = this.#termList
+    this.#forEachTermId(text, (id) => out.push(list[id] as string))
+    return out
+  }
+
+  /**
+   * @internal Adds the terms of `text`, each with `weight`, to `into` (its ids are this
+   * Analyzer's: see {@link termOf}); the same terms in the same order as {@link terms}, without
+   * a string per term. Reading the ids ends with the next call that may start a new epoch.
+   */
+  countTerms(text: string, weight: number, into: TermCounts): void {
+    this.#forEachTermId(text, (id) => into.add(id, weight))
+  }
+
+  /** @internal Empty counts over this Analyzer's ids, reused by every call (read them before the next). */
+  documentCounts(): TermCounts {
+    this.#renewIfFull()
+    this.#counts ??= new TermCounts(this)
+    this.#counts.clear()
+    return this.#counts
+  }
+
+  /** @internal Changes (a new object) whenever term ids start over. */
+  get epoch(): object {
+    return this.#epoch
+  }
+
+  /** @internal The term numbered `id` (see {@link countTerms}). */
+  termOf(id: number): string {
+    return this.#termList[id] as string
+  }
+
+  #forEachTermId(text: string, visit: (id: number) => void): void {
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        const terms = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash)
-        if (typeof terms === 'string') out.push(terms)
-        else for (let i = 0; i < terms.length; i++) out.push(terms[i] as string)
+        const ids = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash)
+        if (typeof ids === 'number') visit(ids)
+        else for (let i = 0; i < ids.length; i++) visit(ids[i] as number)
       })
-      return out
+      return
     }
     for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
       const term = this.#term(token)
-      if (term !== null) out.push(term)
+      if (term !== null) visit(this.#idOf(term))
     }
-    return out
+  }
+
+  /** The id of a term (numbered on first sight). */
+  #idOf(term: string): number {
+    let id = this.#ids.get(term)
+    if (id === undefined) {
+      id = this.#termList.length
+      this.#ids.set(term, id)
+      this.#termList.push(term)
+    }
+    return id
+  }
+
+  /**
+   * Between two texts: when the vocabulary is full, ids start over (a new epoch), and so do the
+   * units memoized as ids and the counts over them.
+   */
+  #renewIfFull(): void {
+    if (this.#termList.length < VOCABULARY_LIMIT) return
+    this.#ids = new Map()
+    this.#termList = []
+    this.#epoch = {}
+    this.#units = new UnitTable()
   }
 
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
@@ -94,22 +167,23 @@ export class Analyzer {
     return out
   }
 
-  /** The terms of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
-  #unit(text: string, start: number, end: number, hash: number): string | readonly string[] {
+  /** The term ids of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
+  #unit(text: string, start: number, end: number, hash: number): number | readonly number[] {
     const terms = this.#analyzeUnit(text.slice(start, end)).terms
+    const ids = typeof terms === 'string' ? this.#idOf(terms) : terms.map((t) => this.#idOf(t))
     if (this.#units.size >= UNIT_MEMO_LIMIT) this.#units.clear()
-    this.#units.add(text, start, end, hash, terms)
-    return terms
+    this.#units.add(text, start, end, hash, ids)
+    return ids
   }
 
   /**
-   * A unit's analysis: wink's tokens (see {@link winkUnitTokens}), analyzed. A unit whose shape
+   * A unit's analysis: wink's tokens (see `directUnitTokens`), analyzed. A unit whose shape
    * fixes wink's tokens (a word of the model's lexicon, letters, numbers, hyphenated words,
    * letters or numbers between punctuation: see `shapeTokens`) is read without calling wink.
    */
   #analyzeUnit(unit: string): UnitAnalysis {
     const max = this.options.maxTokenLength
-    return this.#analyzed(shapeTokens(unit, max) ?? winkUnitTokens(unit, max))
+    return this.#analyzed(shapeTokens(unit, max) ?? directUnitTokens(unit, max))
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {
@@ -145,11 +219,4 @@ export class Analyzer {
     this.#memo.set(ownCopy(key), term)
     return term
   }
-}
-
-/** A flat copy of a string that shares no storage with the one it was sliced from. */
-function ownCopy(s: string): string {
-  // V8 slices strings of 13+ characters as views into their parent; a concatenation flattened
-  // by a slice is a new string. Shorter slices are copies already.
-  return s.length < 13 ? s : (s + ' ').slice(0, -1)
 }

@@ -21,3 +21,10 @@ export function cappedToken(text: string, start: number, end: number, type: stri
   }
   return { value: text.slice(start, end), start, end, type }
 }
+
+/** A flat copy of a string that shares no storage with the one it was sliced from (for keys kept in memos). */
+export function ownCopy(s: string): string {
+  // V8 slices strings of 13+ characters as views into their parent; a concatenation flattened
+  // by a slice is a new string. Shorter slices are copies already.
+  return s.length < 13 ? s : (s + ' ').slice(0, -1)
+}
