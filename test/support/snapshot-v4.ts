@@ -25,7 +25,7 @@ export function saveV4(index: QuarryIndex, dir: string): void {
       const m = state.metadata[label]
       return m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v instanceof Date ? { $datetime: v.toISOString() } : v])) : null
     })
-    yield* jsonl('texts.jsonl', (label) => state.texts[label] ?? null)
+    yield* jsonl('texts.jsonl', (label) => state.texts.get(label) ?? null)
     const terms = out.create('terms.jsonl')
     for (const term of state.sparse.terms) terms.text(`${JSON.stringify(term)}\n`)
     yield* terms.finish()

@@ -37,6 +37,9 @@ describe('snapshot sections (version 5)', () => {
             yield* w.u8(Uint8Array.of(1, 2, 3))
           })
           expect(bytes.byteLength % 8).toBe(0)
+          const refs = reader(bytes).stringRefs(strings.length)
+          expect(Array.from({ length: refs.length }, (_, i) => refs.at(i))).toEqual(strings)
+          expect(Array.from({ length: refs.length }, (_, i) => refs.has(i))).toEqual(strings.map((x) => x !== undefined))
           const r = reader(bytes)
           expect(r.strings(strings.length)).toEqual(strings)
           expect([...r.f64()]).toEqual(doubles)
@@ -50,10 +53,27 @@ describe('snapshot sections (version 5)', () => {
     )
   })
 
-  it('splits long string lists into groups and reads them back', () => {
-    const strings = Array.from({ length: 70_000 }, (_, i) => (i % 5 === 0 ? `é—${i}` : `id-${i}`))
+  it('splits long string lists into groups and reads them back, decoded in pieces or left in place', () => {
+    // Strings longer than a decoded piece (16K characters) and than a group, latin1 and wide, among short ones.
+    const long = (i: number): string => (i % 2 === 0 ? 'x' : '☃').repeat(10_000 + (i % 7) * 9_000)
+    const strings = Array.from({ length: 70_000 }, (_, i) => (i % 9_001 === 0 ? long(i) : i % 5 === 0 ? `é—${i}` : i % 11 === 0 ? undefined : `id-${i}`))
     const bytes = written((w) => w.strings(strings.length, (i) => strings[i]))
     expect(reader(bytes).strings()).toEqual(strings)
+    const refs = reader(bytes).stringRefs(strings.length)
+    expect(Array.from({ length: refs.length }, (_, i) => refs.at(i))).toEqual(strings)
+  })
+
+  it('refuses a string list whose lengths and characters disagree, decoded or left in place', () => {
+    const strings = ['alpha', 'beta', 'gamma']
+    const bytes = written((w) => w.strings(strings.length, (i) => strings[i]))
+    // The group's first length (after the 16-byte header and the 24-byte group header), one too long or short.
+    for (const delta of [1, -1]) {
+      const bad = bytes.slice()
+      const lengths = new Uint32Array(bad.buffer, 40, 3)
+      lengths[0] = (lengths[0] as number) + delta
+      expect(() => reader(bad).strings()).toThrow(Bad)
+      expect(() => reader(bad).stringRefs()).toThrow(Bad)
+    }
   })
 
   it('refuses what it was not given: another kind, another count, a short or padded file', () => {

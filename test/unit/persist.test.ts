@@ -143,6 +143,54 @@ describe('save / loadIndex', () => {
   })
 })
 
+describe('texts and metadata of a loaded index', () => {
+  const texts = ['plain ascii', 'café naïve', 'wide ☃ 𝄞 text', 'lone \ud800 surrogate', '']
+  const build = () => {
+    const index = createIndex({ dimensions: 2, dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+    texts.forEach((text, i) => index.add({ id: `s${i}`, vector: [1, i], text, metadata: { when: new Date(86_400_000 * i), n: i } }))
+    index.add({ id: 'f', vector: [2, 1], text: { title: 'field title', body: 'wide ☃ body' }, metadata: { tags: ['a', 'b'] } })
+    index.add({ id: 'none', vector: [3, 1], metadata: { flag: true } })
+    return index
+  }
+
+  it('reads texts back exactly (latin1, UTF-16, lone surrogates, fields, none) and keeps stored Dates immutable', () => {
+    const index = build()
+    const path = join(dir, 'texts-a')
+    index.save(path)
+    const loaded = loadIndex(path)
+    for (const id of index.ids()) expect(loaded.get(id)).toEqual(index.get(id))
+    expect(loaded.get('s2')?.text).toBe('wide ☃ 𝄞 text')
+    expect(loaded.get('s3')?.text).toBe('lone \ud800 surrogate')
+    expect(loaded.get('none')?.text).toBeUndefined()
+    const when = loaded.get('s1')?.metadata['when'] as Date
+    expect(when).toBeInstanceOf(Date)
+    expect(when.getTime()).toBe(86_400_000)
+    expect(() => when.setTime(0)).toThrow(TypeError)
+    expect(when.getTime()).toBe(86_400_000)
+    expect(Object.isFrozen(loaded.get('s1')?.metadata)).toBe(true)
+  })
+
+  it('a loaded text changed, removed, re-added or cleared reads as in an index that took the same changes', () => {
+    const oracle = build()
+    const path = join(dir, 'texts-b')
+    oracle.save(path)
+    const loaded = loadIndex(path)
+    for (const index of [oracle, loaded]) {
+      index.upsert({ id: 's0', vector: [1, 0], text: 'changed text' })
+      index.remove('s1')
+      index.remove('s2')
+      index.add({ id: 's2', vector: [1, 5], text: 'back again', metadata: { n: 9 } })
+      index.upsert({ id: 's4', vector: [1, 4], metadata: { n: 4 } })
+      index.add({ id: 'new', vector: [4, 1], text: 'café new' })
+    }
+    expect([...loaded.ids()]).toEqual([...oracle.ids()])
+    for (const id of oracle.ids()) expect(loaded.get(id)).toEqual(oracle.get(id))
+    expect(loaded.get('s1')).toBeUndefined()
+    expect(loaded.get('s4')?.text).toBeUndefined()
+    for (const text of ['changed', 'again', 'café', 'wide', 'plain']) expect(loaded.search({ text, topK: 10 })).toEqual(oracle.search({ text, topK: 10 }))
+  })
+})
+
 describe('loadIndex with the checksums computed on a worker thread', () => {
   const data = clustered(8, 2000, 8, 10)
   const index = createIndex({ dimensions: 8, metric: 'l2', dense: 'exact' })

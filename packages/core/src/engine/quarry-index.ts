@@ -145,7 +145,7 @@ export class QuarryIndex {
     this.#state.sparse.delete(label)
     this.#state.values.remove(label, this.#state.metadata[label] ?? {})
     this.#state.metadata[label] = undefined
-    this.#state.texts[label] = undefined
+    this.#state.texts.set(label, undefined)
     return true
   }
 
@@ -154,7 +154,7 @@ export class QuarryIndex {
     const state = this.#state
     const label = state.ids.labelOf(validateId(id))
     if (label === undefined) return undefined
-    const text = state.texts[label]
+    const text = state.texts.get(label)
     return {
       id,
       ...(state.store ? { vector: state.store.get(label) } : {}),
@@ -247,7 +247,7 @@ export class QuarryIndex {
     if (previous) state.values.remove(label, previous)
     state.metadata[label] = record.metadata
     state.values.add(label, record.metadata)
-    state.texts[label] = record.text
+    state.texts.set(label, record.text)
     if (record.text === undefined) state.sparse.delete(label)
     else state.sparse.set(label, sparseDocument(state.analyzer, record.text, state.options.text))
   }

@@ -7,7 +7,7 @@ import { metricOps, type MetricOps } from '../metric/metric.js'
 import type { TieBreak } from '../util/top-k.js'
 import { SparseIndex } from '../sparse/sparse-index.js'
 import { Analyzer } from '../text/analyzer.js'
-import type { Metadata, TextInput } from './record.js'
+import { TextColumn, type Metadata } from './record.js'
 import type { ResolvedIndexOptions } from './options.js'
 
 /** The data of one index, shared by the operations in `engine/` (they own no state themselves). */
@@ -24,7 +24,7 @@ export interface IndexState {
   /** Present when `dense` is 'hnsw'. */
   readonly graph: HnswGraph | undefined
   /** Text by label (undefined for free labels and records without text). */
-  readonly texts: (TextInput | undefined)[]
+  readonly texts: TextColumn
   readonly analyzer: Analyzer
   readonly sparse: SparseIndex
   /** Orders equal distances by id ascending (UTF-16 code unit order, as `Array.prototype.sort`). */
@@ -55,7 +55,7 @@ export function emptyState(options: ResolvedIndexOptions, graph?: HnswGraph): In
     store: dims === undefined ? undefined : new VectorStore(dims),
     metadata: [],
     values: new ValueIndex(),
-    texts: [],
+    texts: new TextColumn(),
     analyzer: new Analyzer(options.text.analyzer),
     sparse: new SparseIndex(options.text.bm25),
     graph: graph ?? (dims !== undefined && options.dense === 'hnsw' ? HnswGraph.create(ops.hnswSpace, dims, options.hnsw) : undefined),

@@ -1,6 +1,6 @@
 import type { Bm25Params } from '../sparse/bm25.js'
 import { PostingList } from '../sparse/postings.js'
-import { SparseIndex } from '../sparse/sparse-index.js'
+import { NO_TEXT, SparseIndex } from '../sparse/sparse-index.js'
 import { ValueIndex, type FieldSnapshot, type LabelLists } from '../filter/value-index.js'
 import type { SectionReader, SectionWriter } from './sections.js'
 import type { Steps } from './steps.js'
@@ -19,9 +19,6 @@ import type { Steps } from './steps.js'
  *                   f64 values[], u32 labels[])
  */
 
-/** A record with no text has no forward entry; its count is written as this. */
-const NO_TEXT = 0xffff_ffff
-
 export function* writePostings(sparse: SparseIndex, extent: number, out: SectionWriter): Steps {
   const data = sparse.snapshot(extent)
   const lists = data.postings
@@ -37,21 +34,14 @@ export function* writePostings(sparse: SparseIndex, extent: number, out: Section
 
 export function* writeForward(sparse: SparseIndex, extent: number, out: SectionWriter): Steps {
   const data = sparse.snapshot(extent)
-  const counts = new Uint32Array(extent)
-  let total = 0
-  for (let label = 0; label < extent; label++) {
-    const entry = data.forward[label]
-    counts[label] = entry === undefined ? NO_TEXT : entry.ids.length
-    total += entry === undefined ? 0 : entry.ids.length
-    if (label % 65536 === 0) yield
-  }
+  const { counts, ids, tfs } = data.forward
   yield* out.u32(counts)
   const lengths = new Float64Array(extent)
   lengths.set(data.lengths.subarray(0, extent))
   yield* out.f64(lengths)
-  const entries = data.forward.filter((e) => e !== undefined)
-  yield* out.concat('u32', total, entries.map((e) => e.ids))
-  yield* out.concat('f32', total, entries.map((e) => e.tfs))
+  const total = ids.reduce((sum, part) => sum + part.length, 0)
+  yield* out.concat('u32', total, ids)
+  yield* out.concat('f32', total, tfs)
 }
 
 /**
@@ -68,7 +58,7 @@ export function readSparse(params: Bm25Params, postings: SectionReader, forward:
   const labels = postings.u32(total)
   const tfs = postings.f32(total)
   postings.end()
-  if (terms.some((t) => t === undefined) || new Set(terms).size !== T) throw fail.postings()
+  if (terms.some((t) => t === undefined)) throw fail.postings()
   const lists = new Array<PostingList>(T)
   let at = 0
   for (let t = 0; t < T; t++) {
@@ -86,18 +76,11 @@ export function readSparse(params: Bm25Params, postings: SectionReader, forward:
   const ftfs = forward.f32(sum)
   forward.end()
   for (let i = 0; i < ids.length; i++) if ((ids[i] as number) >= T) throw fail.forward()
-  const entries = new Array<{ ids: Uint32Array; tfs: Float32Array } | undefined>(extent)
-  at = 0
-  for (let label = 0; label < extent; label++) {
-    const n = counts[label] as number
-    if (n === NO_TEXT) {
-      entries[label] = undefined
-      continue
-    }
-    entries[label] = { ids: ids.subarray(at, at + n), tfs: ftfs.subarray(at, at + n) }
-    at += n
-  }
-  return SparseIndex.fromSnapshot(params, { terms: terms as string[], postings: lists, forward: entries, lengths: docLengths, totalLength })
+  // The entries stay in these columns (views of the loaded file): no object per record.
+  const index = SparseIndex.fromSnapshot(params, { terms: terms as string[], postings: lists, forward: { counts, ids, tfs: ftfs }, lengths: docLengths, totalLength })
+  // Undefined for a term named twice (the forward counts were checked against its arrays above).
+  if (!index) throw fail.postings()
+  return index
 }
 
 function* writeLists(lists: LabelLists, out: SectionWriter): Steps {

@@ -1,4 +1,4 @@
-import { frozenDate, validateText, type Metadata, type MetadataValue, type TextInput } from '../engine/record.js'
+import { frozenDate, TextColumn, validateText, type Metadata, type MetadataValue, type TextInput } from '../engine/record.js'
 import type { IndexState } from '../engine/state.js'
 import { IdMap, type Label } from '../ids.js'
 import type { SectionReader, SectionWriter } from './sections.js'
@@ -6,8 +6,9 @@ import type { Steps } from './steps.js'
 
 /**
  * The per-record sections of a version 5 snapshot (sections.ts): ids, texts and metadata as
- * columns, so loading decodes strings a group at a time and builds each metadata object from its
- * shape without parsing JSON.
+ * columns, so loading decodes ids a group at a time, leaves texts in the loaded buffer until they
+ * are read (engine/record.ts TextColumn), and builds each metadata object from its shape without
+ * parsing JSON.
  *
  *     ids.bin       strings ids[extent] (absent: a free label), u32 free[] (reuse order)
  *     texts.bin     u8 kinds[extent] (0 none, 1 a string, 2 fields as JSON), strings texts[extent]
@@ -22,6 +23,8 @@ const NO_SHAPE = 0xffff_ffff
 const TEXT_NONE = 0
 const TEXT_STRING = 1
 const TEXT_FIELDS = 2
+
+const TEXT_KINDS = { none: TEXT_NONE, string: TEXT_STRING, fields: TEXT_FIELDS } as const
 
 const KIND = { string: 0, number: 1, boolean: 2, datetime: 3, list: 4 } as const
 
@@ -41,32 +44,34 @@ export function readIds(input: SectionReader, extent: number): IdMap | undefined
 export function* writeTexts(state: IndexState, out: SectionWriter): Steps {
   const extent = state.ids.extent
   const kinds = new Uint8Array(extent)
-  for (let label = 0; label < extent; label++) {
-    const text = state.texts[label]
-    kinds[label] = text === undefined ? TEXT_NONE : typeof text === 'string' ? TEXT_STRING : TEXT_FIELDS
-  }
+  for (let label = 0; label < extent; label++) kinds[label] = TEXT_KINDS[state.texts.form(label)]
   yield* out.u8(kinds)
   yield* out.strings(extent, (label) => {
-    const text = state.texts[label]
+    const text = state.texts.get(label)
     return text === undefined || typeof text === 'string' ? text : JSON.stringify(text)
   })
 }
 
-/** Texts by label; throws `fail()` when a kind and its entry disagree. */
-export function readTexts(input: SectionReader, extent: number, fail: () => Error): (TextInput | undefined)[] {
+/**
+ * Texts by label, the strings left undecoded in the loaded file (fields are parsed and checked
+ * now); throws `fail()` when a kind and its entry disagree.
+ */
+export function readTexts(input: SectionReader, extent: number, fail: () => Error): TextColumn {
   const kinds = input.u8(extent)
-  const strings = input.strings(extent)
+  const strings = input.stringRefs(extent)
   input.end()
-  const texts = new Array<TextInput | undefined>(extent)
+  const texts: (TextInput | undefined)[] = []
+  const live = new Uint8Array(extent)
   for (let label = 0; label < extent; label++) {
     const kind = kinds[label]
-    const s = strings[label]
-    if (kind === TEXT_NONE && s === undefined) texts[label] = undefined
-    else if (kind === TEXT_STRING && s !== undefined) texts[label] = s
-    else if (kind === TEXT_FIELDS && s !== undefined) texts[label] = fieldsOf(s, fail)
+    const has = strings.has(label)
+    // Pushed one by one: an array of a million holes made at once would be a dictionary.
+    if (kind === TEXT_FIELDS && has) texts.push(fieldsOf(strings.at(label) as string, fail))
+    else if ((kind === TEXT_NONE && !has) || (kind === TEXT_STRING && has)) texts.push(undefined)
     else throw fail()
+    if (kind === TEXT_STRING) live[label] = 1
   }
-  return texts
+  return new TextColumn({ texts, strings, live })
 }
 
 function fieldsOf(json: string, fail: () => Error): TextInput {

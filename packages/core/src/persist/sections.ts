@@ -34,6 +34,14 @@ const GROUP_CHARS = 1 << 18
 /** Strings of one group at most (see GROUP_CHARS). */
 const GROUP_STRINGS = 1 << 12
 
+/**
+ * Characters decoded by one call at most when reading (a longer string is decoded alone). A
+ * decoded string above V8's regular object size (128 KB) goes to fresh large-object pages, whose
+ * first touches made decoding a group's 256K characters in one call 20–40× slower than decoding
+ * the same bytes in pieces of this size. Independent of how the writer grouped them.
+ */
+const DECODE_CHARS = 1 << 14
+
 /** Strings of code units up to U+00FF, stored one byte per character (latin1). */
 const LATIN1 = /^[\x00-\xff]*$/
 
@@ -233,44 +241,177 @@ export class SectionReader {
 
   /** The next string list (undefined for entries that hold none); `count`, when given, is its length. */
   strings(count?: number): (string | undefined)[] {
-    const n = this.#counted('strings', count)
-    // Each entry takes at least its length's four bytes: a count beyond that allocates nothing.
-    if (n > (this.#bytes.byteLength - this.#at) / 4) throw this.#fail()
+    const n = this.#stringCount(count)
     const out = new Array<string | undefined>(n)
-    const buffer = Buffer.from(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength)
+    const buffer = this.#buffer()
     let i = 0
     while (i < n) {
-      if (this.#at + 24 > this.#bytes.byteLength) throw this.#fail()
-      const entries = this.#view.getUint32(this.#at, true)
-      const oneBytes = this.#view.getFloat64(this.#at + 8, true)
-      const twoBytes = this.#view.getFloat64(this.#at + 16, true)
-      if (entries === 0 || entries > n - i || this.#view.getUint32(this.#at + 4, true) !== 0) throw this.#fail()
-      if (!Number.isSafeInteger(oneBytes) || oneBytes < 0 || !Number.isSafeInteger(twoBytes) || twoBytes < 0 || twoBytes % 2 !== 0) throw this.#fail()
-      const lengths = new Uint32Array(this.#bytes.buffer, this.#take(24 + entries * 4) + 24, entries)
-      const oneAt = this.#take(oneBytes) - this.#bytes.byteOffset
-      const twoAt = this.#take(twoBytes) - this.#bytes.byteOffset
-      // One call per group and encoding: both decodings are copies, no UTF-8 to validate.
-      const one = buffer.toString('latin1', oneAt, oneAt + oneBytes)
-      const two = buffer.toString('utf16le', twoAt, twoAt + twoBytes)
-      let p1 = 0
-      let p2 = 0
+      const { lengths, entries, oneAt, oneBytes, twoAt, twoBytes } = this.#group(n - i)
+      const one = new Decoding(buffer, 'latin1', oneAt, oneBytes, 1)
+      const two = new Decoding(buffer, 'utf16le', twoAt, twoBytes, 2)
       for (let e = 0; e < entries; e++) {
         const length = lengths[e] as number
         if (length === ABSENT) {
           out[i++] = undefined
-        } else if (length < WIDE) {
-          if (length > one.length - p1) throw this.#fail()
-          out[i++] = one.slice(p1, p1 + length)
-          p1 += length
-        } else {
-          const l2 = length - WIDE
-          if (l2 > two.length - p2) throw this.#fail()
-          out[i++] = two.slice(p2, p2 + l2)
-          p2 += l2
+          continue
         }
+        const s = length < WIDE ? one.next(length, lengths, e, 0) : two.next(length - WIDE, lengths, e, WIDE)
+        if (s === undefined) throw this.#fail()
+        out[i++] = s
       }
-      if (p1 !== one.length || p2 !== two.length) throw this.#fail()
+      if (!one.done || !two.done) throw this.#fail()
     }
     return out
+  }
+
+  /**
+   * The next string list left undecoded, checked as {@link strings} checks it: where each entry's
+   * characters lie in the buffer, which the result keeps; `count`, when given, is its length.
+   */
+  stringRefs(count?: number): StringRefs {
+    const n = this.#stringCount(count)
+    const starts = new Float64Array(n)
+    const units = new Uint32Array(n)
+    let i = 0
+    while (i < n) {
+      const { lengths, entries, oneAt, oneBytes, twoAt, twoBytes } = this.#group(n - i)
+      let p1 = oneAt
+      let p2 = twoAt
+      for (let e = 0; e < entries; e++, i++) {
+        const length = lengths[e] as number
+        units[i] = length
+        if (length === ABSENT) continue
+        if (length < WIDE) {
+          if (length > oneAt + oneBytes - p1) throw this.#fail()
+          starts[i] = p1
+          p1 += length
+        } else {
+          const bytes = (length - WIDE) * 2
+          if (bytes > twoAt + twoBytes - p2) throw this.#fail()
+          starts[i] = p2
+          p2 += bytes
+        }
+      }
+      if (p1 !== oneAt + oneBytes || p2 !== twoAt + twoBytes) throw this.#fail()
+    }
+    return new StringRefs(this.#buffer(), starts, units)
+  }
+
+  /** A string list's header read: its number of entries. */
+  #stringCount(count: number | undefined): number {
+    const n = this.#counted('strings', count)
+    // Each entry takes at least its length's four bytes: a count beyond that allocates nothing.
+    if (n > (this.#bytes.byteLength - this.#at) / 4) throw this.#fail()
+    return n
+  }
+
+  #buffer(): Buffer {
+    return Buffer.from(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength)
+  }
+
+  /** The next group of a string list of which `left` entries are still to come (see the format above). */
+  #group(left: number): { lengths: Uint32Array; entries: number; oneAt: number; oneBytes: number; twoAt: number; twoBytes: number } {
+    if (this.#at + 24 > this.#bytes.byteLength) throw this.#fail()
+    const entries = this.#view.getUint32(this.#at, true)
+    const oneBytes = this.#view.getFloat64(this.#at + 8, true)
+    const twoBytes = this.#view.getFloat64(this.#at + 16, true)
+    if (entries === 0 || entries > left || this.#view.getUint32(this.#at + 4, true) !== 0) throw this.#fail()
+    if (!Number.isSafeInteger(oneBytes) || oneBytes < 0 || !Number.isSafeInteger(twoBytes) || twoBytes < 0 || twoBytes % 2 !== 0) throw this.#fail()
+    const lengths = new Uint32Array(this.#bytes.buffer, this.#take(24 + entries * 4) + 24, entries)
+    const oneAt = this.#take(oneBytes) - this.#bytes.byteOffset
+    const twoAt = this.#take(twoBytes) - this.#bytes.byteOffset
+    return { lengths, entries, oneAt, oneBytes, twoAt, twoBytes }
+  }
+}
+
+/**
+ * A string list of a section left in its buffer (SectionReader.stringRefs): each entry decoded
+ * when asked for, a new copy each time.
+ */
+export class StringRefs {
+  readonly #bytes: Buffer
+  /** Byte offset of each entry's characters in `bytes`. */
+  readonly #starts: Float64Array
+  /** Each entry's length in code units, WIDE set for UTF-16LE; ABSENT for none. */
+  readonly #units: Uint32Array
+
+  constructor(bytes: Buffer, starts: Float64Array, units: Uint32Array) {
+    this.#bytes = bytes
+    this.#starts = starts
+    this.#units = units
+  }
+
+  get length(): number {
+    return this.#units.length
+  }
+
+  /** True when entry i holds a string. */
+  has(i: number): boolean {
+    const units = this.#units[i]
+    return units !== undefined && units !== ABSENT
+  }
+
+  /** Entry i (undefined when it holds none). */
+  at(i: number): string | undefined {
+    const units = this.#units[i]
+    if (units === undefined || units === ABSENT) return undefined
+    const start = this.#starts[i] as number
+    return units < WIDE ? this.#bytes.toString('latin1', start, start + units) : this.#bytes.toString('utf16le', start, start + (units - WIDE) * 2)
+  }
+}
+
+/**
+ * One run of a string group (latin1 or UTF-16LE) decoded in pieces of about DECODE_CHARS
+ * characters, each piece ending at a string's end: both decodings are copies, no UTF-8 to validate.
+ */
+class Decoding {
+  readonly #buffer: Buffer
+  readonly #encoding: 'latin1' | 'utf16le'
+  readonly #unit: number
+  /** Byte offsets of the run's next undecoded byte and its end. */
+  #at: number
+  readonly #end: number
+  /** The piece being handed out and the position in it. */
+  #piece = ''
+  #p = 0
+
+  constructor(buffer: Buffer, encoding: 'latin1' | 'utf16le', at: number, bytes: number, unit: number) {
+    this.#buffer = buffer
+    this.#encoding = encoding
+    this.#unit = unit
+    this.#at = at
+    this.#end = at + bytes
+  }
+
+  /** True when every character of the run was handed out. */
+  get done(): boolean {
+    return this.#p === this.#piece.length && this.#at === this.#end
+  }
+
+  /**
+   * The next string, of `length` code units (entry e of `lengths`, whose strings of this run
+   * carry the bit `mark`); undefined when the run has fewer characters left.
+   */
+  next(length: number, lengths: Uint32Array, e: number, mark: number): string | undefined {
+    if (this.#p === this.#piece.length) {
+      // The next piece: this string and those after it in this run, up to about DECODE_CHARS characters.
+      let chars = length
+      for (let f = e + 1; f < lengths.length && chars < DECODE_CHARS; f++) {
+        const l = lengths[f] as number
+        if (l !== ABSENT && (l >= WIDE ? WIDE : 0) === mark) {
+          if (chars + (l - mark) > DECODE_CHARS) break
+          chars += l - mark
+        }
+      }
+      const bytes = chars * this.#unit
+      if (bytes > this.#end - this.#at) return undefined
+      this.#piece = this.#buffer.toString(this.#encoding, this.#at, this.#at + bytes)
+      this.#at += bytes
+      this.#p = 0
+    }
+    if (length > this.#piece.length - this.#p) return undefined
+    const s = this.#piece.slice(this.#p, this.#p + length)
+    this.#p += length
+    return s
   }
 }

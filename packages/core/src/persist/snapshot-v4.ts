@@ -113,7 +113,7 @@ function restoreRecords(files: Generation, state: IndexState, records: StoredRec
       state.metadata[label] = m
       state.values.add(label, m)
     }
-    state.texts[label] = texts[label]
+    state.texts.set(label, texts[label])
     if (count === NO_TEXT) continue
     const length = new Float64Array(1)
     const termIds = new Uint32Array(count)

@@ -3,12 +3,13 @@ import type { TieBreak } from '../util/top-k.js'
 import { idf, tfPart, upperBound, type Bm25Params } from './bm25.js'
 import { MaxScoreRun, remainingBounds, type ScoredTerm } from './max-score.js'
 import { PostingList } from './postings.js'
+import type { TermCounts, TermVocabulary } from '../text/term-counts.js'
 
-/** A document as the sparse index sees it: weighted term frequencies and weighted length. */
-export interface SparseDocument {
-  readonly terms: ReadonlyMap<string, number>
-  readonly length: number
-}
+/**
+ * A document as the sparse index sees it: weighted term frequencies and weighted length, by term
+ * (`terms`) or as an Analyzer counted them (`counts`: ids of its vocabulary, read at once).
+ */
+export type SparseDocument = { readonly terms: ReadonlyMap<string, number>; readonly length: number } | { readonly counts: TermCounts; readonly length: number }
 
 /** A query term with its weight (how often it occurs in the query). */
 export interface QueryTerm {
@@ -45,17 +46,44 @@ export interface SparseSearchStats {
   readonly candidates: number
 }
 
+/** A forward entry's count in {@link ForwardColumns} for a label with no entry (not indexed). */
+export const NO_TEXT = 0xffff_ffff
+
+/**
+ * Forward entries as columns, as a snapshot stores them: each label's number of terms (NO_TEXT:
+ * none), then every entry's term ids and tfs one after the other in label order, as `P` (one
+ * array, or consecutive parts).
+ */
+export interface ForwardColumns<P> {
+  readonly counts: Uint32Array
+  readonly ids: P extends 'parts' ? readonly Uint32Array[] : Uint32Array
+  readonly tfs: P extends 'parts' ? readonly Float32Array[] : Float32Array
+}
+
 /** A text index as a snapshot stores it: everything search reads, nothing derived again on load. */
-export interface SparseSnapshot {
+export interface SparseSnapshot<P extends 'parts' | 'whole' = 'whole'> {
   /** The vocabulary by term id (terms without postings included: ids are kept). */
   readonly terms: readonly string[]
   /** Postings by term id, in their in-memory order, with their exact bounds. */
   readonly postings: readonly PostingList[]
-  /** Forward entries by label. */
-  readonly forward: readonly ({ readonly ids: Uint32Array; readonly tfs: Float32Array } | undefined)[]
-  /** Document lengths by label (0 where none), at least as long as `forward`. */
+  /** Forward entries by label (`counts` as long as the extent). */
+  readonly forward: ForwardColumns<P>
+  /** Document lengths by label (0 where none), at least as long as the forward counts. */
   readonly lengths: Float64Array
   readonly totalLength: number
+}
+
+/**
+ * The forward entries a snapshot was loaded with, kept as they were read (no object per record):
+ * label l's term ids and tfs are ids / tfs [starts[l], starts[l + 1]) while live[l] is 1. A label
+ * changed or removed since is cleared from `live` (its new entry, if any, goes to the per-label
+ * entries).
+ */
+interface LoadedForward {
+  readonly starts: Float64Array
+  readonly ids: Uint32Array
+  readonly tfs: Float32Array
+  readonly live: Uint8Array
 }
 
 /**
@@ -68,8 +96,13 @@ export class SparseIndex {
   readonly #termIds = new Map<string, number>()
   readonly #terms: string[] = []
   readonly #postings: PostingList[] = []
-  /** Forward index by label: term ids ascending and their tfs; undefined when not indexed. */
+  /**
+   * Forward index by label: term ids ascending and their tfs; undefined when not indexed or when
+   * the entry is still the loaded one (#loaded).
+   */
   readonly #forward: ({ ids: Uint32Array; tfs: Float32Array } | undefined)[] = []
+  /** Entries as a snapshot was loaded (see {@link LoadedForward}); labels beyond it have none there. */
+  #loaded: LoadedForward = NOTHING_LOADED
   #lengths = new Float64Array(1024)
   #documents = 0
   #totalLength = 0
@@ -77,6 +110,9 @@ export class SparseIndex {
   #acc = new Float64Array(1024)
   /** Reused by {@link set}. */
   #scratch: Scratch = { keys: new Float64Array(256), weights: new Float64Array(256) }
+  /** For counted documents: term id + 1 by id of {@link #vocabularyEpoch}'s vocabulary (0: not looked up yet). */
+  #fromVocabulary = new Int32Array(1024)
+  #vocabularyEpoch: object | undefined
 
   constructor(params: Bm25Params) {
     this.params = params
@@ -106,7 +142,17 @@ export class SparseIndex {
 
   /** A label's forward entry: term ids ascending and their tfs (for snapshots). */
   forward(label: Label): { readonly ids: Uint32Array; readonly tfs: Float32Array } | undefined {
-    return this.#forward[label]
+    const entry = this.#forward[label]
+    if (entry !== undefined || !this.#isLoaded(label)) return entry
+    const { starts, ids, tfs } = this.#loaded
+    const from = starts[label] as number
+    const to = starts[label + 1] as number
+    return { ids: ids.subarray(from, to), tfs: tfs.subarray(from, to) }
+  }
+
+  /** True when the label's entry is the loaded one (unchanged since the load). */
+  #isLoaded(label: number): boolean {
+    return label < this.#loaded.live.length && this.#loaded.live[label] === 1
   }
 
   /** A document's (weighted) length. */
@@ -119,26 +165,93 @@ export class SparseIndex {
     return this.#totalLength
   }
 
-  /** The index's data, for a snapshot (live arrays: write them before the index changes). */
-  snapshot(extent: number): SparseSnapshot {
-    return { terms: this.#terms, postings: this.#postings, forward: this.#forward.slice(0, extent), lengths: this.#lengths.subarray(0, extent), totalLength: this.#totalLength }
+  /**
+   * The index's data, for a snapshot (live arrays: write them before the index changes). The
+   * forward ids and tfs come as parts, loaded entries still in place as runs of the loaded arrays.
+   */
+  snapshot(extent: number): SparseSnapshot<'parts'> {
+    const index = this
+    return {
+      terms: this.#terms,
+      postings: this.#postings,
+      // Built only when read (a writer of the postings alone does not need it).
+      get forward() {
+        return index.#forwardColumns(extent)
+      },
+      lengths: this.#lengths.subarray(0, extent),
+      totalLength: this.#totalLength,
+    }
   }
 
-  /** An index holding exactly what {@link snapshot} gave (its arrays adopted, not copied). */
-  static fromSnapshot(params: Bm25Params, data: SparseSnapshot): SparseIndex {
+  #forwardColumns(extent: number): ForwardColumns<'parts'> {
+    const counts = new Uint32Array(extent)
+    const ids: Uint32Array[] = []
+    const tfs: Float32Array[] = []
+    const loaded = this.#loaded
+    // A run of consecutive labels whose entries are still the loaded ones: one part.
+    let runFrom = -1
+    let runTo = -1
+    const endRun = (): void => {
+      if (runFrom < runTo) {
+        ids.push(loaded.ids.subarray(runFrom, runTo))
+        tfs.push(loaded.tfs.subarray(runFrom, runTo))
+      }
+      runFrom = runTo = -1
+    }
+    for (let label = 0; label < extent; label++) {
+      const entry = this.#forward[label]
+      if (entry !== undefined) {
+        endRun()
+        counts[label] = entry.ids.length
+        ids.push(entry.ids)
+        tfs.push(entry.tfs)
+      } else if (this.#isLoaded(label)) {
+        const from = loaded.starts[label] as number
+        const to = loaded.starts[label + 1] as number
+        if (runTo !== from) endRun()
+        if (runFrom < 0) runFrom = from
+        runTo = to
+        counts[label] = to - from
+      } else {
+        counts[label] = NO_TEXT
+      }
+    }
+    endRun()
+    return { counts, ids, tfs }
+  }
+
+  /**
+   * An index holding exactly what {@link snapshot} gave (its arrays adopted, not copied: the
+   * forward entries stay in the given columns until a label changes); undefined when they do not
+   * fit together (a term twice, forward counts that do not sum to the length of its ids and tfs).
+   */
+  static fromSnapshot(params: Bm25Params, data: SparseSnapshot): SparseIndex | undefined {
     const index = new SparseIndex(params)
     data.terms.forEach((term, id) => {
       index.#termIds.set(term, id)
       index.#terms.push(term)
     })
+    if (index.#termIds.size !== data.terms.length) return undefined
     index.#postings.push(...data.postings)
+    const { counts } = data.forward
+    const extent = counts.length
+    const starts = new Float64Array(extent + 1)
+    const live = new Uint8Array(extent)
     let documents = 0
-    for (let label = 0; label < data.forward.length; label++) {
-      const entry = data.forward[label]
-      // Adopted as they are (entries are replaced on write, never changed in place): no second object per record.
-      index.#forward.push(entry)
-      if (entry !== undefined) documents++
+    let at = 0
+    for (let label = 0; label < extent; label++) {
+      const n = counts[label] as number
+      if (n !== NO_TEXT) {
+        live[label] = 1
+        documents++
+        at += n
+      }
+      starts[label + 1] = at
+      // Holds no entry (the loaded one is in #loaded) but keeps the array dense up to the extent.
+      index.#forward.push(undefined)
     }
+    if (at !== data.forward.ids.length || at !== data.forward.tfs.length) return undefined
+    index.#loaded = { starts, ids: data.forward.ids, tfs: data.forward.tfs, live }
     let size = 1024
     while (size < data.lengths.length) size *= 2
     index.#lengths = new Float64Array(size)
@@ -171,30 +284,15 @@ export class SparseIndex {
   }
 
   has(label: Label): boolean {
-    return this.#forward[label] !== undefined
+    return this.#forward[label] !== undefined || this.#isLoaded(label)
   }
 
   /** Indexes a document under `label` (replacing what the label had). */
   set(label: Label, doc: SparseDocument): void {
     if (this.has(label)) this.delete(label)
     if (label >= this.#lengths.length) this.#grow(label + 1)
-    const scratch = this.#scratchFor(doc.terms.size)
-    const keys = scratch.keys
-    const weights = scratch.weights
-    let n = 0
-    for (const [term, tf] of doc.terms) {
-      if (!(tf > 0)) continue
-      let id = this.#termIds.get(term)
-      if (id === undefined) {
-        id = this.#terms.length
-        this.#termIds.set(term, id)
-        this.#terms.push(term)
-        this.#postings.push(new PostingList())
-      }
-      weights[n] = tf
-      keys[n] = id * PACKED_POSITIONS + n
-      n++
-    }
+    const n = 'counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms)
+    const { keys, weights } = this.#scratch
     const ids = forwardIds(n)
     const tfs = forwardTfs(ids)
     ascendingOrder(keys, n, ids, tfs, weights)
@@ -203,6 +301,75 @@ export class SparseIndex {
     this.#lengths[label] = doc.length
     this.#documents++
     this.#totalLength += doc.length
+  }
+
+  /** The id of a term, numbered on first sight (with an empty posting list). */
+  #termId(term: string): number {
+    let id = this.#termIds.get(term)
+    if (id === undefined) {
+      id = this.#terms.length
+      this.#termIds.set(term, id)
+      this.#terms.push(term)
+      this.#postings.push(new PostingList())
+    }
+    return id
+  }
+
+  /** Fills the scratch keys and weights with a document's terms of positive weight, in the Map's order; returns their number. */
+  #mappedKeys(terms: ReadonlyMap<string, number>): number {
+    const { keys, weights } = this.#scratchFor(terms.size)
+    let n = 0
+    for (const [term, tf] of terms) {
+      if (!(tf > 0)) continue
+      weights[n] = tf
+      keys[n] = this.#termId(term) * PACKED_POSITIONS + n
+      n++
+    }
+    return n
+  }
+
+  /**
+   * {@link #mappedKeys} for counts over an Analyzer's vocabulary, in the counts' order (a term's
+   * first occurrence, as in the Map the counts stand for, so new terms get the same ids): each of
+   * its ids is translated once into the index's, by one string lookup, then by an array read.
+   */
+  #countedKeys(counts: TermCounts): number {
+    this.#useVocabulary(counts.vocabulary)
+    const { keys, weights } = this.#scratchFor(counts.size)
+    let n = 0
+    for (let i = 0; i < counts.size; i++) {
+      const tf = counts.weights[i] as number
+      if (!(tf > 0)) continue
+      const from = counts.ids[i] as number
+      const table = this.#fromVocabulary
+      let id = (from < table.length ? (table[from] as number) : 0) - 1
+      if (id < 0) id = this.#translate(counts.vocabulary, from)
+      weights[n] = tf
+      keys[n] = id * PACKED_POSITIONS + n
+      n++
+    }
+    return n
+  }
+
+  /** Translates from `vocabulary`'s current epoch from now on (the table is emptied when the epoch changes). */
+  #useVocabulary(vocabulary: TermVocabulary): void {
+    if (vocabulary.epoch === this.#vocabularyEpoch) return
+    this.#vocabularyEpoch = vocabulary.epoch
+    this.#fromVocabulary = new Int32Array(1024)
+  }
+
+  /** The index's id of `vocabulary`'s term `from`, remembered in the translation table. */
+  #translate(vocabulary: TermVocabulary, from: number): number {
+    const id = this.#termId(vocabulary.termOf(from))
+    if (from >= this.#fromVocabulary.length) {
+      let size = this.#fromVocabulary.length
+      while (size <= from) size *= 2
+      const table = new Int32Array(size)
+      table.set(this.#fromVocabulary)
+      this.#fromVocabulary = table
+    }
+    this.#fromVocabulary[from] = id + 1
+    return id
   }
 
   /** Buffers for one document's terms, reused from one set to the next (grown to `n`). */
@@ -218,10 +385,18 @@ export class SparseIndex {
   /** Removes a document; N, df and the average length return to what they were without it. */
   delete(label: Label): boolean {
     const fwd = this.#forward[label]
-    if (!fwd) return false
     const length = this.#lengths[label] as number
-    for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
-    this.#forward[label] = undefined
+    if (fwd) {
+      for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
+      this.#forward[label] = undefined
+    } else if (this.#isLoaded(label)) {
+      const { starts, ids, live } = this.#loaded
+      const to = starts[label + 1] as number
+      for (let i = starts[label] as number; i < to; i++) (this.#postings[ids[i] as number] as PostingList).remove(label, length, this.#lengths)
+      live[label] = 0
+    } else {
+      return false
+    }
     this.#documents--
     this.#totalLength -= this.#lengths[label] as number
     if (this.#documents === 0) this.#totalLength = 0
@@ -232,17 +407,10 @@ export class SparseIndex {
   /** The tf of term id `id` in document `label` (binary search in its forward entry). */
   #tf(label: number, id: number): number {
     const fwd = this.#forward[label]
-    if (!fwd) return 0
-    let lo = 0
-    let hi = fwd.ids.length - 1
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1
-      const x = fwd.ids[mid] as number
-      if (x === id) return fwd.tfs[mid] as number
-      if (x < id) lo = mid + 1
-      else hi = mid - 1
-    }
-    return 0
+    if (fwd) return tfIn(fwd.ids, fwd.tfs, 0, fwd.ids.length, id)
+    if (!this.#isLoaded(label)) return 0
+    const { starts, ids, tfs } = this.#loaded
+    return tfIn(ids, tfs, starts[label] as number, starts[label + 1] as number, id)
   }
 
   /**
@@ -299,7 +467,7 @@ export class SparseIndex {
     const avg = this.averageLength
     const terms = this.#scoredTerms(query, avg)
     return (label) => {
-      if (!this.#forward[label]) return 0
+      if (!this.has(label)) return 0
       const length = this.#lengths[label] as number
       let score = 0
       for (const t of terms) {
@@ -335,6 +503,23 @@ export class SparseIndex {
     acc.set(this.#acc)
     this.#acc = acc
   }
+}
+
+/** Loaded forward entries of an index that was not loaded. */
+const NOTHING_LOADED: LoadedForward = { starts: new Float64Array(1), ids: new Uint32Array(0), tfs: new Float32Array(0), live: new Uint8Array(0) }
+
+/** The tf beside term id `id` in ids[from, to) (ascending), by binary search; 0 when absent. */
+function tfIn(ids: Uint32Array, tfs: Float32Array, from: number, to: number, id: number): number {
+  let lo = from
+  let hi = to - 1
+  while (lo <= hi) {
+    const mid = lo + ((hi - lo) >> 1)
+    const x = ids[mid] as number
+    if (x === id) return tfs[mid] as number
+    if (x < id) lo = mid + 1
+    else hi = mid - 1
+  }
+  return 0
 }
 
 /** One document's terms while it is indexed: (term id, position) keys and the weights by position. */
