@@ -86,6 +86,18 @@ const unit = fc.oneof(
 const separator = fc.constantFrom(' ', ' ', ' ', '\n', '\t', '\u00a0', '  ', '\r\n', '\u3000')
 const text = fc.array(fc.tuple(unit, separator), { minLength: 1, maxLength: 30 }).map((parts) => parts.map(([u, s]) => u + s).join(''))
 
+/** Every distinct wink unit of the documentation, and of Cranfield + CISI when ../shared/data has them. */
+function realUnits(): Set<string> {
+  const texts = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))].map((f) => readFileSync(f, 'utf8'))
+  for (const name of ['cranfield', 'cisi']) {
+    const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
+    if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
+  }
+  const units = new Set<string>()
+  for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+  return units
+}
+
 describe('the memoized analyzer against wink itself', () => {
   it('random text of words, punctuation and wink’s hard cases: the same terms and tokens', () => {
     fc.assert(
@@ -163,13 +175,7 @@ describe('the shapes read without wink, against wink itself', () => {
   })
 
   it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
-    const texts = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))].map((f) => readFileSync(f, 'utf8'))
-    for (const name of ['cranfield', 'cisi']) {
-      const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
-      if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
-    }
-    const units = new Set<string>()
-    for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+    const units = realUnits()
     let fast = 0
     for (const u of units) if (expectShapeAsWink(u)) fast++
     expect(units.size).toBeGreaterThan(5000)
@@ -267,13 +273,7 @@ describe('wink’s tokenizer on a stand-in for its cache (directUnitTokens), aga
   })
 
   it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
-    const texts = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))].map((f) => readFileSync(f, 'utf8'))
-    for (const name of ['cranfield', 'cisi']) {
-      const corpus = join(ROOT, '..', 'shared', 'data', name, 'corpus.jsonl')
-      if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
-    }
-    const units = new Set<string>()
-    for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+    const units = realUnits()
     expect(units.size).toBeGreaterThan(5000)
     for (const u of units) expectDirectAsWink(u)
   })

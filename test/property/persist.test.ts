@@ -76,22 +76,7 @@ describe('snapshots', () => {
         }
         const path = join(dir, `p${run++}`)
         index.save(path)
-        const loaded = loadIndex(path)
-        const text = words.join(' ')
-        const filter: Filter = { op: 'and', filters: [{ op: 'gte', field: 'year', value: 1994 }, { op: 'lt', field: 'when', value: { datetime: '1970-01-03T00:00:00Z' } }] }
-        for (const request of [
-          { vector: q, topK: 8 },
-          { text, topK: 8, explain: true },
-          { text, vector: q, topK: 8, explain: true },
-          { text, vector: q, topK: 8, fusion: 'rrf' as const },
-          { vector: q, topK: 8, filter },
-          { text, topK: 8, filter: { op: 'includes', field: 'tags', value: 'flow' } as Filter },
-        ]) {
-          expect(loaded.search(request)).toEqual(index.search(request))
-        }
-        expect(loaded.size).toBe(index.size)
-        expect(loaded.textStats).toEqual(index.textStats)
-        for (const id of index.ids()) expect(loaded.get(id)).toEqual(index.get(id))
+        expectSameAnswers(loadIndex(path), index, q, words)
       }),
       { numRuns: 60 },
     )
