@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import MiniSearch from 'minisearch'
-import { createIndex, type Metadata } from '@quarry/core'
+import { createIndex, type IndexOptions, type Metadata, type QuarryIndex } from '@quarry/core'
 import { gaussian, prng } from '../../test/support/random.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { printTable } from '../lib/table.js'
@@ -83,6 +83,18 @@ function metadataOf(i: number, unique: boolean): Metadata {
 type Case = (n: number) => unknown
 
 /** The cases, each building one structure over n records; what it returns is kept alive until measured. */
+/** A Quarry index of `n` generated vectors (ids "0".."n−1"), with `options`. */
+function quarryVectors(n: number, options: Omit<IndexOptions, 'embedder'>): QuarryIndex {
+  const index = createIndex(options)
+  const next = vectorMaker()
+  const v = new Float32Array(DIM)
+  for (let i = 0; i < n; i++) {
+    next(v)
+    index.add({ id: String(i), vector: v })
+  }
+  return index
+}
+
 const CASES: Record<string, Case> = {
   'hnswlib-node': (n) => {
     const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as {
@@ -98,26 +110,8 @@ const CASES: Record<string, Case> = {
     }
     return graph
   },
-  'quarry-hnsw': (n) => {
-    const index = createIndex({ dimensions: DIM, metric: 'cosine', hnsw: GRAPH })
-    const next = vectorMaker()
-    const v = new Float32Array(DIM)
-    for (let i = 0; i < n; i++) {
-      next(v)
-      index.add({ id: String(i), vector: v })
-    }
-    return index
-  },
-  'quarry-exact': (n) => {
-    const index = createIndex({ dimensions: DIM, metric: 'cosine', dense: 'exact' })
-    const next = vectorMaker()
-    const v = new Float32Array(DIM)
-    for (let i = 0; i < n; i++) {
-      next(v)
-      index.add({ id: String(i), vector: v })
-    }
-    return index
-  },
+  'quarry-hnsw': (n) => quarryVectors(n, { dimensions: DIM, metric: 'cosine', hnsw: GRAPH }),
+  'quarry-exact': (n) => quarryVectors(n, { dimensions: DIM, metric: 'cosine', dense: 'exact' }),
   minisearch: (n) => {
     const text = textMaker()
     const ms = new MiniSearch<{ id: string; text: string }>({ fields: ['text'], idField: 'id' })
