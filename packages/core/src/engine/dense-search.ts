@@ -81,8 +81,7 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
-      // No filter, so no estimate: the stats statsOf would make, as one literal.
-      if (hits.length >= k) return { hits, stats: { strategy: plan.strategy, reason: plan.reason, live, ef: Math.max(q.ef, k) } }
+      if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
       return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
@@ -105,7 +104,9 @@ interface StatsOf {
 }
 
 function statsOf(base: StatsOf, plan: DensePlan, extra?: Partial<SearchStats>): SearchStats {
-  return Object.assign({ strategy: plan.strategy, reason: plan.reason, live: base.live }, base.estimate === undefined ? undefined : { estimatedSelectivity: base.estimate }, extra)
+  const { strategy, reason } = plan
+  const stats: SearchStats = base.estimate === undefined ? { strategy, reason, live: base.live } : { strategy, reason, live: base.live, estimatedSelectivity: base.estimate }
+  return extra === undefined ? stats : { ...stats, ...extra }
 }
 
 /** Evaluates the filter on every record, then scans the passing ones or searches the graph within them. */
