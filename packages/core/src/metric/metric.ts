@@ -52,7 +52,8 @@ const dot: MetricOps = {
   minScore: undefined,
   key: dotKeyAt,
   distance: (key) => key,
-  score: (key) => -key,
+  // 0 − key, not −key: a dot product of 0 scores +0 (−0 would differ from the product under Object.is).
+  score: (key) => 0 - key,
   keyOfDistance: (distance) => distance,
   hnswSpace: 'ip',
   keyOfHnsw: (d) => d - 1,
