@@ -157,8 +157,21 @@ describe('scan pool options and lifetime', () => {
     const before = index.search({ vector: query, topK: 10 })
     index.save(join(dir, 'saved'))
     const loaded = loadIndex(join(dir, 'saved'))
+    // A pooled index's load reads the rows straight into shared memory and starts the pool's threads.
+    expect(scanPool().size).toBeGreaterThanOrEqual(1)
     expect(loaded.search({ vector: query, topK: 10 })).toEqual(before)
     expect(loaded.options.scan).toEqual(POOLED)
+    // The loaded (shared) store grows, frees and reuses labels like the one it was saved from.
+    for (const edited of [index, loaded]) {
+      for (let i = 4000; i < 9000; i++) edited.add({ id: `r${i}`, vector: vectorOf(i, 16), metadata: { i } })
+      for (let i = 0; i < 9000; i += 7) edited.remove(`r${i}`)
+      for (let i = 0; i < 700; i += 7) edited.add({ id: `r${i}`, vector: vectorOf(i + 1, 16).map((x) => -x), metadata: { i } })
+    }
+    for (const q of [query, vectorOf(5, 16), vectorOf(8123, 16)]) {
+      const expected = index.search({ vector: q, topK: 25 })
+      expect(loaded.search({ vector: q, topK: 25 })).toEqual(expected)
+      expect(loaded.search({ vector: q, topK: 25, filter: { op: 'lt', field: 'i', value: 3000 } })).toEqual(index.search({ vector: q, topK: 25, filter: { op: 'lt', field: 'i', value: 3000 } }))
+    }
   })
 
   it('a process whose only work is done exits by itself, pool workers running', async () => {

@@ -19,7 +19,7 @@ import { bindMethods, type Engines } from '../transport/bound-methods.js'
 import { setPath } from './template.js'
 import { DurableWrites, type Durability } from '../transport/durable.js'
 import { InFlight } from '../transport/in-flight.js'
-import { createGrpcServer } from '../grpc/server.js'
+import type { GrpcServer } from '../grpc/server.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
 import { localCredentials, type ExternalAccountCredentials } from './local-credentials.js'
 import { createConsole } from '../console/routes.js'
@@ -296,7 +296,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const inFlight = new InFlight(options.maxInFlight ?? 256)
   let boundHost: string | undefined
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
-  const grpc = options.grpcPort === undefined ? undefined : createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
+  // gRPC (grpc-js and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
+  let grpc: GrpcServer | undefined
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const admitted = checkAccess({ host: req.headers.host, origin: req.headers.origin }, boundHost, access)
@@ -399,9 +400,11 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       boundHost = host
       const address = server.address() as AddressInfo
       const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
-      if (!grpc) return { host: address.address, port: address.port, url }
+      if (options.grpcPort === undefined) return { host: address.address, port: address.port, url }
       try {
-        return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort ?? 0, host) }
+        const { createGrpcServer } = await import('../grpc/server.js')
+        grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
+        return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort, host) }
       } catch (error) {
         server.close()
         throw error

@@ -87,18 +87,10 @@ function fileOf(index: QuarryIndex, saved: SavedFile | SavedFileV1): RagFileStat
 }
 
 /**
- * One dense search on a loaded corpus, its result dropped, so that the first request does not pay
- * what a fresh process sets up on first use: the exact scan's worker pool and shared copy of the
- * vectors (KNN corpora), the compiled search code. Nothing in the index changes. BM25's word
- * tables (wink's lexicon) are left to the first text query: a dense-only server never needs them.
+ * Replaces the state with the one saved in `dir` (all or nothing). Nothing is warmed up: a KNN
+ * corpus's vectors are read straight into the scan pool's shared memory and its threads start
+ * during the load (core's snapshot reader), so a first query costs what any other does.
  */
-function warmUp(index: QuarryIndex): void {
-  const { dimensions } = index.options
-  if (index.size === 0 || dimensions === undefined) return
-  index.search({ vector: new Float32Array(dimensions).fill(1), topK: 1 })
-}
-
-/** Replaces the state with the one saved in `dir` (all or nothing), then warms each corpus's search up. */
 export function loadRag(ctx: RagContext, dir: string): void {
   // Everything is read before anything is replaced: a failing load leaves the current state as it was.
   const { saved, corpora } = readState(dir, FORMAT, (raw) => {
@@ -123,5 +115,4 @@ export function loadRag(ctx: RagContext, dir: string): void {
   ctx.state.engineConfigs.clear()
   for (const config of saved.engineConfigs) ctx.state.engineConfigs.set(config.name, { ...config })
   ctx.state.seq = saved.seq
-  for (const corpus of corpora.values()) warmUp(corpus.index)
 }

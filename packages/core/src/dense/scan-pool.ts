@@ -111,6 +111,14 @@ export class ScanPool {
     }
   }
 
+  /**
+   * Starts up to `workers` pool threads now (they boot in the background), so that the first scan
+   * does not wait for them: a load that read its vectors into shared memory calls it.
+   */
+  prepare(workers: number): void {
+    if (!this.#failed) this.#start(workers)
+  }
+
   #start(workers: number): void {
     while (this.#workers.length < workers) {
       const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'quarry-scan' })

@@ -95,14 +95,18 @@ export class VectorStore {
     return this.#invNorms.subarray(0, extent)
   }
 
-  /** A store of `rows` and their stored `invNorms` from a snapshot (adopted, not copied or recomputed). */
-  static restore(dim: number, rows: Float32Array, invNorms: Float32Array): VectorStore {
+  /**
+   * A store of `rows` and their stored `invNorms` from a snapshot (adopted, not copied or
+   * recomputed); `shared` when both are over SharedArrayBuffers (the store then stays shared).
+   */
+  static restore(dim: number, rows: Float32Array, invNorms: Float32Array, shared = false): VectorStore {
     const n = invNorms.length
     if (n === 0) return new VectorStore(dim)
     const store = new VectorStore(dim, 1)
     store.#data = rows
     store.#invNorms = invNorms
     store.#rows = n
+    store.#isShared = shared
     return store
   }
 

@@ -402,9 +402,11 @@ export class Generation {
   /**
    * Reads a listed file whole into memory and checks its size and sha256 before returning it:
    * into `into` when given (its length must be the file's), else a fresh buffer (8-byte aligned,
-   * for typed-array views of it).
+   * for typed-array views of it). `into` may be a view of a SharedArrayBuffer.
    */
-  readWhole(name: string, into?: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  readWhole(name: string): Uint8Array<ArrayBuffer>
+  readWhole<B extends ArrayBufferLike>(name: string, into: Uint8Array<B>): Uint8Array<B>
+  readWhole(name: string, into?: Uint8Array): Uint8Array {
     const ahead = this.#ahead.get(name)
     if (ahead && this.#sums) return this.#readAhead(name, ahead, into)
     if (ahead) {
@@ -432,7 +434,7 @@ export class Generation {
   }
 
   /** readWhole of a file the worker sums: read unhashed, then its sum waited for and checked. */
-  #readAhead(name: string, ahead: { readonly fd: number; readonly i: number }, into: Uint8Array<ArrayBuffer> | undefined): Uint8Array<ArrayBuffer> {
+  #readAhead(name: string, ahead: { readonly fd: number; readonly i: number }, into: Uint8Array | undefined): Uint8Array {
     this.reading = name
     const size = this.manifest.files[name]?.bytes ?? 0
     if (into !== undefined && into.byteLength !== size) throw this.#fail(`${name} has ${size} bytes, ${into.byteLength} were expected`)
@@ -448,7 +450,7 @@ export class Generation {
       // The worker failed on it or was given up: hash it here.
       this.#ahead.delete(name)
       this.#pinned.set(name, ahead.fd)
-      return this.readWhole(name, into)
+      return into === undefined ? this.readWhole(name) : this.readWhole(name, into)
     }
     this.#check(name, filled === size ? got : { bytes: filled, sha256: '' })
     return bytes

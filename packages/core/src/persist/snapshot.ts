@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
+import { defaultScanWorkers, scanPool } from '../dense/scan-pool.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { resolveIndexOptions, type ResolvedIndexOptions } from '../engine/options.js'
 import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
@@ -146,7 +147,12 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin'])
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
-  const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims), floats(files, 'norms.f32', extent))
+  // Rows a whole scan would split across the scan pool are read straight into shared memory, which
+  // the pool's workers read in place (else its first scan copies them there).
+  const shared = dims !== undefined && options.scan.workers !== 0 && extent * dims > options.scan.parallelAbove
+  // Its threads boot while the rest is read.
+  if (shared) scanPool().prepare(options.scan.workers === 'auto' ? defaultScanWorkers() : options.scan.workers)
+  const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims, shared), floats(files, 'norms.f32', extent, shared), shared)
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
@@ -155,9 +161,9 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
 
-/** A raw float32 file of `length` floats, read straight into the array it becomes. */
-function floats(files: Generation, name: string, length: number): Float32Array {
-  const buffer = Buffer.allocUnsafeSlow(length * 4).buffer
+/** A raw float32 file of `length` floats, read straight into the array it becomes (over a SharedArrayBuffer when `shared`). */
+function floats(files: Generation, name: string, length: number, shared: boolean): Float32Array {
+  const buffer = shared ? new SharedArrayBuffer(length * 4) : Buffer.allocUnsafeSlow(length * 4).buffer
   files.readWhole(name, new Uint8Array(buffer, 0, length * 4))
   return new Float32Array(buffer, 0, length)
 }
