@@ -43,7 +43,11 @@ function expectSameAsWink(text: string): void {
   const want = oracleTerms(text)
   expect(shared.terms(text)).toEqual(want)
   expect(new Analyzer().terms(text)).toEqual(want)
-  expect(shared.tokens(text)).toEqual(oracleTokens(text))
+  const tokens = oracleTokens(text)
+  expect(shared.tokens(text)).toEqual(tokens)
+  // The offsets chunking reads (no object per token) are those tokens' offsets.
+  expect(Array.from(shared.tokenOffsets(text))).toEqual(tokens.flatMap((t) => [t.start, t.end]))
+  expect(Array.from(new Analyzer().tokenOffsets(text))).toEqual(tokens.flatMap((t) => [t.start, t.end]))
 }
 
 const letters = fc.stringMatching(/^[A-Za-z]{1,12}$/)

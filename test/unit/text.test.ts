@@ -30,11 +30,11 @@ describe('Analyzer', () => {
   })
 })
 
-describe('chunkText', () => {
-  const analyzer = new Analyzer()
+describe.each(['wink', 'unicode'] as const)('chunkText (%s tokens)', (tokenizer) => {
+  const analyzer = new Analyzer({ tokenizer })
   it('keeps offsets: every chunk is the source slice it claims', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('alpha', 'beta', 'the', 'gamma,', 'delta.', '  ', '\n', 'x-y'), { maxLength: 80 }), fc.integer({ min: 1, max: 12 }), fc.nat(11), (words, size, o) => {
+      fc.property(fc.array(fc.constantFrom('alpha', 'beta', 'the', 'gamma,', 'delta.', '  ', '\n', 'x-y', 'Ünïcode', '3.14', 'a.b@c.io', '日本語'), { maxLength: 80 }), fc.integer({ min: 1, max: 12 }), fc.nat(11), (words, size, o) => {
         const overlap = Math.min(o, size - 1)
         const source = words.join(' ')
         const tokens = analyzer.tokens(source)
@@ -42,6 +42,10 @@ describe('chunkText', () => {
         for (const c of chunks) {
           expect(source.slice(c.start, c.end)).toBe(c.text)
           expect(c.tokens).toBeLessThanOrEqual(size)
+          // From its first token's start to its last token's end, by the analyzer's tokens.
+          expect(c.start).toBe(tokens[c.firstToken]?.start)
+          expect(c.end).toBe(tokens[c.firstToken + c.tokens - 1]?.end)
+          expect(c.tokens === size || c.firstToken + c.tokens === tokens.length).toBe(true)
         }
         // Consecutive chunks advance by size - overlap tokens and the last one reaches the end.
         chunks.forEach((c, i) => expect(c.firstToken).toBe(i * (size - overlap)))

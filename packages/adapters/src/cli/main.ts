@@ -1,17 +1,14 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { QuarryError } from '@quarry/core'
-import { runDocsDemo, runQuery } from './demo-docs.js'
-import { runWordDemo } from './demo-words.js'
-import { runEval } from './eval.js'
 import { CliError } from './fail.js'
-import { runIndex } from './index-files.js'
 import { quarryCommand } from './invocation.js'
-import { runSearch } from './search.js'
-import { runServe } from './serve.js'
-import { runCredentials } from './credentials.js'
 
-/** A command: how `help` lists it and what runs it (resolving to the exit code). */
+/**
+ * A command: how `help` lists it and what runs it (resolving to the exit code). Each command's
+ * module is imported when it runs: a start loads only what its command needs (`serve` answers
+ * sooner without the demos' and the indexer's modules).
+ */
 interface Command {
   readonly name: string
   readonly args: string
@@ -20,15 +17,15 @@ interface Command {
 }
 
 const COMMANDS: readonly Command[] = [
-  { name: 'index', args: '<path>...', summary: 'index files and folders (.md .txt .html .json .pdf) into .quarry; re-runs read changed files only', run: runIndex },
-  { name: 'search', args: '"<text>"', summary: 'search that index: ranked passages with the matched words marked', run: runSearch },
-  { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR files)', run: runEval },
+  { name: 'index', args: '<path>...', summary: 'index files and folders (.md .txt .html .json .pdf) into .quarry; re-runs read changed files only', run: async (args) => (await import('./index-files.js')).runIndex(args) },
+  { name: 'search', args: '"<text>"', summary: 'search that index: ranked passages with the matched words marked', run: async (args) => (await import('./search.js')).runSearch(args) },
+  { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR files)', run: async (args) => (await import('./eval.js')).runEval(args) },
   {
     name: 'demo',
     args: '',
     summary: 'index the docs of the installed npm packages, answer example questions',
     run: async () => {
-      await runDocsDemo()
+      await (await import('./demo-docs.js')).runDocsDemo()
       return 0
     },
   },
@@ -38,12 +35,12 @@ const COMMANDS: readonly Command[] = [
     args: '',
     summary: "dense search over GloVe word vectors: filters and the planner's choices",
     run: async () => {
-      runWordDemo()
+      ;(await import('./demo-words.js')).runWordDemo()
       return 0
     },
   },
-  { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: runServe },
-  { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: runCredentials },
+  { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: async (args) => (await import('./serve.js')).runServe(args) },
+  { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: async (args) => (await import('./credentials.js')).runCredentials(args) },
   { name: 'help', args: '', summary: 'this text', run: async () => printUsage() },
 ]
 
@@ -67,7 +64,7 @@ async function printUsage(): Promise<number> {
 async function runQueryCommand(args: readonly string[]): Promise<number> {
   const question = args.join(' ').trim()
   if (!question) throw new CliError(`give a question, e.g. ${quarryCommand()} query "how do I pin a version"`, { exitCode: 2 })
-  await runQuery(question)
+  await (await import('./demo-docs.js')).runQuery(question)
   return 0
 }
 

@@ -18,7 +18,7 @@ export class RetrieverContext extends EngineContext<ResolvedRetrieverOptions> {
   readonly #tokens = new Analyzer({ stopWords: false, stem: false, minLength: 1 })
 
   countTokens(text: string): number {
-    return this.#tokens.tokens(text).length
+    return this.#tokens.tokenOffsets(text).length / 2
   }
 
   checkDisplayName(value: string | undefined, field: string): string | undefined {

@@ -60,6 +60,8 @@ export class Analyzer {
   #ids = new Map<string, number>()
   #termList: string[] = []
   #epoch: object = {}
+  /** The buffer {@link tokenOffsets} fills, reused text after text. */
+  #offsets = new Int32Array(1024)
   /** The counts {@link countTerms} fills for indexing, reused document after document. */
   #counts: TermCounts | undefined
 
@@ -150,12 +152,7 @@ export class Analyzer {
     const out: AnalyzedToken[] = []
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        let tokens = this.#unitTokens.find(text, start, end, hash)
-        if (tokens === undefined) {
-          tokens = this.#analyzeUnit(text.slice(start, end)).tokens
-          if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
-          this.#unitTokens.add(text, start, end, hash, tokens)
-        }
+        const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
         for (const t of tokens) out.push({ term: t.term, start: t.start + start, end: t.end + start })
       })
       return out
@@ -165,6 +162,46 @@ export class Analyzer {
       out.push({ term: this.#term(token), start: token.start, end: token.end })
     }
     return out
+  }
+
+  /**
+   * @internal The offsets of the tokens {@link tokens} returns, without their terms and without an
+   * object per token: `[start0, end0, start1, end1, …]`. A view of a buffer this Analyzer reuses:
+   * read it before the next call.
+   */
+  tokenOffsets(text: string): Int32Array {
+    let out = this.#offsets
+    let n = 0
+    const push = (start: number, end: number): void => {
+      if (n + 2 > out.length) {
+        const grown = new Int32Array(out.length * 2)
+        grown.set(out)
+        out = grown
+      }
+      out[n++] = start
+      out[n++] = end
+    }
+    if (this.options.tokenizer === 'wink') {
+      forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
+        const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
+        for (let i = 0; i < tokens.length; i++) {
+          const t = tokens[i] as AnalyzedToken
+          push(t.start + start, t.end + start)
+        }
+      })
+    } else {
+      for (const token of unicodeTokens(text, this.options.maxTokenLength)) if (KEPT_TYPES.has(token.type)) push(token.start, token.end)
+    }
+    this.#offsets = out
+    return out.subarray(0, n)
+  }
+
+  /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
+  #unitTokensOf(text: string, start: number, end: number, hash: number): readonly AnalyzedToken[] {
+    const tokens = this.#analyzeUnit(text.slice(start, end)).tokens
+    if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
+    this.#unitTokens.add(text, start, end, hash, tokens)
+    return tokens
   }
 
   /** The term ids of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */

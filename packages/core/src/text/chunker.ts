@@ -23,14 +23,16 @@ export function chunkText(analyzer: Analyzer, source: string, options: { size: n
   if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) {
     throw new QuarryError('INVALID_OPTION', `chunk overlap must be an integer from 0 to size - 1 (${size - 1}); received ${describe(overlap)}.`, { path: 'overlap' })
   }
-  const tokens = analyzer.tokens(source)
+  // Token i spans offsets[2i] .. offsets[2i + 1].
+  const offsets = analyzer.tokenOffsets(source)
+  const count = offsets.length / 2
   const chunks: TextChunk[] = []
-  for (let first = 0; first < tokens.length; first += size - overlap) {
-    const last = Math.min(tokens.length, first + size) - 1
-    const start = (tokens[first] as { start: number }).start
-    const end = (tokens[last] as { end: number }).end
+  for (let first = 0; first < count; first += size - overlap) {
+    const last = Math.min(count, first + size) - 1
+    const start = offsets[2 * first] as number
+    const end = offsets[2 * last + 1] as number
     chunks.push({ text: source.slice(start, end), start, end, firstToken: first, tokens: last - first + 1 })
-    if (last === tokens.length - 1) break
+    if (last === count - 1) break
   }
   return chunks
 }
