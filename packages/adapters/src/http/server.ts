@@ -164,14 +164,40 @@ function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpSta
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks)
+  // Events rather than an async iterator: a small body is one 'data' and one 'end', with no promise per chunk.
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size <= limit) chunks.push(chunk)
+      else {
+        done()
+        // Not read any further: the connection goes (a body without a declared length has no bound).
+        req.destroy()
+        reject(new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`)))
+      }
+    }
+    const onEnd = (): void => {
+      done()
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+    }
+    const onError = (error: Error): void => {
+      done()
+      reject(error)
+    }
+    const onAborted = (): void => onError(Object.assign(new Error('the client went away'), { code: 'ECONNRESET' }))
+    const done = (): void => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onAborted)
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onAborted)
+  })
 }
 
 /** Reads and drops a body the server will not use (so the connection can be reused). */
@@ -323,7 +349,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     const path = url.pathname.replace(/%3A/gi, ':')
     // The local OAuth token exchange of application-default credentials (token-exchange.ts).
     if (isTokenPath(path)) return answerTokenPath(req, res, path)
-    const candidates = routes.filter((r) => r.compiled.regex.test(path))
+    const candidates = routes.filter((r) => r.compiled.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
       const body = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`

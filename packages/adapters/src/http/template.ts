@@ -5,6 +5,11 @@
 export interface CompiledTemplate {
   readonly regex: RegExp
   readonly fields: readonly string[]
+  /**
+   * Whether `path` matches: the literal text before the first variable and after the last one
+   * are compared first (most routes fail there, without running the regex).
+   */
+  readonly test: (path: string) => boolean
 }
 
 export function compileTemplate(template: string): CompiledTemplate {
@@ -27,7 +32,11 @@ export function compileTemplate(template: string): CompiledTemplate {
       .join('/')})`
     i = close + 1
   }
-  return { regex: new RegExp(`^${pattern}$`), fields }
+  const regex = new RegExp(`^${pattern}$`)
+  const first = template.indexOf('{')
+  const head = first < 0 ? template : template.slice(0, first)
+  const tail = first < 0 ? template : template.slice(template.lastIndexOf('}') + 1)
+  return { regex, fields, test: (path) => path.startsWith(head) && path.endsWith(tail) && regex.test(path) }
 }
 
 function escape(s: string): string {
