@@ -209,9 +209,12 @@ function ratioOf(a: number | undefined, b: number | undefined): number | undefin
 }
 
 export async function runDense(ctx: SuiteContext): Promise<void> {
-  const datasets: (() => Dataset)[] = ctx.quick
-    ? [() => gloveDataset(20_000, 200), () => clusteredDataset(20_000, 200)]
-    : [() => gloveDataset(100_000, 1000), () => clusteredDataset(100_000, 1000), () => gloveDataset('full', 500)]
+  const all: [string, () => Dataset][] = ctx.quick
+    ? [['glove', () => gloveDataset(20_000, 200)], ['clustered', () => clusteredDataset(20_000, 200)]]
+    : [['glove', () => gloveDataset(100_000, 1000)], ['clustered', () => clusteredDataset(100_000, 1000)], ['glove-full', () => gloveDataset('full', 500)]]
+  // DENSE_SETS=clustered,glove-full runs just those (glove, clustered, glove-full).
+  const only = process.env['DENSE_SETS']?.split(',')
+  const datasets = all.filter(([name]) => only === undefined || only.includes(name)).map(([, make]) => make)
   const out: Record<string, unknown> = {}
   const panels: Panel[] = []
   for (const make of datasets) {
