@@ -1,6 +1,6 @@
 import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Label } from '../ids.js'
-import { keyAt, metricKind } from '../metric/kernels.js'
+import { keyAt, metricKind, scanKeys } from '../metric/kernels.js'
 import type { MetricOps } from '../metric/metric.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
 import { defaultScanWorkers, scanPool } from './scan-pool.js'
@@ -34,28 +34,31 @@ export function exactTopK(
   return keys ? selectTop(keys, k, domain, tie) : scanTop(store, ops, query, k, domain, tie)
 }
 
-/** The scan on the calling thread: key and heap in one pass. */
+/** Keys of a whole-index scan on the calling thread, reused scan after scan (grown as needed). */
+let ownKeys = new Float64Array(0)
+
+/**
+ * The scan on the calling thread. Over every row: the keys first (`scanKeys`, two rows at a time,
+ * the pool's kernel), then the heap pass of `selectTop` — the same keys pushed in the same order as
+ * key and heap in one pass would. Over a list of labels: key and heap in one pass.
+ */
 function scanTop(store: VectorStore, ops: MetricOps, query: Float32Array, k: number, domain: ScanDomain, tie: TieBreak): TopK {
-  const top = new TopK(k, tie)
   const data = store.data
   const invNorms = store.invNorms
   const dim = store.dim
+  if (domain.kind === 'all') {
+    if (ownKeys.length < domain.extent) ownKeys = new Float64Array(Math.max(domain.extent, 2 * ownKeys.length))
+    scanKeys(ops.metric, query, data, invNorms, dim, null, 0, domain.extent, ownKeys)
+    return selectTop(ownKeys, k, domain, tie)
+  }
+  const top = new TopK(k, tie)
   // keyAt over the metric's number, not ops.key: direct calls stay inlined in a process using several metrics.
   const kind = metricKind(ops.metric)
-  if (domain.kind === 'all') {
-    const isLive = domain.isLive
-    for (let label = 0; label < domain.extent; label++) {
-      const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
-      // Liveness only for the few rows that would enter the heap.
-      if (d <= top.bound && isLive(label as Label)) top.push(d, label as Label)
-    }
-  } else {
-    const labels = domain.labels
-    for (let i = 0; i < labels.length; i++) {
-      const label = labels[i] as number
-      const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
-      if (d <= top.bound) top.push(d, label as Label)
-    }
+  const labels = domain.labels
+  for (let i = 0; i < labels.length; i++) {
+    const label = labels[i] as number
+    const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
+    if (d <= top.bound) top.push(d, label as Label)
   }
   return top
 }

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { cosineKeyAt, dotAt, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, metricKind, scanKeys } from '../metric/kernels.js'
+import { cosineKeyAt, dotAt, dotAt2, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, l2SquaredAt2, metricKind, scanKeys } from '../metric/kernels.js'
 import type { Metric } from '../metric/metric.js'
 
 /**
@@ -250,6 +250,6 @@ function grown(length: number, needed: number): number {
 const WORKER_SOURCE = [
   "'use strict'",
   'const __name = (f) => f',
-  ...[dotAt, l2SquaredAt, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, scanChunk, claimChunks].map(String),
+  ...[dotAt, l2SquaredAt, dotAt2, l2SquaredAt2, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, scanChunk, claimChunks].map(String),
   "require('node:worker_threads').parentPort.on('message', (job) => claimChunks(job, scanKeys, true))",
 ].join('\n')
