@@ -1,3 +1,6 @@
+import { once } from 'node:events'
+import { request } from 'node:http'
+import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
@@ -45,6 +48,50 @@ describe('REST contract', () => {
     expect((await call(url, 'GET', '/v1beta/corpora/a/documents/b')).status).toBe(200)
     expect(await call(url, 'GET', '/v1beta/corpora/x')).toMatchObject({ status: 404, json: { error: { status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest' }] } } })
     expect(await call(url, 'POST', '/v1beta/corpora', { nope: 1 })).toMatchObject({ status: 400, json: { error: { message: 'Invalid JSON payload received. Unknown name "nope" at \'corpus\': Cannot find field.' } } })
+  })
+
+  it('answers a body over the limit sent without a declared length (chunked) with 413, then closes the connection', async () => {
+    const url = new URL(await start({ maxBodyBytes: 1000 }))
+    const answer = await new Promise<{ status: number; connection: string | undefined; json: { error: { code: number; status: string; message: string } } }>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: '/v1beta/corpora', method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (text += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, json: JSON.parse(text) as never }))
+      })
+      req.on('error', reject)
+      // Three pieces: the limit is passed in the middle of the second.
+      req.write(`{"displayName":"${'x'.repeat(600)}`)
+      req.write('y'.repeat(900))
+      req.end(`"}`)
+    })
+    expect(answer.status).toBe(413)
+    expect(answer.json.error).toMatchObject({ code: 413, status: 'INVALID_ARGUMENT' })
+    expect(answer.json.error.message).toMatch(/larger than 1000 bytes \(maxBodyBytes\)/)
+    expect(answer.connection).toBe('close')
+    // The server still answers, on a new connection.
+    expect((await fetch(new URL('/v1beta/corpora', url))).status).toBe(200)
+  })
+
+  it('closed while it starts, leaves no gRPC port open', async () => {
+    const s = createServer({ embedder: createHashingEmbedder({ dimensions: 32 }), grpcPort: 0 })
+    const listening = s.listen().then(
+      (bound) => bound,
+      (error: unknown) => error,
+    )
+    await once(s.server, 'listening')
+    await s.close()
+    const result = await listening
+    if (result instanceof Error) expect(result.message).toBe('the server was closed while it started')
+    else {
+      const port = (result as { grpcPort?: number }).grpcPort as number
+      const refused = await new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1')
+        socket.once('connect', () => (socket.destroy(), resolve(false)))
+        socket.once('error', () => resolve(true))
+      })
+      expect(refused).toBe(true)
+    }
   })
 
   it('binds path, body and query fields; encodes enums as numbers on request; emits int64 as strings', async () => {

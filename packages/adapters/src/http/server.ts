@@ -151,9 +151,15 @@ class HttpFailure extends Error {
   }
 }
 
+/** Requests whose body was left partly unread (over the limit): their answer closes the connection. */
+const cutShort = new WeakSet<IncomingMessage>()
+
 function send(res: ServerResponse, httpStatus: number, body: unknown): void {
   const text = JSON.stringify(body)
-  res.writeHead(httpStatus, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }
+  // The rest of the body is still on the connection: it must not be read as the next request.
+  if (cutShort.has(res.req)) headers['connection'] = 'close'
+  res.writeHead(httpStatus, headers)
   res.end(text)
 }
 
@@ -164,6 +170,9 @@ function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpSta
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
+  const gone = (): Error => Object.assign(new Error('the client went away'), { code: 'ECONNRESET' })
+  if (req.destroyed) return Promise.reject(gone())
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0))
   // Events rather than an async iterator: a small body is one 'data' and one 'end', with no promise per chunk.
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -173,8 +182,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size <= limit) chunks.push(chunk)
       else {
         done()
-        // Not read any further: the connection goes (a body without a declared length has no bound).
-        req.destroy()
+        // Not read any further (a body without a declared length has no bound): the 413 is sent
+        // and then the connection closes (see `send`).
+        req.pause()
+        cutShort.add(req)
         reject(new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`)))
       }
     }
@@ -186,17 +197,20 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       done()
       reject(error)
     }
-    const onAborted = (): void => onError(Object.assign(new Error('the client went away'), { code: 'ECONNRESET' }))
+    const onAborted = (): void => onError(gone())
     const done = (): void => {
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
       req.off('aborted', onAborted)
+      req.off('close', onAborted)
     }
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onError)
     req.on('aborted', onAborted)
+    // Closed before its end (a client gone without 'aborted'): settled all the same.
+    req.on('close', onAborted)
   })
 }
 
@@ -324,6 +338,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
   // gRPC (grpc-js and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
+  // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.
+  let closing = false
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const admitted = checkAccess({ host: req.headers.host, origin: req.headers.origin }, boundHost, access)
@@ -429,6 +445,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       if (options.grpcPort === undefined) return { host: address.address, port: address.port, url }
       try {
         const { createGrpcServer } = await import('../grpc/server.js')
+        if (closing) throw new Error('the server was closed while it started')
         grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
         return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort, host) }
       } catch (error) {
@@ -442,6 +459,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       return localCredentials({ host: address.address, port: address.port })
     },
     close: async () => {
+      closing = true
       await Promise.all([
         new Promise<void>((resolve, reject) => {
           server.close((error) => (error ? reject(error) : resolve()))

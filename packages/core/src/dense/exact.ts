@@ -34,7 +34,10 @@ export function exactTopK(
   return keys ? selectTop(keys, k, domain, tie) : scanTop(store, ops, query, k, domain, tie)
 }
 
-/** Keys of a whole-index scan on the calling thread, reused scan after scan (grown as needed). */
+/**
+ * Keys of a whole-index scan on the calling thread, reused scan after scan (grown as needed; like
+ * the scan pool's own keys, 8 bytes per row of the largest index scanned, kept for the process).
+ */
 let ownKeys = new Float64Array(0)
 
 /**

@@ -150,8 +150,9 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   // Rows a whole scan would split across the scan pool are read straight into shared memory, which
   // the pool's workers read in place (else its first scan copies them there).
   const shared = dims !== undefined && options.scan.workers !== 0 && extent * dims > options.scan.parallelAbove
-  // Its threads boot while the rest is read.
-  if (shared) scanPool().prepare(options.scan.workers === 'auto' ? defaultScanWorkers() : options.scan.workers)
+  // An exact index's searches are such scans: its threads boot while the rest is read (a graph's
+  // searches need none, so they start with its first big filtered scan, as before).
+  if (shared && options.dense === 'exact') scanPool().prepare(options.scan.workers === 'auto' ? defaultScanWorkers() : options.scan.workers)
   const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims, shared), floats(files, 'norms.f32', extent, shared), shared)
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))

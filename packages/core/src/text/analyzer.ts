@@ -35,6 +35,9 @@ export const UNIT_MEMO_LIMIT = 500_000
  */
 export const VOCABULARY_LIMIT = 2_000_000
 
+/** Entries of the token-offset buffer an Analyzer keeps between texts (4 MB: texts of up to 512k tokens). */
+const OFFSETS_KEPT = 1 << 20
+
 /**
  * Text → terms: tokenize (wink-nlp or a Unicode split), drop punctuation, lowercase, fold
  * accents, drop stop words, stem (Porter2). The same analyzer serves documents and queries.
@@ -192,7 +195,8 @@ export class Analyzer {
     } else {
       for (const token of unicodeTokens(text, this.options.maxTokenLength)) if (KEPT_TYPES.has(token.type)) push(token.start, token.end)
     }
-    this.#offsets = out
+    // A buffer grown for a very long text is not kept (the view returned still holds it).
+    this.#offsets = out.length <= OFFSETS_KEPT ? out : new Int32Array(1024)
     return out.subarray(0, n)
   }
 
