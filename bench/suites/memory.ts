@@ -82,7 +82,6 @@ function metadataOf(i: number, unique: boolean): Metadata {
 
 type Case = (n: number) => unknown
 
-/** The cases, each building one structure over n records; what it returns is kept alive until measured. */
 /** A Quarry index of `n` generated vectors (ids "0".."n−1"), with `options`. */
 function quarryVectors(n: number, options: Omit<IndexOptions, 'embedder'>): QuarryIndex {
   const index = createIndex(options)
@@ -95,6 +94,7 @@ function quarryVectors(n: number, options: Omit<IndexOptions, 'embedder'>): Quar
   return index
 }
 
+/** The cases, each building one structure over n records; what it returns is kept alive until measured. */
 const CASES: Record<string, Case> = {
   'hnswlib-node': (n) => {
     const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as {

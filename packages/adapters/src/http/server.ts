@@ -197,20 +197,18 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       done()
       reject(error)
     }
-    const onAborted = (): void => onError(gone())
+    // Closed before its end: the client went away.
+    const onClose = (): void => onError(gone())
     const done = (): void => {
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
-      req.off('aborted', onAborted)
-      req.off('close', onAborted)
+      req.off('close', onClose)
     }
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onError)
-    req.on('aborted', onAborted)
-    // Closed before its end (a client gone without 'aborted'): settled all the same.
-    req.on('close', onAborted)
+    req.on('close', onClose)
   })
 }
 

@@ -3,7 +3,7 @@ import type { Label } from '../ids.js'
 import { keyAt, metricKind, scanKeys } from '../metric/kernels.js'
 import type { MetricOps } from '../metric/metric.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
-import { defaultScanWorkers, scanPool } from './scan-pool.js'
+import { scanPool, scanWorkers } from './scan-pool.js'
 import type { VectorStore } from './vector-store.js'
 
 /** What an exact scan visits: every live label below `extent`, or an explicit list of labels. */
@@ -29,7 +29,7 @@ export function exactTopK(
   threads?: ResolvedScanOptions,
 ): TopK {
   const count = domain.kind === 'all' ? domain.extent : domain.labels.length
-  const workers = threads === undefined || count * store.dim <= threads.parallelAbove ? 0 : threads.workers === 'auto' ? defaultScanWorkers() : threads.workers
+  const workers = threads === undefined ? 0 : scanWorkers(threads, count * store.dim)
   const keys = workers > 0 ? pooledKeys(store, ops, query, domain, count, workers) : undefined
   return keys ? selectTop(keys, k, domain, tie) : scanTop(store, ops, query, k, domain, tie)
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { cosineKeyAt, dotAt, dotAt2, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, l2SquaredAt2, metricKind, scanKeys } from '../metric/kernels.js'
+import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Metric } from '../metric/metric.js'
 
 /**
@@ -150,6 +151,15 @@ export interface KeyScan {
   readonly labels: ArrayLike<number> | undefined
   /** Rows to scan: the extent, or the number of labels. */
   readonly count: number
+}
+
+/**
+ * The pool threads a scan of `components` (rows × dimensions) uses under the index's `scan`
+ * options: none at or below `parallelAbove`, else `workers` ('auto': {@link defaultScanWorkers}).
+ */
+export function scanWorkers(options: ResolvedScanOptions, components: number): number {
+  if (components <= options.parallelAbove) return 0
+  return options.workers === 'auto' ? defaultScanWorkers() : options.workers
 }
 
 /** The pool threads a scan may use by default: one per core beside the caller's, at most 7. */

@@ -81,7 +81,7 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
-      if (hits.length >= k) return { hits, stats: graphStats(stats, plan, Math.max(q.ef, k)) }
+      if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
       return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
@@ -103,16 +103,11 @@ interface StatsOf {
   readonly estimate: number | undefined
 }
 
-/** `statsOf` with `ef` of an answered graph search, the hot path: one literal, no spread. */
-function graphStats(base: StatsOf, plan: DensePlan, ef: number): SearchStats {
-  const { strategy, reason } = plan
-  return base.estimate === undefined ? { strategy, reason, live: base.live, ef } : { strategy, reason, live: base.live, estimatedSelectivity: base.estimate, ef }
-}
-
+/** A search's stats: the plan, the live count, the estimate if any, and `extra` added in place (no copy: the graph path is hot). */
 function statsOf(base: StatsOf, plan: DensePlan, extra?: Partial<SearchStats>): SearchStats {
   const { strategy, reason } = plan
   const stats: SearchStats = base.estimate === undefined ? { strategy, reason, live: base.live } : { strategy, reason, live: base.live, estimatedSelectivity: base.estimate }
-  return extra === undefined ? stats : { ...stats, ...extra }
+  return extra === undefined ? stats : Object.assign(stats, extra)
 }
 
 /** Evaluates the filter on every record, then scans the passing ones or searches the graph within them. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
-import { defaultScanWorkers, scanPool } from '../dense/scan-pool.js'
+import { scanPool, scanWorkers } from '../dense/scan-pool.js'
 import { VectorStore } from '../dense/vector-store.js'
 import { resolveIndexOptions, type ResolvedIndexOptions } from '../engine/options.js'
 import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
@@ -149,10 +149,11 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   if (!ids) throw fail('ids.bin')()
   // Rows a whole scan would split across the scan pool are read straight into shared memory, which
   // the pool's workers read in place (else its first scan copies them there).
-  const shared = dims !== undefined && options.scan.workers !== 0 && extent * dims > options.scan.parallelAbove
+  const workers = dims === undefined ? 0 : scanWorkers(options.scan, extent * dims)
+  const shared = workers > 0
   // An exact index's searches are such scans: its threads boot while the rest is read (a graph's
   // searches need none, so they start with its first big filtered scan, as before).
-  if (shared && options.dense === 'exact') scanPool().prepare(options.scan.workers === 'auto' ? defaultScanWorkers() : options.scan.workers)
+  if (shared && options.dense === 'exact') scanPool().prepare(workers)
   const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims, shared), floats(files, 'norms.f32', extent, shared), shared)
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))

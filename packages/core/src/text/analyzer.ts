@@ -153,17 +153,7 @@ export class Analyzer {
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
   tokens(text: string): AnalyzedToken[] {
     const out: AnalyzedToken[] = []
-    if (this.options.tokenizer === 'wink') {
-      forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
-        for (const t of tokens) out.push({ term: t.term, start: t.start + start, end: t.end + start })
-      })
-      return out
-    }
-    for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
-      if (!KEPT_TYPES.has(token.type)) continue
-      out.push({ term: this.#term(token), start: token.start, end: token.end })
-    }
+    this.#forEachToken(text, true, (start, end, term) => out.push({ term, start, end }))
     return out
   }
 
@@ -175,7 +165,7 @@ export class Analyzer {
   tokenOffsets(text: string): Int32Array {
     let out = this.#offsets
     let n = 0
-    const push = (start: number, end: number): void => {
+    this.#forEachToken(text, false, (start, end) => {
       if (n + 2 > out.length) {
         const grown = new Int32Array(out.length * 2)
         grown.set(out)
@@ -183,21 +173,30 @@ export class Analyzer {
       }
       out[n++] = start
       out[n++] = end
-    }
+    })
+    // A buffer grown for a very long text is not kept (the view returned still holds it).
+    this.#offsets = out.length <= OFFSETS_KEPT ? out : new Int32Array(1024)
+    return out.subarray(0, n)
+  }
+
+  /**
+   * Visits every kept-type token in order: its offsets and, with `terms`, its term (null if a stop
+   * word or too short; without `terms` the unicode tokenizer's tokens are not analyzed: null).
+   */
+  #forEachToken(text: string, terms: boolean, visit: (start: number, end: number, term: string | null) => void): void {
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
         const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
         for (let i = 0; i < tokens.length; i++) {
           const t = tokens[i] as AnalyzedToken
-          push(t.start + start, t.end + start)
+          visit(t.start + start, t.end + start, t.term)
         }
       })
-    } else {
-      for (const token of unicodeTokens(text, this.options.maxTokenLength)) if (KEPT_TYPES.has(token.type)) push(token.start, token.end)
+      return
     }
-    // A buffer grown for a very long text is not kept (the view returned still holds it).
-    this.#offsets = out.length <= OFFSETS_KEPT ? out : new Int32Array(1024)
-    return out.subarray(0, n)
+    for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
+      if (KEPT_TYPES.has(token.type)) visit(token.start, token.end, terms ? this.#term(token) : null)
+    }
   }
 
   /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
