@@ -196,6 +196,10 @@ describe('installed with npm into a project outside the workspace', () => {
     expect(installed.google.invalid).toBe(3)
     expect(installed.pooled).toEqual({ same: true, ids: expected.pooled.ids, warnings: [] })
     expect(installed.pooled.ids).toHaveLength(10)
+    expect(installed.ragImport).toEqual({ ...expected.ragImport, warnings: [] })
+    expect(installed.ragImport.same).toBe(true)
+    expect(installed.ragImport.files).toEqual(['dune.txt', 'notes.md', 'page.html', ...Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}.txt`)])
+    expect(installed.ragImport.contexts[0]).toMatch(/^dune\.txt: .*spice/)
 
     const help = await run('npx', ['--no', '--', 'quarry', '--help'], app, outsideEnv())
     expect(help.stdout).toMatch(/^usage: quarry/)

@@ -9,6 +9,7 @@ import { createRagCorpus } from '../../packages/adapters/src/vertex-rag/corpora.
 import { importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
 import { ingestFile, type FileInput } from '../../packages/adapters/src/vertex-rag/ingest.js'
 import { resolveVertexRagOptions } from '../../packages/adapters/src/vertex-rag/options.js'
+import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { IMPORT_BATCH_TEXTS } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
 import { retrieveContexts } from '../../packages/adapters/src/vertex-rag/retrieve.js'
 import type { RagCorpusState } from '../../packages/adapters/src/vertex-rag/state.js'
@@ -51,9 +52,9 @@ function counting(): { embedder: Embedder; calls: () => number } {
   }
 }
 
-async function engine(root: string, db: 'knn' | 'ann'): Promise<{ ctx: RagContext; corpus: RagCorpusState; calls: () => number }> {
+async function engine(root: string, db: 'knn' | 'ann', importWorker = true): Promise<{ ctx: RagContext; corpus: RagCorpusState; calls: () => number }> {
   const { embedder, calls } = counting()
-  const ctx = new RagContext(resolveVertexRagOptions({ embedder, gcsRoot: root, clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(11) }))
+  const ctx = new RagContext(resolveVertexRagOptions({ embedder, gcsRoot: root, clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(11), importWorker }))
   const op = await createRagCorpus(ctx, 'v1beta1', { parent: L, ragCorpus: { displayName: db, vectorDbConfig: { ragManagedDb: { [db]: {} } } } })
   const name = (op.response as unknown as { name: string }).name
   return { ctx, corpus: ctx.state.corpora.get(name) as RagCorpusState, calls }
@@ -102,18 +103,21 @@ async function oneByOne(ctx: RagContext, corpus: RagCorpusState, uris: readonly 
 }
 
 describe('batched RAG ingest', () => {
-  for (const db of ['knn', 'ann'] as const) {
-    it(`an import of many files leaves what file-by-file ingest leaves (${db}), re-imports with changed files too`, async () => {
+  for (const [db, worker] of [['knn', true], ['ann', true], ['knn', false]] as const) {
+    it(`an import of many files leaves what file-by-file ingest leaves (${db}, ${worker ? 'on the import worker' : 'importWorker: false'}), re-imports with changed files too`, async () => {
       const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
       dirs.push(root)
       const first = texts(3, 60)
       const uris = writeFiles(root, first)
-      const batched = await engine(root, db)
+      const batched = await engine(root, db, worker)
       const oracle = await engine(root, db)
+      const answered = importWorker.answered
       const request = { parent: batched.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }
 
       const op = await importRagFiles(batched.ctx, 'v1beta1', request)
       expect(op.response).toMatchObject({ importedRagFilesCount: '59', failedRagFilesCount: '1' })
+      // Every file was read and chunked on the worker thread (the file without words too), or none was.
+      expect(importWorker.answered - answered).toBe(worker ? 60 : 0)
       await oneByOne(oracle.ctx, oracle.corpus, uris, first)
       // The import's operation draws its id and time after its files': the oracle draws them too.
       oracle.ctx.numericId()

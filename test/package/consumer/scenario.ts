@@ -2,11 +2,11 @@
 // files in a fresh project outside the repository (strict TypeScript, NodeNext, against the shipped
 // .d.ts) and runs them under plain node; it runs the same functions from the workspace sources to
 // compare. Only the public entry points are imported.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
-import { ApiError, RetrieverServiceClient, seededRandomId, steppingClock } from '@quarry/adapters'
+import { ApiError, RetrieverServiceClient, seededRandomId, steppingClock, VertexRagEngine } from '@quarry/adapters'
 
 export type Ranked = [id: string, score: number][]
 
@@ -117,6 +117,48 @@ async function pooledScan(): Promise<{ same: boolean; ids: string[]; warnings: s
   return { same, ids: single.search({ vector: query, topK: 10 }).hits.map((h) => h.id), warnings }
 }
 
+/**
+ * A RAG import of a folder read and chunked on the import worker (built from the installed dist/
+ * files) against the same import on the calling thread (`importWorker: false`): the same files,
+ * chunks and contexts, and no warning that the worker failed. The process must still end on its
+ * own (the worker never keeps it alive).
+ */
+async function ragImport(): Promise<{ same: boolean; files: string[]; contexts: string[]; warnings: string[] }> {
+  const warnings: string[] = []
+  const onWarning = (warning: Error & { code?: string }): void => void warnings.push(warning.code ?? warning.name)
+  process.on('warning', onWarning)
+  const root = mkdtempSync(join(tmpdir(), 'quarry-consumer-rag-'))
+  try {
+    writeFileSync(join(root, 'dune.txt'), 'The spice must flow. Arrakis is a desert planet where the spice is harvested.')
+    writeFileSync(join(root, 'notes.md'), '# Fear\n\nFear is the mind-killer. Fear is the little death that brings total obliteration.')
+    writeFileSync(join(root, 'page.html'), '<html><body><p>Water is precious on a desert world.</p><script>ignored()</script></body></html>')
+    // Enough files for an import to start the worker (IMPORT_WORKER_MIN_FILES).
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, `w${String(i).padStart(2, '0')}.txt`), `Wind ${i} over the dunes carries sand and spice.`)
+    const run = async (importWorker: boolean): Promise<{ files: string[]; contexts: string[] }> => {
+      const rag = new VertexRagEngine({ embedder: createHashingEmbedder(), importRoots: [root], importWorker, randomId: seededRandomId(5), clock: steppingClock('2026-01-01T00:00:00Z') }).v1
+      const parent = 'projects/p/locations/l'
+      const created = await rag.createRagCorpus({ parent, ragCorpus: { displayName: 'books', vectorDbConfig: { ragManagedDb: { knn: {} } } } })
+      if (!created.ok) throw new Error(created.status.message)
+      const corpus = created.response.response?.name as string
+      const chunking = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 8, chunkOverlap: 2 } } } }
+      const imported = await rag.importRagFiles({ parent: corpus, importRagFilesConfig: { gcsSource: { uris: [`file://${root}`] }, ...chunking } })
+      if (!imported.ok) throw new Error(imported.status.message)
+      const listed = await rag.listRagFiles({ parent: corpus, pageSize: 100 })
+      const answer = await rag.retrieveContexts({ parent, vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert spice', ragRetrievalConfig: { topK: 4 } } })
+      if (!listed.ok || !answer.ok) throw new Error('list or retrieve failed')
+      const files = (listed.response.ragFiles ?? []).map((f) => `${f.displayName}`)
+      const contexts = (answer.response.contexts?.contexts ?? []).map((c) => `${c.sourceDisplayName}: ${c.text} (${c.score})`)
+      return { files, contexts }
+    }
+    const onWorker = await run(true)
+    const here = await run(false)
+    return { same: JSON.stringify(onWorker) === JSON.stringify(here), ...onWorker, warnings }
+  } finally {
+    process.off('warning', onWarning)
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
 /** What works without the native module: exact dense search, BM25, hybrid, snapshots, the client with dense: 'exact'. */
 export async function exactScenario() {
   let native = 'loaded'
@@ -133,5 +175,6 @@ export async function exactScenario() {
     textOnly: ranked(textOnly.search({ text: 'red', topK: 4 }).hits),
     google: await semanticRetriever('exact'),
     pooled: await pooledScan(),
+    ragImport: await ragImport(),
   }
 }

@@ -12,11 +12,19 @@ const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
 /** A source of random ids; pass a seeded one for reproducible names in tests. */
 export type RandomId = (length: number) => string
 
+/** CSPRNG bytes drawn 4 kB at a time: one call to the platform serves hundreds of ids (an import names a file each). */
+let pool = Buffer.alloc(0)
+let drawn = 0
+
 /** Random ids from the platform's CSPRNG, over [a-z0-9]. */
 export const cryptoRandomId: RandomId = (length) => {
-  const bytes = randomBytes(length)
+  if (drawn + length > pool.length) {
+    pool = randomBytes(Math.max(4096, length))
+    drawn = 0
+  }
   let out = ''
-  for (const b of bytes) out += ALPHABET[b % ALPHABET.length]
+  for (let i = 0; i < length; i++) out += ALPHABET[(pool[drawn + i] as number) % ALPHABET.length]
+  drawn += length
   return out
 }
 

@@ -5,7 +5,9 @@ import { readMessage } from '../rpc/proto-json.js'
 import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
-import { ingestFile, type FileInput } from './ingest.js'
+import { analyzeSource, type SourceJob } from './analysis.js'
+import { ingestFile, sameSource, type FileInput } from './ingest.js'
+import { IMPORT_WORKER_MIN_FILES, importWorker } from './import-worker.js'
 import { PendingFiles } from './pending-files.js'
 import { IMPORT_BATCH_TEXTS, ReadAhead } from './read-ahead.js'
 import type { ImportRoot } from './options.js'
@@ -59,8 +61,7 @@ async function importOne(
   if (!read.ok) return { uri: f.uri, result: 'FAILED', error: read.status }
   let result
   try {
-    const analysis = ahead.analysis(i, read.bytes)
-    result = await ingestFile(ctx, corpus, job.inputOf(f, read.bytes), { ...(analysis ? { analysis } : {}), embed: (texts) => ahead.embed(i, texts), pending: job.pending })
+    result = await ingestFile(ctx, corpus, job.inputOf(f, read.bytes), { ...ahead.analysis(i, read.bytes), embed: (texts) => ahead.embed(i, texts), pending: job.pending })
   } catch (error) {
     // The embedder failed on this file: it is not imported (nothing of it was written); the others go on.
     if (!(error instanceof RpcFailure)) throw error
@@ -136,7 +137,13 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   }
   // Files are read, chunked and embedded ahead in batches across files, and go into the index in
   // batches; each file's read and vectors are still taken (and recorded) in file order.
-  const ahead = new ReadAhead({ corpus, embedder: ctx.options.embedder, files, maxFileBytes: ctx.options.maxFileBytes, inputOf })
+  const jobOf = (f: SourceFile): SourceJob => {
+    const name = uriName(f.uri)
+    return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, skipSha256: sameSource(corpus, { kind: 'gcs', uri: f.uri })?.sha256 }
+  }
+  const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
+  const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job) : analyzeSource
+  const ahead = new ReadAhead({ corpus, embedder: ctx.options.embedder, files, jobOf, analyze, inputOf })
   const pending = new PendingFiles(corpus)
   try {
     for (const [i, f] of files.entries()) {

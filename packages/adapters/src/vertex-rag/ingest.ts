@@ -1,16 +1,9 @@
-import { createHash } from 'node:crypto'
-import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
-import { omitUndefined } from '../rpc/omit.js'
+import { analyzeFile, sha256Of, type Analysis } from './analysis.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
-import { extractText } from './extract.js'
 import { pageAt } from './pdf.js'
 import { pendingOf, type PendingFiles } from './pending-files.js'
-import type { RagFileTypeName } from './resources.js'
 import { chunkId, fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
-
-/** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
-const analyzer = new Analyzer()
 
 export interface FileInput {
   readonly displayName: string
@@ -27,27 +20,20 @@ export interface FileInput {
 
 export type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
 
-/** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
-export type Analysis =
-  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
-  | { readonly ok: false; readonly message: string }
-
 /** How {@link ingestFile} gets what others may have computed for it; by default it does everything itself, at once. */
 export interface IngestVia {
   /** The file's analysis, done ahead (an import reading ahead); done here when absent. */
   readonly analysis?: Analysis
+  /** The bytes' sha256, computed ahead with the analysis; computed here when absent. */
+  readonly sha256?: string
   /** How the chunks' vectors are computed (a batch shared with other files); the file alone by default. */
   readonly embed?: (texts: readonly string[]) => Promise<Float32Array[]>
   /** Where the file waits for a batched index add; without, it goes in at once. */
   readonly pending?: PendingFiles
 }
 
-export function sha256Of(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex')
-}
-
 /** The file of a corpus imported from this source URI before, if any. */
-function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
+export function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
   if (source.kind !== 'gcs') return undefined
   for (const f of corpus.files.values()) if (f.source.kind === 'gcs' && f.source.uri === source.uri) return f
   return undefined
@@ -59,15 +45,6 @@ export function unchangedFile(corpus: RagCorpusState, input: FileInput, sha256: 
   return previous && previous.sha256 === sha256 ? previous : undefined
 }
 
-/** Extracts the text and cuts it into chunks. */
-export async function analyzeFile(input: FileInput): Promise<Analysis> {
-  const extracted = await extractText(input.readAs, input.bytes, input.label)
-  if (!extracted.ok) return extracted
-  const pieces = chunkText(analyzer, extracted.text, input.chunking)
-  if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
-  return { ok: true, text: extracted.text, type: extracted.type, pageStarts: extracted.pageStarts, pieces }
-}
-
 /**
  * Reads, chunks, embeds and indexes one file. A file imported before from the same URI with the
  * same bytes (sha256) is skipped; with other bytes its chunks are replaced. A file that cannot be
@@ -76,7 +53,7 @@ export async function analyzeFile(input: FileInput): Promise<Analysis> {
  * `via.pending`, wait there for the caller's flush (an import's files).
  */
 export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input: FileInput, via: IngestVia = {}): Promise<IngestResult> {
-  const sha256 = sha256Of(input.bytes)
+  const sha256 = via.sha256 ?? sha256Of(input.bytes)
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
   const analysis = via.analysis ?? (await analyzeFile(input))
@@ -119,13 +96,12 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   // ("# ") and final punctuation are kept; chunks in between run from token to token.
   const { text, pageStarts: pages } = analysis
   const lastIndex = pieces.length - 1
-  file.chunks = pieces.map((p, i) =>
-    omitUndefined({
-      id: chunkId(file.id, i),
-      text: i === 0 || i === lastIndex ? text.slice(i === 0 ? text.length - text.trimStart().length : p.start, i === lastIndex ? text.trimEnd().length : p.end) : p.text,
-      pageSpan: pages ? { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } : undefined,
-    }),
-  )
+  const lead = text.length - text.trimStart().length
+  const tail = text.trimEnd().length
+  file.chunks = pieces.map((p, i) => {
+    const chunk = { id: chunkId(file.id, i), text: i === 0 || i === lastIndex ? text.slice(i === 0 ? lead : p.start, i === lastIndex ? tail : p.end) : p.text }
+    return pages ? { ...chunk, pageSpan: { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } } : chunk
+  })
   const atMs = ctx.now()
   if (via.pending) via.pending.push(file, vectors, atMs)
   else await pending.added(file, vectors, atMs)

@@ -91,6 +91,13 @@ export interface VertexRagOptions {
   maxFileBytes?: number
   /** Folder levels an import walks below each URI; deeper folders fail alone. @defaultValue 32 */
   maxImportDepth?: number
+  /**
+   * Read, hash and chunk an import's files on a worker thread (one per process, started by the
+   * first import of 16 files or more, kept between imports, never keeping the process alive) while
+   * the calling thread embeds and indexes; false does it all on the calling thread. The result is
+   * the same either way. @defaultValue true
+   */
+  importWorker?: boolean
   clock?: Clock
   randomId?: RandomId
   onInternalError?: (error: unknown) => void
@@ -107,6 +114,7 @@ export const VERTEX_RAG_OPTION_KEYS: Readonly<Record<keyof VertexRagOptions, tru
   maxImportFiles: true,
   maxFileBytes: true,
   maxImportDepth: true,
+  importWorker: true,
   clock: true,
   randomId: true,
   onInternalError: true,
@@ -124,6 +132,7 @@ export interface ResolvedVertexRagOptions {
   readonly maxImportFiles: number
   readonly maxFileBytes: number
   readonly maxImportDepth: number
+  readonly importWorker: boolean
   readonly clock: Clock
   readonly randomId: RandomId
   readonly onInternalError: (error: unknown) => void
@@ -144,6 +153,9 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     const v = options[key]
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new QuarryError('INVALID_OPTION', `${key} must be a positive integer; received ${String(v)}.`, { path: key })
   }
+  if (options.importWorker !== undefined && typeof options.importWorker !== 'boolean') {
+    throw new QuarryError('INVALID_OPTION', `importWorker must be true or false; received ${String(options.importWorker)}.`, { path: 'importWorker' })
+  }
   return {
     embedder: options.embedder ?? defaultEmbedder(),
     distanceMetric: metric,
@@ -154,6 +166,7 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     maxImportFiles: options.maxImportFiles ?? 10_000,
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
     maxImportDepth: options.maxImportDepth ?? 32,
+    importWorker: options.importWorker ?? true,
     // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
     clock: replayableClock(options.clock ?? systemClock),
     randomId: replayableRandomId(options.randomId ?? cryptoRandomId),

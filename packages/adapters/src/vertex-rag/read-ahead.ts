@@ -1,36 +1,42 @@
 import { embedAll, type Embedder } from '@quarry/core'
-import { analyzeFile, sha256Of, unchangedFile, type Analysis, type FileInput } from './ingest.js'
-import { readSource, type ReadResult, type SourceFile } from './sources.js'
+import type { Analysis, SourceAnalysis, SourceJob } from './analysis.js'
+import { unchangedFile, type FileInput } from './ingest.js'
+import type { ReadResult, SourceFile } from './sources.js'
 import type { RagCorpusState } from './state.js'
 
 /** Texts an import embeds in one call (about what core's ingest gets in one batch). */
 export const IMPORT_BATCH_TEXTS = 512
 
 /**
- * Files read at once ahead of the one the import waits for: a read is several system calls
- * (open, the opened path, stat, reads, close), each a round trip to libuv's thread pool, so reading
- * one file after another leaves the main thread idle between them.
+ * Files read and analyzed at once ahead of the one the import waits for. On the import worker
+ * (import-worker.ts) they are done while this thread embeds and indexes the files before them: a
+ * window of two batches' worth of files of a few kB keeps the worker ahead. On this thread it
+ * still spares the idle round trips of one read after another (each read is several system calls:
+ * open, the opened path, stat, reads, close).
  */
-export const READ_WINDOW = 16
+export const READ_WINDOW = 48
 
 /**
  * An import's files read, analyzed and embedded ahead, in batches across files: when file i needs
  * its vectors, the files after it are read and chunked until the batch holds
- * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads run
- * {@link READ_WINDOW} files at a time. The import still takes
- * each file's read and vectors in file order, through `replayable`, so the write-ahead log records
- * them per file as before and a replay (which hands the recorded values back) never reads ahead.
- * A batch the embedder refuses is embedded file by file: only the file it refuses fails.
+ * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads and analyses
+ * run {@link READ_WINDOW} files ahead, through `analyze` (on the import worker, or on this
+ * thread). The import still takes each file's read and vectors in file order, through
+ * `replayable`, so the write-ahead log records them per file as before and a replay (which hands
+ * the recorded values back) never reads ahead. A batch the embedder refuses is embedded file by
+ * file: only the file it refuses fails.
  */
 export class ReadAhead {
   readonly #corpus: RagCorpusState
   readonly #embedder: Embedder
   readonly #files: readonly SourceFile[]
-  readonly #maxFileBytes: number
+  readonly #jobOf: (file: SourceFile) => SourceJob
+  readonly #analyze: (job: SourceJob) => Promise<SourceAnalysis>
   readonly #inputOf: (file: SourceFile, bytes: Uint8Array) => FileInput
-  /** Reads started ahead (at most {@link READ_WINDOW} files past the one asked for), by file. */
-  readonly #reads = new Map<number, Promise<ReadResult>>()
-  readonly #analyses = new Map<number, { readonly bytes: Uint8Array; readonly analysis: Analysis }>()
+  /** Files read and analyzed ahead (at most {@link READ_WINDOW} past the one asked for), by file. */
+  readonly #ahead = new Map<number, Promise<SourceAnalysis>>()
+  /** What was read ahead of files the import has taken the read of, until it takes their analysis. */
+  readonly #taken = new Map<number, SourceAnalysis>()
   readonly #vectors = new Map<number, { readonly texts: readonly string[]; readonly vectors: Float32Array[] }>()
   /** Files of a refused batch: embedded alone. */
   readonly #alone = new Set<number>()
@@ -39,40 +45,47 @@ export class ReadAhead {
     readonly corpus: RagCorpusState
     readonly embedder: Embedder
     readonly files: readonly SourceFile[]
-    readonly maxFileBytes: number
+    /** What reading and analyzing file i asks (its chunking, its size limit, how it is named). */
+    readonly jobOf: (file: SourceFile) => SourceJob
+    /** Reads, hashes and analyzes a file: analysis.ts `analyzeSource`, here or on the import worker. */
+    readonly analyze: (job: SourceJob) => Promise<SourceAnalysis>
     readonly inputOf: (file: SourceFile, bytes: Uint8Array) => FileInput
   }) {
     this.#corpus = options.corpus
     this.#embedder = options.embedder
     this.#files = options.files
-    this.#maxFileBytes = options.maxFileBytes
+    this.#jobOf = options.jobOf
+    this.#analyze = options.analyze
     this.#inputOf = options.inputOf
   }
 
   /** File i's bytes: read ahead, or read now. */
   async read(i: number): Promise<ReadResult> {
-    const ahead = this.#reads.get(i)
-    this.#reads.delete(i)
-    return ahead ?? readSource(this.#files[i] as SourceFile, this.#maxFileBytes)
+    const done = await this.#start(i)
+    this.#ahead.delete(i)
+    this.#taken.set(i, done)
+    return done.read
   }
 
-  /** File j's read, started with those of the files after it (up to {@link READ_WINDOW}) if they are not yet. */
-  #readAhead(j: number): Promise<ReadResult> {
+  /** File j's read and analysis, started with those of the files after it (up to {@link READ_WINDOW}) if they are not yet. */
+  #start(j: number): Promise<SourceAnalysis> {
     for (let k = j; k < Math.min(j + READ_WINDOW, this.#files.length); k++) {
-      if (this.#reads.has(k)) continue
-      const reading = readSource(this.#files[k] as SourceFile, this.#maxFileBytes)
+      if (this.#ahead.has(k) || this.#taken.has(k)) continue
+      const file = this.#files[k] as SourceFile
+      const doing = this.#analyze(this.#jobOf(file))
       // Awaited in its turn (a failure surfaces there, as a read done then would); not unhandled meanwhile.
-      reading.catch(() => undefined)
-      this.#reads.set(k, reading)
+      doing.catch(() => undefined)
+      this.#ahead.set(k, doing)
     }
-    return this.#reads.get(j) as Promise<ReadResult>
+    return this.#ahead.get(j) ?? Promise.resolve(this.#taken.get(j) as SourceAnalysis)
   }
 
-  /** File i's analysis if it was done ahead on these bytes. */
-  analysis(i: number, bytes: Uint8Array): Analysis | undefined {
-    const ahead = this.#analyses.get(i)
-    this.#analyses.delete(i)
-    return ahead?.bytes === bytes ? ahead.analysis : undefined
+  /** File i's analysis and sha256 if they were done ahead on these bytes (the read the import took). */
+  analysis(i: number, bytes: Uint8Array): { readonly analysis?: Analysis; readonly sha256?: string } {
+    const done = this.#taken.get(i)
+    this.#taken.delete(i)
+    if (!done?.read.ok || done.read.bytes !== bytes) return {}
+    return { ...(done.analysis ? { analysis: done.analysis } : {}), ...(done.sha256 !== undefined ? { sha256: done.sha256 } : {}) }
   }
 
   /** File i's vectors for its chunk texts: from the batch that took it, or from a batch starting at it. */
@@ -103,13 +116,14 @@ export class ReadAhead {
   async #following(i: number, taken: number): Promise<{ i: number; texts: readonly string[] }[]> {
     const out: { i: number; texts: readonly string[] }[] = []
     for (let j = i + 1; j < this.#files.length && taken < IMPORT_BATCH_TEXTS; j++) {
-      const read = await this.#readAhead(j)
-      if (!read.ok) continue
-      const input = this.#inputOf(this.#files[j] as SourceFile, read.bytes)
-      if (unchangedFile(this.#corpus, input, sha256Of(read.bytes))) continue
-      const analysis = this.#analyses.get(j)?.analysis ?? (await analyzeFile(input))
-      this.#analyses.set(j, { bytes: read.bytes, analysis })
-      if (!analysis.ok) continue
+      const done = await this.#start(j)
+      if (!done.read.ok || done.sha256 === undefined) continue
+      const input = this.#inputOf(this.#files[j] as SourceFile, done.read.bytes)
+      if (unchangedFile(this.#corpus, input, done.sha256)) continue
+      // No analysis: the file fails alone, or its bytes were those of the file imported before from
+      // its URI, which has changed since (it is analyzed and embedded in its turn).
+      const analysis = done.analysis
+      if (!analysis?.ok) continue
       const texts = analysis.pieces.map((p) => p.text)
       out.push({ i: j, texts })
       taken += texts.length

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto'
+import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
+import type { ChunkingPlan } from './chunking.js'
+import { extractText } from './extract.js'
+import type { RagFileTypeName } from './resources.js'
+import { readSource, type ReadResult, type SourceFile } from './sources.js'
+
+/**
+ * What a file's ingest needs before embedding, a function of its bytes, name and chunking alone:
+ * its sha256, its text, its chunks. Runs on the calling thread (uploads) or on the import worker
+ * (analysis-worker.ts, for imports): the same functions either way.
+ */
+
+/** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
+const analyzer = new Analyzer()
+
+/** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
+export type Analysis =
+  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
+  | { readonly ok: false; readonly message: string }
+
+/** What {@link analyzeFile} reads of a file. */
+export interface AnalysisInput {
+  /** Name whose extension says how to read the bytes. */
+  readonly readAs: string
+  /** How messages name the file (its URI or display name; never a local path). */
+  readonly label: string
+  readonly bytes: Uint8Array
+  readonly chunking: ChunkingPlan
+}
+
+export function sha256Of(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+/** Extracts the text and cuts it into chunks. */
+export async function analyzeFile(input: AnalysisInput): Promise<Analysis> {
+  const extracted = await extractText(input.readAs, input.bytes, input.label)
+  if (!extracted.ok) return extracted
+  const pieces = chunkText(analyzer, extracted.text, input.chunking)
+  if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
+  return { ok: true, text: extracted.text, type: extracted.type, pageStarts: extracted.pageStarts, pieces }
+}
+
+/** One file of an import to read and analyze. */
+export interface SourceJob {
+  readonly file: SourceFile
+  readonly maxBytes: number
+  readonly readAs: string
+  readonly label: string
+  readonly chunking: ChunkingPlan
+  /** The sha256 of the file this URI imported before, if any: bytes with this hash are not analyzed (the import skips them). */
+  readonly skipSha256: string | undefined
+}
+
+/** A file read (or why not), its sha256 and its analysis (absent when unread, or when its hash is `skipSha256`). */
+export interface SourceAnalysis {
+  readonly read: ReadResult
+  readonly sha256?: string
+  readonly analysis?: Analysis
+}
+
+/** Reads, hashes and analyzes one file of an import. */
+export async function analyzeSource(job: SourceJob): Promise<SourceAnalysis> {
+  const read = await readSource(job.file, job.maxBytes)
+  if (!read.ok) return { read }
+  const sha256 = sha256Of(read.bytes)
+  if (sha256 === job.skipSha256) return { read, sha256 }
+  return { read, sha256, analysis: await analyzeFile({ readAs: job.readAs, label: job.label, bytes: read.bytes, chunking: job.chunking }) }
+}
+
+/**
+ * A {@link SourceAnalysis} as it crosses between threads: the bytes' buffer moved (not copied),
+ * the chunks as their offsets into the text (the receiving thread slices the texts: one copy of
+ * the text crosses, not one per chunk).
+ */
+export type WireAnalysis =
+  | { readonly read: Exclude<ReadResult, { ok: true }> }
+  | {
+      readonly read: { readonly ok: true; readonly buffer: ArrayBuffer; readonly offset: number; readonly length: number }
+      readonly sha256: string
+      readonly analysis?: Exclude<Analysis, { ok: true }> | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: Int32Array }
+    }
+
+/** Fields of one chunk in {@link WireAnalysis} pieces: start, end, firstToken, tokens. */
+const PIECE_FIELDS = 4
+
+/** A {@link SourceAnalysis} for posting, and the buffers to transfer with it. */
+export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: ArrayBuffer[] } {
+  const { read } = result
+  if (!read.ok) return { wire: { read }, transfer: [] }
+  const bytes = read.bytes
+  // readSource's bytes sit alone in their buffer (Buffer.alloc, never the shared pool): it can move.
+  const buffer = bytes.buffer as ArrayBuffer
+  const analysis = result.analysis
+  let wireAnalysis: Extract<WireAnalysis, { sha256: string }>['analysis']
+  if (analysis?.ok) {
+    const pieces = new Int32Array(analysis.pieces.length * PIECE_FIELDS)
+    analysis.pieces.forEach((p, i) => pieces.set([p.start, p.end, p.firstToken, p.tokens], i * PIECE_FIELDS))
+    wireAnalysis = { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
+  } else wireAnalysis = analysis
+  const wire = { read: { ok: true as const, buffer, offset: bytes.byteOffset, length: bytes.byteLength }, sha256: result.sha256 as string, ...(wireAnalysis ? { analysis: wireAnalysis } : {}) }
+  return { wire, transfer: [buffer] }
+}
+
+/** The {@link SourceAnalysis} a {@link WireAnalysis} carries. */
+export function fromWire(wire: WireAnalysis): SourceAnalysis {
+  if (!wire.read.ok) return { read: wire.read }
+  const { read, sha256 } = wire as Extract<WireAnalysis, { sha256: string }>
+  // A Buffer, as readSource's own bytes are (a view of the moved buffer: no copy).
+  const bytes = Buffer.from(read.buffer, read.offset, read.length)
+  const analysis = (wire as Extract<WireAnalysis, { sha256: string }>).analysis
+  if (!analysis?.ok) return { read: { ok: true, bytes }, sha256, ...(analysis ? { analysis } : {}) }
+  const { text, pieces: at } = analysis
+  const pieces: TextChunk[] = []
+  for (let i = 0; i < at.length; i += PIECE_FIELDS) {
+    const start = at[i] as number
+    const end = at[i + 1] as number
+    pieces.push({ text: text.slice(start, end), start, end, firstToken: at[i + 2] as number, tokens: at[i + 3] as number })
+  }
+  return { read: { ok: true, bytes }, sha256, analysis: { ok: true, text, type: analysis.type, pageStarts: analysis.pageStarts, pieces } }
+}
