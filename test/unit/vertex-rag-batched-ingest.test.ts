@@ -6,13 +6,13 @@ import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { seededRandomId, steppingClock } from '@quarry/adapters'
 import { RagContext } from '../../packages/adapters/src/vertex-rag/context.js'
 import { createRagCorpus } from '../../packages/adapters/src/vertex-rag/corpora.js'
-import { importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
+import { deleteRagFile, importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
 import { ingestFile, type FileInput } from '../../packages/adapters/src/vertex-rag/ingest.js'
 import { resolveVertexRagOptions } from '../../packages/adapters/src/vertex-rag/options.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { IMPORT_BATCH_TEXTS } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
 import { retrieveContexts } from '../../packages/adapters/src/vertex-rag/retrieve.js'
-import type { RagCorpusState } from '../../packages/adapters/src/vertex-rag/state.js'
+import type { RagCorpusState, RagFileState } from '../../packages/adapters/src/vertex-rag/state.js'
 import { recording, replaying } from '../../packages/adapters/src/rpc/replay.js'
 import { prng } from '../support/random.js'
 
@@ -138,6 +138,17 @@ describe('batched RAG ingest', () => {
       await oneByOne(oracle.ctx, oracle.corpus, uris, second)
       expect(snapshot(batched.corpus)).toEqual(snapshot(oracle.corpus))
       expect(await answers(batched.ctx, batched.corpus)).toEqual(await answers(oracle.ctx, oracle.corpus))
+
+      // A deleted file is imported anew by the next import of its URI (the others are skipped): the
+      // lookup of the file a URI imported before follows deletions.
+      const gone = [...batched.corpus.files.values()].find((f) => f.source.kind === 'gcs' && f.source.uri === uris[2]) as RagFileState
+      await deleteRagFile(batched.ctx, 'v1beta1', { name: gone.name })
+      const third = await importRagFiles(batched.ctx, 'v1beta1', request)
+      expect(third.response).toMatchObject({ importedRagFilesCount: '1', skippedRagFilesCount: '58', failedRagFilesCount: '1' })
+      const back = [...batched.corpus.files.values()].filter((f) => f.source.kind === 'gcs' && f.source.uri === uris[2])
+      expect(back).toHaveLength(1)
+      expect(back[0]?.name).not.toBe(gone.name)
+      expect(back[0]?.chunks.map((c) => c.text)).toEqual(gone.chunks.map((c) => c.text))
     })
   }
 

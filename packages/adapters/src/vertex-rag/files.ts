@@ -15,7 +15,7 @@ import { embedQueueOf } from './embed-queue.js'
 import { locateSources, type SourceFile } from './sources.js'
 import type { ListRagFilesResponseJson, MetadataValueJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
-import { fileJson, type RagCorpusState } from './state.js'
+import { fileJson, unlistFile, type RagCorpusState } from './state.js'
 import { replayable } from '../rpc/replay.js'
 import { applyImportedMetadata, storeImportedSchemas } from './metadata.js'
 import { planMetadata, sinkPlan, uriOfFailure, writeSink, type FileResult } from './import-extras.js'
@@ -188,7 +188,7 @@ export async function deleteRagFile(ctx: RagContext, version: ApiVersion, reques
   const { name } = readMessage(requestSchema(DeleteRagFileRequest, version), request)
   const { corpus, file } = ctx.file(name, 'name')
   for (const c of file.chunks) corpus.index.remove(c.id)
-  corpus.files.delete(file.name)
+  unlistFile(corpus, file)
   corpus.updateMs = ctx.now()
   return ctx.operation(version, file.name, 'DeleteOperationMetadata', { type: 'google.protobuf.Empty', value: {} })
 }

@@ -3,7 +3,7 @@ import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
 import { pageAt } from './pdf.js'
 import { pendingOf, type PendingFiles } from './pending-files.js'
-import { chunkId, fileMetadata, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
+import { chunkId, fileMetadata, importedFrom, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
 
 export interface FileInput {
   readonly displayName: string
@@ -32,11 +32,9 @@ export interface IngestVia {
   readonly pending?: PendingFiles
 }
 
-/** The file of a corpus imported from this source URI before, if any. */
+/** The file of a corpus imported from this source before, if any (uploads have none). */
 export function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
-  if (source.kind !== 'gcs') return undefined
-  for (const f of corpus.files.values()) if (f.source.kind === 'gcs' && f.source.uri === source.uri) return f
-  return undefined
+  return source.kind === 'gcs' ? importedFrom(corpus, source.uri) : undefined
 }
 
 /** The file this input would leave as it is: imported before from the same URI with the same bytes. */

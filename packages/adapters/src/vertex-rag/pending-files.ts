@@ -1,5 +1,5 @@
 import type { RecordInput } from '@quarry/core'
-import { fileMetadata, type RagCorpusState, type RagFileState } from './state.js'
+import { fileMetadata, listFile, type RagCorpusState, type RagFileState } from './state.js'
 
 interface Waiting {
   readonly file: RagFileState
@@ -95,7 +95,7 @@ export class PendingFiles {
   }
 
   #listed(w: Waiting): void {
-    this.#corpus.files.set(w.file.name, w.file)
+    listFile(this.#corpus, w.file)
     this.#corpus.updateMs = w.atMs
   }
 }

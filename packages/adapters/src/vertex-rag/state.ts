@@ -45,8 +45,41 @@ export interface RagCorpusState extends Stamped {
   vectorDbConfig: Readonly<Record<string, unknown>>
   ragEmbeddingModelConfig: Readonly<Record<string, unknown>> | undefined
   readonly index: QuarryIndex
+  /** By name. Files come and go through {@link listFile} and {@link unlistFile} (they keep the index of {@link importedFrom}). */
   readonly files: Map<string, RagFileState>
   readonly schemas: Map<string, RagDataSchemaState>
+}
+
+/** The first file of each imported source URI, by corpus file list: built on the first lookup, kept by listFile / unlistFile. */
+const bySource = new WeakMap<ReadonlyMap<string, RagFileState>, Map<string, RagFileState>>()
+
+function sourceIndex(corpus: RagCorpusState): Map<string, RagFileState> {
+  let index = bySource.get(corpus.files)
+  if (!index) {
+    index = new Map()
+    for (const f of corpus.files.values()) if (f.source.kind === 'gcs' && !index.has(f.source.uri)) index.set(f.source.uri, f)
+    bySource.set(corpus.files, index)
+  }
+  return index
+}
+
+/** The file of a corpus imported from this source URI before, if any (a lookup, not a scan of the files). */
+export function importedFrom(corpus: RagCorpusState, uri: string): RagFileState | undefined {
+  return sourceIndex(corpus).get(uri)
+}
+
+/** Adds a file to its corpus's list. */
+export function listFile(corpus: RagCorpusState, file: RagFileState): void {
+  corpus.files.set(file.name, file)
+  const index = bySource.get(corpus.files)
+  if (index && file.source.kind === 'gcs' && !index.has(file.source.uri)) index.set(file.source.uri, file)
+}
+
+/** Takes a file off its corpus's list. */
+export function unlistFile(corpus: RagCorpusState, file: RagFileState): void {
+  corpus.files.delete(file.name)
+  // Another file of the same URI (none is made today) would take its place: the index is rebuilt on the next lookup.
+  if (file.source.kind === 'gcs' && bySource.get(corpus.files)?.get(file.source.uri) === file) bySource.delete(corpus.files)
 }
 
 /** The id of a file's chunk `i` (0-based): its record id in the corpus index, also the v1beta1 chunkId. */
