@@ -3,9 +3,15 @@ import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
 import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
+import { recording } from '../../packages/adapters/src/rpc/replay.js'
+import { READ_AHEAD_BYTES, READ_WINDOW, ReadAhead } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
+import type { RagCorpusState } from '../../packages/adapters/src/vertex-rag/state.js'
 
 /**
  * The import worker reads, hashes and chunks a file exactly as the calling thread does
@@ -24,6 +30,29 @@ function jobOf(path: string, name: string, extra: Partial<SourceJob> = {}): Sour
 }
 
 describe('the import worker', () => {
+  // First in this file: the thread starts inside a recorded write (as the first import of a
+  // server with a write-ahead log does) and must not keep that write's trace alive.
+  it('does not hold on to the write that started it', async () => {
+    expect(importWorker.running).toBe(false)
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const job = jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt')
+    const traced = async (): Promise<WeakRef<object>> => {
+      const { trace } = await recording(async () => {
+        await importWorker.analyze(job)
+        return 0
+      })
+      return new WeakRef(trace)
+    }
+    const trace = await traced()
+    expect(importWorker.running).toBe(true)
+    // The thread answers again, then the trace has no holder left.
+    await importWorker.analyze(job)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    gc()
+    expect(trace.deref()).toBeUndefined()
+  })
+
   it('answers every file type of the fixtures as the calling thread does (PDF pages and chunk offsets too)', async () => {
     const names = readdirSync(LIBRARY).filter((n) => statSync(join(LIBRARY, n)).isFile())
     expect(names).toEqual(expect.arrayContaining(['dune-pages.pdf', 'dune.txt', 'emma.md', 'facts.json', 'ocean.html', 'broken.pdf', 'binary.txt']))
@@ -83,5 +112,41 @@ describe('the import worker', () => {
     const back = fromWire(structuredClone(wire))
     expect(back).toEqual(here)
     expect(back.analysis?.ok && back.analysis.pieces.every((p) => p.text === text.slice(p.start, p.end))).toBe(true)
+  })
+})
+
+describe('reading ahead', () => {
+  it('holds at most READ_WINDOW files and READ_AHEAD_BYTES bytes read ahead, the one asked for always started', async () => {
+    const started: number[] = []
+    const sizes = [5, 20, 10, 30, 1, 1, 1].map((mb) => mb * 1024 * 1024)
+    const files = sizes.map((size, i) => ({ uri: `gs://b/f${i}.txt`, path: `/nowhere/f${i}.txt`, size }))
+    const ahead = new ReadAhead({
+      corpus: { files: new Map() } as unknown as RagCorpusState,
+      embedder: createHashingEmbedder({ dimensions: 8 }),
+      files,
+      jobOf: (file) => jobOf(file.path, file.uri.slice(8), { file }),
+      analyze: async (job) => {
+        started.push(files.findIndex((f) => f === job.file))
+        return { read: { ok: true, bytes: Buffer.from(job.file.uri) }, sha256: job.file.uri }
+      },
+      inputOf: () => {
+        throw new Error('not asked')
+      },
+    })
+    expect(READ_AHEAD_BYTES).toBe(32 * 1024 * 1024)
+    await ahead.read(0)
+    // File 0 (5 MB, the one asked for) and 20 MB after it; 10 MB more would pass 32 MiB.
+    expect(started).toEqual([0, 1])
+    await ahead.read(1)
+    // File 0 taken: 20 + 10 MB held; file 3's 30 MB would pass.
+    expect(started).toEqual([0, 1, 2])
+    await ahead.read(2)
+    expect(started).toEqual([0, 1, 2])
+    // File 3 is started when asked for, larger than what is left or not; then 1 + 1 MB fit, the third would not.
+    await ahead.read(3)
+    expect(started).toEqual([0, 1, 2, 3, 4, 5])
+    await ahead.read(4)
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6])
+    expect(READ_WINDOW).toBe(48)
   })
 })

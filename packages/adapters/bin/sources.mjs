@@ -9,10 +9,19 @@ const addSourceCondition = `export function resolve(specifier, context, next) {
   return next(specifier, { ...context, conditions: [...context.conditions, 'quarry-source'] })
 }`
 
-/** Registers the condition and tsx, then imports src/cli/main.ts. */
-export async function loadCli() {
+/**
+ * Registers the condition and tsx (found from this folder, whatever the current one), then
+ * imports a TypeScript source module: `url`, a file URL. The import worker's thread starts this way
+ * in the workspace (src/vertex-rag/import-worker.ts).
+ */
+export async function loadSource(url) {
   register(`data:text/javascript,${encodeURIComponent(addSourceCondition)}`)
   const tsx = await import('tsx/esm/api')
   tsx.register()
-  return import('../src/cli/main.ts')
+  return import(url)
+}
+
+/** src/cli/main.ts, through {@link loadSource}. */
+export async function loadCli() {
+  return loadSource(new URL('../src/cli/main.ts', import.meta.url).href)
 }

@@ -35,6 +35,14 @@ export async function recording<T>(write: () => Promise<T>): Promise<{ result: T
   return { result, trace }
 }
 
+/**
+ * Runs `fn` outside any write: what it starts (a worker thread, a timer) and the callbacks it
+ * registers do not hold on to the write that happened to start them, nor record into its trace.
+ */
+export function outsideWrites<T>(fn: () => T): T {
+  return current.exit(fn)
+}
+
 /** Runs `write` with the values a recording kept; every one must be consumed. */
 export async function replaying<T>(trace: Trace, write: () => Promise<T>): Promise<T> {
   const mode = { kind: 'replay' as const, trace, next: 0 }

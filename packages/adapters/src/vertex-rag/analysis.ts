@@ -96,7 +96,13 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
   let wireAnalysis: Extract<WireAnalysis, { sha256: string }>['analysis']
   if (analysis?.ok) {
     const pieces = new Int32Array(analysis.pieces.length * PIECE_FIELDS)
-    analysis.pieces.forEach((p, i) => pieces.set([p.start, p.end, p.firstToken, p.tokens], i * PIECE_FIELDS))
+    analysis.pieces.forEach((p, i) => {
+      const at = i * PIECE_FIELDS
+      pieces[at] = p.start
+      pieces[at + 1] = p.end
+      pieces[at + 2] = p.firstToken
+      pieces[at + 3] = p.tokens
+    })
     wireAnalysis = { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
   } else wireAnalysis = analysis
   const wire = { read: { ok: true as const, buffer, offset: bytes.byteOffset, length: bytes.byteLength }, sha256: result.sha256 as string, ...(wireAnalysis ? { analysis: wireAnalysis } : {}) }
@@ -105,11 +111,10 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
 
 /** The {@link SourceAnalysis} a {@link WireAnalysis} carries. */
 export function fromWire(wire: WireAnalysis): SourceAnalysis {
-  if (!wire.read.ok) return { read: wire.read }
-  const { read, sha256 } = wire as Extract<WireAnalysis, { sha256: string }>
+  if (!('sha256' in wire)) return { read: wire.read }
+  const { read, sha256, analysis } = wire
   // A Buffer, as readSource's own bytes are (a view of the moved buffer: no copy).
   const bytes = Buffer.from(read.buffer, read.offset, read.length)
-  const analysis = (wire as Extract<WireAnalysis, { sha256: string }>).analysis
   if (!analysis?.ok) return { read: { ok: true, bytes }, sha256, ...(analysis ? { analysis } : {}) }
   const { text, pieces: at } = analysis
   const pieces: TextChunk[] = []

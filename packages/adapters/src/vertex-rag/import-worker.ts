@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads'
+import { outsideWrites } from '../rpc/replay.js'
 import { analyzeSource, fromWire, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
 /**
@@ -19,13 +20,16 @@ interface Waiting {
 
 type Reply = { readonly id: number; readonly wire: WireAnalysis } | { readonly id: number; readonly error: string }
 
-/** How the thread runs this module's sibling: the compiled analysis-worker.js, or in the workspace its TypeScript source through tsx (a dev dependency). */
+/**
+ * How the thread runs this module's sibling: the compiled analysis-worker.js, or in the workspace
+ * its TypeScript source through bin/sources.mjs (tsx, a dev dependency; not in the published package).
+ */
 function startThread(): Worker {
   const here = import.meta.url
   if (!here.endsWith('.ts')) return new Worker(new URL('./analysis-worker.js', here), { name: 'quarry-import' })
+  const sources = new URL('../../bin/sources.mjs', here).href
   const source = new URL('./analysis-worker.ts', here).href
-  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}) })`
-  return new Worker(boot, { eval: true, name: 'quarry-import', execArgv: ['--conditions=quarry-source'] })
+  return new Worker(`import(${JSON.stringify(sources)}).then((m) => m.loadSource(${JSON.stringify(source)}))`, { eval: true, name: 'quarry-import' })
 }
 
 class ImportWorker {
@@ -33,8 +37,12 @@ class ImportWorker {
   #failed = false
   #next = 0
   readonly #waiting = new Map<number, Waiting>()
+  #answered = 0
+
   /** Files the thread has answered (tests check that imports really use it). */
-  answered = 0
+  get answered(): number {
+    return this.#answered
+  }
 
   /** Whether the thread runs (started, not failed). */
   get running(): boolean {
@@ -47,28 +55,39 @@ class ImportWorker {
     if (!thread) return analyzeSource(job)
     const id = this.#next++
     return new Promise((resolve, reject) => {
+      try {
+        thread.postMessage({ id, job })
+      } catch {
+        // Not sent (it cannot be copied): done here, as without the thread.
+        analyzeSource(job).then(resolve, reject)
+        return
+      }
       if (this.#waiting.size === 0) thread.ref()
       this.#waiting.set(id, { job, resolve, reject })
-      thread.postMessage({ id, job })
     })
   }
 
   #started(): Worker | undefined {
     if (this.#thread || this.#failed) return this.#thread
-    let thread: Worker
-    try {
-      thread = startThread()
-    } catch (error) {
-      this.#failed = true
-      warn(`the import worker could not start (${error instanceof Error ? error.message : String(error)})`)
-      return undefined
-    }
-    thread.on('message', (reply: Reply) => this.#settle(reply))
-    thread.on('error', (error) => this.#fail(thread, `the import worker failed (${error.message})`))
-    thread.on('exit', (code) => this.#fail(thread, `the import worker stopped (exit code ${code})`))
-    thread.unref()
-    this.#thread = thread
-    return thread
+    // Started outside the write that asks first: the thread's callbacks must not keep that write's
+    // trace (the bytes and vectors it recorded) alive, nor run in it.
+    return outsideWrites(() => {
+      let thread: Worker
+      try {
+        thread = startThread()
+      } catch (error) {
+        this.#failed = true
+        warn(`the import worker could not start (${error instanceof Error ? error.message : String(error)})`)
+        return undefined
+      }
+      thread.on('message', (reply: Reply) => this.#settle(reply))
+      thread.on('messageerror', () => this.#fail(thread, 'an answer of the import worker could not be read'))
+      thread.on('error', (error) => this.#fail(thread, `the import worker failed (${error.message})`))
+      thread.on('exit', (code) => this.#fail(thread, `the import worker stopped (exit code ${code})`))
+      thread.unref()
+      this.#thread = thread
+      return thread
+    })
   }
 
   #settle(reply: Reply): void {
@@ -77,7 +96,7 @@ class ImportWorker {
     this.#waiting.delete(reply.id)
     if (this.#waiting.size === 0) this.#thread?.unref()
     if ('wire' in reply) {
-      this.answered++
+      this.#answered++
       waiting.resolve(fromWire(reply.wire))
     } else {
       // The thread threw on this file: done again here, where an error surfaces as it would without the thread.

@@ -93,9 +93,9 @@ export interface VertexRagOptions {
   maxImportDepth?: number
   /**
    * Read, hash and chunk an import's files on a worker thread (one per process, started by the
-   * first import of 16 files or more, kept between imports, never keeping the process alive) while
-   * the calling thread embeds and indexes; false does it all on the calling thread. The result is
-   * the same either way. @defaultValue true
+   * first import of 16 files or more and kept between imports; it holds the process open only while
+   * it has files to do) while the calling thread embeds and indexes; false does it all on the
+   * calling thread. The result is the same either way. @defaultValue true
    */
   importWorker?: boolean
   clock?: Clock

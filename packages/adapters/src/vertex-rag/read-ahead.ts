@@ -17,6 +17,13 @@ export const IMPORT_BATCH_TEXTS = 512
 export const READ_WINDOW = 48
 
 /**
+ * Bytes of files (as the walk saw them) held read ahead at most, the one the import waits for
+ * included (a larger one alone): large files are read ahead fewer at a time (each is held with
+ * its text until its turn).
+ */
+export const READ_AHEAD_BYTES = 32 * 1024 * 1024
+
+/**
  * An import's files read, analyzed and embedded ahead, in batches across files: when file i needs
  * its vectors, the files after it are read and chunked until the batch holds
  * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads and analyses
@@ -40,6 +47,8 @@ export class ReadAhead {
   readonly #vectors = new Map<number, { readonly texts: readonly string[]; readonly vectors: Float32Array[] }>()
   /** Files of a refused batch: embedded alone. */
   readonly #alone = new Set<number>()
+  /** Bytes (as the walk saw them) of the files in {@link #ahead}. */
+  #aheadBytes = 0
 
   constructor(options: {
     readonly corpus: RagCorpusState
@@ -62,20 +71,26 @@ export class ReadAhead {
   /** File i's bytes: read ahead, or read now. */
   async read(i: number): Promise<ReadResult> {
     const done = await this.#start(i)
-    this.#ahead.delete(i)
-    this.#taken.set(i, done)
+    if (this.#ahead.delete(i)) this.#aheadBytes -= sizeOf(this.#files[i] as SourceFile)
+    // Kept for analysis(i), which the import asks next unless the read failed.
+    if (done.read.ok) this.#taken.set(i, done)
     return done.read
   }
 
-  /** File j's read and analysis, started with those of the files after it (up to {@link READ_WINDOW}) if they are not yet. */
+  /**
+   * File j's read and analysis, started with those of the files after it if they are not yet: up
+   * to {@link READ_WINDOW} files and {@link READ_AHEAD_BYTES} bytes (file j is started whatever its size).
+   */
   #start(j: number): Promise<SourceAnalysis> {
     for (let k = j; k < Math.min(j + READ_WINDOW, this.#files.length); k++) {
       if (this.#ahead.has(k) || this.#taken.has(k)) continue
       const file = this.#files[k] as SourceFile
+      if (k > j && this.#aheadBytes + sizeOf(file) > READ_AHEAD_BYTES) break
       const doing = this.#analyze(this.#jobOf(file))
       // Awaited in its turn (a failure surfaces there, as a read done then would); not unhandled meanwhile.
       doing.catch(() => undefined)
       this.#ahead.set(k, doing)
+      this.#aheadBytes += sizeOf(file)
     }
     return this.#ahead.get(j) ?? Promise.resolve(this.#taken.get(j) as SourceAnalysis)
   }
@@ -130,6 +145,11 @@ export class ReadAhead {
     }
     return out
   }
+}
+
+/** A file's size as the walk saw it (0 when unknown: a write-ahead log written before sizes were recorded). */
+function sizeOf(file: SourceFile): number {
+  return file.size ?? 0
 }
 
 function sameTexts(a: readonly string[], b: readonly string[]): boolean {

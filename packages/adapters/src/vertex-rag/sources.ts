@@ -35,6 +35,8 @@ export interface SourceFile {
   readonly roots?: readonly string[]
   /** Device and inode seen by the walk: the file opened later must be the same one. */
   readonly identity?: { readonly dev: number; readonly ino: number }
+  /** Bytes the walk saw (what an import reads ahead is counted by it; the read checks the file's real size). */
+  readonly size?: number
 }
 
 export interface Located {
@@ -125,7 +127,7 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
       if (seenFiles.has(real)) return
       seenFiles.add(real)
       if (files.length >= limits.maxFiles) tooMany()
-      files.push(allowed === undefined ? { uri, path: real } : { uri, path: real, roots: allowed, identity: { dev: info.dev, ino: info.ino } })
+      files.push(allowed === undefined ? { uri, path: real, size: info.size } : { uri, path: real, roots: allowed, identity: { dev: info.dev, ino: info.ino }, size: info.size })
       return
     }
     if (!info.isDirectory()) {
