@@ -77,7 +77,7 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
     },
   }
   const wayNames = Object.keys(ways)
-  const rounds = ctx.quick ? 2 : 3
+  const rounds = ctx.quick ? 2 : 5
   const seconds = new Map<string, number[]>()
   const corpora: Record<string, string> = {}
   for (let round = 0; round < rounds; round++) {

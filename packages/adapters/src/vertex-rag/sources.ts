@@ -1,4 +1,4 @@
-import { constants } from 'node:fs'
+import { constants, type Stats } from 'node:fs'
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -84,6 +84,30 @@ function errno(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? 'error'
 }
 
+/** Folder entries looked at at once while walking. */
+const PROBE_WINDOW = 32
+
+/** What a path is, links followed: its real path and stat, or why it cannot be imported. */
+type Probe = { readonly kind: 'found'; readonly real: string; readonly info: Stats } | { readonly kind: 'failure'; readonly status: RpcStatus }
+
+/** Follows a path's links and checks the real path against the roots (`allowed`), then stats it. */
+async function probe(uri: string, path: string, allowed: readonly string[] | undefined): Promise<Probe> {
+  let real: string
+  try {
+    real = await realpath(path)
+  } catch (error) {
+    // A dangling link answers as one leading out: which outside paths exist is not the client's to learn.
+    if (allowed && (await isLink(path))) return { kind: 'failure', status: linkOut(uri) }
+    return { kind: 'failure', status: rpcStatus('NOT_FOUND', errno(error) === 'ENOENT' ? `${uri}: no such file or folder.` : `${uri}: cannot be read (${errno(error)}).`) }
+  }
+  if (allowed && !allowed.some((root) => inside(real, root))) return { kind: 'failure', status: linkOut(uri) }
+  try {
+    return { kind: 'found', real, info: await stat(real) }
+  } catch (error) {
+    return { kind: 'failure', status: rpcStatus('NOT_FOUND', `${uri}: cannot be read (${errno(error)}).`) }
+  }
+}
+
 /** Walks the URIs in order (folders sorted by name, depth first), collecting regular files. */
 export async function locateSources(uris: readonly string[], roots: SourceRoots, limits: SourceLimits, fieldOf: (i: number) => string): Promise<Located> {
   // Every URI is checked before any is read: a bad one refuses the request without touching the disk.
@@ -101,28 +125,14 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
   }
 
   /** Visits one path (already lexically inside its roots): follows links, checks the real path, recurses into folders. */
-  const visit = async (uri: string, path: string, allowed: readonly string[] | undefined, depth: number): Promise<void> => {
+  const visit = async (uri: string, path: string, allowed: readonly string[] | undefined, depth: number, probed?: Probe): Promise<void> => {
     if (++entries > maxEntries) tooMany()
-    let real: string
-    try {
-      real = await realpath(path)
-    } catch (error) {
-      // A dangling link answers as one leading out: which outside paths exist is not the client's to learn.
-      if (allowed && (await isLink(path))) failures.push(linkOut(uri))
-      else failures.push(rpcStatus('NOT_FOUND', errno(error) === 'ENOENT' ? `${uri}: no such file or folder.` : `${uri}: cannot be read (${errno(error)}).`))
+    const found = probed ?? (await probe(uri, path, allowed))
+    if (found.kind === 'failure') {
+      failures.push(found.status)
       return
     }
-    if (allowed && !allowed.some((root) => inside(real, root))) {
-      failures.push(linkOut(uri))
-      return
-    }
-    let info
-    try {
-      info = await stat(real)
-    } catch (error) {
-      failures.push(rpcStatus('NOT_FOUND', `${uri}: cannot be read (${errno(error)}).`))
-      return
-    }
+    const { real, info } = found
     if (info.isFile()) {
       if (seenFiles.has(real)) return
       seenFiles.add(real)
@@ -147,7 +157,14 @@ export async function locateSources(uris: readonly string[], roots: SourceRoots,
       failures.push(rpcStatus('NOT_FOUND', `${uri}: the folder cannot be read (${errno(error)}).`))
       return
     }
-    for (const name of names) await visit(`${uri.replace(/\/+$/, '')}/${encodeSegment(name)}`, join(real, name), allowed, depth + 1)
+    // A folder's entries are looked at PROBE_WINDOW at a time (each is two round trips to the
+    // system), then taken one by one in name order: the same files, failures and limits as one by one.
+    const base = uri.replace(/\/+$/, '')
+    for (let at = 0; at < names.length; at += PROBE_WINDOW) {
+      const window = names.slice(at, at + PROBE_WINDOW).map((name) => ({ uri: `${base}/${encodeSegment(name)}`, path: join(real, name) }))
+      const probes = await Promise.all(window.map((e) => probe(e.uri, e.path, allowed)))
+      for (const [k, e] of window.entries()) await visit(e.uri, e.path, allowed, depth + 1, probes[k])
+    }
   }
 
   for (const start of starts) await visit(start.uri, start.path, start.roots, 0)
