@@ -11,7 +11,6 @@ import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { recording } from '../../packages/adapters/src/rpc/replay.js'
 import { READ_AHEAD_BYTES, READ_WINDOW, ReadAhead } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
-import type { RagCorpusState } from '../../packages/adapters/src/vertex-rag/state.js'
 
 /**
  * The import worker reads, hashes and chunks a file exactly as the calling thread does
@@ -121,16 +120,12 @@ describe('reading ahead', () => {
     const sizes = [5, 20, 10, 30, 1, 1, 1].map((mb) => mb * 1024 * 1024)
     const files = sizes.map((size, i) => ({ uri: `gs://b/f${i}.txt`, path: `/nowhere/f${i}.txt`, size }))
     const ahead = new ReadAhead({
-      corpus: { files: new Map() } as unknown as RagCorpusState,
       embedder: createHashingEmbedder({ dimensions: 8 }),
       files,
       jobOf: (file) => jobOf(file.path, file.uri.slice(8), { file }),
       analyze: async (job) => {
         started.push(files.findIndex((f) => f === job.file))
         return { read: { ok: true, bytes: Buffer.from(job.file.uri) }, sha256: job.file.uri }
-      },
-      inputOf: () => {
-        throw new Error('not asked')
       },
     })
     expect(READ_AHEAD_BYTES).toBe(32 * 1024 * 1024)

@@ -143,7 +143,7 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   }
   const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
   const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job) : analyzeSource
-  const ahead = new ReadAhead({ corpus, embedder: ctx.options.embedder, files, jobOf, analyze, inputOf })
+  const ahead = new ReadAhead({ embedder: ctx.options.embedder, files, jobOf, analyze })
   const pending = new PendingFiles(corpus)
   try {
     for (const [i, f] of files.entries()) {

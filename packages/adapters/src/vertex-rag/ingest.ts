@@ -37,12 +37,6 @@ export function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFi
   return source.kind === 'gcs' ? importedFrom(corpus, source.uri) : undefined
 }
 
-/** The file this input would leave as it is: imported before from the same URI with the same bytes. */
-export function unchangedFile(corpus: RagCorpusState, input: FileInput, sha256: string): RagFileState | undefined {
-  const previous = sameSource(corpus, input.source)
-  return previous && previous.sha256 === sha256 ? previous : undefined
-}
-
 /**
  * Reads, chunks, embeds and indexes one file. A file imported before from the same URI with the
  * same bytes (sha256) is skipped; with other bytes its chunks are replaced. A file that cannot be

@@ -1,8 +1,6 @@
 import { embedAll, type Embedder } from '@quarry/core'
 import type { Analysis, SourceAnalysis, SourceJob } from './analysis.js'
-import { unchangedFile, type FileInput } from './ingest.js'
 import type { ReadResult, SourceFile } from './sources.js'
-import type { RagCorpusState } from './state.js'
 
 /** Texts an import embeds in one call (about what core's ingest gets in one batch). */
 export const IMPORT_BATCH_TEXTS = 512
@@ -34,12 +32,10 @@ export const READ_AHEAD_BYTES = 32 * 1024 * 1024
  * file: only the file it refuses fails.
  */
 export class ReadAhead {
-  readonly #corpus: RagCorpusState
   readonly #embedder: Embedder
   readonly #files: readonly SourceFile[]
   readonly #jobOf: (file: SourceFile) => SourceJob
   readonly #analyze: (job: SourceJob) => Promise<SourceAnalysis>
-  readonly #inputOf: (file: SourceFile, bytes: Uint8Array) => FileInput
   /** Files read and analyzed ahead (at most {@link READ_WINDOW} past the one asked for), by file. */
   readonly #ahead = new Map<number, Promise<SourceAnalysis>>()
   /** What was read ahead of files the import has taken the read of, until it takes their analysis. */
@@ -51,21 +47,17 @@ export class ReadAhead {
   #aheadBytes = 0
 
   constructor(options: {
-    readonly corpus: RagCorpusState
     readonly embedder: Embedder
     readonly files: readonly SourceFile[]
     /** What reading and analyzing file i asks (its chunking, its size limit, how it is named). */
     readonly jobOf: (file: SourceFile) => SourceJob
     /** Reads, hashes and analyzes a file: analysis.ts `analyzeSource`, here or on the import worker. */
     readonly analyze: (job: SourceJob) => Promise<SourceAnalysis>
-    readonly inputOf: (file: SourceFile, bytes: Uint8Array) => FileInput
   }) {
-    this.#corpus = options.corpus
     this.#embedder = options.embedder
     this.#files = options.files
     this.#jobOf = options.jobOf
     this.#analyze = options.analyze
-    this.#inputOf = options.inputOf
   }
 
   /** File i's bytes: read ahead, or read now. */
@@ -131,13 +123,9 @@ export class ReadAhead {
   async #following(i: number, taken: number): Promise<{ i: number; texts: readonly string[] }[]> {
     const out: { i: number; texts: readonly string[] }[] = []
     for (let j = i + 1; j < this.#files.length && taken < IMPORT_BATCH_TEXTS; j++) {
-      const done = await this.#start(j)
-      if (!done.read.ok || done.sha256 === undefined) continue
-      const input = this.#inputOf(this.#files[j] as SourceFile, done.read.bytes)
-      if (unchangedFile(this.#corpus, input, done.sha256)) continue
-      // No analysis: the file fails alone, or its bytes were those of the file imported before from
-      // its URI, which has changed since (it is analyzed and embedded in its turn).
-      const analysis = done.analysis
+      // No analysis: the file fails alone, or its bytes are those its URI imported before (`skipSha256`:
+      // the import skips it; if that file has changed since, it is analyzed and embedded in its turn).
+      const analysis = (await this.#start(j)).analysis
       if (!analysis?.ok) continue
       const texts = analysis.pieces.map((p) => p.text)
       out.push({ i: j, texts })
