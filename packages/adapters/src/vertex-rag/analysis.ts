@@ -29,6 +29,7 @@ export interface AnalysisInput {
   readonly chunking: ChunkingPlan
 }
 
+/** The hex sha256 of a file's bytes: how an import tells a file it imported before, unchanged. */
 export function sha256Of(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
