@@ -1,7 +1,8 @@
 import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Label } from '../ids.js'
 import { keyAt, metricKind, scanKeys } from '../metric/kernels.js'
-import type { MetricOps } from '../metric/metric.js'
+import type { Metric, MetricOps } from '../metric/metric.js'
+import { simdScanKeys } from '../metric/simd.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
 import { scanPool, scanWorkers } from './scan-pool.js'
 import type { VectorStore } from './vector-store.js'
@@ -41,19 +42,20 @@ export function exactTopK(
 let ownKeys = new Float64Array(0)
 
 /**
- * The scan on the calling thread. Over every row: the keys first (`scanKeys`, two rows at a time,
- * the pool's kernel), then the heap pass of `selectTop` — the same keys pushed in the same order as
- * key and heap in one pass would. Over a list of labels: key and heap in one pass.
+ * The scan on the calling thread: the keys first (`keysHere`), then the heap pass of `selectTop` —
+ * the same keys pushed in the same order as key and heap in one pass would. A short list of labels
+ * (below `SIMD_MIN_COMPONENTS`) takes key and heap in one pass.
  */
 function scanTop(store: VectorStore, ops: MetricOps, query: Float32Array, k: number, domain: ScanDomain, tie: TieBreak): TopK {
-  const data = store.data
-  const invNorms = store.invNorms
   const dim = store.dim
-  if (domain.kind === 'all') {
-    if (ownKeys.length < domain.extent) ownKeys = new Float64Array(Math.max(domain.extent, 2 * ownKeys.length))
-    scanKeys(ops.metric, query, data, invNorms, dim, null, 0, domain.extent, ownKeys)
+  const count = domain.kind === 'all' ? domain.extent : domain.labels.length
+  if (domain.kind === 'all' || count * dim >= SIMD_MIN_COMPONENTS) {
+    if (ownKeys.length < count) ownKeys = new Float64Array(Math.max(count, 2 * ownKeys.length))
+    keysHere(store, ops.metric, query, domain.kind === 'all' ? null : domain.labels, count, ownKeys)
     return selectTop(ownKeys, k, domain, tie)
   }
+  const data = store.data
+  const invNorms = store.invNorms
   const top = new TopK(k, tie)
   // keyAt over the metric's number, not ops.key: direct calls stay inlined in a process using several metrics.
   const kind = metricKind(ops.metric)
@@ -66,11 +68,32 @@ function scanTop(store: VectorStore, ops: MetricOps, query: Float32Array, k: num
   return top
 }
 
+/**
+ * Scans at least this many components (rows × dimensions) with the SIMD kernels when the store's
+ * rows are in their memory: below it, setting up the call costs more than it saves.
+ */
+const SIMD_MIN_COMPONENTS = 2048
+
+/**
+ * The keys of rows `0..count-1` (or of `labels`) into `out`, on the calling thread: with the SIMD
+ * kernels (scratch slot 0, the calling thread's) when the store has them, else with `scanKeys`.
+ * The same keys either way (metric/simd.ts).
+ */
+function keysHere(store: VectorStore, metric: Metric, query: Float32Array, labels: ArrayLike<number> | null, count: number, out: Float64Array): void {
+  const simd = count * store.dim >= SIMD_MIN_COMPONENTS ? store.simd() : undefined
+  if (simd) {
+    const { kernels, memory, layout } = simd
+    simdScanKeys(kernels, memory, layout.slotBytes, layout.dataOffset, 0, metricKind(metric), query, store.invNorms, store.dim, labels, 0, count, out)
+  } else {
+    scanKeys(metric, query, store.data, store.invNorms, store.dim, labels, 0, count, out)
+  }
+}
+
 /** Keys of the whole domain from the scan pool; undefined when the pool cannot help. */
 function pooledKeys(store: VectorStore, ops: MetricOps, query: Float32Array, domain: ScanDomain, count: number, workers: number): Float64Array | undefined {
   const { data, invNorms } = store.shared()
   const labels = domain.kind === 'labels' ? domain.labels : undefined
-  return scanPool().keys({ metric: ops.metric, query, data, invNorms, dim: store.dim, labels, count }, workers)
+  return scanPool().keys({ metric: ops.metric, query, data, invNorms, dim: store.dim, labels, count, simd: store.simd() }, workers)
 }
 
 /** The heap pass of `scanTop` over keys computed beforehand (`keys[i]` for row i or `labels[i]`). */

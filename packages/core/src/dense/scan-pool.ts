@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { cosineKeyAt, dotAt, dotAt2, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, l2SquaredAt2, metricKind, scanKeys } from '../metric/kernels.js'
+import { SIMD_SLOTS, simdScanKeys, type SimdExports, type SimdRows, type WasmMemory, type WasmModule } from '../metric/simd.js'
 import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Metric } from '../metric/metric.js'
 
@@ -8,8 +9,11 @@ import type { Metric } from '../metric/metric.js'
  * A process-wide pool of worker threads that compute the keys of one exact scan together with the
  * calling thread, over shared memory, while `search` stays synchronous:
  *
- * - the vector store's rows and norms are in SharedArrayBuffers (`VectorStore.shared`); the keys
+ * - the vector store's rows and norms are in shared memory (`VectorStore.shared`); the keys
  *   are written into a shared Float64Array, one per scanned row;
+ * - where the rows are in a WebAssembly memory, every thread computes keys with the SIMD kernels
+ *   (its own instance over the posted memory and module, and its own scratch slot: the caller 0,
+ *   worker w slot w + 1; workers beyond the slots use kernels.ts, which give the same keys);
  * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
  *   `Atomics.add` until none is left, so a busy or not yet started worker only does less;
  * - the caller waits with `Atomics.wait` (about one chunk's time) for the chunks that workers
@@ -58,7 +62,9 @@ export class ScanPool {
     const job = this.#job(scan, workers)
     for (let w = 0; w < workers; w++) (this.#workers[w] as Worker).postMessage(job)
     const started = performance.now()
-    const own = claimChunks(job, scanKeys, false)
+    // The calling thread's kernels (slot 0); functions are not posted, each worker makes its own.
+    const simd = scan.simd === undefined ? null : { kernels: scan.simd.kernels, slot: 0, scan: simdScanKeys }
+    const own = claimChunks(job, scanKeys, simd, false)
     // Wait about one chunk's time for the chunks workers hold, then compute what is left here.
     const grace = own > 0 ? (performance.now() - started) / own : MIN_GRACE_MS
     const finished = waitForChunks(job.control, job.chunks, Math.max(MIN_GRACE_MS, grace))
@@ -67,7 +73,7 @@ export class ScanPool {
       return undefined
     }
     this.#chunksByWorkers += Atomics.load(job.control, BY_WORKERS)
-    if (!finished) this.#takeOver(job)
+    if (!finished) this.#takeOver(job, simd)
     return job.keys
   }
 
@@ -76,9 +82,9 @@ export class ScanPool {
    * machine): the keys are the same whoever computes them. The worker still writes them later,
    * so the next scans get fresh buffers.
    */
-  #takeOver(job: ScanJob): void {
+  #takeOver(job: ScanJob, simd: ThreadSimd | null): void {
     for (let chunk = 0; chunk < job.chunks; chunk++) {
-      if (Atomics.load(job.control, CHUNK_DONE + chunk) === 0) scanChunk(job, chunk, scanKeys)
+      if (Atomics.load(job.control, CHUNK_DONE + chunk) === 0) scanChunk(job, chunk, scanKeys, simd)
     }
     this.#keys = new Float64Array(new SharedArrayBuffer(this.#keys.length * 8))
     this.#labels = new Uint32Array(new SharedArrayBuffer(this.#labels.length * 4))
@@ -99,11 +105,13 @@ export class ScanPool {
     return {
       control: new Int32Array(new SharedArrayBuffer((CHUNK_DONE + chunks) * 4)),
       metric: scan.metric,
+      kind: metricKind(scan.metric),
       // A copy: the caller's query may be a view of a big buffer, which posting would clone whole.
       query: scan.query.slice(),
       data: scan.data,
       invNorms: scan.invNorms,
       dim: scan.dim,
+      simd: scan.simd === undefined ? null : { module: scan.simd.module, memory: scan.simd.memory, slotBytes: scan.simd.layout.slotBytes, dataOffset: scan.simd.layout.dataOffset },
       labels,
       keys: this.#keys,
       count,
@@ -122,7 +130,7 @@ export class ScanPool {
 
   #start(workers: number): void {
     while (this.#workers.length < workers) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'quarry-scan' })
+      const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'quarry-scan', workerData: { slot: this.#workers.length + 1 } })
       worker.unref()
       worker.on('error', () => this.#fail('a scan worker exited with an error'))
       this.#workers.push(worker)
@@ -151,6 +159,19 @@ export interface KeyScan {
   readonly labels: ArrayLike<number> | undefined
   /** Rows to scan: the extent, or the number of labels. */
   readonly count: number
+  /** The SIMD kernels over the rows' memory (the calling thread's instance), when the rows are in one. */
+  readonly simd: SimdRows | undefined
+}
+
+/**
+ * The SIMD kernels a thread computes a job's keys with: its instance, its scratch slot and
+ * `simdScanKeys` itself (passed, not imported: a test runner's module transform renames imported
+ * functions in the source text the workers run).
+ */
+interface ThreadSimd {
+  readonly kernels: SimdExports
+  readonly slot: number
+  readonly scan: typeof simdScanKeys
 }
 
 /**
@@ -194,10 +215,14 @@ const CHUNK_DONE = 4
 interface ScanJob {
   readonly control: Int32Array
   readonly metric: string
+  /** `metricKind(metric)`. */
+  readonly kind: number
   readonly query: Float32Array
   readonly data: Float32Array
   readonly invNorms: Float32Array
   readonly dim: number
+  /** The rows' memory and where things are in it, when the rows are in one (posted to the workers). */
+  readonly simd: { readonly module: WasmModule; readonly memory: WasmMemory; readonly slotBytes: number; readonly dataOffset: number } | null
   readonly labels: Uint32Array | null
   readonly keys: Float64Array
   readonly count: number
@@ -210,13 +235,13 @@ interface ScanJob {
  * on any failure marks the job failed. Runs on every thread, so it uses only its arguments and
  * `scanChunk` (workers run their source text).
  */
-function claimChunks(job: ScanJob, scan: typeof scanKeys, worker: boolean): number {
+function claimChunks(job: ScanJob, scan: typeof scanKeys, simd: ThreadSimd | null, worker: boolean): number {
   // Cells as literals (DONE 1, FAILED 2, BY_WORKERS 3): the workers' copy sees no module constants.
   const c = job.control
   let done = 0
   try {
     for (let chunk = Atomics.add(c, 0, 1); chunk < job.chunks; chunk = Atomics.add(c, 0, 1)) {
-      scanChunk(job, chunk, scan)
+      scanChunk(job, chunk, scan, simd)
       done++
       if (worker) Atomics.add(c, 3, 1)
       if (Atomics.add(c, 1, 1) + 1 === job.chunks) Atomics.notify(c, 1)
@@ -228,11 +253,16 @@ function claimChunks(job: ScanJob, scan: typeof scanKeys, worker: boolean): numb
   return done
 }
 
-/** Writes the keys of one chunk and marks it done (cell 4 + chunk, CHUNK_DONE). */
-function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys): void {
+/** Writes the keys of one chunk (with the thread's SIMD kernels when it has them) and marks it done (cell 4 + chunk, CHUNK_DONE). */
+function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys, simd: ThreadSimd | null): void {
   const from = chunk * job.chunkRows
   const to = Math.min(job.count, from + job.chunkRows)
-  scan(job.metric, job.query, job.data, job.invNorms, job.dim, job.labels, from, to, job.keys)
+  const rows = job.simd
+  if (simd !== null && rows !== null) {
+    simd.scan(simd.kernels, rows.memory, rows.slotBytes, rows.dataOffset, simd.slot, job.kind, job.query, job.invNorms, job.dim, job.labels, from, to, job.keys)
+  } else {
+    scan(job.metric, job.query, job.data, job.invNorms, job.dim, job.labels, from, to, job.keys)
+  }
   Atomics.store(job.control, 4 + chunk, 1)
 }
 
@@ -254,12 +284,18 @@ function grown(length: number, needed: number): number {
 }
 
 /**
- * A worker: the kernels' and `claimChunks`' own source text, then a message loop. `__name` is the
- * helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
+ * A worker: the kernels' and `claimChunks`' own source text, then a message loop that makes the
+ * worker's SIMD instance over each job's memory (posted with the job; instantiating the compiled
+ * module takes ~15 µs) when its slot exists. `__name` is the helper some TypeScript loaders
+ * (esbuild's keepNames) wrap functions in.
  */
 const WORKER_SOURCE = [
   "'use strict'",
   'const __name = (f) => f',
-  ...[dotAt, l2SquaredAt, dotAt2, l2SquaredAt2, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, scanChunk, claimChunks].map(String),
-  "require('node:worker_threads').parentPort.on('message', (job) => claimChunks(job, scanKeys, true))",
+  ...[dotAt, l2SquaredAt, dotAt2, l2SquaredAt2, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, simdScanKeys, scanChunk, claimChunks].map(String),
+  "const { parentPort, workerData } = require('node:worker_threads')",
+  'parentPort.on(\'message\', (job) => {',
+  `  const simd = job.simd !== null && workerData.slot < ${SIMD_SLOTS} ? { kernels: new WebAssembly.Instance(job.simd.module, { quarry: { memory: job.simd.memory } }).exports, slot: workerData.slot, scan: simdScanKeys } : null`,
+  '  claimChunks(job, scanKeys, simd, true)',
+  '})',
 ].join('\n')

@@ -177,7 +177,7 @@ export function scanKeys(
   data: Float32Array,
   invNorms: Float32Array,
   dim: number,
-  labels: Uint32Array | null,
+  labels: ArrayLike<number> | null,
   from: number,
   to: number,
   out: Float64Array,

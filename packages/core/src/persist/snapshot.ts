@@ -147,14 +147,15 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin'])
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
-  // Rows a whole scan would split across the scan pool are read straight into shared memory, which
-  // the pool's workers read in place (else its first scan copies them there).
+  // Rows are read straight into the store's memory, which the pool's workers read in place (a
+  // store outside a WebAssembly memory reads them into shared memory when a whole scan would split
+  // across the pool; else its first such scan copies them there).
   const workers = dims === undefined ? 0 : scanWorkers(options.scan, extent * dims)
   const shared = workers > 0
   // An exact index's searches are such scans: its threads boot while the rest is read (a graph's
   // searches need none, so they start with its first big filtered scan, as before).
   if (shared && options.dense === 'exact') scanPool().prepare(workers)
-  const store = dims === undefined ? undefined : VectorStore.restore(dims, floats(files, 'vectors.f32', extent * dims, shared), floats(files, 'norms.f32', extent, shared), shared)
+  const store = dims === undefined ? undefined : readVectors(files, dims, extent, shared)
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
@@ -163,11 +164,19 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
 
-/** A raw float32 file of `length` floats, read straight into the array it becomes (over a SharedArrayBuffer when `shared`). */
-function floats(files: Generation, name: string, length: number, shared: boolean): Float32Array {
-  const buffer = shared ? new SharedArrayBuffer(length * 4) : Buffer.allocUnsafeSlow(length * 4).buffer
-  files.readWhole(name, new Uint8Array(buffer, 0, length * 4))
-  return new Float32Array(buffer, 0, length)
+/**
+ * The rows and norms files, read straight into the store they become (its WebAssembly memory, or
+ * shared memory when `shared`): nothing is copied after the read.
+ */
+function readVectors(files: Generation, dims: number, extent: number, shared: boolean): VectorStore {
+  const store = VectorStore.sized(dims, extent, shared)
+  files.readWhole('vectors.f32', bytesOf(store.slice(extent)))
+  files.readWhole('norms.f32', bytesOf(store.sliceInvNorms(extent)))
+  return store
+}
+
+function bytesOf(floats: Float32Array): Uint8Array {
+  return new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength)
 }
 
 /** The index's fields of the manifest, checked (a version 3 manifest has no seal of its own). */

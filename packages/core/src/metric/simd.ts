@@ -1,0 +1,483 @@
+/**
+ * The exact scan's kernels as WebAssembly SIMD, bit for bit the JavaScript ones of kernels.ts.
+ *
+ * `dotAt` and `l2SquaredAt` keep four float64 partial sums, one per component index mod 4, and add
+ * them left to right at the end. Here one 128-bit load takes four float32 components of a row, they
+ * are widened to two float64 pairs, and two float64x2 accumulators hold exactly those four partial
+ * sums, each lane summing the same products (or squared differences) in the same order; the
+ * remainder (dim mod 4) goes to the first sum and the four are added as JavaScript adds them. So a
+ * key is the same number whichever kernel computes it, while a scan runs about twice as fast
+ * (memory and loop overhead per component drop; see bench/README.md, exact).
+ *
+ * The module is written here byte by byte (a few hundred bytes, no toolchain): four functions,
+ * dot or squared distance, over consecutive rows or over a list of labels, two rows per loop as
+ * `dotAt2` does. They read a store's rows where they are: the store keeps its rows in a
+ * WebAssembly memory (dense/vector-store.ts) whose first bytes are scratch slots, one per thread
+ * that scans (the calling thread and up to `SIMD_SLOTS - 1` scan pool workers), each holding the
+ * query as float64, a block of raw sums and a block of labels.
+ */
+
+/**
+ * The part of the WebAssembly JavaScript API used here, typed behind a small interface: the Node
+ * types this repository builds against (@types/node 20) do not declare `WebAssembly`.
+ */
+export interface WasmMemory {
+  /** The memory's bytes (a SharedArrayBuffer: every memory made here is shared). */
+  readonly buffer: SharedArrayBuffer
+  /** Adds `pages` pages of 64 KiB in place; returns the previous size in pages. */
+  grow(pages: number): number
+}
+
+/** A compiled module (opaque; posted to the scan pool's workers as it is). */
+export interface WasmModule {
+  readonly [wasmModule]: never
+}
+declare const wasmModule: unique symbol
+
+interface WasmApi {
+  readonly Module: new (bytes: Uint8Array) => WasmModule
+  readonly Instance: new (module: WasmModule, imports: object) => { readonly exports: object }
+  readonly Memory: new (descriptor: { initial: number; maximum: number; shared: boolean }) => WasmMemory
+}
+
+const wasm = (globalThis as unknown as { readonly WebAssembly: WasmApi }).WebAssembly
+
+/** Scratch slots at the start of a store's memory: the calling thread's (0) and scan pool workers'. */
+export const SIMD_SLOTS = 8
+
+/** Rows one kernel call computes: the raw sums block of a slot. */
+export const SIMD_BLOCK_ROWS = 256
+
+/** The largest memory a store may use: 65,535 pages of 64 KiB (just under 4 GiB). */
+export const SIMD_MAX_BYTES = 65_535 * 65_536
+
+/** Where things are in a store's memory for vectors of `dim` components. */
+export interface SimdLayout {
+  /** Bytes of one slot: the query (float64, 16-aligned), the sums block, the labels block. */
+  readonly slotBytes: number
+  /** Offset of the first row: after `SIMD_SLOTS` slots, 16-aligned. */
+  readonly dataOffset: number
+}
+
+/** The layout of a store of `dim`-component rows. */
+export function simdLayout(dim: number): SimdLayout {
+  const slotBytes = align16(dim * 8) + SIMD_BLOCK_ROWS * 8 + SIMD_BLOCK_ROWS * 4
+  return { slotBytes, dataOffset: align16(SIMD_SLOTS * slotBytes) }
+}
+
+function align16(n: number): number {
+  return Math.ceil(n / 16) * 16
+}
+
+/** The kernels as exported by an instance: every argument is a byte offset or a count. */
+export interface SimdExports {
+  /** Raw dot products of `n` consecutive rows from byte `rows` with the query at `q`, into float64 `out`. */
+  readonly dot: (q: number, rows: number, dim: number, n: number, out: number) => void
+  /** Squared distances of `n` consecutive rows, as `dot`. */
+  readonly l2: (q: number, rows: number, dim: number, n: number, out: number) => void
+  /** Raw dot products of the rows whose labels are the `n` uint32 at `labels` (row i at `rows + i·dim·4`). */
+  readonly dotLabels: (q: number, rows: number, dim: number, n: number, out: number, labels: number) => void
+  /** Squared distances of the labelled rows, as `dotLabels`. */
+  readonly l2Labels: (q: number, rows: number, dim: number, n: number, out: number, labels: number) => void
+}
+
+/** A store's rows as the SIMD kernels see them: the memory, its layout, the module and the calling thread's instance. */
+export interface SimdRows {
+  readonly memory: WasmMemory
+  readonly layout: SimdLayout
+  readonly module: WasmModule
+  readonly kernels: SimdExports
+}
+
+let compiled: WasmModule | null | undefined
+
+/**
+ * The compiled module, or null where this Node cannot run WebAssembly SIMD (stores then keep
+ * their rows in plain typed arrays and scan with kernels.ts).
+ */
+export function simdModule(): WasmModule | null {
+  if (compiled === undefined) {
+    try {
+      compiled = new wasm.Module(simdModuleBytes())
+    } catch {
+      compiled = null
+    }
+  }
+  return compiled
+}
+
+/** An instance of the kernels over `memory` (a store's). */
+export function simdInstance(module: WasmModule, memory: WasmMemory): SimdExports {
+  return new wasm.Instance(module, { quarry: { memory } }).exports as SimdExports
+}
+
+/**
+ * A shared memory of at least `bytes` for a store's rows (its maximum what the kernels' import
+ * allows, so it grows in place), or undefined where the kernels cannot run, past 4 GiB, or when
+ * the process cannot reserve another memory: each reserves address space, and V8 refuses new
+ * ones after about 13,000 live ones on these machines. The store then keeps a typed array.
+ */
+export function simdMemory(bytes: number): WasmMemory | undefined {
+  if (simdModule() === null || bytes > SIMD_MAX_BYTES) return undefined
+  try {
+    return new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / SIMD_PAGE_BYTES)), maximum: 65_536, shared: true })
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A store moves its rows into a memory once it holds room for this many components (256 KiB of
+ * rows: 1,024 rows of 64 dimensions). Smaller stores, whose scans take microseconds either way,
+ * keep a typed array and spend no memory's address space.
+ */
+export const SIMD_STORE_MIN_COMPONENTS = 65_536
+
+/** Bytes of a WebAssembly page. */
+export const SIMD_PAGE_BYTES = 65_536
+
+/**
+ * Writes the raw sums (`dot` or `l2` kernel) of rows `from .. to-1` (row i, or `labels[i]`) into
+ * `out[from .. to-1]` through scratch slot `slot` of `memory`, and turns them into the metric's
+ * keys as `scanKeys` does (kind 0 cosine: 1 − dot·(1/‖v‖); 1 dot: −dot; 2 l2: the sum). Uses only
+ * its arguments, so that the scan pool's workers run its source text.
+ */
+export function simdScanKeys(
+  kernels: SimdExports,
+  memory: WasmMemory,
+  slotBytes: number,
+  dataOffset: number,
+  slot: number,
+  kind: number,
+  q: Float32Array,
+  invNorms: Float32Array,
+  dim: number,
+  labels: ArrayLike<number> | null,
+  from: number,
+  to: number,
+  out: Float64Array,
+): void {
+  const block = 256 // SIMD_BLOCK_ROWS (the workers' copy sees no module constants)
+  const buffer = memory.buffer
+  const base = slot * slotBytes
+  const qBytes = Math.ceil((dim * 8) / 16) * 16
+  new Float64Array(buffer, base, dim).set(q)
+  const sums = new Float64Array(buffer, base + qBytes, block)
+  const labelBlock = new Uint32Array(buffer, base + qBytes + block * 8, block)
+  for (let start = from; start < to; start += block) {
+    const n = Math.min(block, to - start)
+    if (labels === null) {
+      const rows = dataOffset + start * dim * 4
+      if (kind === 2) kernels.l2(base, rows, dim, n, base + qBytes)
+      else kernels.dot(base, rows, dim, n, base + qBytes)
+    } else {
+      for (let i = 0; i < n; i++) labelBlock[i] = labels[start + i] as number
+      if (kind === 2) kernels.l2Labels(base, dataOffset, dim, n, base + qBytes, base + qBytes + block * 8)
+      else kernels.dotLabels(base, dataOffset, dim, n, base + qBytes, base + qBytes + block * 8)
+    }
+    if (kind === 2) {
+      for (let i = 0; i < n; i++) out[start + i] = sums[i] as number
+    } else if (kind === 1) {
+      for (let i = 0; i < n; i++) out[start + i] = -(sums[i] as number)
+    } else {
+      for (let i = 0; i < n; i++) {
+        const row = labels === null ? start + i : (labels[start + i] as number)
+        out[start + i] = 1 - (sums[i] as number) * (invNorms[row] as number)
+      }
+    }
+  }
+}
+
+/*
+ * The module's bytes. Opcodes from the WebAssembly core specification 2.0 (binary format, §5.4)
+ * and its SIMD instructions (prefix 0xfd).
+ */
+
+const I32 = 0x7f
+const F64 = 0x7c
+const V128 = 0x7b
+
+function uleb(n: number): number[] {
+  const out: number[] = []
+  do {
+    let byte = n & 0x7f
+    n >>>= 7
+    if (n !== 0) byte |= 0x80
+    out.push(byte)
+  } while (n !== 0)
+  return out
+}
+
+function sleb(n: number): number[] {
+  const out: number[] = []
+  for (;;) {
+    const byte = n & 0x7f
+    n >>= 7
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte)
+      return out
+    }
+    out.push(byte | 0x80)
+  }
+}
+
+function vec(items: number[][]): number[] {
+  return [...uleb(items.length), ...items.flat()]
+}
+
+function name(text: string): number[] {
+  return vec([...Buffer.from(text, 'utf8')].map((b) => [b]))
+}
+
+function section(id: number, bytes: number[]): number[] {
+  return [id, ...uleb(bytes.length), ...bytes]
+}
+
+const get = (i: number): number[] => [0x20, ...uleb(i)]
+const set = (i: number): number[] => [0x21, ...uleb(i)]
+const i32 = (n: number): number[] => [0x41, ...sleb(n)]
+const simd = (op: number): number[] => [0xfd, ...uleb(op)]
+/** memarg: alignment (log2) and offset. */
+const at = (align: number, offset = 0): number[] => [...uleb(align), ...uleb(offset)]
+const add = [0x6a]
+const mul = [0x6c]
+const geU = [0x4f]
+const v128Load = (offset = 0): number[] => [...simd(0x00), ...at(0, offset)]
+const v128Zero = [...simd(0x0c), ...new Array<number>(16).fill(0)]
+/** f64x2.promote_low_f32x4 */
+const widenLow = simd(0x5f)
+/** i8x16.shuffle moving the high 8 bytes low: then widenLow takes components 2 and 3. */
+const highToLow = [...simd(0x0d), 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]
+const f64x2Add = simd(0xf0)
+const f64x2Sub = simd(0xf1)
+const f64x2Mul = simd(0xf2)
+const lane = (l: number): number[] => [...simd(0x21), l]
+const f32Load = [0x2a, ...at(2)]
+const f64Load = [0x2b, ...at(3)]
+const f64Store = (offset = 0): number[] => [0x39, ...at(3, offset)]
+const f64Promote = [0xbb]
+const f64Add = [0xa0]
+const f64Sub = [0xa1]
+const f64Mul = [0xa2]
+const i32Load = [0x28, ...at(2)]
+const block = [0x02, 0x40]
+const loop = [0x03, 0x40]
+const end = [0x0b]
+const brIf = (depth: number): number[] => [0x0d, ...uleb(depth)]
+const br = (depth: number): number[] => [0x0c, ...uleb(depth)]
+const inc = (local: number, by: number): number[] => [...get(local), ...i32(by), ...add, ...set(local)]
+
+/** Parameters: q, rows, dim, n, out, (labels); then these locals. */
+const Q = 0
+const ROWS = 1
+const DIM = 2
+const N = 3
+const OUT = 4
+const LABELS = 5
+
+/**
+ * One kernel: `l2` picks squared distance over dot, `labelled` reads row numbers from `labels`.
+ * Two rows per pass of the outer loop, then the last row alone when `n` is odd.
+ */
+function kernel(l2: boolean, labelled: boolean): number[] {
+  const first = labelled ? 6 : 5
+  // i32 locals
+  const R = first
+  const K = first + 1
+  const DIM4 = first + 2
+  const PA = first + 3
+  const PB = first + 4
+  const QK = first + 5
+  const STRIDE = first + 6
+  // v128 locals
+  const A0 = first + 7
+  const A1 = first + 8
+  const B0 = first + 9
+  const B1 = first + 10
+  const VA = first + 11
+  const VB = first + 12
+  const QL = first + 13
+  const QH = first + 14
+  const X = first + 15
+  // f64 locals
+  const S0 = first + 16
+  const T0 = first + 17
+  const XF = first + 18
+
+  /** Byte offset of row number `r + plus` (consecutive) or of `labels[r + plus]`. */
+  const rowPtr = (plus: number): number[] =>
+    labelled
+      ? [...get(ROWS), ...get(LABELS), ...get(R), ...i32(plus), ...add, ...i32(4), ...mul, ...add, ...i32Load, ...get(STRIDE), ...mul, ...add]
+      : [...get(ROWS), ...get(R), ...i32(plus), ...add, ...get(STRIDE), ...mul, ...add]
+
+  /** acc += term(v, q) for a vector `v` (its low or high pair widened) and a query pair `qp`. */
+  const accumulate = (acc: number, v: number, high: boolean, qp: number): number[] => {
+    const widened = high ? [...get(v), ...get(v), ...highToLow, ...widenLow] : [...get(v), ...widenLow]
+    const term = l2 ? [...widened, ...get(qp), ...f64x2Sub, 0x22, ...uleb(X), ...get(X), ...f64x2Mul] : [...widened, ...get(qp), ...f64x2Mul]
+    return [...get(acc), ...term, ...f64x2Add, ...set(acc)]
+  }
+
+  /** sum += term(row component at ptr, query component at QK), scalar. */
+  const accumulateOne = (sum: number, ptr: number): number[] => {
+    const component = [...get(ptr), ...f32Load, ...f64Promote]
+    const term = l2 ? [...component, ...get(QK), ...f64Load, ...f64Sub, 0x22, ...uleb(XF), ...get(XF), ...f64Mul] : [...component, ...get(QK), ...f64Load, ...f64Mul]
+    return [...get(sum), ...term, ...f64Add, ...set(sum)]
+  }
+
+  /** out[r + plus] = ((s + lane1(lo)) + lane0(hi)) + lane1(hi): the partial sums added as JavaScript does. */
+  const store = (plus: number, s: number, lo: number, hi: number): number[] => [
+    ...get(OUT),
+    ...get(R),
+    ...i32(8),
+    ...mul,
+    ...add,
+    ...get(s),
+    ...get(lo),
+    ...lane(1),
+    ...f64Add,
+    ...get(hi),
+    ...lane(0),
+    ...f64Add,
+    ...get(hi),
+    ...lane(1),
+    ...f64Add,
+    ...f64Store(plus * 8),
+  ]
+
+  /** The rows at PA (and PB when `two`): vector loop, remainder loop, stores. */
+  const rows = (two: boolean): number[] => [
+    ...v128Zero,
+    ...set(A0),
+    ...v128Zero,
+    ...set(A1),
+    ...(two ? [...v128Zero, ...set(B0), ...v128Zero, ...set(B1)] : []),
+    ...i32(0),
+    ...set(K),
+    ...get(Q),
+    ...set(QK),
+    ...block,
+    ...loop,
+    ...get(K),
+    ...get(DIM4),
+    ...geU,
+    ...brIf(1),
+    ...get(QK),
+    ...v128Load(0),
+    ...set(QL),
+    ...get(QK),
+    ...v128Load(16),
+    ...set(QH),
+    ...get(PA),
+    ...v128Load(),
+    ...set(VA),
+    ...accumulate(A0, VA, false, QL),
+    ...accumulate(A1, VA, true, QH),
+    ...(two ? [...get(PB), ...v128Load(), ...set(VB), ...accumulate(B0, VB, false, QL), ...accumulate(B1, VB, true, QH), ...inc(PB, 16)] : []),
+    ...inc(PA, 16),
+    ...inc(QK, 32),
+    ...inc(K, 4),
+    ...br(0),
+    ...end,
+    ...end,
+    ...get(A0),
+    ...lane(0),
+    ...set(S0),
+    ...(two ? [...get(B0), ...lane(0), ...set(T0)] : []),
+    ...block,
+    ...loop,
+    ...get(K),
+    ...get(DIM),
+    ...geU,
+    ...brIf(1),
+    ...accumulateOne(S0, PA),
+    ...(two ? [...accumulateOne(T0, PB), ...inc(PB, 4)] : []),
+    ...inc(PA, 4),
+    ...inc(QK, 8),
+    ...inc(K, 1),
+    ...br(0),
+    ...end,
+    ...end,
+    ...store(0, S0, A0, A1),
+    ...(two ? store(1, T0, B0, B1) : []),
+  ]
+
+  const body = [
+    ...get(DIM),
+    ...i32(-4),
+    0x71, // i32.and
+    ...set(DIM4),
+    ...get(DIM),
+    ...i32(4),
+    ...mul,
+    ...set(STRIDE),
+    ...i32(0),
+    ...set(R),
+    // Pairs while r + 1 < n.
+    ...block,
+    ...loop,
+    ...get(R),
+    ...i32(1),
+    ...add,
+    ...get(N),
+    ...geU,
+    ...brIf(1),
+    ...rowPtr(0),
+    ...set(PA),
+    ...rowPtr(1),
+    ...set(PB),
+    ...rows(true),
+    ...inc(R, 2),
+    ...br(0),
+    ...end,
+    ...end,
+    // The last row when n is odd.
+    ...get(R),
+    ...get(N),
+    0x49, // i32.lt_u
+    0x04,
+    0x40, // if
+    ...rowPtr(0),
+    ...set(PA),
+    ...rows(false),
+    ...end,
+    ...end,
+  ]
+  const locals = vec([
+    [...uleb(7), I32],
+    [...uleb(9), V128],
+    [...uleb(3), F64],
+  ])
+  const code = [...locals, ...body]
+  return [...uleb(code.length), ...code]
+}
+
+/** The module: imports `quarry.memory` (shared, up to 65,536 pages), exports the four kernels. */
+export function simdModuleBytes(): Uint8Array {
+  const params5 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([])]
+  const params6 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), ...vec([])]
+  const memoryImport = [...name('quarry'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65_536)]
+  const exports: Array<[string, number]> = [
+    ['dot', 0],
+    ['l2', 1],
+    ['dotLabels', 2],
+    ['l2Labels', 3],
+  ]
+  return new Uint8Array([
+    0x00,
+    0x61,
+    0x73,
+    0x6d, // \0asm
+    0x01,
+    0x00,
+    0x00,
+    0x00, // version 1
+    ...section(1, vec([params5, params6])),
+    ...section(2, vec([memoryImport])),
+    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(1)])),
+    ...section(
+      7,
+      vec(exports.map(([n, index]) => [...name(n), 0x00, ...uleb(index)])),
+    ),
+    ...section(10, vec([kernel(false, false), kernel(true, false), kernel(false, true), kernel(true, true)])),
+  ])
+}
