@@ -2,6 +2,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createIndex, type QuarryIndex, type ScanOptions, type SearchResult } from '@quarry/core'
 import { defaultScanWorkers, scanPool } from '../../packages/core/src/dense/scan-pool.js'
+import { VectorStore } from '../../packages/core/src/dense/vector-store.js'
+import type { Label } from '../../packages/core/src/ids.js'
+import { metricKind, scanKeys } from '../../packages/core/src/metric/kernels.js'
+import { simdScanKeys } from '../../packages/core/src/metric/simd.js'
 import { clusteredDataset, gloveDataset, row, type Dataset } from '../lib/datasets.js'
 import { median } from '../lib/stats.js'
 import { renderSvg } from '@quarry/adapters'
@@ -74,6 +78,31 @@ function quarryPair(ds: Dataset, pooled: ScanOptions): { single: QuarryIndex; po
   return { single, pool }
 }
 
+/**
+ * The keys of every row, side by side: the JavaScript kernels (metric/kernels.ts, what scans ran
+ * before the SIMD kernels and what a store outside a WebAssembly memory still runs) and the SIMD
+ * kernels on the same store, each returning its keys (the suite checks they have the same bits).
+ */
+function kernelPair(ds: Dataset): { js: (q: Float32Array) => Float64Array; simd: (q: Float32Array) => Float64Array } {
+  const store = new VectorStore(ds.dim, ds.n)
+  for (let i = 0; i < ds.n; i++) store.set(i as Label, row(ds.base, ds.dim, i))
+  const rows = store.simd()
+  if (!rows) throw new Error('this Node cannot run the SIMD kernels')
+  const kind = metricKind(ds.metric)
+  const jsKeys = new Float64Array(ds.n)
+  const simdKeys = new Float64Array(ds.n)
+  return {
+    js: (q) => {
+      scanKeys(ds.metric, q, store.data, store.invNorms, ds.dim, null, 0, ds.n, jsKeys)
+      return jsKeys
+    },
+    simd: (q) => {
+      simdScanKeys(rows.kernels, rows.memory, rows.layout.slotBytes, rows.layout.dataOffset, 0, kind, q, store.invNorms, ds.dim, null, 0, ds.n, simdKeys)
+      return simdKeys
+    },
+  }
+}
+
 /** Ids and scores of a search, to check that both paths answer identically. */
 function answer(result: SearchResult): string {
   return JSON.stringify(result.hits.map((h) => [h.id, h.score]))
@@ -101,8 +130,10 @@ export async function runExact(ctx: SuiteContext): Promise<void> {
     const arrays = Array.from({ length: ds.n }, (_, i) => Array.from(row(ds.base, ds.dim, i)))
     const naive = naiveArrays(arrays, ds.metric)
     const loop = plainLoop(ds)
+    const kernels = kernelPair(ds)
     warmUp(pool, ds)
-    const times = { single: [] as number[], pool: [] as number[], loop: [] as number[], naive: [] as number[] }
+    const times = { single: [] as number[], pool: [] as number[], loop: [] as number[], naive: [] as number[], js: [] as number[], simd: [] as number[] }
+    let sameKeys = 0
     const takenOver = scanPool().takenOver
     let agree = 0
     let identical = 0
@@ -113,12 +144,15 @@ export async function runExact(ctx: SuiteContext): Promise<void> {
       const p = answer(timed(times.pool, () => pool.search({ vector: query, topK: K })))
       const b = timed(times.loop, () => loop(query))
       const c = timed(times.naive, () => naive(queryArray))
+      const jsKeys = timed(times.js, () => kernels.js(query))
+      const simdKeys = timed(times.simd, () => kernels.simd(query))
+      if (jsKeys.every((key, i) => Object.is(key, simdKeys[i]))) sameKeys++
       if (a === p) identical++
       // Same top-10 sets (float order of summation may swap exact near-ties).
       const ids = (JSON.parse(a) as [string, number][]).map(([id]) => Number(id))
       if (new Set([...ids, ...b, ...c]).size === K) agree++
     }
-    const [single50, pool50, loop50, naive50] = [times.single, times.pool, times.loop, times.naive].map(median) as [number, number, number, number]
+    const [single50, pool50, loop50, naive50, js50, simd50] = [times.single, times.pool, times.loop, times.naive, times.js, times.simd].map(median) as [number, number, number, number, number, number]
     rows.push({
       dataset: ds.name,
       queries: ds.nq,
@@ -139,6 +173,11 @@ export async function runExact(ctx: SuiteContext): Promise<void> {
       'pool scans taken over': scanPool().takenOver - takenOver,
       'pool = single (ids, scores)': `${identical}/${ds.nq}`,
       'same top-10 as loop, naive': `${agree}/${ds.nq}`,
+      // The kernels alone, one thread, every row's key: the JavaScript kernels against the SIMD ones.
+      'keys: JS kernels p50 ms': js50,
+      'keys: SIMD p50 ms': simd50,
+      'SIMD vs JS kernels': js50 / simd50,
+      'same keys (bits)': `${sameKeys}/${ds.nq}`,
     })
   }
   printTable(`Exact top-10: Quarry on one thread and with the scan pool (${workers + 1} threads) vs straightforward JavaScript`, rows)
