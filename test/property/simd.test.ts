@@ -2,8 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Metric } from '@quarry/core'
 import { VectorStore } from '../../packages/core/src/dense/vector-store.js'
-import { keyAt, metricKind } from '../../packages/core/src/metric/kernels.js'
-import { SIMD_MAX_BYTES, SIMD_SLOTS, SIMD_STORE_MIN_COMPONENTS, simdMemory, simdModule, simdScanKeys } from '../../packages/core/src/metric/simd.js'
+import { keyAt, metricKind, norm } from '../../packages/core/src/metric/kernels.js'
+import { SIMD_BLOCK_ROWS, SIMD_MAX_BYTES, SIMD_SLOTS, SIMD_STORE_MIN_COMPONENTS, simdLayout, simdMemory, simdModule, simdScanKeys } from '../../packages/core/src/metric/simd.js'
 import type { Label } from '../../packages/core/src/ids.js'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
 
@@ -13,11 +13,27 @@ import { expectSameRanking, oracleDistances, oracleSearch } from '../support/ora
 const metrics: Metric[] = ['cosine', 'dot', 'l2']
 const component = fc.oneof(fc.integer({ min: -4, max: 4 }), fc.double({ min: -1e3, max: 1e3, noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -0, 1e-30, 3.4e38))
 
-/** A store held in a memory (a row count above the threshold), filled with `rows` from label 0. */
+/** A store held in a memory (rows written up to the threshold), filled with `rows` from label 0. */
 function storeOf(dim: number, rows: readonly (readonly number[])[]): VectorStore {
-  const store = new VectorStore(dim, Math.ceil(SIMD_STORE_MIN_COMPONENTS / dim))
+  const threshold = Math.ceil(SIMD_STORE_MIN_COMPONENTS / dim)
+  const store = new VectorStore(dim, threshold)
   rows.forEach((r, i) => store.set(i as Label, Float32Array.from(r)))
+  // The threshold's row makes the store move into a memory (rows past `rows` are never scanned).
+  if (rows.length < threshold) store.set((threshold - 1) as Label, new Float32Array(dim).fill(1))
   return store
+}
+
+/**
+ * The rows and their 1/‖v‖ as plain arrays of their own, as the store computes them: what the
+ * expected keys are read from, so that a kernel writing over the rows could not change both sides.
+ */
+function reference(dim: number, rows: readonly (readonly number[])[]): { data: Float32Array; invNorms: Float32Array } {
+  const data = Float32Array.from(rows.flat())
+  const invNorms = Float32Array.from(rows, (_, i) => {
+    const n = norm(data.subarray(i * dim, (i + 1) * dim))
+    return n === 0 ? 0 : 1 / n
+  })
+  return { data, invNorms }
 }
 
 describe('SIMD kernels give every row the bits of keyAt', () => {
@@ -43,6 +59,7 @@ describe('SIMD kernels give every row the bits of keyAt', () => {
           const simd = store.simd()
           expect(simd).toBeDefined()
           if (!simd) return
+          const ref = reference(dim, rows)
           const q = Float32Array.from(query)
           const kind = metricKind(metric)
           const n = rows.length
@@ -51,14 +68,16 @@ describe('SIMD kernels give every row the bits of keyAt', () => {
           const out = new Float64Array(n).fill(Number.NaN)
           simdScanKeys(simd.kernels, simd.memory, simd.layout.slotBytes, simd.layout.dataOffset, slot, kind, q, store.invNorms, dim, null, from, to, out)
           for (let i = 0; i < n; i++) {
-            const want = i >= from && i < to ? keyAt(kind, q, store.data, i * dim, dim, store.invNorms[i] as number) : Number.NaN
+            const want = i >= from && i < to ? keyAt(kind, q, ref.data, i * dim, dim, ref.invNorms[i] as number) : Number.NaN
             expect(Object.is(out[i], want), `row ${i}: ${out[i]} vs ${want}`).toBe(true)
           }
           // A list of labels, repeats and any order included.
           const labels = Array.from({ length: n + 3 }, (_, i) => (i * 7 + a) % n)
           const listed = new Float64Array(labels.length)
           simdScanKeys(simd.kernels, simd.memory, simd.layout.slotBytes, simd.layout.dataOffset, slot, kind, q, store.invNorms, dim, labels, 0, labels.length, listed)
-          labels.forEach((row, i) => expect(Object.is(listed[i], keyAt(kind, q, store.data, row * dim, dim, store.invNorms[row] as number))).toBe(true))
+          labels.forEach((row, i) => expect(Object.is(listed[i], keyAt(kind, q, ref.data, row * dim, dim, ref.invNorms[row] as number))).toBe(true))
+          // The rows are as written: no slot reaches into them.
+          rows.forEach((r, i) => expect(store.get(i as Label)).toEqual(Float32Array.from(r)))
         },
       ),
       { numRuns: 200 },
@@ -71,17 +90,42 @@ describe('SIMD kernels give every row the bits of keyAt', () => {
     const store = storeOf(dim, rows)
     const simd = store.simd()
     if (!simd) throw new Error('no SIMD')
+    const ref = reference(dim, rows)
     const q = Float32Array.from({ length: dim }, (_, j) => Math.cos(j * 0.11))
     for (const metric of metrics) {
       const kind = metricKind(metric)
       const out = new Float64Array(601)
       simdScanKeys(simd.kernels, simd.memory, simd.layout.slotBytes, simd.layout.dataOffset, 0, kind, q, store.invNorms, dim, null, 0, 601, out)
-      for (let i = 0; i < 601; i++) expect(Object.is(out[i], keyAt(kind, q, store.data, i * dim, dim, store.invNorms[i] as number))).toBe(true)
+      for (let i = 0; i < 601; i++) expect(Object.is(out[i], keyAt(kind, q, ref.data, i * dim, dim, ref.invNorms[i] as number))).toBe(true)
     }
+  })
+
+  it('the block the scan walks is the slot layout\'s (the workers\' copy of the number is a literal)', () => {
+    expect(String(simdScanKeys)).toContain(`const block = ${SIMD_BLOCK_ROWS}`)
+    const dim = 100
+    const { slotBytes, dataOffset } = simdLayout(dim)
+    expect(slotBytes).toBe(Math.ceil((dim * 8) / 16) * 16 + SIMD_BLOCK_ROWS * 12)
+    expect(dataOffset).toBeGreaterThanOrEqual(SIMD_SLOTS * slotBytes)
   })
 })
 
 describe('a vector store keeps its rows in a memory once it is big enough', () => {
+  it('an empty store of any capacity holds no memory; the rows written move into one when they reach the threshold', () => {
+    const dim = 64
+    const store = new VectorStore(dim, 4096)
+    expect(store.simd()).toBeUndefined()
+    const rowsAtThreshold = SIMD_STORE_MIN_COMPONENTS / dim
+    for (let i = 0; i < rowsAtThreshold - 1; i++) store.set(i as Label, new Float32Array(dim).fill(i))
+    expect(store.simd()).toBeUndefined()
+    store.set((rowsAtThreshold - 1) as Label, new Float32Array(dim).fill(-1))
+    expect(store.simd()).toBeDefined()
+    expect(store.rows).toBe(4096)
+    for (let i = 0; i < rowsAtThreshold - 1; i++) expect(store.get(i as Label)).toEqual(new Float32Array(dim).fill(i))
+    // A snapshot's store of that many rows is in a memory from the start.
+    expect(VectorStore.sized(dim, rowsAtThreshold).simd()).toBeDefined()
+    expect(VectorStore.sized(dim, 10).simd()).toBeUndefined()
+  })
+
   it('a small store keeps a typed array; growing past the threshold moves the rows, and they stay as written through growth', () => {
     const dim = 8
     const store = new VectorStore(dim, 4)

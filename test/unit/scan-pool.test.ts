@@ -118,6 +118,39 @@ describe.each(metrics)('pooled exact scans (%s)', (metric) => {
   })
 })
 
+describe('the scan pool over stores in WebAssembly memories', () => {
+  it('more workers than SIMD slots (9: the eighth and ninth use the JavaScript kernels), several stores, same answers as one thread; each worker is sent a memory once', async () => {
+    const DIM = 64
+    const scan = { workers: 9, parallelAbove: 0 } as const
+    const made = Array.from({ length: 3 }, (_, s) => {
+      const pooled = createIndex({ dimensions: DIM, metric: metrics[s] as Metric, dense: 'exact', scan })
+      const single = createIndex({ dimensions: DIM, metric: metrics[s] as Metric, dense: 'exact', scan: SINGLE })
+      // 1,100 rows of 64-d: past the 65,536 components that move a store into a memory.
+      for (let i = 0; i < 1100; i++) {
+        const vector = vectorOf(i * (s + 1), DIM)
+        pooled.add({ id: `r${i}`, vector, metadata: { odd: i % 2 } })
+        single.add({ id: `r${i}`, vector, metadata: { odd: i % 2 } })
+      }
+      return { pooled, single }
+    })
+    const sentBefore = scanPool().memoriesSent
+    const queries = Array.from({ length: 6 }, (_, q) => vectorOf(q * 17 + 3, DIM).map((x, j) => x + (j % 4) / 3))
+    // The stores alternate query by query, as a search over several corpora does.
+    for (let round = 0; round < 5; round++) {
+      for (const q of queries) {
+        for (const indexes of made) {
+          same(indexes, { vector: q, topK: 15 })
+          same(indexes, { vector: q, topK: 15, filter: { op: 'eq', field: 'odd', value: 0 } })
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(scanPool().size).toBeGreaterThanOrEqual(9)
+    // Workers 1–7 have slots; each got each store's memory once, however many scans followed.
+    expect(scanPool().memoriesSent - sentBefore).toBe(7 * made.length)
+  })
+})
+
 describe('scan pool options and lifetime', () => {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-scan-pool-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))

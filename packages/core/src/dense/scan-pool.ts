@@ -12,8 +12,11 @@ import type { Metric } from '../metric/metric.js'
  * - the vector store's rows and norms are in shared memory (`VectorStore.shared`); the keys
  *   are written into a shared Float64Array, one per scanned row;
  * - where the rows are in a WebAssembly memory, every thread computes keys with the SIMD kernels
- *   (its own instance over the posted memory and module, and its own scratch slot: the caller 0,
- *   worker w slot w + 1; workers beyond the slots use kernels.ts, which give the same keys);
+ *   (its own instance and its own scratch slot: the caller 0, worker w slot w + 1; workers beyond
+ *   the slots use kernels.ts, which give the same keys). A worker is sent a memory and the module
+ *   once, with its first job over that memory, keeps its instance for the jobs that follow (one
+ *   per memory), and is told to forget it when the memory is collected here (posting a memory with every job would
+ *   cost ~12 µs a job and grow a list inside each worker that V8 never shrinks);
  * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
  *   `Atomics.add` until none is left, so a busy or not yet started worker only does less;
  * - the caller waits with `Atomics.wait` (about one chunk's time) for the chunks that workers
@@ -30,6 +33,12 @@ import type { Metric } from '../metric/metric.js'
  */
 export class ScanPool {
   #workers: Worker[] = []
+  /** The memories (their ids) each worker was sent, and so holds an instance over. */
+  #sent: Set<number>[] = []
+  /** Memories sent to workers, to tell them when one is collected here. */
+  readonly #sentMemories = new FinalizationRegistry<number>((id) => this.#forget(id))
+  #registered = new Set<number>()
+  #memoriesSent = 0
   #keys = new Float64Array(new SharedArrayBuffer(8))
   #labels = new Uint32Array(new SharedArrayBuffer(4))
   #failed = false
@@ -46,6 +55,11 @@ export class ScanPool {
     return this.#chunksByWorkers
   }
 
+  /** Times a memory (and the module) was sent to a worker: once per worker and memory. */
+  get memoriesSent(): number {
+    return this.#memoriesSent
+  }
+
   /** Scans in which the calling thread computed chunks a worker had claimed but not finished. */
   get takenOver(): number {
     return this.#takenOver
@@ -60,10 +74,10 @@ export class ScanPool {
     if (this.#failed) return undefined
     this.#start(workers)
     const job = this.#job(scan, workers)
-    for (let w = 0; w < workers; w++) (this.#workers[w] as Worker).postMessage(job)
+    for (let w = 0; w < workers; w++) (this.#workers[w] as Worker).postMessage(this.#jobFor(w, job, scan.simd))
     const started = performance.now()
     // The calling thread's kernels (slot 0); functions are not posted, each worker makes its own.
-    const simd = scan.simd === undefined ? null : { kernels: scan.simd.kernels, slot: 0, scan: simdScanKeys }
+    const simd = scan.simd === undefined ? null : { kernels: scan.simd.kernels, memory: scan.simd.memory, slot: 0, scan: simdScanKeys }
     const own = claimChunks(job, scanKeys, simd, false)
     // Wait about one chunk's time for the chunks workers hold, then compute what is left here.
     const grace = own > 0 ? (performance.now() - started) / own : MIN_GRACE_MS
@@ -111,13 +125,35 @@ export class ScanPool {
       data: scan.data,
       invNorms: scan.invNorms,
       dim: scan.dim,
-      simd: scan.simd === undefined ? null : { module: scan.simd.module, memory: scan.simd.memory, slotBytes: scan.simd.layout.slotBytes, dataOffset: scan.simd.layout.dataOffset },
+      simd: scan.simd === undefined ? null : { id: scan.simd.id, slotBytes: scan.simd.layout.slotBytes, dataOffset: scan.simd.layout.dataOffset, memory: undefined, module: undefined },
       labels,
       keys: this.#keys,
       count,
       chunkRows,
       chunks,
     }
+  }
+
+  /** The job as worker `w` gets it: with the memory and module when the worker has not been sent them. */
+  #jobFor(w: number, job: ScanJob, rows: SimdRows | undefined): ScanJob {
+    if (rows === undefined || w + 1 >= SIMD_SLOTS) return job
+    const sent = (this.#sent[w] ??= new Set())
+    if (sent.has(rows.id)) return job
+    sent.add(rows.id)
+    this.#memoriesSent++
+    if (!this.#registered.has(rows.id)) {
+      this.#registered.add(rows.id)
+      this.#sentMemories.register(rows.memory, rows.id)
+    }
+    return { ...job, simd: { id: rows.id, slotBytes: rows.layout.slotBytes, dataOffset: rows.layout.dataOffset, memory: rows.memory, module: rows.module } }
+  }
+
+  /** A memory was collected here: the workers holding an instance over it let it go. */
+  #forget(id: number): void {
+    this.#registered.delete(id)
+    this.#workers.forEach((worker, w) => {
+      if (this.#sent[w]?.delete(id)) worker.postMessage({ forget: id })
+    })
   }
 
   /**
@@ -142,6 +178,7 @@ export class ScanPool {
     this.#failed = true
     for (const worker of this.#workers) void worker.terminate()
     this.#workers = []
+    this.#sent = []
     process.emitWarning(`${why}; Quarry's exact scans run on the calling thread from now on.`, { code: 'QUARRY_SCAN_POOL' })
   }
 }
@@ -164,12 +201,13 @@ export interface KeyScan {
 }
 
 /**
- * The SIMD kernels a thread computes a job's keys with: its instance, its scratch slot and
- * `simdScanKeys` itself (passed, not imported: a test runner's module transform renames imported
- * functions in the source text the workers run).
+ * The SIMD kernels a thread computes a job's keys with: its instance, the memory it is over, its
+ * scratch slot and `simdScanKeys` itself (passed, not imported: a test runner's module transform
+ * renames imported functions in the source text the workers run).
  */
 interface ThreadSimd {
   readonly kernels: SimdExports
+  readonly memory: WasmMemory
   readonly slot: number
   readonly scan: typeof simdScanKeys
 }
@@ -222,7 +260,15 @@ interface ScanJob {
   readonly invNorms: Float32Array
   readonly dim: number
   /** The rows' memory and where things are in it, when the rows are in one (posted to the workers). */
-  readonly simd: { readonly module: WasmModule; readonly memory: WasmMemory; readonly slotBytes: number; readonly dataOffset: number } | null
+  readonly simd: {
+    /** The memory's id (`SimdRows.id`). */
+    readonly id: number
+    readonly slotBytes: number
+    readonly dataOffset: number
+    /** The memory and the module, in the first job a worker gets over this memory only. */
+    readonly memory: WasmMemory | undefined
+    readonly module: WasmModule | undefined
+  } | null
   readonly labels: Uint32Array | null
   readonly keys: Float64Array
   readonly count: number
@@ -259,7 +305,7 @@ function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys, simd: Thr
   const to = Math.min(job.count, from + job.chunkRows)
   const rows = job.simd
   if (simd !== null && rows !== null) {
-    simd.scan(simd.kernels, rows.memory, rows.slotBytes, rows.dataOffset, simd.slot, job.kind, job.query, job.invNorms, job.dim, job.labels, from, to, job.keys)
+    simd.scan(simd.kernels, simd.memory, rows.slotBytes, rows.dataOffset, simd.slot, job.kind, job.query, job.invNorms, job.dim, job.labels, from, to, job.keys)
   } else {
     scan(job.metric, job.query, job.data, job.invNorms, job.dim, job.labels, from, to, job.keys)
   }
@@ -284,18 +330,29 @@ function grown(length: number, needed: number): number {
 }
 
 /**
- * A worker: the kernels' and `claimChunks`' own source text, then a message loop that makes the
- * worker's SIMD instance over each job's memory (posted with the job; instantiating the compiled
- * module takes ~15 µs) when its slot exists. `__name` is the helper some TypeScript loaders
- * (esbuild's keepNames) wrap functions in.
+ * A worker: the kernels' and `claimChunks`' own source text, then a message loop. When its slot
+ * exists, it makes its SIMD instance over a memory when a job brings one (instantiating the
+ * compiled module takes ~15 µs) and keeps it, by the memory's id, for the following jobs over that
+ * memory, until told to forget it. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
  */
 const WORKER_SOURCE = [
   "'use strict'",
   'const __name = (f) => f',
   ...[dotAt, l2SquaredAt, dotAt2, l2SquaredAt2, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, simdScanKeys, scanChunk, claimChunks].map(String),
   "const { parentPort, workerData } = require('node:worker_threads')",
+  'const held = new Map()',
   'parentPort.on(\'message\', (job) => {',
-  `  const simd = job.simd !== null && workerData.slot < ${SIMD_SLOTS} ? { kernels: new WebAssembly.Instance(job.simd.module, { quarry: { memory: job.simd.memory } }).exports, slot: workerData.slot, scan: simdScanKeys } : null`,
+  '  if (job.forget !== undefined) {',
+  '    held.delete(job.forget)',
+  '    return',
+  '  }',
+  '  let simd = null',
+  `  if (job.simd !== null && workerData.slot < ${SIMD_SLOTS}) {`,
+  '    const rows = job.simd',
+  '    if (rows.memory !== undefined) held.set(rows.id, { memory: rows.memory, kernels: new WebAssembly.Instance(rows.module, { quarry: { memory: rows.memory } }).exports })',
+  '    const own = held.get(rows.id)',
+  '    if (own !== undefined) simd = { kernels: own.kernels, memory: own.memory, slot: workerData.slot, scan: simdScanKeys }',
+  '  }',
   '  claimChunks(job, scanKeys, simd, true)',
   '})',
 ].join('\n')

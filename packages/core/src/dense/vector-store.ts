@@ -1,40 +1,45 @@
 import type { Label } from '../ids.js'
 import { norm } from '../metric/kernels.js'
-import { SIMD_MAX_BYTES, SIMD_PAGE_BYTES, SIMD_STORE_MIN_COMPONENTS, simdInstance, simdLayout, simdMemory, simdModule, type SimdExports, type SimdLayout, type SimdRows, type WasmMemory } from '../metric/simd.js'
+import { SIMD_MAX_BYTES, SIMD_STORE_MIN_COMPONENTS, growSimdMemory, simdInstance, simdLayout, simdMemory, simdModule, type SimdExports, type SimdLayout, type SimdRows, type WasmMemory } from '../metric/simd.js'
 
 /**
  * Vectors in one contiguous Float32Array addressed by label (row = label), plus each row's
  * 1/‖v‖ so cosine needs no normalized copy and `get` returns the vector exactly as stored.
  * Grows by doubling; rows of removed labels are left in place until the label is reused.
  *
- * Where WebAssembly SIMD runs (every Node Quarry supports, on x64 and arm64), the rows are in a
+ * Once its rows written reach `SIMD_STORE_MIN_COMPONENTS` (256 KiB), the store keeps them in a
  * shared WebAssembly memory after the SIMD kernels' scratch slots (metric/simd.ts): exact scans
- * read them there at about twice the speed of the JavaScript kernels, with the same keys, and
- * the scan pool's workers read the same memory. It grows in place (no copy). A store that would
- * pass 4 GiB, or a Node without SIMD, keeps its rows in a typed array, and `shared()` moves them
- * to a SharedArrayBuffer once (growth then reallocates a shared buffer twice the size). Norms
- * are in a SharedArrayBuffer whenever the rows are shared.
+ * read them there with the SIMD kernels, with the same keys, and the scan pool's workers read the
+ * same memory. It grows in place (no copy), up to just under 4 GiB. A store past that, a store
+ * whose memory could not be had, or a Node without SIMD keeps its rows in a typed array, and
+ * `shared()` moves them to a SharedArrayBuffer once (growth then reallocates a shared buffer twice
+ * the size). Norms are in a SharedArrayBuffer whenever the rows are shared.
  */
 export class VectorStore {
   readonly dim: number
   #data: Float32Array
   #invNorms: Float32Array
   #rows: number
+  /** Rows written: one past the highest label set (or restored). */
+  #used: number
   /** Whether rows and norms are (and stay) in shared memory. */
   #isShared = false
-  /** The rows' memory, while they are in one. */
+  /** The rows' memory, while they are in one, and its number. */
   #memory: WasmMemory | undefined
+  #memoryId = 0
   /** The calling thread's instance of the kernels over `#memory`, made by the first scan. */
   #kernels: SimdExports | undefined
   readonly #layout: SimdLayout
 
-  constructor(dim: number, initialRows = 1024) {
+  /** A store with room for `initialRows`, of which the first `used` count as written (a snapshot's). */
+  constructor(dim: number, initialRows = 1024, used = 0) {
     this.dim = dim
     this.#layout = simdLayout(dim)
     this.#data = new Float32Array(0)
     this.#invNorms = new Float32Array(0)
     this.#rows = 0
-    this.#reallocate(Math.max(1, initialRows))
+    this.#used = used
+    this.#reallocate(Math.max(1, initialRows, used))
   }
 
   /** The backing array; valid until the next `set` that grows it. */
@@ -60,11 +65,17 @@ export class VectorStore {
     const module = simdModule()
     if (memory === undefined || module === null) return undefined
     this.#kernels ??= simdInstance(module, memory)
-    return { kernels: this.#kernels, memory, layout: this.#layout, module }
+    return { id: this.#memoryId, kernels: this.#kernels, memory, layout: this.#layout, module }
   }
 
   set(label: Label, vector: Float32Array): void {
-    if (label >= this.#rows) this.#grow(label + 1)
+    if (label >= this.#used) {
+      const before = this.#used
+      this.#used = label + 1
+      if (label >= this.#rows) this.#grow(label + 1)
+      // Reaching the threshold moves the rows into a memory now rather than at the next growth.
+      else if (this.#memory === undefined && before * this.dim < SIMD_STORE_MIN_COMPONENTS && this.#used * this.dim >= SIMD_STORE_MIN_COMPONENTS) this.#reallocate(this.#rows)
+    }
     this.#data.set(vector, label * this.dim)
     const n = norm(vector)
     this.#invNorms[label] = n === 0 ? 0 : 1 / n
@@ -96,6 +107,9 @@ export class VectorStore {
   #grow(minRows: number): void {
     let rows = this.#rows
     while (rows < minRows) rows *= 2
+    // In a memory, stop at its limit rather than leave it for a doubling that would not fit.
+    const fit = Math.floor((SIMD_MAX_BYTES - this.#layout.dataOffset) / (this.dim * 4))
+    if (this.#memory !== undefined && rows > fit && minRows <= fit) rows = fit
     this.#reallocate(rows)
   }
 
@@ -121,16 +135,15 @@ export class VectorStore {
     if (!inPlace) this.#data.set(before)
   }
 
-  /** The memory `rows` rows live in: the store's own grown, a new one, or none. */
+  /** The memory `rows` rows live in: the store's own grown, a new one (once enough rows are written), or none. */
   #memoryFor(rows: number): WasmMemory | undefined {
-    if (rows * this.dim < SIMD_STORE_MIN_COMPONENTS) return undefined
     const bytes = this.#layout.dataOffset + rows * this.dim * 4
     const memory = this.#memory
-    if (memory === undefined) return simdMemory(bytes)
-    if (bytes > SIMD_MAX_BYTES) return undefined
-    const pages = Math.ceil(bytes / SIMD_PAGE_BYTES) - memory.buffer.byteLength / SIMD_PAGE_BYTES
-    if (pages > 0) memory.grow(pages)
-    return memory
+    if (memory !== undefined) return bytes <= SIMD_MAX_BYTES && growSimdMemory(memory, bytes) ? memory : undefined
+    if (this.#used * this.dim < SIMD_STORE_MIN_COMPONENTS) return undefined
+    const made = simdMemory(bytes)
+    if (made !== undefined) this.#memoryId = ++memoriesMade
+    return made
   }
 
   /** The rows' view of the memory. */
@@ -155,7 +168,7 @@ export class VectorStore {
    * will split).
    */
   static sized(dim: number, extent: number, shared = false): VectorStore {
-    const store = new VectorStore(dim, extent)
+    const store = new VectorStore(dim, extent, extent)
     if (shared) store.shared()
     return store
   }
@@ -163,7 +176,7 @@ export class VectorStore {
   /** Loads rows `0..n-1` from a snapshot. */
   static fromRows(dim: number, rows: Float32Array): VectorStore {
     const n = rows.length / dim
-    const store = new VectorStore(dim, Math.max(1024, n))
+    const store = new VectorStore(dim, Math.max(1024, n), n)
     store.#data.set(rows)
     for (let label = 0; label < n; label++) {
       const v = store.view(label as Label)
@@ -173,6 +186,9 @@ export class VectorStore {
     return store
   }
 }
+
+/** Memories made by stores so far: each new one's number. */
+let memoriesMade = 0
 
 /** A zeroed Float32Array of `length`, over a SharedArrayBuffer when `shared`. */
 function floats(length: number, shared: boolean): Float32Array {

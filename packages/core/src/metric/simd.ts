@@ -6,10 +6,10 @@
  * are widened to two float64 pairs, and two float64x2 accumulators hold exactly those four partial
  * sums, each lane summing the same products (or squared differences) in the same order; the
  * remainder (dim mod 4) goes to the first sum and the four are added as JavaScript adds them. So a
- * key is the same number whichever kernel computes it, while a scan runs about twice as fast
- * (memory and loop overhead per component drop; see bench/README.md, exact).
+ * key is the same number whichever kernel computes it, while a scan runs 2.7–2.9× as fast on one
+ * thread (bench/README.md, exact).
  *
- * The module is written here byte by byte (a few hundred bytes, no toolchain): four functions,
+ * The module is written here byte by byte (3.3 kB, no toolchain): four functions,
  * dot or squared distance, over consecutive rows or over a list of labels, two rows per loop as
  * `dotAt2` does. They read a store's rows where they are: the store keeps its rows in a
  * WebAssembly memory (dense/vector-store.ts) whose first bytes are scratch slots, one per thread
@@ -83,6 +83,8 @@ export interface SimdExports {
 
 /** A store's rows as the SIMD kernels see them: the memory, its layout, the module and the calling thread's instance. */
 export interface SimdRows {
+  /** The memory's number in this process (a new memory, a new number): what the scan pool's workers know it by. */
+  readonly id: number
   readonly memory: WasmMemory
   readonly layout: SimdLayout
   readonly module: WasmModule
@@ -114,22 +116,53 @@ export function simdInstance(module: WasmModule, memory: WasmMemory): SimdExport
 /**
  * A shared memory of at least `bytes` for a store's rows (its maximum what the kernels' import
  * allows, so it grows in place), or undefined where the kernels cannot run, past 4 GiB, or when
- * the process cannot reserve another memory: each reserves address space, and V8 refuses new
- * ones after about 13,000 live ones on these machines. The store then keeps a typed array.
+ * the process cannot reserve another memory: each reserves address space, and V8 refuses new ones
+ * after about 13,000 live ones on these machines (or far fewer under `ulimit -v`), each refusal
+ * taking 0.1–0.3 s. After a refusal none is tried again until fewer memories are live than then.
+ * The store keeps a typed array meanwhile.
  */
 export function simdMemory(bytes: number): WasmMemory | undefined {
   if (simdModule() === null || bytes > SIMD_MAX_BYTES) return undefined
+  if (refusedAt !== undefined && liveMemories >= refusedAt) return undefined
   try {
-    return new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / SIMD_PAGE_BYTES)), maximum: 65_536, shared: true })
+    const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / SIMD_PAGE_BYTES)), maximum: 65_536, shared: true })
+    liveMemories++
+    released.register(memory, undefined)
+    refusedAt = undefined
+    return memory
   } catch {
+    refusedAt = liveMemories
     return undefined
   }
 }
 
+/** Memories made by `simdMemory` and not yet collected. */
+let liveMemories = 0
+/** `liveMemories` when the last allocation was refused (undefined once one succeeds again). */
+let refusedAt: number | undefined
+const released = new FinalizationRegistry<undefined>(() => {
+  liveMemories--
+})
+
 /**
- * A store moves its rows into a memory once it holds room for this many components (256 KiB of
- * rows: 1,024 rows of 64 dimensions). Smaller stores, whose scans take microseconds either way,
- * keep a typed array and spend no memory's address space.
+ * Grows `memory` in place to at least `bytes`; false when the pages cannot be had (the store then
+ * moves its rows to a typed array).
+ */
+export function growSimdMemory(memory: WasmMemory, bytes: number): boolean {
+  const pages = Math.ceil(bytes / SIMD_PAGE_BYTES) - memory.buffer.byteLength / SIMD_PAGE_BYTES
+  if (pages <= 0) return true
+  try {
+    memory.grow(pages)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A store moves its rows into a memory once it holds this many components (256 KiB of rows:
+ * 1,024 rows of 64 dimensions, counting up to its highest row written). Smaller stores, whose
+ * scans take microseconds either way, keep a typed array and spend no memory's address space.
  */
 export const SIMD_STORE_MIN_COMPONENTS = 65_536
 
@@ -157,7 +190,7 @@ export function simdScanKeys(
   to: number,
   out: Float64Array,
 ): void {
-  const block = 256 // SIMD_BLOCK_ROWS (the workers' copy sees no module constants)
+  const block = 256 // SIMD_BLOCK_ROWS (the workers' copy sees no module constants; a test ties the two)
   const buffer = memory.buffer
   const base = slot * slotBytes
   const qBytes = Math.ceil((dim * 8) / 16) * 16
