@@ -207,8 +207,8 @@ describe('scan pool options and lifetime', () => {
     }
   })
 
-  it('a process whose only work is done exits by itself, pool workers running', async () => {
-    const child = spawn(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] })
+  it('a process whose only work is done exits by itself, pool workers running; a collected store\'s memory is forgotten by the workers', async () => {
+    const child = spawn(process.execPath, ['--expose-gc', '--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (b: Buffer) => (out += b.toString()))
@@ -218,10 +218,13 @@ describe('scan pool options and lifetime', () => {
     clearTimeout(timer)
     expect(err).toBe('')
     expect({ code, signal }).toEqual({ code: 0, signal: null })
-    const report = JSON.parse(out) as { workers: number; chunksByWorkers: number; ids: string[]; same: boolean }
+    const report = JSON.parse(out) as { workers: number; chunksByWorkers: number; ids: string[]; same: boolean; heldWithBoth: number; heldAfter: number }
     expect(report.workers).toBe(1)
     expect(report.chunksByWorkers).toBeGreaterThan(0)
     expect(report.same).toBe(true)
     expect(report.ids).toHaveLength(5)
+    // The worker held both stores' memories; once the dropped one was collected, only the live one.
+    expect(report.heldWithBoth).toBe(2)
+    expect(report.heldAfter).toBe(1)
   })
 })

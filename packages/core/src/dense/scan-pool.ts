@@ -60,6 +60,13 @@ export class ScanPool {
     return this.#memoriesSent
   }
 
+  /** Memories the workers hold an instance over now (sent and not yet forgotten), summed over workers. */
+  get memoriesHeld(): number {
+    let held = 0
+    for (const sent of this.#sent) held += sent?.size ?? 0
+    return held
+  }
+
   /** Scans in which the calling thread computed chunks a worker had claimed but not finished. */
   get takenOver(): number {
     return this.#takenOver
