@@ -6,7 +6,7 @@ import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStat
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { analyzeSource, type SourceJob } from './analysis.js'
-import { ingestFile, sameSource, type FileInput } from './ingest.js'
+import { ingestFile, type FileInput } from './ingest.js'
 import { IMPORT_WORKER_MIN_FILES, importWorker } from './import-worker.js'
 import { PendingFiles } from './pending-files.js'
 import { IMPORT_BATCH_TEXTS, ReadAhead } from './read-ahead.js'
@@ -15,7 +15,7 @@ import { embedQueueOf } from './embed-queue.js'
 import { locateSources, type SourceFile } from './sources.js'
 import type { ListRagFilesResponseJson, MetadataValueJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
-import { fileJson, unlistFile, type RagCorpusState } from './state.js'
+import { fileJson, importedFrom, unlistFile, type RagCorpusState } from './state.js'
 import { replayable } from '../rpc/replay.js'
 import { applyImportedMetadata, storeImportedSchemas } from './metadata.js'
 import { planMetadata, sinkPlan, uriOfFailure, writeSink, type FileResult } from './import-extras.js'
@@ -139,7 +139,7 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   // batches; each file's read and vectors are still taken (and recorded) in file order.
   const jobOf = (f: SourceFile): SourceJob => {
     const name = uriName(f.uri)
-    return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, skipSha256: sameSource(corpus, { kind: 'gcs', uri: f.uri })?.sha256 }
+    return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, skipSha256: importedFrom(corpus, f.uri)?.sha256 }
   }
   const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
   const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job) : analyzeSource

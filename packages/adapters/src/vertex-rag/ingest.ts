@@ -33,7 +33,7 @@ export interface IngestVia {
 }
 
 /** The file of a corpus imported from this source before, if any (uploads have none). */
-export function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
+function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState | undefined {
   return source.kind === 'gcs' ? importedFrom(corpus, source.uri) : undefined
 }
 

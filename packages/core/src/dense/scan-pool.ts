@@ -37,7 +37,6 @@ export class ScanPool {
   #sent: Set<number>[] = []
   /** Memories sent to workers, to tell them when one is collected here. */
   readonly #sentMemories = new FinalizationRegistry<number>((id) => this.#forget(id))
-  #registered = new Set<number>()
   #memoriesSent = 0
   #keys = new Float64Array(new SharedArrayBuffer(8))
   #labels = new Uint32Array(new SharedArrayBuffer(4))
@@ -146,18 +145,15 @@ export class ScanPool {
     if (rows === undefined || w + 1 >= SIMD_SLOTS) return job
     const sent = (this.#sent[w] ??= new Set())
     if (sent.has(rows.id)) return job
+    // Watched for collection once, when the first worker is sent it.
+    if (!this.#sent.some((other) => other.has(rows.id))) this.#sentMemories.register(rows.memory, rows.id)
     sent.add(rows.id)
     this.#memoriesSent++
-    if (!this.#registered.has(rows.id)) {
-      this.#registered.add(rows.id)
-      this.#sentMemories.register(rows.memory, rows.id)
-    }
     return { ...job, simd: { id: rows.id, slotBytes: rows.layout.slotBytes, dataOffset: rows.layout.dataOffset, memory: rows.memory, module: rows.module } }
   }
 
   /** A memory was collected here: the workers holding an instance over it let it go. */
   #forget(id: number): void {
-    this.#registered.delete(id)
     this.#workers.forEach((worker, w) => {
       if (this.#sent[w]?.delete(id)) worker.postMessage({ forget: id })
     })
