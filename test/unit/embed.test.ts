@@ -3,7 +3,7 @@ import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync, cl
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadGloveVectors, loadIndex, type Embedder } from '@quarry/core'
+import { createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, embedderFromRecipe, embedderRecipe, loadGloveVectors, loadIndex, type Embedder } from '@quarry/core'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-embed-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -89,5 +89,28 @@ describe('GloVe binary cache and the SIF embedder', () => {
     expect(cos(a as Float32Array, b as Float32Array)).toBeGreaterThan(cos(a as Float32Array, c as Float32Array) + 0.3)
     expect(Math.hypot(...(none as Float32Array))).toBe(1)
     expect(e1.name).toContain('sif')
+  })
+
+  it('core\'s embedders have a recipe another thread rebuilds them from: same name, same bits, the word vectors shared, not copied', async () => {
+    const glove = createGloveEmbedder({ cacheDir: cache, vocabulary: 50_000 })
+    const hashing = createHashingEmbedder({ dimensions: 48 })
+    const texts = ['the cat sat on the mat', 'Stock markets fell sharply today!', 'zzzqqq', '', 'naïve café — 42 times']
+    const bits = (vectors: readonly Float32Array[]): Buffer[] => vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))
+    for (const embedder of [glove, hashing]) {
+      const recipe = embedderRecipe(embedder)
+      if (!recipe) throw new Error(`${embedder.name} has no recipe`)
+      // What a worker receives: a structured clone.
+      const rebuilt = embedderFromRecipe(structuredClone(recipe))
+      expect([rebuilt.name, rebuilt.dimensions]).toEqual([embedder.name, embedder.dimensions])
+      expect(bits(await rebuilt.embed(texts))).toEqual(bits(await embedder.embed(texts)))
+      expect(embedderRecipe(rebuilt)).toBeDefined()
+    }
+    const recipe = embedderRecipe(glove)
+    if (recipe?.kind !== 'glove-sif') throw new Error('not the GloVe recipe')
+    expect(recipe.vectors.buffer).toBeInstanceOf(SharedArrayBuffer)
+    expect(structuredClone(recipe).vectors.buffer).toBeInstanceOf(SharedArrayBuffer)
+    expect(recipe.words).toHaveLength(50_000)
+    // A user's embedder (even one wrapping core's) runs where it was made.
+    expect(embedderRecipe({ name: glove.name, dimensions: glove.dimensions, embed: (t) => glove.embed(t) })).toBeUndefined()
   })
 })

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder } from '@quarry/core'
+import { createGloveEmbedder, createHashingEmbedder, type Embedder } from '@quarry/core'
 import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { recording } from '../../packages/adapters/src/rpc/replay.js'
@@ -99,6 +99,61 @@ describe('the import worker', () => {
     expect(full.analysis?.ok).toBe(true)
     const skipped = await importWorker.analyze({ ...job, skipSha256: full.sha256 })
     expect(skipped).toEqual({ read: full.read, sha256: full.sha256 })
+  })
+
+  it('embeds the chunks with core\'s embedders rebuilt from their recipe: the same bits as this thread; a user\'s embedder is left to this thread', async () => {
+    const glove = createGloveEmbedder({ vocabulary: 20_000 })
+    const hashing = createHashingEmbedder({ dimensions: 24 })
+    const mine: Embedder = { name: 'mine', dimensions: 24, embed: (texts) => hashing.embed(texts) }
+    const bytes = (vectors: readonly Float32Array[] | undefined): Buffer[] | undefined => vectors?.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))
+    const names = ['dune.txt', 'emma.md', 'facts.json', 'ocean.html', 'dune-pages.pdf']
+    const embedded = importWorker.embedded
+    for (const name of names) {
+      const job = jobOf(join(LIBRARY, name), name)
+      const here = await analyzeSource(job)
+      if (!here.analysis?.ok) throw new Error(`${name} has no chunks`)
+      const texts = here.analysis.pieces.map((p) => p.text)
+      for (const embedder of [glove, hashing]) {
+        const there = await importWorker.analyze(job, embedder)
+        expect({ ...there, vectors: undefined }, name).toEqual({ ...here, vectors: undefined })
+        expect(there.vectors?.length, name).toBe(texts.length)
+        expect(bytes(there.vectors), `${name}, ${embedder.name}`).toEqual(bytes(await embedder.embed(texts)))
+      }
+      expect((await importWorker.analyze(job, mine)).vectors).toBeUndefined()
+    }
+    expect(importWorker.embedded - embedded).toBe(2 * names.length)
+    // Nothing to embed: a file without words, bytes the import skips.
+    const skipped = await importWorker.analyze({ ...jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt'), skipSha256: (await analyzeSource(jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt'))).sha256 }, hashing)
+    expect(skipped.vectors).toBeUndefined()
+    expect(importWorker.embedded - embedded).toBe(2 * names.length)
+  })
+
+  it('sends an embedder\'s recipe once and has the thread forget it once the embedder is collected', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const job = jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt')
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 5; i++) {
+        gc()
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+    // The embedders of earlier tests are collected first.
+    await settle()
+    const held = importWorker.embeddersHeld
+    const use = async (): Promise<void> => {
+      const embedder = createHashingEmbedder({ dimensions: 16 })
+      for (let i = 0; i < 3; i++) expect((await importWorker.analyze(job, embedder)).vectors?.length).toBeGreaterThan(0)
+      expect(importWorker.embeddersHeld).toBe(held + 1)
+    }
+    await use()
+    for (let i = 0; i < 20 && importWorker.embeddersHeld > held; i++) {
+      gc()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(importWorker.embeddersHeld).toBe(held)
+    // The thread still answers, and embeds with an embedder it is sent afresh.
+    expect((await importWorker.analyze(job, createHashingEmbedder({ dimensions: 16 }))).vectors?.length).toBeGreaterThan(0)
   })
 
   it('carries chunks as offsets that slice back to the same texts', async () => {

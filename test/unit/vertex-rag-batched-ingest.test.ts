@@ -52,8 +52,9 @@ function counting(): { embedder: Embedder; calls: () => number } {
   }
 }
 
-async function engine(root: string, db: 'knn' | 'ann', importWorker = true): Promise<{ ctx: RagContext; corpus: RagCorpusState; calls: () => number }> {
-  const { embedder, calls } = counting()
+/** `portable`: the hashing embedder itself (a recipe: the import worker embeds); else a counting wrapper of it (no recipe: embedded here, in batches). */
+async function engine(root: string, db: 'knn' | 'ann', importWorker = true, portable = false): Promise<{ ctx: RagContext; corpus: RagCorpusState; calls: () => number }> {
+  const { embedder, calls } = portable ? { embedder: createHashingEmbedder({ dimensions: 32 }), calls: () => 0 } : counting()
   const ctx = new RagContext(resolveVertexRagOptions({ embedder, gcsRoot: root, clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(11), importWorker }))
   const op = await createRagCorpus(ctx, 'v1beta1', { parent: L, ragCorpus: { displayName: db, vectorDbConfig: { ragManagedDb: { [db]: {} } } } })
   const name = (op.response as unknown as { name: string }).name
@@ -103,21 +104,25 @@ async function oneByOne(ctx: RagContext, corpus: RagCorpusState, uris: readonly 
 }
 
 describe('batched RAG ingest', () => {
-  for (const [db, worker] of [['knn', true], ['ann', true], ['knn', false]] as const) {
-    it(`an import of many files leaves what file-by-file ingest leaves (${db}, ${worker ? 'on the import worker' : 'importWorker: false'}), re-imports with changed files too`, async () => {
+  for (const [db, worker, portable] of [['knn', true, false], ['ann', true, false], ['knn', false, false], ['knn', true, true], ['ann', true, true]] as const) {
+    const how = `${worker ? 'on the import worker' : 'importWorker: false'}${portable ? ', embedded there' : ''}`
+    it(`an import of many files leaves what file-by-file ingest leaves (${db}, ${how}), re-imports with changed files too`, async () => {
       const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
       dirs.push(root)
       const first = texts(3, 60)
       const uris = writeFiles(root, first)
-      const batched = await engine(root, db, worker)
+      const batched = await engine(root, db, worker, portable)
       const oracle = await engine(root, db)
       const answered = importWorker.answered
+      const embedded = importWorker.embedded
       const request = { parent: batched.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }
 
       const op = await importRagFiles(batched.ctx, 'v1beta1', request)
       expect(op.response).toMatchObject({ importedRagFilesCount: '59', failedRagFilesCount: '1' })
       // Every file was read and chunked on the worker thread (the file without words too), or none was.
       expect(importWorker.answered - answered).toBe(worker ? 60 : 0)
+      // With an embedder that has a recipe, the worker embedded the chunks of every file with words.
+      expect(importWorker.embedded - embedded).toBe(portable ? 59 : 0)
       await oneByOne(oracle.ctx, oracle.corpus, uris, first)
       // The import's operation draws its id and time after its files': the oracle draws them too.
       oracle.ctx.numericId()
@@ -152,12 +157,14 @@ describe('batched RAG ingest', () => {
     })
   }
 
-  it('an import records each file\'s read and vectors in file order, and its replay rebuilds the state without the files', async () => {
+  for (const portable of [false, true]) {
+  it(`an import records each file's read and vectors in file order, and its replay rebuilds the state without the files (${portable ? 'vectors from the import worker' : 'embedded here'})`, async () => {
     const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
     dirs.push(root)
     writeFiles(root, texts(6, 40))
-    const recorded = await engine(root, 'knn')
-    const replayed = await engine(root, 'knn')
+    const embedded = importWorker.embedded
+    const recorded = await engine(root, 'knn', true, portable)
+    const replayed = await engine(root, 'knn', true, portable)
     const request = { parent: recorded.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }
     const { result, trace } = await recording(() => importRagFiles(recorded.ctx, 'v1beta1', request))
     // Per file: its read, then (if it has words) its vectors, then its id and stamps; as file-by-file import recorded them.
@@ -168,7 +175,10 @@ describe('batched RAG ingest', () => {
     expect(await replaying(trace, () => importRagFiles(replayed.ctx, 'v1beta1', request))).toEqual(result)
     expect(replayed.calls()).toBe(calls)
     expect(snapshot(replayed.corpus)).toEqual(snapshot(recorded.corpus))
+    // The recorded import embedded on the worker (39 files with words); the replay embedded nothing anywhere.
+    expect(importWorker.embedded - embedded).toBe(portable ? 39 : 0)
   })
+  }
 
   it('concurrent uploads share one embedding call and one add, with the files of sequential uploads', async () => {
     const contents = texts(5, 12).filter((t) => t.trim() !== '')

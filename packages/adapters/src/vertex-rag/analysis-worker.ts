@@ -1,20 +1,49 @@
 import { parentPort } from 'node:worker_threads'
-import { analyzeSource, toWire, type SourceJob } from './analysis.js'
+import { embedderFromRecipe, type Embedder } from '@quarry/core'
+import { analyzeSource, toWire, type SourceAnalysis } from './analysis.js'
+import type { WorkerMessage } from './import-worker.js'
 
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
- * import sends it, one message per file, and posts each back with the bytes' buffer moved. Every
- * message gets an answer: the analysis, or an error (the calling thread then does the file itself).
+ * import sends it, one message per file, and embeds their chunks when the message names an
+ * embedder. Embedders are rebuilt here from their recipe (core's embed/recipes.ts: the same code
+ * on the same shared vectors, so the same bits as on the calling thread). Answers move the bytes'
+ * and vectors' buffers. Every message gets an answer: the analysis (without vectors if embedding
+ * failed: the calling thread then embeds), or an error (the calling thread then does the file itself).
  */
-async function answer(message: { readonly id: number; readonly job: SourceJob }): Promise<void> {
+
+/** Embedders by the id the calling thread gave them; each recipe is sent once. */
+const embedders = new Map<number, Embedder>()
+
+/** The file's chunk vectors, or undefined when there is nothing to embed or the embedder fails (the calling thread then embeds). */
+async function vectorsOf(result: SourceAnalysis, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
+  if (!embedder || !result.analysis?.ok) return undefined
+  const texts = result.analysis.pieces.map((p) => p.text)
   try {
-    const { wire, transfer } = toWire(await analyzeSource(message.job))
+    const vectors = await embedder.embed(texts)
+    return vectors.length === texts.length && vectors.every((v) => v.length === embedder.dimensions) ? vectors : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function answer(message: WorkerMessage): Promise<void> {
+  if ('forget' in message) {
+    embedders.delete(message.forget)
+    return
+  }
+  try {
+    const { embed } = message
+    if (embed?.recipe) embedders.set(embed.id, embedderFromRecipe(embed.recipe))
+    const result = await analyzeSource(message.job)
+    const vectors = await vectorsOf(result, embed ? embedders.get(embed.id) : undefined)
+    const { wire, transfer } = toWire(vectors ? { ...result, vectors } : result)
     parentPort?.postMessage({ id: message.id, wire }, transfer)
   } catch (error) {
     parentPort?.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) })
   }
 }
 
-parentPort?.on('message', (message: { readonly id: number; readonly job: SourceJob }) => void answer(message))
+parentPort?.on('message', (message: WorkerMessage) => void answer(message))
 // A message that cannot be read has no id to answer: the thread stops, and the calling thread does its files.
 parentPort?.on('messageerror', () => process.exit(1))

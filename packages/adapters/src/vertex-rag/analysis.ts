@@ -59,6 +59,8 @@ export interface SourceAnalysis {
   readonly read: ReadResult
   readonly sha256?: string
   readonly analysis?: Analysis
+  /** The vectors of the analysis's chunks, in order, when the import worker embedded them too. */
+  readonly vectors?: readonly Float32Array[]
 }
 
 /** Reads, hashes and analyzes one file of an import. */
@@ -81,6 +83,8 @@ export type WireAnalysis =
       readonly read: { readonly ok: true; readonly buffer: ArrayBuffer; readonly offset: number; readonly length: number }
       readonly sha256: string
       readonly analysis?: Exclude<Analysis, { ok: true }> | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: Int32Array }
+      /** The chunks' vectors end to end (chunks × dimensions), when the worker embedded them. */
+      readonly vectors?: Float32Array
     }
 
 /** Fields of one chunk in {@link WireAnalysis} pieces: start, end, firstToken, tokens. */
@@ -106,14 +110,34 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
     })
     wireAnalysis = { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
   } else wireAnalysis = analysis
-  const wire = { read: { ok: true as const, buffer, offset: bytes.byteOffset, length: bytes.byteLength }, sha256: result.sha256 as string, ...(wireAnalysis ? { analysis: wireAnalysis } : {}) }
-  return { wire, transfer: [buffer] }
+  const vectors = result.vectors ? joinVectors(result.vectors) : undefined
+  const wire = {
+    read: { ok: true as const, buffer, offset: bytes.byteOffset, length: bytes.byteLength },
+    sha256: result.sha256 as string,
+    ...(wireAnalysis ? { analysis: wireAnalysis } : {}),
+    ...(vectors ? { vectors } : {}),
+  }
+  return { wire, transfer: vectors ? [buffer, vectors.buffer as ArrayBuffer] : [buffer] }
+}
+
+/** Vectors of one length end to end in one new buffer (it moves between threads whole). */
+function joinVectors(vectors: readonly Float32Array[]): Float32Array {
+  const dim = vectors[0]?.length ?? 0
+  const out = new Float32Array(vectors.length * dim)
+  vectors.forEach((v, i) => out.set(v, i * dim))
+  return out
+}
+
+/** The `count` vectors of {@link joinVectors}' buffer, as views of it (the index copies each vector in). */
+function splitVectors(flat: Float32Array, count: number): Float32Array[] {
+  const dim = count === 0 ? 0 : flat.length / count
+  return Array.from({ length: count }, (_, i) => flat.subarray(i * dim, (i + 1) * dim))
 }
 
 /** The {@link SourceAnalysis} a {@link WireAnalysis} carries. */
 export function fromWire(wire: WireAnalysis): SourceAnalysis {
   if (!('sha256' in wire)) return { read: wire.read }
-  const { read, sha256, analysis } = wire
+  const { read, sha256, analysis, vectors: flat } = wire
   // A Buffer, as readSource's own bytes are (a view of the moved buffer: no copy).
   const bytes = Buffer.from(read.buffer, read.offset, read.length)
   if (!analysis?.ok) return { read: { ok: true, bytes }, sha256, ...(analysis ? { analysis } : {}) }
@@ -124,5 +148,6 @@ export function fromWire(wire: WireAnalysis): SourceAnalysis {
     const end = at[i + 1] as number
     pieces.push({ text: text.slice(start, end), start, end, firstToken: at[i + 2] as number, tokens: at[i + 3] as number })
   }
-  return { read: { ok: true, bytes }, sha256, analysis: { ok: true, text, type: analysis.type, pageStarts: analysis.pageStarts, pieces } }
+  const vectors = flat ? splitVectors(flat, pieces.length) : undefined
+  return { read: { ok: true, bytes }, sha256, analysis: { ok: true, text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }, ...(vectors ? { vectors } : {}) }
 }

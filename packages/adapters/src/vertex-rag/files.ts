@@ -142,7 +142,7 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
     return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, skipSha256: importedFrom(corpus, f.uri)?.sha256 }
   }
   const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
-  const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job) : analyzeSource
+  const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job, ctx.options.embedder) : analyzeSource
   const ahead = new ReadAhead({ embedder: ctx.options.embedder, files, jobOf, analyze })
   const pending = new PendingFiles(corpus)
   try {

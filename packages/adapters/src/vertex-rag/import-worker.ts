@@ -1,10 +1,12 @@
 import { Worker } from 'node:worker_threads'
+import { embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
 import { outsideWrites } from '../rpc/replay.js'
 import { analyzeSource, fromWire, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
 /**
- * The import worker: one thread per process that reads, hashes and chunks an import's files
- * (analysis.ts `analyzeSource`) while the calling thread embeds and indexes the files before them.
+ * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
+ * files (analysis.ts `analyzeSource`; embedding when the engine's embedder is one of core's, with
+ * a recipe: embed/recipes.ts) while the calling thread indexes the files before them.
  * Started by the first import that asks for it and kept for the next ones (its start loads the
  * analyzer's model: ~0.1 s), it holds the process open only while a file is with it (ref'd then,
  * unref'd when idle). A thread that cannot start, or that dies, is not started again: its files
@@ -12,13 +14,19 @@ import { analyzeSource, fromWire, type SourceAnalysis, type SourceJob, type Wire
  * result. `VertexRagOptions.importWorker: false` keeps an engine's imports on the calling thread.
  */
 
+/** A message with the thread: what to do with its answer, and how the calling thread does the work instead. */
 interface Waiting {
-  readonly job: SourceJob
-  readonly resolve: (result: SourceAnalysis) => void
-  readonly reject: (error: unknown) => void
+  readonly answer: (reply: Reply) => void
+  readonly instead: () => void
 }
 
 type Reply = { readonly id: number; readonly wire: WireAnalysis } | { readonly id: number; readonly error: string }
+
+/** The embedder a message names: its number on the thread, and its recipe the first time. */
+type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
+
+/** What the calling thread posts: a file to analyze (and embed with the embedder `embed`), or an embedder to forget (collected here). */
+export type WorkerMessage = { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef } | { readonly forget: number }
 
 /**
  * How the thread runs this module's sibling: the compiled analysis-worker.js, or in the workspace
@@ -38,10 +46,31 @@ class ImportWorker {
   #next = 0
   readonly #waiting = new Map<number, Waiting>()
   #answered = 0
+  #embedded = 0
+  /** Ids of the embedders whose recipe the thread has. */
+  readonly #embedders = new WeakMap<Embedder, number>()
+  #nextEmbedder = 0
+  /** Embedders the thread holds (sent, not yet collected here). */
+  #held = 0
+  /** Tells the thread to drop an embedder once it is collected here (its vectors and word table). */
+  readonly #collected = new FinalizationRegistry<number>((id) => {
+    this.#held--
+    this.#thread?.postMessage({ forget: id } satisfies WorkerMessage)
+  })
 
   /** Files the thread has answered (tests check that imports really use it). */
   get answered(): number {
     return this.#answered
+  }
+
+  /** Files whose chunks the thread embedded (tests check that imports use it). */
+  get embedded(): number {
+    return this.#embedded
+  }
+
+  /** Embedders whose recipe the thread holds: each is forgotten there once collected here (tests check it). */
+  get embeddersHeld(): number {
+    return this.#held
   }
 
   /** Whether the thread runs (started, not failed). */
@@ -49,22 +78,52 @@ class ImportWorker {
     return this.#thread !== undefined
   }
 
-  /** One file read, hashed and analyzed on the thread (on this one if the thread cannot run). */
-  analyze(job: SourceJob): Promise<SourceAnalysis> {
-    const thread = this.#started()
-    if (!thread) return analyzeSource(job)
-    const id = this.#next++
+  /**
+   * One file read, hashed and analyzed on the thread (on this one if the thread cannot run); its
+   * chunks embedded there too when `embedder` has a recipe (the vectors come back with the analysis).
+   */
+  analyze(job: SourceJob, embedder?: Embedder): Promise<SourceAnalysis> {
     return new Promise((resolve, reject) => {
+      const instead = (): void => void analyzeSource(job).then(resolve, reject)
+      const thread = this.#started()
+      if (!thread) return instead()
+      const embed = embedder && this.#refOf(embedder)
+      const id = this.#next++
       try {
-        thread.postMessage({ id, job })
+        thread.postMessage({ id, job, ...(embed ? { embed } : {}) } satisfies WorkerMessage)
       } catch {
         // Not sent (it cannot be copied): done here, as without the thread.
-        analyzeSource(job).then(resolve, reject)
-        return
+        return instead()
       }
+      if (embedder && embed?.recipe) this.#sent(embedder, embed.id)
       if (this.#waiting.size === 0) thread.ref()
-      this.#waiting.set(id, { job, resolve, reject })
+      this.#waiting.set(id, {
+        answer: (reply) => {
+          // The thread threw on this file: done again here, where an error surfaces as it would without the thread.
+          if (!('wire' in reply)) return instead()
+          this.#answered++
+          if ('vectors' in reply.wire && reply.wire.vectors) this.#embedded++
+          resolve(fromWire(reply.wire))
+        },
+        instead,
+      })
     })
+  }
+
+  /** How a message names `embedder` on the thread (with its recipe if the thread has not got it), or undefined when it has no recipe. */
+  #refOf(embedder: Embedder): EmbedderRef | undefined {
+    const known = this.#embedders.get(embedder)
+    if (known !== undefined) return { id: known }
+    const recipe = embedderRecipe(embedder)
+    return recipe ? { id: this.#nextEmbedder, recipe } : undefined
+  }
+
+  /** The thread has `embedder`'s recipe now, numbered `id`, until it is collected here. */
+  #sent(embedder: Embedder, id: number): void {
+    this.#embedders.set(embedder, id)
+    this.#nextEmbedder = id + 1
+    this.#collected.register(embedder, id)
+    this.#held++
   }
 
   #started(): Worker | undefined {
@@ -95,13 +154,7 @@ class ImportWorker {
     if (!waiting) return
     this.#waiting.delete(reply.id)
     if (this.#waiting.size === 0) this.#thread?.unref()
-    if ('wire' in reply) {
-      this.#answered++
-      waiting.resolve(fromWire(reply.wire))
-    } else {
-      // The thread threw on this file: done again here, where an error surfaces as it would without the thread.
-      analyzeSource(waiting.job).then(waiting.resolve, waiting.reject)
-    }
+    waiting.answer(reply)
   }
 
   /** The thread failed to start or died: what it held is done here, and so is every later file. */
@@ -112,13 +165,13 @@ class ImportWorker {
     const waiting = [...this.#waiting.values()]
     this.#waiting.clear()
     void thread.terminate()
-    for (const w of waiting) analyzeSource(w.job).then(w.resolve, w.reject)
+    for (const w of waiting) w.instead()
     warn(why)
   }
 }
 
 function warn(why: string): void {
-  process.emitWarning(`${why}; Quarry reads and chunks imported files on the calling thread from now on.`, { code: 'QUARRY_IMPORT_WORKER' })
+  process.emitWarning(`${why}; Quarry reads, chunks and embeds imported files on the calling thread from now on.`, { code: 'QUARRY_IMPORT_WORKER' })
 }
 
 /**

@@ -22,8 +22,9 @@ export const READ_WINDOW = 48
 export const READ_AHEAD_BYTES = 32 * 1024 * 1024
 
 /**
- * An import's files read, analyzed and embedded ahead, in batches across files: when file i needs
- * its vectors, the files after it are read and chunked until the batch holds
+ * An import's files read, analyzed and embedded ahead. On the import worker with an embedder that
+ * has a recipe (core's own), each file comes back embedded. Otherwise embedding goes in batches
+ * across files: when file i needs its vectors, the files after it are read and chunked until the batch holds
  * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads and analyses
  * run {@link READ_WINDOW} files ahead, through `analyze` (on the import worker, or on this
  * thread). The import still takes each file's read and vectors in file order, through
@@ -92,6 +93,8 @@ export class ReadAhead {
     const done = this.#taken.get(i)
     this.#taken.delete(i)
     if (!done?.read.ok || done.read.bytes !== bytes) return {}
+    // Embedded on the import worker with the analysis: embed(i) hands these out.
+    if (done.vectors && done.analysis?.ok) this.#vectors.set(i, { texts: done.analysis.pieces.map((p) => p.text), vectors: [...done.vectors] })
     return { ...(done.analysis ? { analysis: done.analysis } : {}), ...(done.sha256 !== undefined ? { sha256: done.sha256 } : {}) }
   }
 
@@ -125,8 +128,9 @@ export class ReadAhead {
     for (let j = i + 1; j < this.#files.length && taken < IMPORT_BATCH_TEXTS; j++) {
       // No analysis: the file fails alone, or its bytes are those its URI imported before (`skipSha256`:
       // the import skips it; if that file has changed since, it is analyzed and embedded in its turn).
-      const analysis = (await this.#start(j)).analysis
-      if (!analysis?.ok) continue
+      // Embedded on the import worker: not the batch's to embed.
+      const { analysis, vectors } = await this.#start(j)
+      if (!analysis?.ok || vectors) continue
       const texts = analysis.pieces.map((p) => p.text)
       out.push({ i: j, texts })
       taken += texts.length

@@ -1,6 +1,7 @@
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectorOptions } from './glove-vectors.js'
+import { withRecipe, type EmbedderRecipe } from './recipes.js'
 
 /** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
 export interface GloveEmbedderOptions extends Pick<WordVectorOptions, 'cacheDir' | 'onProgress'> {
@@ -48,12 +49,18 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
   for (let r = 1; r <= GLOVE_WORDS; r++) harmonic += 1 / r
   const weight = new Float32Array(glove.words.length)
   for (let i = 0; i < glove.words.length; i++) weight[i] = a / (a + 1 / ((i + 1) * harmonic))
+  const common = commonComponent(glove.vectors, weight, dim, Math.min(20_000, glove.words.length))
+  return sifEmbedder({ kind: 'glove-sif', name: `glove-6b-100d-sif(a=${a},vocabulary=${vocabulary})`, dimensions: dim, words: glove.words, vectors: glove.vectors, weight, common })
+}
+
+/** The SIF embedder of a recipe: what {@link createGloveEmbedder} returns, and what a worker rebuilds from its recipe. */
+export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' }>): Embedder {
+  const { dimensions: dim, vectors, weight, common: u } = recipe
   const rowOf = new Map<string, number>()
-  glove.words.forEach((w, i) => rowOf.set(w, i))
-  const u = commonComponent(glove.vectors, weight, dim, Math.min(20_000, glove.words.length))
+  recipe.words.forEach((w, i) => rowOf.set(w, i))
   const analyzer = new Analyzer({ stem: false, stopWords: false, foldAccents: false })
-  return {
-    name: `glove-6b-100d-sif(a=${a},vocabulary=${vocabulary})`,
+  return withRecipe({
+    name: recipe.name,
     dimensions: dim,
     embed: async (texts) =>
       texts.map((text) => {
@@ -64,7 +71,7 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
           if (row === undefined) continue
           const w = weight[row] as number
           const base = row * dim
-          for (let j = 0; j < dim; j++) v[j] = (v[j] as number) + w * (glove.vectors[base + j] as number)
+          for (let j = 0; j < dim; j++) v[j] = (v[j] as number) + w * (vectors[base + j] as number)
           n++
         }
         const out = new Float32Array(dim)
@@ -78,7 +85,7 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
         for (let j = 0; j < dim; j++) out[j] = (v[j] as number) / n - dot * (u[j] as number)
         return out
       }),
-  }
+  }, recipe)
 }
 
 /** First principal direction (uncentered, as in the paper) by power iteration on XᵀX. */

@@ -14,7 +14,7 @@ export interface WordVectors {
   readonly dimensions: number
   /** Words, most frequent first; row i of `vectors` belongs to words[i]. */
   readonly words: readonly string[]
-  /** Row-major, words.length × dimensions. */
+  /** Row-major, words.length × dimensions, in a SharedArrayBuffer (worker threads read it without a copy). */
   readonly vectors: Float32Array
 }
 
@@ -79,7 +79,8 @@ function readCache(dir: string, limit: number | undefined): WordVectors | undefi
   const bytesWanted = n * meta.dimensions * 4
   const totalBytes = meta.size * meta.dimensions * 4
   const readBytes = Math.min(totalBytes, Math.ceil(bytesWanted / BLOCK) * BLOCK)
-  const raw = new Uint8Array(readBytes)
+  // Shared memory: an embedder's worker threads read the same vectors (embed/recipes.ts), no copy.
+  const raw = new Uint8Array(new SharedArrayBuffer(readBytes))
   let fd: number
   try {
     fd = openSync(join(dir, `${CACHE_NAME}.f32`), 'r')

@@ -1,5 +1,6 @@
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
+import { withRecipe } from './recipes.js'
 
 /** FNV-1a 32-bit hash of a string (stable across runs and machines). */
 function fnv1a(s: string, seed: number): number {
@@ -19,7 +20,7 @@ function fnv1a(s: string, seed: number): number {
 export function createHashingEmbedder(options: { dimensions?: number } = {}): Embedder {
   const dimensions = options.dimensions ?? 256
   const analyzer = new Analyzer({ tokenizer: 'unicode' })
-  return {
+  return withRecipe({
     name: `hashing-${dimensions}`,
     dimensions,
     embed: async (texts) =>
@@ -42,5 +43,5 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
         else for (let i = 0; i < dimensions; i++) v[i] = (v[i] as number) / norm
         return v
       }),
-  }
+  }, { kind: 'hashing', dimensions })
 }
