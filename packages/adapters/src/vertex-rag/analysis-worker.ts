@@ -1,15 +1,16 @@
 import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
-import { analyzeSource, toWire, type SourceAnalysis } from './analysis.js'
+import { analyzeSource, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
 import type { WorkerMessage } from './import-worker.js'
 
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
  * import sends it, one message per file, and embeds their chunks when the message names an
- * embedder. Embedders are rebuilt here from their recipe (core's embed/recipes.ts: the same code
- * on the same shared vectors, so the same bits as on the calling thread). Answers move the bytes'
- * and vectors' buffers. Every message gets an answer: the analysis (without vectors if embedding
- * failed: the calling thread then embeds), or an error (the calling thread then does the file itself).
+ * embedder; embeds an upload's chunk texts. Embedders are rebuilt here from their recipe (core's
+ * embed/recipes.ts: the same code on the same shared vectors, so the same bits as on the calling
+ * thread). Answers move the bytes' and vectors' buffers. Every message gets an answer: the
+ * analysis (without vectors if embedding failed: the calling thread then embeds), the vectors of
+ * texts, or an error (the calling thread then does the work itself).
  */
 
 /** Embedders by the id the calling thread gave them; each recipe is sent once. */
@@ -35,6 +36,14 @@ async function answer(message: WorkerMessage): Promise<void> {
   try {
     const { embed } = message
     if (embed?.recipe) embedders.set(embed.id, embedderFromRecipe(embed.recipe))
+    if ('texts' in message) {
+      const embedder = embedders.get(message.embed.id)
+      if (!embedder) throw new Error('an embedder the thread was not sent')
+      const vectors = await embedder.embed(message.texts)
+      if (vectors.length !== message.texts.length || vectors.some((v) => v.length !== embedder.dimensions)) throw new Error('the embedder returned vectors of another count or length')
+      const flat = joinVectors(vectors)
+      return parentPort?.postMessage({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
+    }
     const result = await analyzeSource(message.job)
     const vectors = await vectorsOf(result, embed ? embedders.get(embed.id) : undefined)
     const { wire, transfer } = toWire(vectors ? { ...result, vectors } : result)
@@ -45,5 +54,7 @@ async function answer(message: WorkerMessage): Promise<void> {
 }
 
 parentPort?.on('message', (message: WorkerMessage) => void answer(message))
+// Loaded: uploads may send their texts now (until this, they embed on the calling thread).
+parentPort?.postMessage({ ready: true })
 // A message that cannot be read has no id to answer: the thread stops, and the calling thread does its files.
 parentPort?.on('messageerror', () => process.exit(1))

@@ -121,7 +121,7 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
 }
 
 /** Vectors of one length end to end in one new buffer (it moves between threads whole). */
-function joinVectors(vectors: readonly Float32Array[]): Float32Array {
+export function joinVectors(vectors: readonly Float32Array[]): Float32Array {
   const dim = vectors[0]?.length ?? 0
   const out = new Float32Array(vectors.length * dim)
   vectors.forEach((v, i) => out.set(v, i * dim))
@@ -129,7 +129,7 @@ function joinVectors(vectors: readonly Float32Array[]): Float32Array {
 }
 
 /** The `count` vectors of {@link joinVectors}' buffer, as views of it (the index copies each vector in). */
-function splitVectors(flat: Float32Array, count: number): Float32Array[] {
+export function splitVectors(flat: Float32Array, count: number): Float32Array[] {
   const dim = count === 0 ? 0 : flat.length / count
   return Array.from({ length: count }, (_, i) => flat.subarray(i * dim, (i + 1) * dim))
 }

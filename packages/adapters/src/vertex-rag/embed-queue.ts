@@ -1,4 +1,5 @@
 import { embedAll, type Embedder } from '@quarry/core'
+import { importWorker } from './import-worker.js'
 import type { RagCorpusState } from './state.js'
 
 interface Job {
@@ -8,7 +9,10 @@ interface Job {
 }
 
 /**
- * The texts of concurrent uploads to one corpus, embedded together: what arrives while a batch is
+ * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
+ * each upload's texts go to the import worker at once, while this thread analyzes them for the
+ * index (ingest.ts); the worker is started by the first upload, which embeds here meanwhile.
+ * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedAll`
  * call. Each upload gets its own vectors, in order; the vectors of a text do not depend on its
  * batch. If a batch fails, each upload of it is embedded alone, so only the one whose texts the
@@ -16,14 +20,18 @@ interface Job {
  */
 export class EmbedQueue {
   readonly #embedder: Embedder
+  readonly #useWorker: boolean
   #jobs: Job[] = []
   #running = false
 
-  constructor(embedder: Embedder) {
+  constructor(embedder: Embedder, useWorker: boolean) {
     this.#embedder = embedder
+    this.#useWorker = useWorker
   }
 
   embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const onWorker = this.#useWorker ? importWorker.embed(texts, this.#embedder) : undefined
+    if (onWorker) return onWorker
     const done = new Promise<Float32Array[]>((resolve, reject) => this.#jobs.push({ texts, resolve, reject }))
     if (!this.#running) {
       this.#running = true
@@ -56,9 +64,9 @@ export class EmbedQueue {
 
 const queues = new WeakMap<RagCorpusState, EmbedQueue>()
 
-/** The corpus's upload queue (one embedder per engine, so per corpus). */
-export function embedQueueOf(corpus: RagCorpusState, embedder: Embedder): EmbedQueue {
+/** The corpus's upload queue (one embedder per engine, so per corpus); `useWorker`: the engine's `importWorker` option. */
+export function embedQueueOf(corpus: RagCorpusState, embedder: Embedder, useWorker: boolean): EmbedQueue {
   let queue = queues.get(corpus)
-  if (!queue) queues.set(corpus, (queue = new EmbedQueue(embedder)))
+  if (!queue) queues.set(corpus, (queue = new EmbedQueue(embedder, useWorker)))
   return queue
 }

@@ -45,7 +45,7 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
     label: displayName,
     bytes,
     chunking,
-  }, { embed: (texts) => embedQueueOf(corpus, ctx.options.embedder).embed(texts) })
+  }, { embed: (texts) => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker).embed(texts) })
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
 }

@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads'
 import { embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
 import { outsideWrites } from '../rpc/replay.js'
-import { analyzeSource, fromWire, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
+import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
 /**
  * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
  * files (analysis.ts `analyzeSource`; embedding when the engine's embedder is one of core's, with
- * a recipe: embed/recipes.ts) while the calling thread indexes the files before them.
+ * a recipe: embed/recipes.ts) while the calling thread indexes the files before them, and embeds
+ * an upload's chunks while the calling thread analyzes them for the index (ingest.ts).
  * Started by the first import that asks for it and kept for the next ones (its start loads the
  * analyzer's model: ~0.1 s), it holds the process open only while a file is with it (ref'd then,
  * unref'd when idle). A thread that cannot start, or that dies, is not started again: its files
@@ -20,13 +21,24 @@ interface Waiting {
   readonly instead: () => void
 }
 
-type Reply = { readonly id: number; readonly wire: WireAnalysis } | { readonly id: number; readonly error: string }
+type Reply =
+  | { readonly id: number; readonly wire: WireAnalysis }
+  | { readonly id: number; readonly vectors: Float32Array }
+  | { readonly id: number; readonly error: string }
+  /** The thread has loaded its modules: it answers at once from now on. */
+  | { readonly ready: true }
 
 /** The embedder a message names: its number on the thread, and its recipe the first time. */
 type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
 
-/** What the calling thread posts: a file to analyze (and embed with the embedder `embed`), or an embedder to forget (collected here). */
-export type WorkerMessage = { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef } | { readonly forget: number }
+/**
+ * What the calling thread posts: a file to analyze (and embed with the embedder `embed`), an
+ * upload's chunk texts to embed, or an embedder to forget (collected here).
+ */
+export type WorkerMessage =
+  | { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef }
+  | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef }
+  | { readonly forget: number }
 
 /**
  * How the thread runs this module's sibling: the compiled analysis-worker.js, or in the workspace
@@ -43,6 +55,8 @@ function startThread(): Worker {
 class ImportWorker {
   #thread: Worker | undefined
   #failed = false
+  /** The thread said it is ready (its modules loaded). */
+  #ready = false
   #next = 0
   readonly #waiting = new Map<number, Waiting>()
   #answered = 0
@@ -63,7 +77,7 @@ class ImportWorker {
     return this.#answered
   }
 
-  /** Files whose chunks the thread embedded (tests check that imports use it). */
+  /** Files and uploads whose chunks the thread embedded (tests check that ingest uses it). */
   get embedded(): number {
     return this.#embedded
   }
@@ -71,6 +85,11 @@ class ImportWorker {
   /** Embedders whose recipe the thread holds: each is forgotten there once collected here (tests check it). */
   get embeddersHeld(): number {
     return this.#held
+  }
+
+  /** Whether the thread runs and has loaded its modules (uploads embed there only then). */
+  get ready(): boolean {
+    return this.#ready && this.#thread !== undefined
   }
 
   /** Whether the thread runs (started, not failed). */
@@ -96,8 +115,7 @@ class ImportWorker {
         return instead()
       }
       if (embedder && embed?.recipe) this.#sent(embedder, embed.id)
-      if (this.#waiting.size === 0) thread.ref()
-      this.#waiting.set(id, {
+      this.#wait(thread, id, {
         answer: (reply) => {
           // The thread threw on this file: done again here, where an error surfaces as it would without the thread.
           if (!('wire' in reply)) return instead()
@@ -108,6 +126,43 @@ class ImportWorker {
         instead,
       })
     })
+  }
+
+  /**
+   * An upload's texts embedded on the thread, if it is ready and `embedder` has a recipe (this
+   * thread meanwhile analyzes the texts for the index); undefined otherwise: the caller embeds
+   * them itself, and the thread is started for the next uploads. The vectors are the bits
+   * `embedder.embed(texts)` gives here; if the thread fails them, they are embedded here.
+   */
+  embed(texts: readonly string[], embedder: Embedder): Promise<Float32Array[]> | undefined {
+    const ref = texts.length > 0 ? this.#refOf(embedder) : undefined
+    if (!ref) return undefined
+    const thread = this.#started()
+    if (!thread || !this.#ready) return undefined
+    return new Promise((resolve, reject) => {
+      const instead = (): void => void embedder.embed(texts).then(resolve, reject)
+      const id = this.#next++
+      try {
+        thread.postMessage({ id, texts, embed: ref } satisfies WorkerMessage)
+      } catch {
+        return instead()
+      }
+      if (ref.recipe) this.#sent(embedder, ref.id)
+      this.#wait(thread, id, {
+        answer: (reply) => {
+          if (!('vectors' in reply)) return instead()
+          this.#embedded++
+          resolve(splitVectors(reply.vectors, texts.length))
+        },
+        instead,
+      })
+    })
+  }
+
+  /** Holds the process open until message `id` is answered. */
+  #wait(thread: Worker, id: number, waiting: Waiting): void {
+    if (this.#waiting.size === 0) thread.ref()
+    this.#waiting.set(id, waiting)
   }
 
   /** How a message names `embedder` on the thread (with its recipe if the thread has not got it), or undefined when it has no recipe. */
@@ -150,6 +205,10 @@ class ImportWorker {
   }
 
   #settle(reply: Reply): void {
+    if ('ready' in reply) {
+      this.#ready = true
+      return
+    }
     const waiting = this.#waiting.get(reply.id)
     if (!waiting) return
     this.#waiting.delete(reply.id)
@@ -171,7 +230,7 @@ class ImportWorker {
 }
 
 function warn(why: string): void {
-  process.emitWarning(`${why}; Quarry reads, chunks and embeds imported files on the calling thread from now on.`, { code: 'QUARRY_IMPORT_WORKER' })
+  process.emitWarning(`${why}; Quarry reads, chunks and embeds imported and uploaded files on the calling thread from now on.`, { code: 'QUARRY_IMPORT_WORKER' })
 }
 
 /**

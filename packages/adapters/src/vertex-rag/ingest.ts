@@ -1,3 +1,4 @@
+import type { PreparedText } from '@quarry/core'
 import { analyzeFile, sha256Of, type Analysis } from './analysis.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
@@ -40,7 +41,8 @@ function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState
 /**
  * Reads, chunks, embeds and indexes one file. A file imported before from the same URI with the
  * same bytes (sha256) is skipped; with other bytes its chunks are replaced. A file that cannot be
- * read fails alone. Nothing is written before the embeddings are in. The file and its chunk
+ * read fails alone. Nothing is written before the embeddings are in; the chunks' texts are analyzed
+ * for the index while they are embedded (core's `prepareText`). The file and its chunk
  * records go in with the files of concurrent uploads in one add (pending-files.ts), or, with
  * `via.pending`, wait there for the caller's flush (an import's files).
  */
@@ -51,7 +53,16 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   const analysis = via.analysis ?? (await analyzeFile(input))
   if (!analysis.ok) return { kind: 'failed', message: analysis.message }
   const { pieces } = analysis
-  const vectors = await ctx.embed(pieces.map((p) => p.text), via.embed)
+  const embedding = ctx.embed(pieces.map((p) => p.text), via.embed)
+  // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
+  let texts: PreparedText[]
+  try {
+    texts = chunkTexts(analysis).map((t) => corpus.index.prepareText(t))
+  } catch (error) {
+    embedding.catch(() => undefined)
+    throw error
+  }
+  const vectors = await embedding
   if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.label}: the corpus was deleted during the import.` }
 
   const pending = via.pending ?? pendingOf(corpus)
@@ -84,20 +95,27 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   file.sizeBytes = input.bytes.length
   file.sha256 = sha256
   file.type = analysis.type
-  // The first chunk starts at the text's start and the last ends at its end, so leading markup
-  // ("# ") and final punctuation are kept; chunks in between run from token to token.
-  const { text, pageStarts: pages } = analysis
-  const lastIndex = pieces.length - 1
-  const lead = text.length - text.trimStart().length
-  const tail = text.trimEnd().length
+  const pages = analysis.pageStarts
   file.chunks = pieces.map((p, i) => {
-    const chunk = { id: chunkId(file.id, i), text: i === 0 || i === lastIndex ? text.slice(i === 0 ? lead : p.start, i === lastIndex ? tail : p.end) : p.text }
+    const chunk = { id: chunkId(file.id, i), text: (texts[i] as PreparedText).text as string }
     return pages ? { ...chunk, pageSpan: { firstPage: pageAt(pages, p.start), lastPage: pageAt(pages, p.end - 1) } } : chunk
   })
   const atMs = ctx.now()
-  if (via.pending) via.pending.push(file, vectors, atMs)
-  else await pending.added(file, vectors, atMs)
+  if (via.pending) via.pending.push(file, vectors, texts, atMs)
+  else await pending.added(file, vectors, texts, atMs)
   return { kind: 'imported', file }
+}
+
+/**
+ * The texts of a file's chunks: the first starts at the text's start and the last ends at its end,
+ * so leading markup ("# ") and final punctuation are kept; chunks in between run from token to token.
+ */
+function chunkTexts(analysis: Extract<Analysis, { ok: true }>): string[] {
+  const { text, pieces } = analysis
+  const lastIndex = pieces.length - 1
+  const lead = text.length - text.trimStart().length
+  const tail = text.trimEnd().length
+  return pieces.map((p, i) => (i === 0 || i === lastIndex ? text.slice(i === 0 ? lead : p.start, i === lastIndex ? tail : p.end) : p.text))
 }
 
 /** Rewrites a file's chunk records after its metadata changed (vectors and text kept); chunks not in the index yet are left to their add. */

@@ -1,9 +1,11 @@
-import type { RecordInput } from '@quarry/core'
+import type { PreparedText, RecordInput } from '@quarry/core'
 import { fileMetadata, listFile, type RagCorpusState, type RagFileState } from './state.js'
 
 interface Waiting {
   readonly file: RagFileState
   readonly vectors: readonly Float32Array[]
+  /** The chunks' texts, analyzed for the corpus's index ahead (core's `prepareText`). */
+  readonly texts: readonly PreparedText[]
   /** The corpus's update time once the file is in. */
   readonly atMs: number
   readonly settle?: { resolve: () => void; reject: (error: unknown) => void }
@@ -30,8 +32,8 @@ export class PendingFiles {
     return this.#waiting.some((w) => w.file.name === name)
   }
 
-  push(file: RagFileState, vectors: readonly Float32Array[], atMs: number): void {
-    this.#waiting.push({ file, vectors, atMs })
+  push(file: RagFileState, vectors: readonly Float32Array[], texts: readonly PreparedText[], atMs: number): void {
+    this.#waiting.push({ file, vectors, texts, atMs })
   }
 
   /** Chunks waiting. */
@@ -51,8 +53,8 @@ export class PendingFiles {
    * Waits with the other files of this turn of the event loop (concurrent uploads) and goes in with
    * them in one add; resolves once this file is in (rejects if it alone cannot go in).
    */
-  async added(file: RagFileState, vectors: readonly Float32Array[], atMs: number): Promise<void> {
-    const done = new Promise<void>((resolve, reject) => this.#waiting.push({ file, vectors, atMs, settle: { resolve, reject } }))
+  async added(file: RagFileState, vectors: readonly Float32Array[], texts: readonly PreparedText[], atMs: number): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => this.#waiting.push({ file, vectors, texts, atMs, settle: { resolve, reject } }))
     if (!this.#scheduled) {
       this.#scheduled = true
       setImmediate(() => {
@@ -102,7 +104,7 @@ export class PendingFiles {
 
 function recordsOf(w: Waiting): RecordInput[] {
   const metadata = fileMetadata(w.file)
-  return w.file.chunks.map((c, i) => ({ id: c.id, vector: w.vectors[i] as Float32Array, text: c.text, metadata }))
+  return w.file.chunks.map((c, i) => ({ id: c.id, vector: w.vectors[i] as Float32Array, text: w.texts[i] ?? c.text, metadata }))
 }
 
 const shared = new WeakMap<RagCorpusState, PendingFiles>()

@@ -1,5 +1,6 @@
 import { QuarryError, describe } from '../errors.js'
 import { validateId } from '../ids.js'
+import { PreparedText } from './prepared-text.js'
 
 /** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list, datetime). */
 export type MetadataValue = string | number | boolean | readonly string[] | Date
@@ -16,8 +17,8 @@ export interface RecordInput {
   id: string
   /** The embedding; required when the index has `dimensions`, absent otherwise. */
   vector?: readonly number[] | Float32Array
-  /** Text for BM25 search; required in a text-only index. */
-  text?: TextInput
+  /** Text for BM25 search; required in a text-only index. A {@link PreparedText} is text analyzed ahead (`prepareText`). */
+  text?: TextInput | PreparedText
   /** Optional metadata, visible to filters and returned with hits. */
   metadata?: Metadata
 }
@@ -62,12 +63,12 @@ function put<T>(target: Record<string, T>, key: string, value: T): void {
 }
 
 /** Checks a record's shape and returns its id and a private copy of its metadata. */
-export function validateRecord(record: unknown): { id: string; vector: unknown; text: TextInput | undefined; metadata: Readonly<Metadata> } {
+export function validateRecord(record: unknown): { id: string; vector: unknown; text: TextInput | PreparedText | undefined; metadata: Readonly<Metadata> } {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, text, metadata }; received ${describe(record)}.`)
   }
   const { id, vector, text, metadata } = record as { id?: unknown; vector?: unknown; text?: unknown; metadata?: unknown }
-  return { id: validateId(id), vector, text: validateText(text), metadata: validateMetadata(metadata) }
+  return { id: validateId(id), vector, text: text instanceof PreparedText ? text : validateText(text), metadata: validateMetadata(metadata) }
 }
 
 /** Text is a string or a flat object of string fields; returns a frozen copy. */

@@ -11,6 +11,12 @@ import type { TermCounts, TermVocabulary } from '../text/term-counts.js'
  */
 export type SparseDocument = { readonly terms: ReadonlyMap<string, number>; readonly length: number } | { readonly counts: TermCounts; readonly length: number }
 
+/** A document as {@link SparseIndex.prepare} made it: its forward entry (this index's term ids, ascending, and their tfs) and its length. */
+export interface PreparedSparse {
+  readonly entry: { readonly ids: Uint32Array; readonly tfs: Float32Array }
+  readonly length: number
+}
+
 /** A query term with its weight (how often it occurs in the query). */
 export interface QueryTerm {
   readonly term: string
@@ -289,15 +295,30 @@ export class SparseIndex {
 
   /** Indexes a document under `label` (replacing what the label had). */
   set(label: Label, doc: SparseDocument): void {
-    if (this.has(label)) this.delete(label)
-    if (label >= this.#lengths.length) this.#grow(label + 1)
+    this.setPrepared(label, this.prepare(doc))
+  }
+
+  /**
+   * A document's forward entry, made now for {@link setPrepared} now or later: its new terms are
+   * numbered here, in the order {@link set} numbers them (a term numbered for a document never
+   * indexed keeps its id and has no postings). The counts of `doc` are read at once.
+   */
+  prepare(doc: SparseDocument): PreparedSparse {
     const n = 'counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms)
     const { keys, weights } = this.#scratch
     const ids = forwardIds(n)
     const tfs = forwardTfs(ids)
     ascendingOrder(keys, n, ids, tfs, weights)
-    for (let i = 0; i < n; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, doc.length)
-    this.#forward[label] = { ids, tfs }
+    return { entry: { ids, tfs }, length: doc.length }
+  }
+
+  /** Indexes a document {@link prepare}d by this index under `label` (replacing what the label had). Entries are only read, so one may serve several labels. */
+  setPrepared(label: Label, doc: PreparedSparse): void {
+    if (this.has(label)) this.delete(label)
+    if (label >= this.#lengths.length) this.#grow(label + 1)
+    const { ids, tfs } = doc.entry
+    for (let i = 0; i < ids.length; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, doc.length)
+    this.#forward[label] = doc.entry
     this.#lengths[label] = doc.length
     this.#documents++
     this.#totalLength += doc.length

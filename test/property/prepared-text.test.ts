@@ -1,0 +1,107 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
+
+// QuarryIndex.prepareText analyzes a record's text ahead of its add (the RAG adapter's uploads
+// analyze while the import worker embeds). The oracle is the same index fed the plain text: the
+// same ids, order and scores for text and hybrid queries, the same text statistics, and, when
+// texts are prepared in the order they are added, the same snapshot byte for byte.
+
+const dirs: string[] = []
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const words = fc.constantFrom('flow', 'flows', 'Flowing', 'boundary', 'layer', 'the', 'of', 'shock', "isn't", '3.5', 'me@x.org', 'x-ray', 'Mach', 'U.S.', 'naïve', 'café', 'wave,', 'heat', 'transfer')
+const field = fc.array(words, { minLength: 0, maxLength: 10 }).map((ws) => ws.join(' '))
+const text: fc.Arbitrary<TextInput> = fc.oneof(field, fc.record({ title: field, body: field }))
+const vector = fc.array(fc.float({ min: -1, max: 1, noNaN: true, noDefaultInfinity: true }), { minLength: 4, maxLength: 4 }).filter((v) => v.some((x) => Math.abs(x) > 1e-3))
+/** add-or-replace (id, text, vector), or remove id. */
+const op = fc.oneof(fc.tuple(fc.integer({ min: 0, max: 15 }), text, vector), fc.tuple(fc.integer({ min: 0, max: 15 }), fc.constant(undefined), fc.constant(undefined)))
+
+function twins(): [QuarryIndex, QuarryIndex] {
+  const options = { dimensions: 4, metric: 'cosine' as const, dense: 'exact' as const, text: { fields: { title: { boost: 2 } } } }
+  return [createIndex(options), createIndex(options)]
+}
+
+function answers(index: QuarryIndex, queries: readonly string[]): unknown[] {
+  return queries.flatMap((q) => [index.search({ text: q, topK: 8 }).hits, index.search({ text: q, vector: [0.5, -0.2, 0.1, 0.9], topK: 8 }).hits])
+}
+
+describe('text prepared ahead (prepareText)', () => {
+  it('gives the records plain text gives: same hits and scores, same text statistics, prepared in any order', () => {
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 30 }), fc.array(fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 4 }), fc.boolean(), (ops, queries, reversed) => {
+        const [plain, prepared] = twins()
+        // Every text is prepared before any is added (reversed: in the opposite order, so new terms are numbered differently).
+        const order = ops.map((_, i) => i)
+        const ahead = new Map<number, PreparedText>()
+        for (const i of reversed ? order.reverse() : order) {
+          const t = (ops[i] as (typeof ops)[number])[1]
+          if (t !== undefined) ahead.set(i, prepared.prepareText(t))
+        }
+        ops.forEach(([id, t, v], i) => {
+          if (t === undefined) return expect(prepared.remove(String(id))).toBe(plain.remove(String(id)))
+          plain.upsert({ id: String(id), text: t, vector: v as number[] })
+          prepared.upsert({ id: String(id), text: ahead.get(i) as PreparedText, vector: v as number[] })
+        })
+        expect(prepared.textStats).toEqual(plain.textStats)
+        expect([...prepared.ids()].map((id) => prepared.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
+        expect(answers(prepared, queries)).toEqual(answers(plain, queries))
+      }),
+      { numRuns: 150 },
+    )
+  })
+
+  it('prepared in the order of the adds, the snapshot is the plain one byte for byte; another index analyzes the text itself', () => {
+    const texts: TextInput[] = ['Shock waves in the boundary layer', { title: 'Heat transfer', body: 'flows of heat, naïve café' }, 'x-ray me@x.org U.S. 3.5', 'layer flows flow Flowing']
+    const [plain, prepared] = twins()
+    const other = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+    const third = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+    texts.forEach((t, i) => {
+      const record = { id: `r${i}`, vector: [i + 1, 1, 0, -1] }
+      plain.add({ ...record, text: t })
+      prepared.addMany([{ ...record, text: prepared.prepareText(t) }])
+      // Prepared by another index: analyzed again here, to the same record.
+      third.add({ ...record, text: other.prepareText(t) })
+    })
+    const files = (index: QuarryIndex): Record<string, string> => {
+      const dir = mkdtempSync(join(tmpdir(), 'quarry-prepared-'))
+      dirs.push(dir)
+      index.save(dir)
+      const out: Record<string, string> = {}
+      const walk = (at: string): void => {
+        for (const e of readdirSync(at, { withFileTypes: true })) {
+          if (e.isDirectory()) walk(join(at, e.name))
+          // The manifest names its generation's time; every data file is compared by content.
+          else if (!e.name.endsWith('.json')) out[e.name] = readFileSync(join(at, e.name)).toString('base64')
+        }
+      }
+      walk(dir)
+      return out
+    }
+    const want = files(plain)
+    expect(Object.keys(want).length).toBeGreaterThan(3)
+    expect(files(prepared)).toEqual(want)
+    expect(files(third)).toEqual(want)
+    expect(prepared.get('r1')?.text).toEqual({ title: 'Heat transfer', body: 'flows of heat, naïve café' })
+    expect(prepared.prepareText('a').text).toBe('a')
+  })
+
+  it('refuses what add refuses, and any prepareText during a saveInSlices', async () => {
+    const [index] = twins()
+    expect(() => index.prepareText(42 as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text' }) as Error)
+    expect(() => index.prepareText({ title: 7 } as unknown as TextInput)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text.title' }) as Error)
+    expect(() => index.prepareText(undefined as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD' }) as Error)
+    index.add({ id: 'a', vector: [1, 0, 0, 0], text: 'flow' })
+    const dir = mkdtempSync(join(tmpdir(), 'quarry-prepared-'))
+    dirs.push(dir)
+    const saving = index.saveInSlices(dir)
+    expect(() => index.prepareText('flow')).toThrowError(expect.objectContaining({ code: 'BUSY' }) as Error)
+    await saving
+    expect(index.prepareText('flow')).toBeInstanceOf(PreparedText)
+  })
+})
