@@ -295,33 +295,42 @@ export class SparseIndex {
 
   /** Indexes a document under `label` (replacing what the label had). */
   set(label: Label, doc: SparseDocument): void {
-    this.setPrepared(label, this.prepare(doc))
+    this.#insert(label, this.#entryOf(doc), doc.length)
   }
 
   /**
-   * A document's forward entry, made now for {@link setPrepared} now or later: its new terms are
-   * numbered here, in the order {@link set} numbers them (a term numbered for a document never
-   * indexed keeps its id and has no postings). The counts of `doc` are read at once.
+   * A document's analysis for {@link setPrepared} now or later: its new terms are numbered here,
+   * in the order {@link set} numbers them (a term numbered for a document never indexed keeps its
+   * id and has no postings). The counts of `doc` are read at once.
    */
   prepare(doc: SparseDocument): PreparedSparse {
+    return { entry: this.#entryOf(doc), length: doc.length }
+  }
+
+  /** Indexes a document {@link prepare}d by this index under `label` (replacing what the label had). Entries are only read, so one may serve several labels. */
+  setPrepared(label: Label, doc: PreparedSparse): void {
+    this.#insert(label, doc.entry, doc.length)
+  }
+
+  /** A document's forward entry: its term ids (new ones numbered now) ascending and their tfs. */
+  #entryOf(doc: SparseDocument): { ids: Uint32Array; tfs: Float32Array } {
     const n = 'counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms)
     const { keys, weights } = this.#scratch
     const ids = forwardIds(n)
     const tfs = forwardTfs(ids)
     ascendingOrder(keys, n, ids, tfs, weights)
-    return { entry: { ids, tfs }, length: doc.length }
+    return { ids, tfs }
   }
 
-  /** Indexes a document {@link prepare}d by this index under `label` (replacing what the label had). Entries are only read, so one may serve several labels. */
-  setPrepared(label: Label, doc: PreparedSparse): void {
+  #insert(label: Label, entry: { readonly ids: Uint32Array; readonly tfs: Float32Array }, length: number): void {
     if (this.has(label)) this.delete(label)
     if (label >= this.#lengths.length) this.#grow(label + 1)
-    const { ids, tfs } = doc.entry
-    for (let i = 0; i < ids.length; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, doc.length)
-    this.#forward[label] = doc.entry
-    this.#lengths[label] = doc.length
+    const { ids, tfs } = entry
+    for (let i = 0; i < ids.length; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, length)
+    this.#forward[label] = entry
+    this.#lengths[label] = length
     this.#documents++
-    this.#totalLength += doc.length
+    this.#totalLength += length
   }
 
   /** The id of a term, numbered on first sight (with an empty posting list). */
