@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +16,19 @@ describe('embedders', () => {
     expect(a).toEqual(b)
     for (const v of a) expect(Math.hypot(...v)).toBeCloseTo(1, 6)
     expect(a[0]).toEqual(a[2]) // same terms after analysis
+  })
+
+  it('the hashing embedder stems without loading the wink-nlp model (a restored server warms it before serving)', () => {
+    // A fresh process: this one has loaded the model for other tests.
+    const script = [
+      "import { createHashingEmbedder } from '@quarry/core'",
+      "import { createRequire } from 'node:module'",
+      "const [v] = await createHashingEmbedder({ dimensions: 16 }).embed(['running runners ran'])",
+      "const loaded = Object.keys(createRequire(import.meta.url).cache).filter((f) => /wink-nlp[\\/]|eng-core-web-model/.test(f))",
+      'console.log(JSON.stringify({ length: v.length, loaded }))',
+    ].join('\n')
+    const out = execFileSync(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' })
+    expect(JSON.parse(out)).toEqual({ length: 16, loaded: [] })
   })
 
   it('batching with concurrency keeps the input order, whatever order batches finish in', async () => {

@@ -87,7 +87,6 @@ interface Loaded {
   readonly core: CoreData
   /** A wink-nlp instance, made on first use by {@link winkUnitTokens} (indexing needs none). */
   instance: Instance | undefined
-  readonly stem: (word: string) => string
   readonly make: () => Instance
   /** wink's own tokenizer function (tokenizer.js), for {@link directUnitTokens}. */
   readonly tokenize: WinkTokenize
@@ -145,9 +144,7 @@ function wink(): Loaded {
     // wink-nlp's own tokenizer and regex compiler (both CommonJS files of its package), set up as wink-nlp.js `load` does.
     const tokenizer = require('wink-nlp/src/tokenizer.js') as WinkTokenizerFactory
     const compileTRex = require('wink-nlp/src/compile-trex.js') as (trex: unknown) => unknown
-    // The model's Porter2 (what its `addons.stem` is), without loading the rest of the model's package.
-    const stem = require('wink-eng-lite-web-model/dist/porter-stemmer.js') as (word: string) => string
-    loaded = { core, instance: undefined, stem, make, tokenize: tokenizer(compileTRex(core.trex), core.tcat.hash, core.preserve) }
+    loaded = { core, instance: undefined, make, tokenize: tokenizer(compileTRex(core.trex), core.tcat.hash, core.preserve) }
     return loaded
   } catch (cause) {
     throw new QuarryError('NATIVE_UNAVAILABLE', 'wink-nlp or wink-eng-lite-web-model could not be loaded; reinstall the dependencies of @quarry/core.', { cause })
@@ -425,6 +422,21 @@ export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
   return out
 }
 
+let stemmer: ((word: string) => string) | undefined
+
+/**
+ * The model's Porter2 (what its `addons.stem` is), alone: stemming needs neither the model's core
+ * file nor wink-nlp (~0.1 s to load), so an analyzer of unicode tokens (the hashing embedder's)
+ * never loads them.
+ */
+function loadStemmer(): (word: string) => string {
+  try {
+    return createRequire(import.meta.url)('wink-eng-lite-web-model/dist/porter-stemmer.js') as (word: string) => string
+  } catch (cause) {
+    throw new QuarryError('NATIVE_UNAVAILABLE', 'wink-eng-lite-web-model could not be loaded; reinstall the dependencies of @quarry/core.', { cause })
+  }
+}
+
 /** Distinct words whose stems {@link porter2} keeps before it starts over (~100 bytes each). */
 export const STEM_MEMO_LIMIT = 200_000
 const stems = new Map<string, string>()
@@ -437,7 +449,7 @@ const stems = new Map<string, string>()
 export function porter2(word: string): string {
   let stem = stems.get(word)
   if (stem === undefined) {
-    stem = ownCopy(wink().stem(word))
+    stem = ownCopy((stemmer ??= loadStemmer())(word))
     if (stems.size >= STEM_MEMO_LIMIT) stems.clear()
     stems.set(ownCopy(word), stem)
   }
