@@ -7,8 +7,9 @@ import { createIndex, PreparedText, type QuarryIndex, type TextInput } from '@qu
 
 // QuarryIndex.prepareText analyzes a record's text ahead of its add (the RAG adapter's uploads
 // analyze while the import worker embeds). The oracle is the same index fed the plain text: the
-// same ids, order and scores for text and hybrid queries, the same text statistics, and, when
-// texts are prepared in the order they are added, the same snapshot byte for byte.
+// same ids, order and scores for text and hybrid queries, the same text statistics and vocabulary
+// (terms are numbered at the add, whatever the order of preparing), the same snapshot byte for
+// byte; a text prepared and never added leaves no trace.
 
 const dirs: string[] = []
 afterAll(() => {
@@ -49,6 +50,8 @@ describe('text prepared ahead (prepareText)', () => {
           prepared.upsert({ id: String(id), text: ahead.get(i) as PreparedText, vector: v as number[] })
         })
         expect(prepared.textStats).toEqual(plain.textStats)
+        // Term numbers follow the adds, whatever the order of preparing: the same vocabulary.
+        expect(prepared.state.sparse.terms).toEqual(plain.state.sparse.terms)
         expect([...prepared.ids()].map((id) => prepared.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
         expect(answers(prepared, queries)).toEqual(answers(plain, queries))
       }),
@@ -56,15 +59,17 @@ describe('text prepared ahead (prepareText)', () => {
     )
   })
 
-  it('prepared in the order of the adds, the snapshot is the plain one byte for byte; another index analyzes the text itself', () => {
+  it('the snapshot is the plain one byte for byte, texts prepared before any add; another index analyzes the text itself', () => {
     const texts: TextInput[] = ['Shock waves in the boundary layer', { title: 'Heat transfer', body: 'flows of heat, naïve café' }, 'x-ray me@x.org U.S. 3.5', 'layer flows flow Flowing']
     const [plain, prepared] = twins()
     const other = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
     const third = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+    // All prepared before the first add, the last text first.
+    const ahead = [...texts].reverse().map((t) => prepared.prepareText(t)).reverse()
     texts.forEach((t, i) => {
       const record = { id: `r${i}`, vector: [i + 1, 1, 0, -1] }
       plain.add({ ...record, text: t })
-      prepared.addMany([{ ...record, text: prepared.prepareText(t) }])
+      prepared.addMany([{ ...record, text: ahead[i] as PreparedText }])
       // Prepared by another index: analyzed again here, to the same record.
       third.add({ ...record, text: other.prepareText(t) })
     })
@@ -91,17 +96,29 @@ describe('text prepared ahead (prepareText)', () => {
     expect(prepared.prepareText('a').text).toBe('a')
   })
 
-  it('refuses what add refuses, and any prepareText during a saveInSlices', async () => {
-    const [index] = twins()
+  it('refuses what add refuses (a PreparedText is not text fields either); changes nothing, so it may run during a saveInSlices', async () => {
+    const [index, twin] = twins()
     expect(() => index.prepareText(42 as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text' }) as Error)
     expect(() => index.prepareText({ title: 7 } as unknown as TextInput)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text.title' }) as Error)
     expect(() => index.prepareText(undefined as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD' }) as Error)
+    // A PreparedText given as text to prepare again, or one that is not this copy's class: refused, not stored as { text }.
+    expect(() => index.prepareText(index.prepareText('flow') as unknown as TextInput)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text' }) as Error)
+    const foreign = Object.assign(Object.create({ constructor: { name: 'PreparedText' } }) as object, { text: 'flow' })
+    expect(() => index.add({ id: 'f', vector: [1, 0, 0, 0], text: foreign as TextInput })).toThrowError(/another copy of @quarry\/core/)
     index.add({ id: 'a', vector: [1, 0, 0, 0], text: 'flow' })
+    twin.add({ id: 'a', vector: [1, 0, 0, 0], text: 'flow' })
     const dir = mkdtempSync(join(tmpdir(), 'quarry-prepared-'))
-    dirs.push(dir)
-    const saving = index.saveInSlices(dir)
-    expect(() => index.prepareText('flow')).toThrowError(expect.objectContaining({ code: 'BUSY' }) as Error)
+    const twinDir = mkdtempSync(join(tmpdir(), 'quarry-prepared-'))
+    dirs.push(dir, twinDir)
+    const saving = index.saveInSlices(dir, { sliceMs: 0 })
+    // New and known terms alike, while the save runs: nothing of them reaches the snapshot.
+    const ahead = index.prepareText('zebra quokka flow')
     await saving
-    expect(index.prepareText('flow')).toBeInstanceOf(PreparedText)
+    twin.save(twinDir)
+    const bytes = (d: string): string[] => readdirSync(join(d, readFileSync(join(d, 'CURRENT'), 'utf8').trim())).filter((f) => f.endsWith('.bin')).sort().map((f) => readFileSync(join(d, readFileSync(join(d, 'CURRENT'), 'utf8').trim(), f)).toString('base64'))
+    expect(bytes(dir)).toEqual(bytes(twinDir))
+    index.add({ id: 'b', vector: [0, 1, 0, 0], text: ahead })
+    twin.add({ id: 'b', vector: [0, 1, 0, 0], text: 'zebra quokka flow' })
+    expect(index.search({ text: 'quokka flow', topK: 2 }).hits).toEqual(twin.search({ text: 'quokka flow', topK: 2 }).hits)
   })
 })

@@ -4,7 +4,7 @@ import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync, cl
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, embedderFromRecipe, embedderRecipe, loadGloveVectors, loadIndex, type Embedder } from '@quarry/core'
+import { createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, embedderFromRecipe, embedderRecipe, lazyEmbedder, loadGloveVectors, loadIndex, type Embedder } from '@quarry/core'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-embed-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -126,5 +126,14 @@ describe('GloVe binary cache and the SIF embedder', () => {
     expect(recipe.words).toHaveLength(50_000)
     // A user's embedder (even one wrapping core's) runs where it was made.
     expect(embedderRecipe({ name: glove.name, dimensions: glove.dimensions, embed: (t) => glove.embed(t) })).toBeUndefined()
+    // A lazy one loads on first use (embed or recipe), once, and has the loaded one's recipe; it checks what it loaded.
+    let loads = 0
+    const lazy = lazyEmbedder(hashing.name, hashing.dimensions, () => (loads++, hashing))
+    expect(loads).toBe(0)
+    expect(embedderRecipe(lazy)).toBe(embedderRecipe(hashing))
+    expect(bits(await lazy.embed(texts))).toEqual(bits(await hashing.embed(texts)))
+    expect(loads).toBe(1)
+    const wrong = lazyEmbedder('hashing-49', 49, () => hashing)
+    await expect(wrong.embed(['x'])).rejects.toMatchObject({ code: 'INVALID_OPTION' })
   })
 })

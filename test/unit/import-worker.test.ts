@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createGloveEmbedder, createHashingEmbedder, type Embedder } from '@quarry/core'
 import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
+import { defaultEmbedder } from '../../packages/adapters/src/rpc/default-embedder.js'
 import { recording } from '../../packages/adapters/src/rpc/replay.js'
 import { READ_AHEAD_BYTES, READ_WINDOW, ReadAhead } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
 
@@ -104,6 +105,8 @@ describe('the import worker', () => {
   it('embeds the chunks with core\'s embedders rebuilt from their recipe: the same bits as this thread; a user\'s embedder is left to this thread', async () => {
     const glove = createGloveEmbedder({ vocabulary: 20_000 })
     const hashing = createHashingEmbedder({ dimensions: 24 })
+    // The adapters' default: GloVe made on first use (lazyEmbedder), its recipe GloVe's.
+    const lazy = defaultEmbedder()
     const mine: Embedder = { name: 'mine', dimensions: 24, embed: (texts) => hashing.embed(texts) }
     const bytes = (vectors: readonly Float32Array[] | undefined): Buffer[] | undefined => vectors?.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))
     const names = ['dune.txt', 'emma.md', 'facts.json', 'ocean.html', 'dune-pages.pdf']
@@ -113,7 +116,7 @@ describe('the import worker', () => {
       const here = await analyzeSource(job)
       if (!here.analysis?.ok) throw new Error(`${name} has no chunks`)
       const texts = here.analysis.pieces.map((p) => p.text)
-      for (const embedder of [glove, hashing]) {
+      for (const embedder of [glove, hashing, lazy]) {
         const there = await importWorker.analyze(job, embedder)
         expect({ ...there, vectors: undefined }, name).toEqual({ ...here, vectors: undefined })
         expect(there.vectors?.length, name).toBe(texts.length)
@@ -121,11 +124,11 @@ describe('the import worker', () => {
       }
       expect((await importWorker.analyze(job, mine)).vectors).toBeUndefined()
     }
-    expect(importWorker.embedded - embedded).toBe(2 * names.length)
+    expect(importWorker.embedded - embedded).toBe(3 * names.length)
     // Nothing to embed: a file without words, bytes the import skips.
     const skipped = await importWorker.analyze({ ...jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt'), skipSha256: (await analyzeSource(jobOf(join(LIBRARY, 'dune.txt'), 'dune.txt'))).sha256 }, hashing)
     expect(skipped.vectors).toBeUndefined()
-    expect(importWorker.embedded - embedded).toBe(2 * names.length)
+    expect(importWorker.embedded - embedded).toBe(3 * names.length)
   })
 
   it('sends an embedder\'s recipe once and has the thread forget it once the embedder is collected', async () => {

@@ -197,6 +197,26 @@ describe('batched RAG ingest', () => {
     expect(await answers(concurrent.ctx, concurrent.corpus)).toEqual(await answers(sequential.ctx, sequential.corpus))
   })
 
+  it('uploads embed on the import worker while their texts are analyzed for the index: the state of uploads embedded here', async () => {
+    // An import of 20 files starts the worker (and it answers, so it is ready) if earlier tests have not.
+    const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
+    dirs.push(root)
+    writeFiles(root, texts(9, 20))
+    const starter = await engine(root, 'knn', true, true)
+    await importRagFiles(starter.ctx, 'v1beta1', { parent: starter.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
+    expect(importWorker.ready).toBe(true)
+    const contents = texts(8, 24).filter((t) => t.trim() !== '')
+    const onWorker = await engine(tmpdir(), 'ann', true, true)
+    const here = await engine(tmpdir(), 'ann', false, true)
+    const embedded = importWorker.embedded
+    const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
+      uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }, text)
+    for (const [i, t] of contents.entries()) expect(await upload(onWorker, t, i)).toEqual(await upload(here, t, i))
+    expect(importWorker.embedded - embedded).toBe(contents.length)
+    expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
+    expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))
+  })
+
   it('a concurrent upload the embedder refuses fails alone', async () => {
     const inner = createHashingEmbedder({ dimensions: 32 })
     const embedder: Embedder = { name: inner.name, dimensions: 32, embed: async (t) => (t.some((x) => x.includes('poison')) ? Promise.reject(new Error('refused')) : inner.embed(t)) }
@@ -208,5 +228,7 @@ describe('batched RAG ingest', () => {
     const corpus = ctx.state.corpora.get(parent) as RagCorpusState
     expect([...corpus.files.values()].map((f) => f.displayName)).toEqual(['u0.txt', 'u2.txt'])
     expect([...corpus.files.values()].map((f) => corpus.index.get(`${f.id}-000000`)?.text)).toEqual(['one two', 'four five'])
+    // Its text was analyzed while it was embedded (prepareText): nothing of it is in the index's vocabulary.
+    expect([...corpus.index.state.sparse.terms].sort()).toEqual(['five', 'four', 'one', 'two'])
   })
 })

@@ -1,4 +1,4 @@
-import { createGloveEmbedder, type Embedder } from '@quarry/core'
+import { createGloveEmbedder, lazyEmbedder, type Embedder } from '@quarry/core'
 
 /** What `createGloveEmbedder()` calls itself with its defaults (checked when it loads). */
 const GLOVE_NAME = 'glove-6b-100d-sif(a=0.00002,vocabulary=100000)'
@@ -10,25 +10,18 @@ let glove: Embedder | undefined
 function loadGlove(): Embedder {
   if (glove !== undefined) return glove
   let told = false
-  const loaded = createGloveEmbedder({
+  glove = createGloveEmbedder({
     onProgress: () => {
       if (told) return
       told = true
       console.error('quarry: converting the GloVe word vectors into a binary cache for the default embedder (first use on this machine only, about 15 s)')
     },
   })
-  if (loaded.name !== GLOVE_NAME || loaded.dimensions !== GLOVE_DIMENSIONS) {
-    throw new Error(`the default embedder expected ${GLOVE_NAME} (${GLOVE_DIMENSIONS}-d) but GloVe loaded as ${loaded.name} (${loaded.dimensions}-d)`)
-  }
-  glove = loaded
   return glove
 }
 
-const DEFAULT_EMBEDDER: Embedder = {
-  name: GLOVE_NAME,
-  dimensions: GLOVE_DIMENSIONS,
-  embed: async (texts) => loadGlove().embed(texts),
-}
+/** Its recipe is GloVe's (the import worker embeds with it): lazyEmbedder checks the name and dimensions when GloVe loads. */
+const DEFAULT_EMBEDDER: Embedder = lazyEmbedder(GLOVE_NAME, GLOVE_DIMENSIONS, loadGlove)
 
 /**
  * The embedder of every engine and client that names none, as `quarry serve`'s: GloVe SIF

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
+import { embedAll, embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
 import { outsideWrites } from '../rpc/replay.js'
 import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
@@ -57,6 +57,8 @@ class ImportWorker {
   #failed = false
   /** The thread said it is ready (its modules loaded). */
   #ready = false
+  /** Uploads that asked for the thread before it ran. */
+  #uploads = 0
   #next = 0
   readonly #waiting = new Map<number, Waiting>()
   #answered = 0
@@ -131,16 +133,19 @@ class ImportWorker {
   /**
    * An upload's texts embedded on the thread, if it is ready and `embedder` has a recipe (this
    * thread meanwhile analyzes the texts for the index); undefined otherwise: the caller embeds
-   * them itself, and the thread is started for the next uploads. The vectors are the bits
-   * `embedder.embed(texts)` gives here; if the thread fails them, they are embedded here.
+   * them itself. The 16th upload of a process (IMPORT_WORKER_MIN_FILES) starts the thread if no
+   * import has; uploads use it once it is ready. The vectors are the bits `embedder.embed(texts)`
+   * gives here; if the thread fails them, they are embedded here.
    */
   embed(texts: readonly string[], embedder: Embedder): Promise<Float32Array[]> | undefined {
     const ref = texts.length > 0 ? this.#refOf(embedder) : undefined
     if (!ref) return undefined
+    // A few uploads do not pay for the thread's start; the IMPORT_WORKER_MIN_FILES-th starts it.
+    if (!this.#thread && ++this.#uploads < IMPORT_WORKER_MIN_FILES) return undefined
     const thread = this.#started()
     if (!thread || !this.#ready) return undefined
     return new Promise((resolve, reject) => {
-      const instead = (): void => void embedder.embed(texts).then(resolve, reject)
+      const instead = (): void => void embedAll(embedder, texts).then(resolve, reject)
       const id = this.#next++
       try {
         thread.postMessage({ id, texts, embed: ref } satisfies WorkerMessage)
@@ -234,8 +239,10 @@ function warn(why: string): void {
 }
 
 /**
- * Files an import must have for it to start the thread: a smaller one runs on the calling thread
- * unless the thread already runs (its start, ~0.1 s, would cost more than it saves).
+ * Files an import must have for it to start the thread, and uploads a process makes before they
+ * start it: a smaller import, and the first uploads, run on the calling thread unless the thread
+ * already runs (its start, ~0.1 s plus the embedder's rebuild, would cost more than it saves; a
+ * short script that uploads a few files starts no thread).
  */
 export const IMPORT_WORKER_MIN_FILES = 16
 

@@ -93,11 +93,11 @@ export interface VertexRagOptions {
   maxImportDepth?: number
   /**
    * Read, hash, chunk and embed an import's files on a worker thread (one per process, started by
-   * the first import of 16 files or more, or the first upload, and kept; it holds the process open
+   * the first import of 16 files or more, or the 16th upload, and kept; it holds the process open
    * only while it has work) while the calling thread indexes; an upload's chunks are embedded there
    * while the calling thread analyzes them for the index. Embedding moves to the thread only with
-   * core's own embedders (`createGloveEmbedder`, `createHashingEmbedder`: they have a recipe the
-   * thread rebuilds them from); any other embedder runs on the calling thread. false does it all on
+   * core's own embedders (the default GloVe, `createGloveEmbedder`, `createHashingEmbedder`: they
+   * have a recipe the thread rebuilds them from); any other embedder runs on the calling thread. false does it all on
    * the calling thread. The result is the same either way, bit for bit. @defaultValue true
    */
   importWorker?: boolean

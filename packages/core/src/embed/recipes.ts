@@ -1,3 +1,4 @@
+import { QuarryError } from '../errors.js'
 import type { Embedder } from './embedder.js'
 
 /**
@@ -22,7 +23,8 @@ export type EmbedderRecipe =
     }
   | { readonly kind: 'hashing'; readonly dimensions: number }
 
-const recipes = new WeakMap<Embedder, EmbedderRecipe>()
+/** Recipes by embedder: given, or the recipe of the embedder a {@link lazyEmbedder} loads. */
+const recipes = new WeakMap<Embedder, EmbedderRecipe | (() => EmbedderRecipe | undefined)>()
 
 /** Records how `embedder` is rebuilt on another thread; returns it. */
 export function withRecipe<E extends Embedder>(embedder: E, recipe: EmbedderRecipe): E {
@@ -31,9 +33,32 @@ export function withRecipe<E extends Embedder>(embedder: E, recipe: EmbedderReci
 }
 
 /**
- * The recipe of an embedder made by {@link createGloveEmbedder} or {@link createHashingEmbedder}
- * (undefined for any other): what a worker thread needs to embed as it does, bit for bit.
+ * The recipe of an embedder made by {@link createGloveEmbedder} or {@link createHashingEmbedder},
+ * or of a {@link lazyEmbedder} of one (loading it), undefined for any other: what a worker thread
+ * needs to embed as it does, bit for bit.
  */
 export function embedderRecipe(embedder: Embedder): EmbedderRecipe | undefined {
-  return recipes.get(embedder)
+  const recipe = recipes.get(embedder)
+  return typeof recipe === 'function' ? recipe() : recipe
+}
+
+/**
+ * An embedder that makes its model on first use: `load` runs once, on the first `embed` (or
+ * {@link embedderRecipe}), not now, so an engine given it starts at once. Its name and dimensions
+ * are known ahead; the loaded embedder must have them (INVALID_OPTION otherwise). Its recipe is the
+ * loaded embedder's. The adapters' default embedder is GloVe made this way.
+ */
+export function lazyEmbedder(name: string, dimensions: number, load: () => Embedder): Embedder {
+  let loaded: Embedder | undefined
+  const model = (): Embedder => {
+    if (loaded) return loaded
+    const made = load()
+    if (made.name !== name || made.dimensions !== dimensions) {
+      throw new QuarryError('INVALID_OPTION', `the lazy embedder "${name}" (${dimensions}-d) loaded "${made.name}" (${made.dimensions}-d); give lazyEmbedder the name and dimensions of the embedder it loads.`)
+    }
+    return (loaded = made)
+  }
+  const embedder: Embedder = { name, dimensions, embed: async (texts) => model().embed(texts) }
+  recipes.set(embedder, () => embedderRecipe(model()))
+  return embedder
 }

@@ -99,17 +99,16 @@ export class QuarryIndex {
   }
 
   /**
-   * Analyzes a record's text for this index's BM25 now, ahead of its add: give the result as the
-   * record's `text` to {@link add}, {@link addMany} or {@link upsert} and the write skips the
-   * analysis (about two thirds of an add's time on English text). For overlapping the analysis
-   * with work elsewhere: an embedder on another thread or across the network. The record is the one
-   * the plain text makes (the same stored text, the same BM25 statistics); the text's new terms are
-   * numbered now (a prepared text never added leaves them in the vocabulary, without postings).
-   * Throws INVALID_RECORD for text that is not a string or an object of string fields, BUSY during a
-   * {@link saveInSlices}.
+   * Analyzes a record's text for this index's BM25 now, ahead of its add, changing nothing: give
+   * the result as the record's `text` to {@link add}, {@link addMany} or {@link upsert} and the
+   * write skips most of the analysis (about two thirds of an add's time on English text). For
+   * overlapping the analysis with work elsewhere: an embedder on another thread or across the
+   * network. The record is the one the plain text makes at the time of the add (the same stored
+   * text, BM25 statistics, term numbers and snapshot bytes); a prepared text never added leaves no
+   * trace, and may be made during a {@link saveInSlices}. Throws INVALID_RECORD for text that is
+   * not a string or a plain object of string fields.
    */
   prepareText(text: TextInput): PreparedText {
-    this.#writable()
     const valid = validateText(text)
     if (valid === undefined) throw new QuarryError('INVALID_RECORD', 'text must be a string or an object of string fields like { title, body }; received undefined.', { path: 'text' })
     const state = this.#state

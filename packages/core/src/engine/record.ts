@@ -71,10 +71,16 @@ export function validateRecord(record: unknown): { id: string; vector: unknown; 
   return { id: validateId(id), vector, text: text instanceof PreparedText ? text : validateText(text), metadata: validateMetadata(metadata) }
 }
 
-/** Text is a string or a flat object of string fields; returns a frozen copy. */
+/** Text is a string or a flat plain object of string fields; returns a frozen copy. */
 export function validateText(text: unknown): TextInput | undefined {
   if (text === undefined || typeof text === 'string') return text
   if (typeof text === 'object' && text !== null && !Array.isArray(text)) {
+    const proto = Object.getPrototypeOf(text) as object | null
+    if (proto !== Object.prototype && proto !== null) {
+      // A class instance is not fields: a PreparedText of another index's copy of @quarry/core would otherwise be stored as { text }.
+      const kind = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+      throw new QuarryError('INVALID_RECORD', `text must be a string or a plain object of string fields like { title, body }; received an instance of ${kind}${kind === 'PreparedText' ? ' from another copy of @quarry/core (prepare the text with the index you add it to)' : ''}.`, { path: 'text' })
+    }
     const copy: Record<string, string> = {}
     for (const [field, value] of Object.entries(text)) {
       if (typeof value !== 'string') {

@@ -11,9 +11,15 @@ import type { TermCounts, TermVocabulary } from '../text/term-counts.js'
  */
 export type SparseDocument = { readonly terms: ReadonlyMap<string, number>; readonly length: number } | { readonly counts: TermCounts; readonly length: number }
 
-/** A document as {@link SparseIndex.prepare} made it: its forward entry (this index's term ids, ascending, and their tfs) and its length. */
+/**
+ * A document as {@link SparseIndex.prepare} made it: the forward entry of its terms the index
+ * knew then (term ids ascending, their tfs), its other terms by name with their weights (numbered
+ * when it is indexed), and its length.
+ */
 export interface PreparedSparse {
   readonly entry: { readonly ids: Uint32Array; readonly tfs: Float32Array }
+  readonly fresh: readonly string[]
+  readonly freshWeights: readonly number[]
   readonly length: number
 }
 
@@ -299,22 +305,48 @@ export class SparseIndex {
   }
 
   /**
-   * A document's analysis for {@link setPrepared} now or later: its new terms are numbered here,
-   * in the order {@link set} numbers them (a term numbered for a document never indexed keeps its
-   * id and has no postings). The counts of `doc` are read at once.
+   * A document's analysis for {@link setPrepared} now or later, changing nothing: terms the index
+   * does not know yet are kept by name and numbered when the document is indexed, in the order
+   * {@link set} would number them then. The counts of `doc` are read at once.
    */
   prepare(doc: SparseDocument): PreparedSparse {
-    return { entry: this.#entryOf(doc), length: doc.length }
+    const fresh: string[] = []
+    const freshWeights: number[] = []
+    const known = this.#termIds
+    const n = 'counts' in doc ? this.#countedKeys(doc.counts, fresh, freshWeights) : this.#mappedKeys(doc.terms, (term) => known.get(term), fresh, freshWeights)
+    return { entry: this.#sortedEntry(n), fresh, freshWeights, length: doc.length }
   }
 
-  /** Indexes a document {@link prepare}d by this index under `label` (replacing what the label had). Entries are only read, so one may serve several labels. */
+  /**
+   * Indexes a document {@link prepare}d by this index under `label` (replacing what the label had):
+   * the same postings, forward entry and term ids as {@link set} of the same document now. A
+   * prepared document is only read, so it may serve several labels.
+   */
   setPrepared(label: Label, doc: PreparedSparse): void {
-    this.#insert(label, doc.entry, doc.length)
+    if (doc.fresh.length === 0) return this.#insert(label, doc.entry, doc.length)
+    // Its known terms and its fresh ones (numbered now, in their order in the document), sorted by id.
+    const { ids, tfs } = doc.entry
+    const { keys, weights } = this.#scratchFor(ids.length + doc.fresh.length)
+    let n = 0
+    for (; n < ids.length; n++) {
+      weights[n] = tfs[n] as number
+      keys[n] = (ids[n] as number) * PACKED_POSITIONS + n
+    }
+    doc.fresh.forEach((term, i) => {
+      weights[n] = doc.freshWeights[i] as number
+      keys[n] = this.#termId(term) * PACKED_POSITIONS + n
+      n++
+    })
+    this.#insert(label, this.#sortedEntry(n), doc.length)
   }
 
   /** A document's forward entry: its term ids (new ones numbered now) ascending and their tfs. */
   #entryOf(doc: SparseDocument): { ids: Uint32Array; tfs: Float32Array } {
-    const n = 'counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms)
+    return this.#sortedEntry('counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms, (term) => this.#termId(term)))
+  }
+
+  /** The forward entry of the first `n` scratch keys and weights. */
+  #sortedEntry(n: number): { ids: Uint32Array; tfs: Float32Array } {
     const { keys, weights } = this.#scratch
     const ids = forwardIds(n)
     const tfs = forwardTfs(ids)
@@ -346,13 +378,19 @@ export class SparseIndex {
   }
 
   /** Fills the scratch keys and weights with a document's terms of positive weight, in the Map's order; returns their number. */
-  #mappedKeys(terms: ReadonlyMap<string, number>): number {
+  #mappedKeys(terms: ReadonlyMap<string, number>, idOf: (term: string) => number | undefined, fresh?: string[], freshWeights?: number[]): number {
     const { keys, weights } = this.#scratchFor(terms.size)
     let n = 0
     for (const [term, tf] of terms) {
       if (!(tf > 0)) continue
+      const id = idOf(term)
+      if (id === undefined) {
+        fresh?.push(term)
+        freshWeights?.push(tf)
+        continue
+      }
       weights[n] = tf
-      keys[n] = this.#termId(term) * PACKED_POSITIONS + n
+      keys[n] = id * PACKED_POSITIONS + n
       n++
     }
     return n
@@ -362,8 +400,10 @@ export class SparseIndex {
    * {@link #mappedKeys} for counts over an Analyzer's vocabulary, in the counts' order (a term's
    * first occurrence, as in the Map the counts stand for, so new terms get the same ids): each of
    * its ids is translated once into the index's, by one string lookup, then by an array read.
+   * With `fresh`, terms the index does not know are listed there (with their weights) instead of
+   * numbered.
    */
-  #countedKeys(counts: TermCounts): number {
+  #countedKeys(counts: TermCounts, fresh?: string[], freshWeights?: number[]): number {
     this.#useVocabulary(counts.vocabulary)
     const { keys, weights } = this.#scratchFor(counts.size)
     let n = 0
@@ -373,7 +413,15 @@ export class SparseIndex {
       const from = counts.ids[i] as number
       const table = this.#fromVocabulary
       let id = (from < table.length ? (table[from] as number) : 0) - 1
-      if (id < 0) id = this.#translate(counts.vocabulary, from)
+      if (id < 0) {
+        const term = fresh ? counts.vocabulary.termOf(from) : undefined
+        if (term !== undefined && !this.#termIds.has(term)) {
+          fresh?.push(term)
+          freshWeights?.push(tf)
+          continue
+        }
+        id = this.#translate(counts.vocabulary, from)
+      }
       weights[n] = tf
       keys[n] = id * PACKED_POSITIONS + n
       n++
