@@ -4,23 +4,19 @@ import { createGloveEmbedder, lazyEmbedder, type Embedder } from '@quarry/core'
 const GLOVE_NAME = 'glove-6b-100d-sif(a=0.00002,vocabulary=100000)'
 const GLOVE_DIMENSIONS = 100
 
-let glove: Embedder | undefined
-
-/** Loads GloVe once per process: ~0.5 s from the binary cache, ~15 s the very first time (the cache is made). */
+/** Loads GloVe: ~0.5 s from the binary cache, ~15 s the very first time (the cache is made). lazyEmbedder calls it once per process. */
 function loadGlove(): Embedder {
-  if (glove !== undefined) return glove
   let told = false
-  glove = createGloveEmbedder({
+  return createGloveEmbedder({
     onProgress: () => {
       if (told) return
       told = true
       console.error('quarry: converting the GloVe word vectors into a binary cache for the default embedder (first use on this machine only, about 15 s)')
     },
   })
-  return glove
 }
 
-/** Its recipe is GloVe's (the import worker embeds with it): lazyEmbedder checks the name and dimensions when GloVe loads. */
+/** One object per process, so GloVe loads once. Its recipe is GloVe's (the import worker embeds with it): lazyEmbedder checks the name and dimensions when GloVe loads. */
 const DEFAULT_EMBEDDER: Embedder = lazyEmbedder(GLOVE_NAME, GLOVE_DIMENSIONS, loadGlove)
 
 /**

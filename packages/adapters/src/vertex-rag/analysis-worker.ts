@@ -16,16 +16,17 @@ import type { WorkerMessage } from './import-worker.js'
 /** Embedders by the id the calling thread gave them; each recipe is sent once. */
 const embedders = new Map<number, Embedder>()
 
+/** The texts' vectors by `embedder`, checked (one per text, each `dimensions` long); throws otherwise. */
+async function embedChecked(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {
+  const vectors = await embedder.embed(texts)
+  if (vectors.length !== texts.length || vectors.some((v) => v.length !== embedder.dimensions)) throw new Error('the embedder returned vectors of another count or length')
+  return vectors
+}
+
 /** The file's chunk vectors, or undefined when there is nothing to embed or the embedder fails (the calling thread then embeds). */
-async function vectorsOf(result: SourceAnalysis, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
-  if (!embedder || !result.analysis?.ok) return undefined
-  const texts = result.analysis.pieces.map((p) => p.text)
-  try {
-    const vectors = await embedder.embed(texts)
-    return vectors.length === texts.length && vectors.every((v) => v.length === embedder.dimensions) ? vectors : undefined
-  } catch {
-    return undefined
-  }
+function vectorsOf(result: SourceAnalysis, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
+  if (!embedder || !result.analysis?.ok) return Promise.resolve(undefined)
+  return embedChecked(embedder, result.analysis.pieces.map((p) => p.text)).catch(() => undefined)
 }
 
 async function answer(message: WorkerMessage): Promise<void> {
@@ -39,9 +40,7 @@ async function answer(message: WorkerMessage): Promise<void> {
     if ('texts' in message) {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')
-      const vectors = await embedder.embed(message.texts)
-      if (vectors.length !== message.texts.length || vectors.some((v) => v.length !== embedder.dimensions)) throw new Error('the embedder returned vectors of another count or length')
-      const flat = joinVectors(vectors)
+      const flat = joinVectors(await embedChecked(embedder, message.texts))
       return parentPort?.postMessage({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }
     const result = await analyzeSource(message.job)

@@ -11,7 +11,8 @@ interface Job {
 /**
  * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
  * each upload's texts go to the import worker at once, while this thread analyzes them for the
- * index (ingest.ts); the worker is started by the first upload, which embeds here meanwhile.
+ * index (ingest.ts); until the worker runs and is ready (an import or the 16th upload of the
+ * process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedAll`
  * call. Each upload gets its own vectors, in order; the vectors of a text do not depend on its

@@ -104,7 +104,7 @@ export class PendingFiles {
 
 function recordsOf(w: Waiting): RecordInput[] {
   const metadata = fileMetadata(w.file)
-  return w.file.chunks.map((c, i) => ({ id: c.id, vector: w.vectors[i] as Float32Array, text: w.texts[i] ?? c.text, metadata }))
+  return w.file.chunks.map((c, i) => ({ id: c.id, vector: w.vectors[i] as Float32Array, text: w.texts[i] as PreparedText, metadata }))
 }
 
 const shared = new WeakMap<RagCorpusState, PendingFiles>()
