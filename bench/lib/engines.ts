@@ -4,20 +4,32 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@orama/orama'
 import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch'
-import { createIndex, type QuarryIndex } from '@quarry/core'
+import { createIndex, type QuarryIndex, type SearchResult } from '@quarry/core'
+import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 import { row, type Dataset } from './datasets.js'
 import { rssMB } from './stats.js'
 
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
 
-/** One engine under test: build once, then search query q at a given ef. */
-export interface AnnEngine {
+/**
+ * One engine under test: build once, then search query q at a given ef. `search` returns the
+ * engine's own answer, as its users get it (Quarry's hits with string ids, hnswlib's labels,
+ * usearch's bigint keys); `ids` reads it as dataset row numbers for recall, outside the timed call,
+ * so no engine is charged for the benchmark's conversion.
+ */
+export interface AnnEngine<Answer = unknown> {
   readonly name: string
   /** Applies ef before a batch of searches (untimed: usearch reloads its index to change it). */
   setEf(ef: number): void
-  search(q: number, k: number): number[]
+  search(q: number, k: number): Answer
+  ids(answer: Answer): number[]
   close?(): void
+}
+
+/** Quarry's hits as dataset row numbers (ids are the rows' numbers as strings). */
+function rowsOf(result: SearchResult): number[] {
+  return result.hits.map((h) => Number(h.id))
 }
 
 interface NativeHnsw {
@@ -41,9 +53,34 @@ function queryRows(ds: Dataset): Float32Array[] {
   return Array.from({ length: ds.nq }, (_, q) => row(ds.queries, ds.dim, q).slice())
 }
 
+/**
+ * Makes an index while recording the hnswlib-node graph it creates (through core's test-only
+ * loader hook, so the bench must run core from source: `--conditions=quarry-source`).
+ */
+function indexWithItsGraph(make: () => QuarryIndex): { index: QuarryIndex; graph: NativeHnsw } {
+  const made: NativeHnsw[] = []
+  const restore = replaceNativeLoader(() => ({
+    HierarchicalNSW: new Proxy(HierarchicalNSW, {
+      construct(target, args: [string, number]) {
+        const graph = Reflect.construct(target, args) as NativeHnsw
+        made.push(graph)
+        return graph
+      },
+    }),
+  }))
+  try {
+    const index = make()
+    const graph = made[0]
+    if (graph === undefined) throw new Error('the index made no hnswlib-node graph through core\'s loader: run the bench with --conditions=quarry-source')
+    return { index, graph }
+  } finally {
+    restore()
+  }
+}
+
 /** Quarry's HNSW index, called as a user would (string ids, Float32Array queries). */
-export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex }> {
-  const index = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } })
+export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex; sameGraph: AnnEngine; graph: NativeHnsw }> {
+  const { index, graph } = indexWithItsGraph(() => createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } }))
   return {
     add: (start, end) => {
       for (let i = start; i < end; i++) index.add({ id: String(i), vector: row(ds.base, ds.dim, i), metadata: metadata ? metadata(i) : {} })
@@ -51,15 +88,29 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
     finish: () => {
       const queries = queryRows(ds)
       let ef = 64
+      // Quarry's graph holds unit vectors in inner-product space for cosine: its raw caller gives unit queries.
+      const unit = ds.metric === 'cosine'
+      const plain = queries.map((v) => {
+        const length = unit ? Math.sqrt(v.reduce((sum, x) => sum + x * x, 0)) : 1
+        return Array.from(v, (x) => Math.fround(x / length))
+      })
       return {
         index,
+        graph,
+        sameGraph: {
+          name: 'hnswlib-node on quarry\'s graph',
+          setEf: (value) => graph.setEf(value),
+          search: (q, k) => graph.searchKnn(plain[q] as number[], k).neighbors,
+          ids: (neighbors: number[]) => neighbors,
+        } satisfies AnnEngine<number[]>,
         engine: {
           name: 'quarry-hnsw',
           setEf: (value) => {
             ef = value
           },
-          search: (q, k) => index.search({ vector: queries[q] as Float32Array, topK: k, ef }).hits.map((h) => Number(h.id)),
-        },
+          search: (q, k) => index.search({ vector: queries[q] as Float32Array, topK: k, ef }),
+          ids: rowsOf,
+        } satisfies AnnEngine<SearchResult>,
       }
     },
   }
@@ -67,11 +118,13 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
 
 /** Quarry's exact path on the same index (brute force, recall 1). */
 export function quarryExact(ds: Dataset, index: QuarryIndex): AnnEngine {
-  return {
+  const engine: AnnEngine<SearchResult> = {
     name: 'quarry-exact',
     setEf: () => {},
-    search: (q, k) => index.search({ vector: row(ds.queries, ds.dim, q), topK: k, exact: true }).hits.map((h) => Number(h.id)),
+    search: (q, k) => index.search({ vector: row(ds.queries, ds.dim, q), topK: k, exact: true }),
+    ids: rowsOf,
   }
+  return engine as AnnEngine
 }
 
 /** hnswlib-node called directly, given queries already as plain arrays (its best case). */
@@ -91,7 +144,8 @@ export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: Na
           name: 'hnswlib-node',
           setEf: (ef) => native.setEf(ef),
           search: (q, k) => native.searchKnn(queries[q] as number[], k).neighbors,
-        },
+          ids: (neighbors: number[]) => neighbors,
+        } satisfies AnnEngine<number[]>,
       }
     },
   }
@@ -142,7 +196,8 @@ export function buildUsearch(ds: Dataset): Build<AnnEngine> {
           index = new UsearchIndex({ ...config, expansion_search: ef })
           index.load(file)
         },
-        search: (q, k) => Array.from(index.search(queries[q] as Float32Array, k, 1).keys, Number),
+        search: (q, k) => index.search(queries[q] as Float32Array, k, 1).keys,
+        ids: (keys: BigUint64Array) => Array.from(keys, Number),
         close: () => rmSync(dir, { recursive: true, force: true }),
       }
     },
