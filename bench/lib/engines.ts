@@ -48,6 +48,16 @@ export interface Build<T> {
   finish(): T
 }
 
+/** hnswlib-node's `searchKnn` called directly on `native`, given queries already as plain arrays (its best case). */
+function rawEngine(name: string, native: NativeHnsw, queries: readonly number[][]): AnnEngine<number[]> {
+  return {
+    name,
+    setEf: (ef) => native.setEf(ef),
+    search: (q, k) => native.searchKnn(queries[q] as number[], k).neighbors,
+    ids: (neighbors) => neighbors,
+  }
+}
+
 /** Queries as Float32Array rows made once, so no engine pays for building its query objects. */
 function queryRows(ds: Dataset): Float32Array[] {
   return Array.from({ length: ds.nq }, (_, q) => row(ds.queries, ds.dim, q).slice())
@@ -79,7 +89,7 @@ function indexWithItsGraph(make: () => QuarryIndex): { index: QuarryIndex; graph
 }
 
 /** Quarry's HNSW index, called as a user would (string ids, Float32Array queries). */
-export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex; sameGraph: AnnEngine; graph: NativeHnsw }> {
+export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex; sameGraph: AnnEngine }> {
   const { index, graph } = indexWithItsGraph(() => createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } }))
   return {
     add: (start, end) => {
@@ -96,13 +106,7 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
       })
       return {
         index,
-        graph,
-        sameGraph: {
-          name: 'hnswlib-node on quarry\'s graph',
-          setEf: (value) => graph.setEf(value),
-          search: (q, k) => graph.searchKnn(plain[q] as number[], k).neighbors,
-          ids: (neighbors: number[]) => neighbors,
-        } satisfies AnnEngine<number[]>,
+        sameGraph: rawEngine('hnswlib-node on quarry\'s graph', graph, plain),
         engine: {
           name: 'quarry-hnsw',
           setEf: (value) => {
@@ -118,16 +122,15 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
 
 /** Quarry's exact path on the same index (brute force, recall 1). */
 export function quarryExact(ds: Dataset, index: QuarryIndex): AnnEngine {
-  const engine: AnnEngine<SearchResult> = {
+  return {
     name: 'quarry-exact',
     setEf: () => {},
     search: (q, k) => index.search({ vector: row(ds.queries, ds.dim, q), topK: k, exact: true }),
     ids: rowsOf,
-  }
-  return engine as AnnEngine
+  } satisfies AnnEngine<SearchResult>
 }
 
-/** hnswlib-node called directly, given queries already as plain arrays (its best case). */
+/** hnswlib-node's own graph, searched by {@link rawEngine}. */
 export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
   const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
   native.initIndex({ maxElements: ds.n, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
@@ -140,12 +143,7 @@ export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: Na
       return {
         native,
         queries,
-        engine: {
-          name: 'hnswlib-node',
-          setEf: (ef) => native.setEf(ef),
-          search: (q, k) => native.searchKnn(queries[q] as number[], k).neighbors,
-          ids: (neighbors: number[]) => neighbors,
-        } satisfies AnnEngine<number[]>,
+        engine: rawEngine('hnswlib-node', native, queries),
       }
     },
   }
