@@ -236,4 +236,30 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
     }
     expect(loadIndex(path).search({ vector: data[0] as number[], topK: 5 })).toEqual(index.search({ vector: data[0] as number[], topK: 5 }))
   })
+
+  it('sums the HNSW graph there too (last, before hnswlib reads it by name): same answers, and a damaged graph is refused first', () => {
+    const graphIndex = createIndex({ dimensions: 8, metric: 'l2' })
+    graphIndex.addMany(data.slice(0, 1500).map((vector, i) => ({ id: `g${i}`, vector, text: `word${i % 17}` })))
+    const path = join(dir, 'worker-c')
+    graphIndex.save(path)
+    const before = backgroundSumsStarted()
+    const loaded = loadIndex(path)
+    expect(backgroundSumsStarted()).toBe(before + 1)
+    for (const query of data.slice(0, 20)) {
+      const request = { vector: query, topK: 10 }
+      const answer = loaded.search(request)
+      expect(answer.stats.strategy).toBe('hnsw')
+      expect(answer).toEqual(graphIndex.search(request))
+    }
+    const file = join(current(path), 'hnsw.bin')
+    const bytes = readFileSync(file)
+    const flipped = Buffer.from(bytes)
+    flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
+    writeFileSync(file, flipped)
+    expect(() => loadIndex(path)).toThrowError(/hnsw\.bin does not match its checksum/)
+    writeFileSync(file, bytes.subarray(0, bytes.length - 8))
+    expect(() => loadIndex(path)).toThrowError(/hnsw\.bin has .* bytes.*truncated/)
+    writeFileSync(file, bytes)
+    expect(loadIndex(path).search({ vector: data[3] as number[], topK: 5 })).toEqual(graphIndex.search({ vector: data[3] as number[], topK: 5 }))
+  })
 })

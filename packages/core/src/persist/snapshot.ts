@@ -133,9 +133,10 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const { options, extent, textTotalLength } = indexFields(files)
   if (embedder) checkEmbedder(files.root, options, embedder)
   const dims = options.dimensions
-  // The graph first: hnswlib reads it by name, which a writer may remove once it has switched CURRENT.
-  const graph = dims !== undefined && options.dense === 'hnsw' ? readGraph(files, options, dims) : undefined
-  if (files.manifest.version !== SNAPSHOT_VERSION) return readStateV4(files, options, extent, textTotalLength, graph)
+  const hnsw = dims !== undefined && options.dense === 'hnsw'
+  // Version 4 reads the graph first, as it always did (a writer may remove the file hnswlib reads
+  // by name once it has switched CURRENT; whileCurrentHolds then reads the new generation).
+  if (files.manifest.version !== SNAPSHOT_VERSION) return readStateV4(files, options, extent, textTotalLength, hnsw ? readGraph(files, options, dims) : undefined)
   if (textTotalLength === undefined) throw unreadable(files.root, INDEX_FORMAT, `${files.name}/manifest.json has no text length`)
   const fail = (name: string) => (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} is not valid`)
   const sections = (name: string): SectionReader => {
@@ -143,8 +144,9 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
     files.reading = name
     return new SectionReader(bytes, fail(name))
   }
-  // Hashed on a worker in the order they are read: each is still checked before it is parsed.
-  files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin'])
+  // Hashed on a worker in the order they are read: each is still checked before it is parsed. The
+  // graph comes last, so hashing it overlaps reading the rest rather than holding up the load.
+  files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(hnsw ? ['hnsw.bin'] : [])])
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
   // Rows are read straight into the store's memory, which the pool's workers read in place (a
@@ -160,6 +162,7 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
   const values = readValues(sections('values.bin'), fail('values.bin'))
+  const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
@@ -206,9 +209,9 @@ function checkEmbedder(root: string, options: ResolvedIndexOptions, embedder: Em
   }
 }
 
-/** The stored HNSW graph (checked first: hnswlib reads the file itself). */
+/** The stored HNSW graph (checked first: hnswlib reads the file itself, by name). */
 function readGraph(files: Generation, options: ResolvedIndexOptions, dims: number): HnswGraph {
-  files.verify('hnsw.bin', files.open('hnsw.bin'))
+  files.check('hnsw.bin')
   try {
     return HnswGraph.load(files.path('hnsw.bin'), metricOps(options.metric).hnswSpace, dims, options.hnsw)
   } catch (cause) {
