@@ -12,6 +12,12 @@ import { rssMB } from './stats.js'
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
 
+/** The engine name of raw hnswlib-node searching Quarry's own graph (see buildQuarry). */
+export const SAME_GRAPH = "hnswlib-node on quarry's graph"
+
+/** The engine name of a second raw hnswlib-node build, a control for the first (see buildHnswlib). */
+export const SECOND_BUILD = 'hnswlib-node, second build'
+
 /**
  * One engine under test: build once, then search query q at a given ef. `search` returns the
  * engine's own answer, as its users get it (Quarry's hits with string ids, hnswlib's labels,
@@ -106,7 +112,7 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
       })
       return {
         index,
-        sameGraph: rawEngine('hnswlib-node on quarry\'s graph', graph, plain),
+        sameGraph: rawEngine(SAME_GRAPH, graph, plain),
         engine: {
           name: 'quarry-hnsw',
           setEf: (value) => {
@@ -130,8 +136,8 @@ export function quarryExact(ds: Dataset, index: QuarryIndex): AnnEngine {
   } satisfies AnnEngine<SearchResult>
 }
 
-/** hnswlib-node's own graph, searched by {@link rawEngine}. */
-export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
+/** hnswlib-node's own graph, searched by {@link rawEngine}; `name` tells a second build from the first. */
+export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
   const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
   native.initIndex({ maxElements: ds.n, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
   return {
@@ -143,7 +149,7 @@ export function buildHnswlib(ds: Dataset): Build<{ engine: AnnEngine; native: Na
       return {
         native,
         queries,
-        engine: rawEngine('hnswlib-node', native, queries),
+        engine: rawEngine(name, native, queries),
       }
     },
   }

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, quarryExact, type AnnEngine } from '../lib/engines.js'
+import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, quarryExact, SAME_GRAPH, SECOND_BUILD, type AnnEngine } from '../lib/engines.js'
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
 import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
@@ -61,7 +61,24 @@ interface PairedRatio {
    */
   quarryOverSameGraph: number
   quarryOverSameGraphCpu: number
+  /**
+   * A second hnswlib-node graph, built the same way from the same vectors, against the first (its
+   * QPS over theirs): how far two identical builds differ by where their memory lies, the noise
+   * floor of `quarryOverRaw`. Only on datasets of at most {@link CONTROL_MAX} vectors.
+   */
+  secondBuildOverRaw?: number
+  secondBuildOverRawCpu?: number
 }
+
+/** Largest dataset given a second raw build as a control (a second build of glove-full takes ~10 min here). */
+const CONTROL_MAX = 200_000
+
+/** What each paired ratio divides: per chunk, the time of the second engine over the first's (the first's QPS over the second's). */
+const PAIRS = [
+  ['quarryOverRaw', 'quarry-hnsw', 'hnswlib-node'],
+  ['quarryOverSameGraph', 'quarry-hnsw', SAME_GRAPH],
+  ['secondBuildOverRaw', SECOND_BUILD, 'hnswlib-node'],
+] as const
 
 /** Repetitions of every query at every ef: DENSE_REPS, else 1 quick and 3 full. */
 function repetitions(quick: boolean): number {
@@ -87,10 +104,12 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
   const truth = groundTruth(ds, K)
   // Builds are interleaved chunk by chunk so that machine noise hits every engine alike.
   const builds = { quarry: buildQuarry(ds), raw: buildHnswlib(ds), usearch: buildUsearch(ds) }
+  const control = ds.n <= CONTROL_MAX ? buildHnswlib(ds, SECOND_BUILD) : undefined
   const costs = buildInterleaved(ds.n, [
     { name: 'quarry-hnsw', build: builds.quarry },
     { name: 'hnswlib-node', build: builds.raw },
     { name: 'usearch', build: builds.usearch },
+    ...(control ? [{ name: SECOND_BUILD, build: control }] : []),
   ])
   const quarry = builds.quarry.finish()
   const engines: [AnnEngine, { seconds?: number; memoryMB?: number }][] = [
@@ -98,6 +117,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
     [quarry.engine, costs.get('quarry-hnsw') as { seconds: number; memoryMB: number }],
     [builds.usearch.finish(), costs.get('usearch') as { seconds: number; memoryMB: number }],
     [quarry.sameGraph, {}],
+    ...(control ? [[control.finish().engine, {}] as [AnnEngine, object]] : []),
   ]
   const sweeps = new Map<string, SweepPoint[]>(engines.map(([e]) => [e.name, []]))
   const ratios: PairedRatio[] = []
@@ -108,10 +128,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
     const seconds = new Map<string, number>(engines.map(([e]) => [e.name, 0]))
     const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
     const results = new Map<string, number[][]>(engines.map(([e]) => [e.name, []]))
-    const chunkRatios: number[] = []
-    const chunkCpuRatios: number[] = []
-    const sameGraphRatios: number[] = []
-    const sameGraphCpuRatios: number[] = []
+    const paired = PAIRS.filter(([, a, b]) => seconds.has(a) && seconds.has(b)).map(([key, a, b]) => ({ key, a, b, wall: [] as number[], cpu: [] as number[] }))
     // Interleave the engines chunk by chunk (rotating who goes first) so that machine noise hits
     // them alike; the Quarry/hnswlib ratio is the median of per-chunk time ratios.
     for (let rep = 0; rep < reps; rep++) {
@@ -128,18 +145,24 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
           latencies.get(engine.name)?.push(...run.latencies)
           if (rep === 0) results.get(engine.name)?.push(...run.results)
         }
-        chunkRatios.push((chunkTime.get('hnswlib-node') ?? 0) / (chunkTime.get('quarry-hnsw') ?? 1))
-        chunkCpuRatios.push((chunkCpu.get('hnswlib-node') ?? 0) / (chunkCpu.get('quarry-hnsw') || 1))
-        sameGraphRatios.push((chunkTime.get(quarry.sameGraph.name) ?? 0) / (chunkTime.get('quarry-hnsw') ?? 1))
-        sameGraphCpuRatios.push((chunkCpu.get(quarry.sameGraph.name) ?? 0) / (chunkCpu.get('quarry-hnsw') || 1))
+        for (const p of paired) {
+          p.wall.push((chunkTime.get(p.b) ?? 0) / (chunkTime.get(p.a) || 1))
+          p.cpu.push((chunkCpu.get(p.b) ?? 0) / (chunkCpu.get(p.a) || 1))
+        }
       }
     }
+    const ratio = (key: (typeof PAIRS)[number][0]): { wall: number; cpu: number } => {
+      const p = paired.find((q) => q.key === key)
+      return p ? { wall: median(p.wall), cpu: median(p.cpu) } : { wall: Number.NaN, cpu: Number.NaN }
+    }
+    const control = paired.some((p) => p.key === 'secondBuildOverRaw') ? ratio('secondBuildOverRaw') : undefined
     ratios.push({
       ef,
-      quarryOverRaw: median(chunkRatios),
-      quarryOverRawCpu: median(chunkCpuRatios),
-      quarryOverSameGraph: median(sameGraphRatios),
-      quarryOverSameGraphCpu: median(sameGraphCpuRatios),
+      quarryOverRaw: ratio('quarryOverRaw').wall,
+      quarryOverRawCpu: ratio('quarryOverRaw').cpu,
+      quarryOverSameGraph: ratio('quarryOverSameGraph').wall,
+      quarryOverSameGraphCpu: ratio('quarryOverSameGraph').cpu,
+      ...(control ? { secondBuildOverRaw: control.wall, secondBuildOverRawCpu: control.cpu } : {}),
     })
     for (const [engine] of engines) {
       sweeps.get(engine.name)?.push({
@@ -200,6 +223,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       'CPU-time ratio (median of chunks)': ratios[i]?.quarryOverRawCpu,
       'same graph: ratio': ratios[i]?.quarryOverSameGraph,
       'same graph: CPU ratio': ratios[i]?.quarryOverSameGraphCpu,
+      'raw, second build / first': ratios[i]?.secondBuildOverRaw,
       'hnswlib p50 ms': hp?.p50ms,
       'quarry p50 ms': qp?.p50ms,
     }
@@ -226,6 +250,13 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       `at every ef with recall >= ${floor}: wall ${span(inRange.map((r) => r.quarryOverSameGraph))}, CPU ${span(inRange.map((r) => r.quarryOverSameGraphCpu))}`,
   )
 
+  if (control) {
+    const second = (r: PairedRatio): number => r.secondBuildOverRaw ?? Number.NaN
+    console.log(
+      `Control: a second raw hnswlib-node build / the first (paired median of chunks) at recall ${TARGETS.join(' / ')}: wall ${paired(second)}; ` +
+        `at every ef with recall >= ${floor}: wall ${span(inRange.map(second))}, CPU ${span(inRange.map((r) => r.secondBuildOverRawCpu ?? Number.NaN))}`,
+    )
+  }
   for (const [engine] of engines) engine.close?.()
   return { reports, ratios, atRecall, pairedAtRecall }
 }
@@ -262,7 +293,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       xLabel: 'recall@10',
       yLabel: 'queries per second',
       logY: true,
-      series: reports.filter((r) => (r.sweep.length > 1 || r.engine === 'quarry-exact') && !r.engine.includes('on quarry')).map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
+      series: reports.filter((r) => (r.sweep.length > 1 || r.engine === 'quarry-exact') && !r.engine.includes('on quarry') && r.engine !== SECOND_BUILD).map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
     })
   }
   const meta = {

@@ -36,10 +36,24 @@ function buildDist(): void {
   execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'adapters', 'tsconfig.build.json')], { stdio: 'inherit' })
 }
 const PARENT = 'projects/bench/locations/local'
+
+/**
+ * The corpus's vector search (RagManagedDb): `knn` (default), exact search, whose first answer
+ * scans every vector; `ann` (STARTUP_CORPUS=ann), Quarry's HNSW graph, whose answer takes about a
+ * millisecond, but whose 1M build takes long (build the folder once, then STARTUP_DATA=DIR).
+ */
+type CorpusKind = 'knn' | 'ann'
+
+function corpusKind(): CorpusKind {
+  const kind = process.env['STARTUP_CORPUS'] ?? 'knn'
+  if (kind !== 'knn' && kind !== 'ann') throw new Error(`STARTUP_CORPUS must be knn or ann, not ${kind}`)
+  return kind
+}
 const QUERY = 'how to configure the option of the package'
 
 /**
- * Issue 20, startup: a `--data` folder holding one RAG corpus of N chunks (KNN: exact search;
+ * Issue 20, startup: a `--data` folder holding one RAG corpus of N chunks (KNN: exact search, or
+ * ANN with STARTUP_CORPUS=ann;
  * the 256-d hashing embedder that `quarry serve --embedder hashing` uses, so the first query waits
  * on no model), checkpointed by the server's own writer (DataDir). Each round spawns the real
  * `quarry serve --data DIR --embedder hashing --port 0` (default durability: log) and times from
@@ -52,6 +66,7 @@ const QUERY = 'how to configure the option of the package'
  */
 export async function runStartup(ctx: SuiteContext): Promise<void> {
   const chunks = Number(process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? 100_000 : 1_000_000))
+  const kind = corpusKind()
   const from: StartFrom = process.env['STARTUP_FROM'] === 'source' ? 'source' : 'dist'
   if (from === 'dist') buildDist()
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-startup-'))
@@ -59,7 +74,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     // STARTUP_DATA=DIR reuses a folder an earlier run of this suite built (its build is not timed).
     const reused = process.env['STARTUP_DATA']
     const data = reused ?? join(dir, 'data')
-    const buildSeconds = reused === undefined ? await buildDataFolder(data, chunks) : Number.NaN
+    const buildSeconds = reused === undefined ? await buildDataFolder(data, chunks, kind) : Number.NaN
     const generation = readFileSync(join(data, 'CURRENT'), 'latin1').trim()
     const corpusDir = join(data, generation, 'vertex-rag', 'corpus-0')
     const empty = join(dir, 'empty')
@@ -96,6 +111,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     const m = { first: median(times.first), listening: median(times.listening), load: median(times.load), empty: median(times.empty) }
     const row = {
       chunks,
+      corpus: kind,
       'serve from': from,
       'build s': buildSeconds,
       'data MB': sizeOf(data) / 1e6,
@@ -115,12 +131,12 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
 }
 
 /** Fills a `--data` folder with one KNN corpus of `chunks` chunks through the RAG engine, checkpointed; returns the seconds it took. */
-export async function buildDataFolder(root: string, chunks: number): Promise<number> {
+export async function buildDataFolder(root: string, chunks: number, kind: CorpusKind = 'knn'): Promise<number> {
   const t = performance.now()
   const embedder = createHashingEmbedder({ dimensions: 256 })
   const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
   const s = engines.vertexRag.v1
-  const created = await s.createRagCorpus({ parent: PARENT, ragCorpus: { displayName: 'startup', vectorDbConfig: { ragManagedDb: { knn: {} } } } })
+  const created = await s.createRagCorpus({ parent: PARENT, ragCorpus: { displayName: 'startup', vectorDbConfig: { ragManagedDb: kind === 'ann' ? { ann: {} } : { knn: {} } } } })
   if (!created.ok) throw new Error(created.status.message)
   const corpus = created.response.response?.name as string
   const passages = npmCorpus().map((p) => p.text)
