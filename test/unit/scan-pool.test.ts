@@ -227,4 +227,29 @@ describe('scan pool options and lifetime', () => {
     expect(report.heldWithBoth).toBe(2)
     expect(report.heldAfter).toBe(1)
   })
+
+  it('its workers and a load\'s checksum worker run in a process whose string code runs as a module (node --input-type=module -e)', async () => {
+    // Such a process evaluates a worker's source as a module too, where `require` does not exist:
+    // before, the pool's worker died at once (scans fell back to one thread, with a warning) and a
+    // load waited 10 s for sums that never came.
+    const child = new URL('./module-input-child.ts', import.meta.url).href
+    const run = spawn(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(child)})`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    run.stdout.on('data', (b: Buffer) => (out += b.toString()))
+    run.stderr.on('data', (b: Buffer) => (err += b.toString()))
+    const timer = setTimeout(() => run.kill('SIGKILL'), 90_000)
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => run.on('exit', (c, s) => resolve([c, s])))
+    clearTimeout(timer)
+    expect(err).toBe('')
+    expect({ code, signal }).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(out) as { chunksByWorkers: number; hits: string[]; oracle: string[]; sumWorkers: number; missed: number; loadedHits: string[]; warnings: string[] }
+    expect(report.warnings).toEqual([])
+    expect(report.chunksByWorkers).toBeGreaterThan(0)
+    expect(report.oracle).toHaveLength(5)
+    expect(report.hits).toEqual(report.oracle)
+    expect(report.sumWorkers).toBe(1)
+    expect(report.missed).toBe(0)
+    expect(report.loadedHits).toEqual(report.oracle)
+  })
 })

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startEvalWorker } from '../util/eval-worker.js'
 import { cosineKeyAt, dotAt, dotAt2, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, l2SquaredAt2, metricKind, scanKeys } from '../metric/kernels.js'
 import { SIMD_SLOTS, simdScanKeys, type SimdExports, type SimdRows, type WasmMemory, type WasmModule } from '../metric/simd.js'
 import type { ResolvedScanOptions } from '../engine/options.js'
@@ -169,7 +170,7 @@ export class ScanPool {
 
   #start(workers: number): void {
     while (this.#workers.length < workers) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'quarry-scan', workerData: { slot: this.#workers.length + 1 } })
+      const worker = startEvalWorker(WORKER_SOURCE, { name: 'quarry-scan', workerData: { slot: this.#workers.length + 1 } })
       worker.unref()
       worker.on('error', () => this.#fail('a scan worker exited with an error'))
       this.#workers.push(worker)
@@ -337,14 +338,15 @@ function grown(length: number, needed: number): number {
  * exists, it makes its SIMD instance over a memory when a job brings one (instantiating the
  * compiled module takes ~15 µs) and keeps it, by the memory's id, for the following jobs over that
  * memory, until told to forget it. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
+ * It takes `worker_threads` with `import()` (see startEvalWorker); jobs posted before that settles
+ * wait in the port.
  */
 const WORKER_SOURCE = [
   "'use strict'",
   'const __name = (f) => f',
   ...[dotAt, l2SquaredAt, dotAt2, l2SquaredAt2, cosineKeyAt, dotKeyAt, l2KeyAt, keyAt, metricKind, scanKeys, simdScanKeys, scanChunk, claimChunks].map(String),
-  "const { parentPort, workerData } = require('node:worker_threads')",
   'const held = new Map()',
-  'parentPort.on(\'message\', (job) => {',
+  "import('node:worker_threads').then(({ parentPort, workerData }) => parentPort.on('message', (job) => {",
   '  if (job.forget !== undefined) {',
   '    held.delete(job.forget)',
   '    return',
@@ -357,5 +359,5 @@ const WORKER_SOURCE = [
   '    if (own !== undefined) simd = { kernels: own.kernels, memory: own.memory, slot: workerData.slot, scan: simdScanKeys }',
   '  }',
   '  claimChunks(job, scanKeys, simd, true)',
-  '})',
+  '}))',
 ].join('\n')

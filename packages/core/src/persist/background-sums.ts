@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startEvalWorker } from '../util/eval-worker.js'
 import type { FileSum } from './manifest.js'
 
 /**
@@ -36,6 +37,13 @@ export function backgroundSumsStarted(): number {
   return started
 }
 
+let missed = 0
+
+/** Sums a load asked a worker for and hashed itself instead (the worker failed on the file, or was given up): for tests. */
+export function backgroundSumsMissed(): number {
+  return missed
+}
+
 /** How long a wait may see no progress before the worker is given up (it could not start, or died). */
 const STALL_MS = 10_000
 
@@ -43,33 +51,32 @@ const PENDING = 0
 const DONE = 1
 const FAILED = 2
 
-/** The worker's code (CommonJS, evaluated: nothing to resolve on disk). */
+/** The worker's code (evaluated, see startEvalWorker: its modules taken with import()). */
 const SOURCE = `
-const { workerData } = require('node:worker_threads')
-const { readSync } = require('node:fs')
-const { createHash } = require('node:crypto')
-const { fds, state, sizes, digests, progress } = workerData
-const buffer = Buffer.allocUnsafe(1 << 20)
-for (let i = 0; i < fds.length; i++) {
-  try {
-    const hash = createHash('sha256')
-    let at = 0
-    for (;;) {
-      const n = readSync(fds[i], buffer, 0, buffer.length, at)
-      if (n === 0) break
-      hash.update(buffer.subarray(0, n))
-      at += n
-      Atomics.add(progress, 0, 1)
+Promise.all([import('node:worker_threads'), import('node:fs'), import('node:crypto')]).then(([{ workerData }, { readSync }, { createHash }]) => {
+  const { fds, state, sizes, digests, progress } = workerData
+  const buffer = Buffer.allocUnsafe(1 << 20)
+  for (let i = 0; i < fds.length; i++) {
+    try {
+      const hash = createHash('sha256')
+      let at = 0
+      for (;;) {
+        const n = readSync(fds[i], buffer, 0, buffer.length, at)
+        if (n === 0) break
+        hash.update(buffer.subarray(0, n))
+        at += n
+        Atomics.add(progress, 0, 1)
+      }
+      digests.set(hash.digest(), i * 32)
+      sizes[i] = at
+      Atomics.store(state, i, ${DONE})
+    } catch {
+      Atomics.store(state, i, ${FAILED})
     }
-    digests.set(hash.digest(), i * 32)
-    sizes[i] = at
-    Atomics.store(state, i, ${DONE})
-  } catch {
-    Atomics.store(state, i, ${FAILED})
+    Atomics.notify(state, i)
+    Atomics.notify(progress, 0)
   }
-  Atomics.notify(state, i)
-  Atomics.notify(progress, 0)
-}
+})
 `
 
 /** Sums of open files, computed ahead on a worker thread. */
@@ -86,7 +93,7 @@ export class BackgroundSums {
     this.#sizes = new Float64Array(new SharedArrayBuffer(8 * fds.length))
     this.#digests = new Uint8Array(new SharedArrayBuffer(32 * fds.length))
     this.#progress = new Int32Array(new SharedArrayBuffer(4))
-    this.#worker = new Worker(SOURCE, { eval: true, workerData: { fds, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
+    this.#worker = startEvalWorker(SOURCE, { workerData: { fds, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
     this.#worker.unref()
     started++
     // A failure to start shows as no progress (the main thread may be blocked and never see the event).
@@ -116,7 +123,10 @@ export class BackgroundSums {
         seen = now
       }
     }
-    if (this.#abandoned || Atomics.load(this.#state, i) !== DONE) return undefined
+    if (this.#abandoned || Atomics.load(this.#state, i) !== DONE) {
+      missed++
+      return undefined
+    }
     return { bytes: this.#sizes[i] as number, sha256: Buffer.from(this.#digests.subarray(i * 32, i * 32 + 32)).toString('hex') }
   }
 
