@@ -182,20 +182,8 @@ export async function buildDataFolder(root: string, chunks: number, kind: Corpus
  * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora).
  */
 async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<{ listening: number; answer: number }> {
-  const start = performance.now()
-  const child = spawn(process.execPath, quarryArgs(from, ['serve', '--data', dir, '--embedder', 'hashing', '--port', '0']), { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  try {
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      let out = ''
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString()
-        const match = /serving on (http:\/\/[^\s]+)/.exec(out)
-        if (match) resolveUrl(match[1] as string)
-      })
-      child.once('exit', (code) => reject(new Error(`quarry serve exited (${code}): ${stderr.slice(0, 500)}`)))
-    })
+  return whileRunning(quarryArgs(from, ['serve', '--data', dir, '--embedder', 'hashing', '--port', '0']), 'quarry serve', async (start, line) => {
+    const url = (await line(/serving on (http:\/\/[^\s]+)/))[1] as string
     const listening = (performance.now() - start) / 1000
     const corpora = await call(`${url}/v1/${PARENT}/ragCorpora`, undefined)
     if (query) {
@@ -205,10 +193,7 @@ async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<
       if (contexts.length !== 10) throw new Error(`the first query answered ${contexts.length} contexts, not 10`)
     }
     return { listening, answer: (performance.now() - start) / 1000 }
-  } finally {
-    child.kill('SIGKILL')
-    await new Promise((r) => (child.exitCode === null && child.signalCode === null ? child.once('exit', r) : r(undefined)))
-  }
+  })
 }
 
 /**
@@ -223,22 +208,36 @@ async function loadedInProcess(from: StartFrom, corpusDir: string, chunks: numbe
     `const index = loadIndex(${JSON.stringify(corpusDir)}, { embedder: createHashingEmbedder({ dimensions: 256 }) })`,
     'console.log(`loaded ${index.size}`)',
   ].join('\n')
-  const start = performance.now()
-  const child = spawn(process.execPath, [...(from === 'source' ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  try {
-    const size = await new Promise<number>((resolveSize, reject) => {
-      let out = ''
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString()
-        const match = /loaded (\d+)/.exec(out)
-        if (match) resolveSize(Number(match[1]))
-      })
-      child.once('exit', (code) => reject(new Error(`the load script exited (${code}): ${stderr.slice(0, 500)}`)))
-    })
+  return whileRunning([...(from === 'source' ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], 'the load script', async (start, line) => {
+    const size = Number((await line(/loaded (\d+)/))[1])
     if (size !== chunks) throw new Error(`the corpus holds ${size} chunks, not ${chunks}`)
     return (performance.now() - start) / 1000
+  })
+}
+
+/**
+ * Spawns `node args` and runs `use` with the spawn's time and a wait for the first match of a
+ * pattern in its output (failing, with its stderr, if it exits first); then kills it.
+ */
+async function whileRunning<T>(args: readonly string[], what: string, use: (start: number, line: (pattern: RegExp) => Promise<RegExpExecArray>) => Promise<T>): Promise<T> {
+  const start = performance.now()
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const line = (pattern: RegExp): Promise<RegExpExecArray> =>
+    new Promise((resolveLine, reject) => {
+      const check = (): void => {
+        const match = pattern.exec(out)
+        if (match) resolveLine(match)
+      }
+      child.stdout.on('data', check)
+      child.once('exit', (code) => reject(new Error(`${what} exited (${code}): ${stderr.slice(0, 500)}`)))
+      check()
+    })
+  try {
+    return await use(start, line)
   } finally {
     child.kill('SIGKILL')
     await new Promise((r) => (child.exitCode === null && child.signalCode === null ? child.once('exit', r) : r(undefined)))

@@ -208,14 +208,7 @@ describe('scan pool options and lifetime', () => {
   })
 
   it('a process whose only work is done exits by itself, pool workers running; a collected store\'s memory is forgotten by the workers', async () => {
-    const child = spawn(process.execPath, ['--expose-gc', '--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()))
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])))
-    clearTimeout(timer)
+    const { out, err, code, signal } = await runNode(['--expose-gc', '--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))])
     expect(err).toBe('')
     expect({ code, signal }).toEqual({ code: 0, signal: null })
     const report = JSON.parse(out) as { workers: number; chunksByWorkers: number; ids: string[]; same: boolean; heldWithBoth: number; heldAfter: number }
@@ -233,14 +226,7 @@ describe('scan pool options and lifetime', () => {
     // before, the pool's worker died at once (scans fell back to one thread, with a warning) and a
     // load waited 10 s for sums that never came.
     const child = new URL('./module-input-child.ts', import.meta.url).href
-    const run = spawn(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(child)})`], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    run.stdout.on('data', (b: Buffer) => (out += b.toString()))
-    run.stderr.on('data', (b: Buffer) => (err += b.toString()))
-    const timer = setTimeout(() => run.kill('SIGKILL'), 90_000)
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => run.on('exit', (c, s) => resolve([c, s])))
-    clearTimeout(timer)
+    const { out, err, code, signal } = await runNode(['--conditions=quarry-source', '--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(child)})`])
     expect(err).toBe('')
     expect({ code, signal }).toEqual({ code: 0, signal: null })
     const report = JSON.parse(out) as { chunksByWorkers: number; hits: string[]; oracle: string[]; sumWorkers: number; missed: number; loadedHits: string[]; warnings: string[] }
@@ -253,3 +239,16 @@ describe('scan pool options and lifetime', () => {
     expect(report.loadedHits).toEqual(report.oracle)
   })
 })
+
+/** Runs `node args` to its end (killed after 90 s): what it printed and how it exited. */
+async function runNode(args: readonly string[]): Promise<{ out: string; err: string; code: number | null; signal: NodeJS.Signals | null }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()))
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()))
+  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])))
+  clearTimeout(timer)
+  return { out, err, code, signal }
+}
