@@ -36,6 +36,7 @@ function buildDist(): void {
   execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'adapters', 'tsconfig.build.json')], { stdio: 'inherit' })
 }
 const PARENT = 'projects/bench/locations/local'
+const QUERY = 'how to configure the option of the package'
 
 /**
  * The corpus's vector search (RagManagedDb): `knn` (default), exact search, whose first answer
@@ -49,7 +50,6 @@ function corpusKind(): CorpusKind {
   if (kind !== 'knn' && kind !== 'ann') throw new Error(`STARTUP_CORPUS must be knn or ann, not ${kind}`)
   return kind
 }
-const QUERY = 'how to configure the option of the package'
 
 /**
  * Issue 20, startup: a `--data` folder holding one RAG corpus of N chunks (KNN: exact search, or
@@ -136,7 +136,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
   }
 }
 
-/** Fills a `--data` folder with one KNN corpus of `chunks` chunks through the RAG engine, checkpointed; returns the seconds it took. */
+/** Fills a `--data` folder with one corpus (KNN or ANN) of `chunks` chunks through the RAG engine, checkpointed; returns the seconds it took. */
 export async function buildDataFolder(root: string, chunks: number, kind: CorpusKind = 'knn'): Promise<number> {
   const t = performance.now()
   const embedder = createHashingEmbedder({ dimensions: 256 })
