@@ -16,8 +16,12 @@ import type { SuiteContext } from '../run.js'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const QUARRY = join(ROOT, 'packages', 'adapters', 'bin', 'quarry.mjs')
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-/** What an installed package's `quarry` runs (bin/quarry.mjs outside the workspace): the compiled CLI, which runs itself when executed. */
-const DIST_CLI = join(ROOT, 'packages', 'adapters', 'dist', 'cli', 'main.js')
+/** What an installed package's `quarry` loads (bin/quarry.mjs outside the workspace): the bundled CLI, whose runCli it calls. */
+const DIST_CLI = join(ROOT, 'packages', 'adapters', 'dist', 'bundle', 'cli', 'main.js')
+/** What `import '@quarry/core'` loads from an installed package (its exports' default). */
+const DIST_CORE = join(ROOT, 'packages', 'core', 'dist', 'bundle', 'index.js')
+/** Bundles a built package's dist/ into dist/bundle/, as its build and prepack scripts do. */
+const BUNDLE = join(ROOT, 'scripts', 'bundle.mjs')
 
 /**
  * How the server is started: `dist` (default) as a user's install runs it, the compiled
@@ -28,12 +32,15 @@ type StartFrom = 'dist' | 'source'
 
 function quarryArgs(from: StartFrom, args: readonly string[]): string[] {
   if (from === 'source') return [QUARRY, ...args]
-  return [DIST_CLI, ...args]
+  // bin/quarry.mjs outside the workspace: import the bundled CLI and run it.
+  const run = `const { runCli } = await import(${JSON.stringify(pathToFileURL(DIST_CLI).href)}); process.exitCode = await runCli(process.argv.slice(1))`
+  return ['--input-type=module', '-e', run, ...args]
 }
 
-/** Builds both packages' dist/ as `pnpm build` does (incremental: quick when nothing changed). */
+/** Builds both packages' dist/ and dist/bundle/ as `pnpm build` does (tsc is incremental: quick when nothing changed). */
 function buildDist(): void {
   execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'adapters', 'tsconfig.build.json')], { stdio: 'inherit' })
+  for (const name of ['core', 'adapters']) execFileSync(process.execPath, [BUNDLE, join(ROOT, 'packages', name)], { stdio: 'inherit' })
 }
 const PARENT = 'projects/bench/locations/local'
 const QUERY = 'how to configure the option of the package'
@@ -202,7 +209,7 @@ async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<
  * smallest program that loads the snapshot takes, Node's start and core's modules included.
  */
 async function loadedInProcess(from: StartFrom, corpusDir: string, chunks: number): Promise<number> {
-  const core = join(ROOT, 'packages', 'core', from === 'dist' ? 'dist/index.js' : 'src/index.ts')
+  const core = from === 'dist' ? DIST_CORE : join(ROOT, 'packages', 'core', 'src', 'index.ts')
   const script = [
     `const { loadIndex, createHashingEmbedder } = await import(${JSON.stringify(pathToFileURL(core).href)})`,
     `const index = loadIndex(${JSON.stringify(corpusDir)}, { embedder: createHashingEmbedder({ dimensions: 256 }) })`,

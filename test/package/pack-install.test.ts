@@ -143,7 +143,7 @@ afterAll(() => {
 })
 
 describe('the packed packages', () => {
-  it('hold compiled ESM, .d.ts and source maps for every export and the bin, a README and a LICENSE; no sources or tests', async () => {
+  it('hold bundled ESM with source maps for every export, the bin and the worker, .d.ts files, a README and a LICENSE; no sources or tests', async () => {
     for (const name of ['core', 'adapters'] as const) {
       const entries = await tarEntries(tarballs[name])
       const manifest = packedManifest(dir, name)
@@ -152,17 +152,25 @@ describe('the packed packages', () => {
       const shipped = (e: string): boolean => e.startsWith('dist/') || (name === 'adapters' && e.startsWith('console/') && !e.endsWith('tsconfig.json'))
       expect(entries.filter((e) => !shipped(e) && !['package.json', 'README.md', 'LICENSE', 'bin/quarry.mjs'].includes(e)), name).toEqual([])
       expect(entries.filter((e) => (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(src|test)\//.test(e) || e.endsWith('.tsbuildinfo')), name).toEqual([])
-      for (const js of entries.filter((e) => e.startsWith('dist/') && e.endsWith('.js'))) {
-        expect(entries, `${name}: ${js} has types and a source map`).toEqual(expect.arrayContaining([js.replace(/\.js$/, '.d.ts'), `${js}.map`]))
+      // What runs is the bundle (scripts/bundle.mjs), each file with its source map; tsc's modules
+      // are not shipped, only their declarations.
+      expect(entries.filter((e) => e.startsWith('dist/') && !e.startsWith('dist/bundle/') && !e.endsWith('.d.ts')), `${name}: only the bundle and .d.ts files under dist/`).toEqual([])
+      for (const js of entries.filter((e) => e.endsWith('.js') && e.startsWith('dist/'))) expect(entries, `${name}: ${js} has a source map`).toContain(`${js}.map`)
+      const sources: string[] = []
+      for (const file of entries.filter((e) => e.startsWith('dist/bundle/') && e.endsWith('.js.map'))) {
+        const bundled = JSON.parse(readFileSync(join(dir, name, 'package', file), 'utf8')) as { sources: string[]; sourcesContent?: unknown[] }
+        expect(bundled.sourcesContent?.length, `${name}: ${file} carries its sources`).toBe(bundled.sources.length)
+        sources.push(...bundled.sources.map((source) => join(dirname(file), source)))
       }
-      const map = JSON.parse(readFileSync(join(dir, name, 'package', 'dist', 'index.js.map'), 'utf8')) as { sourcesContent?: unknown[] }
-      expect(map.sourcesContent?.length, `${name}: source maps carry their sources`).toBe(1)
+      expect(sources.filter((s) => !/^src\/.+\.ts$/.test(s)), `${name}: the bundle maps to the package's .ts sources`).toEqual([])
+      expect(sources, `${name}: the bundle maps its main module`).toContain(name === 'core' ? 'src/engine/quarry-index.ts' : 'src/cli/main.ts')
       expect(manifest.exports).toEqual({
-        '.': { types: './dist/index.d.ts', default: './dist/index.js' },
-        './testing': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' },
+        '.': { types: './dist/index.d.ts', default: './dist/bundle/index.js' },
+        './testing': { types: './dist/testing/index.d.ts', default: './dist/bundle/testing/index.js' },
         './package.json': './package.json',
       })
-      for (const target of ['dist/index.js', 'dist/index.d.ts', 'dist/testing/index.js', 'dist/testing/index.d.ts']) expect(entries, `${name}: ${target}`).toContain(target)
+      const targets = ['dist/bundle/index.js', 'dist/index.d.ts', 'dist/bundle/testing/index.js', 'dist/testing/index.d.ts', ...(name === 'adapters' ? ['dist/bundle/cli/main.js', 'dist/bundle/vertex-rag/analysis-worker.js'] : [])]
+      for (const target of targets) expect(entries, `${name}: ${target}`).toContain(target)
       expect(manifest.peerDependenciesMeta).toEqual({ 'fast-check': { optional: true } })
       expect(manifest.license).toBe('MIT')
     }
@@ -256,7 +264,7 @@ describe('installed with npm into a project outside the workspace', () => {
     client.close()
     expect(bytes.includes(Buffer.from(name))).toBe(true)
     expect(bytes.includes(Buffer.from('Books'))).toBe(true)
-    // The console, from the installed package's own files (dist/console/static.js finds ../../console/).
+    // The console, from the installed package's own files (its console/ folder, found from the bundle).
     const page = await fetch(`http://127.0.0.1:${port}/`)
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')

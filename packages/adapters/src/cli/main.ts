@@ -98,7 +98,19 @@ export async function runCli(args: readonly string[]): Promise<number> {
   }
 }
 
-// Run when executed directly (tsx src/cli/main.ts, or the bin), not when imported.
-if (process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
-  process.exitCode = await runCli(process.argv.slice(2))
+/**
+ * Whether this module is the process's script (tsx src/cli/main.ts, node dist/cli/main.js), not
+ * imported (by bin/quarry.mjs, the package's index or a bundle; or under `node -e`, where the
+ * first argument need not be a file).
+ */
+function runDirectly(): boolean {
+  const script = process.argv[1]
+  if (!script) return false
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
 }
+
+if (runDirectly()) process.exitCode = await runCli(process.argv.slice(2))

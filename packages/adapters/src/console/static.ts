@@ -1,14 +1,13 @@
 import { constants } from 'node:fs'
 import { open, readdir } from 'node:fs/promises'
-import { extname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { extname, join, sep } from 'node:path'
+import { PACKAGE_ROOT } from '../package-root.js'
 
 /**
- * The console's static files: packages/adapters/console/, beside src/ and dist/ in the package, so
- * `../../console/` from this module (src/console/static.ts, or dist/console/static.js once built)
- * is the same folder from the workspace's sources and from an installed tarball.
+ * The console's static files: packages/adapters/console/, beside src/ and dist/ in the package
+ * (the same folder from the workspace's sources and from an installed tarball, bundled or not).
  */
-export const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url))
+export const CONSOLE_DIR = join(PACKAGE_ROOT, 'console') + sep
 
 /** The types served, by extension; a file of any other type is not served. */
 const CONTENT_TYPES: Readonly<Record<string, string>> = {

@@ -1,5 +1,8 @@
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { embedAll, embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
+import { PACKAGE_ROOT } from '../package-root.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
@@ -41,14 +44,14 @@ export type WorkerMessage =
   | { readonly forget: number }
 
 /**
- * How the thread runs this module's sibling: the compiled analysis-worker.js, or in the workspace
- * its TypeScript source through bin/sources.mjs (tsx, a dev dependency; not in the published package).
+ * How the thread runs analysis-worker: built, the bundle's entry (scripts/bundle.mjs), which is
+ * what the package ships; or in the workspace its TypeScript source through bin/sources.mjs (tsx,
+ * a dev dependency; not in the published package).
  */
 function startThread(): Worker {
-  const here = import.meta.url
-  if (!here.endsWith('.ts')) return new Worker(new URL('./analysis-worker.js', here), { name: 'quarry-import' })
-  const sources = new URL('../../bin/sources.mjs', here).href
-  const source = new URL('./analysis-worker.ts', here).href
+  if (!import.meta.url.endsWith('.ts')) return new Worker(join(PACKAGE_ROOT, 'dist', 'bundle', 'vertex-rag', 'analysis-worker.js'), { name: 'quarry-import' })
+  const sources = pathToFileURL(join(PACKAGE_ROOT, 'bin', 'sources.mjs')).href
+  const source = pathToFileURL(join(PACKAGE_ROOT, 'src', 'vertex-rag', 'analysis-worker.ts')).href
   return new Worker(`import(${JSON.stringify(sources)}).then((m) => m.loadSource(${JSON.stringify(source)}))`, { eval: true, name: 'quarry-import' })
 }
 
