@@ -18,7 +18,8 @@ import { winkLexicon, winkPreserves } from './wink.js'
  * - `lp-letters`: one of `‘'“"[({…-–`, then two or more letters (`anyWithLP`);
  * - `backticked`: letters between backticks (markdown code): wink's punctuation regex splits the
  *   backticks off, its word regex reads the letters;
- * - `hash-number`: '#' then a number (no sign): the number regex takes the digits, '#' is a symbol;
+ * - `hash-number`: '#' then a number (no sign, no ':'): the number regex takes the digits, '#' is a
+ *   symbol (after '#' wink reads `:3` as an emoticon, so `#1:3` is '#' '1' ':3' but `#1:2` is '#' '1:2');
  * - `hyphenated`: letters joined by single '-' (its word regex, then `pushHyphenatedToken`): one
  *   token if wink preserves the word (`anti-…`, `…-less`), else the parts and the hyphens.
  * Not `backticked` or `hyphenated` when `USD`, `AUD`, `INR` or `GBP` occurs in the unit: wink's
@@ -81,7 +82,7 @@ const SHAPES: readonly Shape[] = [
     pattern: /^`[A-Za-z]+`$/,
     parts: (unit) => (CURRENCY_CODES.test(unit) ? undefined : [[0, 1, PUNCTUATION], [1, unit.length - 1, WORD], [unit.length - 1, unit.length, PUNCTUATION]]),
   },
-  { name: 'hash-number', pattern: /^#\d+(?:[.,\-/:]\d+)*$/, parts: (unit) => [[0, 1, SYMBOL], [1, unit.length, NUMBER]] },
+  { name: 'hash-number', pattern: /^#\d+(?:[.,\-/]\d+)*$/, parts: (unit) => [[0, 1, SYMBOL], [1, unit.length, NUMBER]] },
   {
     name: 'hyphenated',
     pattern: /^[A-Za-z]+(?:-[A-Za-z]+)+$/,
