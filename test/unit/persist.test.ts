@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError } from '@quarry/core'
 import { clustered } from '../support/random.js'
 import { saveV4 } from '../support/snapshot-v4.js'
-import { backgroundSumsStarted, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
+import { backgroundSumsFilled, backgroundSumsStarted, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -235,6 +235,40 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
       writeFileSync(file, bytes)
     }
     expect(loadIndex(path).search({ vector: data[0] as number[], topK: 5 })).toEqual(index.search({ vector: data[0] as number[], topK: 5 }))
+  })
+
+  it('reads rows in shared memory on the worker (the main thread reads neither vectors nor norms): same bits, and damage is still refused', () => {
+    // 3,000 × 48-d (576 KB of rows) keeps its rows in a shared WebAssembly memory: the worker reads them there.
+    const wide = clustered(11, 3000, 48, 6)
+    const exact = createIndex({ dimensions: 48, metric: 'cosine', dense: 'exact' })
+    exact.addMany(wide.map((vector, i) => ({ id: `r${i}`, vector, text: `word${i % 13}`, metadata: { n: i } })))
+    for (let i = 0; i < 3000; i += 11) exact.remove(`r${i}`)
+    const path = join(dir, 'worker-rows')
+    exact.save(path)
+    const started = backgroundSumsStarted()
+    const filled = backgroundSumsFilled()
+    const loaded = loadIndex(path)
+    expect(backgroundSumsStarted()).toBe(started + 1)
+    expect(backgroundSumsFilled()).toBe(filled + 2)
+    for (const id of ['r1', 'r17', 'r2999']) expect(loaded.get(id)).toEqual(exact.get(id))
+    for (const query of wide.slice(0, 15)) {
+      const request = { vector: query, topK: 10, filter: { op: 'gte' as const, field: 'n', value: 100 } }
+      expect(loaded.search(request)).toEqual(exact.search(request))
+    }
+    for (const name of ['vectors.f32', 'norms.f32']) {
+      const file = join(current(path), name)
+      const bytes = readFileSync(file)
+      const flipped = Buffer.from(bytes)
+      flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
+      writeFileSync(file, flipped)
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} does not match its checksum`))
+      writeFileSync(file, bytes.subarray(0, bytes.length - 4))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
+      writeFileSync(file, Buffer.concat([bytes, Buffer.alloc(4)]))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
+      writeFileSync(file, bytes)
+    }
+    expect(loadIndex(path).search({ vector: wide[5] as number[], topK: 10 })).toEqual(exact.search({ vector: wide[5] as number[], topK: 10 }))
   })
 
   it('sums the HNSW graph there too (last, before hnswlib reads it by name): same answers, and a damaged graph is refused first', () => {

@@ -8,7 +8,9 @@ import type { FileSum } from './manifest.js'
  * every checksum is still checked before its data is used), but hashing file k+1 overlaps reading
  * and parsing file k. The worker reads the files itself (positional reads of the same
  * descriptors, through one reused buffer) and reports through shared memory, so a synchronous
- * load can wait for it with `Atomics.wait`. It never keeps the process alive (unref'd), and a
+ * load can wait for it with `Atomics.wait`. A file given a target in shared memory (a store's
+ * rows) is read by the worker straight into it and hashed there: the main thread does not read it
+ * at all, and goes on parsing other files meanwhile. It never keeps the process alive (unref'd), and a
  * worker that makes no progress for a while (it could not start) is given up: the caller hashes
  * the file itself.
  */
@@ -44,6 +46,13 @@ export function backgroundSumsMissed(): number {
   return missed
 }
 
+let filled = 0
+
+/** Files the worker read into their targets, summed and handed over (the main thread read none of them): for tests. */
+export function backgroundSumsFilled(): number {
+  return filled
+}
+
 /** How long a wait may see no progress before the worker is given up (it could not start, or died). */
 const STALL_MS = 10_000
 
@@ -54,16 +63,20 @@ const FAILED = 2
 /** The worker's code (evaluated, see startEvalWorker: its modules taken with import()). */
 const SOURCE = `
 Promise.all([import('node:worker_threads'), import('node:fs'), import('node:crypto')]).then(([{ workerData }, { readSync }, { createHash }]) => {
-  const { fds, state, sizes, digests, progress } = workerData
+  const { fds, targets, state, sizes, digests, progress } = workerData
   const buffer = Buffer.allocUnsafe(1 << 20)
   for (let i = 0; i < fds.length; i++) {
     try {
       const hash = createHash('sha256')
+      // A target is filled in place, a piece at a time (hashed while it is in the cache); it is
+      // exactly the file's size, so one more read past it must find the end of the file.
+      const target = targets[i] ? new Uint8Array(targets[i].buffer, targets[i].offset, targets[i].length) : undefined
       let at = 0
       for (;;) {
-        const n = readSync(fds[i], buffer, 0, buffer.length, at)
+        const into = target === undefined || at >= target.length ? buffer : target.subarray(at, at + buffer.length)
+        const n = readSync(fds[i], into, 0, into.length, at)
         if (n === 0) break
-        hash.update(buffer.subarray(0, n))
+        hash.update(into.subarray(0, n))
         at += n
         Atomics.add(progress, 0, 1)
       }
@@ -86,33 +99,43 @@ export class BackgroundSums {
   readonly #sizes: Float64Array
   readonly #digests: Uint8Array
   readonly #progress: Int32Array
+  readonly #targets: readonly (Uint8Array<SharedArrayBuffer> | undefined)[]
   #abandoned = false
 
-  private constructor(fds: readonly number[]) {
+  private constructor(fds: readonly number[], targets: readonly (Uint8Array<SharedArrayBuffer> | undefined)[]) {
     this.#state = new Int32Array(new SharedArrayBuffer(4 * fds.length))
     this.#sizes = new Float64Array(new SharedArrayBuffer(8 * fds.length))
     this.#digests = new Uint8Array(new SharedArrayBuffer(32 * fds.length))
     this.#progress = new Int32Array(new SharedArrayBuffer(4))
-    this.#worker = startEvalWorker(SOURCE, { workerData: { fds, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
+    this.#targets = targets
+    const places = fds.map((_, i) => {
+      const target = targets[i]
+      return target === undefined ? null : { buffer: target.buffer, offset: target.byteOffset, length: target.byteLength }
+    })
+    this.#worker = startEvalWorker(SOURCE, { workerData: { fds, targets: places, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
     this.#worker.unref()
     started++
     // A failure to start shows as no progress (the main thread may be blocked and never see the event).
     this.#worker.on('error', () => undefined)
   }
 
-  /** Starts summing the open files `fds` (in this order) when they hold enough bytes to pay; else undefined. */
-  static start(fds: readonly number[], bytes: number): BackgroundSums | undefined {
+  /**
+   * Starts summing the open files `fds` (in this order) when they hold enough bytes to pay; else
+   * undefined. The i-th file is read into `targets[i]` when given (its length must be the file's):
+   * its bytes are there once {@link sum} returns its sum.
+   */
+  static start(fds: readonly number[], bytes: number, targets: readonly (Uint8Array<SharedArrayBuffer> | undefined)[] = []): BackgroundSums | undefined {
     if (fds.length === 0 || bytes < threshold) return undefined
     try {
-      return new BackgroundSums(fds)
+      return new BackgroundSums(fds, targets)
     } catch {
       return undefined
     }
   }
 
   /**
-   * Waits for the sum of the i-th file: undefined when the worker failed on it or was given up
-   * (the caller then hashes the file itself).
+   * Waits for the sum of the i-th file (and its target filled, when it had one): undefined when
+   * the worker failed on it or was given up (the caller then reads and hashes the file itself).
    */
   sum(i: number): FileSum | undefined {
     let seen = Atomics.load(this.#progress, 0)
@@ -127,6 +150,7 @@ export class BackgroundSums {
       missed++
       return undefined
     }
+    if (this.#targets[i] !== undefined) filled++
     return { bytes: this.#sizes[i] as number, sha256: Buffer.from(this.#digests.subarray(i * 32, i * 32 + 32)).toString('hex') }
   }
 

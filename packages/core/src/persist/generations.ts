@@ -265,6 +265,21 @@ export function errorCode(error: unknown): string {
   return typeof code === 'string' ? code : error instanceof Error ? error.name : 'error'
 }
 
+/** A file summed on the worker: its descriptor, place in the worker's order, and the memory the worker reads it into, if any. */
+interface Ahead {
+  readonly fd: number
+  readonly i: number
+  readonly target: Uint8Array<SharedArrayBuffer> | undefined
+}
+
+function isShared(view: Uint8Array): view is Uint8Array<SharedArrayBuffer> {
+  return typeof SharedArrayBuffer === 'function' && view.buffer instanceof SharedArrayBuffer
+}
+
+function sameView(a: Uint8Array, b: Uint8Array): boolean {
+  return a.buffer === b.buffer && a.byteOffset === b.byteOffset && a.byteLength === b.byteLength
+}
+
 /**
  * The generation CURRENT names, its manifest sealed and checked; files are opened through it and
  * each checked against its size and sha256.
@@ -281,8 +296,8 @@ export class Generation {
   reading: string | undefined
   readonly #pinned = new Map<string, number>()
   readonly #readers = new Set<ChunkReader>()
-  /** Files being summed on a worker (sumAhead): their descriptors and places in its order. */
-  readonly #ahead = new Map<string, { readonly fd: number; readonly i: number }>()
+  /** Files being summed on a worker (sumAhead): their descriptors, places in its order and targets. */
+  readonly #ahead = new Map<string, Ahead>()
   #sums: BackgroundSums | undefined
 
   constructor(root: string, format: GenerationFormat, name: string, manifest: Manifest) {
@@ -391,11 +406,14 @@ export class Generation {
    * Starts hashing the listed files `names` on a worker thread, in this order (background-sums.ts),
    * when they are large enough for it to pay: `readWhole` of one of them then reads it without
    * hashing and waits for its sum before returning it, so hashing the next file overlaps reading
-   * and parsing this one. Files that cannot be opened or have the wrong size are left to
-   * `readWhole`'s own checks.
+   * and parsing this one. A file given a view of shared memory in `fill` (of its exact size) is
+   * read by the worker into it: `readWhole(name, thatView)` then only waits for its sum, and the
+   * main thread parses the files before it meanwhile. Files that cannot be opened or have the
+   * wrong size are left to `readWhole`'s own checks.
    */
-  sumAhead(names: readonly string[]): void {
+  sumAhead(names: readonly string[], fill: ReadonlyMap<string, Uint8Array> = new Map()): void {
     const fds: number[] = []
+    const targets: (Uint8Array<SharedArrayBuffer> | undefined)[] = []
     let bytes = 0
     for (const name of names) {
       const want = this.manifest.files[name]
@@ -408,11 +426,14 @@ export class Generation {
         continue
       }
       this.#pinned.delete(name)
-      this.#ahead.set(name, { fd, i: fds.length })
+      const into = fill.get(name)
+      const target = into !== undefined && into.byteLength === want.bytes && isShared(into) ? into : undefined
+      this.#ahead.set(name, { fd, i: fds.length, target })
       fds.push(fd)
+      targets.push(target)
       bytes += want.bytes
     }
-    this.#sums = BackgroundSums.start(fds, bytes)
+    this.#sums = BackgroundSums.start(fds, bytes, targets)
     if (this.#sums) return
     // Not worth a worker: back to the pinned files, hashed as they are read.
     for (const [name, { fd }] of this.#ahead) this.#pinned.set(name, fd)
@@ -453,15 +474,19 @@ export class Generation {
     return bytes
   }
 
-  /** readWhole of a file the worker sums: read unhashed, then its sum waited for and checked. */
-  #readAhead(name: string, ahead: { readonly fd: number; readonly i: number }, into: Uint8Array | undefined): Uint8Array {
+  /**
+   * readWhole of a file the worker sums: read unhashed (or, into the worker's target, not read
+   * here at all), then its sum waited for and checked.
+   */
+  #readAhead(name: string, ahead: Ahead, into: Uint8Array | undefined): Uint8Array {
     this.reading = name
     const size = this.manifest.files[name]?.bytes ?? 0
     if (into !== undefined && into.byteLength !== size) throw this.#fail(`${name} has ${size} bytes, ${into.byteLength} were expected`)
     const bytes = into ?? new Uint8Array(Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer, 0, size)
-    let filled: number
+    let filled = size
+    const byWorker = ahead.target !== undefined && sameView(ahead.target, bytes)
     try {
-      filled = readFully(ahead.fd, bytes)
+      if (!byWorker) filled = readFully(ahead.fd, bytes)
     } catch (error) {
       throw this.#fail(`${name} could not be read (${errorCode(error)})`)
     }

@@ -144,11 +144,6 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
     files.reading = name
     return new SectionReader(bytes, fail(name))
   }
-  // Hashed on a worker in the order they are read: each is still checked before it is parsed. The
-  // graph comes last, so hashing it overlaps reading the rest rather than holding up the load.
-  files.sumAhead(['ids.bin', ...(dims === undefined ? [] : ['vectors.f32', 'norms.f32']), 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(hnsw ? ['hnsw.bin'] : [])])
-  const ids = readIds(sections('ids.bin'), extent)
-  if (!ids) throw fail('ids.bin')()
   // Rows are read straight into the store's memory, which the pool's workers read in place (a
   // store outside a WebAssembly memory reads them into shared memory when a whole scan would split
   // across the pool; else its first such scan copies them there).
@@ -157,25 +152,23 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   // An exact index's searches are such scans: its threads boot while the rest is read (a graph's
   // searches need none, so they start with its first big filtered scan, as before).
   if (shared && options.dense === 'exact') scanPool().prepare(workers)
-  const store = dims === undefined ? undefined : readVectors(files, dims, extent, shared)
+  const store = dims === undefined ? undefined : VectorStore.sized(dims, extent, shared)
+  const rows = store && { 'vectors.f32': bytesOf(store.slice(extent)), 'norms.f32': bytesOf(store.sliceInvNorms(extent)) }
+  // Hashed on a worker in the order they are read: each is still checked before it is parsed.
+  // Rows in shared memory (a store in a WebAssembly memory, or one the pool will scan) are read
+  // there by that worker while this thread parses the records and the text index, so they come
+  // after them; the graph comes last, so hashing it overlaps reading the rest.
+  files.sumAhead(['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows ? ['vectors.f32', 'norms.f32'] : []), ...(hnsw ? ['hnsw.bin'] : [])], new Map(rows ? Object.entries(rows) : []))
+  const ids = readIds(sections('ids.bin'), extent)
+  if (!ids) throw fail('ids.bin')()
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
   const values = readValues(sections('values.bin'), fail('values.bin'))
+  if (rows) for (const [name, bytes] of Object.entries(rows)) files.readWhole(name, bytes)
   const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
-}
-
-/**
- * The rows and norms files, read straight into the store they become (its WebAssembly memory, or
- * shared memory when `shared`): nothing is copied after the read.
- */
-function readVectors(files: Generation, dims: number, extent: number, shared: boolean): VectorStore {
-  const store = VectorStore.sized(dims, extent, shared)
-  files.readWhole('vectors.f32', bytesOf(store.slice(extent)))
-  files.readWhole('norms.f32', bytesOf(store.sliceInvNorms(extent)))
-  return store
 }
 
 function bytesOf(floats: Float32Array): Uint8Array {
