@@ -114,8 +114,13 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
       ]
       if (round % 2 === 1) steps.reverse()
       for (const step of steps) {
-        // The bench's own loaded index (1 GB of vectors at 1M) is freed before the next step runs.
+        // The bench's own loaded index (1 GB of vectors at 1M) is freed before the next step runs:
+        // the loop turns first (the load's checksum worker, which read the rows into the store's
+        // shared memory, is joined only then and holds that memory until it is), then a GC, then
+        // a moment for the memory to go back to the system.
+        await new Promise((resolve) => setTimeout(resolve, 100))
         global.gc?.()
+        await new Promise((resolve) => setTimeout(resolve, 1000))
         await step()
       }
     }
