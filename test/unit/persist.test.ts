@@ -197,6 +197,23 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
   index.addMany(data.map((vector, i) => ({ id: `w${i}`, vector, text: `word${i % 17} other${i % 5} text`, metadata: { n: i, when: new Date(1e12 + i), tags: [`t${i % 3}`] } })))
   for (let i = 0; i < 2000; i += 7) index.remove(`w${i}`)
   const current = (path: string): string => join(path, readFileSync(join(path, 'CURRENT'), 'utf8').trim())
+  /** Flips a byte of, truncates and extends each file in turn (by `by` bytes): each refused with an inline check's message; restored after. */
+  const expectRefused = (path: string, names: readonly string[], by: number): void => {
+    for (const name of names) {
+      const file = join(current(path), name)
+      const bytes = readFileSync(file)
+      const flipped = Buffer.from(bytes)
+      flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
+      writeFileSync(file, flipped)
+      const quoted = name.replace('.', '\\.')
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${quoted} does not match its checksum`))
+      writeFileSync(file, bytes.subarray(0, bytes.length - by))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${quoted} has .* bytes.*truncated`))
+      writeFileSync(file, Buffer.concat([bytes, Buffer.alloc(by)]))
+      expect(() => loadIndex(path)).toThrowError(new RegExp(`${quoted} has .* bytes.*truncated`))
+      writeFileSync(file, bytes)
+    }
+  }
   let restore: () => void = () => undefined
   beforeAll(() => {
     restore = replaceBackgroundSumThreshold(0)
@@ -221,19 +238,7 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
   it('refuses a corrupted, truncated or extended file with the same messages as an inline check', () => {
     const path = join(dir, 'worker-b')
     index.save(path)
-    for (const name of ['ids.bin', 'vectors.f32', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin']) {
-      const file = join(current(path), name)
-      const bytes = readFileSync(file)
-      const flipped = Buffer.from(bytes)
-      flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
-      writeFileSync(file, flipped)
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} does not match its checksum`))
-      writeFileSync(file, bytes.subarray(0, bytes.length - 8))
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
-      writeFileSync(file, Buffer.concat([bytes, Buffer.alloc(8)]))
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
-      writeFileSync(file, bytes)
-    }
+    expectRefused(path, ['ids.bin', 'vectors.f32', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin'], 8)
     expect(loadIndex(path).search({ vector: data[0] as number[], topK: 5 })).toEqual(index.search({ vector: data[0] as number[], topK: 5 }))
   })
 
@@ -255,19 +260,7 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
       const request = { vector: query, topK: 10, filter: { op: 'gte' as const, field: 'n', value: 100 } }
       expect(loaded.search(request)).toEqual(exact.search(request))
     }
-    for (const name of ['vectors.f32', 'norms.f32']) {
-      const file = join(current(path), name)
-      const bytes = readFileSync(file)
-      const flipped = Buffer.from(bytes)
-      flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
-      writeFileSync(file, flipped)
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} does not match its checksum`))
-      writeFileSync(file, bytes.subarray(0, bytes.length - 4))
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
-      writeFileSync(file, Buffer.concat([bytes, Buffer.alloc(4)]))
-      expect(() => loadIndex(path)).toThrowError(new RegExp(`${name.replace('.', '\\.')} has .* bytes.*truncated`))
-      writeFileSync(file, bytes)
-    }
+    expectRefused(path, ['vectors.f32', 'norms.f32'], 4)
     expect(loadIndex(path).search({ vector: wide[5] as number[], topK: 10 })).toEqual(exact.search({ vector: wide[5] as number[], topK: 10 }))
   })
 
