@@ -492,7 +492,8 @@ export class Generation {
     }
     const got = this.#sums?.sum(ahead.i)
     if (got === undefined) {
-      // The worker failed on it or was given up: hash it here.
+      // The worker failed on it or was given up: hash it here (into a target too: a worker given
+      // up may still be writing the same bytes there).
       this.#ahead.delete(name)
       this.#pinned.set(name, ahead.fd)
       return into === undefined ? this.readWhole(name) : this.readWhole(name, into)

@@ -153,19 +153,19 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   // searches need none, so they start with its first big filtered scan, as before).
   if (shared && options.dense === 'exact') scanPool().prepare(workers)
   const store = dims === undefined ? undefined : VectorStore.sized(dims, extent, shared)
-  const rows = store && { 'vectors.f32': bytesOf(store.slice(extent)), 'norms.f32': bytesOf(store.sliceInvNorms(extent)) }
+  const rows = store && new Map([['vectors.f32', bytesOf(store.slice(extent))], ['norms.f32', bytesOf(store.sliceInvNorms(extent))]])
   // Hashed on a worker in the order they are read: each is still checked before it is parsed.
   // Rows in shared memory (a store in a WebAssembly memory, or one the pool will scan) are read
   // there by that worker while this thread parses the records and the text index, so they come
   // after them; the graph comes last, so hashing it overlaps reading the rest.
-  files.sumAhead(['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows ? ['vectors.f32', 'norms.f32'] : []), ...(hnsw ? ['hnsw.bin'] : [])], new Map(rows ? Object.entries(rows) : []))
+  files.sumAhead(['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows?.keys() ?? []), ...(hnsw ? ['hnsw.bin'] : [])], rows)
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
   const values = readValues(sections('values.bin'), fail('values.bin'))
-  if (rows) for (const [name, bytes] of Object.entries(rows)) files.readWhole(name, bytes)
+  for (const [name, bytes] of rows ?? []) files.readWhole(name, bytes)
   const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
