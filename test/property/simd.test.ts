@@ -148,6 +148,45 @@ describe('a vector store keeps its rows in a memory once it is big enough', () =
     expect(store.invNorms.buffer).toBeInstanceOf(SharedArrayBuffer)
   })
 
+  it('rows written out of order, with gaps and rewrites, read back as last written and every other row as zero (pages are brought in ahead of the rows)', () => {
+    const dim = 24
+    const rows = (3 * SIMD_STORE_MIN_COMPONENTS) / dim + 17
+    const store = new VectorStore(dim, 2)
+    const expected = new Map<number, Float32Array>()
+    // A fixed pseudo-random order over every third label, with jumps forward and back, then rewrites.
+    let state = 7
+    const next = (): number => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648)
+    const labels = Array.from({ length: Math.floor(rows / 3) }, (_, i) => i * 3 + (i % 2))
+    for (let i = labels.length - 1; i > 0; i--) {
+      const j = next() % (i + 1)
+      ;[labels[i], labels[j]] = [labels[j] as number, labels[i] as number]
+    }
+    for (const label of [...labels, ...labels.slice(0, 50)]) {
+      const v = Float32Array.from({ length: dim }, (_, j) => (next() % 2001) / 100 - 10 + j)
+      expected.set(label, v)
+      store.set(label as Label, v)
+    }
+    expect(store.simd()).toBeDefined()
+    const zero = new Float32Array(dim)
+    const used = Math.max(...labels) + 1
+    for (let label = 0; label < store.rows; label++) {
+      const want = expected.get(label) ?? zero
+      if (label < used || label % 997 === 0) expect(store.get(label as Label)).toEqual(want)
+    }
+    expect(store.data.subarray(used * dim).every((x) => x === 0)).toBe(true)
+
+    // A snapshot's store: its rows read in whole, then more added one by one.
+    for (const extent of [100, Math.ceil(SIMD_STORE_MIN_COMPONENTS / dim) + 5]) {
+      const loaded = VectorStore.sized(dim, extent)
+      const rowsRead = Float32Array.from({ length: extent * dim }, (_, i) => (i % 977) - 400.5)
+      loaded.slice(extent).set(rowsRead)
+      const added = Array.from({ length: 3 * extent }, (_, i) => Float32Array.from({ length: dim }, (_, j) => i + j / 8))
+      added.forEach((v, i) => loaded.set((extent + i) as Label, v))
+      expect(loaded.slice(extent)).toEqual(rowsRead)
+      added.forEach((v, i) => expect(loaded.get((extent + i) as Label)).toEqual(v))
+    }
+  })
+
   it('refuses a memory past 4 GiB (the store then keeps a typed array)', () => {
     expect(simdMemory(SIMD_MAX_BYTES + 1)).toBeUndefined()
     expect(simdMemory(1000)?.buffer.byteLength).toBe(65_536)
