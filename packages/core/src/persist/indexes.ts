@@ -120,22 +120,31 @@ export function* writeValues(values: ValueIndex, out: SectionWriter): Steps {
   }
 }
 
-/** The value indexes of `values.bin`; throws `fail()` when they are not a value index's. */
-export function readValues(input: SectionReader, fail: () => Error): ValueIndex {
-  const extent = input.f64(1)[0] as number
+/**
+ * The value indexes of `values.bin` for a snapshot of `extent` labels; throws `fail()` when they
+ * are not a value index's. Every label is checked against `extent` before any bitset is sized by
+ * one: a damaged label (a flipped high byte) would otherwise size bitsets of up to 512 MB each and
+ * take minutes to refuse.
+ */
+export function readValues(input: SectionReader, extent: number, fail: () => Error): ValueIndex {
+  const saved = input.f64(1)[0] as number
   const live = input.u32()
   const names = input.strings()
   const fields: FieldSnapshot[] = []
+  const labelLists: Uint32Array[] = [live]
   for (const field of names) {
     if (field === undefined) throw fail()
     const [present, exact, members, strings] = [readLists(input, fail), readLists(input, fail), readLists(input, fail), readLists(input, fail)] as const
     const numbers = { values: input.f64(), labels: input.u32() }
     const datetimes = { values: input.f64(), labels: input.u32() }
+    for (const lists of [present, exact, members, strings]) for (const [, labels] of lists) labelLists.push(labels)
+    labelLists.push(numbers.labels, datetimes.labels)
     fields.push({ field, present, exact, members, strings, numbers, datetimes })
   }
   input.end()
-  if (!Number.isSafeInteger(extent) || extent < 0) throw fail()
-  const index = ValueIndex.fromSnapshot({ extent, live, fields })
+  if (!Number.isSafeInteger(saved) || saved < 0 || saved > extent) throw fail()
+  for (const labels of labelLists) for (let i = 0; i < labels.length; i++) if ((labels[i] as number) >= extent) throw fail()
+  const index = ValueIndex.fromSnapshot({ extent: saved, live, fields })
   if (!index) throw fail()
   return index
 }

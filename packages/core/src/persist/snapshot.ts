@@ -164,7 +164,7 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
   const metadata = readMetadata(sections('metadata.bin'), extent, fail('metadata.bin'))
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
-  const values = readValues(sections('values.bin'), fail('values.bin'))
+  const values = readValues(sections('values.bin'), extent, fail('values.bin'))
   for (const [name, bytes] of rows ?? []) files.readWhole(name, bytes)
   const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
