@@ -120,10 +120,11 @@ export class VectorStore {
    * Brings the next `TOUCH_AHEAD_BYTES` of rows past the written ones into memory, by writing a
    * zero into each of their pages from component `unwritten` on (rows past the written ones are
    * zero, so this changes no value a reader can see; rows before them, a snapshot's read into a
-   * sized store included, are in memory already). Rows added one at a time would otherwise take a fresh page every few rows, between
-   * the pages the HNSW graph takes as it grows with them: the graph's pages then lie scattered in
-   * physical memory, and hnswlib searches it 2.5–3.4% slower than the same graph built alone
-   * (bench/README, dense, twelfth pass). Pages taken 1 MiB at a time leave the graph's in runs.
+   * sized store included, are in memory already). Rows added one at a time would otherwise take
+   * a fresh page every few rows, between the pages the HNSW graph takes as it grows with them:
+   * the graph's pages then lie scattered in physical memory, and hnswlib searches it 2.5–3.4%
+   * slower than the same graph built alone (bench/README, dense, twelfth pass). Pages taken 1 MiB
+   * at a time leave the graph's in runs.
    */
   #touchAhead(unwritten: number): void {
     const data = this.#data

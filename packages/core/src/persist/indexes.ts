@@ -66,7 +66,7 @@ export function readSparse(params: Bm25Params, postings: SectionReader, forward:
     lists[t] = PostingList.restore(labels.subarray(at, at + n), tfs.subarray(at, at + n), maxTf[t] as number, minLength[t] as number)
     at += n
   }
-  for (let i = 0; i < labels.length; i++) if ((labels[i] as number) >= extent) throw fail.postings()
+  if (!allBelow(labels, extent)) throw fail.postings()
 
   const counts = forward.u32(extent)
   const docLengths = forward.f64(extent)
@@ -90,10 +90,12 @@ function* writeLists(lists: LabelLists, out: SectionWriter): Steps {
   yield* out.concat('u32', counts.reduce((a, b) => a + b, 0), lists.map(([, labels]) => labels))
 }
 
-function readLists(input: SectionReader, fail: () => Error): LabelLists {
+/** A group of label lists; throws `fail()` on a label at or past `extent`. */
+function readLists(input: SectionReader, extent: number, fail: () => Error): LabelLists {
   const keys = input.strings()
   const counts = input.u32(keys.length)
   const labels = input.u32(counts.reduce((a, b) => a + b, 0))
+  if (!allBelow(labels, extent)) throw fail()
   const out: (readonly [string, Uint32Array])[] = []
   let at = 0
   for (let i = 0; i < keys.length; i++) {
@@ -127,24 +129,31 @@ export function* writeValues(values: ValueIndex, out: SectionWriter): Steps {
  * take minutes to refuse.
  */
 export function readValues(input: SectionReader, extent: number, fail: () => Error): ValueIndex {
+  const labels = () => {
+    const read = input.u32()
+    if (!allBelow(read, extent)) throw fail()
+    return read
+  }
   const saved = input.f64(1)[0] as number
-  const live = input.u32()
+  const live = labels()
   const names = input.strings()
   const fields: FieldSnapshot[] = []
-  const labelLists: Uint32Array[] = [live]
   for (const field of names) {
     if (field === undefined) throw fail()
-    const [present, exact, members, strings] = [readLists(input, fail), readLists(input, fail), readLists(input, fail), readLists(input, fail)] as const
-    const numbers = { values: input.f64(), labels: input.u32() }
-    const datetimes = { values: input.f64(), labels: input.u32() }
-    for (const lists of [present, exact, members, strings]) for (const [, labels] of lists) labelLists.push(labels)
-    labelLists.push(numbers.labels, datetimes.labels)
+    const [present, exact, members, strings] = [readLists(input, extent, fail), readLists(input, extent, fail), readLists(input, extent, fail), readLists(input, extent, fail)] as const
+    const numbers = { values: input.f64(), labels: labels() }
+    const datetimes = { values: input.f64(), labels: labels() }
     fields.push({ field, present, exact, members, strings, numbers, datetimes })
   }
   input.end()
   if (!Number.isSafeInteger(saved) || saved < 0 || saved > extent) throw fail()
-  for (const labels of labelLists) for (let i = 0; i < labels.length; i++) if ((labels[i] as number) >= extent) throw fail()
   const index = ValueIndex.fromSnapshot({ extent: saved, live, fields })
   if (!index) throw fail()
   return index
+}
+
+/** Whether every label is below `extent` (checked before anything is sized by a label). */
+function allBelow(labels: Uint32Array, extent: number): boolean {
+  for (let i = 0; i < labels.length; i++) if ((labels[i] as number) >= extent) return false
+  return true
 }
