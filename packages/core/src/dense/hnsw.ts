@@ -99,9 +99,12 @@ function loadNative(): NativeCtor {
   return nativeCtor
 }
 
-/** Result of a graph search: labels best first, with hnswlib's own distances. */
+/**
+ * Result of a graph search, as hnswlib-node returns it (not copied into another object: a search
+ * allocates little beyond what it must): labels best first, with hnswlib's own distances.
+ */
 export interface HnswResult {
-  readonly labels: number[]
+  readonly neighbors: number[]
   readonly distances: number[]
 }
 
@@ -201,10 +204,7 @@ export class HnswGraph {
     this.setEf(Math.max(ef, k))
     const q = this.#toArray(query)
     const kk = Math.min(k, this.#capacity)
-    const result = allow
-      ? this.#native.searchKnn(q, kk, (label) => allow.has(label))
-      : this.#native.searchKnn(q, kk)
-    return { labels: result.neighbors, distances: result.distances }
+    return allow ? this.#native.searchKnn(q, kk, (label) => allow.has(label)) : this.#native.searchKnn(q, kk)
   }
 
   #grow(minCapacity: number): void {

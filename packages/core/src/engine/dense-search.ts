@@ -153,13 +153,13 @@ function postFilter(state: DenseState, q: DenseQuery, k: number, selectivity: nu
     const labels: Label[] = []
     const distances: number[] = []
     const passes = testerOf(q.filter as FilterInput, subject)
-    result.labels.forEach((label, i) => {
+    result.neighbors.forEach((label, i) => {
       if (passes(label as Label)) {
         labels.push(label as Label)
         distances.push(result.distances[i] as number)
       }
     })
-    if (labels.length >= k) return { hits: graphToHits(state, labels, distances, k), ef, fetched: result.labels.length }
+    if (labels.length >= k) return { hits: graphToHits(state, labels, distances, k), ef, fetched: result.neighbors.length }
     if (fetch >= live) return undefined
     fetch = Math.min(live, fetch * 4)
   }
@@ -178,10 +178,10 @@ function graphHits(state: DenseState, query: Float32Array, k: number, ef: number
   if (!graph) return []
   const most = Math.max(ef, k)
   const first = graph.search(query, Math.min(most, k + 1), ef, allow)
-  const hits = tiedAtCut(state.ops, first.distances, k) ? undefined : inOrder(state, first.labels as Label[], first.distances, k)
+  const hits = tiedAtCut(state.ops, first.distances, k) ? undefined : inOrder(state, first.neighbors as Label[], first.distances, k)
   if (hits) return hits
   const wider = most > k + 1 ? graph.search(query, Math.min(most, k + TIE_MARGIN), ef, allow) : first
-  return graphToHits(state, wider.labels as Label[], wider.distances, k)
+  return graphToHits(state, wider.neighbors as Label[], wider.distances, k)
 }
 
 /** Whether the candidate after the k-th may tie it (equal keys, or keys that are not numbers). */
@@ -200,10 +200,10 @@ function inOrder(state: DenseState, labels: readonly Label[], distances: readonl
   const n = Math.min(k, labels.length)
   // Each label's id and metadata are read in loops of their own first: the reads are independent,
   // so the CPU overlaps their cache misses (two arrays of one entry per record, cold after a graph
-  // walk) instead of taking them one hit at a time.
-  const idOf = new Array<string | undefined>(n)
+  // walk) instead of taking them one hit at a time. Into reused arrays: searches are synchronous.
+  const idOf = ID_SCRATCH
+  const metadataOf = METADATA_SCRATCH
   for (let i = 0; i < n; i++) idOf[i] = ids.idOf(labels[i] as Label)
-  const metadataOf = new Array<Readonly<Metadata> | undefined>(n)
   for (let i = 0; i < n; i++) metadataOf[i] = metadata[labels[i] as Label]
   const hits = new Array<Hit>(n)
   let previous = -Infinity
@@ -216,6 +216,10 @@ function inOrder(state: DenseState, labels: readonly Label[], distances: readonl
   }
   return hits
 }
+
+/** inOrder's scratch: read only below the n it has just written (ids and metadata of live records, which outlive any search). */
+const ID_SCRATCH: (string | undefined)[] = []
+const METADATA_SCRATCH: (Readonly<Metadata> | undefined)[] = []
 
 /** Extra graph candidates fetched beyond k to order ties at the k-th place by id. */
 const TIE_MARGIN = 8
