@@ -5,6 +5,7 @@ import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../li
 import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
 import { printTable } from '../lib/table.js'
+import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
 
 const K = 10
@@ -45,6 +46,16 @@ function runQueries(engine: AnnEngine, start: number, end: number): { results: n
   const seconds = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
   return { results: answers.map((a) => engine.ids(a)), latencies, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 }
+}
+
+/** A copy of `items` in a random order drawn from `random` (Fisher–Yates). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+  }
+  return out
 }
 
 /** Quarry / raw hnswlib-node at one ef: medians of per-chunk ratios of raw time over Quarry time (paired chunks). */
@@ -129,15 +140,18 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
     const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
     const results = new Map<string, number[][]>(engines.map(([e]) => [e.name, []]))
     const paired = PAIRS.filter(([, a, b]) => seconds.has(a) && seconds.has(b)).map(([key, a, b]) => ({ key, a, b, wall: [] as number[], cpu: [] as number[] }))
-    // Interleave the engines chunk by chunk (rotating who goes first) so that machine noise hits
-    // them alike; the Quarry/hnswlib ratio is the median of per-chunk time ratios.
+    // Interleave the engines chunk by chunk, in a new seeded order every chunk, so that machine
+    // noise hits them alike and each engine follows every other about equally often (a chunk run
+    // right after one on the same graph, or after a smaller one, finds more of its graph in cache:
+    // a fixed rotation gave every engine the same predecessor). The Quarry/hnswlib ratio is the
+    // median of per-chunk time ratios.
+    const shuffle = prng(ef)
     for (let rep = 0; rep < reps; rep++) {
-      for (let start = 0, chunk = 0; start < ds.nq; start += CHUNK, chunk++) {
+      for (let start = 0; start < ds.nq; start += CHUNK) {
         const end = Math.min(ds.nq, start + CHUNK)
         const chunkTime = new Map<string, number>()
         const chunkCpu = new Map<string, number>()
-        for (let j = 0; j < engines.length; j++) {
-          const [engine] = engines[(j + chunk) % engines.length] as [AnnEngine, unknown]
+        for (const [engine] of shuffled(engines, shuffle)) {
           const run = runQueries(engine, start, end)
           chunkTime.set(engine.name, run.seconds)
           chunkCpu.set(engine.name, run.cpuSeconds)
