@@ -82,8 +82,7 @@ export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
     }
     case 'hnsw': {
       const hits = graphHits(state, q.query, k, q.ef, undefined)
-      // The most common search: its stats made in one literal (no extra object merged in).
-      if (hits.length >= k) return { hits, stats: estimate === undefined ? { strategy: plan.strategy, reason: plan.reason, live, ef: Math.max(q.ef, k) } : statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
+      if (hits.length >= k) return { hits, stats: statsOf(stats, plan, { ef: Math.max(q.ef, k) }) }
       // The graph reached fewer than k live records (possible after heavy churn in small graphs):
       // answer exactly rather than return fewer hits than exist.
       return { hits: toHits(state, exactTopK(state.store, state.ops, q.query, k, allLive(state), state.tie, state.options.scan)), stats: statsOf(stats, plan, { ef: Math.max(q.ef, k), fallback: true }) }
@@ -211,7 +210,7 @@ function inOrder(state: DenseState, labels: readonly Label[], distances: readonl
     const id = idOf[i]
     const key = ops.keyOfHnsw(distances[i] as number)
     if (id === undefined || !(key > previous)) return undefined
-    hits[i] = { id, score: ops.score(key), distance: ops.distance(key), metadata: metadataOf[i] ?? EMPTY }
+    hits[i] = hitWith(ops, id, key, metadataOf[i])
     previous = key
   }
   return hits
@@ -255,8 +254,12 @@ function toHit(state: DenseState, key: number, label: Label): Hit {
 }
 
 function hitOf(state: DenseState, id: string, key: number, label: Label): Hit {
-  const ops = state.ops
-  return { id, score: ops.score(key), distance: ops.distance(key), metadata: state.metadata[label] ?? EMPTY }
+  return hitWith(state.ops, id, key, state.metadata[label])
+}
+
+/** A hit of `key` with its metadata already read (none: the shared empty object). */
+function hitWith(ops: MetricOps, id: string, key: number, metadata: Readonly<Metadata> | undefined): Hit {
+  return { id, score: ops.score(key), distance: ops.distance(key), metadata: metadata ?? EMPTY }
 }
 
 const EMPTY = Object.freeze({})
