@@ -4,6 +4,8 @@ import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, 
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
 import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
+import { GcPauses } from '../lib/gc.js'
+import { shuffled } from '../lib/order.js'
 import { printTable } from '../lib/table.js'
 import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
@@ -18,6 +20,8 @@ interface SweepPoint {
   recall: number
   qps: number
   p50ms: number
+  /** Collection pauses inside this engine's timed chunks, µs per query (see GcPauses). */
+  gcUsPerQuery?: number
 }
 
 interface EngineReport {
@@ -33,7 +37,7 @@ interface EngineReport {
  * the engines' answers after the timed loop), per-query latencies, the wall time and the process's
  * CPU time (which other processes' load on the machine inflates less).
  */
-function runQueries(engine: AnnEngine, start: number, end: number): { results: number[][]; latencies: number[]; seconds: number; cpuSeconds: number } {
+function runQueries(engine: AnnEngine, start: number, end: number): { results: number[][]; latencies: number[]; seconds: number; cpuSeconds: number; window: { start: number; end: number } } {
   const answers: unknown[] = []
   const latencies: number[] = []
   const cpu0 = process.cpuUsage()
@@ -43,19 +47,9 @@ function runQueries(engine: AnnEngine, start: number, end: number): { results: n
     answers.push(engine.search(q, K))
     latencies.push(performance.now() - t)
   }
-  const seconds = (performance.now() - t0) / 1000
+  const t1 = performance.now()
   const cpu = process.cpuUsage(cpu0)
-  return { results: answers.map((a) => engine.ids(a)), latencies, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 }
-}
-
-/** A copy of `items` in a random order drawn from `random` (Fisher–Yates). */
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
-  }
-  return out
+  return { results: answers.map((a) => engine.ids(a)), latencies, seconds: (t1 - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, window: { start: t0, end: t1 } }
 }
 
 /** Quarry / raw hnswlib-node at one ef: medians of per-chunk ratios of raw time over Quarry time (paired chunks). */
@@ -134,9 +128,11 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
   const ratios: PairedRatio[] = []
   const reps = repetitions(quick)
   const efs = efSweep()
+  const gc = new GcPauses()
   for (const ef of efs) {
     for (const [engine] of engines) engine.setEf(ef)
     const seconds = new Map<string, number>(engines.map(([e]) => [e.name, 0]))
+    const windows = new Map<string, { start: number; end: number }[]>(engines.map(([e]) => [e.name, []]))
     const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
     const results = new Map<string, number[][]>(engines.map(([e]) => [e.name, []]))
     const paired = PAIRS.filter(([, a, b]) => seconds.has(a) && seconds.has(b)).map(([key, a, b]) => ({ key, a, b, wall: [] as number[], cpu: [] as number[] }))
@@ -157,6 +153,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
           chunkCpu.set(engine.name, run.cpuSeconds)
           seconds.set(engine.name, (seconds.get(engine.name) ?? 0) + run.seconds)
           latencies.get(engine.name)?.push(...run.latencies)
+          windows.get(engine.name)?.push(run.window)
           if (rep === 0) results.get(engine.name)?.push(...run.results)
         }
         for (const p of paired) {
@@ -165,6 +162,7 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
         }
       }
     }
+    await gc.settle()
     const ratio = (key: (typeof PAIRS)[number][0]): { wall: number; cpu: number } => {
       const p = paired.find((q) => q.key === key)
       return p ? { wall: median(p.wall), cpu: median(p.cpu) } : { wall: Number.NaN, cpu: Number.NaN }
@@ -186,9 +184,12 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
         recall: meanRecall(results.get(engine.name) ?? [], truth),
         qps: (ds.nq * reps) / (seconds.get(engine.name) ?? 1),
         p50ms: median(latencies.get(engine.name) ?? []),
+        gcUsPerQuery: (gc.within(windows.get(engine.name) ?? []) * 1000) / (ds.nq * reps),
       })
     }
+    gc.clear()
   }
+  gc.stop()
   const reports: EngineReport[] = engines.map(([engine, b]) => {
     const sweep = sweeps.get(engine.name) ?? []
     return { engine: engine.name, ...(b.seconds === undefined ? {} : { buildSeconds: b.seconds }), ...(b.memoryMB === undefined ? {} : { memoryMB: b.memoryMB }), sweep, qpsAt: Object.fromEntries(TARGETS.map((t) => [String(t), qpsAtRecall(sweep, t)])) }
@@ -242,6 +243,8 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       'raw, second build / first': ratios[i]?.secondBuildOverRaw,
       'hnswlib p50 ms': hp?.p50ms,
       'quarry p50 ms': qp?.p50ms,
+      'hnswlib GC µs/q': hp?.gcUsPerQuery,
+      'quarry GC µs/q': qp?.gcUsPerQuery,
     }
   }))
 

@@ -5,7 +5,9 @@ import { clusteredDataset, gloveDataset, groundTruth, row, type Dataset } from '
 import { buildHnswlib, buildQuarry } from '../lib/engines.js'
 import { meanRecall, median, percentile } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
+import { shuffled } from '../lib/order.js'
 import { printTable } from '../lib/table.js'
+import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
 
 export interface FilteredRow {
@@ -109,11 +111,11 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
       rawLat.push(performance.now() - t)
       rawResults[q] = r.neighbors
     }
-    for (let start = 0, c = 0; start < nq; start += 10, c++) {
+    // Chunk by chunk, in a new seeded order every chunk (see shuffled).
+    const order = prng(Math.round(selectivity * 1e6))
+    for (let start = 0; start < nq; start += 10) {
       const end = Math.min(nq, start + 10)
-      const runs = [quarryRun, declarativeRun, rawRun]
-      const order = [...runs.slice(c % 3), ...runs.slice(0, c % 3)]
-      for (const run of order) for (let q = start; q < end; q++) run(q)
+      for (const run of shuffled([quarryRun, declarativeRun, rawRun], order)) for (let q = start; q < end; q++) run(q)
     }
     rows.push({
       selectivity,
