@@ -7,7 +7,7 @@ import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch'
 import { createIndex, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 import { row, type Dataset } from './datasets.js'
-import { rssMB } from './stats.js'
+import { median, rssMB } from './stats.js'
 
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
@@ -153,6 +153,42 @@ export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine
       }
     },
   }
+}
+
+/**
+ * What one call costs without a graph walk to speak of: raw hnswlib-node's `searchKnn` and
+ * Quarry's `index.search` over a graph of the dataset's first 16 vectors (k = 10, ef 16), µs per
+ * call, medians of `rounds` interleaved rounds of `calls` calls. Raw's figure is its binding's
+ * boundary: every element of the plain-array query read (and boxed) through N-API, the two
+ * result arrays made. Quarry's adds its wrapper, hot (request and query checks, ten hits).
+ */
+export function callFloor(ds: Dataset, rounds = 9, calls = 20_000): { rawUs: number; quarryUs: number } {
+  const size = 16
+  const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
+  native.initIndex({ maxElements: size, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
+  const index = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } })
+  for (let i = 0; i < size; i++) {
+    native.addPoint(Array.from(row(ds.base, ds.dim, i)), i)
+    index.add({ id: String(i), vector: row(ds.base, ds.dim, i) })
+  }
+  native.setEf(16)
+  const plain = Array.from({ length: size }, (_, q) => Array.from(row(ds.queries, ds.dim, q)))
+  const typed = Array.from({ length: size }, (_, q) => row(ds.queries, ds.dim, q).slice())
+  const raw = (): void => {
+    for (let i = 0; i < calls; i++) native.searchKnn(plain[i % size] as number[], 10)
+  }
+  const quarry = (): void => {
+    for (let i = 0; i < calls; i++) index.search({ vector: typed[i % size] as Float32Array, topK: 10, ef: 16 })
+  }
+  const times = { raw: [] as number[], quarry: [] as number[] }
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, run] of r % 2 === 0 ? ([['raw', raw], ['quarry', quarry]] as const) : ([['quarry', quarry], ['raw', raw]] as const)) {
+      const t = performance.now()
+      run()
+      times[name].push(((performance.now() - t) * 1000) / calls)
+    }
+  }
+  return { rawUs: median(times.raw), quarryUs: median(times.quarry) }
 }
 
 /** Builds all to completion in chunks, rotating who goes first; returns seconds and RSS growth per build. */

@@ -1,4 +1,4 @@
-import { PerformanceObserver } from 'node:perf_hooks'
+import { PerformanceObserver, constants } from 'node:perf_hooks'
 
 /**
  * Garbage-collection pauses, as `performance.now()` intervals, for charging each engine with the
@@ -8,9 +8,12 @@ import { PerformanceObserver } from 'node:perf_hooks'
  * event loop: call {@link settle} before reading.
  */
 export class GcPauses {
-  readonly #pauses: { start: number; end: number }[] = []
+  readonly #pauses: { start: number; end: number; major: boolean }[] = []
   readonly #observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) this.#pauses.push({ start: e.startTime, end: e.startTime + e.duration })
+    for (const e of list.getEntries()) {
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind
+      this.#pauses.push({ start: e.startTime, end: e.startTime + e.duration, major: kind === constants.NODE_PERFORMANCE_GC_MAJOR })
+    }
   })
 
   constructor() {
@@ -22,11 +25,18 @@ export class GcPauses {
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 
-  /** Milliseconds of pause inside the intervals [start, end) of `windows`. */
-  within(windows: readonly { start: number; end: number }[]): number {
-    let ms = 0
-    for (const w of windows) for (const p of this.#pauses) ms += Math.max(0, Math.min(w.end, p.end) - Math.max(w.start, p.start))
-    return ms
+  /** Milliseconds of pause inside the intervals [start, end) of `windows`: all, and of full (mark-compact) collections. */
+  within(windows: readonly { start: number; end: number }[]): { all: number; major: number } {
+    let all = 0
+    let major = 0
+    for (const w of windows) {
+      for (const p of this.#pauses) {
+        const ms = Math.max(0, Math.min(w.end, p.end) - Math.max(w.start, p.start))
+        all += ms
+        if (p.major) major += ms
+      }
+    }
+    return { all, major }
   }
 
   /** Forgets the pauses seen so far. */

@@ -27,12 +27,14 @@ export async function timeAsync(f: () => Promise<void>): Promise<number> {
 
 /** Resident memory in MB after a garbage collection (when node runs with --expose-gc). */
 export function rssMB(): number {
-  const gc = (globalThis as { gc?: () => void }).gc
-  if (gc) {
-    gc()
-    gc()
-  }
+  collectGarbage()
+  collectGarbage()
   return process.memoryUsage().rss / 1048576
+}
+
+/** A full garbage collection now, when node runs with --expose-gc (else nothing). */
+export function collectGarbage(): void {
+  ;(globalThis as { gc?: () => void }).gc?.()
 }
 
 /** recall@k of result id lists against ground-truth id lists. */

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, quarryExact, SAME_GRAPH, SECOND_BUILD, type AnnEngine } from '../lib/engines.js'
+import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, callFloor, quarryExact, SAME_GRAPH, SECOND_BUILD, type AnnEngine } from '../lib/engines.js'
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
-import { meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
+import { collectGarbage, meanRecall, median, qpsAtRecall, rssMB } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
 import { GcPauses } from '../lib/gc.js'
 import { shuffled } from '../lib/order.js'
@@ -20,8 +20,9 @@ interface SweepPoint {
   recall: number
   qps: number
   p50ms: number
-  /** Collection pauses inside this engine's timed chunks, µs per query (see GcPauses). */
+  /** Collection pauses inside this engine's timed chunks, µs per query (see GcPauses): all, and full collections'. */
   gcUsPerQuery?: number
+  majorGcUsPerQuery?: number
 }
 
 interface EngineReport {
@@ -102,6 +103,8 @@ interface DatasetResult {
   ratios: PairedRatio[]
   atRecall: Record<string, number | undefined>
   pairedAtRecall: Record<string, PairedRatio | undefined>
+  /** One call over a 16-vector graph, µs (see callFloor). */
+  callFloor: { rawUs: number; quarryUs: number }
 }
 
 async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult> {
@@ -131,6 +134,9 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
   const gc = new GcPauses()
   for (const ef of efs) {
     for (const [engine] of engines) engine.setEf(ef)
+    // Every ef starts from a collected heap (untimed), so that a full collection the previous ef's
+    // bookkeeping made due does not land in whichever chunk runs first.
+    collectGarbage()
     const seconds = new Map<string, number>(engines.map(([e]) => [e.name, 0]))
     const windows = new Map<string, { start: number; end: number }[]>(engines.map(([e]) => [e.name, []]))
     const latencies = new Map<string, number[]>(engines.map(([e]) => [e.name, []]))
@@ -179,12 +185,14 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       ...(second ? { secondBuildOverRaw: second.wall, secondBuildOverRawCpu: second.cpu } : {}),
     })
     for (const [engine] of engines) {
+      const paused = gc.within(windows.get(engine.name) ?? [])
       sweeps.get(engine.name)?.push({
         ef,
         recall: meanRecall(results.get(engine.name) ?? [], truth),
         qps: (ds.nq * reps) / (seconds.get(engine.name) ?? 1),
         p50ms: median(latencies.get(engine.name) ?? []),
-        gcUsPerQuery: (gc.within(windows.get(engine.name) ?? []) * 1000) / (ds.nq * reps),
+        gcUsPerQuery: (paused.all * 1000) / (ds.nq * reps),
+        majorGcUsPerQuery: (paused.major * 1000) / (ds.nq * reps),
       })
     }
     gc.clear()
@@ -243,8 +251,8 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       'raw, second build / first': ratios[i]?.secondBuildOverRaw,
       'hnswlib p50 ms': hp?.p50ms,
       'quarry p50 ms': qp?.p50ms,
-      'hnswlib GC µs/q': hp?.gcUsPerQuery,
-      'quarry GC µs/q': qp?.gcUsPerQuery,
+      'hnswlib GC µs/q (full)': gcCell(hp),
+      'quarry GC µs/q (full)': gcCell(qp),
     }
   }))
 
@@ -276,8 +284,18 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
         `at every ef with recall >= ${floor}: wall ${span(inRange.map(second))}, CPU ${span(inRange.map((r) => r.secondBuildOverRawCpu ?? Number.NaN))}`,
     )
   }
+  const floor16 = callFloor(ds)
+  console.log(
+    `One call over a 16-vector graph (ef 16, k = 10, medians of 9 rounds): raw hnswlib-node ${floor16.rawUs.toFixed(2)} µs, ` +
+      `Quarry ${floor16.quarryUs.toFixed(2)} µs (+${(floor16.quarryUs - floor16.rawUs).toFixed(2)})`,
+  )
   for (const [engine] of engines) engine.close?.()
-  return { reports, ratios, atRecall, pairedAtRecall }
+  return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16 }
+}
+
+/** A sweep point's collection pauses per query, "all (full)", µs. */
+function gcCell(p: SweepPoint | undefined): string | undefined {
+  return p?.gcUsPerQuery === undefined ? undefined : `${p.gcUsPerQuery.toFixed(1)} (${(p.majorGcUsPerQuery ?? 0).toFixed(1)})`
 }
 
 function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
@@ -295,7 +313,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const panels: Panel[] = []
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios, atRecall, pairedAtRecall } = await benchDataset(ds, ctx.quick)
+    const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16 } = await benchDataset(ds, ctx.quick)
     out[ds.name] = {
       n: ds.n,
       dim: ds.dim,
@@ -306,6 +324,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       quarryOverHnswlibQps: ratios,
       quarryOverHnswlibQpsAtRecall: atRecall,
       quarryOverHnswlibPairedAtRecall: pairedAtRecall,
+      callFloorUs: floor16,
     }
     panels.push({
       title: `${ds.name} (${ds.metric})`,
