@@ -136,9 +136,14 @@ export function quarryExact(ds: Dataset, index: QuarryIndex): AnnEngine {
   } satisfies AnnEngine<SearchResult>
 }
 
+/** The hnswlib-node space of a dataset's metric (cosine: hnswlib's own, which normalizes in C++). */
+function hnswlibSpace(ds: Dataset): 'l2' | 'cosine' | 'ip' {
+  return ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip'
+}
+
 /** hnswlib-node's own graph, searched by {@link rawEngine}; `name` tells a second build from the first. */
 export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
-  const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
+  const native = new HierarchicalNSW(hnswlibSpace(ds), ds.dim)
   native.initIndex({ maxElements: ds.n, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
   return {
     add: (start, end) => {
@@ -164,7 +169,7 @@ export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine
  */
 export function callFloor(ds: Dataset, rounds = 9, calls = 20_000): { rawUs: number; quarryUs: number } {
   const size = 16
-  const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : ds.metric === 'cosine' ? 'cosine' : 'ip', ds.dim)
+  const native = new HierarchicalNSW(hnswlibSpace(ds), ds.dim)
   native.initIndex({ maxElements: size, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
   const index = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } })
   for (let i = 0; i < size; i++) {

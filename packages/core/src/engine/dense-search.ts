@@ -216,7 +216,10 @@ function inOrder(state: DenseState, labels: readonly Label[], distances: readonl
   return hits
 }
 
-/** inOrder's scratch: read only below the n it has just written (ids and metadata of live records, which outlive any search). */
+/**
+ * inOrder's scratch: read only below the n it has just written. Until overwritten they keep
+ * references to the ids and metadata of the last search's hits (at most the largest topK asked).
+ */
 const ID_SCRATCH: (string | undefined)[] = []
 const METADATA_SCRATCH: (Readonly<Metadata> | undefined)[] = []
 
