@@ -44,6 +44,7 @@ export class GcPauses {
     this.#pauses.length = 0
   }
 
+  /** Stops observing (the suite calls it when its sweep ends). */
   stop(): void {
     this.#observer.disconnect()
   }
