@@ -12,7 +12,7 @@ import { median, rssMB } from './stats.js'
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
 
-/** The engine name of raw hnswlib-node searching Quarry's own graph (see buildQuarry). */
+/** The engine name of raw hnswlib-node searching a copy of Quarry's own graph (see buildQuarry). */
 export const SAME_GRAPH = "hnswlib-node on quarry's graph"
 
 /** The engine name of a second raw hnswlib-node build, a control for the first (see buildHnswlib). */
@@ -40,6 +40,7 @@ function rowsOf(result: SearchResult): number[] {
 
 interface NativeHnsw {
   initIndex(opts: { maxElements: number; m: number; efConstruction: number; randomSeed: number }): void
+  readIndexSync(file: string): void
   addPoint(point: number[], label: number): void
   searchKnn(query: number[], k: number, filter?: (label: number) => boolean): { neighbors: number[] }
   setEf(ef: number): void
@@ -69,16 +70,22 @@ function queryRows(ds: Dataset): Float32Array[] {
   return Array.from({ length: ds.nq }, (_, q) => row(ds.queries, ds.dim, q).slice())
 }
 
+/** The part of @quarry/hnsw's Graph the bench uses: saving Quarry's graph for raw hnswlib-node to read. */
+interface QuarryGraph {
+  saveSync(path: string): void
+}
+const quarryNative = createRequire(import.meta.url)('@quarry/hnsw') as { Graph: new (space: 'l2' | 'ip', dim: number) => QuarryGraph }
+
 /**
- * Makes an index while recording the hnswlib-node graph it creates (through core's test-only
+ * Makes an index while recording the @quarry/hnsw graph it creates (through core's test-only
  * loader hook, so the bench must run core from source: `--conditions=quarry-source`).
  */
-function indexWithItsGraph(make: () => QuarryIndex): { index: QuarryIndex; graph: NativeHnsw } {
-  const made: NativeHnsw[] = []
+function indexWithItsGraph(make: () => QuarryIndex): { index: QuarryIndex; graph: QuarryGraph } {
+  const made: QuarryGraph[] = []
   const restore = replaceNativeLoader(() => ({
-    HierarchicalNSW: new Proxy(HierarchicalNSW, {
-      construct(target, args: [string, number]) {
-        const graph = Reflect.construct(target, args) as NativeHnsw
+    Graph: new Proxy(quarryNative.Graph, {
+      construct(target, args: ['l2' | 'ip', number]) {
+        const graph = Reflect.construct(target, args) as QuarryGraph
         made.push(graph)
         return graph
       },
@@ -87,10 +94,27 @@ function indexWithItsGraph(make: () => QuarryIndex): { index: QuarryIndex; graph
   try {
     const index = make()
     const graph = made[0]
-    if (graph === undefined) throw new Error('the index made no hnswlib-node graph through core\'s loader: run the bench with --conditions=quarry-source')
+    if (graph === undefined) throw new Error("the index made no @quarry/hnsw graph through core's loader: run the bench with --conditions=quarry-source")
     return { index, graph }
   } finally {
     restore()
+  }
+}
+
+/**
+ * Raw hnswlib-node over a copy of Quarry's graph: Quarry's saved file read by hnswlib-node (the
+ * same format), in the space Quarry's graph uses (inner product over unit vectors for cosine).
+ */
+function copyOfGraph(ds: Dataset, graph: QuarryGraph): NativeHnsw {
+  const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-graph-'))
+  try {
+    const file = join(dir, 'hnsw.bin')
+    graph.saveSync(file)
+    const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : 'ip', ds.dim)
+    native.readIndexSync(file)
+    return native
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -112,7 +136,7 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
       })
       return {
         index,
-        sameGraph: rawEngine(SAME_GRAPH, graph, plain),
+        sameGraph: rawEngine(SAME_GRAPH, copyOfGraph(ds, graph), plain),
         engine: {
           name: 'quarry-hnsw',
           setEf: (value) => {

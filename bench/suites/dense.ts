@@ -61,9 +61,9 @@ interface PairedRatio {
   /** From CPU time. */
   quarryOverRawCpu: number
   /**
-   * Against raw hnswlib-node searching Quarry's own graph (the same native object, so the same
-   * memory): what Quarry's wrapper costs, without the few percent two separately built copies of
-   * one graph differ by. Wall and CPU time.
+   * Against raw hnswlib-node searching a copy of Quarry's own graph (Quarry's saved file, read by
+   * hnswlib-node: the same links, in memory laid out afresh): the same graph walked through the two
+   * bindings. Wall and CPU time.
    */
   quarryOverSameGraph: number
   quarryOverSameGraphCpu: number

@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { exactScenario, fullScenario, type Ranked } from './consumer/scenario.js'
 import { testingExports } from './consumer/testing.js'
 
-// Packs @quarry/core and @quarry/adapters as they would be published (pnpm pack: prepack builds
-// them), installs the two tarballs with plain npm into a fresh project outside the repository, and
+// Packs @quarry/core, @quarry/adapters and @quarry/hnsw as they would be published (pnpm pack:
+// prepack builds the first two), installs them with plain npm into a fresh project outside the
+// repository (@quarry/hnsw as core's optional dependency, from its tarball, as from a registry), and
 // uses them there as an application would: strict TypeScript (NodeNext) against the shipped .d.ts,
 // plain node, the `quarry` bin. The first install runs with a C++ compiler that does not exist, so
-// the native HNSW module (an optional dependency) fails to build and the install must still succeed;
-// the second `npm install` builds it for real (node-gyp against local Node headers).
+// the native HNSW module (@quarry/hnsw) fails to build and the install must still succeed; the
+// second `npm install` builds it for real (node-gyp against local Node headers).
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
@@ -55,7 +56,7 @@ function nodeHeaders(): string | undefined {
 /**
  * The environment of an ordinary shell outside the workspace: none of the npm_* settings pnpm passes
  * to its scripts, no NODE_PATH (pnpm's bin shims point it at the workspace's .pnpm/node_modules,
- * where the consumer would find the workspace's hnswlib-node), NODE_OPTIONS or vitest variables.
+ * where the consumer would find the workspace's @quarry/hnsw), NODE_OPTIONS or vitest variables.
  */
 function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|NODE_PATH$|NODE_OPTIONS$|NODE_ENV$|VITEST)/i.test(key)))
@@ -99,14 +100,14 @@ function packedManifest(dir: string, name: string): Record<string, unknown> {
 let dir = ''
 let app = ''
 let server: ChildProcess | undefined
-const tarballs: Record<'core' | 'adapters', string> = { core: '', adapters: '' }
+const tarballs: Record<'core' | 'adapters' | 'hnsw', string> = { core: '', adapters: '', hnsw: '' }
 const timings: Record<string, string> = {}
 const time = (label: string, ms: number): void => void (timings[label] = `${(ms / 1000).toFixed(1)} s`)
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'quarry-pack-'))
   const out = join(dir, 'tarballs')
-  for (const name of ['core', 'adapters'] as const) {
+  for (const name of ['core', 'adapters', 'hnsw'] as const) {
     const [command, args] = pnpm(['pack', '--pack-destination', out])
     time(`pnpm pack ${name} (build included)`, (await run(command, args, join(ROOT, 'packages', name))).ms)
     tarballs[name] = join(out, `quarry-${name}-0.1.0.tgz`)
@@ -116,7 +117,10 @@ beforeAll(async () => {
   }
   app = join(dir, 'app')
   mkdirSync(join(app, 'src'), { recursive: true })
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'quarry-consumer', private: true, type: 'module' }, null, 2)}\n`)
+  // @quarry/core's optional dependency on @quarry/hnsw 0.1.0 resolves to its tarball, as it would to
+  // the registry's copy (npm overrides).
+  const manifest = { name: 'quarry-consumer', private: true, type: 'module', overrides: { '@quarry/hnsw': `file:${tarballs.hnsw}` } }
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
   for (const file of ['scenario.ts', 'main.ts', 'testing.ts']) cpSync(join(CONSUMER, file), join(app, 'src', file))
   const strict = {
     target: 'ES2022',
@@ -176,12 +180,20 @@ describe('the packed packages', () => {
     }
     const core = packedManifest(dir, 'core')
     const adapters = packedManifest(dir, 'adapters')
-    expect(core.optionalDependencies).toEqual({ 'hnswlib-node': '3.0.0' })
-    expect(Object.keys(core.dependencies as object)).not.toContain('hnswlib-node')
+    expect(core.optionalDependencies).toEqual({ '@quarry/hnsw': core.version })
+    expect(Object.keys(core.dependencies as object)).not.toContain('@quarry/hnsw')
     expect((adapters.dependencies as Record<string, string>)['@quarry/core']).toBe(core.version)
     expect(adapters.bin).toEqual({ quarry: './bin/quarry.mjs' })
     expect(readFileSync(join(dir, 'adapters', 'package', 'bin', 'quarry.mjs'), 'utf8')).not.toMatch(/tsx|\.ts['"]/)
     expect(await tarEntries(tarballs.adapters)).toContain('console/index.html')
+    // The native package ships its C++ (built at install) and hnswlib's headers with their licence.
+    const hnsw = packedManifest(dir, 'hnsw')
+    expect((await tarEntries(tarballs.hnsw)).sort()).toEqual(
+      ['LICENSE', 'README.md', 'binding.gyp', 'index.cjs', 'index.d.ts', 'package.json', 'src/graph.cc', ...['LICENSE', 'bruteforce.h', 'hnswalg.h', 'hnswlib.h', 'space_ip.h', 'space_l2.h', 'stop_condition.h', 'visited_list_pool.h'].map((f) => `vendor/hnswlib/${f}`)].sort(),
+    )
+    expect(hnsw.version).toBe(core.version)
+    expect(hnsw.scripts).toEqual({ install: 'node-gyp rebuild' })
+    expect(hnsw.license).toBe('(MIT AND Apache-2.0)')
   })
 })
 
@@ -189,13 +201,13 @@ describe('installed with npm into a project outside the workspace', () => {
   it('installs without a C++ toolchain; exact search, BM25, snapshots and the client work, the graph is NATIVE_UNAVAILABLE', async () => {
     const noCompiler = outsideEnv({ CXX: '/nonexistent/c++', CC: '/nonexistent/cc' })
     time('npm install, no C++ compiler', (await run('npm', ['install', tarballs.core, tarballs.adapters, TYPES_NODE, ...NPM_FLAGS], app, noCompiler)).ms)
-    expect(existsSync(join(app, 'node_modules', 'hnswlib-node')), 'the failed optional dependency is left out').toBe(false)
+    expect(existsSync(join(app, 'node_modules', '@quarry', 'hnsw')), 'the failed optional dependency is left out').toBe(false)
     expect(existsSync(join(app, 'node_modules', 'fast-check')), 'an optional peer is not installed').toBe(false)
 
     time('tsc (strict, NodeNext)', (await run(process.execPath, [TSC, '-p', 'tsconfig.json'], app, outsideEnv())).ms)
     const installed = JSON.parse((await run(process.execPath, ['out/main.js', 'exact'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof exactScenario>>
     const expected = await exactScenario()
-    expect(installed.native).toMatch(/^NATIVE_UNAVAILABLE: hnswlib-node, the native HNSW module .* could not be loaded: .*python3, make and a C\+\+ compiler.*npm_config_nodedir/)
+    expect(installed.native).toMatch(/^NATIVE_UNAVAILABLE: @quarry\/hnsw, the native HNSW module .* could not be loaded: Cannot find module '@quarry\/hnsw'.*python3, make and a C\+\+ compiler.*npm_config_nodedir/)
     expect(expected.native).toBe('loaded')
     expect({ ...installed, native: 'loaded' }).toEqual(expected)
     expect(installed.exact.strategy).toBe('exact')
@@ -215,7 +227,8 @@ describe('installed with npm into a project outside the workspace', () => {
 
   it('builds the native module on the next npm install; HNSW, save/load and the Google client work under plain node', async () => {
     time('npm install fast-check + native build', (await run('npm', ['install', FAST_CHECK, ...NPM_FLAGS], app, outsideEnv())).ms)
-    expect(existsSync(join(app, 'node_modules', 'hnswlib-node', 'build', 'Release', 'addon.node'))).toBe(true)
+    expect(existsSync(join(app, 'node_modules', '@quarry', 'hnsw', 'build', 'Release', 'quarry_hnsw.node'))).toBe(true)
+    expect(existsSync(join(app, 'node_modules', 'hnswlib-node')), 'hnswlib-node is not installed').toBe(false)
 
     const installed = JSON.parse((await run(process.execPath, ['out/main.js', 'full'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof fullScenario>>
     expect(installed).toEqual(await fullScenario())

@@ -120,7 +120,7 @@ describe('graph hits are the graph candidates ordered by distance then id', () =
           const query = Float32Array.from(vector())
           const prepared = metric === 'cosine' ? normalized(query) : query
           const found = graph.search(prepared, Math.min(Math.max(ef, k), k + MARGIN), ef)
-          const keyed = found.neighbors.map((label, i) => ({ id: state.ids.idOf(label as Label) as string, key: state.ops.keyOfHnsw(found.distances[i] as number) }))
+          const keyed = Array.from(found.neighbors, (label, i) => ({ id: state.ids.idOf(label as Label) as string, key: state.ops.keyOfHnsw(found.distances[i] as number) }))
           const expected = keyed.sort((a, b) => a.key - b.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, k)
           if (keyed.length > k && keyed[k]?.key === keyed[k - 1]?.key) tiedAtCut++
           else clean++
@@ -147,7 +147,7 @@ describe('graph search answers as raw hnswlib-node does on the same graph', () =
     setEf(ef: number): void
     searchKnn(query: number[], k: number): { distances: number[]; neighbors: number[] }
   }
-  const { HierarchicalNSW } = createRequire(new URL('../../packages/core/package.json', import.meta.url))('hnswlib-node') as {
+  const { HierarchicalNSW } = createRequire(new URL('../../package.json', import.meta.url))('hnswlib-node') as {
     HierarchicalNSW: new (space: string, dim: number) => RawHnsw
   }
   const MARGIN = 8

@@ -1,16 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 
-// hnswlib-node is an optional dependency of @quarry/core: where its native build failed (no
+// @quarry/hnsw is an optional dependency of @quarry/core: where its native build failed (no
 // python3, make or C++ compiler; pnpm without the build allowed) it is simply not installed.
 // These tests load it through a loader that fails the way a missing module does.
 function missingModule(): never {
-  throw Object.assign(new Error("Cannot find module 'hnswlib-node'\nRequire stack:\n- packages/core/src/dense/hnsw.ts"), { code: 'MODULE_NOT_FOUND' })
+  throw Object.assign(new Error("Cannot find module '@quarry/hnsw'\nRequire stack:\n- packages/core/src/dense/hnsw.ts"), { code: 'MODULE_NOT_FOUND' })
 }
 
 const RECORDS = [
@@ -107,27 +109,27 @@ describe('without the native HNSW module', () => {
     restore = replaceNativeLoader(missingModule)
     const created = nativeError(() => createIndex({ dimensions: 3 }))
     expect(created.code).toBe('NATIVE_UNAVAILABLE')
-    expect(created.message).toContain("could not be loaded: Cannot find module 'hnswlib-node'.")
+    expect(created.message).toContain("could not be loaded: Cannot find module '@quarry/hnsw'.")
     expect(created.message).toMatch(/dense: "exact"/)
     expect(created.message).toMatch(/python3, make and a C\+\+ compiler/)
     expect(created.message).toMatch(/npm_config_nodedir/)
-    expect(created.message).toMatch(/pnpm rebuild hnswlib-node/)
+    expect(created.message).toMatch(/pnpm rebuild @quarry\/hnsw/)
     expect((created.cause as { code?: string }).code).toBe('MODULE_NOT_FOUND')
 
     const loaded = nativeError(() => loadIndex(dir))
     expect(loaded.code).toBe('NATIVE_UNAVAILABLE')
 
-    // Installed but never built (pnpm without the build allowed): bindings' error, without its list of paths.
+    // Installed but never built (pnpm without the build allowed): the package's own error, as its index.cjs throws it.
     restore()
-    restore = replaceNativeLoader(() => {
-      throw new Error('Could not locate the bindings file. Tried:\n → /app/node_modules/hnswlib-node/build/Release/addon.node')
-    })
-    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toContain('could not be loaded: Could not locate the bindings file. An index with dimensions needs it')
+    const unbuilt = tempDir()
+    copyFileSync(fileURLToPath(new URL('../../packages/hnsw/index.cjs', import.meta.url)), join(unbuilt, 'index.cjs'))
+    restore = replaceNativeLoader(() => createRequire(import.meta.url)(join(unbuilt, 'index.cjs')))
+    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toContain('could not be loaded: @quarry/hnsw is installed but its addon was never built (its install script, node-gyp rebuild, did not run). An index with dimensions needs it')
 
-    // A module that loads but is not hnswlib-node's shape is refused the same way.
+    // A module that loads but is not @quarry/hnsw's shape is refused the same way.
     restore()
     restore = replaceNativeLoader(() => ({}))
-    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toMatch(/exports no HierarchicalNSW class/)
+    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toMatch(/exports no Graph class/)
 
     // A failure is not remembered: once the module loads, the default index and the graph work.
     restore()
@@ -145,7 +147,7 @@ describe('without the native HNSW module', () => {
     const internal: unknown[] = []
     const expected = {
       ok: false,
-      status: { code: 9, message: "This Quarry install has no native HNSW module (hnswlib-node did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'." },
+      status: { code: 9, message: "This Quarry install has no native HNSW module (@quarry/hnsw did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'." },
     }
     const sr = new SemanticRetriever({ embedder, onInternalError: (e) => internal.push(e) })
     expect(await sr.createCorpus({ corpus: { name: 'corpora/c' } })).toEqual(expected)

@@ -187,8 +187,8 @@ describe('a core snapshot altered behind a valid checksum (the manifest re-seale
   const good = join(root, 'resealed')
   buildIndex().save(good)
   const generation = readFileSync(join(good, 'CURRENT'), 'latin1').trim()
-  // The binary sections a reader parses itself (hnswlib reads hnsw.bin, and trusts it: checked by its sha256 only).
-  const sections = ['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', 'vectors.f32', 'norms.f32']
+  // The binary sections a reader parses itself (hnsw.bin by @quarry/hnsw, which checks every link).
+  const sections = ['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', 'vectors.f32', 'norms.f32', 'hnsw.bin']
   const work = scratch()
   cpSync(good, work, { recursive: true })
   const manifestPath = join(work, generation, 'manifest.json')
@@ -206,7 +206,9 @@ describe('a core snapshot altered behind a valid checksum (the manifest re-seale
         const files = { ...sealed.manifest.files, [file]: { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') } }
         writeFileSync(manifestPath, encodeManifest({ ...sealed.manifest, files }))
         try {
-          loadIndex(work)
+          // A graph that loads is searched too: whatever changed, no link leads outside it.
+          const loaded = loadIndex(work)
+          if (file === 'hnsw.bin') loaded.search({ vector: [1, 0.5, -0.5, 0.25, 0, 1, -1, 0.5], topK: 5 })
           counts.loaded++
         } catch (error) {
           expectRefusal(error)

@@ -36,7 +36,7 @@ export type QuarryErrorCode =
   /** A query or load used another embedder (name, dimensions) than the one that built the index. */
   | 'EMBEDDER_MISMATCH'
   /**
-   * A module the request needs is not installed: hnswlib-node (an optional dependency, absent where
+   * A module the request needs is not installed: @quarry/hnsw (an optional dependency, absent where
    * its native build failed) for an index with dense: 'hnsw' (the default with dimensions) or a
    * snapshot holding a graph; or a wink / GloVe package. The message says how to install it.
    */

@@ -47,7 +47,7 @@ export interface MemoryBankOptions {
   extractor?: FactExtractor
   /**
    * How each engine's memories are searched: `'hnsw'` (the graph; needs the native module) or
-   * `'exact'` (brute force, the same answers; works where hnswlib-node did not build). @defaultValue 'hnsw'
+   * `'exact'` (brute force, the same answers; works where @quarry/hnsw did not build). @defaultValue 'hnsw'
    */
   dense?: 'hnsw' | 'exact'
   clock?: Clock

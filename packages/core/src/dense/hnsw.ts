@@ -19,57 +19,56 @@ export type ResolvedHnswOptions = Required<HnswOptions>
 
 export const HNSW_DEFAULTS: ResolvedHnswOptions = { m: 16, efConstruction: 200, efSearch: 64, seed: 100 }
 
-/** The part of hnswlib-node's HierarchicalNSW that Quarry uses. */
-interface NativeHnsw {
-  initIndex(opts: { maxElements: number; m: number; efConstruction: number; randomSeed: number; allowReplaceDeleted: boolean }): void
-  readIndexSync(filename: string, allowReplaceDeleted?: boolean): void
-  writeIndexSync(filename: string): void
-  writeIndex(filename: string): Promise<boolean>
-  resizeIndex(newMaxElements: number): void
-  addPoint(point: number[], label: number): void
+/** @quarry/hnsw's Graph (see its index.d.ts): the native HNSW graph, hnswlib underneath. */
+interface NativeGraph {
+  init(maxElements: number, m: number, efConstruction: number, seed: number): void
+  load(bytes: Uint8Array): void
+  saveSync(path: string): void
+  save(path: string): Promise<void>
+  resize(maxElements: number): void
+  add(vector: Float32Array, label: number): void
   markDelete(label: number): void
-  searchKnn(query: number[], k: number, filter?: (label: number) => boolean): { distances: number[]; neighbors: number[] }
-  getMaxElements(): number
-  getCurrentCount(): number
   setEf(ef: number): void
+  search(query: Float32Array, k: number, labels: Uint32Array, distances: Float32Array, allow?: Uint32Array): number
+  maxElements(): number
 }
 
-type NativeCtor = new (space: 'ip' | 'l2', dim: number) => NativeHnsw
+type NativeCtor = new (space: 'ip' | 'l2', dim: number) => NativeGraph
 
-/** Where the native module comes from: hnswlib-node by default, a stand-in in tests. */
+/** Where the native module comes from: @quarry/hnsw by default, a stand-in in tests. */
 type NativeLoader = () => unknown
 
-function requireHnswlib(): unknown {
-  // hnswlib-node is CommonJS; a named ESM import type-checks but fails at run time.
-  return createRequire(import.meta.url)('hnswlib-node')
+function requireNative(): unknown {
+  // @quarry/hnsw is a CommonJS addon; a named ESM import type-checks but fails at run time.
+  return createRequire(import.meta.url)('@quarry/hnsw')
 }
 
-let loader: NativeLoader = requireHnswlib
+let loader: NativeLoader = requireNative
 let nativeCtor: NativeCtor | undefined
 
 /**
- * The error of a missing native module, saying how to get it. hnswlib-node is an optional
+ * The error of a missing native module, saying how to get it. @quarry/hnsw is an optional
  * dependency of `@quarry/core`: an install without a C++ toolchain (or, with pnpm, without its
  * build allowed) succeeds without it, and only what needs the graph fails.
  */
 function nativeUnavailable(cause: unknown): QuarryError {
-  // The first line says why: "Cannot find module 'hnswlib-node'" (not installed) or bindings'
-  // "Could not locate the bindings file. Tried:" (installed, never built), before a list of paths.
+  // The first line says why: "Cannot find module '@quarry/hnsw'" (not installed) or "Cannot find
+  // module './build/Release/quarry_hnsw.node'" (installed, never built), before a require stack.
   const line = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? ''
-  const reason = line.replace(/\s*Tried:\s*$/, '').replace(/[\s.:]+$/, '')
+  const reason = line.replace(/[\s.:]+$/, '')
   return new QuarryError(
     'NATIVE_UNAVAILABLE',
-    `hnswlib-node, the native HNSW module (an optional dependency of @quarry/core), could not be loaded: ${reason}. ` +
+    `@quarry/hnsw, the native HNSW module (an optional dependency of @quarry/core), could not be loaded: ${reason}. ` +
       'An index with dimensions needs it unless created with dense: "exact" (brute-force search); text (BM25) search never does. ' +
       'To build it: install python3, make and a C++ compiler (g++ or clang++), set npm_config_nodedir to a Node.js install ' +
       'with its headers (include/node/node.h, e.g. /usr) so node-gyp need not download them, then run npm install again ' +
-      '(pnpm: allow its build with pnpm approve-builds or allowBuilds in pnpm-workspace.yaml, then pnpm rebuild hnswlib-node).',
+      '(pnpm: allow its build with pnpm approve-builds or allowBuilds in pnpm-workspace.yaml, then pnpm rebuild @quarry/hnsw).',
     { cause },
   )
 }
 
 /**
- * Replaces how hnswlib-node is loaded; returns a function restoring the previous loader. For tests
+ * Replaces how @quarry/hnsw is loaded; returns a function restoring the previous loader. For tests
  * only (simulating a failed native build): not exported by the package.
  */
 export function replaceNativeLoader(next: NativeLoader): () => void {
@@ -83,95 +82,81 @@ export function replaceNativeLoader(next: NativeLoader): () => void {
 }
 
 /**
- * Loads hnswlib-node on first use, so exact-only and text-only indexes work where the addon is
+ * Loads @quarry/hnsw on first use, so exact-only and text-only indexes work where the addon is
  * missing; a failure is not remembered (a later call tries again).
  */
 function loadNative(): NativeCtor {
   if (nativeCtor) return nativeCtor
   let ctor: unknown
   try {
-    ctor = (loader() as { HierarchicalNSW?: unknown } | undefined)?.HierarchicalNSW
+    ctor = (loader() as { Graph?: unknown } | undefined)?.Graph
   } catch (cause) {
     throw nativeUnavailable(cause)
   }
-  if (typeof ctor !== 'function') throw nativeUnavailable(new TypeError('it exports no HierarchicalNSW class'))
+  if (typeof ctor !== 'function') throw nativeUnavailable(new TypeError('it exports no Graph class'))
   nativeCtor = ctor as NativeCtor
   return nativeCtor
 }
 
-/**
- * Result of a graph search, as hnswlib-node returns it (not copied into another object: a search
- * allocates little beyond what it must): labels best first, with hnswlib's own distances.
- */
+/** Result of a graph search: labels best first, with hnswlib's own (float32) distances. */
 export interface HnswResult {
-  readonly neighbors: number[]
-  readonly distances: number[]
+  readonly neighbors: Uint32Array
+  readonly distances: Float32Array
 }
 
 /** Elements a new graph has room for before it first grows (doubling). */
 const INITIAL_CAPACITY = 1024
 
 /**
- * The only user of hnswlib-node. Owns capacity growth, deletion and the ef setting, and
- * guarantees that no caller code runs inside a native callback (a throwing callback would abort
- * the process): filters reach it only as a Bitset.
+ * The only user of @quarry/hnsw. Owns capacity growth, deletion and the ef setting; filters reach
+ * the native search as a Bitset's words, tested in C++ (no caller code runs inside a search).
  */
 export class HnswGraph {
   readonly dim: number
   readonly options: ResolvedHnswOptions
   readonly space: 'ip' | 'l2'
-  readonly #native: NativeHnsw
+  readonly #native: NativeGraph
   #capacity: number
   #ef: number
-  /**
-   * Scratch array reused for every call: the binding wants plain arrays. It must be packed (made
-   * element by element, not `new Array(dim)`): the binding reads each element through N-API, which
-   * is slower on a holey array, by 5–12 µs a 128-d query here (about 3–6% of a search at ef 32).
-   */
-  readonly #scratch: number[]
 
-  private constructor(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, native: NativeHnsw, capacity: number) {
+  private constructor(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, native: NativeGraph, capacity: number) {
     this.space = space
     this.dim = dim
     this.options = options
     this.#native = native
     this.#capacity = capacity
     this.#ef = options.efSearch
-    this.#scratch = Array.from({ length: dim }, () => 0)
     native.setEf(this.#ef)
   }
 
   static create(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, capacity = INITIAL_CAPACITY): HnswGraph {
     const Native = loadNative()
     const native = new Native(space, dim)
-    native.initIndex({
-      maxElements: capacity,
-      m: options.m,
-      efConstruction: options.efConstruction,
-      randomSeed: options.seed,
-      allowReplaceDeleted: false,
-    })
+    native.init(capacity, options.m, options.efConstruction, options.seed)
     return new HnswGraph(space, dim, options, native, capacity)
   }
 
-  /** Reads a graph written by {@link HnswGraph.save}; restores ef, which hnswlib resets to 10. */
-  static load(file: string, space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions): HnswGraph {
+  /**
+   * Reads a graph {@link HnswGraph.save} wrote, from its bytes (every link checked; an Error names
+   * what is wrong); restores ef, which a loaded graph resets to 10.
+   */
+  static load(bytes: Uint8Array, space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions): HnswGraph {
     const Native = loadNative()
     const native = new Native(space, dim)
-    native.readIndexSync(file, false)
-    // hnswlib reads an empty graph back with room for 0 elements (its capacity becomes the count):
-    // give it a new graph's room, which a doubling can grow from (and which saves as it was saved).
-    if (native.getMaxElements() === 0) native.resizeIndex(INITIAL_CAPACITY)
-    return new HnswGraph(space, dim, options, native, native.getMaxElements())
+    native.load(bytes)
+    // A graph saved empty has room for 0 elements (the count) once read: give it a new graph's
+    // room, which a doubling can grow from (and which saves as it was saved).
+    if (native.maxElements() === 0) native.resize(INITIAL_CAPACITY)
+    return new HnswGraph(space, dim, options, native, native.maxElements())
   }
 
   save(file: string): void {
-    this.#native.writeIndexSync(file)
+    this.#native.saveSync(file)
   }
 
   /** {@link save} on a libuv thread; the graph must not change until it settles (searches may run). */
   async saveAsync(file: string): Promise<void> {
-    await this.#native.writeIndex(file)
+    await this.#native.save(file)
   }
 
   /**
@@ -180,11 +165,11 @@ export class HnswGraph {
    */
   set(label: Label, vector: Float32Array): void {
     if (!Number.isInteger(label) || label < 0 || label > 0xffff_fffe) {
-      // The binding would silently wrap it to uint32 and corrupt another record.
+      // hnswlib would store it, but Quarry's labels are uint32 everywhere else.
       throw new RangeError(`internal error: label ${label} is not a uint32`)
     }
     if (label >= this.#capacity) this.#grow(label + 1)
-    this.#native.addPoint(this.#toArray(vector), label)
+    this.#native.add(vector, label)
   }
 
   delete(label: Label): void {
@@ -202,21 +187,17 @@ export class HnswGraph {
   /** k nearest labels of a prepared query, optionally only labels in `allow`. */
   search(query: Float32Array, k: number, ef: number, allow?: Bitset): HnswResult {
     this.setEf(Math.max(ef, k))
-    const q = this.#toArray(query)
     const kk = Math.min(k, this.#capacity)
-    return allow ? this.#native.searchKnn(q, kk, (label) => allow.has(label)) : this.#native.searchKnn(q, kk)
+    const neighbors = new Uint32Array(kk)
+    const distances = new Float32Array(kk)
+    const n = this.#native.search(query, kk, neighbors, distances, allow?.words)
+    return n === kk ? { neighbors, distances } : { neighbors: neighbors.subarray(0, n), distances: distances.subarray(0, n) }
   }
 
   #grow(minCapacity: number): void {
     let capacity = Math.max(this.#capacity, 1)
     while (capacity < minCapacity) capacity *= 2
-    this.#native.resizeIndex(capacity)
+    this.#native.resize(capacity)
     this.#capacity = capacity
-  }
-
-  #toArray(vector: Float32Array): number[] {
-    const out = this.#scratch
-    for (let i = 0; i < this.dim; i++) out[i] = vector[i] as number
-    return out
   }
 }

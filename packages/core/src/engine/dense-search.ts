@@ -177,14 +177,14 @@ function graphHits(state: DenseState, query: Float32Array, k: number, ef: number
   if (!graph) return []
   const most = Math.max(ef, k)
   const first = graph.search(query, Math.min(most, k + 1), ef, allow)
-  const hits = tiedAtCut(state.ops, first.distances, k) ? undefined : inOrder(state, first.neighbors as Label[], first.distances, k)
+  const hits = tiedAtCut(state.ops, first.distances, k) ? undefined : inOrder(state, first.neighbors, first.distances, k)
   if (hits) return hits
   const wider = most > k + 1 ? graph.search(query, Math.min(most, k + TIE_MARGIN), ef, allow) : first
-  return graphToHits(state, wider.neighbors as Label[], wider.distances, k)
+  return graphToHits(state, wider.neighbors, wider.distances, k)
 }
 
 /** Whether the candidate after the k-th may tie it (equal keys, or keys that are not numbers). */
-function tiedAtCut(ops: MetricOps, distances: readonly number[], k: number): boolean {
+function tiedAtCut(ops: MetricOps, distances: ArrayLike<number>, k: number): boolean {
   if (distances.length <= k) return false
   return !(ops.keyOfHnsw(distances[k] as number) > ops.keyOfHnsw(distances[k - 1] as number))
 }
@@ -194,7 +194,7 @@ function tiedAtCut(ops: MetricOps, distances: readonly number[], k: number): boo
  * increase (ordering them by key then id keeps them as they are); undefined otherwise, for
  * `graphToHits` to order.
  */
-function inOrder(state: DenseState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] | undefined {
+function inOrder(state: DenseState, labels: ArrayLike<number>, distances: ArrayLike<number>, k: number): Hit[] | undefined {
   const { ids, ops, metadata } = state
   const n = Math.min(k, labels.length)
   // Each label's id and metadata are read in loops of their own first: the reads are independent,
@@ -231,7 +231,7 @@ const TIE_MARGIN = 8
  * exact path to about 1e-7; re-computing them here would touch a second, cold copy of every
  * vector and cost more than the wrapper may), ordered by key then id, cut to k.
  */
-function graphToHits(state: DenseState, labels: readonly Label[], distances: readonly number[], k: number): Hit[] {
+function graphToHits(state: DenseState, labels: ArrayLike<number>, distances: ArrayLike<number>, k: number): Hit[] {
   const { ops, ids } = state
   const candidates: { key: number; label: Label }[] = []
   for (let i = 0; i < labels.length; i++) {

@@ -383,26 +383,6 @@ export class Generation {
   }
 
   /**
-   * Checks a listed file's size and sha256 without keeping its bytes, for a file that another
-   * reader then reads by name (hnswlib): its worker sum when {@link sumAhead} took it, else read
-   * and hashed here.
-   */
-  check(name: string): void {
-    const ahead = this.#ahead.get(name)
-    const got = ahead && this.#sums ? this.#sums.sum(ahead.i) : undefined
-    if (ahead) {
-      this.#ahead.delete(name)
-      this.#pinned.set(name, ahead.fd)
-    }
-    if (got === undefined) {
-      this.verify(name, this.open(name))
-      return
-    }
-    this.reading = name
-    this.#check(name, got)
-  }
-
-  /**
    * Starts hashing the listed files `names` on a worker thread, in this order (background-sums.ts),
    * when they are large enough for it to pay: `readWhole` of one of them then reads it without
    * hashing and waits for its sum before returning it, so hashing the next file overlaps reading

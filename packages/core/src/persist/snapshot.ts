@@ -66,7 +66,7 @@ export async function writeSnapshotInSlices(state: IndexState, dir: string, opti
  *                                        entries and lengths (indexes.ts)
  *     values.bin                         the metadata's value indexes (indexes.ts)
  *     vectors.f32, norms.f32             the rows and their 1/‖v‖, raw float32
- *     hnsw.bin                           the graph, as hnswlib writes it
+ *     hnsw.bin                           the graph, as hnswlib writes it (read whole, like the rest)
  */
 function* snapshotFiles(state: IndexState, out: GenerationWriter): Steps<Record<string, unknown>> {
   const extent = state.ids.extent
@@ -134,8 +134,7 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   if (embedder) checkEmbedder(files.root, options, embedder)
   const dims = options.dimensions
   const hnsw = dims !== undefined && options.dense === 'hnsw'
-  // Version 4 reads the graph first, as it always did (a writer may remove the file hnswlib reads
-  // by name once it has switched CURRENT; whileCurrentHolds then reads the new generation).
+  // Version 4 reads the graph first, as it always did.
   if (files.manifest.version !== SNAPSHOT_VERSION) return readStateV4(files, options, extent, textTotalLength, hnsw ? readGraph(files, options, dims) : undefined)
   if (textTotalLength === undefined) throw unreadable(files.root, INDEX_FORMAT, `${files.name}/manifest.json has no text length`)
   const fail = (name: string) => (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} is not valid`)
@@ -202,14 +201,14 @@ function checkEmbedder(root: string, options: ResolvedIndexOptions, embedder: Em
   }
 }
 
-/** The stored HNSW graph (checked first: hnswlib reads the file itself, by name). */
+/** The stored HNSW graph, read whole and checked against its sha256 before the graph reads it. */
 function readGraph(files: Generation, options: ResolvedIndexOptions, dims: number): HnswGraph {
-  files.check('hnsw.bin')
+  const bytes = files.readWhole('hnsw.bin')
   try {
-    return HnswGraph.load(files.path('hnsw.bin'), metricOps(options.metric).hnswSpace, dims, options.hnsw)
+    return HnswGraph.load(bytes, metricOps(options.metric).hnswSpace, dims, options.hnsw)
   } catch (cause) {
     if (cause instanceof QuarryError) throw cause
-    throw unreadable(files.root, INDEX_FORMAT, `${files.name}/hnsw.bin could not be read`, cause)
+    const why = cause instanceof Error ? `: ${cause.message}` : ''
+    throw unreadable(files.root, INDEX_FORMAT, `${files.name}/hnsw.bin could not be read${why}`, cause)
   }
 }
-

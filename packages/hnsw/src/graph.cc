@@ -1,0 +1,386 @@
+// @quarry/hnsw: the HNSW graph of @quarry/core, a Node-API class over hnswlib (vendor/hnswlib,
+// v0.8.0). It differs from a general-purpose binding in three ways, each measured in bench/:
+//   - vectors cross as Float32Arrays and answers are written into typed arrays the caller owns, so
+//     a search reads no JavaScript array element by element and builds no arrays of numbers;
+//   - a filter is a bitset (a Uint32Array of label bits) tested in C++, never a JavaScript callback;
+//   - a saved graph is read from bytes already in memory (read and checksummed by the caller), with
+//     every header field and link checked, so a search can never follow a link out of the graph.
+// The file format is hnswlib's own (saveIndex), byte for byte.
+#include <napi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hnswlib.h"
+
+namespace {
+
+using Hnsw = hnswlib::HierarchicalNSW<float>;
+using hnswlib::labeltype;
+using hnswlib::linklistsizeint;
+using hnswlib::tableint;
+
+/** Accepts the labels whose bit is set in a bitset of 32-bit words (@quarry/core's Bitset). */
+class BitsetFilter : public hnswlib::BaseFilterFunctor {
+ public:
+  BitsetFilter(const uint32_t* words, size_t length) : words_(words), length_(length) {}
+  bool operator()(labeltype label) override {
+    const size_t word = label >> 5;
+    return word < length_ && ((words_[word] >> (label & 31)) & 1u) != 0;
+  }
+
+ private:
+  const uint32_t* words_;
+  size_t length_;
+};
+
+/** A cursor over a saved graph's bytes that refuses to read past their end. */
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  template <typename T>
+  T Pod() {
+    T value;
+    Bytes(&value, sizeof value);
+    return value;
+  }
+
+  void Bytes(void* out, size_t n) {
+    if (n > size_ - at_) throw std::runtime_error("it ends early");
+    std::memcpy(out, data_ + at_, n);
+    at_ += n;
+  }
+
+  size_t Left() const { return size_ - at_; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+void Require(bool condition, const char* what) {
+  if (!condition) throw std::runtime_error(what);
+}
+
+/** Links of `id` at `level` (0: the base layer): their count and where they start. */
+const tableint* Links(const Hnsw& g, tableint id, int level, size_t* count) {
+  const linklistsizeint* list = level == 0
+      ? reinterpret_cast<const linklistsizeint*>(g.data_level0_memory_ + id * g.size_data_per_element_ + g.offsetLevel0_)
+      : reinterpret_cast<const linklistsizeint*>(g.linkLists_[id] + (level - 1) * g.size_links_per_element_);
+  *count = *reinterpret_cast<const unsigned short*>(list);
+  return list + 1;
+}
+
+/**
+ * Fills a fresh graph from bytes hnswlib's saveIndex wrote (what its loadIndex reads from a file),
+ * then checks every link: each names an element that exists and has that layer, and no list is
+ * longer than the graph's degree allows.
+ */
+void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, const uint8_t* data, size_t size) {
+  Reader in(data, size);
+  const auto offsetLevel0 = in.Pod<size_t>();
+  const auto maxElements = in.Pod<size_t>();
+  const auto count = in.Pod<size_t>();
+  const auto sizeDataPerElement = in.Pod<size_t>();
+  const auto labelOffset = in.Pod<size_t>();
+  const auto offsetData = in.Pod<size_t>();
+  const auto maxLevel = in.Pod<int>();
+  const auto enterpoint = in.Pod<tableint>();
+  const auto maxM = in.Pod<size_t>();
+  const auto maxM0 = in.Pod<size_t>();
+  const auto m = in.Pod<size_t>();
+  const auto mult = in.Pod<double>();
+  const auto efConstruction = in.Pod<size_t>();
+
+  const size_t dataSize = space.get_data_size();
+  Require(maxM >= 1 && maxM <= 0xffff && maxM0 >= 1 && maxM0 <= 0xffff && m >= 1, "its degree is invalid");
+  const size_t sizeLinks0 = maxM0 * sizeof(tableint) + sizeof(linklistsizeint);
+  Require(offsetLevel0 == 0 && offsetData == sizeLinks0 && labelOffset == sizeLinks0 + dataSize &&
+              sizeDataPerElement == labelOffset + sizeof(labeltype),
+          "its element layout does not match the index's dimensions");
+  Require(count <= maxElements && maxElements <= 0xffffffffull, "its element counts are invalid");
+  Require(count <= in.Left() / sizeDataPerElement, "it ends early");
+  Require(std::isfinite(mult) && mult > 0, "its level multiplier is invalid");
+  Require(count == 0 || (enterpoint < count && maxLevel >= 0), "its entry point is invalid");
+
+  g.offsetLevel0_ = 0;
+  g.max_elements_ = maxElements;
+  g.size_data_per_element_ = sizeDataPerElement;
+  g.label_offset_ = labelOffset;
+  g.offsetData_ = offsetData;
+  g.maxlevel_ = maxLevel;
+  g.enterpoint_node_ = enterpoint;
+  g.maxM_ = maxM;
+  g.maxM0_ = maxM0;
+  g.M_ = m;
+  g.mult_ = mult;
+  g.revSize_ = 1.0 / mult;
+  g.ef_construction_ = efConstruction;
+  g.ef_ = 10;
+  g.data_size_ = dataSize;
+  g.fstdistfunc_ = space.get_dist_func();
+  g.dist_func_param_ = space.get_dist_func_param();
+  g.size_links_level0_ = sizeLinks0;
+  g.size_links_per_element_ = maxM * sizeof(tableint) + sizeof(linklistsizeint);
+
+  const size_t room = maxElements > 0 ? maxElements : 1;
+  g.data_level0_memory_ = static_cast<char*>(std::malloc(room * sizeDataPerElement));
+  if (g.data_level0_memory_ == nullptr) throw std::bad_alloc();
+  g.linkLists_ = static_cast<char**>(std::calloc(room, sizeof(void*)));
+  if (g.linkLists_ == nullptr) throw std::bad_alloc();
+  g.element_levels_ = std::vector<int>(maxElements);
+  std::vector<std::mutex>(maxElements).swap(g.link_list_locks_);
+  std::vector<std::mutex>(Hnsw::MAX_LABEL_OPERATION_LOCKS).swap(g.label_op_locks_);
+  g.visited_list_pool_.reset(new hnswlib::VisitedListPool(1, maxElements));
+  in.Bytes(g.data_level0_memory_, count * sizeDataPerElement);
+
+  g.label_lookup_.reserve(count);
+  for (size_t i = 0; i < count; i++) {
+    // Elements count only once read in full, so a failure part way frees exactly what was made.
+    const auto listSize = in.Pod<linklistsizeint>();
+    if (listSize != 0) {
+      Require(listSize % g.size_links_per_element_ == 0 && listSize <= in.Left(), "a link list is invalid");
+      g.linkLists_[i] = static_cast<char*>(std::malloc(listSize));
+      if (g.linkLists_[i] == nullptr) throw std::bad_alloc();
+      g.element_levels_[i] = static_cast<int>(listSize / g.size_links_per_element_);
+      in.Bytes(g.linkLists_[i], listSize);
+    }
+    g.cur_element_count = i + 1;
+    const labeltype label = g.getExternalLabel(static_cast<tableint>(i));
+    Require(label <= 0xffffffffull, "a label is not a uint32");
+    g.label_lookup_[label] = static_cast<tableint>(i);
+  }
+  Require(in.Left() == 0, "it has bytes after the last element");
+  Require(count == 0 || g.element_levels_[enterpoint] >= maxLevel, "its entry point is invalid");
+
+  for (size_t i = 0; i < count; i++) {
+    const auto id = static_cast<tableint>(i);
+    for (int level = 0; level <= g.element_levels_[i]; level++) {
+      size_t n = 0;
+      const tableint* links = Links(g, id, level, &n);
+      Require(n <= (level == 0 ? maxM0 : maxM), "a link list is too long");
+      for (size_t j = 0; j < n; j++) {
+        Require(links[j] < count && g.element_levels_[links[j]] >= level, "a link names no element of its layer");
+      }
+    }
+    if (g.isMarkedDeleted(id)) g.num_deleted_ += 1;
+  }
+}
+
+template <typename T>
+T* TypedData(const Napi::Value& value, napi_typedarray_type type, size_t minLength, const char* what) {
+  if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != type) throw Napi::TypeError::New(value.Env(), what);
+  auto array = value.As<Napi::TypedArrayOf<T>>();
+  if (array.ElementLength() < minLength) throw Napi::RangeError::New(value.Env(), what);
+  return array.Data();
+}
+
+uint32_t Count(const Napi::Value& value, const char* what) {
+  if (!value.IsNumber()) throw Napi::TypeError::New(value.Env(), what);
+  const double n = value.As<Napi::Number>().DoubleValue();
+  if (!(n >= 0 && n <= 0xffffffff && std::floor(n) == n)) throw Napi::RangeError::New(value.Env(), what);
+  return static_cast<uint32_t>(n);
+}
+
+class Graph : public Napi::ObjectWrap<Graph> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Graph",
+                       {
+                           InstanceMethod<&Graph::Init>("init"),
+                           InstanceMethod<&Graph::Load>("load"),
+                           InstanceMethod<&Graph::SaveSync>("saveSync"),
+                           InstanceMethod<&Graph::Save>("save"),
+                           InstanceMethod<&Graph::Resize>("resize"),
+                           InstanceMethod<&Graph::Add>("add"),
+                           InstanceMethod<&Graph::MarkDelete>("markDelete"),
+                           InstanceMethod<&Graph::SetEf>("setEf"),
+                           InstanceMethod<&Graph::Search>("search"),
+                           InstanceMethod<&Graph::MaxElements>("maxElements"),
+                           InstanceMethod<&Graph::Size>("size"),
+                       });
+  }
+
+  /** new Graph(space: 'l2' | 'ip', dim) */
+  explicit Graph(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Graph>(info) {
+    const std::string space = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    dim_ = Count(info[1], "dim must be a positive integer");
+    if (dim_ == 0) throw Napi::RangeError::New(info.Env(), "dim must be a positive integer");
+    if (space == "l2") {
+      space_ = std::make_unique<hnswlib::L2Space>(dim_);
+    } else if (space == "ip") {
+      space_ = std::make_unique<hnswlib::InnerProductSpace>(dim_);
+    } else {
+      throw Napi::TypeError::New(info.Env(), "space must be 'l2' or 'ip'");
+    }
+  }
+
+  /** Saves in progress hold the graph (see Save): it must outlive them. */
+  std::shared_ptr<Hnsw> graph() const { return graph_; }
+
+ private:
+  Hnsw& Ready(Napi::Env env) {
+    if (!graph_) throw Napi::Error::New(env, "the graph has not been initialized or loaded");
+    return *graph_;
+  }
+
+  /** init(maxElements, m, efConstruction, seed) */
+  void Init(const Napi::CallbackInfo& info) {
+    const uint32_t maxElements = Count(info[0], "maxElements must be an integer");
+    const uint32_t m = Count(info[1], "m must be an integer");
+    const uint32_t efConstruction = Count(info[2], "efConstruction must be an integer");
+    const uint32_t seed = Count(info[3], "seed must be an integer");
+    Guard(info.Env(), [&] { graph_ = std::make_shared<Hnsw>(space_.get(), maxElements, m, efConstruction, seed, false); });
+  }
+
+  /** load(bytes: Uint8Array): the graph becomes the one saved in `bytes`, or stays as it was. */
+  void Load(const Napi::CallbackInfo& info) {
+    const uint8_t* data = TypedData<uint8_t>(info[0], napi_uint8_array, 0, "bytes must be a Uint8Array");
+    const size_t size = info[0].As<Napi::Uint8Array>().ElementLength();
+    Guard(info.Env(), [&] {
+      auto next = std::make_shared<Hnsw>(space_.get());
+      ReadGraph(*next, *space_, data, size);
+      graph_ = std::move(next);
+    });
+  }
+
+  /** saveSync(path): hnswlib's saveIndex. */
+  void SaveSync(const Napi::CallbackInfo& info) {
+    const std::string path = info[0].As<Napi::String>().Utf8Value();
+    Hnsw& g = Ready(info.Env());
+    Guard(info.Env(), [&] { g.saveIndex(path); });
+  }
+
+  /** save(path): Promise<void>, saveIndex on a libuv thread; the graph must not change until it settles. */
+  Napi::Value Save(const Napi::CallbackInfo& info);
+
+  void Resize(const Napi::CallbackInfo& info) {
+    const uint32_t maxElements = Count(info[0], "maxElements must be an integer");
+    Hnsw& g = Ready(info.Env());
+    Guard(info.Env(), [&] { g.resizeIndex(maxElements); });
+  }
+
+  /** add(vector: Float32Array, label): inserts, replaces, or revives a deleted label in place. */
+  void Add(const Napi::CallbackInfo& info) {
+    const float* vector = TypedData<float>(info[0], napi_float32_array, dim_, "vector must be a Float32Array of the graph's dimensions");
+    const uint32_t label = Count(info[1], "label must be a uint32");
+    Hnsw& g = Ready(info.Env());
+    Guard(info.Env(), [&] { g.addPoint(vector, label, false); });
+  }
+
+  void MarkDelete(const Napi::CallbackInfo& info) {
+    const uint32_t label = Count(info[0], "label must be a uint32");
+    Hnsw& g = Ready(info.Env());
+    Guard(info.Env(), [&] { g.markDelete(label); });
+  }
+
+  void SetEf(const Napi::CallbackInfo& info) { Ready(info.Env()).setEf(Count(info[0], "ef must be an integer")); }
+
+  /**
+   * search(query: Float32Array, k, labels: Uint32Array, distances: Float32Array, allow?: Uint32Array)
+   * writes at most k labels, best first, with hnswlib's distances; returns how many.
+   */
+  Napi::Value Search(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const float* query = TypedData<float>(info[0], napi_float32_array, dim_, "query must be a Float32Array of the graph's dimensions");
+    const uint32_t k = Count(info[1], "k must be an integer");
+    uint32_t* labels = TypedData<uint32_t>(info[2], napi_uint32_array, k, "labels must be a Uint32Array of at least k elements");
+    float* distances = TypedData<float>(info[3], napi_float32_array, k, "distances must be a Float32Array of at least k elements");
+    Hnsw& g = Ready(env);
+    std::unique_ptr<BitsetFilter> filter;
+    if (info.Length() > 4 && !info[4].IsUndefined()) {
+      const uint32_t* words = TypedData<uint32_t>(info[4], napi_uint32_array, 0, "allow must be a Uint32Array");
+      filter = std::make_unique<BitsetFilter>(words, info[4].As<Napi::Uint32Array>().ElementLength());
+    }
+    if (k == 0) return Napi::Number::New(env, 0);
+    size_t n = 0;
+    Guard(env, [&] {
+      auto best = g.searchKnn(query, k, filter.get());
+      n = best.size();
+      for (size_t i = n; i-- > 0; best.pop()) {
+        labels[i] = static_cast<uint32_t>(best.top().second);
+        distances[i] = best.top().first;
+      }
+    });
+    return Napi::Number::New(env, static_cast<double>(n));
+  }
+
+  Napi::Value MaxElements(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(Ready(info.Env()).max_elements_));
+  }
+
+  /** Elements in the graph, deleted ones included. */
+  Napi::Value Size(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(Ready(info.Env()).cur_element_count.load()));
+  }
+
+  /** Runs `body`, turning hnswlib's exceptions into JavaScript errors. */
+  template <typename Body>
+  static void Guard(Napi::Env env, Body body) {
+    try {
+      body();
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw Napi::Error::New(env, "not enough memory for the graph");
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, e.what());
+    }
+  }
+
+  uint32_t dim_ = 0;
+  std::unique_ptr<hnswlib::SpaceInterface<float>> space_;
+  std::shared_ptr<Hnsw> graph_;
+};
+
+/** One save on libuv's pool, holding both the JavaScript object and the graph until it settles. */
+class SaveWorker : public Napi::AsyncWorker {
+ public:
+  SaveWorker(Napi::Env env, Napi::Object owner, std::shared_ptr<Hnsw> graph, std::string path)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), owner_(Napi::Persistent(owner)),
+        graph_(std::move(graph)), path_(std::move(path)) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    try {
+      graph_->saveIndex(path_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference owner_;
+  std::shared_ptr<Hnsw> graph_;
+  std::string path_;
+};
+
+Napi::Value Graph::Save(const Napi::CallbackInfo& info) {
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  Ready(info.Env());
+  auto* worker = new SaveWorker(info.Env(), info.This().As<Napi::Object>(), graph_, path);
+  const Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Graph", Graph::Define(env));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(quarry_hnsw, Init)
