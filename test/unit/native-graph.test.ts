@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +13,7 @@ import { clustered } from '../support/random.js'
 interface Graph {
   init(maxElements: number, m: number, efConstruction: number, seed: number): void
   load(bytes: Uint8Array): void
+  load(fd: number, size: number): void
   saveSync(path: string): void
   save(path: string): Promise<void>
   resize(maxElements: number): void
@@ -119,6 +120,34 @@ describe('@quarry/hnsw against hnswlib-node on the same graph', () => {
     raw.setEf(50)
     g.setEf(50)
     for (const query of queries) expect(answer(g, query, 5)).toEqual(rawAnswer(raw, query, 5))
+  })
+})
+
+describe('a saved graph read from an open file', () => {
+  it('answers as the same bytes read from memory; a size past the end, or a bad descriptor, is refused', () => {
+    const bytes = savedBytes(built('ip'), 'from-file.bin')
+    const file = join(dir, 'from-file.bin')
+    const fd = openSync(file, 'r')
+    try {
+      const fromFile = new Graph('ip', DIM)
+      fromFile.load(fd, bytes.length)
+      const fromMemory = new Graph('ip', DIM)
+      fromMemory.load(bytes)
+      for (const q of queries) expect(answer(fromFile, q, 10)).toEqual(answer(fromMemory, q, 10))
+      expect(() => new Graph('ip', DIM).load(fd, bytes.length + 1)).toThrow(/ends early/)
+      expect(() => new Graph('ip', DIM).load(fd, bytes.length - 1)).toThrow(/ends early|link list is invalid/)
+      expect(() => new Graph('ip', DIM).load(fd, -1)).toThrow(/size must be a byte count/)
+    } finally {
+      closeSync(fd)
+    }
+    writeFileSync(join(dir, 'directory-fd.bin'), bytes.subarray(0, 10))
+    const short = openSync(join(dir, 'directory-fd.bin'), 'r')
+    try {
+      expect(() => new Graph('ip', DIM).load(short, bytes.length)).toThrow(/ends early/)
+    } finally {
+      closeSync(short)
+    }
+    expect(() => new Graph('ip', DIM).load(1_000_000, bytes.length)).toThrow(/could not be read \(EBADF\)/)
   })
 })
 

@@ -23,6 +23,7 @@ export const HNSW_DEFAULTS: ResolvedHnswOptions = { m: 16, efConstruction: 200, 
 interface NativeGraph {
   init(maxElements: number, m: number, efConstruction: number, seed: number): void
   load(bytes: Uint8Array): void
+  load(fd: number, size: number): void
   saveSync(path: string): void
   save(path: string): Promise<void>
   resize(maxElements: number): void
@@ -137,13 +138,15 @@ export class HnswGraph {
   }
 
   /**
-   * Reads a graph {@link HnswGraph.save} wrote, from its bytes (every link checked; an Error names
-   * what is wrong); restores ef, which a loaded graph resets to 10.
+   * Reads a graph {@link HnswGraph.save} wrote, from its bytes or from an open file of `size` bytes
+   * (read by position; every field and link checked, an Error names what is wrong); restores ef,
+   * which a loaded graph resets to 10.
    */
-  static load(bytes: Uint8Array, space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions): HnswGraph {
+  static load(source: Uint8Array | { readonly fd: number; readonly size: number }, space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions): HnswGraph {
     const Native = loadNative()
     const native = new Native(space, dim)
-    native.load(bytes)
+    if (source instanceof Uint8Array) native.load(source)
+    else native.load(source.fd, source.size)
     // A graph saved empty has room for 0 elements (the count) once read: give it a new graph's
     // room, which a doubling can grow from (and which saves as it was saved).
     if (native.maxElements() === 0) native.resize(INITIAL_CAPACITY)

@@ -383,6 +383,34 @@ export class Generation {
   }
 
   /**
+   * Hands a listed file to `read`, a reader that checks everything it parses (so it may parse bytes
+   * not yet checked), and returns its result once the file's size and sha256 match: a file the
+   * worker sums ({@link sumAhead}) is given as its open descriptor and size, read there while the
+   * worker hashes it; any other is read whole and checked first, and given as bytes.
+   */
+  readChecking<T>(name: string, read: (source: Uint8Array | { readonly fd: number; readonly size: number }) => T): T {
+    const ahead = this.#ahead.get(name)
+    if (!ahead || !this.#sums) return read(this.readWhole(name))
+    this.reading = name
+    // A reader's refusal is reported only when the sum matches: damage is named as such.
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown }
+    try {
+      outcome = { ok: true, value: read({ fd: ahead.fd, size: this.manifest.files[name]?.bytes ?? 0 }) }
+    } catch (error) {
+      outcome = { ok: false, error }
+    }
+    const got = this.#sums.sum(ahead.i)
+    if (got === undefined) {
+      // The worker failed on it or was given up: hash it here.
+      this.#ahead.delete(name)
+      this.#pinned.set(name, ahead.fd)
+      this.verify(name, this.open(name))
+    } else this.#check(name, got)
+    if (!outcome.ok) throw outcome.error
+    return outcome.value
+  }
+
+  /**
    * Starts hashing the listed files `names` on a worker thread, in this order (background-sums.ts),
    * when they are large enough for it to pay: `readWhole` of one of them then reads it without
    * hashing and waits for its sum before returning it, so hashing the next file overlaps reading

@@ -156,7 +156,7 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   // Hashed on a worker in the order they are read: each is still checked before it is parsed.
   // Rows in shared memory (a store in a WebAssembly memory, or one the pool will scan) are read
   // there by that worker while this thread parses the records and the text index, so they come
-  // after them; the graph comes last, so hashing it overlaps reading the rest.
+  // after them; the graph comes last: it reads its own file while the worker hashes it.
   files.sumAhead(['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows?.keys() ?? []), ...(hnsw ? ['hnsw.bin'] : [])], rows)
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
@@ -201,14 +201,19 @@ function checkEmbedder(root: string, options: ResolvedIndexOptions, embedder: Em
   }
 }
 
-/** The stored HNSW graph, read whole and checked against its sha256 before the graph reads it. */
+/**
+ * The stored HNSW graph, returned only once hnsw.bin matches its sha256. The graph reads the file
+ * itself while the worker hashes it (when the worker sums it): its reader checks every field and
+ * link, so what it parses before the sum is in cannot lead a search outside the graph.
+ */
 function readGraph(files: Generation, options: ResolvedIndexOptions, dims: number): HnswGraph {
-  const bytes = files.readWhole('hnsw.bin')
-  try {
-    return HnswGraph.load(bytes, metricOps(options.metric).hnswSpace, dims, options.hnsw)
-  } catch (cause) {
-    if (cause instanceof QuarryError) throw cause
-    const why = cause instanceof Error ? `: ${cause.message}` : ''
-    throw unreadable(files.root, INDEX_FORMAT, `${files.name}/hnsw.bin could not be read${why}`, cause)
-  }
+  return files.readChecking('hnsw.bin', (source) => {
+    try {
+      return HnswGraph.load(source, metricOps(options.metric).hnswSpace, dims, options.hnsw)
+    } catch (cause) {
+      if (cause instanceof QuarryError) throw cause
+      const why = cause instanceof Error ? `: ${cause.message}` : ''
+      throw unreadable(files.root, INDEX_FORMAT, `${files.name}/hnsw.bin could not be read${why}`, cause)
+    }
+  })
 }
