@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@orama/orama'
 import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch'
 import { createIndex, type QuarryIndex, type SearchResult } from '@quarry/core'
+import type { Graph as QuarryGraph } from '@quarry/hnsw'
 import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 import { row, type Dataset } from './datasets.js'
 import { median, rssMB } from './stats.js'
@@ -70,11 +71,7 @@ function queryRows(ds: Dataset): Float32Array[] {
   return Array.from({ length: ds.nq }, (_, q) => row(ds.queries, ds.dim, q).slice())
 }
 
-/** The part of @quarry/hnsw's Graph the bench uses: saving Quarry's graph for raw hnswlib-node to read. */
-interface QuarryGraph {
-  saveSync(path: string): void
-}
-const quarryNative = createRequire(import.meta.url)('@quarry/hnsw') as { Graph: new (space: 'l2' | 'ip', dim: number) => QuarryGraph }
+const quarryNative = createRequire(import.meta.url)('@quarry/hnsw') as { Graph: typeof QuarryGraph }
 
 /**
  * Makes an index while recording the @quarry/hnsw graph it creates (through core's test-only

@@ -7,8 +7,10 @@ export declare class Graph {
   constructor(space: 'l2' | 'ip', dim: number)
   /** An empty graph with room for `maxElements`. */
   init(maxElements: number, m: number, efConstruction: number, seed: number): void
-  /** The graph saved in `bytes` (hnswlib's format), every link checked; on error the graph is unchanged. */
+  /** The graph saved in `bytes` (hnswlib's format), every field and link checked; on error the graph is unchanged. */
   load(bytes: Uint8Array): void
+  /** The same, from the first `size` bytes of the open file `fd` (read by position, in two reads). */
+  load(fd: number, size: number): void
   saveSync(path: string): void
   /** Writes on a libuv thread; the graph must not change until the promise settles (searches may run). */
   save(path: string): Promise<void>

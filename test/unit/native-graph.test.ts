@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import type { Graph as NativeGraph } from '@quarry/hnsw'
 import { clustered } from '../support/random.js'
 
 // @quarry/hnsw, Quarry's binding to hnswlib 0.8.0, against hnswlib-node 3.0.0 (the same hnswlib
@@ -10,20 +11,6 @@ import { clustered } from '../support/random.js'
 // for bit, filtered or not; and a saved graph altered in any way the checks name is refused with
 // the graph left as it was.
 
-interface Graph {
-  init(maxElements: number, m: number, efConstruction: number, seed: number): void
-  load(bytes: Uint8Array): void
-  load(fd: number, size: number): void
-  saveSync(path: string): void
-  save(path: string): Promise<void>
-  resize(maxElements: number): void
-  add(vector: Float32Array, label: number): void
-  markDelete(label: number): void
-  setEf(ef: number): void
-  search(query: Float32Array, k: number, labels: Uint32Array, distances: Float32Array, allow?: Uint32Array): number
-  maxElements(): number
-  size(): number
-}
 interface Raw {
   initIndex(opts: { maxElements: number; m: number; efConstruction: number; randomSeed: number }): void
   readIndexSync(file: string): void
@@ -34,7 +21,8 @@ interface Raw {
   searchKnn(query: number[], k: number, filter?: (label: number) => boolean): { distances: number[]; neighbors: number[] }
 }
 const fromRoot = createRequire(new URL('../../package.json', import.meta.url))
-const { Graph } = createRequire(new URL('../../packages/core/package.json', import.meta.url))('@quarry/hnsw') as { Graph: new (space: 'l2' | 'ip', dim: number) => Graph }
+const { Graph } = fromRoot('@quarry/hnsw') as { Graph: typeof NativeGraph }
+type Graph = NativeGraph
 const { HierarchicalNSW } = fromRoot('hnswlib-node') as { HierarchicalNSW: new (space: string, dim: number) => Raw }
 
 const DIM = 16

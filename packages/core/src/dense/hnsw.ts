@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import type { Graph } from '@quarry/hnsw'
 import { QuarryError } from '../errors.js'
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
@@ -19,22 +20,8 @@ export type ResolvedHnswOptions = Required<HnswOptions>
 
 export const HNSW_DEFAULTS: ResolvedHnswOptions = { m: 16, efConstruction: 200, efSearch: 64, seed: 100 }
 
-/** @quarry/hnsw's Graph (see its index.d.ts): the native HNSW graph, hnswlib underneath. */
-interface NativeGraph {
-  init(maxElements: number, m: number, efConstruction: number, seed: number): void
-  load(bytes: Uint8Array): void
-  load(fd: number, size: number): void
-  saveSync(path: string): void
-  save(path: string): Promise<void>
-  resize(maxElements: number): void
-  add(vector: Float32Array, label: number): void
-  markDelete(label: number): void
-  setEf(ef: number): void
-  search(query: Float32Array, k: number, labels: Uint32Array, distances: Float32Array, allow?: Uint32Array): number
-  maxElements(): number
-}
-
-type NativeCtor = new (space: 'ip' | 'l2', dim: number) => NativeGraph
+/** @quarry/hnsw's Graph (its index.d.ts): the native HNSW graph, hnswlib underneath. */
+type NativeCtor = typeof Graph
 
 /** Where the native module comes from: @quarry/hnsw by default, a stand-in in tests. */
 type NativeLoader = () => unknown
@@ -116,11 +103,11 @@ export class HnswGraph {
   readonly dim: number
   readonly options: ResolvedHnswOptions
   readonly space: 'ip' | 'l2'
-  readonly #native: NativeGraph
+  readonly #native: Graph
   #capacity: number
   #ef: number
 
-  private constructor(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, native: NativeGraph, capacity: number) {
+  private constructor(space: 'ip' | 'l2', dim: number, options: ResolvedHnswOptions, native: Graph, capacity: number) {
     this.space = space
     this.dim = dim
     this.options = options
