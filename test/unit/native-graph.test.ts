@@ -128,8 +128,8 @@ describe('a saved graph read from an open file', () => {
     } finally {
       closeSync(fd)
     }
-    writeFileSync(join(dir, 'directory-fd.bin'), bytes.subarray(0, 10))
-    const short = openSync(join(dir, 'directory-fd.bin'), 'r')
+    writeFileSync(join(dir, 'short.bin'), bytes.subarray(0, 10))
+    const short = openSync(join(dir, 'short.bin'), 'r')
     try {
       expect(() => new Graph('ip', DIM).load(short, bytes.length)).toThrow(/ends early/)
     } finally {

@@ -3,12 +3,14 @@
 //   - vectors cross as Float32Arrays and answers are written into typed arrays the caller owns, so
 //     a search reads no JavaScript array element by element and builds no arrays of numbers;
 //   - a filter is a bitset (a Uint32Array of label bits) tested in C++, never a JavaScript callback;
-//   - a saved graph is read from bytes already in memory (read and checksummed by the caller), with
-//     every header field and link checked, so a search can never follow a link out of the graph.
+//   - a saved graph is read from bytes in memory or from an open file (two reads; the caller checks
+//     its sha256 meanwhile), with every header field and link checked, so a search can never follow
+//     a link out of the graph, whatever the bytes.
 // The file format is hnswlib's own (saveIndex), byte for byte.
 #include <napi.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -142,7 +144,7 @@ const tableint* Links(const Hnsw& g, tableint id, int level, size_t* count) {
 }
 
 /**
- * Fills a fresh graph from bytes hnswlib's saveIndex wrote (what its loadIndex reads from a file),
+ * Fills a fresh graph from what hnswlib's saveIndex wrote (what its loadIndex reads from a file),
  * then checks every link: each names an element that exists and has that layer, and no list is
  * longer than the graph's degree allows.
  */
@@ -287,9 +289,6 @@ class Graph : public Napi::ObjectWrap<Graph> {
       throw Napi::TypeError::New(info.Env(), "space must be 'l2' or 'ip'");
     }
   }
-
-  /** Saves in progress hold the graph (see Save): it must outlive them. */
-  std::shared_ptr<Hnsw> graph() const { return graph_; }
 
  private:
   Hnsw& Ready(Napi::Env env) {

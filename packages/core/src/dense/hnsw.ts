@@ -40,8 +40,8 @@ let nativeCtor: NativeCtor | undefined
  * build allowed) succeeds without it, and only what needs the graph fails.
  */
 function nativeUnavailable(cause: unknown): QuarryError {
-  // The first line says why: "Cannot find module '@quarry/hnsw'" (not installed) or "Cannot find
-  // module './build/Release/quarry_hnsw.node'" (installed, never built), before a require stack.
+  // The first line says why: "Cannot find module '@quarry/hnsw'" (not installed) or its index.cjs's
+  // "@quarry/hnsw is installed but its addon was never built (...)", before a require stack.
   const line = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? ''
   const reason = line.replace(/[\s.:]+$/, '')
   return new QuarryError(

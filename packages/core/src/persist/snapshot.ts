@@ -66,7 +66,7 @@ export async function writeSnapshotInSlices(state: IndexState, dir: string, opti
  *                                        entries and lengths (indexes.ts)
  *     values.bin                         the metadata's value indexes (indexes.ts)
  *     vectors.f32, norms.f32             the rows and their 1/‖v‖, raw float32
- *     hnsw.bin                           the graph, as hnswlib writes it (read whole, like the rest)
+ *     hnsw.bin                           the graph, as hnswlib writes it (read by @quarry/hnsw, see readGraph)
  */
 function* snapshotFiles(state: IndexState, out: GenerationWriter): Steps<Record<string, unknown>> {
   const extent = state.ids.extent
