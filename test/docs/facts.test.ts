@@ -60,6 +60,11 @@ describe('the README and docs/ say what the code does', () => {
     expect(block?.code.split('\n').map((l) => l.replace(/\s+#.*$/, ''))).toEqual(['npx -y pnpm@12.4.2 run demo', 'npx -y pnpm@12.4.2 test'])
   })
 
+  it('the README stays a front page: at most 200 lines, details in docs/', () => {
+    const lines = read('README.md').replace(/\n$/, '').split('\n')
+    expect(lines.length, 'README.md lines (move details into a docs/ page)').toBeLessThanOrEqual(200)
+  })
+
   it('docs/errors.md lists every QuarryError code, and no other', () => {
     const listed = tableAfter(read('docs/errors.md'), '`@quarry/core`: `QuarryError`').map((row) => ticked(row[0] as string)[0])
     expect(listed.sort()).toEqual(Object.keys(CODES).sort())
@@ -102,8 +107,8 @@ describe('the README and docs/ say what the code does', () => {
     for (const name of ['dimensions', 'embedder', 'text.fields.<name>.boost']) expect(defaults.has(name), name).toBe(true)
   })
 
-  it('the README says why each dependency is there, at its pinned version', () => {
-    const rows = tableAfter(read('README.md'), 'Dependencies and why')
+  it('docs/dependencies.md says why each dependency is there, at its pinned version', () => {
+    const rows = tableAfter(read('docs/dependencies.md'), 'Dependencies and why')
     const manifests = ['package.json', 'packages/core/package.json', 'packages/adapters/package.json', 'bench/package.json']
     const missing: string[] = []
     for (const manifest of manifests) {
