@@ -1,0 +1,528 @@
+// @quarry/hnsw's WebAssembly graph: the same vendored hnswlib 0.8.0 as src/graph.cc, behind a small
+// C ABI that wasm/index.cjs wraps in a class with the native Graph's interface. Two things differ
+// from a plain build of hnswlib, both so that a graph answers and saves exactly as the native one:
+//   - distances: hnswlib's SSE kernels (what the native x64 build runs, chosen by dimension) are
+//     redone with wasm f32x4 operations in the same order, lane sums and residuals included, so every
+//     distance is the native one bit for bit (built with -ffp-contract=off: no fused multiply-add);
+//   - the file format: in wasm32 size_t (and so hnswlib's label) is 4 bytes, while a saved graph holds
+//     the 64-bit layout; the reader and writer here widen and narrow every size_t field and label, and
+//     the reader checks all that src/graph.cc's ReadGraph checks, with the same messages.
+// Bytes come and go through two imports (quarry_read, quarry_write) so a graph is read from memory or
+// a file, and written, without a second copy of it in wasm memory.
+#include <emscripten/emscripten.h>
+#include <wasm_simd128.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hnswlib.h"
+
+static_assert(sizeof(size_t) == 4, "this file is for wasm32; the native build is src/graph.cc");
+
+extern "C" {
+/** Copies the next `n` bytes of the graph being read to `to`; returns n, 0 at the end, or < 0 on a read error. */
+__attribute__((import_module("env"), import_name("quarry_read"))) int32_t quarry_read(void* to, uint32_t n);
+/** Takes the next `n` bytes of the graph being written; returns < 0 on a write error. */
+__attribute__((import_module("env"), import_name("quarry_write"))) int32_t quarry_write(const void* from, uint32_t n);
+}
+
+namespace {
+
+using Hnsw = hnswlib::HierarchicalNSW<float>;
+using hnswlib::labeltype;
+using hnswlib::linklistsizeint;
+using hnswlib::tableint;
+
+// ---- Distances: hnswlib's SSE kernels, lane for lane ----------------------------------------------
+
+float Lanes(v128_t sum) {
+  // _mm_store_ps then TmpRes[0] + TmpRes[1] + TmpRes[2] + TmpRes[3], left to right.
+  return wasm_f32x4_extract_lane(sum, 0) + wasm_f32x4_extract_lane(sum, 1) + wasm_f32x4_extract_lane(sum, 2) +
+         wasm_f32x4_extract_lane(sum, 3);
+}
+
+/** L2SqrSIMD4Ext / L2SqrSIMD16ExtSSE: one accumulator of 4 lanes over `n` (a multiple of 4) floats. */
+float L2Vector(const float* a, const float* b, size_t n) {
+  v128_t sum = wasm_f32x4_splat(0.0f);
+  for (size_t i = 0; i < n; i += 4) {
+    const v128_t diff = wasm_f32x4_sub(wasm_v128_load(a + i), wasm_v128_load(b + i));
+    sum = wasm_f32x4_add(sum, wasm_f32x4_mul(diff, diff));
+  }
+  return Lanes(sum);
+}
+
+/** hnswlib::L2Sqr. */
+float L2Scalar(const float* a, const float* b, size_t n) {
+  float res = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float t = a[i] - b[i];
+    res += t * t;
+  }
+  return res;
+}
+
+/** InnerProductSIMD4ExtSSE / InnerProductSIMD16ExtSSE (before 1 -): one accumulator of 4 lanes. */
+float IpVector(const float* a, const float* b, size_t n) {
+  v128_t sum = wasm_f32x4_splat(0.0f);
+  for (size_t i = 0; i < n; i += 4) sum = wasm_f32x4_add(sum, wasm_f32x4_mul(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+  return Lanes(sum);
+}
+
+/** hnswlib::InnerProduct. */
+float IpScalar(const float* a, const float* b, size_t n) {
+  float res = 0;
+  for (size_t i = 0; i < n; i++) res += a[i] * b[i];
+  return res;
+}
+
+// Which kernel hnswlib's L2Space / InnerProductSpace choose under USE_SSE, by dimension: whole
+// (dim % 16 == 0 or dim % 4 == 0), blocks of 16 then a scalar tail (dim > 16), blocks of 4 then a
+// scalar tail (dim > 4), or scalar.
+float L2Whole(const void* a, const void* b, const void* dim) {
+  return L2Vector(static_cast<const float*>(a), static_cast<const float*>(b), *static_cast<const size_t*>(dim));
+}
+template <size_t Block>
+float L2Residuals(const void* av, const void* bv, const void* dim) {
+  const size_t n = *static_cast<const size_t*>(dim);
+  const size_t whole = n / Block * Block;
+  const auto* a = static_cast<const float*>(av);
+  const auto* b = static_cast<const float*>(bv);
+  const float res = L2Vector(a, b, whole);
+  const float tail = L2Scalar(a + whole, b + whole, n - whole);
+  return res + tail;
+}
+float L2Plain(const void* a, const void* b, const void* dim) {
+  return L2Scalar(static_cast<const float*>(a), static_cast<const float*>(b), *static_cast<const size_t*>(dim));
+}
+float IpWhole(const void* a, const void* b, const void* dim) {
+  return 1.0f - IpVector(static_cast<const float*>(a), static_cast<const float*>(b), *static_cast<const size_t*>(dim));
+}
+template <size_t Block>
+float IpResiduals(const void* av, const void* bv, const void* dim) {
+  const size_t n = *static_cast<const size_t*>(dim);
+  const size_t whole = n / Block * Block;
+  const auto* a = static_cast<const float*>(av);
+  const auto* b = static_cast<const float*>(bv);
+  const float res = IpVector(a, b, whole);
+  const float tail = IpScalar(a + whole, b + whole, n - whole);
+  return 1.0f - (res + tail);
+}
+float IpPlain(const void* a, const void* b, const void* dim) {
+  return 1.0f - IpScalar(static_cast<const float*>(a), static_cast<const float*>(b), *static_cast<const size_t*>(dim));
+}
+
+class Space : public hnswlib::SpaceInterface<float> {
+ public:
+  Space(bool l2, size_t dim) : dim_(dim) {
+    if (dim % 16 == 0 || dim % 4 == 0) {
+      dist_ = l2 ? L2Whole : IpWhole;
+    } else if (dim > 16) {
+      dist_ = l2 ? L2Residuals<16> : IpResiduals<16>;
+    } else if (dim > 4) {
+      dist_ = l2 ? L2Residuals<4> : IpResiduals<4>;
+    } else {
+      dist_ = l2 ? L2Plain : IpPlain;
+    }
+  }
+  size_t get_data_size() override { return dim_ * sizeof(float); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return dist_; }
+  void* get_dist_func_param() override { return &dim_; }
+
+ private:
+  size_t dim_;
+  hnswlib::DISTFUNC<float> dist_;
+};
+
+// ---- Errors --------------------------------------------------------------------------------------
+
+std::string lastError;
+
+void Require(bool condition, const char* what) {
+  if (!condition) throw std::runtime_error(what);
+}
+
+/** Runs `body`; 0 when it returns, 1 with lastError set when it throws (the native Guard's messages). */
+template <typename Body>
+int Guard(Body body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::bad_alloc&) {
+    lastError = "not enough memory for the graph";
+  } catch (const std::exception& e) {
+    lastError = e.what();
+  }
+  return 1;
+}
+
+/**
+ * hnswlib computes its base layer's size as maxElements * bytesPerElement in size_t, which wraps in
+ * wasm32 where the native build would simply fail to allocate; refuse those sizes the way it does.
+ */
+void RequireRoom(uint64_t maxElements, uint64_t bytesPerElement, const char* what) {
+  // The largest per-element allocation besides the base layer is a mutex per element.
+  const uint64_t per = std::max<uint64_t>(bytesPerElement, sizeof(std::mutex));
+  if (maxElements * per >= (uint64_t{1} << 32)) throw std::runtime_error(what);
+}
+
+// ---- Reading and writing hnswlib's 64-bit saveIndex layout ---------------------------------------
+
+/** The graph's bytes, pulled through quarry_read; every read refuses to go past `size`. */
+class Source {
+ public:
+  explicit Source(uint64_t size) : size_(size) {}
+
+  void Bytes(void* out, uint64_t n) {
+    if (n > size_ - at_) throw std::runtime_error("it ends early");
+    char* to = static_cast<char*>(out);
+    while (n > 0) {
+      const uint32_t part = static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 30));
+      const int32_t got = quarry_read(to, part);
+      if (got < 0) throw std::runtime_error("it could not be read");
+      if (got == 0) throw std::runtime_error("it ends early");
+      to += got;
+      n -= static_cast<uint32_t>(got);
+      at_ += static_cast<uint32_t>(got);
+    }
+  }
+  uint64_t Left() const { return size_ - at_; }
+
+  template <typename T>
+  T Pod() {
+    T value;
+    Bytes(&value, sizeof value);
+    return value;
+  }
+
+ private:
+  uint64_t size_;
+  uint64_t at_ = 0;
+};
+
+/** Bytes already in memory (the upper layers, read whole as the native reader does). */
+class Memory {
+ public:
+  Memory(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  void Bytes(void* out, size_t n) {
+    if (n > size_ - at_) throw std::runtime_error("it ends early");
+    std::memcpy(out, data_ + at_, n);
+    at_ += n;
+  }
+  size_t Left() const { return size_ - at_; }
+  template <typename T>
+  T Pod() {
+    T value;
+    Bytes(&value, sizeof value);
+    return value;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+/** Links of `id` at `level` (0: the base layer): their count and where they start. */
+const tableint* Links(const Hnsw& g, tableint id, int level, size_t* count) {
+  const linklistsizeint* list = level == 0
+      ? reinterpret_cast<const linklistsizeint*>(g.data_level0_memory_ + id * g.size_data_per_element_ + g.offsetLevel0_)
+      : reinterpret_cast<const linklistsizeint*>(g.linkLists_[id] + (level - 1) * g.size_links_per_element_);
+  *count = *reinterpret_cast<const unsigned short*>(list);
+  return list + 1;
+}
+
+constexpr uint64_t kLabel64 = 8;  // labeltype on a 64-bit machine, as saved
+
+/** src/graph.cc's ReadGraph for the 64-bit layout: the same checks, in the same order, the same messages. */
+void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
+  const auto offsetLevel0 = in.Pod<uint64_t>();
+  const auto maxElements = in.Pod<uint64_t>();
+  const auto count = in.Pod<uint64_t>();
+  const auto sizeDataPerElement = in.Pod<uint64_t>();
+  const auto labelOffset = in.Pod<uint64_t>();
+  const auto offsetData = in.Pod<uint64_t>();
+  const auto maxLevel = in.Pod<int32_t>();
+  const auto enterpoint = in.Pod<tableint>();
+  const auto maxM = in.Pod<uint64_t>();
+  const auto maxM0 = in.Pod<uint64_t>();
+  const auto m = in.Pod<uint64_t>();
+  const auto mult = in.Pod<double>();
+  const auto efConstruction = in.Pod<uint64_t>();
+
+  const uint64_t dataSize = space.get_data_size();
+  Require(maxM >= 1 && maxM <= 0xffff && maxM0 >= 1 && maxM0 <= 0xffff && m >= 1, "its degree is invalid");
+  const uint64_t sizeLinks0 = maxM0 * sizeof(tableint) + sizeof(linklistsizeint);
+  Require(offsetLevel0 == 0 && offsetData == sizeLinks0 && labelOffset == sizeLinks0 + dataSize &&
+              sizeDataPerElement == labelOffset + kLabel64,
+          "its element layout does not match the index's dimensions");
+  Require(count <= maxElements && maxElements <= 0xffffffffull, "its element counts are invalid");
+  Require(count <= in.Left() / sizeDataPerElement, "it ends early");
+  Require(std::isfinite(mult) && mult > 0, "its level multiplier is invalid");
+  Require(count == 0 || (enterpoint < count && maxLevel >= 0), "its entry point is invalid");
+
+  const size_t perElement = static_cast<size_t>(labelOffset + sizeof(labeltype));
+  const uint64_t room = maxElements > 0 ? maxElements : 1;
+  if (room * std::max<uint64_t>(perElement, sizeof(std::mutex)) >= (uint64_t{1} << 32)) throw std::bad_alloc();
+  g.offsetLevel0_ = 0;
+  g.max_elements_ = static_cast<size_t>(maxElements);
+  g.size_data_per_element_ = perElement;
+  g.label_offset_ = static_cast<size_t>(labelOffset);
+  g.offsetData_ = static_cast<size_t>(offsetData);
+  g.maxlevel_ = maxLevel;
+  g.enterpoint_node_ = enterpoint;
+  g.maxM_ = static_cast<size_t>(maxM);
+  g.maxM0_ = static_cast<size_t>(maxM0);
+  g.M_ = static_cast<size_t>(m);
+  g.mult_ = mult;
+  g.revSize_ = 1.0 / mult;
+  g.ef_construction_ = static_cast<size_t>(efConstruction);
+  g.ef_ = 10;
+  g.data_size_ = static_cast<size_t>(dataSize);
+  g.fstdistfunc_ = space.get_dist_func();
+  g.dist_func_param_ = space.get_dist_func_param();
+  g.size_links_level0_ = static_cast<size_t>(sizeLinks0);
+  g.size_links_per_element_ = static_cast<size_t>(maxM * sizeof(tableint) + sizeof(linklistsizeint));
+
+  g.data_level0_memory_ = static_cast<char*>(std::malloc(static_cast<size_t>(room * perElement)));
+  if (g.data_level0_memory_ == nullptr) throw std::bad_alloc();
+  g.linkLists_ = static_cast<char**>(std::calloc(static_cast<size_t>(room), sizeof(void*)));
+  if (g.linkLists_ == nullptr) throw std::bad_alloc();
+  g.element_levels_ = std::vector<int>(static_cast<size_t>(maxElements));
+  std::vector<std::mutex>(static_cast<size_t>(maxElements)).swap(g.link_list_locks_);
+  std::vector<std::mutex>(Hnsw::MAX_LABEL_OPERATION_LOCKS).swap(g.label_op_locks_);
+  g.visited_list_pool_.reset(new hnswlib::VisitedListPool(1, static_cast<int>(maxElements)));
+
+  // The base layer, a slice of elements at a time: each saved element is its links and vector, then an
+  // 8-byte label, narrowed here to hnswlib's 4-byte one. The first label above uint32 is refused where
+  // the native reader refuses it (after that element's upper layers), so both name the same fault.
+  const size_t saved = static_cast<size_t>(sizeDataPerElement);
+  const size_t slice = std::max<size_t>(1, (size_t{4} << 20) / saved);
+  std::vector<uint8_t> buffer(std::min<uint64_t>(count, slice) * saved);
+  uint64_t firstWideLabel = count;
+  for (uint64_t from = 0; from < count; from += slice) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(slice, count - from));
+    in.Bytes(buffer.data(), uint64_t{n} * saved);
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t* element = buffer.data() + i * saved;
+      char* to = g.data_level0_memory_ + (from + i) * perElement;
+      std::memcpy(to, element, static_cast<size_t>(labelOffset));
+      uint64_t label;
+      std::memcpy(&label, element + labelOffset, sizeof label);
+      if (label > 0xffffffffull && firstWideLabel == count) firstWideLabel = from + i;
+      const auto narrow = static_cast<uint32_t>(label);
+      std::memcpy(to + labelOffset, &narrow, sizeof narrow);
+    }
+  }
+
+  std::vector<uint8_t> rest(static_cast<size_t>(in.Left()));
+  in.Bytes(rest.data(), rest.size());
+  Memory lists(rest.data(), rest.size());
+  g.label_lookup_.reserve(static_cast<size_t>(count));
+  for (size_t i = 0; i < count; i++) {
+    const auto listSize = lists.Pod<linklistsizeint>();
+    if (listSize != 0) {
+      Require(listSize % g.size_links_per_element_ == 0 && listSize <= lists.Left(), "a link list is invalid");
+      g.linkLists_[i] = static_cast<char*>(std::malloc(listSize));
+      if (g.linkLists_[i] == nullptr) throw std::bad_alloc();
+      g.element_levels_[i] = static_cast<int>(listSize / g.size_links_per_element_);
+      lists.Bytes(g.linkLists_[i], listSize);
+    }
+    g.cur_element_count = i + 1;
+    Require(i != firstWideLabel, "a label is not a uint32");
+    g.label_lookup_[g.getExternalLabel(static_cast<tableint>(i))] = static_cast<tableint>(i);
+  }
+  Require(lists.Left() == 0, "it has bytes after the last element");
+  Require(count == 0 || g.element_levels_[enterpoint] >= maxLevel, "its entry point is invalid");
+
+  for (size_t i = 0; i < count; i++) {
+    const auto id = static_cast<tableint>(i);
+    for (int level = 0; level <= g.element_levels_[i]; level++) {
+      size_t n = 0;
+      const tableint* links = Links(g, id, level, &n);
+      Require(n <= (level == 0 ? maxM0 : maxM), "a link list is too long");
+      for (size_t j = 0; j < n; j++) {
+        Require(links[j] < count && g.element_levels_[links[j]] >= level, "a link names no element of its layer");
+      }
+    }
+    if (g.isMarkedDeleted(id)) g.num_deleted_ += 1;
+  }
+}
+
+/** Collects output for quarry_write in slices, so a graph is never written as a second whole copy. */
+class Sink {
+ public:
+  Sink() { buffer_.reserve(kSlice); }
+  void Bytes(const void* from, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(from);
+    buffer_.insert(buffer_.end(), p, p + n);
+    if (buffer_.size() >= kSlice) Flush();
+  }
+  template <typename T>
+  void Pod(T value) {
+    Bytes(&value, sizeof value);
+  }
+  void Flush() {
+    if (!buffer_.empty() && quarry_write(buffer_.data(), static_cast<uint32_t>(buffer_.size())) < 0) {
+      throw std::runtime_error("it could not be written");
+    }
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kSlice = size_t{4} << 20;
+  std::vector<uint8_t> buffer_;
+};
+
+/** hnswlib's saveIndex as a 64-bit build writes it: size_t fields and labels as 8 bytes. */
+void WriteGraph(const Hnsw& g, Sink& out) {
+  const uint64_t count = g.cur_element_count;
+  out.Pod<uint64_t>(g.offsetLevel0_);
+  out.Pod<uint64_t>(g.max_elements_);
+  out.Pod<uint64_t>(count);
+  out.Pod<uint64_t>(uint64_t{g.label_offset_} + kLabel64);
+  out.Pod<uint64_t>(g.label_offset_);
+  out.Pod<uint64_t>(g.offsetData_);
+  out.Pod<int32_t>(g.maxlevel_);
+  out.Pod<tableint>(g.enterpoint_node_);
+  out.Pod<uint64_t>(g.maxM_);
+  out.Pod<uint64_t>(g.maxM0_);
+  out.Pod<uint64_t>(g.M_);
+  out.Pod<double>(g.mult_);
+  out.Pod<uint64_t>(g.ef_construction_);
+  for (uint64_t i = 0; i < count; i++) {
+    const char* element = g.data_level0_memory_ + i * g.size_data_per_element_;
+    out.Bytes(element, g.label_offset_);
+    uint32_t label;
+    std::memcpy(&label, element + g.label_offset_, sizeof label);
+    out.Pod<uint64_t>(label);
+  }
+  for (uint64_t i = 0; i < count; i++) {
+    const int levels = g.element_levels_[i];
+    const unsigned int size = levels > 0 ? static_cast<unsigned int>(g.size_links_per_element_ * levels) : 0;
+    out.Pod<unsigned int>(size);
+    if (size != 0) out.Bytes(g.linkLists_[i], size);
+  }
+  out.Flush();
+}
+
+/** Accepts the labels whose bit is set in a bitset of 32-bit words (@quarry/core's Bitset). */
+class BitsetFilter : public hnswlib::BaseFilterFunctor {
+ public:
+  BitsetFilter(const uint32_t* words, size_t length) : words_(words), length_(length) {}
+  bool operator()(labeltype label) override {
+    const size_t word = label >> 5;
+    return word < length_ && ((words_[word] >> (label & 31)) & 1u) != 0;
+  }
+
+ private:
+  const uint32_t* words_;
+  size_t length_;
+};
+
+struct Graph {
+  std::unique_ptr<Space> space;
+  std::unique_ptr<Hnsw> graph;
+};
+
+}  // namespace
+
+// ---- The C ABI (wasm/index.cjs): 0 for success and 1 with quarry_error() for a refusal -----------
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE const char* quarry_error() { return lastError.c_str(); }
+
+/** A graph of `dim` floats; l2 when `l2` is 1, inner product otherwise. JavaScript checks the arguments. */
+EMSCRIPTEN_KEEPALIVE Graph* quarry_new(int l2, uint32_t dim) {
+  auto* g = new (std::nothrow) Graph();
+  if (g == nullptr) return nullptr;
+  g->space.reset(new (std::nothrow) Space(l2 != 0, dim));
+  if (!g->space) {
+    delete g;
+    return nullptr;
+  }
+  return g;
+}
+
+EMSCRIPTEN_KEEPALIVE void quarry_free(Graph* g) { delete g; }
+
+EMSCRIPTEN_KEEPALIVE int quarry_ready(Graph* g) { return g->graph ? 1 : 0; }
+
+EMSCRIPTEN_KEEPALIVE int quarry_init(Graph* g, uint32_t maxElements, uint32_t m, uint32_t efConstruction, uint32_t seed) {
+  return Guard([&] {
+    const uint64_t maxM0 = uint64_t{std::min<uint32_t>(m, 10000)} * 2;
+    RequireRoom(maxElements, maxM0 * 4 + 4 + g->space->get_data_size() + sizeof(labeltype), "Not enough memory");
+    g->graph = std::make_unique<Hnsw>(g->space.get(), maxElements, m, efConstruction, seed, false);
+  });
+}
+
+/** Reads `size` bytes through quarry_read; the graph stays as it was on any error. */
+EMSCRIPTEN_KEEPALIVE int quarry_load(Graph* g, double size) {
+  return Guard([&] {
+    Source in(static_cast<uint64_t>(size));
+    auto next = std::make_unique<Hnsw>(g->space.get());
+    ReadGraph(*next, *g->space, in);
+    g->graph = std::move(next);
+  });
+}
+
+/** Writes the graph through quarry_write. */
+EMSCRIPTEN_KEEPALIVE int quarry_save(Graph* g) {
+  return Guard([&] {
+    Sink out;
+    WriteGraph(*g->graph, out);
+  });
+}
+
+EMSCRIPTEN_KEEPALIVE int quarry_resize(Graph* g, uint32_t maxElements) {
+  return Guard([&] {
+    if (maxElements >= g->graph->cur_element_count) {
+      RequireRoom(maxElements, g->graph->size_data_per_element_, "Not enough memory: resizeIndex failed to allocate base layer");
+    }
+    g->graph->resizeIndex(maxElements);
+  });
+}
+
+EMSCRIPTEN_KEEPALIVE int quarry_add(Graph* g, const float* vector, uint32_t label) {
+  return Guard([&] { g->graph->addPoint(vector, label, false); });
+}
+
+EMSCRIPTEN_KEEPALIVE int quarry_mark_delete(Graph* g, uint32_t label) {
+  return Guard([&] { g->graph->markDelete(label); });
+}
+
+EMSCRIPTEN_KEEPALIVE void quarry_set_ef(Graph* g, uint32_t ef) { g->graph->setEf(ef); }
+
+/**
+ * At most k labels, best first, and their distances into `labels` and `distances`; only labels
+ * whose bit is set in the `words` 32-bit words at `allow` when `allow` is not null. Returns how
+ * many, or -1 with quarry_error().
+ */
+EMSCRIPTEN_KEEPALIVE int32_t quarry_search(Graph* g, const float* query, uint32_t k, uint32_t* labels, float* distances,
+                                           const uint32_t* allow, uint32_t words) {
+  int32_t n = 0;
+  const int status = Guard([&] {
+    std::unique_ptr<BitsetFilter> filter;
+    if (allow != nullptr) filter = std::make_unique<BitsetFilter>(allow, words);
+    auto best = g->graph->searchKnn(query, k, filter.get());
+    n = static_cast<int32_t>(best.size());
+    for (size_t i = best.size(); i-- > 0; best.pop()) {
+      labels[i] = static_cast<uint32_t>(best.top().second);
+      distances[i] = best.top().first;
+    }
+  });
+  return status == 0 ? n : -1;
+}
+
+EMSCRIPTEN_KEEPALIVE double quarry_max_elements(Graph* g) { return static_cast<double>(g->graph->max_elements_); }
+
+EMSCRIPTEN_KEEPALIVE double quarry_size(Graph* g) { return static_cast<double>(g->graph->cur_element_count.load()); }
+
+}  // extern "C"
