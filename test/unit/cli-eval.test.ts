@@ -141,7 +141,7 @@ describe('quarry eval', () => {
   it('refuses missing files, bad alphas and collections without a relevant judgment in one line', async () => {
     const missing = await runQuarry(['eval', '--corpus', corpus, '--queries', queries])
     expect(missing.code).toBe(2)
-    expect(missing.err.split('\n')[0]).toBe('quarry eval: give --qrels')
+    expect(missing.err.split('\n')[0]).toBe('quarry eval: give --qrels (or --example: the judged example shipped with Quarry)')
     const alpha = await runQuarry(['eval', '--corpus', corpus, '--queries', queries, '--qrels', qrels, '--alpha', '0.5,2'])
     expect(alpha.code).toBe(2)
     expect(alpha.err.split('\n')[0]).toBe('quarry eval: --alpha takes numbers from 0 to 1 separated by commas; received "2"')

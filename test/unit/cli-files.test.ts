@@ -87,20 +87,20 @@ describe('quarry index and quarry search on your own files', () => {
     expect(hybrid.map((h) => h.score)).toEqual([...hybrid.map((h) => h.score)].sort((a, b) => b - a))
   })
 
-  it('prints a table: rank, score, file, the passage that matched with its words marked', async () => {
+  it('prints a table: rank, score, file, the passage that matched (plain text when not on a terminal)', async () => {
     const table = await search('pinning exact versions', '--alpha', '0', '--top', '3')
     expect(table.code).toBe(0)
     const score = (await hits('pinning exact versions', '--alpha', '0'))[0]?.score.toFixed(4)
     expect(table.out).toBe(
       [
         'rank  score   file                   passage',
-        `----  ------  ---------------------  ${'-'.repeat(120)}`,
-        `1     ${score}  docs/guide/install.md  Install To **pin** an **exact** **version** when installing a package, use the --save-**exact** flag. **Pinning** keeps…`,
+        `----  ------  ---------------------  ${'-'.repeat(100)}`,
+        `1     ${score}  docs/guide/install.md  Install To pin an exact version when installing a package, use the --save-exact flag. Pinning keeps…`,
       ].join('\n'),
     )
     // In a long chunk the passage is the one holding the match, whole words, cut on both sides.
     const zebra = await search('zebra', '--alpha', '0')
-    expect(zebra.out.split('\n')[2]).toBe(`1     ${(await hits('zebra', '--alpha', '0'))[0]?.score.toFixed(4)}  docs/long.md  …w240 w241 w242 w243 w244 w245 w246 w247 w248 w249 **zebra** w251 w252 w253 w254 w255 w256 w257 w258 w259…`)
+    expect(zebra.out.split('\n')[2]).toBe(`1     ${(await hits('zebra', '--alpha', '0'))[0]?.score.toFixed(4)}  docs/long.md  …w240 w241 w242 w243 w244 w245 w246 w247 w248 w249 zebra w251 w252 w253 w254 w255 w256 w257 w258 w259…`)
     expect(await search('zzzzqqq', '--alpha', '0')).toEqual({ code: 0, out: `No passage in ${dir} matches "zzzzqqq".`, err: '' })
   })
 
@@ -111,11 +111,28 @@ describe('quarry index and quarry search on your own files', () => {
     expect(await sources('source = "*.txt" OR ext = html')).toEqual(['docs/logging.txt#0', 'docs/testing.html#0'])
     expect(await sources('ext = "md" AND NOT chunk = 0')).toEqual(['docs/long.md#1'])
     expect(await sources('source != "docs/*"')).toEqual([])
+    // A filter that does not parse or names an unknown field is a usage error: 2, the usage after it.
     const unknown = await search('x', '--filter', 'size > 3')
-    expect(unknown).toEqual({ code: 1, out: '', err: 'quarry search: --filter: unknown field "size"; filters read source, ext, chunk, page' })
+    expect(unknown.code).toBe(2)
+    expect(unknown.err).toMatch(/^quarry search: --filter: unknown field "size"; filters read source, ext, chunk, page\n\nusage: .*search "<text>"/)
     const bad = await search('x', '--filter', 'source = ')
-    expect(bad.code).toBe(1)
-    expect(bad.err).toBe('quarry search: --filter: invalid filter at position 10 ("source = "): the filter ends where a value is expected.')
+    expect(bad.code).toBe(2)
+    expect(bad.err.split('\n')[0]).toBe('quarry search: --filter: invalid filter at position 10 ("source = "): the filter ends where a value is expected.')
+  })
+
+  it('says which form paths take when a source filter matches no indexed file', async () => {
+    const example = (await hits('pin', '--alpha', '0'))[0]?.source as string
+    expect(example).toBe('docs/guide/install.md')
+    const hint = (values: string): string => `No indexed file's source matches ${values}. Sources are paths relative to ${root} (the folder holding the index), with / separators, e.g. source = "${example}" or source = "docs/*".`
+    for (const form of ['./docs/*', `${root}/docs/*`, 'install.md']) {
+      const r = await search('pin', '--alpha', '0', '--filter', `source = "${form}"`)
+      expect(r).toEqual({ code: 0, out: `No passage in ${dir} matches "pin" with that filter.\n${hint(`"${form}"`)}`, err: '' })
+    }
+    // --json keeps stdout JSON: the hint goes to stderr.
+    const json = await search('pin', '--alpha', '0', '--filter', 'source = "./docs/*"', '--json')
+    expect(json).toEqual({ code: 0, out: JSON.stringify({ hits: [] }, null, 2), err: hint('"./docs/*"') })
+    // A source filter that matches files, but no passage: no hint.
+    expect(await search('zzzzqqq', '--alpha', '0', '--filter', 'source = "docs/*"')).toEqual({ code: 0, out: `No passage in ${dir} matches "zzzzqqq" with that filter.`, err: '' })
   })
 
   it('re-reads only changed files and drops files that are gone', async () => {

@@ -17,3 +17,10 @@ function packageRoot(start: string): string {
     if (dirname(dir) === dir) throw new Error(`internal error: no package.json of @quarry/adapters above ${start}`)
   }
 }
+
+/** The package's version, read from its package.json when asked (`quarry --version`). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }
+  if (typeof manifest.version !== 'string') throw new Error('internal error: the package.json of @quarry/adapters has no version')
+  return manifest.version
+}

@@ -74,3 +74,39 @@ export function numberOption(parsed: ParsedArgs, name: string, options: { min: n
   }
   return n
 }
+
+/**
+ * One option of a command, as its help shows it: the parser's spec and the help's option lines
+ * are both made from a list of these ({@link specOf}, {@link optionLines}), so they cannot drift.
+ */
+export interface OptionDoc {
+  readonly name: string
+  /** The value's placeholder (`DIR`, `N`); none for a switch. */
+  readonly value?: string
+  /** Whether it may be given more than once. @defaultValue false */
+  readonly repeatable?: boolean
+  /** What it does; lines after the first are indented under it. */
+  readonly help: string
+}
+
+/** The parser's spec of a command's options. */
+export function specOf(options: readonly OptionDoc[], positionals: boolean): ArgSpec {
+  return {
+    values: options.filter((o) => o.value !== undefined).map((o) => o.name),
+    repeatable: options.filter((o) => o.repeatable === true).map((o) => o.name),
+    switches: options.filter((o) => o.value === undefined).map((o) => o.name),
+    positionals,
+  }
+}
+
+/** The options' help lines: `--name VALUE  text`, aligned, continuation lines indented. */
+export function optionLines(options: readonly OptionDoc[]): string {
+  const heads = options.map((o) => `--${o.name}${o.value === undefined ? '' : ` ${o.value}`}`)
+  const width = Math.max(...heads.map((h) => h.length))
+  return options
+    .map((o, i) => {
+      const [first, ...rest] = o.help.split('\n')
+      return [`  ${(heads[i] as string).padEnd(width)}  ${first ?? ''}`, ...rest.map((line) => `  ${' '.repeat(width)}  ${line}`)].join('\n')
+    })
+    .join('\n')
+}

@@ -1,10 +1,11 @@
-import { writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { EXAMPLE_FILES } from '../eval/example.js'
 import { createIndex, embedAll, type SearchRequest } from '@quarry/core'
 import { CollectionError, readCollection, type Collection } from '../eval/collection.js'
 import { evaluateRun, rankIds, type Metrics } from '../eval/metrics.js'
 import { renderSvg } from '../eval/svg.js'
-import { parseArgs } from './args.js'
+import { optionLines, parseArgs, specOf, type OptionDoc } from './args.js'
 import { createCliEmbedder, embedderKind } from './embedders.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
@@ -18,19 +19,41 @@ const DEFAULT_PLOT = 'quarry-eval.svg'
 const TOP_K = 100
 const DEPTH = 200
 
+/** Where `--example` writes the judged example shipped with Quarry (src/eval/example.ts), in the working directory. */
+export const EXAMPLE_DIR = 'quarry-eval-example'
+
+/** The options of `quarry eval`: its parser and its help. */
+export const EVAL_OPTIONS: readonly OptionDoc[] = [
+  { name: 'corpus', value: 'FILE', help: 'JSON lines {"_id", "title", "text"}: the documents (indexed whole, title and text)' },
+  { name: 'queries', value: 'FILE', help: 'JSON lines {"_id", "text"}' },
+  { name: 'qrels', value: 'FILE', help: 'query-id <tab> corpus-id <tab> score (a header line allowed; TREC\'s 4 columns too:\nquery-id iteration corpus-id score); score >= 1 is relevant, nDCG\'s gain is the score' },
+  { name: 'example', help: `score the small judged example shipped with Quarry (8 documents, 4 queries): writes\n${EXAMPLE_DIR}/corpus.jsonl, queries.jsonl and qrels.tsv (files already there are kept, so\nyou can edit them and run again) and reads them instead of --corpus/--queries/--qrels` },
+  { name: 'alpha', value: 'LIST', help: `hybrid weights between 0 (BM25) and 1 (dense), comma-separated (default ${DEFAULT_ALPHAS.join(',')})` },
+  { name: 'embedder', value: 'glove|hashing', help: 'glove (default: offline GloVe SIF) or hashing (instant, word overlap only)' },
+  { name: 'plot', value: 'FILE', help: `where to write the SVG plot of the metrics by alpha (default ${DEFAULT_PLOT})` },
+  { name: 'json', help: 'print the results as JSON instead of a table' },
+]
+
 function usage(): string {
-  return `usage: ${quarryCommand()} eval --corpus corpus.jsonl --queries queries.jsonl --qrels qrels.tsv [--alpha 0.25,0.5,0.75] [--plot FILE] [--json]
+  return `usage: ${quarryCommand()} eval (--corpus corpus.jsonl --queries queries.jsonl --qrels qrels.tsv | --example)
+                  [--alpha 0.25,0.5,0.75] [--embedder glove|hashing] [--plot FILE] [--json]
 
   Scores BM25, dense (GloVe SIF) and hybrid search at each alpha on your own judged queries:
   nDCG@10, MAP@100 and Recall@100 as trec_eval defines them, averaged over the queries with at
-  least one relevant document. Files in BEIR's layout:
-  --corpus   JSON lines {"_id", "title", "text"}: the documents (indexed whole, title and text)
-  --queries  JSON lines {"_id", "text"}
-  --qrels    query-id <tab> corpus-id <tab> score (a header line allowed; TREC's 4 columns too);
-             score >= 1 is relevant, nDCG's gain is the score
-  --alpha    hybrid weights between 0 (BM25) and 1 (dense), comma-separated (default ${DEFAULT_ALPHAS.join(',')})
-  --plot     where to write the SVG plot of the metrics by alpha (default ${DEFAULT_PLOT})
-  --json     print the results as JSON instead of a table`
+  least one relevant document. Every score is higher for better search.
+${optionLines(EVAL_OPTIONS)}
+
+  Files: a BEIR dataset is read as it is (corpus.jsonl, queries.jsonl, qrels/test.tsv). From TREC:
+  qrels are read as they are (4 columns); topics and documents become JSON lines, one object a line,
+  e.g. {"_id": "<num>", "text": "<title>"} per topic and {"_id": "<DOCNO>", "title": "", "text": "<TEXT>"}
+  per document (docs/cli.md shows a converter). Start from the example: ${quarryCommand()} eval --example`
+}
+
+/** Writes the example's files into `dir` (those already there are kept); their paths. */
+function writeExample(dir: string): { corpus: string; queries: string; qrels: string } {
+  mkdirSync(dir, { recursive: true })
+  for (const [name, text] of Object.entries(EXAMPLE_FILES)) if (!existsSync(join(dir, name))) writeFileSync(join(dir, name), text)
+  return { corpus: join(dir, 'corpus.jsonl'), queries: join(dir, 'queries.jsonl'), qrels: join(dir, 'qrels.tsv') }
 }
 
 /** One evaluated configuration. */
@@ -92,16 +115,19 @@ export function evalPlot(title: string, rows: readonly EvalRow[]): string {
 /** `quarry eval`: resolves to the exit code. */
 export async function runEval(args: readonly string[]): Promise<number> {
   const help = usage()
-  const parsed = parseArgs(args, { values: ['corpus', 'queries', 'qrels', 'alpha', 'plot', 'embedder'], switches: ['json'], positionals: false }, help)
+  const parsed = parseArgs(args, specOf(EVAL_OPTIONS, false), help)
   if (parsed.has('help')) {
     console.log(help)
     return 0
   }
-  const corpus = parsed.value('corpus')
-  const queries = parsed.value('queries')
-  const qrels = parsed.value('qrels')
+  const given = ['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) !== undefined)
+  if (parsed.has('example') && given.length > 0) throw usageError(`--example evaluates the shipped files; leave out ${given.map((n) => `--${n}`).join(', ')}`, help)
+  const example = parsed.has('example') ? writeExample(resolve(EXAMPLE_DIR)) : undefined
+  const corpus = example?.corpus ?? parsed.value('corpus')
+  const queries = example?.queries ?? parsed.value('queries')
+  const qrels = example?.qrels ?? parsed.value('qrels')
   if (corpus === undefined || queries === undefined || qrels === undefined) {
-    throw usageError(`give ${['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) === undefined).map((n) => `--${n}`).join(', ')}`, help)
+    throw usageError(`give ${['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) === undefined).map((n) => `--${n}`).join(', ')} (or --example: the judged example shipped with Quarry)`, help)
   }
   const alphas = parseAlphas(parsed.value('alpha'), help)
   const kind = embedderKind(parsed.value('embedder'), help)
@@ -123,6 +149,7 @@ export async function runEval(args: readonly string[]): Promise<number> {
     console.log(JSON.stringify({ documents: collection.docs.length, queries: judged, embedder, plot, results: rows.map((r) => ({ mode: r.mode, alpha: r.alpha, ndcg10: r.metrics.ndcg10, map100: r.metrics.map100, recall100: r.metrics.recall100 })) }, null, 2))
     return 0
   }
+  if (example) console.log(`The judged example: ${shown(example.corpus)}, queries.jsonl and qrels.tsv (edit them and run again, or pass your own files with --corpus, --queries and --qrels)`)
   console.log(title)
   console.log(renderTable(['mode', 'alpha', 'nDCG@10', 'MAP@100', 'Recall@100'], rows.map((r) => [r.mode === 'bm25' ? 'BM25' : r.mode, r.alpha.toFixed(2), r.metrics.ndcg10.toFixed(4), r.metrics.map100.toFixed(4), r.metrics.recall100.toFixed(4)])))
   console.log(`Plot: ${shown(plot)}`)

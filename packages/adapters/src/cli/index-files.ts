@@ -6,7 +6,7 @@ import { Analyzer, chunkText, createIndex, embedAll, type Embedder, type Metadat
 import { extractText } from '../vertex-rag/extract.js'
 import { pageAt } from '../vertex-rag/pdf.js'
 import { readSource } from '../vertex-rag/sources.js'
-import { parseArgs } from './args.js'
+import { optionLines, parseArgs, specOf, type OptionDoc } from './args.js'
 import { createCliEmbedder, embedderKind, embedderOfIndex, kindOfIndex, type EmbedderKind } from './embedders.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
@@ -20,17 +20,22 @@ export const CHUNKING = { size: 200, overlap: 40 } as const
 /** Largest file read (as RAG Engine imports). */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024
 
+/** The options of `quarry index`: its parser and its help. */
+export const INDEX_OPTIONS: readonly OptionDoc[] = [
+  { name: 'index', value: 'DIR', help: `the index folder (default ${DEFAULT_INDEX_DIR} in the working directory); file paths\nare kept relative to the folder that holds it` },
+  { name: 'embedder', value: 'glove|hashing', help: 'glove (default: offline GloVe SIF, 100-d, by meaning) or hashing\n(instant, word overlap only); a new index only: a re-run uses the\none the index was built with' },
+]
+
 function usage(): string {
   const q = quarryCommand()
-  return `usage: ${q} index <path>... [--index DIR]
+  return `usage: ${q} index <path>... [--index DIR] [--embedder glove|hashing]
 
   Indexes files and folders for \`${q} search\`. Folders are read recursively, hidden folders and
   node_modules skipped: ${INDEXED_EXTENSIONS.join(' ')}. Each file is chunked (${CHUNKING.size} tokens,
   ${CHUNKING.overlap} shared by neighbours), embedded offline (GloVe SIF) and indexed for hybrid search
   (BM25 + HNSW). Run it again after editing: only files whose bytes changed are read again, and
   files that are gone are dropped.
-  --index  the index folder (default ${DEFAULT_INDEX_DIR} in the working directory; file paths are kept
-           relative to the folder that holds it)`
+${optionLines(INDEX_OPTIONS)}`
 }
 
 /** What one found file needs. */
@@ -105,10 +110,10 @@ async function planFiles(found: readonly FoundFile[], known: ReadonlyMap<string,
   return plans
 }
 
-/** `quarry index <path>... [--index DIR]`: resolves to the exit code. */
+/** `quarry index <path>... [--index DIR] [--embedder glove|hashing]`: resolves to the exit code. */
 export async function runIndex(args: readonly string[]): Promise<number> {
   const help = usage()
-  const parsed = parseArgs(args, { values: ['index', 'embedder'], positionals: true }, help)
+  const parsed = parseArgs(args, specOf(INDEX_OPTIONS, true), help)
   if (parsed.has('help')) {
     console.log(help)
     return 0

@@ -1,8 +1,10 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { QuarryError } from '@quarry/core'
-import { CliError } from './fail.js'
+import { CliError, usageError } from './fail.js'
+import { packageVersion } from '../package-root.js'
 import { quarryCommand } from './invocation.js'
+import { INDEXED_EXTENSIONS } from './walk.js'
 
 /**
  * A command: how `help` lists it and what runs it (resolving to the exit code). Each command's
@@ -17,14 +19,15 @@ interface Command {
 }
 
 const COMMANDS: readonly Command[] = [
-  { name: 'index', args: '<path>...', summary: 'index files and folders (.md .txt .html .json .pdf) into .quarry; re-runs read changed files only', run: async (args) => (await import('./index-files.js')).runIndex(args) },
+  { name: 'index', args: '<path>...', summary: `index files and folders (${INDEXED_EXTENSIONS.join(' ')}) into .quarry; re-runs read changed files only`, run: async (args) => (await import('./index-files.js')).runIndex(args) },
   { name: 'search', args: '"<text>"', summary: 'search that index: ranked passages with the matched words marked', run: async (args) => (await import('./search.js')).runSearch(args) },
   { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR files)', run: async (args) => (await import('./eval.js')).runEval(args) },
   {
     name: 'demo',
     args: '',
     summary: 'index the docs of the installed npm packages, answer example questions',
-    run: async () => {
+    run: async (args) => {
+      if (noArguments('demo', args)) return 0
       await (await import('./demo-docs.js')).runDocsDemo()
       return 0
     },
@@ -34,7 +37,8 @@ const COMMANDS: readonly Command[] = [
     name: 'words',
     args: '',
     summary: "dense search over GloVe word vectors: filters and the planner's choices",
-    run: async () => {
+    run: async (args) => {
+      if (noArguments('words', args)) return 0
       ;(await import('./demo-words.js')).runWordDemo()
       return 0
     },
@@ -43,6 +47,21 @@ const COMMANDS: readonly Command[] = [
   { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: async (args) => (await import('./credentials.js')).runCredentials(args) },
   { name: 'help', args: '', summary: 'this text', run: async () => printUsage() },
 ]
+
+/**
+ * For the commands without options: `--help` prints their line of the command table (true: done),
+ * anything else is a usage error.
+ */
+function noArguments(name: string, args: readonly string[]): boolean {
+  const command = COMMANDS.find((c) => c.name === name) as Command
+  const help = `usage: ${quarryCommand()} ${name}\n\n  ${command.summary}`
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    console.log(help)
+    return true
+  }
+  if (args.length > 0) throw usageError(`${name} takes no arguments; received ${args.join(' ')}`, help)
+  return false
+}
 
 function usage(): string {
   const q = quarryCommand()
@@ -53,7 +72,7 @@ function usage(): string {
 commands:
 ${COMMANDS.map((c, i) => `  ${(heads[i] as string).padEnd(width)}  ${c.summary}`).join('\n')}
 
-${q} <command> --help shows a command's options.`
+${q} <command> --help shows a command's options; ${q} --version (-v) the version.`
 }
 
 async function printUsage(): Promise<number> {
@@ -74,6 +93,10 @@ async function runQueryCommand(args: readonly string[]): Promise<number> {
  */
 export async function runCli(args: readonly string[]): Promise<number> {
   const [name = 'help', ...rest] = args
+  if (name === '--version' || name === '-v') {
+    console.log(packageVersion())
+    return 0
+  }
   const command = name === '--help' || name === '-h' ? COMMANDS.find((c) => c.name === 'help') : COMMANDS.find((c) => c.name === name)
   if (!command) {
     console.error(`quarry: unknown command "${name}"\n\n${usage()}`)

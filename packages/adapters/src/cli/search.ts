@@ -1,6 +1,7 @@
+import { dirname, resolve } from 'node:path'
 import { omitUndefined } from '../rpc/omit.js'
 import { MAX_TOP_K, type Filter, type QuarryIndex, type SearchResult } from '@quarry/core'
-import { numberOption, parseArgs } from './args.js'
+import { numberOption, optionLines, parseArgs, specOf, type OptionDoc } from './args.js'
 import { embedderOfIndex } from './embedders.js'
 import { usageError } from './fail.js'
 import { compileFilter, FILTER_FIELDS } from './filter.js'
@@ -8,18 +9,30 @@ import { hitSource, hitsTable, hitText, SNIPPET_WIDTH } from './hits.js'
 import { quarryCommand } from './invocation.js'
 import { DEFAULT_INDEX_DIR, indexDir, openIndex, shellWord, shown } from './local-index.js'
 
+/** The options of `quarry search`: its parser and its help. */
+export const SEARCH_OPTIONS: readonly OptionDoc[] = [
+  { name: 'index', value: 'DIR', help: `the index folder (default ${DEFAULT_INDEX_DIR})` },
+  { name: 'top', value: 'N', help: `number of results, 1 to ${MAX_TOP_K} (default 10)` },
+  { name: 'alpha', value: 'A', help: '0 = words only (BM25), 1 = meaning only (dense), between: both (default 0.5)' },
+  {
+    name: 'filter',
+    value: 'EXPR',
+    help: `keep results whose file matches, e.g. 'ext = "md"', 'source = "docs/*" AND NOT chunk = 0'
+fields: ${Object.keys(FILTER_FIELDS).join(', ')}; = != < <= > >=, AND, OR, NOT, ( ); "*" in a
+quoted string matches any characters. source is the file's path relative to the folder
+holding the index, with / separators (docs/guide/install.md, not ./docs/... or an absolute path)`,
+  },
+  { name: 'json', help: 'print {"hits": [{"source", "score", "text", "chunk", "start", "end", ...}]}' },
+]
+
 function usage(): string {
   const q = quarryCommand()
   return `usage: ${q} search "<text>" [--index DIR] [--top N] [--alpha A] [--filter EXPR] [--json]
 
-  Searches the index built by \`${q} index\`: BM25 and dense (GloVe SIF) results, fused.
-  --index   the index folder (default ${DEFAULT_INDEX_DIR})
-  --top     number of results, 1 to ${MAX_TOP_K} (default 10)
-  --alpha   0 = words only (BM25), 1 = meaning only (dense), between: both (default 0.5)
-  --filter  keep results whose file matches, e.g. 'ext = "md"', 'source = "docs/*" AND NOT chunk = 0'
-            fields: ${Object.keys(FILTER_FIELDS).join(', ')}; = != < <= > >=, AND, OR, NOT, ( ); "*" in a
-            quoted string matches any characters
-  --json    print {"hits": [{"source", "score", "text", "chunk", "start", "end", ...}]}`
+  Searches the index built by \`${q} index\`: BM25 and dense (GloVe SIF) results, fused. The score
+  is higher for better matches (1 is the best of the answer when alpha is above 0). On a terminal
+  the matched words are bold; piped, the passage is plain text.
+${optionLines(SEARCH_OPTIONS)}`
 }
 
 /**
@@ -36,7 +49,7 @@ export async function searchSaved(index: QuarryIndex, dir: string, request: { te
 /** `quarry search`: resolves to the exit code. */
 export async function runSearch(args: readonly string[]): Promise<number> {
   const help = usage()
-  const parsed = parseArgs(args, { values: ['index', 'top', 'alpha', 'filter'], switches: ['json'], positionals: true }, help)
+  const parsed = parseArgs(args, specOf(SEARCH_OPTIONS, true), help)
   if (parsed.has('help')) {
     console.log(help)
     return 0
@@ -49,20 +62,42 @@ export async function runSearch(args: readonly string[]): Promise<number> {
   const flag = parsed.value('index')
   const index = openIndex(dir, `run \`${quarryCommand()} index <path>...${flag === undefined ? '' : ` --index ${shellWord(flag)}`}\` first`)
   const expression = parsed.value('filter')
-  const filter = expression === undefined ? undefined : compileFilter(expression, index)
+  const compiled = expression === undefined ? undefined : compileFilter(expression, index, help)
+  const filter = compiled?.filter
   const result = await searchSaved(index, dir, omitUndefined({ text, topK, alpha, filter }))
   if (parsed.has('json')) {
     const hits = result.hits.map((hit) => ({ id: hit.id, source: hitSource(hit), score: hit.score, text: hitText(index, hit), ...fileFields(hit.metadata) }))
     console.log(JSON.stringify({ hits }, null, 2))
+    if (hits.length === 0 && compiled && compiled.unmatchedSources.length > 0) console.error(sourceHint(index, dir, compiled.unmatchedSources))
     return 0
   }
   if (result.hits.length === 0) {
     console.log(`No passage in ${shown(dir)} matches "${text}"${filter ? ' with that filter' : ''}.`)
+    if (compiled && compiled.unmatchedSources.length > 0) console.log(sourceHint(index, dir, compiled.unmatchedSources))
     return 0
   }
   const columns = process.stdout.isTTY ? process.stdout.columns : undefined
   console.log(hitsTable(index, text, result.hits, { snippetWidth: columns ? Math.max(40, Math.min(160, columns - 62)) : SNIPPET_WIDTH }))
   return 0
+}
+
+/**
+ * Why a `source` filter kept nothing: no indexed file has that path. Says which form the stored
+ * paths take, with one of them as the example.
+ */
+function sourceHint(index: QuarryIndex, dir: string, unmatched: readonly string[]): string {
+  let example: string | undefined
+  for (const id of index.ids()) {
+    const source = index.get(id)?.metadata.source
+    if (typeof source === 'string') {
+      example = source
+      break
+    }
+  }
+  const values = unmatched.map((v) => `"${v}"`).join(', ')
+  const slash = example?.indexOf('/') ?? -1
+  const examples = example === undefined ? '' : `, e.g. source = "${example}"${slash > 0 ? ` or source = "${example.slice(0, slash)}/*"` : ''}`
+  return `No indexed file's source matches ${values}. Sources are paths relative to ${shown(dirname(resolve(dir)))} (the folder holding the index), with / separators${examples}.`
 }
 
 /** The chunk's place in its file, from its metadata (chunk, start, end, page). */

@@ -93,9 +93,13 @@ export function renderSnippet(snippet: Snippet, mark: (word: string) => string):
   return `${snippet.cutStart ? '…' : ''}${body}${snippet.cutEnd ? '…' : ''}`
 }
 
-/** How matched words are marked: bold on a terminal (unless NO_COLOR), `**word**` elsewhere. */
+/**
+ * How matched words are marked: bold on a terminal, `**word**` on a terminal with NO_COLOR set,
+ * not at all when the output is piped or redirected (plain text for other programs).
+ */
 export function markerFor(stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): (word: string) => string {
-  return stream.isTTY === true && env.NO_COLOR === undefined ? (word) => `\x1b[1m${word}\x1b[22m` : (word) => `**${word}**`
+  if (stream.isTTY !== true) return (word) => word
+  return env.NO_COLOR === undefined ? (word) => `\x1b[1m${word}\x1b[22m` : (word) => `**${word}**`
 }
 
 /** A path shortened to `max` characters by its start, keeping whole trailing segments: `…/guide/install.md`. */
