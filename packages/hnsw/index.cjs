@@ -1,13 +1,26 @@
 'use strict'
-// The addon node-gyp builds at install (`node-gyp rebuild`, see README.md). A package whose build
-// never ran (pnpm without the build allowed, npm --ignore-scripts) says so, without local paths.
-let addon
-try {
-  addon = require('./build/Release/quarry_hnsw.node')
-} catch (cause) {
-  if (cause && cause.code === 'MODULE_NOT_FOUND') {
-    throw Object.assign(new Error('@quarry/hnsw is installed but its addon was never built (its install script, node-gyp rebuild, did not run)', { cause }), { code: 'QUARRY_HNSW_NOT_BUILT' })
-  }
-  throw cause
+// The graph build this process uses, chosen once at the first require (see load.cjs): the native
+// addon where one loads, else WebAssembly; QUARRY_HNSW=native|wasm forces one.
+const { existsSync } = require('node:fs')
+const { join } = require('node:path')
+const { loadGraph } = require('./load.cjs')
+
+const localBuild = join(__dirname, 'src', 'build', 'Release', 'quarry_hnsw.node')
+
+/** glibc or not (musl), as Node's own report says; napi-rs and esbuild decide the same way. */
+function glibc() {
+  if (process.platform !== 'linux') return false
+  const header = process.report && typeof process.report.getReport === 'function' ? process.report.getReport().header : undefined
+  return Boolean(header && header.glibcVersionRuntime)
 }
-module.exports = addon
+
+module.exports = loadGraph({
+  env: process.env,
+  platform: process.platform,
+  arch: process.arch,
+  glibc,
+  localBuild: existsSync(localBuild) ? localBuild : undefined,
+  resolve: (name) => require.resolve(name),
+  requirePath: (file) => require(file),
+  requireWasm: () => require('./wasm/index.cjs'),
+})

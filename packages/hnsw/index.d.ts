@@ -28,3 +28,42 @@ export declare class Graph {
   /** Elements in the graph, deleted ones included. */
   size(): number
 }
+
+/** Which build of {@link Graph} this process loaded (chosen at the first require; see README.md). */
+export declare const backend: 'native' | 'wasm'
+
+/**
+ * Where the native Graph came from: `build-from-source` (this package's src/build/Release, built by
+ * `npm run build-from-source`), the platform package's name, or `@quarry/hnsw/wasm`.
+ */
+export declare const source: string
+
+/** Why the native build is not the one in use (absent when it is). */
+export interface NativeUnavailable {
+  /**
+   * `package-missing`: a platform package exists for this platform but is not installed;
+   * `no-binary`: none is built for this platform; `load-failed`: the binary did not load (see message);
+   * `wasm-requested`: QUARRY_HNSW=wasm.
+   */
+  readonly reason: 'package-missing' | 'no-binary' | 'load-failed' | 'wasm-requested'
+  /** os-cpu(-libc), e.g. `linux-x64-gnu`, `linux-x64-musl`, `darwin-arm64`. */
+  readonly platform: string
+  /** The package whose binary was looked for. */
+  readonly package?: string
+  /** What went wrong, one line, without local paths. */
+  readonly message: string
+}
+
+export declare const nativeUnavailable: NativeUnavailable | undefined
+
+/**
+ * What the first require throws when no build can be used (its `code`): QUARRY_HNSW_INVALID (a value
+ * other than native or wasm), QUARRY_HNSW_NATIVE_UNAVAILABLE (QUARRY_HNSW=native, with `reason`,
+ * `platform` and `package` as in {@link NativeUnavailable}) or QUARRY_HNSW_WASM_UNAVAILABLE.
+ */
+export interface LoadError extends Error {
+  readonly code: 'QUARRY_HNSW_INVALID' | 'QUARRY_HNSW_NATIVE_UNAVAILABLE' | 'QUARRY_HNSW_WASM_UNAVAILABLE'
+  readonly reason?: NativeUnavailable['reason']
+  readonly platform?: string
+  readonly package?: string
+}

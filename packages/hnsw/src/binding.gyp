@@ -1,9 +1,11 @@
+# Kept in src/, not at the package root: npm and pnpm run `node-gyp rebuild` at install for a root
+# binding.gyp. Building from source is an opt-in: `npm run build-from-source` (see README.md).
 {
   "targets": [
     {
       "target_name": "quarry_hnsw",
-      "sources": ["src/graph.cc"],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "vendor/hnswlib"],
+      "sources": ["graph.cc"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../vendor/hnswlib"],
       "defines": ["NAPI_CPP_EXCEPTIONS", "NAPI_VERSION=8"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
