@@ -1,20 +1,22 @@
 import { existsSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { getProtoPath } from 'google-proto-files'
+import { join } from 'node:path'
 import protobuf from 'protobufjs'
+import { PACKAGE_ROOT } from '../package-root.js'
 
 /**
- * Google's protos, read at run time from the npm package `google-proto-files` (Google's own
- * copy of googleapis, the same .proto files its Node clients compile), parsed with protobuf.js.
- * The ONLY importer of both. Nothing is copied into this repository.
+ * Google's protos, parsed with protobuf.js (the ONLY importer of it). The package ships the
+ * googleapis .proto files its gRPC server serves and their imports, in `protos/` (copied
+ * byte for byte from the pinned `google-proto-files` by scripts/refresh-protos.ts, checked by
+ * test/contract/shipped-protos.test.ts). protobuf.js brings its own copy of the well-known types
+ * it bundles (any, duration, empty, field_mask, struct, timestamp ...), so those are not shipped.
  */
 
 export type ProtoRoot = protobuf.Root
 export type ProtoType = protobuf.Type
 export type ProtoService = protobuf.Service
 
-/** The folder holding `google/...`: what every import in the protos is relative to. */
-const INCLUDE = dirname(getProtoPath())
+/** The folder holding `google/...` in the package: what every import in the protos is relative to. */
+export const SHIPPED_PROTOS = join(PACKAGE_ROOT, 'protos')
 
 /** The .proto file of a service by googleapis' naming: `google.iam.v1.IAMPolicy` → `google/iam/v1/iam_policy.proto`. */
 function protoFileOf(service: string): string {
@@ -30,19 +32,29 @@ function protoFileOf(service: string): string {
 /** The status details Google's clients decode from `grpc-status-details-bin`. */
 const STATUS_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto']
 
+export interface LoadProtosOptions {
+  /**
+   * The folder holding `google/...` to read the protos from (the refresh script and the drift
+   * test read the pinned upstream package with the same loader).
+   * @defaultValue {@link SHIPPED_PROTOS}
+   */
+  readonly include?: string
+}
+
 /**
  * The services' protos (and their imports) in one root, field names in lowerCamelCase as in
- * proto3 JSON. A service whose file the package does not have is left out (`serviceOf` finds no
+ * proto3 JSON. A service whose file the protos do not have is left out (`serviceOf` finds no
  * such service: it is served over REST only).
  */
-export function loadServiceProtos(services: readonly string[]): ProtoRoot {
+export function loadServiceProtos(services: readonly string[], options: LoadProtosOptions = {}): ProtoRoot {
+  const include = options.include ?? SHIPPED_PROTOS
   const files = new Set(STATUS_FILES)
   for (const service of services) {
     const file = protoFileOf(service)
-    if (existsSync(join(INCLUDE, file))) files.add(file)
+    if (existsSync(join(include, file))) files.add(file)
   }
   const root = new protobuf.Root()
-  root.resolvePath = (_origin, target) => join(INCLUDE, target)
+  root.resolvePath = (_origin, target) => join(include, target)
   root.loadSync([...files], { keepCase: false })
   root.resolveAll()
   return root

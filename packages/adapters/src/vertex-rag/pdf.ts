@@ -1,10 +1,8 @@
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-
 /**
- * PDF text through Mozilla's PDF.js (pdfjs-dist, the legacy build that runs on Node 20): the ONLY
- * importer of pdfjs-dist, loaded on the first PDF. Fonts come from the package's own folder; no
- * network, no eval.
+ * PDF text through Mozilla's PDF.js as unpdf ships it: one self-contained module (PDF.js 5.6,
+ * its worker inlined, ~2 MB, no dependencies) where pdfjs-dist's npm install also brings its
+ * optional 33 MB canvas binary, which text extraction never uses. The ONLY importer of unpdf,
+ * loaded on the first PDF. No network, no eval, no font files: text needs none.
  */
 export interface PdfText {
   readonly text: string
@@ -12,13 +10,10 @@ export interface PdfText {
   readonly pageStarts: readonly number[]
 }
 
-const require = createRequire(import.meta.url)
-
 export async function pdfText(bytes: Uint8Array): Promise<PdfText> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs')
-  const standardFontDataUrl = `${join(dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`
+  const pdfjs = await import('unpdf/pdfjs')
   // PDF.js may detach the buffer it is given: hand it a copy.
-  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, disableFontFace: true, standardFontDataUrl, verbosity: 0 })
+  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, disableFontFace: true, verbosity: 0 })
   const doc = await task.promise
   try {
     let text = ''
