@@ -21,7 +21,7 @@ function platformKey(platform, arch, glibc) {
 /** A loader's message with local paths cut to their last part (messages reach users and logs). */
 function withoutPaths(message) {
   const first = String(message).split('\n')[0] ?? ''
-  return first.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'"()]+)+[\\/]([^\s\\/:'"()]+)/g, '$1').replace(/[\s.:]+$/, '')
+  return first.replace(/(?<=^|[\s'"(`])(?:[A-Za-z]:)?[\\/](?:[^\s\\/:'"()]+[\\/])*([^\s\\/:'"()]+)/g, '$1').replace(/[\s.:]+$/, '')
 }
 
 function graphOf(loaded) {

@@ -1,16 +1,47 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Hit, type QuarryIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 
-// @quarry/hnsw is an optional dependency of @quarry/core: where its native build failed (no
-// python3, make or C++ compiler; pnpm without the build allowed) it is simply not installed.
-// These tests load it through a loader that fails the way a missing module does.
+interface Host {
+  env: Record<string, string | undefined>
+  platform: string
+  arch: string
+  glibc(): boolean
+  localBuild: string | undefined
+  resolve(name: string): string
+  requirePath(file: string): unknown
+  requireWasm(): unknown
+}
+const { loadGraph } = createRequire(import.meta.url)('../../packages/hnsw/load.cjs') as { loadGraph: (host: Host) => unknown }
+
+function notFound(name: string): never {
+  throw Object.assign(new Error(`Cannot find module '${name}'\nRequire stack:\n- /home/someone/app/node_modules/@quarry/hnsw/index.cjs`), { code: 'MODULE_NOT_FOUND' })
+}
+
+/** A Linux x64 glibc machine with nothing installed but what `over` gives. */
+function host(over: Partial<Host>): Host {
+  return {
+    env: {},
+    platform: 'linux',
+    arch: 'x64',
+    glibc: () => true,
+    localBuild: undefined,
+    resolve: notFound,
+    requirePath: notFound,
+    requireWasm: () => notFound('./wasm/index.cjs'),
+    ...over,
+  }
+}
+
+// @quarry/hnsw always has its WebAssembly build, so the graph is unavailable only when the package
+// is missing (a tarball install without it in "overrides"), when QUARRY_HNSW asks for a build that
+// cannot load, or when the package is damaged. These tests load it through stand-ins that fail each
+// way: a missing module, and @quarry/hnsw's own loader (load.cjs) on a pretend host.
 function missingModule(): never {
   throw Object.assign(new Error("Cannot find module '@quarry/hnsw'\nRequire stack:\n- packages/core/src/dense/hnsw.ts"), { code: 'MODULE_NOT_FOUND' })
 }
@@ -101,7 +132,7 @@ describe('without the native HNSW module', () => {
     expectRanked(loaded.search({ text: 'red', topK: 4 }).hits, ranked(text.hits))
   })
 
-  it('what needs the graph fails with NATIVE_UNAVAILABLE saying how to get it', () => {
+  it('what needs the graph fails with NATIVE_UNAVAILABLE naming the cause and its fix', () => {
     // A snapshot with a graph, written while the module loads.
     const dir = tempDir()
     filled({ dimensions: 3 }).save(dir)
@@ -109,27 +140,56 @@ describe('without the native HNSW module', () => {
     restore = replaceNativeLoader(missingModule)
     const created = nativeError(() => createIndex({ dimensions: 3 }))
     expect(created.code).toBe('NATIVE_UNAVAILABLE')
-    expect(created.message).toContain("could not be loaded: Cannot find module '@quarry/hnsw'.")
-    expect(created.message).toMatch(/dense: "exact"/)
-    expect(created.message).toMatch(/python3, make and a C\+\+ compiler/)
-    expect(created.message).toMatch(/npm_config_nodedir/)
-    expect(created.message).toMatch(/pnpm rebuild @quarry\/hnsw/)
+    expect(created.message).toBe(
+      'The HNSW graph (@quarry/hnsw) is unavailable: @quarry/hnsw, the HNSW graph package @quarry/core depends on, is not installed. ' +
+        'From the npm registry it comes with @quarry/core; installing from packed tarballs, map it (and its platform packages) to their tarballs ' +
+        'in your package.json\'s "overrides", e.g. "@quarry/hnsw": "file:./quarry-hnsw-0.1.0.tgz", then run npm install (see Quarry\'s docs/install.md) ' +
+        'An index with dimensions needs it unless created with dense: "exact" (brute-force search); text (BM25) search never does.',
+    )
     expect((created.cause as { code?: string }).code).toBe('MODULE_NOT_FOUND')
-
     const loaded = nativeError(() => loadIndex(dir))
     expect(loaded.code).toBe('NATIVE_UNAVAILABLE')
+    expect(loaded.message).toBe(created.message)
 
-    // Installed but never built (pnpm without the build allowed): the package's own error, as its index.cjs throws it.
-    restore()
-    const unbuilt = tempDir()
-    copyFileSync(fileURLToPath(new URL('../../packages/hnsw/index.cjs', import.meta.url)), join(unbuilt, 'index.cjs'))
-    restore = replaceNativeLoader(() => createRequire(import.meta.url)(join(unbuilt, 'index.cjs')))
-    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toContain('could not be loaded: @quarry/hnsw is installed but its addon was never built (its install script, node-gyp rebuild, did not run). An index with dimensions needs it')
+    // QUARRY_HNSW=native where the platform package was left out, where none exists, where it fails to load.
+    const native = { QUARRY_HNSW: 'native' }
+    const messageFor = (h: Host): string => {
+      restore?.()
+      restore = replaceNativeLoader(() => loadGraph(h))
+      const error = nativeError(() => createIndex({ dimensions: 3 }))
+      expect(error.code).toBe('NATIVE_UNAVAILABLE')
+      expect(error.message).not.toMatch(/\/home\/someone/)
+      return error.message
+    }
+    expect(messageFor(host({ env: native }))).toMatch(
+      /^The HNSW graph \(@quarry\/hnsw\) is unavailable: QUARRY_HNSW=native, but @quarry\/hnsw-linux-x64-gnu is not installed: the prebuilt graph for linux-x64-gnu is the optional dependency @quarry\/hnsw-linux-x64-gnu, left out of this install .*Install it \(npm install @quarry\/hnsw-linux-x64-gnu; from tarballs see Quarry's docs\/install.md\), or unset QUARRY_HNSW to use the WebAssembly build/,
+    )
+    expect(messageFor(host({ env: native, platform: 'darwin', arch: 'arm64' }))).toMatch(
+      /unavailable: QUARRY_HNSW=native, but no prebuilt native graph for darwin-arm64: no prebuilt native graph is shipped for darwin-arm64\. Unset QUARRY_HNSW \(or set it to wasm\) to use the WebAssembly build, or build the native one from source: npm explore @quarry\/hnsw -- npm run build-from-source/,
+    )
+    expect(messageFor(host({ env: native, glibc: () => false }))).toMatch(/no prebuilt native graph is shipped for linux-x64-musl\./)
+    const badElf = host({
+      env: native,
+      resolve: (name) => `/home/someone/app/node_modules/${name}/quarry_hnsw.node`,
+      requirePath: (file) => {
+        throw new Error(`/lib/x86_64-linux-gnu/libc.so.6: version \`GLIBC_2.32' not found (required by ${file})`)
+      },
+    })
+    expect(messageFor(badElf)).toMatch(
+      /unavailable: QUARRY_HNSW=native, but @quarry\/hnsw-linux-x64-gnu failed to load: libc\.so\.6: version `GLIBC_2\.32' not found \(required by quarry_hnsw\.node\)\. The prebuilt binary needs Linux with glibc 2\.32 or later; or unset QUARRY_HNSW to use the WebAssembly build .*, or build it for this system from source: npm explore @quarry\/hnsw -- npm run build-from-source/,
+    )
+    const badLocal = host({ env: native, localBuild: '/home/someone/app/node_modules/@quarry/hnsw/src/build/Release/quarry_hnsw.node', requirePath: () => ({}) })
+    expect(messageFor(badLocal)).toMatch(/QUARRY_HNSW=native, but the build from source \(src\/build\/Release\/quarry_hnsw\.node\) failed to load: it exports no Graph class\. Rebuild it \(npm explore/)
+    expect(messageFor(host({ env: { QUARRY_HNSW: 'gpu' } }))).toMatch(/unavailable: QUARRY_HNSW is "gpu"; set it to native or wasm, or unset it/)
+    // Without QUARRY_HNSW the WebAssembly build is the fallback; when it too fails, both causes are named.
+    expect(messageFor(host({}))).toMatch(
+      /unavailable: the WebAssembly graph of @quarry\/hnsw failed to load: Cannot find module '\.\/wasm\/index\.cjs' \(and the native graph: @quarry\/hnsw-linux-x64-gnu is not installed\)\. Its wasm\/ folder is missing or damaged: reinstall @quarry\/hnsw/,
+    )
 
     // A module that loads but is not @quarry/hnsw's shape is refused the same way.
-    restore()
+    restore?.()
     restore = replaceNativeLoader(() => ({}))
-    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toMatch(/exports no Graph class/)
+    expect(nativeError(() => createIndex({ dimensions: 3 })).message).toMatch(/could not be loaded: it exports no Graph class\. Reinstall it/)
 
     // A failure is not remembered: once the module loads, the default index and the graph work.
     restore()
@@ -147,7 +207,7 @@ describe('without the native HNSW module', () => {
     const internal: unknown[] = []
     const expected = {
       ok: false,
-      status: { code: 9, message: "This Quarry install has no native HNSW module (@quarry/hnsw did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'." },
+      status: { code: 9, message: "This Quarry install cannot load its HNSW graph (@quarry/hnsw is missing, or QUARRY_HNSW names a build that cannot load; the server's error log says which and how to fix it). Until then create the engine with the option dense: 'exact'." },
     }
     const sr = new SemanticRetriever({ embedder, onInternalError: (e) => internal.push(e) })
     expect(await sr.createCorpus({ corpus: { name: 'corpora/c' } })).toEqual(expected)

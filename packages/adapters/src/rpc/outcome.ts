@@ -27,7 +27,7 @@ export function statusOf(error: unknown, onInternal?: (error: unknown) => void):
   if (error instanceof QuarryError && error.code === 'NATIVE_UNAVAILABLE') {
     // The engine, not the request, lacks something: say what, without the cause (it names local paths).
     onInternal?.(error)
-    return rpcStatus('FAILED_PRECONDITION', "This Quarry install has no native HNSW module (@quarry/hnsw did not build: it needs python3, make and a C++ compiler; install them and reinstall). Until then create the engine with the option dense: 'exact'.")
+    return rpcStatus('FAILED_PRECONDITION', "This Quarry install cannot load its HNSW graph (@quarry/hnsw is missing, or QUARRY_HNSW names a build that cannot load; the server's error log says which and how to fix it). Until then create the engine with the option dense: 'exact'.")
   }
   onInternal?.(error)
   return rpcStatus('INTERNAL', 'Internal error encountered.')

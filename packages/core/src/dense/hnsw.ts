@@ -27,30 +27,77 @@ type NativeCtor = typeof Graph
 type NativeLoader = () => unknown
 
 function requireNative(): unknown {
-  // @quarry/hnsw is a CommonJS addon; a named ESM import type-checks but fails at run time.
+  // @quarry/hnsw is CommonJS; a named ESM import type-checks but fails at run time. Its first
+  // require chooses the build (native where one loads, else WebAssembly; QUARRY_HNSW forces one).
   return createRequire(import.meta.url)('@quarry/hnsw')
 }
 
 let loader: NativeLoader = requireNative
 let nativeCtor: NativeCtor | undefined
 
+/** What @quarry/hnsw's loader throws (its index.d.ts LoadError), narrowed from unknown. */
+interface LoadFailure {
+  code?: unknown
+  reason?: unknown
+  platform?: unknown
+  package?: unknown
+}
+
+const FROM_SOURCE = 'npm explore @quarry/hnsw -- npm run build-from-source (needs python3, make and a C++ compiler)'
+const INSTALL_GUIDE = "Quarry's docs/install.md"
+
 /**
- * The error of a missing native module, saying how to get it. @quarry/hnsw is an optional
- * dependency of `@quarry/core`: an install without a C++ toolchain (or, with pnpm, without its
- * build allowed) succeeds without it, and only what needs the graph fails.
+ * The cause in one line, without the require stack that follows (it names local paths; the
+ * loader's own messages have none).
+ */
+function firstLine(cause: unknown): string {
+  const line = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? ''
+  return line.replace(/[\s.:]+$/, '')
+}
+
+/** What went wrong and the fix for that cause. */
+function causeAndFix(cause: unknown): string {
+  const failure: LoadFailure = typeof cause === 'object' && cause !== null ? (cause as LoadFailure) : {}
+  const line = firstLine(cause)
+  if (failure.code === 'MODULE_NOT_FOUND' && line.includes("'@quarry/hnsw'")) {
+    return (
+      '@quarry/hnsw, the HNSW graph package @quarry/core depends on, is not installed. ' +
+      'From the npm registry it comes with @quarry/core; installing from packed tarballs, map it (and its platform packages) to their tarballs ' +
+      `in your package.json's "overrides", e.g. "@quarry/hnsw": "file:./quarry-hnsw-0.1.0.tgz", then run npm install (see ${INSTALL_GUIDE})`
+    )
+  }
+  if (failure.code === 'QUARRY_HNSW_INVALID') return `${line}.`
+  if (failure.code === 'QUARRY_HNSW_NATIVE_UNAVAILABLE') {
+    const name = typeof failure.package === 'string' ? failure.package : 'the platform package'
+    const platform = typeof failure.platform === 'string' ? failure.platform : 'this platform'
+    const wasm = 'or unset QUARRY_HNSW to use the WebAssembly build (same answers and snapshots)'
+    if (failure.reason === 'package-missing') {
+      return `${line}: the prebuilt graph for ${platform} is the optional dependency ${name}, left out of this install (npm --omit=optional, or a tarball install without it in "overrides"). Install it (npm install ${name}; from tarballs see ${INSTALL_GUIDE}), ${wasm}.`
+    }
+    if (failure.reason === 'no-binary') {
+      return `${line}: no prebuilt native graph is shipped for ${platform}. Unset QUARRY_HNSW (or set it to wasm) to use the WebAssembly build, or build the native one from source: ${FROM_SOURCE}.`
+    }
+    if (failure.package === '@quarry/hnsw') {
+      return `${line}. Rebuild it (${FROM_SOURCE}), delete @quarry/hnsw's src/build folder to use the prebuilt binary, ${wasm}.`
+    }
+    return `${line}. The prebuilt binary needs Linux with glibc 2.32 or later; ${wasm}, or build it for this system from source: ${FROM_SOURCE}.`
+  }
+  if (failure.code === 'QUARRY_HNSW_WASM_UNAVAILABLE') {
+    return `${line}. Its wasm/ folder is missing or damaged: reinstall @quarry/hnsw (npm install), or build the native graph from source: ${FROM_SOURCE}.`
+  }
+  return `@quarry/hnsw could not be loaded: ${line}. Reinstall it (npm install; from tarballs see ${INSTALL_GUIDE}).`
+}
+
+/**
+ * The error of a graph module that cannot load, naming the cause and its fix. @quarry/hnsw always
+ * has its WebAssembly build, so this happens when the package is missing, when QUARRY_HNSW asks
+ * for what cannot load, or when the package is damaged; only what needs the graph fails.
  */
 function nativeUnavailable(cause: unknown): QuarryError {
-  // The first line says why: "Cannot find module '@quarry/hnsw'" (not installed) or its index.cjs's
-  // "@quarry/hnsw is installed but its addon was never built (...)", before a require stack.
-  const line = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? ''
-  const reason = line.replace(/[\s.:]+$/, '')
   return new QuarryError(
     'NATIVE_UNAVAILABLE',
-    `@quarry/hnsw, the native HNSW module (an optional dependency of @quarry/core), could not be loaded: ${reason}. ` +
-      'An index with dimensions needs it unless created with dense: "exact" (brute-force search); text (BM25) search never does. ' +
-      'To build it: install python3, make and a C++ compiler (g++ or clang++), set npm_config_nodedir to a Node.js install ' +
-      'with its headers (include/node/node.h, e.g. /usr) so node-gyp need not download them, then run npm install again ' +
-      '(pnpm: allow its build with pnpm approve-builds or allowBuilds in pnpm-workspace.yaml, then pnpm rebuild @quarry/hnsw).',
+    `The HNSW graph (@quarry/hnsw) is unavailable: ${causeAndFix(cause)} ` +
+      'An index with dimensions needs it unless created with dense: "exact" (brute-force search); text (BM25) search never does.',
     { cause },
   )
 }
