@@ -227,7 +227,9 @@ describe('the committed quarry_hnsw.wasm', () => {
 
   it('asks only for the imports graph.cjs gives, and instantiates from bytes without node:fs (a browser)', async () => {
     const bytes = readFileSync(new URL('../../packages/hnsw/wasm/quarry_hnsw.wasm', import.meta.url))
-    const imports = WebAssembly.Module.imports(new WebAssembly.Module(bytes)).map((i) => `${i.module}.${i.name}`).sort()
+    // Node's WebAssembly global, typed here: the repository's TypeScript has no DOM lib.
+    const { Module } = (globalThis as unknown as { WebAssembly: { Module: { new (bytes: Uint8Array): object; imports(module: object): { module: string; name: string }[] } } }).WebAssembly
+    const imports = Module.imports(new Module(bytes)).map((i) => `${i.module}.${i.name}`).sort()
     expect(imports).toEqual([
       'env.emscripten_notify_memory_growth', 'env.quarry_read', 'env.quarry_write',
       'wasi_snapshot_preview1.environ_get', 'wasi_snapshot_preview1.environ_sizes_get', 'wasi_snapshot_preview1.fd_close',

@@ -32,8 +32,9 @@ function count(value, what) {
 function makeImports(state) {
   return {
     env: {
-      quarry_read: (ptr, n) => state.io.read(ptr, n),
-      quarry_write: (ptr, n) => state.io.write(ptr, n),
+      // Pointers arrive as signed i32: past 2 GB of memory they are negative until made unsigned.
+      quarry_read: (ptr, n) => state.io.read(ptr >>> 0, n >>> 0),
+      quarry_write: (ptr, n) => state.io.write(ptr >>> 0, n >>> 0),
       emscripten_notify_memory_growth: () => {
         state.u8 = undefined
       },
@@ -45,8 +46,8 @@ function makeImports(state) {
       fd_write: (fd, iovs, iovsLength, written) => {
         const view = new DataView(state.memory.buffer)
         let total = 0
-        for (let i = 0; i < iovsLength; i++) total += view.getUint32(iovs + 8 * i + 4, true)
-        view.setUint32(written, total, true)
+        for (let i = 0; i < iovsLength; i++) total += view.getUint32((iovs >>> 0) + 8 * i + 4, true)
+        view.setUint32(written >>> 0, total, true)
         return 0
       },
       fd_close: () => WASI_EBADF,
@@ -54,8 +55,8 @@ function makeImports(state) {
       fd_read: () => WASI_EBADF,
       environ_sizes_get: (countPtr, sizePtr) => {
         const view = new DataView(state.memory.buffer)
-        view.setUint32(countPtr, 0, true)
-        view.setUint32(sizePtr, 0, true)
+        view.setUint32(countPtr >>> 0, 0, true)
+        view.setUint32(sizePtr >>> 0, 0, true)
         return 0
       },
       environ_get: () => 0,
@@ -92,7 +93,7 @@ function graphClass(instance, state, fs) {
     if (bytes > scratchBytes) {
       if (scratch !== 0) x.free(scratch)
       scratchBytes = Math.max(bytes, 2 * scratchBytes, 4096)
-      scratch = x.malloc(scratchBytes)
+      scratch = x.malloc(scratchBytes) >>> 0
       if (scratch === 0) {
         scratchBytes = 0
         throw new Error('not enough memory for the graph')
@@ -103,7 +104,7 @@ function graphClass(instance, state, fs) {
 
   const message = () => {
     const { u8 } = heap()
-    let at = x.quarry_error()
+    const at = x.quarry_error() >>> 0
     let end = at
     while (u8[end] !== 0) end++
     return new TextDecoder().decode(u8.subarray(at, end))

@@ -8,6 +8,7 @@ export declare const Graph: typeof GraphClass
  * file from disk). Without `fs` (node:fs), save, saveSync and load(fd, size) refuse.
  */
 export declare function instantiate(
-  wasm: BufferSource | WebAssembly.Module,
+  /** The bytes of quarry_hnsw.wasm, or its compiled WebAssembly.Module. */
+  wasm: ArrayBuffer | ArrayBufferView | object,
   fs?: typeof import('node:fs'),
 ): Promise<{ Graph: typeof GraphClass }>
