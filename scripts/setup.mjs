@@ -2,7 +2,9 @@
 // Installs the workspace's dependencies before the demo, the tests or the benchmarks run, so that
 // each README command works on a fresh clone with nothing but Node 20+ and npm.
 //
-// @quarry/hnsw (and hnswlib-node, the tests' reference) are native addons built by node-gyp. node-gyp downloads Node's headers from
+// @quarry/hnsw builds nothing here (its native graph is prebuilt in packages/hnsw/npm/, its
+// WebAssembly one in packages/hnsw/wasm/). hnswlib-node, the tests' reference graph, is a native addon
+// built by node-gyp, which downloads Node's headers from
 // nodejs.org unless told where local ones are, and pnpm 12 ignores `nodedir` in .npmrc, so we pass
 // npm_config_nodedir explicitly when this Node install ships its headers (Debian, nvm, the official
 // tarballs and installers all do). Without local headers node-gyp falls back to its download.
@@ -38,7 +40,7 @@ if (nodedir) env.npm_config_nodedir = nodedir
 const [command, args] = pnpmCommand(['install', '--frozen-lockfile', '--reporter=append-only'])
 const result = spawnSync(command, args, { cwd: root, env, stdio: 'inherit' })
 if (result.status !== 0) {
-  console.error('\nInstalling dependencies failed (see above). If @quarry/hnsw or hnswlib-node failed to build, check')
+  console.error('\nInstalling dependencies failed (see above). If hnswlib-node (the tests\' reference graph) failed to build, check')
   console.error('that python3, make and a C++ compiler are installed (node-gyp needs them).')
   process.exit(result.status ?? 1)
 }
