@@ -125,8 +125,12 @@ export interface QuarryServer {
    * when it is on disk. `sliceMs` overrides `checkpointSliceMs` for this one.
    */
   flush(options?: { readonly sliceMs?: number }): Promise<void>
+  /** Whether the server answers its APIs: false while `listen` restores the data folder (then GET /readyz is 503). */
+  readonly ready: boolean
   /**
-   * Starts listening (REST, and gRPC with `grpcPort`); resolves to the bound address.
+   * Starts listening (REST, and gRPC with `grpcPort`); resolves to the bound address once the
+   * server is ready. With dataDir and `log` durability the port is bound first and the log is
+   * replayed after: meanwhile GET /readyz answers 503 and every other request 503 UNAVAILABLE.
    * @defaultValue host 127.0.0.1, port 0 (any free port)
    */
   listen(options?: { port?: number; host?: string }): Promise<{ host: string; port: number; url: string; grpcPort?: number }>
@@ -153,6 +157,9 @@ class HttpFailure extends Error {
 
 /** Requests whose body was left partly unread (over the limit): their answer closes the connection. */
 const cutShort = new WeakSet<IncomingMessage>()
+
+/** The readiness route: 200 `{"ready": true}` once the data folder is restored, 503 before. */
+export const READY_PATH = '/readyz'
 
 function send(res: ServerResponse, httpStatus: number, body: unknown): void {
   const text = JSON.stringify(body)
@@ -333,6 +340,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   const inFlight = new InFlight(options.maxInFlight ?? 256)
   let boundHost: string | undefined
+  // Not ready while `listen` replays the data folder's log (the checkpoint is loaded above, before any port is bound).
+  let ready = false
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
   // gRPC (grpc-js and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
@@ -354,6 +363,20 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         res.end()
         return
       }
+    }
+    // Readiness: for orchestrators and scripts, behind the same Host / Origin checks as everything.
+    const rawPath = (req.url ?? '/').split('?', 1)[0] as string
+    if (rawPath === READY_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      await drain(req, maxBody)
+      if (!ready) res.setHeader('retry-after', '1')
+      send(res, ready ? 200 : 503, ready ? { ready: true } : { ready: false, reason: 'restoring the data folder' })
+      return
+    }
+    if (!ready) {
+      await drain(req, maxBody)
+      res.setHeader('retry-after', '1')
+      sendStatus(res, rpcStatus('UNAVAILABLE', `The server is restoring its data folder; retry in a moment (GET ${READY_PATH} answers 200 once it is done).`), 503)
+      return
     }
     // The console's pages at / and /console/<file>, its JSON under /console/api/.
     if (site && (await site.serve(req, res))) return
@@ -429,15 +452,25 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     get replayed() {
       return durable?.replayed ?? 0
     },
+    get ready() {
+      return ready
+    },
     flush: async (flushOptions) => durable?.checkpoint(flushOptions),
     listen: async ({ port = 0, host = '127.0.0.1' } = {}) => {
-      // The log's writes are replayed over the checkpoint before anything is served.
-      await durable?.recover()
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
         server.listen(port, host, () => resolve())
       })
       boundHost = host
+      // The log's writes are replayed over the checkpoint before the APIs are served: until then
+      // the port answers /readyz with 503 (and the APIs with 503), not with a refused connection.
+      try {
+        await durable?.recover()
+      } catch (error) {
+        server.close()
+        throw error
+      }
+      ready = true
       const address = server.address() as AddressInfo
       const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
       if (options.grpcPort === undefined) return { host: address.address, port: address.port, url }

@@ -102,7 +102,12 @@ export class DurableWrites {
     // Logs of older generations are in the checkpoint already (a crash after a checkpoint, before the switch of logs).
     for (const entry of readdirSync(this.#data.root)) if (/^wal-\d+\.log$/.test(entry) && entry !== name) rmSync(join(this.#data.root, entry), { force: true })
     const { log, recovered } = WriteAheadLog.open(join(this.#data.root, name))
-    for (const [i, bytes] of recovered.records.entries()) await this.#replay(bytes, i)
+    for (const [i, bytes] of recovered.records.entries()) {
+      await this.#replay(bytes, i)
+      // The port is bound during the replay (http/server.ts): a turn of the event loop after each
+      // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
     this.#log = log
     // A first checkpoint, even of nothing: what the disk holds can always be loaded back (#undo).
     if (this.#data.generation === 0) {
