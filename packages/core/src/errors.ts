@@ -36,9 +36,10 @@ export type QuarryErrorCode =
   /** A query or load used another embedder (name, dimensions) than the one that built the index. */
   | 'EMBEDDER_MISMATCH'
   /**
-   * A module the request needs is not installed: @quarry/hnsw (an optional dependency, absent where
-   * its native build failed) for an index with dense: 'hnsw' (the default with dimensions) or a
-   * snapshot holding a graph; or a wink / GloVe package. The message says how to install it.
+   * A module the request needs cannot load: the HNSW graph (@quarry/hnsw: not installed, or
+   * QUARRY_HNSW asks for a build that cannot load) for an index with dense: 'hnsw' (the default with
+   * dimensions) or a snapshot holding a graph; or a wink / GloVe package. The message names the
+   * cause and its fix.
    */
   | 'NATIVE_UNAVAILABLE'
 
