@@ -177,6 +177,8 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect(ids).toEqual(expected.relevantChunks.map((r: any) => r.chunk.name))
     expect(scores).toEqual(expected.relevantChunks.map((r: any) => r.chunkRelevanceScore ?? 0))
     expect(ranks).toEqual(expected.relevantChunks.map((_: unknown, i: number) => String(i + 1)))
+    // Each score says which way it goes: chunkRelevanceScore, higher is better.
+    expect(await page.locator('.hit .score').allInnerTexts()).toEqual(expected.relevantChunks.map((r: any) => expect.stringMatching(new RegExp(`^score ${String(Number((r.chunkRelevanceScore ?? 0).toPrecision(6))).replace('.', '\\.')} \\(higher is better\\)$`))))
     expect(await page.locator('.hit mark').first().innerText()).toMatch(/^(spice|desert)$/i)
     const curl = await page.locator('figure.code pre').first().innerText()
     expect(curl).toContain(`curl -X POST ${serve.base}/v1beta/corpora/books:query`)
@@ -209,6 +211,9 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect(explained.response).toEqual(direct)
     const scores = await page.locator('.hit .score-value').evaluateAll((els) => els.map((e) => Number(e.getAttribute('value'))))
     expect(scores).toEqual(direct.contexts.contexts.map((c: any) => c.score))
+    // The corpus's COSINE_DISTANCE: every score says lower is better, as the explain answer does.
+    expect(explained.better).toBe('lower')
+    expect(await page.locator('.hit .direction').allInnerTexts()).toEqual(direct.contexts.contexts.map(() => ' (lower is better)'))
     expect(await page.locator('.hit .hit-id').allInnerTexts()).toEqual(explained.explanations.map((e: any) => e.id))
     const hit = page.locator('.hit').first()
     await hit.getByText('Explain result #1').click()
@@ -219,6 +224,52 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect((await column('BM25 terms', 2, hit)).map(Number)).toEqual(first.sparse.terms.map((t: any) => t.df))
     await expect.poll(() => page.locator('.explain').first().innerText()).toContain(`alpha ${first.fused.alpha}`)
     await shot('explain-1280')
+  })
+
+  it('shows the start of long results with "Show more" / "Show less": 5 long RAG results make a short page', async () => {
+    const long = await rest('POST', `/v1beta1/${LOCATION}/ragCorpora`, { displayName: 'Long chunks' })
+    const corpus = long.response.name
+    // Five files of one chunk each, ~1,400 characters: as long as the trial's chunks.
+    for (let i = 0; i < 5; i++) {
+      const sentences = Array.from({ length: 20 }, (_, j) => `Sentence ${j} of manual ${i} says the boiler pressure must stay between one and two bar.`)
+      await upload(corpus, `manual-${i}.md`, sentences.join(' '))
+    }
+    await page.goto(`${serve.base}/#/${corpus}`)
+    await page.getByLabel('Query', { exact: true }).fill('boiler pressure')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.locator('.hit').first().waitFor()
+    const direct = await rest('POST', `/v1beta1/${LOCATION}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'boiler pressure' } })
+    expect(direct.contexts.contexts).toHaveLength(5)
+    expect(direct.contexts.contexts.every((c: any) => c.text.length > 1000)).toBe(true)
+    const hits = page.locator('.hit')
+    expect(await hits.count()).toBe(5)
+    const textHeights = await page.locator('.hit .text').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().height))
+    const lineHeight = await page.locator('.hit .text').first().evaluate((e) => parseFloat(getComputedStyle(e).lineHeight))
+    // Four lines each, whatever the text's length.
+    for (const height of textHeights) expect(height).toBeLessThanOrEqual(4 * lineHeight + 1)
+    const results = await page.locator('.hits').evaluate((e) => e.getBoundingClientRect().height)
+    expect(results).toBeLessThan(1500)
+    // The full text is there (the API's), shown on demand; keyboard: a button, Enter toggles it.
+    expect(await page.locator('.hit .text').allTextContents()).toEqual(direct.contexts.contexts.map((c: any) => c.text))
+    const more = hits.first().getByRole('button', { name: 'Show more' })
+    expect(await more.getAttribute('aria-expanded')).toBe('false')
+    await more.click()
+    const less = hits.first().getByRole('button', { name: 'Show less' })
+    expect(await less.getAttribute('aria-expanded')).toBe('true')
+    const open = await page.locator('.hit .text').first().evaluate((e) => e.getBoundingClientRect().height)
+    expect(open).toBeGreaterThan(2 * textHeights[0]!)
+    expect(await page.locator('.hit .text').nth(1).evaluate((e) => e.getBoundingClientRect().height)).toBe(textHeights[1])
+    await less.focus()
+    await page.keyboard.press('Enter')
+    expect(await hits.first().getByRole('button', { name: 'Show more' }).getAttribute('aria-expanded')).toBe('false')
+    expect(await page.locator('.hit .text').first().evaluate((e) => e.getBoundingClientRect().height)).toBe(textHeights[0])
+    // A short result has no button.
+    await page.goto(`${serve.base}/#/${ragCorpus}`)
+    await page.getByLabel('Query', { exact: true }).fill('reset the kettle')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.locator('.hit').first().waitFor()
+    expect(await page.locator('.hit button.more').count()).toBe(0)
+    await shot('long-results-1280')
   })
 
   it('uploads a file through the file input and lists it', async () => {
@@ -287,6 +338,7 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect(await page.locator('.hit .hit-id').allInnerTexts()).toEqual(retrieved.retrievedMemories.map((r: any) => r.memory.name))
     const distances = await page.locator('.hit .score-value').evaluateAll((els) => els.map((e) => Number(e.getAttribute('value'))))
     expect(distances).toEqual(retrieved.retrievedMemories.map((r: any) => r.distance ?? 0))
+    expect(await page.locator('.hit .score').allInnerTexts()).toEqual(retrieved.retrievedMemories.map((r: any) => `distance ${Number((r.distance ?? 0).toPrecision(6))} (lower is better)`))
     expect(await page.locator('.hit .text').first().innerText()).toBe(retrieved.retrievedMemories[0].memory.fact)
     await shot('memory-bank-1280')
     const coffee = memories.memories.find((m: any) => m.fact === 'I drink black coffee.')

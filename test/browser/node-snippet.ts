@@ -1,36 +1,39 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** The folder of an installed package, resolved from `from` (pnpm keeps transitive ones out of the root). */
-function packageDir(name: string, from: string): string {
-  let dir = dirname(createRequire(join(from, 'noop.js')).resolve(name))
-  while (!dir.endsWith(join('node_modules', ...name.split('/')))) dir = dirname(dir)
-  return realpathSync(dir)
+/**
+ * What an app using the console's Node snippets installs: Google's client package of each API
+ * (docs/rest-server.md). Not google-gax, the clients' own dependency: npm's flat node_modules
+ * would let an app import it, pnpm's would not, and either way the app never asked for it.
+ */
+export const APP_PACKAGES: readonly string[] = ['@google-cloud/aiplatform', '@google-ai/generativelanguage']
+
+/** The bare package names a module's `import ... from '...'` lines name. */
+export function importedPackages(code: string): string[] {
+  return [...code.matchAll(/^\s*import\s[^'"]*['"]([^'"]+)['"]/gm)].map((m) => (m[1] as string).split('/').slice(0, (m[1] as string).startsWith('@') ? 2 : 1).join('/'))
 }
 
 /**
- * Runs Node client code as a person would paste it into an app that depends on Google's clients
- * (and google-gax, which npm's flat node_modules exposes): a fresh folder, the code as snippet.mjs.
+ * Runs Node client code as a person would paste it into an app: a fresh folder whose
+ * node_modules holds only the packages of {@link APP_PACKAGES} it imports (each linked to the
+ * workspace's copy; their own dependencies resolve from there, not from the app), the code as
+ * snippet.mjs. A snippet importing anything else fails here, before it runs.
  */
 export async function runNodeSnippet(code: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const imported = importedPackages(code)
+  const foreign = imported.filter((name) => !APP_PACKAGES.includes(name))
+  if (foreign.length > 0) throw new Error(`the snippet imports ${foreign.join(', ')}, which the app does not install (it installs ${APP_PACKAGES.join(', ')})`)
   const project = mkdtempSync(join(tmpdir(), 'quarry-console-snippet-'))
   try {
-    const aiplatform = realpathSync(join(ROOT, 'node_modules/@google-cloud/aiplatform'))
-    const links: [string, string][] = [
-      ['@google-cloud/aiplatform', aiplatform],
-      ['@google-ai/generativelanguage', realpathSync(join(ROOT, 'node_modules/@google-ai/generativelanguage'))],
-      ['google-gax', packageDir('google-gax', aiplatform)],
-    ]
-    for (const [name, target] of links) {
+    for (const name of new Set(imported)) {
       const at = join(project, 'node_modules', ...name.split('/'))
       mkdirSync(dirname(at), { recursive: true })
-      symlinkSync(target, at, 'dir')
+      symlinkSync(realpathSync(join(ROOT, 'node_modules', ...name.split('/'))), at, 'dir')
     }
     writeFileSync(join(project, 'snippet.mjs'), `${code}\n`)
     return await new Promise((resolve) => {

@@ -358,6 +358,9 @@ describe('explain', () => {
     const explanations = explained.explanations as Explanation[]
     expect(explanations.map((e) => e.id)).toEqual(relevant.map((r) => r.chunk.name))
     expect(explanations.map((e) => e.score)).toEqual(relevant.map((r) => r.chunkRelevanceScore))
+    // Which way the scores go, for the console to say so: chunkRelevanceScore, best first, is higher-is-better.
+    expect(explained.better).toBe('higher')
+    expect(relevant.map((r) => r.chunkRelevanceScore)).toEqual(relevant.map((r) => r.chunkRelevanceScore).sort((a, b) => b - a))
     for (const e of explanations) {
       expect(e.dense?.score).toBe(e.score)
       expect(e.dense?.distance).toBeCloseTo(1 - e.score, 6)
@@ -407,6 +410,9 @@ describe('explain', () => {
       const explanations = explained.explanations as Explanation[]
       expect(explanations.map((e) => e.id)).toEqual(answered.map((c) => `${corpus}/ragFiles/${c.chunk.fileId}/chunks/${c.chunk.chunkId}`))
       expect(explanations.map((e) => e.score)).toEqual(answered.map((c) => c.score))
+      // The corpus's COSINE_DISTANCE: scores are distances, best (lowest) first.
+      expect(explained.better).toBe('lower')
+      expect(answered.map((c) => c.score)).toEqual(answered.map((c) => c.score).sort((a, b) => a - b))
       const expected = new Map(oracle.search({ text: query, topK: 5, explain: true }).hits.map((h) => [h.id, h.explain?.bm25 as readonly TermExplanation[]]))
       explanations.forEach((e, i) => {
         const id = answered[i]?.chunk.chunkId as string

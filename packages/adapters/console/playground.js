@@ -34,7 +34,14 @@ import { copyBlock, errorBox, field, fill, h, marked, num, table, uid } from './
  * @property {(form: HTMLFormElement, resource: string) => { request?: unknown, problem?: string }} request
  * @property {(response: any) => Row[]} rows
  * @property {string} scoreNote what the answer's score means
+ * @property {string} scoreLabel what each result's number is called (score, distance)
+ * @property {'lower' | 'higher'} better which way the number goes (the explain answer's `better` overrides it)
  */
+
+/** Results longer than this (characters) show their start, with a button to show the rest. */
+const CLAMP_CHARS = 300
+/** Or with more lines than this. */
+const CLAMP_LINES = 4
 
 /** @param {HTMLFormElement} form @param {string} name */
 function value(form, name) {
@@ -58,10 +65,10 @@ function numberKnob(name, label, hint, attrs = {}) {
   return field(label, h('input', { type: 'number', name, step: 'any', inputmode: 'decimal', ...attrs }), hint)
 }
 
-const CLIENT_OPTIONS = (/** @type {string} */ extra) => `const { hostname, port } = new URL('${location.origin}')
-const auth = new googleAuthLibrary.OAuth2Client()
-auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
-const opts = { apiEndpoint: hostname, port: Number(port), protocol: 'http', fallback: true, authClient: auth${extra} }`
+// Only the client package the app installs (no google-gax import): the clients send the API key
+// as their credentials, which the local server accepts as it accepts any.
+const CLIENT_OPTIONS = () => `const { hostname, port } = new URL('${location.origin}')
+const opts = { apiEndpoint: hostname, port: Number(port), protocol: 'http', fallback: true, apiKey: 'local' }`
 
 /** @typedef {'semanticRetriever' | 'vertexRag' | 'memoryBank'} KindName */
 
@@ -74,9 +81,8 @@ export const KINDS = {
     targetOf: (corpus) => corpus,
     path: (name) => `/v1beta/${name}:query`,
     node: (name, body) => `import generativelanguage from '@google-ai/generativelanguage'
-import { googleAuthLibrary } from 'google-gax'
 
-${CLIENT_OPTIONS(", apiKey: 'local'")}
+${CLIENT_OPTIONS()}
 const retriever = new generativelanguage.v1beta.RetrieverServiceClient(opts)
 const request = ${body}
 const [response] = await retriever.queryCorpus({ name: '${name}', ...request })
@@ -106,6 +112,8 @@ console.log(response.relevantChunks)`,
         text: r.chunk?.data?.stringValue ?? '',
       })),
     scoreNote: 'score: chunkRelevanceScore, higher is more relevant.',
+    scoreLabel: 'score',
+    better: 'higher',
   },
   vertexRag: {
     method: 'vertexRag.retrieveContexts',
@@ -114,9 +122,8 @@ console.log(response.relevantChunks)`,
     targetOf: (corpus) => corpus.replace(/\/ragCorpora\/.*$/, ''),
     path: (parent) => `/v1beta1/${parent}:retrieveContexts`,
     node: (parent, body) => `import aiplatform from '@google-cloud/aiplatform'
-import { googleAuthLibrary } from 'google-gax'
 
-${CLIENT_OPTIONS('')}
+${CLIENT_OPTIONS()}
 const rag = new aiplatform.v1beta1.VertexRagServiceClient(opts)
 const request = ${body}
 const [response] = await rag.retrieveContexts({ parent: '${parent}', ...request })
@@ -143,7 +150,10 @@ console.log(response.contexts?.contexts)`,
         source: `${c.sourceDisplayName || c.sourceUri || ''}${c.chunk?.pageSpan ? ` (pages ${c.chunk.pageSpan.firstPage}–${c.chunk.pageSpan.lastPage})` : ''}`,
         text: c.text ?? '',
       })),
-    scoreNote: "score: the context's score on the corpus metric's scale (for a distance metric such as COSINE_DISTANCE, lower is closer; docs/vertex-rag.md, Scores).",
+    scoreNote: "score: the context's score on the corpus metric's scale: lower is closer for the distances (COSINE_DISTANCE, EUCLIDEAN_SQUARED_DISTANCE), higher for DOT_PRODUCT (docs/vertex-rag.md, Scores).",
+    scoreLabel: 'score',
+    // Every metric but DOT_PRODUCT is a distance; the explain answer says which this corpus has.
+    better: 'lower',
   },
   memoryBank: {
     // retrieveMemories is dense only and has no explain: the answer's distance is the explanation.
@@ -152,9 +162,8 @@ console.log(response.contexts?.contexts)`,
     targetOf: (engine) => engine,
     path: (parent) => `/v1beta1/${parent}/memories:retrieve`,
     node: (parent, body) => `import aiplatform from '@google-cloud/aiplatform'
-import { googleAuthLibrary } from 'google-gax'
 
-${CLIENT_OPTIONS('')}
+${CLIENT_OPTIONS()}
 const memories = new aiplatform.v1beta1.MemoryBankServiceClient(opts)
 const request = ${body}
 const [response] = await memories.retrieveMemories({ parent: '${parent}', ...request })
@@ -180,7 +189,9 @@ console.log(response.retrievedMemories)`,
         source: `scope ${JSON.stringify(r.memory?.scope ?? {})}`,
         text: r.memory?.fact ?? '',
       })),
-    scoreNote: 'score: distance, the Euclidean distance of unit-length embeddings in [0, 2] (smaller is more similar; a missing distance is 0). Memory Bank retrieval is dense only: there is nothing more to explain.',
+    scoreNote: 'distance: the Euclidean distance of unit-length embeddings in [0, 2] (smaller is more similar; a missing distance is 0). Memory Bank retrieval is dense only: there is nothing more to explain.',
+    scoreLabel: 'distance',
+    better: 'lower',
   },
 }
 
@@ -198,8 +209,8 @@ function requestCode(kind, target, request) {
   return h('div', { class: 'codes' }, copyBlock('curl', curl), copyBlock('Node client', kind.node(target, JSON.stringify(request, null, 2))))
 }
 
-/** @param {Explanation | undefined} e */
-function explanation(e) {
+/** @param {Explanation | undefined} e @param {'lower' | 'higher'} better */
+function explanation(e, better) {
   if (!e) return h('p', { class: 'muted' }, 'No explanation for this result.')
   const parts = []
   if (e.sparse) {
@@ -210,15 +221,40 @@ function explanation(e) {
   }
   if (e.dense) parts.push(h('p', {}, `Dense distance ${num(e.dense.distance)}, score ${num(e.dense.score)}`, e.dense.normalized !== undefined ? `, normalized ${num(e.dense.normalized)}` : ''))
   if (e.fused) parts.push(h('p', {}, `Fused score ${num(e.fused.score)} with alpha ${num(e.fused.alpha)} (alpha × dense + (1 − alpha) × BM25, both normalized)`))
-  parts.push(h('p', {}, `Score in the answer: ${num(e.score)}`))
+  parts.push(h('p', {}, `Score in the answer: ${num(e.score)}${direction(better)}`))
   return h('div', { class: 'explain' }, parts)
+}
+
+/** "(lower is better)" / "(higher is better)": said next to every score. @param {'lower' | 'higher'} better */
+function direction(better) {
+  return ` (${better} is better)`
+}
+
+/**
+ * A result's text: whole when short; else its start (a few lines) and a button that shows the rest
+ * and hides it again, so a page of long chunks stays short.
+ * @param {string} text @param {number[][]} highlights
+ */
+function resultText(text, highlights) {
+  const body = marked(text, highlights)
+  if (text.length <= CLAMP_CHARS && text.split('\n').length <= CLAMP_LINES) return body
+  body.id = uid('text')
+  body.classList.add('clamped')
+  const button = h('button', { type: 'button', class: 'more', 'aria-expanded': 'false', 'aria-controls': body.id }, 'Show more')
+  button.addEventListener('click', () => {
+    const open = body.classList.toggle('clamped') === false
+    button.setAttribute('aria-expanded', String(open))
+    button.textContent = open ? 'Show less' : 'Show more'
+  })
+  return h('div', { class: 'hit-text' }, body, button)
 }
 
 /**
  * @param {Row[]} rows
  * @param {Explanation[] | undefined} explanations
+ * @param {{ label: string, better: 'lower' | 'higher' }} score what the numbers are and which way they go
  */
-function resultList(rows, explanations) {
+function resultList(rows, explanations, score) {
   if (rows.length === 0) return h('p', { class: 'empty' }, 'No results.')
   return h(
     'ol',
@@ -232,12 +268,12 @@ function resultList(rows, explanations) {
           'div',
           { class: 'hit-head' },
           h('span', { class: 'rank' }, `#${i + 1}`),
-          h('span', { class: 'score' }, 'score ', h('data', { value: String(row.score), class: 'score-value' }, num(row.score))),
+          h('span', { class: 'score' }, `${score.label} `, h('data', { value: String(row.score), class: 'score-value' }, num(row.score)), h('span', { class: 'direction' }, direction(score.better))),
           h('code', { class: 'hit-id' }, e?.id ?? row.id),
         ),
         h('p', { class: 'source' }, 'Source: ', row.source),
-        marked(row.text, e?.highlights ?? []),
-        explanations ? h('details', {}, h('summary', {}, `Explain result #${i + 1}`), explanation(e)) : null,
+        resultText(row.text, e?.highlights ?? []),
+        explanations ? h('details', {}, h('summary', {}, `Explain result #${i + 1}`), explanation(e, score.better)) : null,
       )
     }),
   )
@@ -271,7 +307,8 @@ export function playground(which, corpus) {
     const code = requestCode(kind, target, built.request)
     if (!answer.ok) return fill(out, errorBox(answer.error), code)
     const response = kind.method ? answer.json.response ?? {} : answer.json
-    fill(out, h('h3', {}, 'Results'), h('p', { class: 'muted' }, kind.scoreNote), resultList(kind.rows(response), kind.method ? answer.json.explanations ?? [] : undefined), h('h3', {}, 'The request sent'), code)
+    const score = { label: kind.scoreLabel, better: kind.method && (answer.json.better === 'lower' || answer.json.better === 'higher') ? answer.json.better : kind.better }
+    fill(out, h('h3', {}, 'Results'), h('p', { class: 'muted' }, kind.scoreNote), resultList(kind.rows(response), kind.method ? answer.json.explanations ?? [] : undefined, score), h('h3', {}, 'The request sent'), code)
   })
   const headingId = uid('h')
   return h('section', { class: 'card', 'aria-labelledby': headingId }, h('h2', { id: headingId }, 'Query playground'), form, out)

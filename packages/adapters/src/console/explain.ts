@@ -4,6 +4,7 @@ import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type FieldViolation } from '../rpc/status.js'
 import type { CorpusSearch } from '../semantic-retriever/query.js'
 import type { Engines } from '../transport/bound-methods.js'
+import { betterScore } from '../vertex-rag/metric.js'
 import type { Retrieval, RetrievedContext } from '../vertex-rag/retrieve.js'
 
 /** One BM25 term of a result: its frequency in the chunk, documents holding it, idf and its part of the score. */
@@ -35,6 +36,8 @@ export interface ExplanationJson {
 export interface ExplainJson {
   readonly response: unknown
   readonly explanations: readonly ExplanationJson[]
+  /** Which way the response's scores go: `higher` is better (chunkRelevanceScore, DOT_PRODUCT) or `lower` (the RAG distances). */
+  readonly better: 'lower' | 'higher'
 }
 
 /** What an explain body names, checked. */
@@ -67,6 +70,7 @@ function explainQuery(search: CorpusSearch): ExplainJson {
   const highlights = highlighter(search.index, search.query)
   return {
     response: search.response,
+    better: 'higher',
     explanations: search.results.map(({ hit, chunk }) => ({ id: chunk.name, score: hit.score, dense: { distance: hit.distance ?? 0, score: hit.score }, highlights: highlights(chunk.text) })),
   }
 }
@@ -88,7 +92,7 @@ function explainContext(r: RetrievedContext, alpha: number, highlights: (text: s
 
 function explainRetrieval(retrieval: Retrieval): ExplainJson {
   const highlights = highlighter(retrieval.index, retrieval.text)
-  return { response: retrieval.response, explanations: retrieval.results.map((r) => explainContext(r, retrieval.alpha, highlights)) }
+  return { response: retrieval.response, better: betterScore(retrieval.metric), explanations: retrieval.results.map((r) => explainContext(r, retrieval.alpha, highlights)) }
 }
 
 async function mapped<T>(outcome: Promise<Outcome<T>>, explain: (value: T) => ExplainJson): Promise<Outcome<ExplainJson>> {

@@ -46,12 +46,21 @@ export function measure(metric: DistanceMetric, q: Float32Array, v: Float32Array
 }
 
 /**
+ * Which way a Context's `score` goes on a metric's scale: lower is better for the distances
+ * (COSINE_DISTANCE, EUCLIDEAN_SQUARED_DISTANCE), higher for DOT_PRODUCT; hybrid and BM25-only
+ * scores follow the same direction ({@link scoreOfRelevance}). Shown next to every RAG score.
+ */
+export function betterScore(metric: DistanceMetric): 'lower' | 'higher' {
+  return metric === 'DOT_PRODUCT' ? 'higher' : 'lower'
+}
+
+/**
  * The score of a hybrid or sparse-only hit, from its relevance r ∈ [0, 1] (the fused score, or
  * BM25 over the best BM25 score): on the metric's direction, 1 − r for the distances (0 best) and
  * r for DOT_PRODUCT (higher best).
  */
 export function scoreOfRelevance(metric: DistanceMetric, r: number): number {
-  return metric === 'DOT_PRODUCT' ? r : 1 - r
+  return betterScore(metric) === 'higher' ? r : 1 - r
 }
 
 /**

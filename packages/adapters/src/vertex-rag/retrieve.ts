@@ -6,7 +6,7 @@ import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { replayable } from '../rpc/replay.js'
 import type { RagContext } from './context.js'
-import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure } from './metric.js'
+import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure, type DistanceMetric } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
 import { FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
@@ -116,6 +116,8 @@ export interface Retrieval {
   readonly alpha: number
   /** The corpus index searched (its analyzer marks matched words). */
   readonly index: QuarryIndex
+  /** The corpus's metric: which way its scores go ({@link betterScore}). */
+  readonly metric: DistanceMetric
 }
 
 /**
@@ -138,7 +140,7 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
   const [query] = await ctx.embed([p.text])
   const corpus = ctx.state.corpora.get(p.corpus.name)
   if (!corpus) throw failure('NOT_FOUND', `RagCorpus "${p.corpus.name}" was deleted.`)
-  const none: Retrieval = { response: { contexts: {} }, results: [], text: p.text, alpha: p.alpha, index: corpus.index }
+  const none: Retrieval = { response: { contexts: {} }, results: [], text: p.text, alpha: p.alpha, index: corpus.index, metric: corpus.metric }
   // A query the embedder maps to zeros (no word it knows) has no direction: it matches nothing.
   if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return none
   const threshold = coreThreshold(corpus.metric, omitUndefined({ distance: p.distance, similarity: p.similarity }))
