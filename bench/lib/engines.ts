@@ -116,7 +116,7 @@ function copyOfGraph(ds: Dataset, graph: QuarryGraph): NativeHnsw {
 }
 
 /** Quarry's HNSW index, called as a user would (string ids, Float32Array queries). */
-export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex; sameGraph: AnnEngine }> {
+export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string, number>): Build<{ engine: AnnEngine; index: QuarryIndex; graph: QuarryGraph; sameGraph: AnnEngine }> {
   const { index, graph } = indexWithItsGraph(() => createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } }))
   return {
     add: (start, end) => {
@@ -133,6 +133,7 @@ export function buildQuarry(ds: Dataset, metadata?: (i: number) => Record<string
       })
       return {
         index,
+        graph,
         sameGraph: rawEngine(SAME_GRAPH, copyOfGraph(ds, graph), plain),
         engine: {
           name: 'quarry-hnsw',

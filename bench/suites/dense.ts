@@ -7,6 +7,7 @@ import { renderSvg, type Panel } from '@quarry/adapters'
 import { GcPauses } from '../lib/gc.js'
 import { shuffled } from '../lib/order.js'
 import { printTable } from '../lib/table.js'
+import { wasmVsNative, type WasmVsNative } from './dense-wasm.js'
 import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
 
@@ -105,6 +106,8 @@ interface DatasetResult {
   pairedAtRecall: Record<string, PairedRatio | undefined>
   /** One call over a 16-vector graph, µs (see callFloor). */
   callFloor: { rawUs: number; quarryUs: number }
+  /** @quarry/hnsw's WebAssembly build against its native one on Quarry's saved graph (see dense-wasm.ts). */
+  wasmVsNative: WasmVsNative | undefined
 }
 
 async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult> {
@@ -289,8 +292,9 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
     `One call over a 16-vector graph (ef 16, k = 10, medians of 9 rounds): raw hnswlib-node ${floor16.rawUs.toFixed(2)} µs, ` +
       `Quarry ${floor16.quarryUs.toFixed(2)} µs (+${(floor16.quarryUs - floor16.rawUs).toFixed(2)})`,
   )
+  const wasm = wasmVsNative(ds, quarry.graph, truth, efs, TARGETS, reps, K)
   for (const [engine] of engines) engine.close?.()
-  return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16 }
+  return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm }
 }
 
 /** A sweep point's collection pauses per query, "all (full)", µs. */
@@ -313,7 +317,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const panels: Panel[] = []
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16 } = await benchDataset(ds, ctx.quick)
+    const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm } = await benchDataset(ds, ctx.quick)
     out[ds.name] = {
       n: ds.n,
       dim: ds.dim,
@@ -325,6 +329,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       quarryOverHnswlibQpsAtRecall: atRecall,
       quarryOverHnswlibPairedAtRecall: pairedAtRecall,
       callFloorUs: floor16,
+      ...(wasm ? { wasmVsNative: wasm } : {}),
     }
     panels.push({
       title: `${ds.name} (${ds.metric})`,
