@@ -244,7 +244,7 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     const hits = page.locator('.hit')
     expect(await hits.count()).toBe(5)
     const textHeights = await page.locator('.hit .text').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().height))
-    const lineHeight = await page.locator('.hit .text').first().evaluate((e) => parseFloat(getComputedStyle(e).lineHeight))
+    const lineHeight = await page.locator('.hit .text').first().evaluate((e) => parseFloat((globalThis as any).getComputedStyle(e).lineHeight))
     // Four lines each, whatever the text's length.
     for (const height of textHeights) expect(height).toBeLessThanOrEqual(4 * lineHeight + 1)
     const results = await page.locator('.hits').evaluate((e) => e.getBoundingClientRect().height)

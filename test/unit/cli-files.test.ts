@@ -93,14 +93,14 @@ describe('quarry index and quarry search on your own files', () => {
     const score = (await hits('pinning exact versions', '--alpha', '0'))[0]?.score.toFixed(4)
     expect(table.out).toBe(
       [
-        'rank  score   file                   passage',
-        `----  ------  ---------------------  ${'-'.repeat(100)}`,
-        `1     ${score}  docs/guide/install.md  Install To pin an exact version when installing a package, use the --save-exact flag. Pinning keeps…`,
+        'rank  score (higher is better)  file                   passage',
+        `----  ${'-'.repeat(24)}  ---------------------  ${'-'.repeat(100)}`,
+        `1     ${score?.padEnd(24)}  docs/guide/install.md  Install To pin an exact version when installing a package, use the --save-exact flag. Pinning keeps…`,
       ].join('\n'),
     )
     // In a long chunk the passage is the one holding the match, whole words, cut on both sides.
     const zebra = await search('zebra', '--alpha', '0')
-    expect(zebra.out.split('\n')[2]).toBe(`1     ${(await hits('zebra', '--alpha', '0'))[0]?.score.toFixed(4)}  docs/long.md  …w240 w241 w242 w243 w244 w245 w246 w247 w248 w249 zebra w251 w252 w253 w254 w255 w256 w257 w258 w259…`)
+    expect(zebra.out.split('\n')[2]).toBe(`1     ${(await hits('zebra', '--alpha', '0'))[0]?.score.toFixed(4).padEnd(24)}  docs/long.md  …w240 w241 w242 w243 w244 w245 w246 w247 w248 w249 zebra w251 w252 w253 w254 w255 w256 w257 w258 w259…`)
     expect(await search('zzzzqqq', '--alpha', '0')).toEqual({ code: 0, out: `No passage in ${dir} matches "zzzzqqq".`, err: '' })
   })
 

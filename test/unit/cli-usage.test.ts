@@ -2,9 +2,13 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
 import { readCollection } from '@quarry/adapters'
 import type { OptionDoc } from '../../packages/adapters/src/cli/args.js'
+import { runMemoryBankDemo } from '../../packages/adapters/src/cli/demo-memory-bank.js'
+import { runSemanticRetrieverDemo } from '../../packages/adapters/src/cli/demo-semantic-retriever.js'
+import { runVertexRagDemo } from '../../packages/adapters/src/cli/demo-vertex-rag.js'
 import { EVAL_OPTIONS, EXAMPLE_DIR } from '../../packages/adapters/src/cli/eval.js'
 import { INDEX_OPTIONS } from '../../packages/adapters/src/cli/index-files.js'
 import { SEARCH_OPTIONS } from '../../packages/adapters/src/cli/search.js'
@@ -143,8 +147,8 @@ describe('quarry search piped', () => {
     const piped = await spawnQuarry(['search', 'pin exact', '--alpha', '0'], cwd)
     expect(piped.code).toBe(0)
     const lines = piped.out.trimEnd().split('\n')
-    expect(lines[0]).toBe('rank  score   file        passage')
-    expect(lines[2]).toMatch(/^1     \d\.\d{4}  install\.md  To pin an exact version when installing a package, use the --save-exact flag$/)
+    expect(lines[0]).toBe('rank  score (higher is better)  file        passage')
+    expect(lines[2]).toMatch(/^1     \d\.\d{4} {18}  install\.md  To pin an exact version when installing a package, use the --save-exact flag$/)
     expect(piped.out).not.toContain('**')
     expect(piped.out).not.toContain('\x1b')
   }, 60_000)
@@ -155,4 +159,55 @@ describe('quarry search piped', () => {
     expect(markerFor({ isTTY: false }, {})('pin')).toBe('pin')
     expect(markerFor({}, { NO_COLOR: '1' })('pin')).toBe('pin')
   })
+})
+
+describe('demo tables say which way each score goes', () => {
+  /** Runs a demo with console.log captured (progress bars on stderr silenced); the printed lines. */
+  async function printed(run: () => Promise<void>): Promise<string[]> {
+    const out: string[] = []
+    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void out.push(parts.join(' ')))
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    try {
+      await run()
+    } finally {
+      log.mockRestore()
+      stderr.mockRestore()
+    }
+    return out.join('\n').split('\n')
+  }
+  /** The numbers of a table's column under `header`, read from its rows. */
+  function column(lines: readonly string[], headerLine: number, header: string): number[] {
+    const at = (lines[headerLine] as string).indexOf(header)
+    const rows: number[] = []
+    for (let i = headerLine + 2; i < lines.length && /^\s+\d+\s/.test(lines[i] as string); i++) rows.push(Number((lines[i] as string).slice(at).trim().split(/\s+/)[0]))
+    return rows
+  }
+  const embedder = createHashingEmbedder({ dimensions: 64 })
+
+  it('RAG Engine: score and distances, lower is better, and the rows are in that order', async () => {
+    const lines = await printed(() => runVertexRagDemo(embedder, 'how do I pin a version'))
+    const headers = lines.flatMap((l, i) => (/^\s+rank\s/.test(l) ? [i] : []))
+    expect(headers).toHaveLength(3)
+    for (const h of headers) {
+      expect(lines[h]).toMatch(/^ {2}rank {2}score \(lower is better\) {2}distance \(lower is better\) {2}sparseDistance \(lower is better\) {2}source/)
+      const scores = column(lines, h, 'score (lower is better)')
+      expect(scores.length).toBe(5)
+      expect(scores).toEqual([...scores].sort((a, b) => a - b))
+    }
+  }, 120_000)
+
+  it('Semantic Retriever and Memory Bank: higher relevance is better, lower distance is better', async () => {
+    const sr = await printed(() => runSemanticRetrieverDemo(embedder, 'how do I pin a version'))
+    const srHeader = sr.findIndex((l) => /^\s+rank\s/.test(l))
+    expect(sr[srHeader]).toMatch(/^ {2}rank {2}chunkRelevanceScore \(higher is better\) {2}file/)
+    const relevance = column(sr, srHeader, 'chunkRelevanceScore (higher is better)')
+    expect(relevance.length).toBeGreaterThan(1)
+    expect(relevance).toEqual([...relevance].sort((a, b) => b - a))
+    const mb = await printed(() => runMemoryBankDemo(embedder))
+    const mbHeader = mb.findIndex((l) => /^\s+rank\s/.test(l))
+    expect(mb[mbHeader]).toMatch(/^ {2}rank {2}distance \(lower is better\) {2}fact/)
+    const distances = column(mb, mbHeader, 'distance (lower is better)')
+    expect(distances).toHaveLength(2)
+    expect(distances).toEqual([...distances].sort((a, b) => a - b))
+  }, 120_000)
 })

@@ -1,7 +1,7 @@
 import type { Embedder } from '@quarry/core'
 import { MemoryBankServiceClient } from '../memory-bank/client.js'
 import { seededRandomId } from '../rpc/names.js'
-import { renderTable } from './table.js'
+import { renderTable, scoreHeader } from './table.js'
 
 const ENGINE = 'projects/demo/locations/us-central1/reasoningEngines/1'
 
@@ -26,7 +26,7 @@ export async function runMemoryBankDemo(embedder: Embedder): Promise<void> {
     console.log(`\nretrieveMemories {"scope": {"user_id": "${user}"}, "similaritySearchParams": {"searchQuery": "what does the user drink?", "topK": 2}}`)
     const rows = (response.retrievedMemories ?? []).map((r, i) => [i + 1, r.distance ?? '', r.memory.fact])
     console.log(
-      renderTable(['rank', 'distance', 'fact'], rows)
+      renderTable(['rank', scoreHeader('distance', 'lower'), 'fact'], rows)
         .split('\n')
         .map((line) => `  ${line}`)
         .join('\n'),

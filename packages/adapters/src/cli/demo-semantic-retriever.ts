@@ -4,7 +4,7 @@ import { RetrieverServiceClient } from '../semantic-retriever/client.js'
 import type { QueryResponseJson } from '../semantic-retriever/resources.js'
 import { packageDocs } from './package-docs.js'
 import { progress } from './progress.js'
-import { renderTable } from './table.js'
+import { renderTable, scoreHeader } from './table.js'
 
 /** `@scope/name/README.md` → `@scope/name`; `name/docs/x.md` → `name`. */
 function packageOf(source: string): string {
@@ -66,7 +66,7 @@ function printRelevant(title: string, response: QueryResponseJson): void {
     return [i + 1, r.chunkRelevanceScore ?? 0, (file && 'stringValue' in file ? file.stringValue : r.chunk.name).slice(0, 48), r.chunk.data.stringValue.replace(/\s+/g, ' ').slice(0, 60)]
   })
   console.log(
-    renderTable(['rank', 'chunkRelevanceScore', 'file', 'snippet'], rows)
+    renderTable(['rank', scoreHeader('chunkRelevanceScore', 'higher'), 'file', 'snippet'], rows)
       .split('\n')
       .map((line) => `  ${line}`)
       .join('\n'),

@@ -5,9 +5,12 @@ import { VertexRagEngine } from '../vertex-rag/service.js'
 import type { RetrieveContextsResponseJson } from '../vertex-rag/resources.js'
 import { packageDocs } from './package-docs.js'
 import { progress } from './progress.js'
-import { renderTable } from './table.js'
+import { betterScore, type DistanceMetric } from '../vertex-rag/metric.js'
+import { renderTable, scoreHeader } from './table.js'
 
 const PARENT = 'projects/demo/locations/us-central1'
+/** The corpus's metric (RAG Engine's default): its scores are distances, lower is better. */
+const METRIC: DistanceMetric = 'COSINE_DISTANCE'
 
 /**
  * The package docs through Vertex AI RAG Engine (v1beta1), in process: a RagCorpus, every doc
@@ -15,7 +18,7 @@ const PARENT = 'projects/demo/locations/us-central1'
  * as dense only, BM25 only and hybrid.
  */
 export async function runVertexRagDemo(embedder: Embedder, question: string): Promise<void> {
-  const engine = new VertexRagEngine({ embedder, randomId: seededRandomId(1) })
+  const engine = new VertexRagEngine({ embedder, randomId: seededRandomId(1), distanceMetric: METRIC })
   const data = new v1beta1.VertexRagDataServiceClient({ engine })
   const rag = new v1beta1.VertexRagServiceClient({ engine })
   const [operation] = await data.createRagCorpus({ parent: PARENT, ragCorpus: { displayName: 'npm package docs', vectorDbConfig: { ragManagedDb: { ann: {} } } } })
@@ -45,7 +48,7 @@ function printContexts(title: string, response: RetrieveContextsResponseJson): v
   console.log(`\n${title}`)
   const rows = (response.contexts.contexts ?? []).map((c, i) => [i + 1, c.score, c.distance ?? '', c.sparseDistance ?? '', c.sourceDisplayName.slice(0, 40), c.text.replace(/\s+/g, ' ').slice(0, 48)])
   console.log(
-    renderTable(['rank', 'score', 'distance', 'sparseDistance', 'source', 'text'], rows)
+    renderTable(['rank', scoreHeader('score', betterScore(METRIC)), scoreHeader('distance', 'lower'), scoreHeader('sparseDistance', 'lower'), 'source', 'text'], rows)
       .split('\n')
       .map((line) => `  ${line}`)
       .join('\n'),

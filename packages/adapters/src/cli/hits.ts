@@ -1,7 +1,7 @@
 import { Analyzer, type Hit, type QuarryIndex } from '@quarry/core'
 import { queryTerms } from '../matches.js'
 import { bestPassage, markerFor, renderSnippet, shortenPath } from './snippet.js'
-import { renderTable } from './table.js'
+import { renderTable, scoreHeader } from './table.js'
 
 /** Widths of the result table's columns. */
 export const SOURCE_WIDTH = 40
@@ -32,5 +32,5 @@ export function hitsTable(index: QuarryIndex, query: string, hits: readonly Hit[
     const snippet = renderSnippet(bestPassage(text, analyzer.tokens(text), terms, options.snippetWidth ?? SNIPPET_WIDTH), mark)
     return [i + 1, hit.score.toFixed(4), shortenPath(hitSource(hit), SOURCE_WIDTH), snippet]
   })
-  return renderTable(['rank', 'score', 'file', 'passage'], rows)
+  return renderTable(['rank', scoreHeader('score', 'higher'), 'file', 'passage'], rows)
 }

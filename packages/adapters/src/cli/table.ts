@@ -10,6 +10,11 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
   return [fmt(headers), fmt(widths.map((w) => '-'.repeat(w))), ...cells.map(fmt)].join('\n')
 }
 
+/** A score column's header saying which way it goes: `score (higher is better)`. */
+export function scoreHeader(name: string, better: 'lower' | 'higher'): string {
+  return `${name} (${better} is better)`
+}
+
 function visibleLength(cell: string): number {
   return cell.replace(/\x1b\[[0-9;]*m/g, '').length
 }
