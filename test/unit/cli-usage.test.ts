@@ -10,7 +10,9 @@ import { runMemoryBankDemo } from '../../packages/adapters/src/cli/demo-memory-b
 import { runSemanticRetrieverDemo } from '../../packages/adapters/src/cli/demo-semantic-retriever.js'
 import { runVertexRagDemo } from '../../packages/adapters/src/cli/demo-vertex-rag.js'
 import { EVAL_OPTIONS, EXAMPLE_DIR } from '../../packages/adapters/src/cli/eval.js'
+import { CREDENTIALS_OPTIONS } from '../../packages/adapters/src/cli/credentials.js'
 import { INDEX_OPTIONS } from '../../packages/adapters/src/cli/index-files.js'
+import { SERVE_OPTIONS } from '../../packages/adapters/src/cli/serve.js'
 import { SEARCH_OPTIONS } from '../../packages/adapters/src/cli/search.js'
 import { markerFor } from '../../packages/adapters/src/cli/snippet.js'
 import { INDEXED_EXTENSIONS } from '../../packages/adapters/src/cli/walk.js'
@@ -52,12 +54,17 @@ describe('each command\'s help lists every option its parser takes, and nothing 
     ['index', INDEX_OPTIONS],
     ['search', SEARCH_OPTIONS],
     ['eval', EVAL_OPTIONS],
+    ['serve', SERVE_OPTIONS],
+    ['credentials', CREDENTIALS_OPTIONS],
   ]
   for (const [command, options] of commands) {
     it(`quarry ${command} --help`, async () => {
       const help = await runQuarry([command, '--help'])
       expect(help.code).toBe(0)
       expect(listedOptions(help.out)).toEqual(options.map((o) => o.name))
+      // The synopsis (the lines before the first blank one) names each of them too.
+      const synopsis = help.out.split('\n\n')[0] as string
+      for (const o of options) expect(synopsis, `--${o.name}`).toMatch(new RegExp(`--${o.name}(?![a-z-])`))
       // The parser takes each listed option (a value where it says so) ...
       for (const o of options) {
         const taken = await runQuarry([command, `--${o.name}`, ...(o.value === undefined ? [] : ['x']), '--help'])

@@ -3,12 +3,19 @@ import { dirname, resolve } from 'node:path'
 import type { QuarryServer } from '../http/server.js'
 import { localBaseUrl, localCredentials, writeCredentialsFile } from '../http/local-credentials.js'
 import { TOKEN_LIFETIME_SECONDS } from '../http/token-exchange.js'
-import { numberOption, parseArgs } from './args.js'
+import { numberOption, optionLines, parseArgs, specOf, type OptionDoc } from './args.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
 
 /** The file `quarry credentials` names when not given --file. */
 const DEFAULT_FILE = 'quarry-credentials.json'
+
+/** The options of `quarry credentials`: its parser and its help. */
+export const CREDENTIALS_OPTIONS: readonly OptionDoc[] = [
+  { name: 'port', value: 'N', help: 'the port of the server to describe (default 8080)' },
+  { name: 'host', value: 'HOST', help: 'its address (default 127.0.0.1)' },
+  { name: 'file', value: 'FILE', help: `the credentials file that \`quarry serve --credentials-out\` writes (default ${DEFAULT_FILE})` },
+]
 
 function usage(): string {
   return `usage: ${quarryCommand()} credentials [--port 8080] [--host 127.0.0.1] [--file ${DEFAULT_FILE}]
@@ -16,9 +23,7 @@ function usage(): string {
   Prints how Google's SDKs that speak REST (@google/genai, @google-cloud/vertexai, ADK, the
   aiplatform / generativelanguage clients with fallback: true) get their OAuth token from
   \`quarry serve\` through application-default credentials, and how to point each at it.
-  --port  the port of the server to describe (default 8080)
-  --host  its address (default 127.0.0.1)
-  --file  the credentials file that \`quarry serve --credentials-out\` writes (default ${DEFAULT_FILE})`
+${optionLines(CREDENTIALS_OPTIONS)}`
 }
 
 /** What `quarry credentials` prints for a server at host:port and a credentials file. */
@@ -57,7 +62,7 @@ said to last ${TOKEN_LIFETIME_SECONDS} s that nothing checks: whoever can reach 
 /** `quarry credentials`: prints {@link credentialsGuide}. */
 export async function runCredentials(args: readonly string[]): Promise<number> {
   const help = usage()
-  const flags = parseArgs(args, { values: ['port', 'host', 'file'], positionals: false }, help)
+  const flags = parseArgs(args, specOf(CREDENTIALS_OPTIONS, false), help)
   if (flags.has('help')) {
     console.log(help)
     return 0

@@ -2,7 +2,7 @@ import type { Embedder } from '@quarry/core'
 import { omitUndefined } from '../rpc/omit.js'
 import { createServer as createNetServer } from 'node:net'
 import { createServer, type RequestLogEntry } from '../http/server.js'
-import { numberOption, parseArgs } from './args.js'
+import { numberOption, optionLines, parseArgs, specOf, type OptionDoc } from './args.js'
 import { createCliEmbedder, embedderKind } from './embedders.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
@@ -17,33 +17,35 @@ function usage(): string {
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
   with --grpc-port, the same services over gRPC too; the console (a web page: what the engines hold,
-  a query playground with every score explained) at / on the same port.
-  --port      port to listen on (default 8080; 0 picks a free one)
-  --host      address to bind (default 127.0.0.1: this machine only)
-  --data      keep state in DIR; without it, state is in memory
-  --durability  with --data, what an answered write survives: log (default: every write is in a
-                write-ahead log on disk before it is answered; a crash loses nothing answered),
-                checkpoint (snapshots 200 ms after changes; a crash loses the writes since the last),
-                none (written at a clean stop only)
-  --checkpoint-mb, --checkpoint-seconds  with durability log: take a checkpoint (a whole snapshot; the
-                log starts empty) once the log holds N MB (default 64) or N seconds after the first write
-                since the last one (default 30); fewer checkpoints, longer restarts
-  --max-in-flight  requests held at once, REST and gRPC together (default 256); more get 429
-  --gcs-root  folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path
-  --import-root  a folder file:// imports may read (repeatable); without one, file:// imports are refused
-  --allowed-host  answer requests for this host name too (repeatable; .example.com: and its subdomains);
-                  by default only localhost and IP addresses (against DNS rebinding)
-  --cors-origin  let web pages of this origin call the server, e.g. http://localhost:5173 (repeatable; * for any);
-                 by default pages of other origins get 403
-  --embedder  glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)
-  --max-body-mb  largest request body (default 32)
-  --log       print one line per request: method, path, status, milliseconds
-  --no-console  do not serve the console (then / and /console/ answer 404, as any unknown path)
-  --credentials-out  once listening, write application-default credentials for Google's SDKs to FILE
-                     (mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; \`quarry credentials\` shows how)
-  --grpc-port  also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and state
-               (0 picks a free one); Google's clients reach it with an endpoint, a port and insecure credentials`
+  a query playground with every score explained) at / on the same port. GET /readyz answers 200
+  once the server is ready (503 while --data's log is replayed).
+${optionLines(SERVE_OPTIONS)}`
 }
+
+/** The options of `quarry serve`: its parser and its help. */
+export const SERVE_OPTIONS: readonly OptionDoc[] = [
+  { name: 'port', value: 'N', help: 'port to listen on (default 8080; 0 picks a free one)' },
+  { name: 'host', value: 'ADDRESS', help: 'address to bind (default 127.0.0.1: this machine only)' },
+  { name: 'data', value: 'DIR', help: 'keep state in DIR; without it, state is in memory' },
+  {
+    name: 'durability',
+    value: 'MODE',
+    help: 'with --data, what an answered write survives: log (default: every write is in a\nwrite-ahead log on disk before it is answered; a crash loses nothing answered),\ncheckpoint (snapshots 200 ms after changes; a crash loses the writes since the last),\nnone (written at a clean stop only)',
+  },
+  { name: 'checkpoint-mb', value: 'N', help: 'with durability log: take a checkpoint (a whole snapshot; the log starts\nempty) once the log holds N MB (default 64); fewer checkpoints, longer restarts' },
+  { name: 'checkpoint-seconds', value: 'N', help: 'with durability log: take a checkpoint N seconds after the first write since\nthe last one (default 30)' },
+  { name: 'max-in-flight', value: 'N', help: 'requests held at once, REST and gRPC together (default 256); more get 429' },
+  { name: 'gcs-root', value: 'DIR', help: 'folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path' },
+  { name: 'import-root', value: 'DIR', repeatable: true, help: 'a folder file:// imports may read (repeatable); without one, file:// imports are refused' },
+  { name: 'allowed-host', value: 'NAME', repeatable: true, help: 'answer requests for this host name too (repeatable; .example.com: and its\nsubdomains); by default only localhost and IP addresses (against DNS rebinding)' },
+  { name: 'cors-origin', value: 'ORIGIN', repeatable: true, help: 'let web pages of this origin call the server, e.g. http://localhost:5173\n(repeatable; * for any); by default pages of other origins get 403' },
+  { name: 'embedder', value: 'glove|hashing', help: 'glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)' },
+  { name: 'max-body-mb', value: 'N', help: 'largest request body (default 32)' },
+  { name: 'log', help: 'print one line per request: method, path, status, milliseconds' },
+  { name: 'no-console', help: 'do not serve the console (then / and /console/ answer 404, as any unknown path)' },
+  { name: 'credentials-out', value: 'FILE', help: "once listening, write application-default credentials for Google's SDKs to FILE\n(mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; `quarry credentials` shows how)" },
+  { name: 'grpc-port', value: 'N', help: "also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and\nstate (0 picks a free one); Google's clients reach it with an endpoint, a port and\ninsecure credentials" },
+]
 
 /** An access-log line: `GET /v1beta/corpora 200 1.2ms`. */
 export function requestLine(entry: RequestLogEntry): string {
@@ -87,11 +89,7 @@ async function warmEmbedder(embedder: Embedder): Promise<void> {
  */
 export async function runServe(args: readonly string[], options: { signal?: AbortSignal } = {}): Promise<number> {
   const help = usage()
-  const flags = parseArgs(
-    args,
-    { values: ['port', 'host', 'data', 'gcs-root', 'import-root', 'allowed-host', 'cors-origin', 'embedder', 'max-body-mb', 'credentials-out', 'grpc-port', 'durability', 'max-in-flight', 'checkpoint-mb', 'checkpoint-seconds'], repeatable: ['import-root', 'allowed-host', 'cors-origin'], switches: ['log', 'no-console'], positionals: false },
-    help,
-  )
+  const flags = parseArgs(args, specOf(SERVE_OPTIONS, false), help)
   if (flags.has('help')) {
     console.log(help)
     return 0
