@@ -1,20 +1,23 @@
 import * as grpc from '@grpc/grpc-js'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createIndex } from '@quarry/core'
+import { GRAPH, graphData } from './consumer/graph.js'
 import { exactScenario, fullScenario, type Ranked } from './consumer/scenario.js'
 import { testingExports } from './consumer/testing.js'
 
-// Packs @quarry/core, @quarry/adapters and @quarry/hnsw as they would be published (pnpm pack:
-// prepack builds the first two), installs them with plain npm into a fresh project outside the
-// repository (@quarry/hnsw as core's optional dependency, from its tarball, as from a registry), and
-// uses them there as an application would: strict TypeScript (NodeNext) against the shipped .d.ts,
-// plain node, the `quarry` bin. The first install runs with a C++ compiler that does not exist, so
-// the native HNSW module (@quarry/hnsw) fails to build and the install must still succeed; the
-// second `npm install` builds it for real (node-gyp against local Node headers).
+// The install path docs/install.md documents, run as a user would: every package of ours packed
+// with pnpm pack (prepack builds core and adapters), then npm-installed from the tarballs into fresh
+// projects outside the repository, @quarry/core and @quarry/adapters by path and the packages they
+// depend on (@quarry/hnsw, its platform packages, @quarry/glove) mapped to their tarballs with npm
+// "overrides", as the registry would serve them. npm runs with a PATH holding only node, npm and
+// npx: no compiler, make or python3, so an install that needed to build anything would fail. The
+// apps then use the packages as an application would (strict TypeScript against the shipped .d.ts,
+// plain node, the `quarry` bin), and their node_modules are measured.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
@@ -45,26 +48,39 @@ function pnpm(args: readonly string[]): [string, string[]] {
   return ['npx', ['-y', 'pnpm@12.4.2', ...args]]
 }
 
-/** A Node install with headers for node-gyp (npm_config_nodedir), as scripts/setup.mjs finds it. */
-function nodeHeaders(): string | undefined {
-  const configured = process.env.npm_config_nodedir
-  if (configured && existsSync(join(configured, 'include', 'node', 'node.h'))) return configured
-  const prefix = resolve(dirname(process.execPath), '..')
-  return existsSync(join(prefix, 'include', 'node', 'node.h')) ? prefix : undefined
+/** A folder whose only commands are node, npm and npx (links to the ones running this test). */
+function toolsOnly(dir: string): string {
+  const bin = join(dir, 'bin')
+  mkdirSync(bin)
+  const npmCli = (name: string): string => {
+    for (const folder of (process.env.PATH ?? '').split(delimiter)) {
+      if (folder && existsSync(join(folder, name))) return realpathSync(join(folder, name))
+    }
+    throw new Error(`${name} is not on PATH`)
+  }
+  symlinkSync(process.execPath, join(bin, 'node'))
+  symlinkSync(npmCli('npm'), join(bin, 'npm'))
+  symlinkSync(npmCli('npx'), join(bin, 'npx'))
+  return bin
 }
+
+let bin = ''
+let userconfig = ''
 
 /**
- * The environment of an ordinary shell outside the workspace: none of the npm_* settings pnpm passes
- * to its scripts, no NODE_PATH (pnpm's bin shims point it at the workspace's .pnpm/node_modules,
- * where the consumer would find the workspace's @quarry/hnsw), NODE_OPTIONS or vitest variables.
+ * The environment of a fresh shell outside the workspace with nothing but Node and npm: PATH is
+ * `bin` alone, an empty user npmrc, and none of pnpm's npm_* settings, NODE_PATH (pnpm's shims point
+ * it at the workspace), NODE_OPTIONS, compiler variables or vitest's. npm runs scripts (those of
+ * dependencies, e.g. protobufjs's postinstall) with /bin/sh, named outright since PATH has no sh.
  */
 function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|NODE_PATH$|NODE_OPTIONS$|NODE_ENV$|VITEST)/i.test(key)))
-  const headers = nodeHeaders()
-  return { ...env, ...(headers ? { npm_config_nodedir: headers } : {}), npm_config_update_notifier: 'false', ...extra }
+  const keep = ['HOME', 'TMPDIR', 'LANG', 'TZ']
+  const env: NodeJS.ProcessEnv = Object.fromEntries(keep.flatMap((key) => (process.env[key] === undefined ? [] : [[key, process.env[key]]])))
+  return { ...env, PATH: bin, npm_config_userconfig: userconfig, npm_config_script_shell: '/bin/sh', npm_config_update_notifier: 'false', ...extra }
 }
 
-const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline']
+// --foreground-scripts prints every script npm runs ("> name@version install"), checked below.
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts']
 
 /** Lucene's BM25 (k1 1.2, b 0.75) of one term, written plainly. */
 function bm25(tf: number, df: number, length: number, documents: number, averageLength: number): number {
@@ -93,35 +109,83 @@ function tarEntries(tarball: string): Promise<string[]> {
   return run('tar', ['-tzf', tarball], dirname(tarball)).then((r) => r.stdout.split('\n').filter(Boolean).map((e) => e.replace(/^package\//, '')))
 }
 
-function packedManifest(dir: string, name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(dir, name, 'package', 'package.json'), 'utf8')) as Record<string, unknown>
+function packedManifest(name: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(dir, 'unpacked', name, 'package', 'package.json'), 'utf8')) as Record<string, unknown>
+}
+
+/** Bytes of every file under `root`, links not followed (what `du --apparent-size` counts). */
+function bytesUnder(root: string): number {
+  let total = 0
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    const path = join(root, entry.name)
+    total += entry.isDirectory() ? bytesUnder(path) : lstatSync(path).size
+  }
+  return total
+}
+
+const MB = 1e6
+
+/** The commands that would build native code; none may be found on the install's PATH. */
+const TOOLCHAIN = ['cc', 'c++', 'gcc', 'g++', 'clang', 'clang++', 'make', 'python3', 'python', 'node-gyp']
+
+/** Every package of ours, by the folder it is packed from (core, adapters, glove, hnsw, hnsw-linux-x64-gnu, ...). */
+function ourPackages(): Record<string, string> {
+  const folders: Record<string, string> = {}
+  for (const name of readdirSync(join(ROOT, 'packages'))) if (existsSync(join(ROOT, 'packages', name, 'package.json'))) folders[name] = join(ROOT, 'packages', name)
+  for (const platform of readdirSync(join(ROOT, 'packages', 'hnsw', 'npm'))) folders[`hnsw-${platform}`] = join(ROOT, 'packages', 'hnsw', 'npm', platform)
+  return folders
 }
 
 let dir = ''
 let app = ''
+let appCore = ''
 let server: ChildProcess | undefined
-const tarballs: Record<'core' | 'adapters' | 'hnsw', string> = { core: '', adapters: '', hnsw: '' }
+/** Tarball paths by folder key, and package name → tarball for the "overrides". */
+const tarballs: Record<string, string> = {}
+const overrides: Record<string, string> = {}
+/** Everything npm printed, every install. */
+const npmOutput: string[] = []
+const sizes: Record<string, number> = {}
+const byPackage: Record<string, number> = {}
+let nativeAnswers: { backend: string; source: string; hits: Ranked[] } | undefined
 const timings: Record<string, string> = {}
 const time = (label: string, ms: number): void => void (timings[label] = `${(ms / 1000).toFixed(1)} s`)
 
+async function npmInstall(label: string, cwd: string, args: readonly string[]): Promise<void> {
+  const ran = await run('npm', ['install', ...args, ...NPM_FLAGS], cwd, outsideEnv())
+  npmOutput.push(`${ran.stdout}\n${ran.stderr}`)
+  time(label, ran.ms)
+}
+
+/** A fresh app: package.json with the overrides docs/install.md shows (everything but core and adapters). */
+function freshApp(name: string): string {
+  const folder = join(dir, name)
+  mkdirSync(join(folder, 'src'), { recursive: true })
+  const manifest = { name: `quarry-${name}`, private: true, type: 'module', overrides }
+  writeFileSync(join(folder, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  return folder
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'quarry-pack-'))
+  bin = toolsOnly(dir)
+  userconfig = join(dir, 'npmrc')
+  writeFileSync(userconfig, '')
   const out = join(dir, 'tarballs')
-  for (const name of ['core', 'adapters', 'hnsw'] as const) {
+  for (const [key, folder] of Object.entries(ourPackages())) {
+    const { name, version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string; version: string }
     const [command, args] = pnpm(['pack', '--pack-destination', out])
-    time(`pnpm pack ${name} (build included)`, (await run(command, args, join(ROOT, 'packages', name))).ms)
-    tarballs[name] = join(out, `quarry-${name}-0.1.0.tgz`)
-    expect(existsSync(tarballs[name]), tarballs[name]).toBe(true)
-    mkdirSync(join(dir, name))
-    await run('tar', ['-xzf', tarballs[name], '-C', join(dir, name)], dir)
+    time(`pnpm pack ${key}`, (await run(command, args, folder)).ms)
+    tarballs[key] = join(out, `${name.replace('@', '').replace('/', '-')}-${version}.tgz`)
+    expect(existsSync(tarballs[key] as string), tarballs[key]).toBe(true)
+    mkdirSync(join(dir, 'unpacked', key), { recursive: true })
+    await run('tar', ['-xzf', tarballs[key] as string, '-C', join(dir, 'unpacked', key)], dir)
+    // Installed by name (below): an override too would be EOVERRIDE.
+    if (key !== 'core' && key !== 'adapters') overrides[name] = `file:${tarballs[key]}`
   }
-  app = join(dir, 'app')
-  mkdirSync(join(app, 'src'), { recursive: true })
-  // @quarry/core's optional dependency on @quarry/hnsw 0.1.0 resolves to its tarball, as it would to
-  // the registry's copy (npm overrides).
-  const manifest = { name: 'quarry-consumer', private: true, type: 'module', overrides: { '@quarry/hnsw': `file:${tarballs.hnsw}` } }
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
-  for (const file of ['scenario.ts', 'main.ts', 'testing.ts']) cpSync(join(CONSUMER, file), join(app, 'src', file))
+  appCore = freshApp('app-core')
+  app = freshApp('app')
+  for (const file of ['scenario.ts', 'graph.ts', 'main.ts', 'testing.ts']) cpSync(join(CONSUMER, file), join(app, 'src', file))
   const strict = {
     target: 'ES2022',
     lib: ['ES2023'],
@@ -144,16 +208,20 @@ afterAll(() => {
   if (server?.pid !== undefined && server.exitCode === null) process.kill(-server.pid, 'SIGTERM')
   if (dir) rmSync(dir, { recursive: true, force: true })
   console.log(`pack-install timings: ${JSON.stringify(timings)}`)
+  console.log(`pack-install node_modules bytes: ${JSON.stringify(sizes)}`)
+  console.log(`pack-install core + adapters by package: ${JSON.stringify(Object.entries(byPackage).sort((a, b) => b[1] - a[1]))}`)
 })
 
 describe('the packed packages', () => {
   it('hold bundled ESM with source maps for every export, the bin and the worker, .d.ts files, a README and a LICENSE; no sources or tests', async () => {
     for (const name of ['core', 'adapters'] as const) {
-      const entries = await tarEntries(tarballs[name])
-      const manifest = packedManifest(dir, name)
+      const entries = await tarEntries(tarballs[name] as string)
+      const manifest = packedManifest(name)
       for (const file of ['package.json', 'README.md', 'LICENSE']) expect(entries, `${name}: ${file}`).toContain(file)
-      // The adapters also ship the console's browser files (served by quarry serve), not its tsconfig.
-      const shipped = (e: string): boolean => e.startsWith('dist/') || (name === 'adapters' && e.startsWith('console/') && !e.endsWith('tsconfig.json'))
+      // The adapters also ship the console's browser files (served by quarry serve), not its tsconfig,
+      // and the .proto files their gRPC server serves, with Google's licence.
+      const shipped = (e: string): boolean =>
+        e.startsWith('dist/') || (name === 'adapters' && ((e.startsWith('console/') && !e.endsWith('tsconfig.json')) || (e.startsWith('protos/') && (e.endsWith('.proto') || e === 'protos/LICENSE'))))
       expect(entries.filter((e) => !shipped(e) && !['package.json', 'README.md', 'LICENSE', 'bin/quarry.mjs'].includes(e)), name).toEqual([])
       expect(entries.filter((e) => (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(src|test)\//.test(e) || e.endsWith('.tsbuildinfo')), name).toEqual([])
       // What runs is the bundle (scripts/bundle.mjs), each file with its source map; tsc's modules
@@ -162,7 +230,7 @@ describe('the packed packages', () => {
       for (const js of entries.filter((e) => e.endsWith('.js') && e.startsWith('dist/'))) expect(entries, `${name}: ${js} has a source map`).toContain(`${js}.map`)
       const sources: string[] = []
       for (const file of entries.filter((e) => e.startsWith('dist/bundle/') && e.endsWith('.js.map'))) {
-        const bundled = JSON.parse(readFileSync(join(dir, name, 'package', file), 'utf8')) as { sources: string[]; sourcesContent?: unknown[] }
+        const bundled = JSON.parse(readFileSync(join(dir, 'unpacked', name, 'package', file), 'utf8')) as { sources: string[]; sourcesContent?: unknown[] }
         expect(bundled.sourcesContent?.length, `${name}: ${file} carries its sources`).toBe(bundled.sources.length)
         sources.push(...bundled.sources.map((source) => join(dirname(file), source)))
       }
@@ -175,76 +243,154 @@ describe('the packed packages', () => {
       })
       const targets = ['dist/bundle/index.js', 'dist/index.d.ts', 'dist/bundle/testing/index.js', 'dist/testing/index.d.ts', ...(name === 'adapters' ? ['dist/bundle/cli/main.js', 'dist/bundle/vertex-rag/analysis-worker.js'] : [])]
       for (const target of targets) expect(entries, `${name}: ${target}`).toContain(target)
-      expect(manifest.peerDependenciesMeta).toEqual({ 'fast-check': { optional: true } })
+      expect(manifest.peerDependenciesMeta).toMatchObject({ 'fast-check': { optional: true } })
       expect(manifest.license).toBe('MIT')
     }
-    const core = packedManifest(dir, 'core')
-    const adapters = packedManifest(dir, 'adapters')
-    expect(core.optionalDependencies).toEqual({ '@quarry/hnsw': core.version })
-    expect(Object.keys(core.dependencies as object)).not.toContain('@quarry/hnsw')
+    const core = packedManifest('core')
+    const adapters = packedManifest('adapters')
+    // The graph is a regular dependency: its WebAssembly build works everywhere.
+    expect((core.dependencies as Record<string, string>)['@quarry/hnsw']).toBe(core.version)
+    expect(core.optionalDependencies).toBeUndefined()
     expect((adapters.dependencies as Record<string, string>)['@quarry/core']).toBe(core.version)
     expect(adapters.bin).toEqual({ quarry: './bin/quarry.mjs' })
-    expect(readFileSync(join(dir, 'adapters', 'package', 'bin', 'quarry.mjs'), 'utf8')).not.toMatch(/tsx|\.ts['"]/)
-    expect(await tarEntries(tarballs.adapters)).toContain('console/index.html')
-    // The native package ships its C++ (built at install) and hnswlib's headers with their licence.
-    const hnsw = packedManifest(dir, 'hnsw')
-    expect((await tarEntries(tarballs.hnsw)).sort()).toEqual(
-      ['LICENSE', 'README.md', 'binding.gyp', 'index.cjs', 'index.d.ts', 'package.json', 'src/graph.cc', ...['LICENSE', 'bruteforce.h', 'hnswalg.h', 'hnswlib.h', 'space_ip.h', 'space_l2.h', 'stop_condition.h', 'visited_list_pool.h'].map((f) => `vendor/hnswlib/${f}`)].sort(),
+    expect(readFileSync(join(dir, 'unpacked', 'adapters', 'package', 'bin', 'quarry.mjs'), 'utf8')).not.toMatch(/tsx|\.ts['"]/)
+    expect(await tarEntries(tarballs.adapters as string)).toContain('console/index.html')
+    // @quarry/hnsw: the loader, the WebAssembly build, the sources of the opt-in native build (its
+    // binding.gyp in src/, so no install runs node-gyp) and hnswlib's headers with their licence.
+    const hnsw = packedManifest('hnsw')
+    expect((await tarEntries(tarballs.hnsw as string)).sort()).toEqual(
+      [
+        'LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'load.cjs', 'package.json', 'src/binding.gyp', 'src/graph.cc',
+        'wasm/graph.cjs', 'wasm/index.cjs', 'wasm/index.d.ts', 'wasm/quarry_hnsw.wasm',
+        ...['LICENSE', 'bruteforce.h', 'hnswalg.h', 'hnswlib.h', 'space_ip.h', 'space_l2.h', 'stop_condition.h', 'visited_list_pool.h'].map((f) => `vendor/hnswlib/${f}`),
+      ].sort(),
     )
     expect(hnsw.version).toBe(core.version)
-    expect(hnsw.scripts).toEqual({ install: 'node-gyp rebuild' })
+    expect(hnsw.gypfile).toBe(false)
+    expect(hnsw.scripts).toEqual({ 'build-from-source': 'node-gyp rebuild --directory=src' })
+    expect(hnsw.optionalDependencies).toEqual({ '@quarry/hnsw-linux-x64-gnu': core.version, '@quarry/hnsw-linux-arm64-gnu': core.version })
     expect(hnsw.license).toBe('(MIT AND Apache-2.0)')
+    // Each platform package: its binary and licences, for the os/cpu/libc npm matches.
+    for (const [key, cpu] of [['hnsw-linux-x64-gnu', 'x64'], ['hnsw-linux-arm64-gnu', 'arm64']] as const) {
+      expect((await tarEntries(tarballs[key] as string)).sort(), key).toEqual(['LICENSE', 'LICENSE-hnswlib', 'package.json', 'quarry_hnsw.node'])
+      expect(packedManifest(key), key).toMatchObject({ name: `@quarry/${key}`, version: core.version, os: ['linux'], cpu: [cpu], libc: ['glibc'], main: './quarry_hnsw.node' })
+    }
   })
 })
 
-describe('installed with npm into a project outside the workspace', () => {
-  it('installs without a C++ toolchain; exact search, BM25, snapshots and the client work, the graph is NATIVE_UNAVAILABLE', async () => {
-    const noCompiler = outsideEnv({ CXX: '/nonexistent/c++', CC: '/nonexistent/cc' })
-    time('npm install, no C++ compiler', (await run('npm', ['install', tarballs.core, tarballs.adapters, TYPES_NODE, ...NPM_FLAGS], app, noCompiler)).ms)
-    expect(existsSync(join(app, 'node_modules', '@quarry', 'hnsw')), 'the failed optional dependency is left out').toBe(false)
-    expect(existsSync(join(app, 'node_modules', 'fast-check')), 'an optional peer is not installed').toBe(false)
+/** Lines where npm says it ran a script ("> name@version event"), and the install-scripts warning's list. */
+function scriptsRun(output: string): string[] {
+  return output.split('\n').map((line) => line.trim()).filter((line) => /^> \S+@\S+ \S+$/.test(line) || /^npm warn install-scripts +\S+@/.test(line))
+}
 
-    time('tsc (strict, NodeNext)', (await run(process.execPath, [TSC, '-p', 'tsconfig.json'], app, outsideEnv())).ms)
-    const installed = JSON.parse((await run(process.execPath, ['out/main.js', 'exact'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof exactScenario>>
-    const expected = await exactScenario()
-    expect(installed.native).toMatch(/^NATIVE_UNAVAILABLE: @quarry\/hnsw, the native HNSW module .* could not be loaded: Cannot find module '@quarry\/hnsw'.*python3, make and a C\+\+ compiler.*npm_config_nodedir/)
-    expect(expected.native).toBe('loaded')
-    expect({ ...installed, native: 'loaded' }).toEqual(expected)
-    expect(installed.exact.strategy).toBe('exact')
-    expectKnownAnswers(installed.exact)
-    expect(installed.google.texts[0]).toBe('The spice must flow.')
-    expect(installed.google.invalid).toBe(3)
-    expect(installed.pooled).toEqual({ same: true, ids: expected.pooled.ids, warnings: [] })
-    expect(installed.pooled.ids).toHaveLength(10)
-    expect(installed.ragImport).toEqual({ ...expected.ragImport, warnings: [] })
-    expect(installed.ragImport.same).toBe(true)
-    expect(installed.ragImport.files).toEqual(['dune.txt', 'notes.md', 'page.html', ...Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}.txt`)])
-    expect(installed.ragImport.contexts[0]).toMatch(/^dune\.txt: .*spice/)
+describe('installed with npm into projects outside the workspace, with no compiler on PATH', () => {
+  it('finds no compiler, make or python3 on the install PATH', async () => {
+    expect(readdirSync(bin).sort()).toEqual(['node', 'npm', 'npx'])
+    for (const tool of TOOLCHAIN) expect(existsSync(join(bin, tool)), tool).toBe(false)
+    // As a shell looks them up with that PATH.
+    const found = await run('/bin/sh', ['-c', `for t in ${TOOLCHAIN.join(' ')}; do command -v "$t" || true; done`], dir, outsideEnv())
+    expect(found.stdout.trim()).toBe('')
+  })
 
-    const help = await run('npx', ['--no', '--', 'quarry', '--help'], app, outsideEnv())
-    expect(help.stdout).toMatch(/^usage: quarry/)
+  it('@quarry/core alone: no script of ours runs, the native graph of this platform loads, node_modules ≤ 25 MB', async () => {
+    await npmInstall('npm install core', appCore, [tarballs.core as string])
+    const hnsw = await run(process.execPath, ['-e', "const m = require('@quarry/hnsw'); console.log(JSON.stringify([m.backend, m.source]))"], appCore, outsideEnv())
+    const platformPackage = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') ? `@quarry/hnsw-linux-${process.arch}-gnu` : undefined
+    expect(JSON.parse(hnsw.stdout)).toEqual(platformPackage ? ['native', platformPackage] : ['wasm', '@quarry/hnsw/wasm'])
+    // npm installs the platform package of this machine only.
+    const installed = readdirSync(join(appCore, 'node_modules', '@quarry')).sort()
+    expect(installed).toEqual(['core', 'hnsw', ...(platformPackage ? [platformPackage.slice('@quarry/'.length)] : [])])
+    sizes['@quarry/core alone'] = bytesUnder(join(appCore, 'node_modules'))
+    expect(sizes['@quarry/core alone']).toBeLessThanOrEqual(25 * MB)
   }, 300_000)
 
-  it('builds the native module on the next npm install; HNSW, save/load and the Google client work under plain node', async () => {
-    time('npm install fast-check + native build', (await run('npm', ['install', FAST_CHECK, ...NPM_FLAGS], app, outsideEnv())).ms)
-    expect(existsSync(join(app, 'node_modules', '@quarry', 'hnsw', 'build', 'Release', 'quarry_hnsw.node'))).toBe(true)
+  it('core + adapters: no script of ours runs (npm output and installed manifests), no EBADENGINE, node_modules ≤ 120 MB', async () => {
+    await npmInstall('npm install core + adapters', app, [tarballs.core as string, tarballs.adapters as string])
+    sizes['@quarry/core + @quarry/adapters'] = bytesUnder(join(app, 'node_modules'))
+    // Package by package (docs/install.md's table), printed after the run.
+    for (const name of readdirSync(join(app, 'node_modules'))) {
+      const folder = join(app, 'node_modules', name)
+      if (!lstatSync(folder).isDirectory() || name.startsWith('.')) continue
+      for (const sub of name.startsWith('@') ? readdirSync(folder).map((n) => `${name}/${n}`) : [name]) byPackage[sub] = bytesUnder(join(app, 'node_modules', sub))
+    }
+    for (const scope of ['@quarry']) {
+      for (const name of readdirSync(join(app, 'node_modules', scope))) {
+        const folder = join(app, 'node_modules', scope, name)
+        const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; gypfile?: boolean }
+        const lifecycle = Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))
+        expect(lifecycle, `${scope}/${name} has no install scripts`).toEqual([])
+        // npm runs `node-gyp rebuild` for a binding.gyp at a package's root unless gypfile is false.
+        expect(existsSync(join(folder, 'binding.gyp')) && manifest.gypfile !== false, `${scope}/${name}: no implicit node-gyp`).toBe(false)
+      }
+    }
+    const output = npmOutput.join('\n')
+    // What npm prints when it runs a script is seen (a dependency's own postinstall), and none is ours.
+    expect(scriptsRun(output)).toContain('> protobufjs@7.6.6 postinstall')
+    expect(scriptsRun(output).filter((line) => line.includes('@quarry/'))).toEqual([])
+    expect(output).not.toMatch(/EBADENGINE/)
+    expect(output).not.toMatch(/node-gyp|gyp info/)
+    expect(sizes['@quarry/core + @quarry/adapters']).toBeLessThanOrEqual(120 * MB)
+  }, 300_000)
+
+  it('a graph index answers as core\'s exact search does; the same snapshot answers the same under QUARRY_HNSW=wasm', async () => {
+    // Types for the strict compile, and fast-check for the ./testing entries (their optional peer).
+    await npmInstall('npm install @types/node fast-check', app, [TYPES_NODE, FAST_CHECK])
+    time('tsc (strict, NodeNext)', (await run(process.execPath, [TSC, '-p', 'tsconfig.json'], app, outsideEnv())).ms)
+    const snapshot = join(dir, 'graph-snapshot')
+    await run(process.execPath, ['out/main.js', 'graph-save', snapshot], app, outsideEnv())
+    const native = JSON.parse((await run(process.execPath, ['out/main.js', 'graph', snapshot], app, outsideEnv())).stdout) as { backend: string; source: string; strategies: string[]; hits: Ranked[] }
+    const wasm = JSON.parse((await run(process.execPath, ['out/main.js', 'graph', snapshot], app, outsideEnv({ QUARRY_HNSW: 'wasm' }))).stdout) as typeof native
+    nativeAnswers = native
+    expect(native.backend).toBe(process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') ? 'native' : 'wasm')
+    expect([wasm.backend, wasm.source]).toEqual(['wasm', '@quarry/hnsw/wasm'])
+    expect(native.strategies).toEqual(Array(GRAPH.queries).fill('hnsw'))
+    expect(wasm.strategies).toEqual(native.strategies)
+
+    // The oracle: core's exact search (the workspace's, from its sources) over the same records.
+    const exact = createIndex({ dimensions: GRAPH.dimensions, dense: 'exact' })
+    const { records, queries } = graphData()
+    exact.addMany(records)
+    const expected = queries.map((vector) => exact.search({ vector, topK: GRAPH.topK }).hits.map((h): [string, number] => [h.id, h.score]))
+    expect(new Set(expected.flat().map(([id]) => id)).size).toBeGreaterThan(GRAPH.topK)
+    native.hits.forEach((hits, q) => expectRanked(hits, expected[q] as Ranked))
+    // Native and WebAssembly read the same bytes and answer the same ids, order and scores.
+    expect(wasm.hits.map((hits) => hits.map(([id]) => id))).toEqual(native.hits.map((hits) => hits.map(([id]) => id)))
+    wasm.hits.forEach((hits, q) => expectRanked(hits, native.hits[q] as Ranked))
+  }, 300_000)
+
+  it('exact search, BM25, snapshots, the Google client, the ./testing entries and the bin work under plain node', async () => {
+    const exact = JSON.parse((await run(process.execPath, ['out/main.js', 'exact'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof exactScenario>>
+    expect(exact).toEqual(await exactScenario())
+    expect(exact.native).toBe('loaded')
+    expect(exact.exact.strategy).toBe('exact')
+    expectKnownAnswers(exact.exact)
+    expect(exact.google.texts[0]).toBe('The spice must flow.')
+    expect(exact.google.invalid).toBe(3)
+    expect(exact.pooled).toEqual({ same: true, ids: exact.pooled.ids, warnings: [] })
+    expect(exact.pooled.ids).toHaveLength(10)
+    expect(exact.ragImport.same).toBe(true)
+    expect(exact.ragImport.warnings).toEqual([])
+    expect(exact.ragImport.files).toEqual(['dune.txt', 'notes.md', 'page.html', ...Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}.txt`)])
+    expect(exact.ragImport.contexts[0]).toMatch(/^dune\.txt: .*spice/)
+
+    const full = JSON.parse((await run(process.execPath, ['out/main.js', 'full'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof fullScenario>>
+    expect(full).toEqual(await fullScenario())
+    expect(full.graph.strategy).toBe('hnsw')
+    expect(full.graph.reloaded.strategy).toBe('hnsw')
+    expectKnownAnswers(full.graph)
+    expect(full.duplicate).toBe('DUPLICATE_ID')
+    expect(full.google.texts[0]).toBe('The spice must flow.')
+    expect(full.google.scores[0]).toBeGreaterThan(full.google.scores[1] as number)
     expect(existsSync(join(app, 'node_modules', 'hnswlib-node')), 'hnswlib-node is not installed').toBe(false)
 
-    const installed = JSON.parse((await run(process.execPath, ['out/main.js', 'full'], app, outsideEnv())).stdout) as Awaited<ReturnType<typeof fullScenario>>
-    expect(installed).toEqual(await fullScenario())
-    expect(installed.graph.strategy).toBe('hnsw')
-    expect(installed.graph.reloaded.strategy).toBe('hnsw')
-    expectKnownAnswers(installed.graph)
-    expect(installed.duplicate).toBe('DUPLICATE_ID')
-    expect(installed.google.texts[0]).toBe('The spice must flow.')
-    expect(installed.google.scores[0]).toBeGreaterThan(installed.google.scores[1] as number)
-
-    // The ./testing entries, now that their optional peer is installed.
     time('tsc ./testing entries', (await run(process.execPath, [TSC, '-p', 'tsconfig.testing.json'], app, outsideEnv())).ms)
     const exports = JSON.parse((await run(process.execPath, ['out/testing.js', 'print'], app, outsideEnv())).stdout) as ReturnType<typeof testingExports>
     expect(exports).toEqual(testingExports())
     expect(exports.core.length).toBeGreaterThan(0)
     expect(exports.adapters.length).toBeGreaterThan(0)
+
+    const help = await run('npx', ['--no', '--', 'quarry', '--help'], app, outsideEnv())
+    expect(help.stdout).toMatch(/^usage: quarry/)
   }, 300_000)
 
   it('npx quarry serve --port 0 --grpc-port 0 answers over REST and gRPC (the protos come with the install), and serves the console at /', async () => {
@@ -286,4 +432,19 @@ describe('installed with npm into a project outside the workspace', () => {
     const overview = (await (await fetch(`http://127.0.0.1:${port}/console/api/overview`)).json()) as { generation: number; semanticRetriever: { corpora: Array<{ name: string }> } }
     expect(overview).toMatchObject({ generation: 1, semanticRetriever: { corpora: [{ name }] } })
   }, 120_000)
+
+  // The opt-in source build, as docs/install.md gives it, where this machine has a toolchain (the
+  // normal PATH) and Node's headers; the loader then prefers it and it answers as the prebuilt one.
+  const toolchain = spawnSync('/bin/sh', ['-c', 'command -v c++ && command -v make && command -v python3'], { encoding: 'utf8' }).status === 0
+  const headers = resolve(dirname(process.execPath), '..')
+  it.runIf(toolchain && existsSync(join(headers, 'include', 'node', 'node.h')))('npm explore @quarry/hnsw -- npm run build-from-source builds the native graph, which the loader then prefers', async () => {
+    const env = { ...outsideEnv(), PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, npm_config_nodedir: headers }
+    time('build from source', (await run('npm', ['explore', '@quarry/hnsw', '--', 'npm', 'run', 'build-from-source'], app, env)).ms)
+    expect(existsSync(join(app, 'node_modules', '@quarry', 'hnsw', 'src', 'build', 'Release', 'quarry_hnsw.node'))).toBe(true)
+    const snapshot = join(dir, 'graph-snapshot')
+    const built = JSON.parse((await run(process.execPath, ['out/main.js', 'graph', snapshot], app, outsideEnv())).stdout) as { backend: string; source: string; hits: Ranked[] }
+    expect([built.backend, built.source]).toEqual(['native', 'build-from-source'])
+    expect(nativeAnswers).toBeDefined()
+    expect(built.hits).toEqual(nativeAnswers?.hits)
+  }, 300_000)
 })

@@ -1,5 +1,9 @@
-// Prints a scenario's results as JSON: `node main.js full` or `node main.js exact`.
+// Prints a scenario's results as JSON: `node main.js full`, `node main.js exact`,
+// `node main.js graph-save <dir>` (builds and saves the graph index) or `node main.js graph <dir>`.
+import { graphAnswers, saveGraph } from './graph.js'
 import { exactScenario, fullScenario } from './scenario.js'
 
-const result = process.argv[2] === 'exact' ? await exactScenario() : await fullScenario()
-console.log(JSON.stringify(result))
+const [mode, dir = ''] = process.argv.slice(2)
+if (mode === 'graph-save') saveGraph(dir)
+else if (mode === 'graph') console.log(JSON.stringify(graphAnswers(dir)))
+else console.log(JSON.stringify(mode === 'exact' ? await exactScenario() : await fullScenario()))
