@@ -40,27 +40,35 @@ function failure(code, message, fields, cause) {
  * 'no-binary' (none is built for this platform), 'load-failed' (the binary is there but did not load).
  */
 function tryNative(host) {
-  const platform = platformKey(host.platform, host.arch, host.glibc())
+  // Which libc, only when a message needs it: Node's report takes ~15 ms to make.
+  const platform = () => platformKey(host.platform, host.arch, host.glibc())
   if (host.localBuild !== undefined) {
     try {
       return { Graph: graphOf(host.requirePath(host.localBuild)), source: 'build-from-source' }
     } catch (cause) {
-      return { reason: 'load-failed', platform, package: '@quarry/hnsw', message: `the build from source (src/build/Release/quarry_hnsw.node) failed to load: ${withoutPaths(cause && cause.message)}` }
+      return { reason: 'load-failed', platform: platform(), package: '@quarry/hnsw', message: `the build from source (src/build/Release/quarry_hnsw.node) failed to load: ${withoutPaths(cause && cause.message)}` }
     }
   }
-  const name = PLATFORM_PACKAGES[platform]
-  if (name === undefined) return { reason: 'no-binary', platform, message: `no prebuilt native graph for ${platform}` }
+  // npm installs a platform package only where its os, cpu and libc match: one that resolves is this
+  // machine's, so glibc is not asked about on the way to the native build.
+  const name = PLATFORM_PACKAGES[platformKey(host.platform, host.arch, true)]
   let file
   try {
-    file = host.resolve(name)
+    file = name === undefined ? undefined : host.resolve(name)
   } catch {
-    return { reason: 'package-missing', platform, package: name, message: `${name} is not installed` }
+    file = undefined
   }
-  try {
-    return { Graph: graphOf(host.requirePath(file)), source: name }
-  } catch (cause) {
-    return { reason: 'load-failed', platform, package: name, message: `${name} failed to load: ${withoutPaths(cause && cause.message)}` }
+  if (name !== undefined && file !== undefined) {
+    try {
+      return { Graph: graphOf(host.requirePath(file)), source: name }
+    } catch (cause) {
+      return { reason: 'load-failed', platform: platform(), package: name, message: `${name} failed to load: ${withoutPaths(cause && cause.message)}` }
+    }
   }
+  const here = platform()
+  const wanted = PLATFORM_PACKAGES[here]
+  if (wanted === undefined) return { reason: 'no-binary', platform: here, message: `no prebuilt native graph for ${here}` }
+  return { reason: 'package-missing', platform: here, package: wanted, message: `${wanted} is not installed` }
 }
 
 function loadWasm(host, nativeUnavailable) {

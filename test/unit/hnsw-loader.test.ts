@@ -93,7 +93,8 @@ describe('@quarry/hnsw chooses its build', () => {
       [{ arch: 'riscv64' }, 'linux-riscv64-gnu'],
     ]
     for (const [over, platform] of cases) {
-      const { host: h, required } = host({ ...over, installed: [X64, ARM64] })
+      // npm installs no platform package on these; the linux-gnu ones are there for the other three.
+      const { host: h, required } = host({ ...over, installed: over.glibc ? [] : [X64, ARM64] })
       const loaded = loadGraph(h)
       expect(loaded.backend, platform).toBe('wasm')
       expect(loaded.Graph).toBe(WasmGraph)
@@ -101,6 +102,13 @@ describe('@quarry/hnsw chooses its build', () => {
       expect(required, platform).toEqual(['wasm'])
     }
     expect(platformKey('linux', 'arm64', false)).toBe('linux-arm64-musl')
+    // The libc is asked only to explain a fallback: a platform package that resolves is this machine's.
+    let asked = 0
+    const counted = host({ installed: [X64], glibc: () => (asked++, true) })
+    expect(loadGraph(counted.host).source).toBe(X64)
+    expect(asked).toBe(0)
+    expect(loadGraph(host({ glibc: () => (asked++, false) }).host).nativeUnavailable).toEqual({ reason: 'no-binary', platform: 'linux-x64-musl', message: 'no prebuilt native graph for linux-x64-musl' })
+    expect(asked).toBe(1)
     expect(platformKey('freebsd', 'x64', false)).toBe('freebsd-x64')
   })
 
