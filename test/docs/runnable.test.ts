@@ -19,7 +19,7 @@ import { ROOT, docFiles, fencedBlocks, read, type FencedBlock } from './markdown
  *   first and its address passed as QUARRY_URL (the block reads it, with a default).
  * - A ```` ```text output ```` block right after a runnable block is what it must print.
  *
- * Nothing here reaches the network or needs /work/shared; blocks that use the adapters' default embedder load GloVe from the cache (converted once per machine).
+ * Nothing here reaches the network or needs /work/shared; blocks that use the adapters' default embedder load GloVe from @quarry/glove.
  */
 
 interface Runnable {
