@@ -3,8 +3,9 @@
 // words in the same (frequency) order, each vector as 100 bytes with a float32 scale and offset. The
 // layout is specified, and read, in @quarry/core's src/embed/glove-vectors.ts; this is its only
 // writer. The output is a function of the JSON alone (no date, no randomness), so two builds give
-// the same bytes. Skips the work when the file is already built from the same inputs
-// (`.build-key`), so `scripts/setup.mjs` can run it on every setup; `--force` rebuilds.
+// the same bytes. Skips the work when the file is already built from the same inputs and is
+// unchanged since (`.build-key`), so `scripts/setup.mjs` can run it on every setup; `--force`
+// rebuilds.
 //
 //   node packages/glove/scripts/build.mjs [--force]
 import { createHash } from 'node:crypto'
@@ -34,7 +35,9 @@ try {
 }
 const sourceVersion = JSON.parse(readFileSync(join(dirname(source), 'package.json'), 'utf8')).version
 const key = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url))).update(`${sourceVersion}\n${statSync(source).size}`).digest('hex')
-if (!process.argv.includes('--force') && existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) process.exit(0)
+// The key names the inputs, then the output's sha256: a file damaged since its build is rebuilt.
+const fileDigest = () => createHash('sha256').update(readFileSync(out)).digest('hex')
+if (!process.argv.includes('--force') && existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === `${key}\n${fileDigest()}\n`) process.exit(0)
 
 const started = Date.now()
 const data = JSON.parse(readFileSync(source, 'utf8'))
@@ -83,5 +86,5 @@ for (let b = 0; b < blocks; b++) {
 const tmp = `${out}.${process.pid}.tmp`
 writeFileSync(tmp, Buffer.concat([header, wordBytes, rows]))
 renameSync(tmp, out)
-writeFileSync(keyFile, key)
+writeFileSync(keyFile, `${key}\n${fileDigest()}\n`)
 console.log(`packages/glove: wrote glove-6b-100d.q8 (${count} words × ${dim}-d, ${(statSync(out).size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
