@@ -22,7 +22,93 @@
 #include <string>
 #include <vector>
 
+#include <queue>
+#include <random>
+
+namespace std {
+/**
+ * std::priority_queue with libstdc++'s heap algorithms (push_heap, and pop_heap's __adjust_heap),
+ * step for step. hnswlib orders candidates by distance alone (CompareByFirst), so among equal
+ * distances (duplicate vectors, or a chance tie) which one a queue keeps or pops first is up to
+ * the heap algorithm, and libc++'s differs: with this one both builds break ties alike.
+ */
+template <class T, class Container = vector<T>, class Compare = less<typename Container::value_type>>
+class quarry_priority_queue {
+ public:
+  bool empty() const { return c_.empty(); }
+  size_t size() const { return c_.size(); }
+  const T& top() const { return c_.front(); }
+  void push(const T& value) {
+    c_.push_back(value);
+    PushHeap();
+  }
+  void push(T&& value) {
+    c_.push_back(std::move(value));
+    PushHeap();
+  }
+  template <class... Args>
+  void emplace(Args&&... args) {
+    c_.emplace_back(std::forward<Args>(args)...);
+    PushHeap();
+  }
+  void pop() {
+    const ptrdiff_t len = static_cast<ptrdiff_t>(c_.size());
+    if (len > 1) {
+      // __pop_heap: the last element goes into the hole that __adjust_heap walks from the root.
+      T value = std::move(c_[len - 1]);
+      c_[len - 1] = std::move(c_[0]);
+      AdjustHeap(0, len - 1, std::move(value));
+    }
+    c_.pop_back();
+  }
+
+ private:
+  void PushHeap() {
+    T value = std::move(c_.back());
+    SiftUp(static_cast<ptrdiff_t>(c_.size()) - 1, 0, std::move(value));
+  }
+  /** __push_heap. */
+  void SiftUp(ptrdiff_t hole, ptrdiff_t top, T value) {
+    ptrdiff_t parent = (hole - 1) / 2;
+    while (hole > top && comp_(c_[parent], value)) {
+      c_[hole] = std::move(c_[parent]);
+      hole = parent;
+      parent = (hole - 1) / 2;
+    }
+    c_[hole] = std::move(value);
+  }
+  /** __adjust_heap: the larger child up to the bottom (the right one on a tie), then sift up. */
+  void AdjustHeap(ptrdiff_t hole, ptrdiff_t len, T value) {
+    const ptrdiff_t top = hole;
+    ptrdiff_t second = hole;
+    while (second < (len - 1) / 2) {
+      second = 2 * (second + 1);
+      if (comp_(c_[second], c_[second - 1])) second--;
+      c_[hole] = std::move(c_[second]);
+      hole = second;
+    }
+    if ((len & 1) == 0 && second == (len - 2) / 2) {
+      second = 2 * (second + 1);
+      c_[hole] = std::move(c_[second - 1]);
+      hole = second - 1;
+    }
+    SiftUp(hole, top, std::move(value));
+  }
+
+  Container c_;
+  Compare comp_;
+};
+}  // namespace std
+
+// The native build's standard library where hnswlib's choices depend on it: the engine it draws
+// each new element's level from (libstdc++'s default_random_engine is minstd_rand0, libc++'s
+// minstd_rand) and the heaps above. So the same inserts and seed build the same graph, byte for
+// byte, in both builds, and equal distances are ordered alike in a search.
+#define default_random_engine minstd_rand0
+#define priority_queue quarry_priority_queue
 #include "hnswlib.h"
+#undef priority_queue
+#undef default_random_engine
 
 static_assert(sizeof(size_t) == 4, "this file is for wasm32; the native build is src/graph.cc");
 
