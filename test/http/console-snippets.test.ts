@@ -35,12 +35,12 @@ beforeAll(async () => {
   kinds = ((await import('../../packages/adapters/console/playground.js' as string)) as { KINDS: typeof kinds }).KINDS
   await rest('POST', '/v1beta/corpora', { name: 'corpora/books' })
   await rest('POST', '/v1beta/corpora/books/documents', { name: 'corpora/books/documents/dune' })
-  for (const [id, text] of [['spice', 'The spice must flow across the desert planet.'], ['fear', 'Fear is the mind-killer.'], ['sand', 'Sand worms rise from the desert when the spice harvest begins.']]) {
+  for (const [id, text] of [['spice', 'The spice must flow across the desert planet.'], ['fear', 'Fear is the mind-killer.'], ['sand', 'Sand worms rise from the desert when the spice harvest begins.']] as const) {
     await rest('POST', '/v1beta/corpora/books/documents/dune/chunks', { name: `corpora/books/documents/dune/chunks/${id}`, data: { stringValue: text } })
   }
   const op = await rest('POST', `/v1beta1/${LOCATION}/ragCorpora`, { displayName: 'Manuals' })
   ragCorpus = op.response.name
-  for (const [name, text] of [['kettle.md', 'To reset the kettle, hold its button for five seconds.'], ['lamp.md', 'The lamp dims when you turn its ring.']]) {
+  for (const [name, text] of [['kettle.md', 'To reset the kettle, hold its button for five seconds.'], ['lamp.md', 'The lamp dims when you turn its ring.']] as const) {
     const form = new FormData()
     form.append('metadata', new Blob([JSON.stringify({ ragFile: { displayName: name } })], { type: 'application/json' }))
     form.append('file', new Blob([text], { type: 'text/markdown' }), name)
