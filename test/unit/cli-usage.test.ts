@@ -92,6 +92,23 @@ describe('each command\'s help lists every option its parser takes, and nothing 
   })
 })
 
+describe('quarry help <command>', () => {
+  it('prints what quarry <command> --help prints, for every command; an unknown one is a usage error', async () => {
+    const list = await runQuarry(['help'])
+    const names = [...list.out.matchAll(/^ {2}([a-z]+)[ [<"-]/gm)].map((m) => m[1] as string)
+    expect(names).toEqual(['index', 'search', 'eval', 'demo', 'query', 'words', 'serve', 'credentials', 'help'])
+    for (const name of names) {
+      const viaHelp = await runQuarry(['help', name])
+      expect(viaHelp.code, name).toBe(0)
+      expect(viaHelp).toEqual(await runQuarry([name, '--help']))
+      expect(viaHelp.out.split('\n')[0]).toMatch(name === 'help' ? /^usage: .*<command> \[options\]$/ : new RegExp(`^usage: \\S*(quarry|pnpm@[\\d.]+ quarry) ${name}`))
+    }
+    const unknown = await runQuarry(['help', 'frobnicate'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.err.split('\n')[0]).toBe('quarry help: unknown command "frobnicate"')
+  })
+})
+
 describe('usage errors exit 2', () => {
   it('commands without options refuse arguments (2) and print their line for --help (0)', async () => {
     for (const command of ['demo', 'words']) {

@@ -21,7 +21,7 @@ interface Command {
 const COMMANDS: readonly Command[] = [
   { name: 'index', args: '<path>...', summary: `index files and folders (${INDEXED_EXTENSIONS.join(' ')}) into .quarry; re-runs read changed files only`, run: async (args) => (await import('./index-files.js')).runIndex(args) },
   { name: 'search', args: '"<text>"', summary: 'search that index: ranked passages with the matched words marked', run: async (args) => (await import('./search.js')).runSearch(args) },
-  { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR files)', run: async (args) => (await import('./eval.js')).runEval(args) },
+  { name: 'eval', args: '--corpus --queries --qrels', summary: 'score BM25, dense and hybrid search on your own judged queries (BEIR / TREC files; --example)', run: async (args) => (await import('./eval.js')).runEval(args) },
   {
     name: 'demo',
     args: '',
@@ -45,16 +45,21 @@ const COMMANDS: readonly Command[] = [
   },
   { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: async (args) => (await import('./serve.js')).runServe(args) },
   { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: async (args) => (await import('./credentials.js')).runCredentials(args) },
-  { name: 'help', args: '', summary: 'this text', run: async () => printUsage() },
+  { name: 'help', args: '[command]', summary: "this text, or a command's options", run: async (args) => runHelp(args) },
 ]
+
+/** The usage of a command without options: its line of the command table. */
+function commandUsage(name: string): string {
+  const command = COMMANDS.find((c) => c.name === name) as Command
+  return `usage: ${quarryCommand()} ${name}${command.args ? ` ${command.args}` : ''}\n\n  ${command.summary}`
+}
 
 /**
  * For the commands without options: `--help` prints their line of the command table (true: done),
  * anything else is a usage error.
  */
 function noArguments(name: string, args: readonly string[]): boolean {
-  const command = COMMANDS.find((c) => c.name === name) as Command
-  const help = `usage: ${quarryCommand()} ${name}\n\n  ${command.summary}`
+  const help = commandUsage(name)
   if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
     console.log(help)
     return true
@@ -80,7 +85,20 @@ async function printUsage(): Promise<number> {
   return 0
 }
 
+/** `quarry help [command]`: the command list, or what `quarry <command> --help` prints. */
+async function runHelp(args: readonly string[]): Promise<number> {
+  const [name, ...extra] = args
+  if (name === undefined || ((name === '--help' || name === '-h') && extra.length === 0)) return printUsage()
+  const command = COMMANDS.find((c) => c.name === name)
+  if (!command || extra.length > 0) throw usageError(command ? `help takes one command; received ${args.join(' ')}` : `unknown command "${name}"`, usage())
+  return command === COMMANDS.find((c) => c.name === 'help') ? printUsage() : command.run(['--help'])
+}
+
 async function runQueryCommand(args: readonly string[]): Promise<number> {
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    console.log(commandUsage('query'))
+    return 0
+  }
   const question = args.join(' ').trim()
   if (!question) throw new CliError(`give a question, e.g. ${quarryCommand()} query "how do I pin a version"`, { exitCode: 2 })
   await (await import('./demo-docs.js')).runQuery(question)
