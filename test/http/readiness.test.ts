@@ -3,9 +3,10 @@ import { once } from 'node:events'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer } from '@quarry/adapters'
+import { runServe } from '../../packages/adapters/src/cli/serve.js'
 import { scratchDir } from '../support/engine-state.js'
 
 /**
@@ -95,5 +96,24 @@ describe('GET /readyz', () => {
     // Only GET and HEAD: other methods are not a route.
     expect((await raw(port, '/readyz', {}, 'POST')).status).toBe(404)
     await server.close()
+  })
+
+  it('quarry serve --data names the route when it starts, and answers 200 there', async () => {
+    const data = scratchDir('quarry-ready-serve-')
+    dirs.push(data)
+    const lines: string[] = []
+    const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void lines.push(parts.join(' ')))
+    const stop = new AbortController()
+    try {
+      const serving = runServe(['--port', '0', '--embedder', 'hashing', '--data', data, '--no-console'], { signal: stop.signal })
+      await vi.waitFor(() => expect(lines.some((l) => l.startsWith('Quarry is serving on '))).toBe(true))
+      const url = /serving on (\S+)/.exec(lines.find((l) => l.startsWith('Quarry is serving on ')) ?? '')?.[1] as string
+      expect(lines).toContain(`  Readiness           ${url}/readyz  (200 now; 503 while a restart replays --data's log)`)
+      expect(await raw(Number(new URL(url).port), '/readyz')).toEqual({ status: 200, body: { ready: true }, retryAfter: undefined })
+      stop.abort()
+      expect(await serving).toBe(0)
+    } finally {
+      log.mockRestore()
+    }
   })
 })

@@ -145,6 +145,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const scope = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only: reachable from this machine alone' : `bound to ${host}: reachable from the network`
   console.log(`Quarry is serving on ${url} (${scope})`)
   if (!flags.has('no-console')) console.log(`  Console             ${url}/  (off with --no-console)`)
+  console.log(`  Readiness           ${url}/readyz  (200 now; 503 while a restart replays --data's log)`)
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
   console.log('  Vertex AI RAG       v1, v1beta1  /{v}/projects/*/locations/*:retrieveContexts, .../ragCorpora...')
   console.log('  Memory Bank         v1beta1  /v1beta1/projects/*/locations/*/reasoningEngines/*/memories...')
