@@ -24,13 +24,13 @@ export const EXAMPLE_DIR = 'quarry-eval-example'
 
 /** The options of `quarry eval`: its parser and its help. */
 export const EVAL_OPTIONS: readonly OptionDoc[] = [
-  { name: 'corpus', value: 'FILE', help: 'JSON lines {"_id", "title", "text"}: the documents (indexed whole, title and text)' },
+  { name: 'corpus', value: 'FILE', help: 'JSON lines {"_id", "title", "text"}: the documents (indexed whole)' },
   { name: 'queries', value: 'FILE', help: 'JSON lines {"_id", "text"}' },
-  { name: 'qrels', value: 'FILE', help: 'query-id <tab> corpus-id <tab> score (a header line allowed; TREC\'s 4 columns too:\nquery-id iteration corpus-id score); score >= 1 is relevant, nDCG\'s gain is the score' },
-  { name: 'example', help: `score the small judged example shipped with Quarry (8 documents, 4 queries): writes\n${EXAMPLE_DIR}/corpus.jsonl, queries.jsonl and qrels.tsv (files already there are kept, so\nyou can edit them and run again) and reads them instead of --corpus/--queries/--qrels` },
-  { name: 'alpha', value: 'LIST', help: `hybrid weights between 0 (BM25) and 1 (dense), comma-separated (default ${DEFAULT_ALPHAS.join(',')})` },
+  { name: 'qrels', value: 'FILE', help: 'query-id <tab> corpus-id <tab> score (a header line allowed; TREC\'s 4\ncolumns too: query-id iteration corpus-id score); score >= 1 is relevant,\nnDCG\'s gain is the score' },
+  { name: 'example', help: `score the small judged example shipped with Quarry (8 documents, 4 queries):\nwrites ${EXAMPLE_DIR}/corpus.jsonl, queries.jsonl and qrels.tsv\n(files already there are kept: edit them and run again) and reads them` },
+  { name: 'alpha', value: 'LIST', help: `hybrid weights between 0 (BM25) and 1 (dense), comma-separated\n(default ${DEFAULT_ALPHAS.join(',')})` },
   { name: 'embedder', value: 'glove|hashing', help: 'glove (default: offline GloVe SIF) or hashing (instant, word overlap only)' },
-  { name: 'plot', value: 'FILE', help: `where to write the SVG plot of the metrics by alpha (default ${DEFAULT_PLOT})` },
+  { name: 'plot', value: 'FILE', help: `where to write the SVG plot of the metrics by alpha\n(default ${DEFAULT_PLOT})` },
   { name: 'json', help: 'print the results as JSON instead of a table' },
 ]
 
@@ -43,10 +43,11 @@ function usage(): string {
   least one relevant document. Every score is higher for better search.
 ${optionLines(EVAL_OPTIONS)}
 
-  Files: a BEIR dataset is read as it is (corpus.jsonl, queries.jsonl, qrels/test.tsv). From TREC:
-  qrels are read as they are (4 columns); topics and documents become JSON lines, one object a line,
-  e.g. {"_id": "<num>", "text": "<title>"} per topic and {"_id": "<DOCNO>", "title": "", "text": "<TEXT>"}
-  per document (docs/cli.md shows a converter). Start from the example: ${quarryCommand()} eval --example`
+  Files: a BEIR dataset is read as it is (corpus.jsonl, queries.jsonl, qrels/test.tsv). From
+  TREC: qrels are read as they are (4 columns); topics and documents become JSON lines, one
+  object a line: {"_id": "<num>", "text": "<title>"} per topic and
+  {"_id": "<DOCNO>", "title": "", "text": "<TEXT>"} per document (docs/cli.md shows a converter).
+  Start from the example: ${quarryCommand()} eval --example`
 }
 
 /** Writes the example's files into `dir` (those already there are kept); their paths. */

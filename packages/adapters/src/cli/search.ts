@@ -17,10 +17,11 @@ export const SEARCH_OPTIONS: readonly OptionDoc[] = [
   {
     name: 'filter',
     value: 'EXPR',
-    help: `keep results whose file matches, e.g. 'ext = "md"', 'source = "docs/*" AND NOT chunk = 0'
-fields: ${Object.keys(FILTER_FIELDS).join(', ')}; = != < <= > >=, AND, OR, NOT, ( ); "*" in a
-quoted string matches any characters. source is the file's path relative to the folder
-holding the index, with / separators (docs/guide/install.md, not ./docs/... or an absolute path)`,
+    help: `keep results whose file matches, e.g. 'ext = "md"',
+'source = "docs/*" AND NOT chunk = 0'; fields: ${Object.keys(FILTER_FIELDS).join(', ')};
+= != < <= > >=, AND, OR, NOT, ( ); "*" in a quoted string matches any characters.
+source is the file's path relative to the folder holding the index, with /
+separators: docs/guide/install.md (not ./docs/... nor an absolute path)`,
   },
   { name: 'json', help: 'print {"hits": [{"source", "score", "text", "chunk", "start", "end", ...}]}' },
 ]
