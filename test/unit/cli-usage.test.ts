@@ -159,7 +159,7 @@ describe('quarry eval --example', () => {
     const help = await runQuarry(['eval', '--help'])
     expect(help.out).toMatch(/--example +score the small judged example shipped with Quarry/)
     expect(help.out).toMatch(/a BEIR dataset is read as it is \(corpus\.jsonl, queries\.jsonl, qrels\/test\.tsv\)/)
-    expect(help.out).toMatch(/From TREC:\s+qrels are read as they are \(4 columns\)/)
+    expect(help.out).toMatch(/From\s+TREC:\s+qrels are read as they are \(4 columns\)/)
   }, 120_000)
 })
 
