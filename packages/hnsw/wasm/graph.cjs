@@ -313,7 +313,7 @@ function instantiateSync(wasm, fs) {
   const module = wasm instanceof WebAssembly.Module ? wasm : new WebAssembly.Module(wasm)
   const state = { io: noIo }
   const instance = new WebAssembly.Instance(module, makeImports(state))
-  return { Graph: graphClass(instance, state, fs) }
+  return { Graph: graphClass(instance, state, fs), memoryBytes: () => state.memory.buffer.byteLength }
 }
 
 /**
@@ -324,7 +324,7 @@ async function instantiate(wasm, fs) {
   const module = wasm instanceof WebAssembly.Module ? wasm : await WebAssembly.compile(wasm)
   const state = { io: noIo }
   const instance = await WebAssembly.instantiate(module, makeImports(state))
-  return { Graph: graphClass(instance, state, fs) }
+  return { Graph: graphClass(instance, state, fs), memoryBytes: () => state.memory.buffer.byteLength }
 }
 
 module.exports = { instantiate, instantiateSync }

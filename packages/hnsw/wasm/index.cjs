@@ -7,6 +7,6 @@ const fs = require('node:fs')
 const { join } = require('node:path')
 const { instantiate, instantiateSync } = require('./graph.cjs')
 
-const { Graph } = instantiateSync(fs.readFileSync(join(__dirname, 'quarry_hnsw.wasm')), fs)
+const { Graph, memoryBytes } = instantiateSync(fs.readFileSync(join(__dirname, 'quarry_hnsw.wasm')), fs)
 
-module.exports = { Graph, instantiate }
+module.exports = { Graph, instantiate, memoryBytes }
