@@ -7,7 +7,7 @@
 //   node packages/hnsw/scripts/build-wasm.mjs          build, then write inputs.sha256
 //   node packages/hnsw/scripts/build-wasm.mjs --check  only compare inputs.sha256 with the sources
 import { execFileSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { chmodSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { WASM_FLAGS, inputsDigest } from '../wasm/inputs.cjs'
@@ -33,5 +33,7 @@ const env = { ...process.env, EM_NODE_JS: process.execPath, NODE_PATH: [process.
 const args = [...WASM_FLAGS, '-I', join(root, 'vendor', 'hnswlib'), join(root, 'wasm', 'graph.cc'), '-o', join(root, 'wasm', 'quarry_hnsw.wasm')]
 console.log([emcc, ...args].join(' '))
 execFileSync(emcc, args, { cwd: root, env, stdio: 'inherit' })
+// emcc marks its output executable; a .wasm is data.
+chmodSync(join(root, 'wasm', 'quarry_hnsw.wasm'), 0o644)
 writeFileSync(recorded, `${inputsDigest()}\n`)
 console.log(`wrote wasm/quarry_hnsw.wasm and wasm/inputs.sha256`)
