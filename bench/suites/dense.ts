@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildHnswlib, buildInterleaved, buildOrama, buildQuarry, buildUsearch, callFloor, quarryExact, SAME_GRAPH, SECOND_BUILD, type AnnEngine } from '../lib/engines.js'
 import { clusteredDataset, gloveDataset, groundTruth, type Dataset } from '../lib/datasets.js'
@@ -297,6 +297,14 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
   return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm }
 }
 
+/** One dataset's entry in dense.json. */
+interface DatasetEntry {
+  readonly date: string
+  readonly metric: string
+  readonly engines: readonly EngineReport[]
+  readonly [field: string]: unknown
+}
+
 /** A sweep point's collection pauses per query, "all (full)", µs. */
 function gcCell(p: SweepPoint | undefined): string | undefined {
   return p?.gcUsPerQuery === undefined ? undefined : `${p.gcUsPerQuery.toFixed(1)} (${(p.majorGcUsPerQuery ?? 0).toFixed(1)})`
@@ -313,12 +321,14 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   // DENSE_SETS=clustered,glove-full runs just those (glove, clustered, glove-full).
   const only = process.env['DENSE_SETS']?.split(',')
   const datasets = all.filter(([name]) => only === undefined || only.includes(name)).map(([, make]) => make)
-  const out: Record<string, unknown> = {}
-  const panels: Panel[] = []
+  // A DENSE_SETS run replaces only its datasets in dense.json: the others keep their last full run.
+  const resultsFile = join(ctx.resultsDir, 'dense.json')
+  const out: Record<string, DatasetEntry> = only !== undefined && existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { datasets: Record<string, DatasetEntry> }).datasets : {}
   for (const make of datasets) {
     const ds = make()
     const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm } = await benchDataset(ds, ctx.quick)
     out[ds.name] = {
+      date: new Date().toISOString(),
       n: ds.n,
       dim: ds.dim,
       metric: ds.metric,
@@ -331,14 +341,14 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       callFloorUs: floor16,
       ...(wasm ? { wasmVsNative: wasm } : {}),
     }
-    panels.push({
-      title: `${ds.name} (${ds.metric})`,
-      xLabel: 'recall@10',
-      yLabel: 'queries per second',
-      logY: true,
-      series: reports.filter((r) => (r.sweep.length > 1 || r.engine === 'quarry-exact') && r.engine !== SAME_GRAPH && r.engine !== SECOND_BUILD).map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
-    })
   }
+  const panels: Panel[] = Object.entries(out).map(([name, { metric, engines }]) => ({
+    title: `${name} (${metric})`,
+    xLabel: 'recall@10',
+    yLabel: 'queries per second',
+    logY: true,
+    series: engines.filter((r) => (r.sweep.length > 1 || r.engine === 'quarry-exact') && r.engine !== SAME_GRAPH && r.engine !== SECOND_BUILD).map((r) => ({ name: r.engine, points: r.sweep.map((p) => ({ x: p.recall, y: p.qps })) })),
+  }))
   const meta = {
     suite: 'dense',
     date: new Date().toISOString(),
@@ -348,6 +358,6 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
     reps: repetitions(ctx.quick),
     graph: 'M=16, efConstruction=200 for every HNSW engine',
   }
-  writeFileSync(join(ctx.resultsDir, 'dense.json'), `${JSON.stringify({ ...meta, datasets: out }, null, 1)}\n`)
+  writeFileSync(resultsFile, `${JSON.stringify({ ...meta, datasets: out }, null, 1)}\n`)
   writeFileSync(join(ctx.resultsDir, 'dense.svg'), renderSvg('Recall vs QPS', panels))
 }
