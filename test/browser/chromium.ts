@@ -15,6 +15,11 @@ export function findChromium(): string | undefined {
   return chromiumCandidates().find((path) => existsSync(path))
 }
 
+/** What a browser test prints when it is skipped for want of a Chromium. */
+export function skipNote(): string {
+  return `browser tests skipped: no Chromium found at ${[...new Set(chromiumCandidates())].join(', ')}; install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`
+}
+
 /** The flags the tests run Chromium with: headless, offline, no first-run work. */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { ConsoleMessage, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServe, type ServeProcess } from '../support/quarry-process.js'
-import { chromiumCandidates, findChromium, launchChromium, type Browser } from './chromium.js'
+import { findChromium, launchChromium, skipNote, type Browser } from './chromium.js'
 import { runNodeSnippet } from './node-snippet.js'
 
 // The console in a real browser: `quarry serve` (hashing embedder) in its own process, Debian's
@@ -13,8 +13,7 @@ import { runNodeSnippet } from './node-snippet.js'
 
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url))
 const executable = findChromium()
-const SKIP = `browser tests skipped: no Chromium found at ${[...new Set(chromiumCandidates())].join(', ')}; install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`
-if (!executable) console.warn(SKIP)
+if (!executable) console.warn(skipNote())
 
 const LOCATION = 'projects/p1/locations/us-central1'
 const ENGINE = `${LOCATION}/reasoningEngines/1`
@@ -425,6 +424,6 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
 // Without a Chromium the run says so in its report: this one test, skipped with the reason.
 if (!executable) {
   describe('the console in headless Chromium', () => {
-    it('is skipped: no Chromium', (ctx) => ctx.skip(SKIP))
+    it('is skipped: no Chromium', (ctx) => ctx.skip(skipNote()))
   })
 }
