@@ -261,7 +261,7 @@ describe('the packed packages', () => {
     expect((await tarEntries(tarballs.hnsw as string)).sort()).toEqual(
       [
         'LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'load.cjs', 'package.json', 'src/binding.gyp', 'src/graph.cc',
-        'wasm/graph.cjs', 'wasm/index.cjs', 'wasm/index.d.ts', 'wasm/quarry_hnsw.wasm',
+        'wasm/graph.cjs', 'wasm/index.cjs', 'wasm/index.d.ts', 'wasm/instantiate.d.ts', 'wasm/quarry_hnsw.wasm',
         ...['LICENSE', 'bruteforce.h', 'hnswalg.h', 'hnswlib.h', 'space_ip.h', 'space_l2.h', 'stop_condition.h', 'visited_list_pool.h'].map((f) => `vendor/hnswlib/${f}`),
       ].sort(),
     )
@@ -391,6 +391,11 @@ describe('installed with npm into projects outside the workspace, with no compil
 
     const help = await run('npx', ['--no', '--', 'quarry', '--help'], app, outsideEnv())
     expect(help.stdout).toMatch(/^usage: quarry/)
+    // The installed adapters' version, alone; run() resolves only when the command exits 0.
+    for (const flag of ['--version', '-v']) {
+      const version = await run('npx', ['--no', '--', 'quarry', flag], app, outsideEnv())
+      expect(version.stdout, flag).toBe(`${String(packedManifest('adapters').version)}\n`)
+    }
   }, 300_000)
 
   it('npx quarry serve --port 0 --grpc-port 0 answers over REST and gRPC (the protos come with the install), and serves the console at /', async () => {
