@@ -305,6 +305,12 @@ interface DatasetEntry {
   readonly [field: string]: unknown
 }
 
+/** The datasets of an earlier dense.json, each dated (entries from before per-dataset dates get the file's). */
+function previousDatasets(file: string): Record<string, DatasetEntry> {
+  const previous = JSON.parse(readFileSync(file, 'utf8')) as { date: string; datasets: Record<string, DatasetEntry> }
+  return Object.fromEntries(Object.entries(previous.datasets).map(([name, entry]) => [name, { ...entry, date: entry.date ?? previous.date }]))
+}
+
 /** A sweep point's collection pauses per query, "all (full)", µs. */
 function gcCell(p: SweepPoint | undefined): string | undefined {
   return p?.gcUsPerQuery === undefined ? undefined : `${p.gcUsPerQuery.toFixed(1)} (${(p.majorGcUsPerQuery ?? 0).toFixed(1)})`
@@ -323,7 +329,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   const datasets = all.filter(([name]) => only === undefined || only.includes(name)).map(([, make]) => make)
   // A DENSE_SETS run replaces only its datasets in dense.json: the others keep their last full run.
   const resultsFile = join(ctx.resultsDir, 'dense.json')
-  const out: Record<string, DatasetEntry> = only !== undefined && existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { datasets: Record<string, DatasetEntry> }).datasets : {}
+  const out: Record<string, DatasetEntry> = only !== undefined && existsSync(resultsFile) ? previousDatasets(resultsFile) : {}
   for (const make of datasets) {
     const ds = make()
     const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm } = await benchDataset(ds, ctx.quick)
