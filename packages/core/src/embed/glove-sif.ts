@@ -100,11 +100,16 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
 /** First principal direction (uncentered, as in the paper) by power iteration on XᵀX. */
 function commonComponent(vectors: Float32Array, weight: Float32Array, dim: number, rows: number): Float64Array {
   const c = new Float64Array(dim * dim)
+  // The row read once into float64 and (w·xᵢ)·w hoisted: the same products, in the same order, as
+  // w·xᵢ·w·xⱼ written out, so the direction found is unchanged; this loop is most of a first use.
+  const row = new Float64Array(dim)
   for (let r = 0; r < rows; r++) {
     const w = weight[r] as number
+    for (let i = 0; i < dim; i++) row[i] = vectors[r * dim + i] as number
     for (let i = 0; i < dim; i++) {
-      const xi = w * (vectors[r * dim + i] as number)
-      for (let j = i; j < dim; j++) c[i * dim + j] = (c[i * dim + j] as number) + xi * w * (vectors[r * dim + j] as number)
+      const t = w * (row[i] as number) * w
+      const base = i * dim
+      for (let j = i; j < dim; j++) c[base + j] = (c[base + j] as number) + t * (row[j] as number)
     }
   }
   for (let i = 0; i < dim; i++) for (let j = 0; j < i; j++) c[i * dim + j] = c[j * dim + i] as number
