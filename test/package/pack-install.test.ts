@@ -260,7 +260,8 @@ describe('the packed packages', () => {
     const hnsw = packedManifest('hnsw')
     expect((await tarEntries(tarballs.hnsw as string)).sort()).toEqual(
       [
-        'LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'load.cjs', 'package.json', 'src/binding.gyp', 'src/graph.cc',
+        'LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'load.cjs', 'package.json',
+        'src/binding.gyp', 'src/bitset-filter.h', 'src/graph.cc', 'src/saved-graph.h',
         'wasm/graph.cjs', 'wasm/index.cjs', 'wasm/index.d.ts', 'wasm/instantiate.d.ts', 'wasm/quarry_hnsw.wasm',
         ...['LICENSE', 'bruteforce.h', 'hnswalg.h', 'hnswlib.h', 'space_ip.h', 'space_l2.h', 'stop_condition.h', 'visited_list_pool.h'].map((f) => `vendor/hnswlib/${f}`),
       ].sort(),

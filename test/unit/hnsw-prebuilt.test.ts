@@ -24,10 +24,10 @@ interface Record {
 const platforms = readdirSync(join(HNSW, 'npm')).sort()
 const manifest = (dir: string): { [key: string]: unknown } => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { [key: string]: unknown }
 
-/** What a binary is built from: binding.gyp and graph.cc in src/, hnswlib's headers. */
+/** What a binary is built from: binding.gyp, graph.cc and the headers in src/, hnswlib's headers. */
 function inputs(): string[] {
-  const headers = readdirSync(join(HNSW, 'vendor', 'hnswlib')).filter((f) => f.endsWith('.h')).map((f) => `vendor/hnswlib/${f}`)
-  return ['src/binding.gyp', 'src/graph.cc', ...headers].sort()
+  const headers = (dir: string): string[] => readdirSync(join(HNSW, dir)).filter((f) => f.endsWith('.h')).map((f) => `${dir}/${f}`)
+  return ['src/binding.gyp', 'src/graph.cc', ...headers('src'), ...headers('vendor/hnswlib')].sort()
 }
 
 describe('the prebuilt native graphs', () => {

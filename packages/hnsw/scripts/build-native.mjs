@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Builds the prebuilt native graph of each platform package (npm/<platform>/quarry_hnsw.node) from
-// src/graph.cc and vendor/hnswlib with node-gyp, and records the sha256 of every input and of the
-// binary in npm/<platform>/build-inputs.json. The binaries are committed so that neither an install
-// nor a test run compiles anything; test/unit/hnsw-prebuilt.test.ts fails when an input changes
-// without a rebuild.
+// src/graph.cc, src/saved-graph.h and vendor/hnswlib with node-gyp, and records the sha256 of every
+// input and of the binary in npm/<platform>/build-inputs.json. The binaries are committed so that
+// neither an install nor a test run compiles anything; test/unit/hnsw-prebuilt.test.ts fails when
+// an input changes without a rebuild.
 //
 //   node packages/hnsw/scripts/build-native.mjs                   every platform below
 //   node packages/hnsw/scripts/build-native.mjs linux-arm64-gnu   one of them
@@ -29,10 +29,10 @@ const TARGETS = {
   },
 }
 
-/** The files a binary is built from, relative to the package (sorted). */
+/** The files a binary is built from, relative to the package (sorted): src/ with its headers, hnswlib's. */
 function nativeInputs() {
-  const vendor = readdirSync(join(pkg, 'vendor', 'hnswlib')).filter((f) => f.endsWith('.h')).map((f) => `vendor/hnswlib/${f}`)
-  return ['src/binding.gyp', 'src/graph.cc', ...vendor].sort()
+  const headers = (dir) => readdirSync(join(pkg, dir)).filter((f) => f.endsWith('.h')).map((f) => `${dir}/${f}`)
+  return ['src/binding.gyp', 'src/graph.cc', ...headers('src'), ...headers('vendor/hnswlib')].sort()
 }
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex')

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Builds wasm/quarry_hnsw.wasm from wasm/graph.cc and the vendored hnswlib with Emscripten, and
-// records the sha256 of those inputs and the flags in wasm/inputs.sha256 (a test fails when the
-// sources change and the .wasm was not rebuilt). Needs emcc (Debian's emscripten 3.1.6 was used:
-// `apt-get install emscripten`); users and CI never run this, the .wasm is committed.
+// Builds wasm/quarry_hnsw.wasm from wasm/graph.cc, src/saved-graph.h and the vendored hnswlib with
+// Emscripten, and records the sha256 of those inputs and the flags in wasm/inputs.sha256 (a test
+// fails when the sources change and the .wasm was not rebuilt). Needs emcc (Debian's emscripten
+// 3.1.6 was used: `apt-get install emscripten`); users and CI never run this, the .wasm is committed.
 //
 //   node packages/hnsw/scripts/build-wasm.mjs          build, then write inputs.sha256
 //   node packages/hnsw/scripts/build-wasm.mjs --check  only compare inputs.sha256 with the sources
@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { WASM_FLAGS, inputsDigest } from '../wasm/inputs.cjs'
+import { INCLUDE_DIRS, WASM_FLAGS, inputsDigest } from '../wasm/inputs.cjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const recorded = join(root, 'wasm', 'inputs.sha256')
@@ -30,7 +30,8 @@ if (process.argv.includes('--check')) {
 const emcc = process.env.EMCC ?? 'emcc'
 // Debian's emscripten finds acorn (for its JS optimizer) only through NODE_PATH; it runs this Node.
 const env = { ...process.env, EM_NODE_JS: process.execPath, NODE_PATH: [process.env.NODE_PATH, '/usr/share/nodejs'].filter(Boolean).join(':') }
-const args = [...WASM_FLAGS, '-I', join(root, 'vendor', 'hnswlib'), join(root, 'wasm', 'graph.cc'), '-o', join(root, 'wasm', 'quarry_hnsw.wasm')]
+const includes = INCLUDE_DIRS.flatMap((dir) => ['-I', join(root, dir)])
+const args = [...WASM_FLAGS, ...includes, join(root, 'wasm', 'graph.cc'), '-o', join(root, 'wasm', 'quarry_hnsw.wasm')]
 console.log([emcc, ...args].join(' '))
 execFileSync(emcc, args, { cwd: root, env, stdio: 'inherit' })
 // emcc marks its output executable; a .wasm is data.

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "hnswlib.h"
+#include "bitset-filter.h"
+#include "saved-graph.h"
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -28,56 +30,25 @@
 namespace {
 
 using Hnsw = hnswlib::HierarchicalNSW<float>;
-using hnswlib::labeltype;
-using hnswlib::linklistsizeint;
 using hnswlib::tableint;
 
-/** Accepts the labels whose bit is set in a bitset of 32-bit words (@quarry/core's Bitset). */
-class BitsetFilter : public hnswlib::BaseFilterFunctor {
- public:
-  BitsetFilter(const uint32_t* words, size_t length) : words_(words), length_(length) {}
-  bool operator()(labeltype label) override {
-    const size_t word = label >> 5;
-    return word < length_ && ((words_[word] >> (label & 31)) & 1u) != 0;
-  }
-
- private:
-  const uint32_t* words_;
-  size_t length_;
-};
-
 /** Where a saved graph's bytes come from; every read refuses to go past their end. */
-class Source {
+class Source : public saved_graph::PodReader<Source> {
  public:
   virtual ~Source() = default;
   virtual void Bytes(void* out, size_t n) = 0;
   virtual size_t Left() const = 0;
-
-  template <typename T>
-  T Pod() {
-    T value;
-    Bytes(&value, sizeof value);
-    return value;
-  }
 };
 
 /** Bytes in memory. */
 class MemorySource : public Source {
  public:
-  MemorySource(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  void Bytes(void* out, size_t n) override {
-    if (n > size_ - at_) throw std::runtime_error("it ends early");
-    std::memcpy(out, data_ + at_, n);
-    at_ += n;
-  }
-
-  size_t Left() const override { return size_ - at_; }
+  MemorySource(const uint8_t* data, size_t size) : bytes_(data, size) {}
+  void Bytes(void* out, size_t n) override { bytes_.Bytes(out, n); }
+  size_t Left() const override { return bytes_.Left(); }
 
  private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t at_ = 0;
+  saved_graph::MemoryBytes bytes_;
 };
 
 /** The first `size` bytes of an open file (a Node file descriptor), read by position. */
@@ -130,116 +101,18 @@ char* BaseLayerMemory(size_t bytes) {
   return p;
 }
 
-void Require(bool condition, const char* what) {
-  if (!condition) throw std::runtime_error(what);
-}
-
-/** Links of `id` at `level` (0: the base layer): their count and where they start. */
-const tableint* Links(const Hnsw& g, tableint id, int level, size_t* count) {
-  const linklistsizeint* list = level == 0
-      ? reinterpret_cast<const linklistsizeint*>(g.data_level0_memory_ + id * g.size_data_per_element_ + g.offsetLevel0_)
-      : reinterpret_cast<const linklistsizeint*>(g.linkLists_[id] + (level - 1) * g.size_links_per_element_);
-  *count = *reinterpret_cast<const unsigned short*>(list);
-  return list + 1;
-}
-
 /**
  * Fills a fresh graph from what hnswlib's saveIndex wrote (what its loadIndex reads from a file),
- * then checks every link: each names an element that exists and has that layer, and no list is
- * longer than the graph's degree allows.
+ * with saved-graph.h's checks: each link names an element that exists and has that layer, and no
+ * list is longer than the graph's degree allows. The base layer is read straight into its memory.
  */
 void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
-  const auto offsetLevel0 = in.Pod<size_t>();
-  const auto maxElements = in.Pod<size_t>();
-  const auto count = in.Pod<size_t>();
-  const auto sizeDataPerElement = in.Pod<size_t>();
-  const auto labelOffset = in.Pod<size_t>();
-  const auto offsetData = in.Pod<size_t>();
-  const auto maxLevel = in.Pod<int>();
-  const auto enterpoint = in.Pod<tableint>();
-  const auto maxM = in.Pod<size_t>();
-  const auto maxM0 = in.Pod<size_t>();
-  const auto m = in.Pod<size_t>();
-  const auto mult = in.Pod<double>();
-  const auto efConstruction = in.Pod<size_t>();
-
-  const size_t dataSize = space.get_data_size();
-  Require(maxM >= 1 && maxM <= 0xffff && maxM0 >= 1 && maxM0 <= 0xffff && m >= 1, "its degree is invalid");
-  const size_t sizeLinks0 = maxM0 * sizeof(tableint) + sizeof(linklistsizeint);
-  Require(offsetLevel0 == 0 && offsetData == sizeLinks0 && labelOffset == sizeLinks0 + dataSize &&
-              sizeDataPerElement == labelOffset + sizeof(labeltype),
-          "its element layout does not match the index's dimensions");
-  Require(count <= maxElements && maxElements <= 0xffffffffull, "its element counts are invalid");
-  Require(count <= in.Left() / sizeDataPerElement, "it ends early");
-  Require(std::isfinite(mult) && mult > 0, "its level multiplier is invalid");
-  Require(count == 0 || (enterpoint < count && maxLevel >= 0), "its entry point is invalid");
-
-  g.offsetLevel0_ = 0;
-  g.max_elements_ = maxElements;
-  g.size_data_per_element_ = sizeDataPerElement;
-  g.label_offset_ = labelOffset;
-  g.offsetData_ = offsetData;
-  g.maxlevel_ = maxLevel;
-  g.enterpoint_node_ = enterpoint;
-  g.maxM_ = maxM;
-  g.maxM0_ = maxM0;
-  g.M_ = m;
-  g.mult_ = mult;
-  g.revSize_ = 1.0 / mult;
-  g.ef_construction_ = efConstruction;
-  g.ef_ = 10;
-  g.data_size_ = dataSize;
-  g.fstdistfunc_ = space.get_dist_func();
-  g.dist_func_param_ = space.get_dist_func_param();
-  g.size_links_level0_ = sizeLinks0;
-  g.size_links_per_element_ = maxM * sizeof(tableint) + sizeof(linklistsizeint);
-
-  const size_t room = maxElements > 0 ? maxElements : 1;
-  g.data_level0_memory_ = BaseLayerMemory(room * sizeDataPerElement);
-  g.linkLists_ = static_cast<char**>(std::calloc(room, sizeof(void*)));
-  if (g.linkLists_ == nullptr) throw std::bad_alloc();
-  g.element_levels_ = std::vector<int>(maxElements);
-  std::vector<std::mutex>(maxElements).swap(g.link_list_locks_);
-  std::vector<std::mutex>(Hnsw::MAX_LABEL_OPERATION_LOCKS).swap(g.label_op_locks_);
-  g.visited_list_pool_.reset(new hnswlib::VisitedListPool(1, maxElements));
-  in.Bytes(g.data_level0_memory_, count * sizeDataPerElement);
-
-  // The upper layers: each element's list size, then its lists. Read whole first (a few percent of
-  // the file), so a file is read in two reads, not one per element.
-  std::vector<uint8_t> rest(in.Left());
-  in.Bytes(rest.data(), rest.size());
-  MemorySource lists(rest.data(), rest.size());
-  g.label_lookup_.reserve(count);
-  for (size_t i = 0; i < count; i++) {
-    // Elements count only once read in full, so a failure part way frees exactly what was made.
-    const auto listSize = lists.Pod<linklistsizeint>();
-    if (listSize != 0) {
-      Require(listSize % g.size_links_per_element_ == 0 && listSize <= lists.Left(), "a link list is invalid");
-      g.linkLists_[i] = static_cast<char*>(std::malloc(listSize));
-      if (g.linkLists_[i] == nullptr) throw std::bad_alloc();
-      g.element_levels_[i] = static_cast<int>(listSize / g.size_links_per_element_);
-      lists.Bytes(g.linkLists_[i], listSize);
-    }
-    g.cur_element_count = i + 1;
-    const labeltype label = g.getExternalLabel(static_cast<tableint>(i));
-    Require(label <= 0xffffffffull, "a label is not a uint32");
-    g.label_lookup_[label] = static_cast<tableint>(i);
-  }
-  Require(lists.Left() == 0, "it has bytes after the last element");
-  Require(count == 0 || g.element_levels_[enterpoint] >= maxLevel, "its entry point is invalid");
-
-  for (size_t i = 0; i < count; i++) {
-    const auto id = static_cast<tableint>(i);
-    for (int level = 0; level <= g.element_levels_[i]; level++) {
-      size_t n = 0;
-      const tableint* links = Links(g, id, level, &n);
-      Require(n <= (level == 0 ? maxM0 : maxM), "a link list is too long");
-      for (size_t j = 0; j < n; j++) {
-        Require(links[j] < count && g.element_levels_[links[j]] >= level, "a link names no element of its layer");
-      }
-    }
-    if (g.isMarkedDeleted(id)) g.num_deleted_ += 1;
-  }
+  const auto h = saved_graph::ReadHeader<size_t>(in, space.get_data_size());
+  saved_graph::Adopt(g, h, space, h.sizeDataPerElement);
+  g.data_level0_memory_ = BaseLayerMemory((h.maxElements > 0 ? h.maxElements : 1) * h.sizeDataPerElement);
+  in.Bytes(g.data_level0_memory_, h.count * h.sizeDataPerElement);
+  saved_graph::ReadUpperLayers(g, h, in, [&](size_t i) { return g.getExternalLabel(static_cast<tableint>(i)) <= 0xffffffffull; });
+  saved_graph::CheckLinks(g, h);
 }
 
 template <typename T>

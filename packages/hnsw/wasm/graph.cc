@@ -6,7 +6,7 @@
 //     distance is the native one bit for bit (built with -ffp-contract=off: no fused multiply-add);
 //   - the file format: in wasm32 size_t (and so hnswlib's label) is 4 bytes, while a saved graph holds
 //     the 64-bit layout; the reader and writer here widen and narrow every size_t field and label, and
-//     the reader checks all that src/graph.cc's ReadGraph checks, with the same messages.
+//     the reader checks it with src/saved-graph.h, as src/graph.cc's ReadGraph does.
 // Bytes come and go through two imports (quarry_read, quarry_write) so a graph is read from memory or
 // a file, and written, without a second copy of it in wasm memory.
 #include <emscripten/emscripten.h>
@@ -109,6 +109,8 @@ class quarry_priority_queue {
 #include "hnswlib.h"
 #undef priority_queue
 #undef default_random_engine
+#include "bitset-filter.h"
+#include "saved-graph.h"
 
 static_assert(sizeof(size_t) == 4, "this file is for wasm32; the native build is src/graph.cc");
 
@@ -123,7 +125,6 @@ namespace {
 
 using Hnsw = hnswlib::HierarchicalNSW<float>;
 using hnswlib::labeltype;
-using hnswlib::linklistsizeint;
 using hnswlib::tableint;
 
 // ---- Distances: hnswlib's SSE kernels, lane for lane ----------------------------------------------
@@ -230,10 +231,6 @@ class Space : public hnswlib::SpaceInterface<float> {
 
 std::string lastError;
 
-void Require(bool condition, const char* what) {
-  if (!condition) throw std::runtime_error(what);
-}
-
 /** Runs `body`; 0 when it returns, 1 with lastError set when it throws (the native Guard's messages). */
 template <typename Body>
 int Guard(Body body) {
@@ -261,7 +258,7 @@ void RequireRoom(uint64_t maxElements, uint64_t bytesPerElement, const char* wha
 // ---- Reading and writing hnswlib's 64-bit saveIndex layout ---------------------------------------
 
 /** The graph's bytes, pulled through quarry_read; every read refuses to go past `size`. */
-class Source {
+class Source : public saved_graph::PodReader<Source> {
  public:
   explicit Source(uint64_t size) : size_(size) {}
 
@@ -280,115 +277,32 @@ class Source {
   }
   uint64_t Left() const { return size_ - at_; }
 
-  template <typename T>
-  T Pod() {
-    T value;
-    Bytes(&value, sizeof value);
-    return value;
-  }
-
  private:
   uint64_t size_;
   uint64_t at_ = 0;
 };
 
-/** Bytes already in memory (the upper layers, read whole as the native reader does). */
-class Memory {
- public:
-  Memory(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  void Bytes(void* out, size_t n) {
-    if (n > size_ - at_) throw std::runtime_error("it ends early");
-    std::memcpy(out, data_ + at_, n);
-    at_ += n;
-  }
-  size_t Left() const { return size_ - at_; }
-  template <typename T>
-  T Pod() {
-    T value;
-    Bytes(&value, sizeof value);
-    return value;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t at_ = 0;
-};
-
-/** Links of `id` at `level` (0: the base layer): their count and where they start. */
-const tableint* Links(const Hnsw& g, tableint id, int level, size_t* count) {
-  const linklistsizeint* list = level == 0
-      ? reinterpret_cast<const linklistsizeint*>(g.data_level0_memory_ + id * g.size_data_per_element_ + g.offsetLevel0_)
-      : reinterpret_cast<const linklistsizeint*>(g.linkLists_[id] + (level - 1) * g.size_links_per_element_);
-  *count = *reinterpret_cast<const unsigned short*>(list);
-  return list + 1;
-}
-
 constexpr uint64_t kLabel64 = 8;  // labeltype on a 64-bit machine, as saved
 
-/** src/graph.cc's ReadGraph for the 64-bit layout: the same checks, in the same order, the same messages. */
+/**
+ * src/graph.cc's ReadGraph for the 64-bit layout, with the same checks (saved-graph.h). Only the
+ * base layer is read here: each saved element is its links and vector, then an 8-byte label,
+ * narrowed to hnswlib's 4-byte one.
+ */
 void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
-  const auto offsetLevel0 = in.Pod<uint64_t>();
-  const auto maxElements = in.Pod<uint64_t>();
-  const auto count = in.Pod<uint64_t>();
-  const auto sizeDataPerElement = in.Pod<uint64_t>();
-  const auto labelOffset = in.Pod<uint64_t>();
-  const auto offsetData = in.Pod<uint64_t>();
-  const auto maxLevel = in.Pod<int32_t>();
-  const auto enterpoint = in.Pod<tableint>();
-  const auto maxM = in.Pod<uint64_t>();
-  const auto maxM0 = in.Pod<uint64_t>();
-  const auto m = in.Pod<uint64_t>();
-  const auto mult = in.Pod<double>();
-  const auto efConstruction = in.Pod<uint64_t>();
-
-  const uint64_t dataSize = space.get_data_size();
-  Require(maxM >= 1 && maxM <= 0xffff && maxM0 >= 1 && maxM0 <= 0xffff && m >= 1, "its degree is invalid");
-  const uint64_t sizeLinks0 = maxM0 * sizeof(tableint) + sizeof(linklistsizeint);
-  Require(offsetLevel0 == 0 && offsetData == sizeLinks0 && labelOffset == sizeLinks0 + dataSize &&
-              sizeDataPerElement == labelOffset + kLabel64,
-          "its element layout does not match the index's dimensions");
-  Require(count <= maxElements && maxElements <= 0xffffffffull, "its element counts are invalid");
-  Require(count <= in.Left() / sizeDataPerElement, "it ends early");
-  Require(std::isfinite(mult) && mult > 0, "its level multiplier is invalid");
-  Require(count == 0 || (enterpoint < count && maxLevel >= 0), "its entry point is invalid");
-
-  const size_t perElement = static_cast<size_t>(labelOffset + sizeof(labeltype));
-  const uint64_t room = maxElements > 0 ? maxElements : 1;
+  const auto h = saved_graph::ReadHeader<uint64_t>(in, space.get_data_size());
+  const uint64_t count = h.count;
+  const size_t labelOffset = static_cast<size_t>(h.labelOffset);
+  const size_t perElement = labelOffset + sizeof(labeltype);
+  const uint64_t room = h.maxElements > 0 ? h.maxElements : 1;
   if (room * std::max<uint64_t>(perElement, sizeof(std::mutex)) >= (uint64_t{1} << 32)) throw std::bad_alloc();
-  g.offsetLevel0_ = 0;
-  g.max_elements_ = static_cast<size_t>(maxElements);
-  g.size_data_per_element_ = perElement;
-  g.label_offset_ = static_cast<size_t>(labelOffset);
-  g.offsetData_ = static_cast<size_t>(offsetData);
-  g.maxlevel_ = maxLevel;
-  g.enterpoint_node_ = enterpoint;
-  g.maxM_ = static_cast<size_t>(maxM);
-  g.maxM0_ = static_cast<size_t>(maxM0);
-  g.M_ = static_cast<size_t>(m);
-  g.mult_ = mult;
-  g.revSize_ = 1.0 / mult;
-  g.ef_construction_ = static_cast<size_t>(efConstruction);
-  g.ef_ = 10;
-  g.data_size_ = static_cast<size_t>(dataSize);
-  g.fstdistfunc_ = space.get_dist_func();
-  g.dist_func_param_ = space.get_dist_func_param();
-  g.size_links_level0_ = static_cast<size_t>(sizeLinks0);
-  g.size_links_per_element_ = static_cast<size_t>(maxM * sizeof(tableint) + sizeof(linklistsizeint));
-
+  saved_graph::Adopt(g, h, space, perElement);
   g.data_level0_memory_ = static_cast<char*>(std::malloc(static_cast<size_t>(room * perElement)));
   if (g.data_level0_memory_ == nullptr) throw std::bad_alloc();
-  g.linkLists_ = static_cast<char**>(std::calloc(static_cast<size_t>(room), sizeof(void*)));
-  if (g.linkLists_ == nullptr) throw std::bad_alloc();
-  g.element_levels_ = std::vector<int>(static_cast<size_t>(maxElements));
-  std::vector<std::mutex>(static_cast<size_t>(maxElements)).swap(g.link_list_locks_);
-  std::vector<std::mutex>(Hnsw::MAX_LABEL_OPERATION_LOCKS).swap(g.label_op_locks_);
-  g.visited_list_pool_.reset(new hnswlib::VisitedListPool(1, static_cast<int>(maxElements)));
 
-  // The base layer, a slice of elements at a time: each saved element is its links and vector, then an
-  // 8-byte label, narrowed here to hnswlib's 4-byte one. The first label above uint32 is refused where
-  // the native reader refuses it (after that element's upper layers), so both name the same fault.
-  const size_t saved = static_cast<size_t>(sizeDataPerElement);
+  // A slice of elements at a time. The first label above uint32 is refused where the native reader
+  // refuses it (after that element's upper layers), so both name the same fault.
+  const size_t saved = static_cast<size_t>(h.sizeDataPerElement);
   const size_t slice = std::max<size_t>(1, (size_t{4} << 20) / saved);
   std::vector<uint8_t> buffer(std::min<uint64_t>(count, slice) * saved);
   uint64_t firstWideLabel = count;
@@ -398,7 +312,7 @@ void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
     for (size_t i = 0; i < n; i++) {
       const uint8_t* element = buffer.data() + i * saved;
       char* to = g.data_level0_memory_ + (from + i) * perElement;
-      std::memcpy(to, element, static_cast<size_t>(labelOffset));
+      std::memcpy(to, element, labelOffset);
       uint64_t label;
       std::memcpy(&label, element + labelOffset, sizeof label);
       if (label > 0xffffffffull && firstWideLabel == count) firstWideLabel = from + i;
@@ -407,38 +321,8 @@ void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
     }
   }
 
-  std::vector<uint8_t> rest(static_cast<size_t>(in.Left()));
-  in.Bytes(rest.data(), rest.size());
-  Memory lists(rest.data(), rest.size());
-  g.label_lookup_.reserve(static_cast<size_t>(count));
-  for (size_t i = 0; i < count; i++) {
-    const auto listSize = lists.Pod<linklistsizeint>();
-    if (listSize != 0) {
-      Require(listSize % g.size_links_per_element_ == 0 && listSize <= lists.Left(), "a link list is invalid");
-      g.linkLists_[i] = static_cast<char*>(std::malloc(listSize));
-      if (g.linkLists_[i] == nullptr) throw std::bad_alloc();
-      g.element_levels_[i] = static_cast<int>(listSize / g.size_links_per_element_);
-      lists.Bytes(g.linkLists_[i], listSize);
-    }
-    g.cur_element_count = i + 1;
-    Require(i != firstWideLabel, "a label is not a uint32");
-    g.label_lookup_[g.getExternalLabel(static_cast<tableint>(i))] = static_cast<tableint>(i);
-  }
-  Require(lists.Left() == 0, "it has bytes after the last element");
-  Require(count == 0 || g.element_levels_[enterpoint] >= maxLevel, "its entry point is invalid");
-
-  for (size_t i = 0; i < count; i++) {
-    const auto id = static_cast<tableint>(i);
-    for (int level = 0; level <= g.element_levels_[i]; level++) {
-      size_t n = 0;
-      const tableint* links = Links(g, id, level, &n);
-      Require(n <= (level == 0 ? maxM0 : maxM), "a link list is too long");
-      for (size_t j = 0; j < n; j++) {
-        Require(links[j] < count && g.element_levels_[links[j]] >= level, "a link names no element of its layer");
-      }
-    }
-    if (g.isMarkedDeleted(id)) g.num_deleted_ += 1;
-  }
+  saved_graph::ReadUpperLayers(g, h, in, [&](size_t i) { return i != firstWideLabel; });
+  saved_graph::CheckLinks(g, h);
 }
 
 /** Collects output for quarry_write in slices, so a graph is never written as a second whole copy. */
@@ -497,20 +381,6 @@ void WriteGraph(const Hnsw& g, Sink& out) {
   }
   out.Flush();
 }
-
-/** Accepts the labels whose bit is set in a bitset of 32-bit words (@quarry/core's Bitset). */
-class BitsetFilter : public hnswlib::BaseFilterFunctor {
- public:
-  BitsetFilter(const uint32_t* words, size_t length) : words_(words), length_(length) {}
-  bool operator()(labeltype label) override {
-    const size_t word = label >> 5;
-    return word < length_ && ((words_[word] >> (label & 31)) & 1u) != 0;
-  }
-
- private:
-  const uint32_t* words_;
-  size_t length_;
-};
 
 struct Graph {
   std::unique_ptr<Space> space;

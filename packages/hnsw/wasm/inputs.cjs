@@ -18,12 +18,15 @@ const WASM_FLAGS = [
   '-sERROR_ON_UNDEFINED_SYMBOLS=0',
 ]
 
-/** sha256 over graph.cc, every vendored hnswlib header (by name) and the flags. */
+/** The folders build-wasm.mjs gives emcc with -I: the headers graph.cc includes. */
+const INCLUDE_DIRS = ['src', 'vendor/hnswlib']
+
+/** sha256 over graph.cc, every header of INCLUDE_DIRS (by name: src/saved-graph.h, hnswlib's) and the flags. */
 function inputsDigest() {
   const root = join(__dirname, '..')
   const hash = createHash('sha256')
-  const vendor = join(root, 'vendor', 'hnswlib')
-  const files = [join(root, 'wasm', 'graph.cc'), ...readdirSync(vendor).filter((f) => f.endsWith('.h')).sort().map((f) => join(vendor, f))]
+  const headers = INCLUDE_DIRS.flatMap((dir) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.h')).sort().map((f) => join(root, dir, f)))
+  const files = [join(root, 'wasm', 'graph.cc'), ...headers]
   for (const file of files) {
     hash.update(file.slice(root.length).replaceAll('\\', '/') + '\0')
     hash.update(readFileSync(file))
@@ -33,4 +36,4 @@ function inputsDigest() {
   return hash.digest('hex')
 }
 
-module.exports = { WASM_FLAGS, inputsDigest }
+module.exports = { INCLUDE_DIRS, WASM_FLAGS, inputsDigest }
