@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createIndex, loadIndex, type QuarryIndex } from '@quarry/core'
 import { prng } from '../../test/support/random.js'
-import { saveV4 } from '../../test/support/snapshot-v4.js'
 import { renderSvg } from '@quarry/adapters'
 import { sizeOf } from '../lib/disk.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
@@ -17,9 +16,8 @@ const DIM = 64
  * Save and load of a large index at two sizes in one run (100k and 1M records; --quick: 10k and
  * 100k): each record a 64-d vector (exact path: an HNSW build at 1M takes too long here; the
  * persist suite covers the graph), a passage of the npm text corpus and two metadata fields (a
- * number and a Date). The current format (version 5) against the previous one (version 4, JSON
- * lines with postings, value indexes and norms rebuilt on load; written by test/support's copy of
- * its writer, read by Quarry's kept reader), saves and loads interleaved, medians reported.
+ * number and a Date). Saves and loads alternate; medians reported, and a probe query checks the
+ * loaded index answers as the saved one did.
  */
 export async function runPersistScale(ctx: SuiteContext): Promise<void> {
   const sizes = ctx.quick ? [10_000, 100_000] : [100_000, 1_000_000]
@@ -47,54 +45,35 @@ export async function runPersistScale(ctx: SuiteContext): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-scale-'))
     try {
       const v5 = join(dir, 'v5')
-      const v4 = join(dir, 'v4')
-      const times = { save5: [] as number[], load5: [] as number[], save4: [] as number[], load4: [] as number[] }
+      const times = { save5: [] as number[], load5: [] as number[] }
       const probe = { text: 'the value of the option', vector: Array.from({ length: DIM }, () => 0.5), topK: 10, filter: { op: 'lt' as const, field: 'bucket', value: 300 } }
       const expected = JSON.stringify(index.search(probe))
-      const same = { v5: true, v4: true }
+      const same = { v5: true }
       const seconds = (f: () => void): number => {
         const start = performance.now()
         f()
         return (performance.now() - start) / 1000
       }
-      // Interleaved: each round saves and loads both formats, the order alternating.
       const rounds = n >= 1_000_000 ? 3 : 5
       for (let round = 0; round < rounds; round++) {
-        const steps = [
-          () => {
-            times.save5.push(seconds(() => index.save(v5)))
-            let loaded: QuarryIndex | undefined
-            times.load5.push(seconds(() => (loaded = loadIndex(v5))))
-            same.v5 &&= JSON.stringify(loaded?.search(probe)) === expected
-          },
-          () => {
-            times.save4.push(seconds(() => saveV4(index, v4)))
-            let loaded: QuarryIndex | undefined
-            times.load4.push(seconds(() => (loaded = loadIndex(v4))))
-            same.v4 &&= JSON.stringify(loaded?.search(probe)) === expected
-          },
-        ]
-        if (round % 2 === 1) steps.reverse()
-        for (const step of steps) step()
+        times.save5.push(seconds(() => index.save(v5)))
+        let loaded: QuarryIndex | undefined
+        times.load5.push(seconds(() => (loaded = loadIndex(v5))))
+        same.v5 &&= JSON.stringify(loaded?.search(probe)) === expected
       }
-      const m = { save5: median(times.save5), load5: median(times.load5), save4: median(times.save4), load4: median(times.load4) }
+      const m = { save5: median(times.save5), load5: median(times.load5) }
       const row = {
         records: n,
         'build s': buildSeconds,
         'v5 save s': m.save5,
         'v5 load s': m.load5,
         'load / save': m.load5 / m.save5,
-        'v4 save s': m.save4,
-        'v4 load s': m.load4,
-        'v4 load / save': m.load4 / m.save4,
-        'load v5 / v4': m.load5 / m.load4,
         'v5 MB': sizeOf(v5) / 1e6,
-        'v4 MB': sizeOf(v4) / 1e6,
         rounds,
-        'same results': same.v5 && same.v4 ? 'yes' : `NO (v5 ${same.v5}, v4 ${same.v4})`,
+        'same results': same.v5 ? 'yes' : 'NO',
       }
       rows.push(row)
-      printTable(`snapshot of ${n} records (${DIM}-d, a passage, 2 metadata fields): medians of ${rounds} interleaved rounds`, [row])
+      printTable(`snapshot of ${n} records (${DIM}-d, a passage, 2 metadata fields): medians of ${rounds} rounds`, [row])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -108,7 +87,7 @@ export async function runPersistScale(ctx: SuiteContext): Promise<void> {
         xLabel: 'records',
         yLabel: 'seconds',
         logY: true,
-        series: (['v5 save s', 'v5 load s', 'v4 save s', 'v4 load s'] as const).map((key) => ({ name: key.replace(' s', ''), points: rows.map((r) => ({ x: r.records as number, y: r[key] as number })) })),
+        series: (['v5 save s', 'v5 load s'] as const).map((key) => ({ name: key.replace(' s', ''), points: rows.map((r) => ({ x: r.records as number, y: r[key] as number })) })),
       },
     ]),
   )

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError } from '@quarry/core'
 import { clustered } from '../support/random.js'
-import { saveV4 } from '../support/snapshot-v4.js'
+import { decodeManifest, encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
 import { backgroundSumsFilled, backgroundSumsStarted, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-'))
@@ -96,34 +96,33 @@ describe('save / loadIndex', () => {
     expect(() => loadIndex(path)).toThrowError(/version 99/)
   })
 
-  it('loads a version 4 snapshot (JSON lines, rebuilt indexes) to the same answers, and saves it again as version 5', () => {
-    const rich = createIndex({ dimensions: 16, metric: 'cosine', planner: { exactBelow: 0 }, text: { fields: { title: { boost: 2 } } } })
-    rich.addMany(data.slice(0, 400).map((vector, i) => ({
-      id: `w${i}`,
-      vector,
-      text: i % 3 === 0 ? { title: `heat ${i % 5}`, body: `wing flow naïve café ${i % 7}` } : `plate layer shock ${i % 11} \ud800`,
-      metadata: { n: i, even: i % 2 === 0, tags: [`t${i % 3}`], when: new Date(86_400_000 * i), ['__proto__']: 'x' },
-    })))
-    for (let i = 0; i < 400; i += 9) rich.remove(`w${i}`)
-    const path = join(dir, 'v4')
-    saveV4(rich, path)
-    expect(readFileSync(join(current(path), 'manifest.json'), 'utf8')).toContain('"version":4')
-    const requests = [
-      { vector: data[5] as number[], topK: 10 },
-      { text: 'heat wing 3', topK: 10, explain: true },
-      { text: 'shock plate', vector: data[7] as number[], topK: 10, explain: true },
-      { vector: data[9] as number[], topK: 10, filter: { op: 'and' as const, filters: [{ op: 'gte' as const, field: 'n', value: 100 }, { op: 'includes' as const, field: 'tags', value: 't1' }] } },
-    ]
-    const check = (loaded: ReturnType<typeof loadIndex>): void => {
-      for (const request of requests) expect(loaded.search(request)).toEqual(rich.search(request))
-      expect(loaded.textStats).toEqual(rich.textStats)
-      for (const id of rich.ids()) expect(loaded.get(id)).toEqual(rich.get(id))
+  it('refuses a version 4 or 3 snapshot (never published) with INVALID_SNAPSHOT naming the version and what to do', () => {
+    const path = join(dir, 'old')
+    index.save(path)
+    const manifestPath = join(current(path), 'manifest.json')
+    const decoded = decodeManifest(readFileSync(manifestPath))
+    if (decoded.kind !== 'sealed') throw new Error(`a fresh save's manifest is ${decoded.kind}`)
+    const manifest = decoded.manifest as Manifest
+    // Version 4: a sealed manifest, so only its version is wrong.
+    writeFileSync(manifestPath, encodeManifest({ ...manifest, version: 4 }))
+    const refusal = (): unknown => {
+      try {
+        loadIndex(path)
+      } catch (error) {
+        return error
+      }
+      return undefined
     }
-    const fromV4 = loadIndex(path)
-    check(fromV4)
-    fromV4.save(path)
-    expect(readFileSync(join(current(path), 'manifest.json'), 'utf8')).toContain('"version":5')
-    check(loadIndex(path))
+    const v4 = refusal()
+    expect(v4).toBeInstanceOf(QuarryError)
+    expect(v4).toMatchObject({ code: 'INVALID_SNAPSHOT' })
+    expect((v4 as QuarryError).message).toBe(`${path} is not a readable Quarry index: Quarry index version 4 is not supported by this Quarry (reads version 5). Restore it from a backup or save the index again with index.save(dir).`)
+    // Version 3: a bare manifest without a seal; the version is what the message names.
+    writeFileSync(manifestPath, JSON.stringify({ ...manifest, version: 3 }))
+    expect(refusal()).toMatchObject({ code: 'INVALID_SNAPSHOT', message: expect.stringContaining('Quarry index version 3 is not supported by this Quarry (reads version 5)') as unknown })
+    // The same manifest at version 5 loads again: the version alone was refused.
+    writeFileSync(manifestPath, encodeManifest(manifest))
+    expect(loadIndex(path).search({ vector: data[3] as number[], topK: 5 })).toEqual(index.search({ vector: data[3] as number[], topK: 5 }))
   })
 
   it('a crash during save leaves the previous snapshot current and loadable', () => {

@@ -18,8 +18,6 @@ export interface StateFormat {
   readonly version: number
   /** The engine, for messages. */
   readonly engine: string
-  /** Older versions still read (the engine's `restore` tells them apart by the saved `version`). */
-  readonly alsoReads?: readonly number[]
 }
 
 /** A list written item by item into `state.json`, a safe point after each (its items may hold lists marked so too). */
@@ -96,7 +94,6 @@ function generationFormat(format: StateFormat): GenerationFormat {
     version: format.version,
     kind: `${format.engine} save`,
     remedy: 'Restore the folder from a backup, or save the engine again.',
-    ...(format.alsoReads === undefined ? {} : { sealedVersions: format.alsoReads }),
   }
 }
 
@@ -121,8 +118,8 @@ export function loadEngine(dir: string, format: StateFormat, load: (folder: stri
 }
 
 /**
- * `dir/state.json` as written by `writeState`, format and version checked (the format's version or
- * one it `alsoReads`); `restore` builds the engine's state from it.
+ * `dir/state.json` as written by `writeState`, format and version checked; `restore` builds the
+ * engine's state from it.
  */
 export function readState<T>(dir: string, format: StateFormat, restore: (saved: Record<string, unknown>) => T): T {
   const path = join(resolve(dir), 'state.json')
@@ -145,8 +142,7 @@ export function readState<T>(dir: string, format: StateFormat, restore: (saved: 
   if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) throw fail('it is not an object')
   const tagged = saved as Record<string, unknown>
   if (tagged.format !== format.format) throw fail(`it is not a ${format.engine} state`)
-  const readable = [...(format.alsoReads ?? []), format.version]
-  if (!readable.includes(tagged.version as number)) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${readable.join(', ')})`)
+  if (tagged.version !== format.version) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${format.version})`)
   try {
     return restore(tagged)
   } catch (error) {

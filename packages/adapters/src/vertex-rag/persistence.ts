@@ -11,18 +11,14 @@ import { chunkId, IndexedChunk, type RagChunkState, type RagCorpusState, type Ra
  *
  * Version 2 keeps no chunk text: a chunk's text is its record's text in the corpus index (one copy
  * on disk, read without parsing it as JSON), its id follows from its file and position
- * ({@link chunkId}); a file lists its chunk count and, for a PDF, each chunk's pages. Version 1
- * (every chunk as `{ id, text, pageSpan? }`) is still read: its ids are kept, its texts are read
- * from the index as well (they are the same), and the next save writes version 2.
+ * ({@link chunkId}); a file lists its chunk count and, for a PDF, each chunk's pages. Only
+ * version 2 is read (version 1 was never published).
  */
-export const FORMAT: StateFormat = { format: 'quarry-vertex-rag', version: 2, engine: 'Vertex AI RAG Engine', alsoReads: [1] }
+export const FORMAT: StateFormat = { format: 'quarry-vertex-rag', version: 2, engine: 'Vertex AI RAG Engine' }
 
-type PageSpan = NonNullable<RagChunkState['pageSpan']>
 /** A file as saved (version 2): its chunks as a count, and their pages when it has pages. */
 type SavedFile = Omit<RagFileState, 'metadata' | 'chunks'> & { readonly metadata: readonly RagMetadataState[]; readonly chunks: number; readonly pageSpans?: readonly (readonly [number, number])[] }
-/** A file as version 1 saved it: each chunk with its text. */
-type SavedFileV1 = Omit<RagFileState, 'metadata' | 'chunks'> & { readonly metadata: readonly RagMetadataState[]; readonly chunks: readonly { readonly id: string; readonly pageSpan?: PageSpan }[] }
-type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly (SavedFile | SavedFileV1)[]; readonly schemas: readonly RagDataSchemaState[] }
+type SavedCorpus = Omit<RagCorpusState, 'index' | 'files' | 'schemas'> & { readonly indexDir: string; readonly files: readonly SavedFile[]; readonly schemas: readonly RagDataSchemaState[] }
 interface Saved {
   readonly seq: number
   readonly operations: readonly Operation[]
@@ -47,12 +43,9 @@ export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string)
   yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), corpora: streamed(saved), engineConfigs: [...ctx.state.engineConfigs.values()] })
 }
 
-/** The chunks of a saved file (either version), their texts read from the corpus index when asked. */
-function chunksOf(index: QuarryIndex, file: SavedFile | SavedFileV1): RagChunkState[] {
-  if (typeof file.chunks !== 'number') {
-    return file.chunks.map(({ id, pageSpan }) => new IndexedChunk(index, id, pageSpan ? { firstPage: pageSpan.firstPage, lastPage: pageSpan.lastPage } : undefined))
-  }
-  const spans = (file as SavedFile).pageSpans
+/** The chunks of a saved file, their texts read from the corpus index when asked. */
+function chunksOf(index: QuarryIndex, file: SavedFile): RagChunkState[] {
+  const spans = file.pageSpans
   return Array.from({ length: file.chunks }, (_, i) => {
     const span = spans?.[i]
     return new IndexedChunk(index, chunkId(file.id, i), span ? { firstPage: span[0], lastPage: span[1] } : undefined)
@@ -60,12 +53,10 @@ function chunksOf(index: QuarryIndex, file: SavedFile | SavedFileV1): RagChunkSt
 }
 
 /** The saved chunk list's shape, checked at load (a TypeError otherwise: readState refuses the state). */
-function checkChunks(file: SavedFile | SavedFileV1): void {
-  const { chunks } = file
-  const spans = (file as Partial<SavedFile>).pageSpans
+function checkChunks(file: SavedFile): void {
+  const { chunks, pageSpans: spans } = file
   const counted = typeof chunks === 'number' && Number.isSafeInteger(chunks) && chunks >= 0 && (spans === undefined || (Array.isArray(spans) && spans.length === chunks))
-  const listed = Array.isArray(chunks) && chunks.every((c) => typeof c === 'object' && c !== null && typeof c.id === 'string')
-  if (!counted && !listed) throw new TypeError('a file\'s chunks are neither a count nor a list of chunks')
+  if (!counted) throw new TypeError('a file\'s chunks are not a count')
 }
 
 /**
@@ -73,9 +64,9 @@ function checkChunks(file: SavedFile | SavedFileV1): void {
  * time something reads `chunks` (a query's hits, a write to the file, the next save): a load makes
  * none, so its time is the index's, whatever the number of chunks.
  */
-function fileOf(index: QuarryIndex, saved: SavedFile | SavedFileV1): RagFileState {
+function fileOf(index: QuarryIndex, saved: SavedFile): RagFileState {
   checkChunks(saved)
-  const { metadata, chunks: _chunks, pageSpans: _spans, ...f } = saved as SavedFile
+  const { metadata, chunks: _chunks, pageSpans: _spans, ...f } = saved
   const file = { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as Omit<RagFileState, 'chunks'>
   let chunks: readonly RagChunkState[] | undefined
   return Object.defineProperty(file, 'chunks', {

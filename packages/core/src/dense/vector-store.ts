@@ -195,19 +195,6 @@ export class VectorStore {
     if (shared) store.shared()
     return store
   }
-
-  /** Loads rows `0..n-1` from a snapshot. */
-  static fromRows(dim: number, rows: Float32Array): VectorStore {
-    const n = rows.length / dim
-    const store = new VectorStore(dim, Math.max(1024, n), n)
-    store.#data.set(rows)
-    for (let label = 0; label < n; label++) {
-      const v = store.view(label as Label)
-      const length = norm(v)
-      store.#invNorms[label] = length === 0 ? 0 : 1 / length
-    }
-    return store
-  }
 }
 
 /** How far ahead of the rows written `VectorStore` brings pages into memory, and the page step it writes at (the smallest page size). */

@@ -32,10 +32,6 @@ export interface GenerationFormat {
   readonly format: string
   /** The manifest's `version`; another version is refused. */
   readonly version: number
-  /** Older versions whose manifests carry no seal, still read (their files are checked all the same). */
-  readonly unsealedVersions?: readonly number[]
-  /** Older versions with sealed manifests, still read (the reader tells them apart by `manifest.version`). */
-  readonly sealedVersions?: readonly number[]
   /** What the folder is, for messages: `Quarry index`. */
   readonly kind: string
   /** What to do about a folder that cannot be read, for messages (a sentence). */
@@ -569,12 +565,8 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   const manifest = decoded.manifest as Partial<Manifest> | null
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
   const version = manifest.version
-  const unsealed = typeof version === 'number' && (format.unsealedVersions ?? []).includes(version)
-  if (typeof version !== 'number' || (version !== format.version && !unsealed && !(format.sealedVersions ?? []).includes(version))) {
-    throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
-  }
-  if (decoded.kind === 'legacy' && !unsealed) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
-  if (decoded.kind === 'sealed' && unsealed) throw fail(`${file} is not a ${format.kind} manifest`)
+  if (version !== format.version) throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
+  if (decoded.kind === 'legacy') throw fail(`${file} carries no checksum of its own (edited by hand?)`)
   const problem = manifestProblem(manifest)
   if (problem !== undefined) throw fail(`${file} ${problem}`)
   if (manifest.generation !== undefined && generationName(manifest.generation) !== name && `snapshot-${manifest.generation}` !== name) {

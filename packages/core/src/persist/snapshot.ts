@@ -11,24 +11,18 @@ import { asUnreadable, openGeneration, unreadable, whileCurrentHolds, writeGener
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
 import { SectionReader, SectionWriter } from './sections.js'
-import { readStateV4 } from './snapshot-v4.js'
 import type { SliceOptions, Steps } from './steps.js'
 
 /**
- * Snapshot format version; bumped on any incompatible change (4: the manifest carries its own
- * checksum; 5: binary sections holding the derived structures, see below).
+ * Snapshot format version; bumped on any incompatible change. Only the current version is read:
+ * another is refused with INVALID_SNAPSHOT naming it (earlier versions were never published).
  */
 export const SNAPSHOT_VERSION = 5
 
-/**
- * An index snapshot as a generation (generations.ts); versions 4 and 3 (manifest without a seal)
- * are still read (snapshot-v4.ts).
- */
+/** An index snapshot as a generation (generations.ts). */
 const INDEX_FORMAT: GenerationFormat = {
   format: 'quarry-index',
   version: SNAPSHOT_VERSION,
-  unsealedVersions: [3],
-  sealedVersions: [4],
   kind: 'Quarry index',
   remedy: 'Restore it from a backup or save the index again with index.save(dir).',
 }
@@ -37,7 +31,7 @@ const INDEX_FORMAT: GenerationFormat = {
 interface IndexFields {
   options: ResolvedIndexOptions
   extent: number
-  /** The text index's running total length, verbatim (see SparseIndex.restoreTotalLength). */
+  /** The text index's running total length, verbatim: a fresh sum may differ in the last bits (float addition is not associative). */
   textTotalLength: number
 }
 
@@ -134,9 +128,6 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   if (embedder) checkEmbedder(files.root, options, embedder)
   const dims = options.dimensions
   const hnsw = dims !== undefined && options.dense === 'hnsw'
-  // Version 4 reads the graph first, as it always did.
-  if (files.manifest.version !== SNAPSHOT_VERSION) return readStateV4(files, options, extent, textTotalLength, hnsw ? readGraph(files, options, dims) : undefined)
-  if (textTotalLength === undefined) throw unreadable(files.root, INDEX_FORMAT, `${files.name}/manifest.json has no text length`)
   const fail = (name: string) => (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} is not valid`)
   const sections = (name: string): SectionReader => {
     const bytes = files.readWhole(name)
@@ -174,19 +165,20 @@ function bytesOf(floats: Float32Array): Uint8Array {
   return new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength)
 }
 
-/** The index's fields of the manifest, checked (a version 3 manifest has no seal of its own). */
-function indexFields(files: Generation): { options: ResolvedIndexOptions; extent: number; textTotalLength: number | undefined } {
+/** The index's fields of the manifest, checked. */
+function indexFields(files: Generation): IndexFields {
   const m = files.manifest
   const fail = (what: string): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/manifest.json ${what}`)
   if (typeof m.extent !== 'number' || !Number.isSafeInteger(m.extent) || m.extent < 0) throw fail('has an invalid extent')
-  if (m.textTotalLength !== undefined && (typeof m.textTotalLength !== 'number' || !Number.isFinite(m.textTotalLength) || m.textTotalLength < 0)) throw fail('has an invalid text length')
+  if (m.textTotalLength === undefined) throw fail('has no text length')
+  if (typeof m.textTotalLength !== 'number' || !Number.isFinite(m.textTotalLength) || m.textTotalLength < 0) throw fail('has an invalid text length')
   let options: ResolvedIndexOptions
   try {
     options = resolveIndexOptions(m.options as ResolvedIndexOptions)
   } catch {
     throw fail('holds invalid index options')
   }
-  return { options, extent: m.extent, textTotalLength: m.textTotalLength as number | undefined }
+  return { options, extent: m.extent, textTotalLength: m.textTotalLength }
 }
 
 /** Refuses an embedder other than the one the index was built with (name and dimensions). */

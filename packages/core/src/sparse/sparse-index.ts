@@ -274,21 +274,6 @@ export class SparseIndex {
     return index
   }
 
-  /** Re-creates a document from a snapshot's forward entry (term ids of `terms`) and exact length. */
-  restore(label: Label, terms: readonly string[], ids: Uint32Array, tfs: Float32Array, length: number): void {
-    const map = new Map<string, number>()
-    for (let i = 0; i < ids.length; i++) map.set(terms[ids[i] as number] as string, tfs[i] as number)
-    this.set(label, { terms: map, length })
-  }
-
-  /**
-   * After restoring every document: takes the saved running total, which may differ from a fresh
-   * sum in the last bits when boosts are fractional (float addition is not associative).
-   */
-  restoreTotalLength(total: number): void {
-    this.#totalLength = total
-  }
-
   /** Document frequency of a term. */
   df(term: string): number {
     const id = this.#termIds.get(term)
