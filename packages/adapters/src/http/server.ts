@@ -57,12 +57,6 @@ export interface QuarryServerOptions {
   /** With dataDir and `log`: also checkpoint once the log holds this many bytes. @defaultValue 64 MiB */
   checkpointBytes?: number
   /**
-   * With dataDir: a checkpoint is written in slices of about this many milliseconds, requests
-   * answered between them (writes wait until it ends); `Infinity` writes it in one go, stopping
-   * the event loop meanwhile. @defaultValue 8
-   */
-  checkpointSliceMs?: number
-  /**
    * Host names answered besides this machine's own (localhost, `*.localhost`, IP addresses, the
    * bound host): requests naming any other `Host` get 403, which stops DNS rebinding. A name
    * starting with `.` allows its subdomains too; `all` turns the check off. @defaultValue []
@@ -122,7 +116,8 @@ export interface QuarryServer {
   readonly replayed: number
   /**
    * Takes a checkpoint now (with dataDir), when anything changed since the last one; resolves
-   * when it is on disk. `sliceMs` overrides `checkpointSliceMs` for this one.
+   * when it is on disk. It is written in slices of about `sliceMs` (8 by default), requests
+   * answered between them; `Infinity` writes it in one go, stopping the event loop meanwhile.
    */
   flush(options?: { readonly sliceMs?: number }): Promise<void>
   /** Whether the server answers its APIs: false while `listen` restores the data folder (then GET /readyz is 503). */
@@ -327,7 +322,6 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       durability,
       checkpointMs: options.snapshotDelayMs ?? (durability === 'log' ? 30_000 : 200),
       ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
-      ...(options.checkpointSliceMs === undefined ? {} : { sliceMs: options.checkpointSliceMs }),
       onInternalError,
     })
   const restoredCheckpoint = durable?.load() ?? false

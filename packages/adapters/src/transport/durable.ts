@@ -27,12 +27,6 @@ export interface DurableOptions {
   readonly checkpointBytes?: number
   /** Checkpoint this long after the first write since the last checkpoint (with `log`), or after a change (with `checkpoint`). */
   readonly checkpointMs: number
-  /**
-   * A checkpoint is written in slices of about this many milliseconds, the event loop answering
-   * requests between them (writes wait for the checkpoint's end).
-   * @defaultValue 8
-   */
-  readonly sliceMs?: number
   readonly onInternalError: (error: unknown) => void
 }
 
@@ -133,7 +127,11 @@ export class DurableWrites {
     this.#timer ??= setTimeout(() => void this.#checkpointSafely(), this.#options.checkpointMs)
   }
 
-  /** Takes a checkpoint now (when anything changed since the last one); `sliceMs` overrides the option's. */
+  /**
+   * Takes a checkpoint now (when anything changed since the last one), in slices of about
+   * `sliceMs` (8 by default), the event loop answering requests between them (writes wait for the
+   * checkpoint's end).
+   */
   async checkpoint(options: { readonly sliceMs?: number } = {}): Promise<void> {
     clearTimeout(this.#timer)
     this.#timer = undefined
@@ -141,7 +139,7 @@ export class DurableWrites {
     await this.#lock.run(async () => {
       this.#dirty = false
       try {
-        await this.#data.save({ sliceMs: options.sliceMs ?? this.#options.sliceMs ?? 8 })
+        await this.#data.save({ sliceMs: options.sliceMs ?? 8 })
       } catch (error) {
         this.#dirty = true
         throw error
