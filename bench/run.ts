@@ -1,6 +1,6 @@
 // `pnpm bench [suite ...] [--quick]`: runs benchmark suites, each writing bench/results/<suite>.json
 // and a plot, and printing its tables. Side-by-side comparisons run in one process, interleaved.
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,6 +21,7 @@ import { runStartup } from './suites/startup.js'
 import { runTextLimits } from './suites/text-limits.js'
 import { runTextSpeed } from './suites/text-speed.js'
 import { runVertexRag } from './suites/vertex-rag.js'
+import { renderBenchReadme } from './readme.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -65,3 +66,5 @@ for (const name of names.length > 0 ? names : Object.keys(SUITES)) {
   await (SUITES[name] as (ctx: SuiteContext) => Promise<void>)(ctx)
   console.log(`\n### suite ${name} done in ${((performance.now() - t) / 1000).toFixed(0)} s; results in ${resultsDir}`)
 }
+// The README shows the committed (full) results; quick runs write elsewhere and leave it alone.
+if (!quick) writeFileSync(join(dirname(fileURLToPath(import.meta.url)), 'README.md'), renderBenchReadme(resultsDir))
