@@ -35,7 +35,7 @@ const require = createRequire(import.meta.url)
 let project: string
 const runnables: Runnable[] = []
 
-for (const file of docFiles({ generated: false })) {
+for (const file of docFiles()) {
   const blocks = fencedBlocks(read(file))
   blocks.forEach((block, i) => {
     if (block.words[1] !== 'runnable') return
@@ -142,7 +142,7 @@ describe('runnable blocks of the documentation', () => {
 
   it('checks every output block (each follows a runnable block directly)', () => {
     const orphans: string[] = []
-    for (const file of docFiles({ generated: false })) {
+    for (const file of docFiles()) {
       for (const block of fencedBlocks(read(file))) {
         const checked = runnables.some((r) => r.file === file && r.output !== undefined && r.output === block.code && r.block.line < block.line)
         if (block.words[0] === 'text' && block.words[1] === 'output' && !checked) orphans.push(`${file}:${block.line}`)
