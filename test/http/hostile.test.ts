@@ -13,6 +13,7 @@ import { NamePool } from '../support/hostile/names.js'
 import { materialize, planArb, type Materialized, type RequestPlan } from '../support/hostile/requests.js'
 import { rawAgent, sendRaw, type RawAnswer } from '../support/hostile/http.js'
 import { engineState, scratchDir } from '../support/engine-state.js'
+import { runs } from '../support/runs.js'
 
 /**
  * Issue 13: hostile input against a real server on 127.0.0.1. Every route of the route table gets
@@ -20,7 +21,7 @@ import { engineState, scratchDir } from '../support/engine-state.js'
  * Each answer must come within 10 s, never be a 500, never carry a stack trace or a local path the
  * request did not contain, and leave the prototypes alone; a foreign Host or Origin gets 403.
  * Afterwards the secret file outside the roots must not be retrievable anywhere, and the server
- * must still answer a known case exactly. `FC_SEED` replays a run, `FC_RUNS` sets the request count;
+ * must still answer a known case exactly. `FC_SEED` replays a run, `FC_RUNS` scales the request count;
  * the default seed's request count and status histogram are printed (and deterministic).
  *
  * Issue 18: the server keeps its state in a data folder (`durability: 'log'`, no checkpoint during
@@ -28,7 +29,7 @@ import { engineState, scratchDir } from '../support/engine-state.js'
  * of the accepted writes replayed over the first (empty) checkpoint, and a restart after close.
  */
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 1_313
-const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 3_000
+const RUNS = runs(3_000)
 const TIMEOUT_MS = 10_000
 const LOCATION = 'projects/p/locations/l'
 
