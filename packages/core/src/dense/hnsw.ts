@@ -4,7 +4,7 @@ import { QuarryError } from '../errors.js'
 import type { Label } from '../ids.js'
 import type { Bitset } from '../util/bitset.js'
 
-/** HNSW parameters. See ARCHITECTURE.md ("Dense search") for what each one trades. */
+/** HNSW parameters. See ARCHITECTURE.md ("HNSW parameters in one page") for what each one trades. */
 export interface HnswOptions {
   /** Graph degree: links per node per layer. Higher = better recall, more memory, slower build. @defaultValue 16 */
   m?: number

@@ -123,8 +123,8 @@ export class VectorStore {
    * sized store included, are in memory already). Rows added one at a time would otherwise take
    * a fresh page every few rows, between the pages the HNSW graph takes as it grows with them:
    * the graph's pages then lie scattered in physical memory, and hnswlib searches it 2.5–3.4%
-   * slower than the same graph built alone (bench/README, dense, twelfth pass). Pages taken 1 MiB
-   * at a time leave the graph's in runs.
+   * slower than the same graph built alone (`pnpm bench dense`, twelfth pass in bench/README.md's
+   * git history). Pages taken 1 MiB at a time leave the graph's in runs.
    */
   #touchAhead(unwritten: number): void {
     const data = this.#data

@@ -42,7 +42,8 @@ export interface MetricOps {
  * call site that has seen one function per metric (a process with indexes of two metrics) is one
  * V8 no longer inlines. With one method per operation every call site sees one function, whatever
  * metrics the process uses (in a loop of graph searches, 1.9 µs a query with l2 alone against 2.5
- * µs once a cosine index had been searched too, before: bench/README, dense, twelfth pass).
+ * µs once a cosine index had been searched too, before: `pnpm bench dense`, its twelfth pass in
+ * bench/README.md's git history).
  */
 class Ops implements MetricOps {
   constructor(
