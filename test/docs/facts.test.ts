@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ANALYZER_DEFAULTS, BM25_DEFAULTS, HNSW_DEFAULTS, PLANNER_DEFAULTS, createIndex, type Filter, type QuarryErrorCode } from '@quarry/core'
-import { ROOT, fencedBlocks, read, withoutCode } from './markdown.js'
+import { ROOT, anchors, fencedBlocks, links, read, withoutCode } from './markdown.js'
 
 /** The tables of the README and docs/ that restate the code, checked against it. */
 
@@ -63,6 +63,15 @@ describe('the README and docs/ say what the code does', () => {
   it('the README stays a front page: at most 200 lines, details in docs/', () => {
     const lines = read('README.md').replace(/\n$/, '').split('\n')
     expect(lines.length, 'README.md lines (move details into a docs/ page)').toBeLessThanOrEqual(200)
+  })
+
+  it('ARCHITECTURE.md stays an overview: at most 250 lines, folders not files, its anchors resolve', () => {
+    const text = read('ARCHITECTURE.md')
+    expect(text.replace(/\n$/, '').split('\n').length, 'ARCHITECTURE.md lines (say it per folder, not per file)').toBeLessThanOrEqual(250)
+    const own = anchors(text)
+    expect(links(text).filter((l) => l.target.startsWith('#') && !own.has(l.target.slice(1))).map((l) => l.target)).toEqual([])
+    // The annotated file list it once opened with: a fenced block of paths under packages/.
+    expect(fencedBlocks(text).filter((b) => /^packages\/\w+\/src\//m.test(b.code))).toEqual([])
   })
 
   it('docs/errors.md lists every QuarryError code, and no other', () => {
