@@ -233,8 +233,8 @@ export const SUITES: readonly Suite[] = [
   {
     name: 'startup',
     files: ['startup.json', 'startup-ann.json'],
-    measures: '`quarry serve --data` from spawn to its first answer, against core\'s `loadIndex` of the same snapshot',
-    peer: "core's `loadIndex` in the bench process (the ratio's denominator)",
+    measures: '`quarry serve --data` (one RAG corpus) from spawn to its first answer',
+    peer: "core's `loadIndex` of the same snapshot in the bench process (the ratio's denominator)",
     method: 'The server runs as an installed `quarry` does (the built, bundled packages). Rounds interleave; the ratio is the median of each round\'s own ratio. `startup-ann.json` is the same with an ANN (HNSW) corpus (`STARTUP_CORPUS=ann`).',
     render: (files) => [...pick(files.flatMap((f) => list(f, 'rows')), [['corpus', 'corpus'], ['chunks', 'chunks'], ['data MB', 'data MB'], ['core loadIndex s', 'loadIndex s'], ['serve: first answer s', 'first answer s'], ['first answer / load, median of rounds', 'first answer / load'], ['empty folder: first answer s', 'empty folder s'], ['rounds', 'rounds']], (k, v) => (k.includes(' / ') ? ratio(v) : fmt(v))), ''],
   },
@@ -290,7 +290,7 @@ export const SUITES: readonly Suite[] = [
     data: ([r]) => {
       const rec = obj(r, 'recovery')
       const kills = obj(r, 'kills')
-      return `Recovery: ${fmt(num(rec, 'replayed'))} of ${fmt(num(rec, 'logged'))} logged writes replayed, restart ${fmt((num(rec, 'restartMs') ?? NaN) / 1000)} s. Kills: ${fmt(num(kills, 'kills'))} SIGKILLs, ${fmt(num(kills, 'acknowledged'))} acknowledged writes, ${fmt(num(kills, 'lost'))} lost.`
+      return `recovery: ${fmt(num(rec, 'replayed'))} of ${fmt(num(rec, 'logged'))} logged writes replayed, restart ${fmt((num(rec, 'restartMs') ?? NaN) / 1000)} s; kills: ${fmt(num(kills, 'kills'))} SIGKILLs, ${fmt(num(kills, 'acknowledged'))} acknowledged writes, ${fmt(num(kills, 'lost'))} lost.`
     },
     files: ['durability.json'],
     measures: 'what `--data` costs in write throughput, what a checkpoint pauses, and what restarts and kills keep',
