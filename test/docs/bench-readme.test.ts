@@ -16,9 +16,9 @@ describe('bench/README.md', () => {
     expect(read('bench/README.md').replace(/\n$/, '').split('\n').length).toBeLessThanOrEqual(250)
   })
 
-  it('has a section for every results file, and every section names a file that exists', () => {
-    const files = readdirSync(RESULTS).filter((f) => f.endsWith('.json')).sort()
-    expect(SUITES.flatMap((s) => s.files).sort()).toEqual(files)
+  it('has a section for every results file, one per suite, in the template order', () => {
+    const listed = new Set(SUITES.flatMap((s) => s.files))
+    expect(readdirSync(RESULTS).filter((f) => f.endsWith('.json') && !listed.has(f))).toEqual([])
     const headings = read('bench/README.md').split('\n').filter((l) => l.startsWith('## ')).map((l) => l.slice(3))
     expect(headings).toEqual(SUITES.map((s) => s.name))
   })
