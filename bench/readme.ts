@@ -90,7 +90,7 @@ export const SUITES: readonly Suite[] = [
     data: ([r]) => {
       const sets = Object.entries(obj(r, 'datasets'))
       const exact = sets.flatMap(([name, d]) => list(d, 'engines').filter((e) => EXACT_SCANS.has(String(e['engine']))).map((e) => `${String(e['engine'])} ${fmt(bestAt(e, 0))} on ${name}`))
-      return `${sets.map(([name, d]) => `${name} ${fmt(num(d, 'n'))} × ${fmt(num(d, 'dim'))}-d ${fmt(isObject(d) ? d['metric'] : undefined)}, ${fmt(num(d, 'queries'))} queries`).join('; ')}; k = 10. Exact scans (QPS at recall 1): ${exact.join(', ')}.`
+      return `${sets.map(([name, d]) => `${name} ${fmt(num(d, 'n'))} × ${fmt(num(d, 'dim'))}-d ${fmt(isObject(d) ? d['metric'] : undefined)}, ${fmt(num(d, 'queries'))} queries`).join('; ')}; k = 10. Exact scans (QPS at recall 1): ${exact.join(', ')}. One call over a 16-vector graph, µs (raw hnswlib-node / Quarry's whole call): ${sets.map(([name, d]) => `${fmt(num(obj(d, 'callFloorUs'), 'rawUs'))} / ${fmt(num(obj(d, 'callFloorUs'), 'quarryUs'))} on ${name}`).join(', ')}.`
     },
     render: ([r]) => {
       const rows: string[][] = []
