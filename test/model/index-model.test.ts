@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, QuarryError, type Metric, type QuarryIndex } from '@quarry/core'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 /** The model: a plain Map from id to vector and metadata. */
 interface Model {
@@ -92,7 +93,7 @@ describe.each([
         const index = createIndex({ dimensions: DIM, metric, dense, planner: { exactBelow: 0, exactFilterMax: 0 } })
         fc.modelRun(() => ({ model: { records: new Map() }, real: { index, metric } }), cmds)
       }),
-      { numRuns: 120 },
+      { numRuns: runs(120) },
     )
   })
 })

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { ApiError, Code, MemoryBankServiceClient, seededRandomId } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * Model-based test of Memory Bank: create (with or without ttl) / update / delete / time passing /
@@ -111,7 +112,7 @@ describe('Memory Bank against a plain model', () => {
         const client = new MemoryBankServiceClient({ embedder: createHashingEmbedder({ dimensions: 16 }), clock: () => new Date(now.ms), randomId: seededRandomId(8) })
         await fc.asyncModelRun(() => ({ model: { memories: [], now: { ms: now.ms } }, real: { client, now } }), [...cmds, new Check(100)])
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 

@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { Code, MemoryBank, seededRandomId, type Outcome } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * Model-based test of memory revisions: create / update / generate (consolidating into an existing
@@ -221,7 +222,7 @@ describe('memory revisions against a plain model', () => {
         const final = FILTERS.map((_, f) => new Check(2, f))
         await fc.asyncModelRun(() => ({ model: { memories: [], now: { ms: now.ms } }, real: { bank, now } }), [...cmds, ...final])
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 

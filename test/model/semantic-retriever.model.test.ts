@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { ApiError, Code, RetrieverServiceClient, seededRandomId } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * Model-based test of the Semantic Retriever's resource management: random sequences of
@@ -201,7 +202,7 @@ describe('Semantic Retriever resources against a plain model', () => {
         const real = new RetrieverServiceClient({ embedder: createHashingEmbedder({ dimensions: 16 }), limits: LIMITS, randomId: seededRandomId(3) })
         await fc.asyncModelRun(() => ({ model: { corpora: [] }, real }), [...cmds, new CheckEverything(20)])
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     )
   })
 

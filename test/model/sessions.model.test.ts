@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, seededRandomId, steppingClock, type Outcome, type SessionEventJson, type SessionJson } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * Model-based test of Agent Engine Sessions: create (ttl or not) / update / delete / append /
@@ -192,7 +193,7 @@ describe('Agent Engine Sessions against a plain model', () => {
         const final = [...ORDERS.keys()].map((o) => new CheckSessions(1000, 0, o))
         await fc.asyncModelRun(() => ({ model: { sessions: [], now: { ms: now.ms }, seq: { n: 0 } }, real: { bank, now } }), [...cmds, ...final])
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 

@@ -6,6 +6,7 @@ import { MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, parseFilter, printFilter, type Fil
 import { toCoreFilter } from '../../packages/adapters/src/rpc/aip160-filter.js'
 import type { RpcFailure } from '../../packages/adapters/src/rpc/status.js'
 import { violation } from '../support/rpc-failure.js'
+import { runs } from '../support/runs.js'
 
 /** Generated AIP-160 expressions in normal form (no and directly inside and, no or directly inside or). */
 const FIELDS = ['year', 'genre', 'tags', 'score', 'ok', 'when', 'a.b', 'AND_x']
@@ -80,7 +81,7 @@ describe('AIP-160 filter subset', () => {
       fc.property(expr, (e) => {
         expect(parseFilter(printFilter(e), 'filter')).toEqual(e)
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     )
   })
 
@@ -90,7 +91,7 @@ describe('AIP-160 filter subset', () => {
         const predicate = compileFilter(toCoreFilter(e, { fieldOf: (k) => k, typeOf: () => undefined }))
         for (const m of records) expect(predicate(m)).toBe(naive(e, m))
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     )
   })
 

@@ -8,6 +8,7 @@ import { Analyzer, type AnalyzedToken } from '@quarry/core'
 import { defaultStopWords, directUnitTokens, porter2, winkLexicon, winkTokens, winkUnitTokens } from '../../packages/core/src/text/wink.js'
 import { forEachWinkUnit } from '../../packages/core/src/text/wink-pieces.js'
 import { SHAPE_NAMES, shapeOf, shapeTokens } from '../../packages/core/src/text/wink-shapes.js'
+import { runs } from '../support/runs.js'
 
 // Issue 20: the Analyzer memoizes wink's analysis unit by unit and reads three shapes of unit
 // (and the model's own words) without calling wink. Its terms and tokens must be exactly those
@@ -106,7 +107,7 @@ describe('the memoized analyzer against wink itself', () => {
   it('random text of words, punctuation and wink’s hard cases: the same terms and tokens', () => {
     fc.assert(
       fc.property(text, (t) => expectSameAsWink(t)),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 
@@ -116,7 +117,7 @@ describe('the memoized analyzer against wink itself', () => {
         expectSameAsWink(u)
         expectSameAsWink(u)
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     )
   })
 
@@ -151,7 +152,7 @@ describe('the shapes read without wink, against wink itself', () => {
       fc.property(unit, (u) => {
         expectShapeAsWink(u)
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     )
   })
 
@@ -267,7 +268,7 @@ describe('wink’s tokenizer on a stand-in for its cache (directUnitTokens), aga
       fc.property(fc.oneof(unit, joined), (u) => {
         if (u !== '') expectDirectAsWink(u)
       }),
-      { numRuns: 4000 },
+      { numRuns: runs(4000) },
     )
   })
 

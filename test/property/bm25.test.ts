@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Hit, type QuarryIndex } from '@quarry/core'
+import { runs } from '../support/runs.js'
 
 /** BM25 written plainly: Lucene's idf, k1/b saturation, over whitespace-separated terms. */
 function referenceBm25(docs: ReadonlyMap<string, string[]>, query: string[], k1: number, b: number, keep: (id: string) => boolean = () => true): { id: string; score: number }[] {
@@ -59,7 +60,7 @@ describe('BM25 against a plain reference', () => {
         const { hits } = index.search({ text: query.join(' '), topK: k })
         expectRanking(hits, referenceBm25(new Map(entries), query, k1, b), k)
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 
@@ -75,7 +76,7 @@ describe('BM25 against a plain reference', () => {
         const s = top.stats.bm25
         if (s && s.essentialTerms < s.terms) pruned++
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
     expect(pruned).toBeGreaterThan(0)
   })
@@ -90,7 +91,7 @@ describe('BM25 against a plain reference', () => {
         const { hits } = index.search({ text: query.join(' '), topK: 10, filter: (m) => (m.n as number) % modulo === 0 })
         expectRanking(hits, referenceBm25(new Map(entries), query, 1.2, 0.75, keep), 10)
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 
@@ -107,7 +108,7 @@ describe('BM25 against a plain reference', () => {
         expect(index.textStats).toEqual(before)
         expect(index.search({ text: query.join(' '), topK: 50 }).hits).toEqual(hitsBefore.hits)
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     )
   })
 
@@ -121,7 +122,7 @@ describe('BM25 against a plain reference', () => {
           for (const p of parts) if (p.tf > 0) expect(p.idf).toBeGreaterThan(0)
         }
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     )
   })
 })

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Metric } from '@quarry/core'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 const metrics: Metric[] = ['cosine', 'dot', 'l2']
 const DIM = 6
@@ -31,7 +32,7 @@ describe.each(metrics)('exact search (%s) equals brute force', (metric) => {
           }
         },
       ),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     )
   })
 
@@ -52,7 +53,7 @@ describe.each(metrics)('exact search (%s) equals brute force', (metric) => {
           for (const hit of hits) expect(hit.metadata).toEqual({ group: wanted })
         },
       ),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     )
   })
 })

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { compileFilter, createIndex, fromGoogleMetadataFilters, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
 import { filterArbitrary, metadataArbitrary, type MetadataFields } from '@quarry/core/testing'
 import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
+import { runs } from '../support/runs.js'
 
 /** The filter semantics written plainly: a different type than the stored one never matches. */
 function naive(f: Filter, m: Readonly<Metadata>): boolean {
@@ -61,7 +62,7 @@ describe('declarative filters', () => {
       fc.property(filter, metadata, (f, m) => {
         expect(compileFilter(f)(m)).toBe(naive(f, m))
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     )
   })
 
@@ -93,7 +94,7 @@ describe('declarative filters', () => {
           expect(indexed(values, f)).toEqual(brute)
         }
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     )
   })
 
@@ -106,7 +107,7 @@ describe('declarative filters', () => {
         expect(indexed(values, { op: 'not', filter: { op: 'and', filters: [a, b] } })).toEqual(indexed(values, { op: 'or', filters: [{ op: 'not', filter: a }, { op: 'not', filter: b }] }))
         expect(indexed(values, { op: 'not', filter: { op: 'or', filters: [a, b] } })).toEqual(indexed(values, { op: 'and', filters: [{ op: 'not', filter: a }, { op: 'not', filter: b }] }))
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 
@@ -120,7 +121,7 @@ describe('declarative filters', () => {
         expect(index.search({ vector: q, topK: 50, filter: f }).hits).toEqual(index.search({ vector: q, topK: 50, filter: (m) => fn(m) }).hits)
         expect(index.search({ text: 'common word1', topK: 50, filter: f }).hits).toEqual(index.search({ text: 'common word1', topK: 50, filter: (m) => fn(m) }).hits)
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 

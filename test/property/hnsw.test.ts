@@ -10,6 +10,7 @@ import { normalized } from '../../packages/core/src/engine/vector-input.js'
 import { clustered, prng } from '../support/random.js'
 import { recallAtK } from '@quarry/core/testing'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 const DIM = 24
 
@@ -40,7 +41,7 @@ describe('HNSW recall against the exact oracle (clustered data, default graph se
         }
         expect(total / queries.length).toBeGreaterThanOrEqual(0.95)
       }),
-      { numRuns: 2 },
+      { numRuns: runs(2) },
     )
   })
 })
@@ -130,7 +131,7 @@ describe('graph hits are the graph candidates ordered by distance then id', () =
           expect(hits.map((h) => h.distance)).toEqual(expected.map((e) => state.ops.distance(e.key)))
         }
       }),
-      { numRuns: 12 },
+      { numRuns: runs(12) },
     )
     expect(tiedAtCut).toBeGreaterThan(0)
     expect(clean).toBeGreaterThan(0)
@@ -205,7 +206,7 @@ describe('graph search answers as raw hnswlib-node does on the same graph', () =
           }
           rmSync(file)
         }),
-        { numRuns: 6 },
+        { numRuns: runs(6) },
       )
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createIndex, type Hit, type Metric, type QuarryIndex } from '@quarry/core'
 import { oracleDistance } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 const WORDS = ['wing', 'flow', 'shock', 'heat', 'plate', 'layer'] as const
 const record = fc.tuple(fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 3, maxLength: 3 }).filter((v) => v.some((x) => x !== 0)), fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }))
@@ -50,7 +51,7 @@ describe('hybrid search', () => {
         expect(strip(index.search({ text, vector: v, alpha: 0, topK: k }).hits)).toEqual(strip(index.search({ text, topK: k }).hits))
         expect(strip(index.search({ text, vector: v, alpha: 1, topK: k }).hits)).toEqual(strip(index.search({ vector: v, topK: k }).hits))
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 
@@ -86,7 +87,7 @@ describe('hybrid search', () => {
           expect(a.score > b.score || (a.score === b.score && a.id < b.id)).toBe(true)
         }
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 
@@ -153,7 +154,7 @@ describe('hybrid search', () => {
         expect(above.map((h) => h.id)).toEqual(all.filter((h) => h.score >= t).map((h) => h.id))
         for (const h of within) expect(Math.abs((h.distance as number) - oracleDistance(metric, v, rows[Number(h.id.slice(1))]?.[0] ?? []))).toBeLessThan(1e-6)
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     )
   })
 })
@@ -173,7 +174,7 @@ describe('hybrid search by example and with thresholds', () => {
           expect(distance.get(hit.id) as number).toBeLessThanOrEqual(t)
         }
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     )
   })
 })

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { keyAt, metricKind, scanKeys } from '../../packages/core/src/metric/kernels.js'
+import { runs } from '../support/runs.js'
 
 // Issue 20: scans compute keys two rows at a time (dotAt2 / l2SquaredAt2). Every key must have the
 // bits of keyAt on its own row — what the single-row path, the oracle tests and the pool compare.
@@ -39,7 +40,7 @@ describe('scanKeys (rows in pairs) gives each row the bits of keyAt', () => {
           labels.forEach((row, i) => expect(Object.is(listed[i], keyAt(kind, q, data, row * dim, dim, invNorms[row] as number))).toBe(true))
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 })

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBankServiceClient, seededRandomId, type MemoryJson } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * Scopes isolate memories: whatever the memories, scopes, queries and filters, a retrieval returns
@@ -92,7 +93,7 @@ describe('Memory Bank scope isolation', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 })

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, type Filter, type QuarryIndex } from '@quarry/core'
+import { runs } from '../support/runs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-prop-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -78,7 +79,7 @@ describe('snapshots', () => {
         index.save(path)
         expectSameAnswers(loadIndex(path), index, q, words)
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 
@@ -107,7 +108,7 @@ describe('snapshots', () => {
         oracle.save(second)
         expect(dataFiles(third)).toEqual(dataFiles(second))
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 })

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
+import { runs } from '../support/runs.js'
 
 // QuarryIndex.prepareText analyzes a record's text ahead of its add (the RAG adapter's uploads
 // analyze while the import worker embeds). The oracle is the same index fed the plain text: the
@@ -55,7 +56,7 @@ describe('text prepared ahead (prepareText)', () => {
         expect([...prepared.ids()].map((id) => prepared.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
         expect(answers(prepared, queries)).toEqual(answers(plain, queries))
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     )
   })
 

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { RetrieverServiceClient, seededRandomId, type CustomMetadataJson } from '@quarry/adapters'
+import { runs } from '../support/runs.js'
 
 /**
  * queryCorpus / queryDocument against a brute force written from the API's rules alone: embed
@@ -166,7 +167,7 @@ describe('queryCorpus and queryDocument equal a brute-force oracle', () => {
           for (const r of documentResult.relevantChunks ?? []) expect(r.document).toBeUndefined()
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 })

@@ -6,6 +6,7 @@ import { keyAt, metricKind, norm } from '../../packages/core/src/metric/kernels.
 import { SIMD_BLOCK_ROWS, SIMD_MAX_BYTES, SIMD_SLOTS, SIMD_STORE_MIN_COMPONENTS, simdLayout, simdMemory, simdModule, simdScanKeys } from '../../packages/core/src/metric/simd.js'
 import type { Label } from '../../packages/core/src/ids.js'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 // Issue 20: exact scans run WebAssembly SIMD kernels over a store's rows in a WebAssembly memory.
 // Every key they give must have the bits of kernels.ts' keyAt on its own row — the pool, the
@@ -80,7 +81,7 @@ describe('SIMD kernels give every row the bits of keyAt', () => {
           rows.forEach((r, i) => expect(store.get(i as Label)).toEqual(Float32Array.from(r)))
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 

@@ -6,6 +6,7 @@ import { resolveIndexOptions } from '../../packages/core/src/engine/options.js'
 import { queryTerms, sparseDocument } from '../../packages/core/src/engine/sparse-search.js'
 import { SparseIndex } from '../../packages/core/src/sparse/sparse-index.js'
 import type { TextInput } from '../../packages/core/src/engine/record.js'
+import { runs } from '../support/runs.js'
 
 // Issue 20: indexing hands the sparse index the Analyzer's term ids and summed weights (reused
 // counts, translated once per term into the index's ids) instead of a Map of term strings. The
@@ -67,7 +68,7 @@ describe('indexing from the Analyzer’s term ids equals indexing from a Map of 
           expect(counted.search(terms, 5, tie).hits).toEqual(mapped.search(terms, 5, tie).hits)
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 

@@ -14,6 +14,7 @@ import {
   type MetadataFields,
 } from '@quarry/core/testing'
 import { queryCorpusRequestArbitrary, retrieveContextsRequestArbitrary, retrieveMemoriesRequestArbitrary } from '@quarry/adapters/testing'
+import { runs } from '../support/runs.js'
 
 /**
  * The testing entries (@quarry/core/testing, @quarry/adapters/testing) used as their users would:
@@ -92,7 +93,7 @@ describe("Quarry's HNSW path against the exact oracle, on generated records, que
           }
         },
       ),
-      { numRuns: 30 },
+      { numRuns: runs(30) },
     )
     expect(strategies.has('hnsw')).toBe(true)
     expect(total / searches).toBeGreaterThanOrEqual(0.95)
@@ -115,7 +116,7 @@ describe('sameRanking can fail', () => {
     }
     const details = fc.check(
       fc.property(recordsArbitrary({ dimensions, minLength: 2, maxLength: 30 }), vectorArbitrary({ dimensions }), (records, query) => verdict(records, query).same),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
     expect(details.failed).toBe(true)
     const [records, query] = details.counterexample ?? [[], []]
@@ -169,7 +170,7 @@ describe('generated records, metadata and filters are valid for Quarry', () => {
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     )
   })
 
@@ -187,7 +188,7 @@ describe('generated records, metadata and filters are valid for Quarry', () => {
         for (const key of Object.keys(m)) expect(['x', 'y']).toContain(key)
         if (m.y !== undefined) expect(m.y).toBeInstanceOf(Date)
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     )
   })
 
@@ -243,7 +244,7 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
         if (request.query?.ragRetrievalConfig?.filter?.metadataFilter !== undefined) filtered++
         accepted(await rag.retrieveContexts(request), request)
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
     // The filter path really ran (not only requests without one).
     expect(filtered).toBeGreaterThan(30)
@@ -272,7 +273,7 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
           accepted(await retriever.queryCorpus(request), request)
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
     expect(filtered).toBeGreaterThan(30)
   })
@@ -293,7 +294,7 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
           accepted(await bank.retrieveMemories(request), request)
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
     expect(filtered).toBeGreaterThan(30)
   })

@@ -5,6 +5,7 @@ import { createHashingEmbedder } from '@quarry/core'
 import { VertexRagEngine, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
 import { retrieveContextsRequestArbitrary } from '@quarry/adapters/testing'
 import { contextPart } from '../../packages/adapters/src/vertex-rag/augment.js'
+import { runs } from '../support/runs.js'
 
 /**
  * For every valid retrieveContexts request (the adapters' own arbitrary): asyncRetrieveContexts
@@ -68,7 +69,7 @@ describe('asyncRetrieveContexts and augmentPrompt agree with retrieveContexts', 
           expect(augmented.augmentedPrompt).toEqual(facts.length === 0 ? contents : [{ role: 'user', parts: [{ text: contextPart(facts) }, { text }] }])
         },
       ),
-      { numRuns: 80 },
+      { numRuns: runs(80) },
     )
   })
 })

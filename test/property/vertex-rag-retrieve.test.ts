@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { Analyzer, chunkText, createHashingEmbedder } from '@quarry/core'
 import { VertexRagEngine, seededRandomId, type ContextJson } from '@quarry/adapters'
 import { chunkingOf } from '../../packages/adapters/src/vertex-rag/chunking.js'
+import { runs } from '../support/runs.js'
 
 /**
  * retrieveContexts against a brute force written from the API's rules: every chunk embedded with
@@ -152,7 +153,7 @@ describe('retrieveContexts equals a brute-force oracle', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 })
@@ -187,7 +188,7 @@ describe('fixed-length chunking', () => {
         expect(covered.size).toBe(tokens.length)
         expect((chunks[chunks.length - 1] as { end: number }).end).toBe(tokens[tokens.length - 1]?.end)
       }),
-      { numRuns: 1000 },
+      { numRuns: runs(1000) },
     )
   })
 

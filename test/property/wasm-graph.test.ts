@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { NativeGraph, WasmGraph, type Graph, type GraphBuild } from '../support/graph-builds.js'
 import { gaussian, prng } from '../support/random.js'
+import { runs } from '../support/runs.js'
 
 // A snapshot is the same bytes whichever build wrote it: random graphs (inserts that grow the graph,
 // duplicate vectors, deletes, replaced and revived labels) built with the native Graph, saved, and
@@ -15,7 +16,7 @@ import { gaussian, prng } from '../support/random.js'
 // another element's, where hnswlib walks an unordered_set whose order differs between the two
 // standard libraries (not generated here: replacements are fresh vectors).
 
-const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 40
+const RUNS = runs(40)
 const dir = mkdtempSync(join(tmpdir(), 'quarry-wasm-graph-prop-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

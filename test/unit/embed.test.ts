@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, embedderFromRecipe, embedderRecipe, lazyEmbedder, loadGloveVectors, loadIndex, type Embedder } from '@quarry/core'
+import { full } from '../support/tier.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-embed-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -100,7 +101,7 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
     return { words, vectors }
   }
 
-  it('holds the float JSON\'s words in order, each component within half a step (its range / 255)', () => {
+  full.it('holds the float JSON\'s words in order, each component within half a step (its range / 255)', () => {
     const source = floatSource(2000)
     const loaded = loadGloveVectors({ limit: 2000 })
     expect(loaded.dimensions).toBe(100)
@@ -121,7 +122,7 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
     expect(worst).toBeGreaterThan(0.4)
   })
 
-  it('the whole file: 341,479 words, and a limit reads the same leading rows', () => {
+  full.it('the whole file: 341,479 words, and a limit reads the same leading rows', () => {
     const all = loadGloveVectors()
     expect(all.words).toHaveLength(341_479)
     expect(all.words.slice(0, 5)).toEqual(['the', ',', '.', 'of', 'to'])

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { IdMap } from '../../packages/core/src/ids.js'
+import { runs } from '../support/runs.js'
 
 describe('IdMap', () => {
   it('maps ids to dense labels and reuses freed labels', () => {
@@ -63,7 +64,7 @@ describe('IdMap against a Map', () => {
           expect([...map.free]).toEqual(free)
         }
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 

@@ -10,6 +10,8 @@ import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type Quarry
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
 import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
+import { runs } from '../support/runs.js'
+import { full } from '../support/tier.js'
 
 /** What `fn` throws (undefined when it returns). */
 function thrown(fn: () => unknown): unknown {
@@ -159,15 +161,16 @@ describe('a core snapshot under corruption', () => {
 
   it('random single-byte changes, truncations, deletions and folders in place of any file: the saved state exactly, or INVALID_SNAPSHOT', () => {
     const counts = tally()
+    const cases = runs(400)
     fc.assert(
       fc.property(fc.nat({ max: files.length - 1 }), fc.constantFrom(...KINDS), fc.nat(), fc.nat(), (f, kind, a, b) => attempt(kind, files[f] as string, a, b, counts)),
-      { numRuns: 400 },
+      { numRuns: cases },
     )
     console.log(`core snapshot, random: ${total(counts)} cases ${JSON.stringify(counts)}`)
-    expect(total(counts)).toBe(400)
+    expect(total(counts)).toBe(cases)
   })
 
-  it('every byte of manifest.json and CURRENT changed, and every truncation of them: never other data', () => {
+  full.it('every byte of manifest.json and CURRENT changed, and every truncation of them: never other data', () => {
     const counts = tally()
     for (const file of ['CURRENT', 'snapshot-000002/manifest.json']) {
       const size = statSync(join(good, file)).size
@@ -223,7 +226,7 @@ describe('a core snapshot altered behind a valid checksum (the manifest re-seale
       // examples are runs that once took 5 s to 3 min: a value index's label with a high byte
       // flipped sized its bitsets by it (readValues now refuses a label past the snapshot's extent
       // before any bitset is made).
-      { numRuns: 120, examples: [['values.bin', 'flip', 1_349_024_851, 2_147_483_622], ['values.bin', 'flip', 1_483_879_915, 739_395_755], ['values.bin', 'flip', 587_947_183, 910_393_642], ['values.bin', 'flip', 1_781_285_927, 610_449_874]] },
+      { numRuns: runs(120), examples: [['values.bin', 'flip', 1_349_024_851, 2_147_483_622], ['values.bin', 'flip', 1_483_879_915, 739_395_755], ['values.bin', 'flip', 587_947_183, 910_393_642], ['values.bin', 'flip', 1_781_285_927, 610_449_874]] },
     )
     console.log(`core snapshot, re-sealed damage: ${JSON.stringify(counts)}`)
     expect(counts.refused).toBeGreaterThan(0)
@@ -297,6 +300,7 @@ describe('a server data folder (DataDir) under corruption', () => {
 
   it('random damage to any file of the folder: the saved state exactly, or INVALID_SNAPSHOT', async () => {
     const counts = tally()
+    const cases = runs(250)
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: files.length - 1 }), fc.constantFrom(...KINDS), fc.nat(), fc.nat(), async (f, kind, a, b) => {
         const file = files[f] as string
@@ -320,10 +324,10 @@ describe('a server data folder (DataDir) under corruption', () => {
         }
         rmSync(dir, { recursive: true, force: true })
       }),
-      { numRuns: 250 },
+      { numRuns: cases },
     )
     console.log(`data folder (${files.length} files), random: ${total(counts)} cases ${JSON.stringify(counts)}`)
-    expect(total(counts)).toBe(250)
+    expect(total(counts)).toBe(cases)
   })
 
   it('refuses an edited chunk text with a message naming the file, not the text', async () => {
@@ -438,7 +442,7 @@ describe('one writer per folder', () => {
     data.close()
   })
 
-  it('two processes saving to the same folder at once: the loser is refused with LOCKED, readers always find a whole generation', async () => {
+  full.it('two processes saving to the same folder at once: the loser is refused with LOCKED, readers always find a whole generation', async () => {
     const rounds = 3
     let refusedSaves = 0
     let okSaves = 0
@@ -484,7 +488,7 @@ describe('one writer per folder', () => {
     expect(okSaves).toBeGreaterThan(0)
   })
 
-  it('a second `quarry serve --data` on the same folder exits at once with one line; after a kill -9 the next one takes the lock over', async () => {
+  full.it('a second `quarry serve --data` on the same folder exits at once with one line; after a kill -9 the next one takes the lock over', async () => {
     const dir = scratch()
     const serve = (): ReturnType<typeof watch> => watch(spawn(process.execPath, [BIN, 'serve', '--port', '0', '--embedder', 'hashing', '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] }))
     const first = serve()

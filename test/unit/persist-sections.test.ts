@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { SectionReader, SectionWriter } from '../../packages/core/src/persist/sections.js'
 import { runSteps, type Steps } from '../../packages/core/src/persist/steps.js'
+import { runs } from '../support/runs.js'
 
 /** Writes sections into memory (what a GenerationFile would write to disk), 8-byte aligned. */
 function written(write: (w: SectionWriter) => Steps): Uint8Array<ArrayBuffer> {
@@ -49,7 +50,7 @@ describe('snapshot sections (version 5)', () => {
           r.end()
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     )
   })
 

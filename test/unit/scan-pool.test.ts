@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError, type Filter, type IndexOptions, type Metric, type QuarryIndex, type SearchResult } from '@quarry/core'
 import { scanPool } from '../../packages/core/src/dense/scan-pool.js'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
+import { runs } from '../support/runs.js'
 
 /**
  * Issue 20, exact scans on a worker pool: a pooled scan returns exactly what the single-thread
@@ -73,7 +74,7 @@ describe.each(metrics)('pooled exact scans (%s)', (metric) => {
           same(indexes, { vector: query, topK: k, filter: (m) => m.g !== group })
         },
       ),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     )
   })
 

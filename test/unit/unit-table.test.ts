@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { UnitTable, hashRange } from '../../packages/core/src/text/unit-table.js'
 import { forEachWinkUnit } from '../../packages/core/src/text/wink-pieces.js'
+import { runs } from '../support/runs.js'
 
 describe('UnitTable', () => {
   it('finds exactly what a Map holds, looked up by a range of a longer string', () => {
@@ -21,7 +22,7 @@ describe('UnitTable', () => {
           expect(table.find(text, 1, 1 + key.length, hashRange(text, 1, 1 + key.length))).toBe(map.get(key))
         }
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     )
   })
 

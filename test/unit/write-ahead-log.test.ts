@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { QuarryError, WriteAheadLog, crc32 } from '@quarry/core'
+import { runs } from '../support/runs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-wal-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -106,7 +107,7 @@ describe('the write-ahead log', () => {
           expect((error as QuarryError).code).toBe('INVALID_SNAPSHOT')
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 
