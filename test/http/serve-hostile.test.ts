@@ -109,19 +109,22 @@ describe('quarry serve --gcs-root G --import-root I, attacked', () => {
     expect((listed.json.ragCorpora as { displayName: string }[]).map((c) => c.displayName)).not.toContain('planted')
   })
 
-  it('answers (or refuses) a 40,000-character word within 3 s wherever text is analyzed', async () => {
-    const word = 'a'.repeat(40_000)
+  it('answers (or refuses) a 40,000-character word within 3 s (more only as a 40-character one is slower) wherever text is analyzed', async () => {
     const corpus = await createCorpus()
-    const answers = [
+    await send('POST', '/v1beta/corpora', { body: { name: 'corpora/words' } })
+    const ask = async (word: string): Promise<Answer[]> => [
       await send('POST', `/v1beta1/${LOCATION}:retrieveContexts`, { body: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: word } } }),
-      await send('POST', '/v1beta/corpora', { body: { name: 'corpora/words' } }),
       await send('POST', '/v1beta/corpora/words:query', { body: { query: word } }),
-      await send('POST', `/v1beta1/${LOCATION}/reasoningEngines/1/memories`, { body: { fact: `I like ${word}`, scope: { user: 'u' } } }),
-      await send('POST', `/v1beta1/${LOCATION}/reasoningEngines/1/memories:retrieve`, { body: { scope: { user: 'u' }, similaritySearchParams: { searchQuery: word } } }),
+      await send('POST', `/v1beta1/${LOCATION}/reasoningEngines/1/memories`, { body: { fact: `I like ${word}`, scope: { user: 'words' } } }),
+      await send('POST', `/v1beta1/${LOCATION}/reasoningEngines/1/memories:retrieve`, { body: { scope: { user: 'words' }, similaritySearchParams: { searchQuery: word } } }),
     ]
-    for (const a of answers) {
+    // The limit guards against work growing faster than the word: 3 s on a machine at rest, and
+    // a thousand times the same calls with a 40-character word where the machine is busier.
+    const short = await ask('a'.repeat(40))
+    const limit = Math.max(3_000, 1_000 * Math.max(...short.map((a) => a.ms)))
+    for (const a of await ask('a'.repeat(40_000))) {
       expect(a.status).toBeLessThan(500)
-      expect(a.ms).toBeLessThan(3000)
+      expect(a.ms).toBeLessThan(limit)
     }
   })
 
@@ -149,6 +152,7 @@ describe('quarry serve --gcs-root G --import-root I, attacked', () => {
     expect(imported.json.response).toMatchObject({ importedRagFilesCount: '1' })
     const contexts = await retrieve(corpus, 'lighthouse keeper')
     expect(contexts.map((c) => [c.sourceUri, c.text])).toEqual([['gs://bucket/guide.txt', 'The lighthouse keeper logs every passing ship.']])
-    expect((await send('GET', '/v1beta/corpora/words')).json).toMatchObject({ name: 'corpora/words' })
+    expect((await send('POST', '/v1beta/corpora', { body: { name: 'corpora/afterwards' } })).status).toBe(200)
+    expect((await send('GET', '/v1beta/corpora/afterwards')).json).toMatchObject({ name: 'corpora/afterwards' })
   })
 })
