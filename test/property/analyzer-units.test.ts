@@ -9,6 +9,7 @@ import { defaultStopWords, directUnitTokens, porter2, winkLexicon, winkTokens, w
 import { forEachWinkUnit } from '../../packages/core/src/text/wink-pieces.js'
 import { SHAPE_NAMES, shapeOf, shapeTokens } from '../../packages/core/src/text/wink-shapes.js'
 import { runs } from '../support/runs.js'
+import { full } from '../support/tier.js'
 
 // Issue 20: the Analyzer memoizes wink's analysis unit by unit and reads three shapes of unit
 // (and the model's own words) without calling wink. Its terms and tokens must be exactly those
@@ -121,7 +122,7 @@ describe('the memoized analyzer against wink itself', () => {
     )
   })
 
-  it('real text: the repository’s documentation, and Cranfield + CISI when ../shared/data has them', () => {
+  full.it('real text: the repository’s documentation, and Cranfield + CISI when ../shared/data has them', () => {
     const files = [join(ROOT, 'README.md'), join(ROOT, 'ARCHITECTURE.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))]
     const texts = files.flatMap((f) => readFileSync(f, 'utf8').split(/\n\n+/))
     for (const name of ['cranfield', 'cisi']) {
@@ -180,7 +181,7 @@ describe('the shapes read without wink, against wink itself', () => {
     for (const u of ['cannot-be', '(cannot)', 'cannot..', 'USD-x', 'x-GBPs', '`xUSD`', '`cannot`', '1.', '1,', "don't", '#0:3', '#10:30', '#1:2']) expect(shapeTokens(u, 255), u).toBeUndefined()
   })
 
-  it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
+  full.it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
     const units = realUnits()
     let fast = 0
     for (const u of units) if (expectShapeAsWink(u)) fast++
@@ -278,7 +279,7 @@ describe('wink’s tokenizer on a stand-in for its cache (directUnitTokens), aga
       expectDirectAsWink(u)
   })
 
-  it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
+  full.it('every distinct unit of the documentation, and of Cranfield + CISI when ../shared/data has them', () => {
     const units = realUnits()
     expect(units.size).toBeGreaterThan(5000)
     for (const u of units) expectDirectAsWink(u)

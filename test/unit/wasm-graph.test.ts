@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { NativeGraph, WasmGraph, type Graph, type GraphBuild } from '../support/graph-builds.js'
 import { clustered } from '../support/random.js'
+import { full } from '../support/tier.js'
 
 // @quarry/hnsw's WebAssembly Graph against its native one (the oracle): the same saved graph loaded
 // into both answers the same labels, in the same order, with the same float32 distances bit for bit,
@@ -266,7 +267,7 @@ describe('the committed quarry_hnsw.wasm', () => {
 })
 
 describe('a WebAssembly graph that is garbage', () => {
-  it("gives its memory back: 300 dropped graphs of ~1.6 MB each leave the module's memory far below 300 × 1.6 MB", () => {
+  full.it("gives its memory back: 300 dropped graphs of ~1.6 MB each leave the module's memory far below 300 × 1.6 MB", () => {
     // A child with --expose-gc, so collections happen when the script asks. Each graph holds hnswlib's
     // 65,536 label locks (~1.5 MB) and 1,000 vectors; after a collection and a turn of the event
     // loop, the FinalizationRegistry frees it and the next graph reuses its memory.
