@@ -1,7 +1,7 @@
 import { usageError } from './fail.js'
 
 /** The options a command takes. */
-export interface ArgSpec {
+interface ArgSpec {
   /** Options taking a value: `--name value` or `--name=value`. */
   readonly values: readonly string[]
   /** Those of `values` that may be given more than once. @defaultValue none */
@@ -12,7 +12,7 @@ export interface ArgSpec {
   readonly positionals: boolean
 }
 
-export interface ParsedArgs {
+interface ParsedArgs {
   readonly positionals: readonly string[]
   /** The value of an option given at most once. */
   value(name: string): string | undefined

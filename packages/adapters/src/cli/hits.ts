@@ -4,7 +4,7 @@ import { bestPassage, markerFor, renderSnippet, shortenPath } from './snippet.js
 import { renderTable, scoreHeader } from './table.js'
 
 /** Widths of the result table's columns. */
-export const SOURCE_WIDTH = 40
+const SOURCE_WIDTH = 40
 export const SNIPPET_WIDTH = 100
 
 /** The stored text of a hit (a record's `text`, or its fields joined). */

@@ -1,5 +1,5 @@
 /** The command that runs Quarry from inside this repository (pnpm through npx: corepack fails here). */
-export const REPO_COMMAND = 'npx -y pnpm@12.4.2 quarry'
+const REPO_COMMAND = 'npx -y pnpm@12.4.2 quarry'
 
 /**
  * How to run `quarry` again from where the user is, for the hints the commands print: the

@@ -2,7 +2,7 @@
  * A progress bar with rate and ETA for long CLI steps. On a terminal it redraws one line; in a
  * log (CI, pipes) it prints a line every 10%.
  */
-export interface Progress {
+interface Progress {
   /** Reports `done` of the total; `detail` (e.g. "120 chunks") is shown after the rate. */
   tick(done: number, detail?: string): void
   done(note?: string): void

@@ -18,15 +18,15 @@ export interface FoundFile {
   readonly real: string
 }
 
-export interface WalkLimits {
+interface WalkLimits {
   readonly maxFiles: number
   readonly maxDepth: number
 }
 
-export const WALK_LIMITS: WalkLimits = { maxFiles: 100_000, maxDepth: 64 }
+const WALK_LIMITS: WalkLimits = { maxFiles: 100_000, maxDepth: 64 }
 
 /** `path` relative to `base`, with `/` separators. */
-export function sourceOf(base: string, path: string): string {
+function sourceOf(base: string, path: string): string {
   return relative(base, path).split(sep).join('/')
 }
 

@@ -9,10 +9,10 @@ export interface EventTiming {
   readonly keepAliveMs: number
 }
 
-export const EVENT_TIMING: EventTiming = { coalesceMs: 250, keepAliveMs: 15_000 }
+const EVENT_TIMING: EventTiming = { coalesceMs: 250, keepAliveMs: 15_000 }
 
 /** One server-sent event: `event: generation`, its data the generation as JSON. */
-export function generationEvent(generation: number): string {
+function generationEvent(generation: number): string {
   return `event: generation\ndata: ${JSON.stringify({ generation })}\n\n`
 }
 

@@ -8,7 +8,7 @@ import { betterScore } from '../vertex-rag/metric.js'
 import type { Retrieval, RetrievedContext } from '../vertex-rag/retrieve.js'
 
 /** One BM25 term of a result: its frequency in the chunk, documents holding it, idf and its part of the score. */
-export interface TermJson {
+interface TermJson {
   readonly term: string
   readonly tf: number
   readonly df: number
@@ -17,7 +17,7 @@ export interface TermJson {
 }
 
 /** Why one result ranks where it does. */
-export interface ExplanationJson {
+interface ExplanationJson {
   /** The chunk: its resource name (Semantic Retriever), or `<ragFile name>/chunks/<chunkId>` (RAG Engine). */
   readonly id: string
   /** The response's score of the result (chunkRelevanceScore, or the context's score). */
@@ -33,7 +33,7 @@ export interface ExplanationJson {
 }
 
 /** POST /console/api/explain's answer: the REST call's response, unchanged, and one explanation per result in its order. */
-export interface ExplainJson {
+interface ExplainJson {
   readonly response: unknown
   readonly explanations: readonly ExplanationJson[]
   /** Which way the response's scores go: `higher` is better (chunkRelevanceScore, DOT_PRODUCT) or `lower` (the RAG distances). */
@@ -101,7 +101,7 @@ async function mapped<T>(outcome: Promise<Outcome<T>>, explain: (value: T) => Ex
 }
 
 /** The calls explain serves, by the `method` an explain body names. */
-export const EXPLAIN_METHODS: Readonly<Record<string, ExplainMethod>> = {
+const EXPLAIN_METHODS: Readonly<Record<string, ExplainMethod>> = {
   'semanticRetriever.queryCorpus': {
     versions: ['v1beta'],
     resource: 'name',
@@ -121,7 +121,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** An explain body checked: the call it names, or every problem with it as field violations. */
-export function readExplainBody(body: unknown): { ok: true; call: ExplainCall } | { ok: false; violations: FieldViolation[] } {
+function readExplainBody(body: unknown): { ok: true; call: ExplainCall } | { ok: false; violations: FieldViolation[] } {
   if (!isObject(body)) return { ok: false, violations: [{ description: 'The body is a JSON object: { "method", "version", "name" or "parent", "request" }.' }] }
   const violations: FieldViolation[] = Object.keys(body)
     .filter((key) => !BODY_FIELDS.has(key))

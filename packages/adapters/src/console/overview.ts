@@ -9,7 +9,7 @@ import type { VertexRagEngine } from '../vertex-rag/service.js'
 import type { Engines } from '../transport/bound-methods.js'
 
 /** A Semantic Retriever corpus on the console's start page. */
-export interface CorpusSummary {
+interface CorpusSummary {
   readonly name: string
   readonly displayName?: string
   readonly documents: number
@@ -17,7 +17,7 @@ export interface CorpusSummary {
 }
 
 /** A RAG corpus on the start page; `kind`: its RagManagedDb retrieval (KNN: exact, ANN: the graph). */
-export interface RagCorpusSummary {
+interface RagCorpusSummary {
   readonly name: string
   readonly displayName?: string
   readonly files: number
@@ -26,7 +26,7 @@ export interface RagCorpusSummary {
 }
 
 /** A reasoning engine's Memory Bank on the start page: live memories, live sessions, distinct scopes. */
-export interface ReasoningEngineSummary {
+interface ReasoningEngineSummary {
   readonly name: string
   readonly memories: number
   readonly sessions: number
@@ -34,7 +34,7 @@ export interface ReasoningEngineSummary {
 }
 
 /** What one project and location holds. */
-export interface LocationSummary {
+interface LocationSummary {
   readonly project: string
   readonly location: string
   readonly ragCorpora: readonly RagCorpusSummary[]
@@ -42,14 +42,14 @@ export interface LocationSummary {
 }
 
 /** GET /console/api/overview. */
-export interface OverviewJson {
+interface OverviewJson {
   readonly generation: number
   readonly semanticRetriever: { readonly corpora: readonly CorpusSummary[] }
   readonly locations: readonly LocationSummary[]
 }
 
 /** GET /console/api/scopes: a reasoning engine's scopes and the memories in each, in order of their first memory. */
-export interface ScopesJson {
+interface ScopesJson {
   readonly scopes: readonly { readonly scope: Readonly<Record<string, string>>; readonly memories: number }[]
 }
 
@@ -115,21 +115,21 @@ export async function scopes(memoryBank: MemoryBank, parent: string | undefined)
 }
 
 /** A RAG chunk as the console lists it: its id (v1beta1's chunkId), text and PDF page span. */
-export interface RagChunkRow {
+interface RagChunkRow {
   readonly chunkId: string
   readonly text: string
   readonly pageSpan?: { readonly firstPage: number; readonly lastPage: number }
 }
 
 /** GET /console/api/rag-chunks: one page of a RAG file's chunks in file order (the RAG API lists none). */
-export interface RagChunksJson {
+interface RagChunksJson {
   readonly chunkCount: number
   readonly chunks: readonly RagChunkRow[]
   readonly nextPageToken?: string
 }
 
 /** GET /console/api/rag-chunk-counts: how many chunks each file of a RAG corpus has, in the files' creation order. */
-export interface RagChunkCountsJson {
+interface RagChunkCountsJson {
   readonly files: readonly { readonly name: string; readonly chunks: number }[]
 }
 

@@ -10,7 +10,7 @@ import { overview, ragChunkCounts, ragChunks, scopes } from './overview.js'
 import { readConsoleFile, staticHeaders } from './static.js'
 
 /** How the REST server answers (http/server.ts): the console answers the same way. */
-export interface ConsoleReplies {
+interface ConsoleReplies {
   /** A JSON answer. */
   readonly send: (res: ServerResponse, httpStatus: number, body: unknown) => void
   /** Google's error JSON for a Status. */
@@ -20,7 +20,7 @@ export interface ConsoleReplies {
 }
 
 /** The console on a server: its generation, and its pages and endpoints. */
-export interface ConsoleSite {
+interface ConsoleSite {
   readonly generation: Generation
   /** The methods with their successful writes counted in {@link ConsoleSite.generation}. */
   countWrites(methods: readonly BoundMethod[]): BoundMethod[]

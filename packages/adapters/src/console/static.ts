@@ -7,7 +7,7 @@ import { PACKAGE_ROOT } from '../package-root.js'
  * The console's static files: packages/adapters/console/, beside src/ and dist/ in the package
  * (the same folder from the workspace's sources and from an installed tarball, bundled or not).
  */
-export const CONSOLE_DIR = join(PACKAGE_ROOT, 'console') + sep
+const CONSOLE_DIR = join(PACKAGE_ROOT, 'console') + sep
 
 /** The types served, by extension; a file of any other type is not served. */
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -26,7 +26,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
  * Pages may load only this origin's scripts, styles, images and connections: no inline script or
  * style, no framing, no plugins, no form posts elsewhere.
  */
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /** The headers of every console file (and the content type of each). */
 export function staticHeaders(contentType: string, length: number): Record<string, string | number> {
@@ -47,7 +47,7 @@ const FILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 /** The largest console file read. */
 const MAX_FILE_BYTES = 8 * 1024 * 1024
 
-export interface StaticFile {
+interface StaticFile {
   readonly body: Buffer
   readonly contentType: string
 }

@@ -13,7 +13,7 @@ import { PACKAGE_ROOT } from '../package-root.js'
 
 export type ProtoRoot = protobuf.Root
 export type ProtoType = protobuf.Type
-export type ProtoService = protobuf.Service
+type ProtoService = protobuf.Service
 
 /** The folder holding `google/...` in the package: what every import in the protos is relative to. */
 export const SHIPPED_PROTOS = join(PACKAGE_ROOT, 'protos')
@@ -32,7 +32,7 @@ function protoFileOf(service: string): string {
 /** The status details Google's clients decode from `grpc-status-details-bin`. */
 const STATUS_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto']
 
-export interface LoadProtosOptions {
+interface LoadProtosOptions {
   /**
    * The folder holding `google/...` to read the protos from (the refresh script and the drift
    * test read the pinned upstream package with the same loader).

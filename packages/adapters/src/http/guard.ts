@@ -24,7 +24,7 @@ export interface AccessOptions {
   readonly corsOrigins?: readonly string[]
 }
 
-export type Access =
+type Access =
   | { readonly ok: true; readonly cors: string | undefined }
   | { readonly ok: false; readonly message: string }
 
@@ -32,7 +32,7 @@ export type Access =
 const HOST_SYNTAX = /^(?:\[[0-9A-Fa-f:.]+(?:%[\w.~-]+)?\]|[\w.-]+)(?::\d{1,5})?$/
 
 /** The host name of a Host header value (`[::1]:8080` → `::1`, `Example.COM.:80` → `example.com`). */
-export function hostName(host: string): string {
+function hostName(host: string): string {
   const h = host.trim().toLowerCase()
   const bracket = /^\[([^\]]+)\](?::\d*)?$/.exec(h)
   if (bracket) return bracket[1] as string

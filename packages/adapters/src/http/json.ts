@@ -4,12 +4,12 @@
  * 10,000 levels is refused here, in one linear scan, before it is parsed. Google's front end
  * refuses deep payloads the same way (protobuf's JSON parser stops at 100 levels).
  */
-export const MAX_JSON_DEPTH = 100
+const MAX_JSON_DEPTH = 100
 
-export type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
+type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
 
 /** The first position where nesting exceeds `maxDepth`, or -1 (strings are skipped, escapes honoured). */
-export function depthExceededAt(text: string, maxDepth: number): number {
+function depthExceededAt(text: string, maxDepth: number): number {
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {

@@ -1,5 +1,5 @@
 /** One part of a multipart body: its headers (lower-case names) and bytes. */
-export interface Part {
+interface Part {
   readonly headers: Readonly<Record<string, string>>
   readonly name: string | undefined
   readonly body: Buffer

@@ -4,7 +4,7 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import type { EnumRules } from './enums.js'
 import { compileTemplate, type CompiledTemplate } from './template.js'
 
-export type HttpMethod = HttpVerb
+type HttpMethod = HttpVerb
 
 /** One REST binding of a method: its HTTP method and path template (as in the google.api.http annotations), and where the body goes. */
 export interface Route {

@@ -154,7 +154,7 @@ class HttpFailure extends Error {
 const cutShort = new WeakSet<IncomingMessage>()
 
 /** The readiness route: 200 `{"ready": true}` once the data folder is restored, 503 before. */
-export const READY_PATH = '/readyz'
+const READY_PATH = '/readyz'
 
 function send(res: ServerResponse, httpStatus: number, body: unknown): void {
   const text = JSON.stringify(body)

@@ -19,7 +19,7 @@ export const SUBJECT_TOKEN_PATH = '/quarry/v1/subject-token'
 /** The field of the {@link SUBJECT_TOKEN_PATH} JSON answer holding the token (`format.subject_token_field_name`). */
 export const SUBJECT_TOKEN_FIELD = 'subject_token'
 /** The subject token served locally (any other is accepted as well). */
-export const LOCAL_SUBJECT_TOKEN = 'quarry-local-subject-token'
+const LOCAL_SUBJECT_TOKEN = 'quarry-local-subject-token'
 /** The access token every exchange answers; nothing checks it. */
 export const LOCAL_ACCESS_TOKEN = 'quarry-local-access-token'
 /**

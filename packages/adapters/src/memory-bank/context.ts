@@ -9,25 +9,25 @@ import type { EngineState, MemoryBankState, MemoryState } from './state.js'
 export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/{reasoning_engine}'
 /** The short form Google's API also binds (`reasoningEngines/123`). */
 export const SHORT_ENGINE = 'reasoningEngines/{reasoning_engine}'
-export const MEMORY = `${ENGINE}/memories/{memory}`
-export const SHORT_MEMORY = `${SHORT_ENGINE}/memories/{memory}`
+const MEMORY = `${ENGINE}/memories/{memory}`
+const SHORT_MEMORY = `${SHORT_ENGINE}/memories/{memory}`
 
 /** Memory ids: up to 63 of [a-z0-9-], starting with a letter. */
-export const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
+const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
 export const MEMORY_ID_RULE: IdRule = { test: MEMORY_ID, says: 'up to 63 of a-z, 0-9 and -, starting with a letter' }
 
 /** A reasoning engine name in either form (the full form's message when it is neither). */
-export function parseEngine(name: string | undefined, field: string): ResourceName<'reasoning_engine'> {
+function parseEngine(name: string | undefined, field: string): ResourceName<'reasoning_engine'> {
   return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_ENGINE, field) : parseName(name, ENGINE, field)
 }
 
 /** A memory name under an engine name of either form. */
-export function parseMemory(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory'> {
+function parseMemory(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory'> {
   return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_MEMORY, field, { memory: MEMORY_ID_RULE }) : parseName(name, MEMORY, field, { memory: MEMORY_ID_RULE })
 }
 
 /** Revision ids: the decimal numbers Quarry gives a memory's revisions in order. */
-export const REVISION_ID_RULE: IdRule = { test: /^[1-9][0-9]{0,15}$/, says: 'a decimal number' }
+const REVISION_ID_RULE: IdRule = { test: /^[1-9][0-9]{0,15}$/, says: 'a decimal number' }
 
 /** A memory revision name under a memory name of either form. */
 export function parseRevision(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory' | 'revision'> {

@@ -8,7 +8,7 @@ import { findSession } from './sessions.js'
 import type { EngineState } from './state.js'
 
 /** What the extractor hook reads for one generateMemories request from a conversation. */
-export interface Conversation {
+interface Conversation {
   readonly kind: 'vertexSessionSource' | 'directContentsSource'
   readonly source: Readonly<Record<string, unknown>>
   readonly events: readonly ExtractEvent[]

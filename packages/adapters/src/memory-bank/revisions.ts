@@ -26,7 +26,7 @@ import { revisionJson, type MemoryRevisionJson, type MemoryState, type RevisionS
 export const DEFAULT_REVISION_TTL_SECONDS = 365 * 24 * 3600
 
 /** What a write says about the revision it makes: its labels, how long it is kept, or none at all. */
-export interface RevisionPlan {
+interface RevisionPlan {
   readonly disabled: boolean
   readonly labels: Readonly<Record<string, string>>
   /** The revision's expiry from its creation instant. */
@@ -34,7 +34,7 @@ export interface RevisionPlan {
 }
 
 /** The revision fields of a Memory or a GenerateMemoriesRequest (input only). */
-export interface RevisionFields {
+interface RevisionFields {
   readonly revisionLabels?: Readonly<Record<string, string>> | undefined
   readonly revisionExpireTime?: string | undefined
   readonly revisionTtl?: number | undefined
@@ -68,7 +68,7 @@ export function readRevisionPlan(fields: RevisionFields, now: () => number, pref
 }
 
 /** The memory's revisions not yet expired at `now`, oldest first. */
-export function liveRevisions(m: MemoryState, now: number): RevisionState[] {
+function liveRevisions(m: MemoryState, now: number): RevisionState[] {
   return (m.revisions ?? []).filter((r) => r.expireMs > now)
 }
 
@@ -97,7 +97,7 @@ export function latestRevisionName(m: MemoryState, now: number): string | undefi
  * A revisions.list filter: `labels.<key> = "<value>"` comparisons (equality only, as the REST
  * reference says) joined with AND, OR, NOT and parentheses.
  */
-export function labelsFilter(filter: string | undefined, field: string): ((labels: Readonly<Record<string, string>>) => boolean) | undefined {
+function labelsFilter(filter: string | undefined, field: string): ((labels: Readonly<Record<string, string>>) => boolean) | undefined {
   if (filter === undefined || filter.trim() === '') return undefined
   const compile = (e: FilterExpr): ((labels: Readonly<Record<string, string>>) => boolean) => {
     switch (e.k) {

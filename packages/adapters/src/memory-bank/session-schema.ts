@@ -14,7 +14,7 @@ const LABELS = mapOf(text(quarryCap(64, 'Google: label keys and values can be no
   keys: quarryCap(64, 'Google: label keys and values can be no longer than 64 characters (session.proto)'),
 })
 
-export const Session = message(
+const Session = message(
   `${P}.Session`,
   {
     expireTime: timestamp,
@@ -30,7 +30,7 @@ export const Session = message(
   [['expireTime', 'ttl']],
 )
 
-export const SessionEvent = message(`${P}.SessionEvent`, {
+const SessionEvent = message(`${P}.SessionEvent`, {
   name: string,
   author: text(CAPS.value),
   content: opaque(`${P}.Content`),
@@ -55,4 +55,3 @@ export const AppendEventRequest = message(`${P}.AppendEventRequest`, { name: str
 export const SESSION_REQUESTS = { CreateSessionRequest, GetSessionRequest, ListSessionsRequest, UpdateSessionRequest, DeleteSessionRequest, ListEventsRequest, AppendEventRequest }
 
 export type SessionInput = Infer<typeof Session>
-export type SessionEventInput = Infer<typeof SessionEvent>

@@ -18,13 +18,13 @@ import type { EngineState } from './state.js'
  * operations and the same saved state. Expired sessions are never returned; writes remove them.
  */
 
-export const SESSION = `${ENGINE}/sessions/{session}`
-export const SHORT_SESSION = `${SHORT_ENGINE}/sessions/{session}`
+const SESSION = `${ENGINE}/sessions/{session}`
+const SHORT_SESSION = `${SHORT_ENGINE}/sessions/{session}`
 
 /** sessionId as a user gives it: "up to 63 characters, [a-z0-9-], the first a letter, the last a letter or number" (session_service.proto). */
-export const SESSION_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit' }
+const SESSION_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit' }
 /** Session and event ids in names: a user's sessionId or a generated number. */
-export const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -' }
+const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -' }
 
 /** Google: ttl and expireTime have a minimum of 24 hours (session.proto, Session.expire_time / ttl). */
 export const MIN_SESSION_TTL_MS = 24 * 3600 * 1000
@@ -32,7 +32,7 @@ export const MIN_SESSION_TTL_MS = 24 * 3600 * 1000
 export const DEFAULT_SESSION_TTL_MS = 365 * 24 * 3600 * 1000
 
 /** A session name under an engine name of either form. */
-export function parseSession(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'session'> {
+function parseSession(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'session'> {
   const rules = { session: NAMED_ID_RULE }
   return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_SESSION, field, rules) : parseName(name, SESSION, field, rules)
 }

@@ -95,7 +95,7 @@ export function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
   return JSON.stringify(Object.keys(scope).sort().map((k) => [k, scope[k]]))
 }
 
-export function topicLabel(t: TopicJson): string {
+function topicLabel(t: TopicJson): string {
   return 'managedMemoryTopic' in t ? t.managedMemoryTopic : t.customMemoryTopicLabel
 }
 

@@ -4,7 +4,7 @@ import type { FilterExpr, Literal } from './aip160.js'
 /** How a filter key is typed where a schema declares it; undefined where nothing does. */
 export type KeyType = 'string' | 'number' | 'boolean' | 'datetime' | 'list'
 
-export interface FilterFields {
+interface FilterFields {
   /** The core metadata field a filter key reads. */
   readonly fieldOf: (key: string) => string
   /** The declared type of a key, if any. */
@@ -21,7 +21,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+
  * key is declared a string; everything else keeps its own type (and so matches nothing where the
  * stored value has another type — Google's rule).
  */
-export function scalarOf(value: Literal, type: KeyType | undefined): FilterScalar {
+function scalarOf(value: Literal, type: KeyType | undefined): FilterScalar {
   if (value.t === 'string' && type !== 'string' && RFC3339.test(value.v) && (type === 'datetime' || type === undefined)) return { datetime: value.v }
   // A key declared a string compares as text whatever the literal looks like (`user_id = 123`).
   if (type === 'string' && value.t !== 'string') return String(value.v)

@@ -6,7 +6,7 @@ import { failure } from './status.js'
 import { decodeVectors, encodeVectors, replayable } from './replay.js'
 
 /** The options every adapter engine has. */
-export interface EngineBasics {
+interface EngineBasics {
   readonly embedder: Embedder
   readonly clock: Clock
   readonly randomId: RandomId

@@ -10,7 +10,7 @@ import { invalidPayload, type RpcFailure } from './status.js'
  * Lengths are counted in Unicode code points ("characters", as Google's pages say), not UTF-16
  * code units: an emoji is one character, as it is to Google's front end.
  */
-export type LimitSource =
+type LimitSource =
   /** Google documents the limit: the URL of the page that states it. */
   | { readonly google: string }
   /** Google documents none: why Quarry caps the field where it does. */

@@ -29,7 +29,7 @@ export interface HttpBinding {
 }
 
 /** How a Google client calls the method. */
-export type CallShape =
+type CallShape =
   | { readonly kind: 'unary' }
   | { readonly kind: 'paged'; readonly items: string }
   /** `result` is never set: it carries the type of the operation's response for the client. */
@@ -55,7 +55,7 @@ export interface MethodSpec<C, R, S extends CallShape = CallShape, U extends boo
 }
 
 /** Any method over context C (a table holds many response types; each entry is checked by `method`). */
-export type AnyMethod<C> = MethodSpec<C, unknown, CallShape>
+type AnyMethod<C> = MethodSpec<C, unknown, CallShape>
 
 export type MethodTable<C> = Readonly<Record<string, AnyMethod<C>>>
 
@@ -94,14 +94,14 @@ type ShapeOf<M> = M extends MethodSpec<never, unknown, infer S> ? S : never
 type ItemOf<R, K> = K extends keyof R ? (NonNullable<R[K]> extends readonly (infer I)[] ? I : never) : never
 
 /** A service method: request JSON (and upload content) → the response JSON or a google.rpc.Status. */
-export type ServiceMethod<M> = TakesContent<M> extends true
+type ServiceMethod<M> = TakesContent<M> extends true
   ? (request: unknown, content?: UploadContent, options?: CallOptions) => Promise<Outcome<ResponseOf<M>>>
   : (request: unknown, content?: undefined, options?: CallOptions) => Promise<Outcome<ResponseOf<M>>>
 
 export type ServiceMethods<T> = { readonly [K in keyof T]: ServiceMethod<T[K]> }
 
 /** A client method in Google's calling convention. */
-export type ClientMethod<M> =
+type ClientMethod<M> =
   ShapeOf<M> extends { readonly kind: 'paged'; readonly items: infer K }
     ? (request?: unknown, options?: PageCallOptions) => Promise<[ItemOf<ResponseOf<M>, K>[], Record<string, unknown> | null, ResponseOf<M>]>
     : ShapeOf<M> extends { readonly kind: 'longRunning'; readonly result?: infer T }
@@ -140,7 +140,7 @@ export interface CallOptions {
   readonly deadline?: number
 }
 
-export interface ServeOptions {
+interface ServeOptions {
   /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
   readonly version?: string
   readonly writes: Mutex

@@ -69,10 +69,10 @@ export interface IdRule {
 }
 
 /** The ids of Semantic Retriever and RAG Engine resources (and of the projects, locations and engines above them). */
-export const RESOURCE_ID_RULE: IdRule = { test: RESOURCE_ID, says: 'up to 40 of a-z, 0-9 and -, not starting or ending with -' }
+const RESOURCE_ID_RULE: IdRule = { test: RESOURCE_ID, says: 'up to 40 of a-z, 0-9 and -, not starting or ending with -' }
 
 /** The variables of a pattern: `"corpora/{corpus}/documents/{document}"` → `"corpus" | "document"`. */
-export type VariablesOf<P extends string> = P extends `${string}{${infer V}}${infer Rest}` ? V | VariablesOf<Rest> : never
+type VariablesOf<P extends string> = P extends `${string}{${infer V}}${infer Rest}` ? V | VariablesOf<Rest> : never
 
 /**
  * A resource name, parsed: what a name is made of, so nothing downstream splits, slices or

@@ -19,7 +19,7 @@
  */
 type Simplify<T> = { [K in keyof T]: T[K] } & {}
 
-export type Omitted<T> = Simplify<
+type Omitted<T> = Simplify<
   { readonly [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & { readonly [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined> }
 >
 

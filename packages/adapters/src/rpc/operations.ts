@@ -18,7 +18,7 @@ export interface Operation {
   readonly response: AnyJson
 }
 
-export interface OperationSpec {
+interface OperationSpec {
   /** `google.cloud.aiplatform.<version>` types are named by their short name. */
   readonly version: string
   /** The resource the operation is under: `<resource>/operations/<id>`. */
@@ -60,7 +60,7 @@ export function numericId(random: (length: number) => string): string {
 }
 
 /** Finished operations kept for polling; the oldest are forgotten past this many (Google keeps them for a while, too). */
-export const KEPT_OPERATIONS = 10_000
+const KEPT_OPERATIONS = 10_000
 
 /** Remembers an operation for GetOperation, forgetting the oldest beyond KEPT_OPERATIONS. */
 export function remember<T extends { readonly name: string }>(store: Map<string, T>, op: T): void {

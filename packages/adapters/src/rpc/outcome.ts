@@ -18,7 +18,7 @@ export async function toOutcome<T>(run: () => Promise<T>, onInternal?: (error: u
   }
 }
 
-export function statusOf(error: unknown, onInternal?: (error: unknown) => void): RpcStatus {
+function statusOf(error: unknown, onInternal?: (error: unknown) => void): RpcStatus {
   if (error instanceof RpcFailure) return error.status
   if (error instanceof QuarryError && error.code !== 'NATIVE_UNAVAILABLE' && error.code !== 'INVALID_SNAPSHOT') {
     const field = error.path ?? ''

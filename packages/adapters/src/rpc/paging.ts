@@ -11,7 +11,7 @@ export interface PageRequest {
   readonly pageToken?: string
 }
 
-export interface PageLimits {
+interface PageLimits {
   /** Page size when the request gives none (or 0). */
   readonly defaultSize: number
   /** Larger requests are served this many, as Google's lists do. */
@@ -62,7 +62,7 @@ function after<T>(all: readonly T[], passed: ((item: T) => boolean) | undefined,
 }
 
 /** The page size a request asks for, after defaults and the maximum (negative sizes are refused). */
-export function pageSizeOf(request: PageRequest, limits: PageLimits): number {
+function pageSizeOf(request: PageRequest, limits: PageLimits): number {
   const size = request.pageSize ?? 0
   if (size < 0) throw invalidArgument('pageSize', `pageSize must be positive (or 0 for the default of ${limits.defaultSize}); received ${size}.`)
   return size === 0 ? limits.defaultSize : Math.min(size, limits.maxSize)

@@ -19,7 +19,7 @@ import { invalidArgument, invalidPayload } from './status.js'
  * `optional float alpha`) and oneof members (`numericValue: 0` is a value). The protos test
  * checks each schema field's presence against Google's protos.
  */
-export type ScalarType =
+type ScalarType =
   | { readonly t: 'string'; readonly max?: Limit; readonly presence?: true }
   | { readonly t: 'bool'; readonly presence?: true }
   | { readonly t: 'int32'; readonly presence?: true }

@@ -21,7 +21,7 @@ export interface StateFormat {
 }
 
 /** A list written item by item into `state.json`, a safe point after each (its items may hold lists marked so too). */
-export class Streamed {
+class Streamed {
   readonly items: Iterable<unknown>
   constructor(items: Iterable<unknown>) {
     this.items = items

@@ -1,6 +1,5 @@
 import { UNARY, method, pagedShape } from '../rpc/methods.js'
 import { batchCreateChunks, batchDeleteChunks, batchUpdateChunks, createChunk, deleteChunk, getChunk, listChunks, updateChunk } from './chunks.js'
-import type { RetrieverContext } from './context.js'
 import { createCorpus, deleteCorpus, getCorpus, listCorpora, updateCorpus } from './corpora.js'
 import { createDocument, deleteDocument, getDocument, listDocuments, updateDocument } from './documents.js'
 import { queryCorpus, queryDocument } from './query.js'

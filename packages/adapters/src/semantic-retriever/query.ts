@@ -28,7 +28,7 @@ function plan(query: string | undefined, resultsCount: number | undefined, filte
 }
 
 /** One result of a query: the response's entry, the core hit it came from, and its chunk. */
-export interface QueryResult {
+interface QueryResult {
   readonly json: RelevantChunkJson
   readonly hit: Hit
   readonly chunk: ChunkState

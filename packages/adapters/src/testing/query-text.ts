@@ -15,7 +15,7 @@ export function queryTextArbitrary(): fc.Arbitrary<string> {
 }
 
 /** Whether every service takes `text` as a query: not blank, at most 10,000 characters. */
-export function validQuery(text: string): boolean {
+function validQuery(text: string): boolean {
   return text.trim() !== '' && characterCount(text) <= CAPS.query.max
 }
 

@@ -21,7 +21,7 @@ import type { BoundMethod } from './bound-methods.js'
  */
 export type Durability = 'log' | 'checkpoint' | 'none'
 
-export interface DurableOptions {
+interface DurableOptions {
   readonly durability: Durability
   /** Checkpoint once the log is this large. @defaultValue 64 MiB */
   readonly checkpointBytes?: number

@@ -20,7 +20,7 @@ export type Analysis =
   | { readonly ok: false; readonly message: string }
 
 /** What {@link analyzeFile} reads of a file. */
-export interface AnalysisInput {
+interface AnalysisInput {
   /** Name whose extension says how to read the bytes. */
   readonly readAs: string
   /** How messages name the file (its URI or display name; never a local path). */

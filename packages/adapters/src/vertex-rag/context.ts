@@ -9,9 +9,9 @@ import type { RagCorpusState, RagDataSchemaState, RagFileState, RagMetadataState
 
 export const LOCATION = 'projects/{project}/locations/{location}'
 export const CORPUS = `${LOCATION}/ragCorpora/{rag_corpus}`
-export const FILE = `${CORPUS}/ragFiles/{rag_file}`
-export const SCHEMA = `${CORPUS}/ragDataSchemas/{rag_data_schema}`
-export const METADATA = `${FILE}/ragMetadata/{rag_metadata}`
+const FILE = `${CORPUS}/ragFiles/{rag_file}`
+const SCHEMA = `${CORPUS}/ragDataSchemas/{rag_data_schema}`
+const METADATA = `${FILE}/ragMetadata/{rag_metadata}`
 
 /** What every RAG Engine operation works on: state, options, lookups by name, stamps, operations. */
 export class RagContext extends EngineContext<ResolvedVertexRagOptions> {

@@ -24,8 +24,8 @@ import { corpusJson, type RagCorpusState } from './state.js'
 const UNSERVED_BACKENDS = ['weaviate', 'pinecone', 'vertexFeatureStore', 'vertexVectorSearch', 'ragManagedVertexVectorSearch'] as const
 
 /** BM25 ranges of RagEmbeddingModelConfig.SparseEmbeddingConfig.Bm25. */
-export const BM25_K1 = { min: 1.2, max: 3, default: 1.2 }
-export const BM25_B = { min: 0, max: 1, default: 0.75 }
+const BM25_K1 = { min: 1.2, max: 3, default: 1.2 }
+const BM25_B = { min: 0, max: 1, default: 0.75 }
 
 interface BackendChoice {
   readonly dense: 'exact' | 'hnsw'

@@ -16,15 +16,15 @@ import type { ManagedDbTier, RagEngineConfigState } from './state.js'
  * data held within this service") and createRagCorpus there answers FAILED_PRECONDITION until
  * another tier is set.
  */
-export const ENGINE_CONFIG = `${LOCATION}/ragEngineConfig`
+const ENGINE_CONFIG = `${LOCATION}/ragEngineConfig`
 
 /** The default of a location never configured. */
-export const DEFAULT_TIER: ManagedDbTier = 'basic'
+const DEFAULT_TIER: ManagedDbTier = 'basic'
 
 const TIERS = ['enterprise', 'scaled', 'basic', 'unprovisioned'] as const
 
 /** A location's config (the default when never set). */
-export function engineConfigOf(ctx: RagContext, location: string): RagEngineConfigState {
+function engineConfigOf(ctx: RagContext, location: string): RagEngineConfigState {
   const name = `${location}/ragEngineConfig`
   return ctx.state.engineConfigs.get(name) ?? { name, tier: DEFAULT_TIER, mode: undefined }
 }
@@ -37,7 +37,7 @@ export function requireProvisioned(ctx: RagContext, location: string, field: str
 }
 
 /** The config as proto3 JSON of a version: v1 knows the tier alone (enterprise reads as scaled); v1beta1 also the mode. */
-export function engineConfigJson(config: RagEngineConfigState, version: ApiVersion): { name: string; ragManagedDbConfig: Record<string, unknown> } {
+function engineConfigJson(config: RagEngineConfigState, version: ApiVersion): { name: string; ragManagedDbConfig: Record<string, unknown> } {
   const tier = config.tier === undefined ? {} : { [version === 'v1' && config.tier === 'enterprise' ? 'scaled' : config.tier]: {} }
   if (version === 'v1') return { name: config.name, ragManagedDbConfig: tier }
   if (config.mode === 'serverless') return { name: config.name, ragManagedDbConfig: { serverless: {} } }

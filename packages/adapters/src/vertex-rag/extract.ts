@@ -3,7 +3,7 @@ import { pdfText } from './pdf.js'
 import type { RagFileTypeName } from './resources.js'
 
 /** A file's text (with page offsets for a PDF), or why it has none (the import counts it failed and goes on). */
-export type Extracted =
+type Extracted =
   | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts?: readonly number[] }
   | { readonly ok: false; readonly message: string }
 

@@ -26,7 +26,7 @@ import type { RagCorpusState } from './state.js'
  * Metadata files are read as imported files are (replayed from the write-ahead log, never re-read),
  * and are not imported as documents themselves.
  */
-export interface MetadataPlan {
+interface MetadataPlan {
   readonly schemas: readonly PlannedSchema[]
   readonly values: ReadonlyMap<string, readonly { readonly key: string; readonly value: MetadataValueJson }[]>
   /** Real paths of the metadata files read: left out of the import. */
@@ -133,7 +133,7 @@ export function uriOfFailure(status: RpcStatus): string | undefined {
   return /^((?:gs|file):\/\/\S*?):\s/.exec(status.message)?.[1]
 }
 
-export interface SinkPlan {
+interface SinkPlan {
   /** The gs:// URI of the file written. */
   readonly uri: string
   readonly path: string

@@ -19,10 +19,10 @@ export interface FileInput {
   readonly chunking: ChunkingPlan
 }
 
-export type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
+type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
 
 /** How {@link ingestFile} gets what others may have computed for it; by default it does everything itself, at once. */
-export interface IngestVia {
+interface IngestVia {
   /** The file's analysis, done ahead (an import reading ahead); done here when absent. */
   readonly analysis?: Analysis
   /** The bytes' sha256, computed ahead with the analysis; computed here when absent. */

@@ -4,7 +4,7 @@
  * optional 33 MB canvas binary, which text extraction never uses. The ONLY importer of unpdf,
  * loaded on the first PDF. No network, no eval, no font files: text needs none.
  */
-export interface PdfText {
+interface PdfText {
   readonly text: string
   /** Character offset where each page (1-based: index + 1) starts in `text`. */
   readonly pageStarts: readonly number[]

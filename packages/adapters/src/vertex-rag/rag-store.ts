@@ -13,7 +13,7 @@ import type { ApiVersion, RagQuery, Tool, ToolRagStore } from './schema.js'
  * retrieveContexts (retrieve.ts), on the request it stands for; its failures name the fields of the
  * request that was actually sent.
  */
-export type StoreInput = Infer<typeof ToolRagStore>
+type StoreInput = Infer<typeof ToolRagStore>
 type QueryInput = Infer<typeof RagQuery>
 type ToolInput = Infer<typeof Tool>
 

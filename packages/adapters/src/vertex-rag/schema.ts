@@ -1,5 +1,5 @@
 import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
-import { bool, double, enumOf, fieldMask, float, int32, int64, message, opaque, optional, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
+import { bool, double, enumOf, float, int32, int64, message, opaque, optional, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
 
 /**
  * The request messages of Vertex AI RAG Engine (VertexRagService, VertexRagDataService) as the
@@ -25,13 +25,13 @@ export const DOCUMENTED = {
 /** A gs:// URI: a bucket name (at most 222 characters) and an object name (at most 1,024 bytes), with room to spare. */
 const URI = quarryCap(2_048, 'a gs:// URI is a bucket name (≤ 222 characters) and an object name (≤ 1,024 bytes)')
 
-export const GcsSource = message(`${P}.GcsSource`, { uris: repeated(text(URI)) })
+const GcsSource = message(`${P}.GcsSource`, { uris: repeated(text(URI)) })
 /** A Cloud Storage folder results are written to (a file inside it). */
-export const GcsDestination = message(`${P}.GcsDestination`, { outputUriPrefix: text(URI) })
-export const FixedLengthChunking = message(`${P}.RagFileChunkingConfig.FixedLengthChunking`, { chunkSize: int32, chunkOverlap: int32 })
-export const RagFileChunkingConfig = message(`${P}.RagFileChunkingConfig`, { fixedLengthChunking: FixedLengthChunking, chunkSize: int32, chunkOverlap: int32 })
-export const RagFileTransformationConfig = message(`${P}.RagFileTransformationConfig`, { ragFileChunkingConfig: RagFileChunkingConfig })
-export const RagFileMetadataConfig = message(
+const GcsDestination = message(`${P}.GcsDestination`, { outputUriPrefix: text(URI) })
+const FixedLengthChunking = message(`${P}.RagFileChunkingConfig.FixedLengthChunking`, { chunkSize: int32, chunkOverlap: int32 })
+const RagFileChunkingConfig = message(`${P}.RagFileChunkingConfig`, { fixedLengthChunking: FixedLengthChunking, chunkSize: int32, chunkOverlap: int32 })
+const RagFileTransformationConfig = message(`${P}.RagFileTransformationConfig`, { ragFileChunkingConfig: RagFileChunkingConfig })
+const RagFileMetadataConfig = message(
   `${P}.RagFileMetadataConfig`,
   {
     gcsMetadataSchemaSource: GcsSource,
@@ -50,7 +50,7 @@ export const RagFileMetadataConfig = message(
 const Bm25 = message(`${P}.RagEmbeddingModelConfig.SparseEmbeddingConfig.Bm25`, { multilingual: bool, k1: optional(float), b: optional(float) })
 const SparseEmbeddingConfig = message(`${P}.RagEmbeddingModelConfig.SparseEmbeddingConfig`, { bm25: Bm25 })
 const VertexPredictionEndpoint = message(`${P}.RagEmbeddingModelConfig.VertexPredictionEndpoint`, { endpoint: string, model: string, modelVersionId: string })
-export const RagEmbeddingModelConfig = message(
+const RagEmbeddingModelConfig = message(
   `${P}.RagEmbeddingModelConfig`,
   {
     vertexPredictionEndpoint: VertexPredictionEndpoint,
@@ -63,7 +63,7 @@ const RagManagedDb = message(
   { knn: message(`${P}.RagVectorDbConfig.RagManagedDb.KNN`, {}), ann: message(`${P}.RagVectorDbConfig.RagManagedDb.ANN`, { treeDepth: int32, leafCount: int32 }) },
   [['knn', 'ann']],
 )
-export const RagVectorDbConfig = message(
+const RagVectorDbConfig = message(
   `${P}.RagVectorDbConfig`,
   {
     ragManagedDb: RagManagedDb,
@@ -81,7 +81,7 @@ export const RagVectorDbConfig = message(
 export const CorpusState = enumOf(`${P}.CorpusStatus.State`, { UNKNOWN: 0, INITIALIZED: 1, ACTIVE: 2, ERROR: 3 })
 export const FileState = enumOf(`${P}.FileStatus.State`, { STATE_UNSPECIFIED: 0, ACTIVE: 1, ERROR: 2 })
 
-export const RagCorpus = message(
+const RagCorpus = message(
   `${P}.RagCorpus`,
   {
     vectorDbConfig: RagVectorDbConfig,
@@ -104,7 +104,7 @@ export const RagCorpus = message(
 )
 
 export const RagFileType = enumOf(`${P}.RagFile.RagFileType`, { RAG_FILE_TYPE_UNSPECIFIED: 0, RAG_FILE_TYPE_TXT: 1, RAG_FILE_TYPE_PDF: 2 })
-export const RagFile = message(
+const RagFile = message(
   `${P}.RagFile`,
   {
     gcsSource: GcsSource,
@@ -126,7 +126,7 @@ export const RagFile = message(
   [['gcsSource', 'googleDriveSource', 'directUploadSource', 'slackSource', 'jiraSource', 'sharePointSources']],
 )
 
-export const ImportRagFilesConfig = message(
+const ImportRagFilesConfig = message(
   `${P}.ImportRagFilesConfig`,
   {
     gcsSource: GcsSource,
@@ -152,7 +152,7 @@ export const ImportRagFilesConfig = message(
     ['importResultGcsSink', 'importResultBigquerySink'],
   ],
 )
-export const UploadRagFileConfig = message(`${P}.UploadRagFileConfig`, {
+const UploadRagFileConfig = message(`${P}.UploadRagFileConfig`, {
   ragFileChunkingConfig: RagFileChunkingConfig,
   ragFileTransformationConfig: RagFileTransformationConfig,
   ragFileMetadataConfig: RagFileMetadataConfig,
@@ -162,7 +162,7 @@ export const UploadRagFileConfig = message(`${P}.UploadRagFileConfig`, {
 const RagResource = message(`${P}.RetrieveContextsRequest.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
 const VertexRagStore = message(`${P}.RetrieveContextsRequest.VertexRagStore`, { ragCorpora: repeated(string), ragResources: repeated(RagResource), vectorDistanceThreshold: optional(double) })
 const Alpha = (name: string) => message(name, { alpha: optional(float) })
-export const RagRetrievalConfig = message(`${P}.RagRetrievalConfig`, {
+const RagRetrievalConfig = message(`${P}.RagRetrievalConfig`, {
   topK: int32,
   hybridSearch: Alpha(`${P}.RagRetrievalConfig.HybridSearch`),
   filter: message(
@@ -198,7 +198,7 @@ export const ScalarMetadataValue = message(
   [['intValue', 'floatValue', 'strValue', 'datetimeValue', 'boolValue']],
 )
 export const DataType = enumOf(`${P}.RagMetadataSchemaDetails.DataType`, { DATA_TYPE_UNSPECIFIED: 0, INTEGER: 1, FLOAT: 2, STRING: 3, DATETIME: 4, BOOLEAN: 5, LIST: 6 })
-export const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
+const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
   type: optional(DataType),
   listConfig: message(`${P}.RagMetadataSchemaDetails.ListConfig`, { valueSchema: opaque(`${P}.RagMetadataSchemaDetails`) }),
   granularity: optional(enumOf(`${P}.RagMetadataSchemaDetails.Granularity`, { GRANULARITY_UNSPECIFIED: 0, GRANULARITY_FILE_LEVEL: 1 })),
@@ -207,13 +207,13 @@ export const SchemaDetails = message(`${P}.RagMetadataSchemaDetails`, {
   }),
 })
 export const RagDataSchema = message(`${P}.RagDataSchema`, { name: string, key: text(DOCUMENTED.schemaKey), schemaDetails: SchemaDetails })
-export const RagMetadata = message(`${P}.RagMetadata`, {
+const RagMetadata = message(`${P}.RagMetadata`, {
   name: string,
   userSpecifiedMetadata: message(`${P}.UserSpecifiedMetadata`, { key: text(CAPS.key), value: MetadataValue }),
 })
 
 /** Generative content (a turn): its parts are read as JSON, only `text` parts are used (AugmentPrompt and CorroborateContent take text only). */
-export const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
+const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
 const StoreRagResource = message(`${P}.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
 /** The Vertex RAG store of a retrieval tool (tool.proto): AugmentPrompt's data source and the `tools` of AskContexts / AsyncRetrieveContexts. */
 export const ToolRagStore = message(`${P}.VertexRagStore`, {
@@ -238,8 +238,8 @@ export const Tool = message(`${P}.Tool`, {
   computerUse: opaque(`${P}.Tool.ComputerUse`),
 })
 const PageSpan = message(`${P}.RagChunk.PageSpan`, { firstPage: int32, lastPage: int32 })
-export const RagChunk = message(`${P}.RagChunk`, { text: string, pageSpan: PageSpan, fileId: string, chunkId: string })
-export const Fact = message(`${P}.Fact`, {
+const RagChunk = message(`${P}.RagChunk`, { text: string, pageSpan: PageSpan, fileId: string, chunkId: string })
+const Fact = message(`${P}.Fact`, {
   query: optional(string),
   title: optional(string),
   uri: optional(string),
@@ -253,7 +253,7 @@ const ManagedDbTiers = {
   basic: message(`${P}.RagManagedDbConfig.Basic`, {}),
   unprovisioned: message(`${P}.RagManagedDbConfig.Unprovisioned`, {}),
 }
-export const RagManagedDbConfig = message(
+const RagManagedDbConfig = message(
   `${P}.RagManagedDbConfig`,
   {
     enterprise: message(`${P}.RagManagedDbConfig.Enterprise`, {}),
@@ -266,7 +266,7 @@ export const RagManagedDbConfig = message(
     ['serverless', 'spanner'],
   ],
 )
-export const RagEngineConfig = message(`${P}.RagEngineConfig`, { name: string, ragManagedDbConfig: RagManagedDbConfig })
+const RagEngineConfig = message(`${P}.RagEngineConfig`, { name: string, ragManagedDbConfig: RagManagedDbConfig })
 
 export const RetrieveContextsRequest = message(`${P}.RetrieveContextsRequest`, { vertexRagStore: VertexRagStore, parent: string, query: RagQuery })
 export const AugmentPromptRequest = message(
@@ -374,11 +374,9 @@ export function requestSchema<T extends FieldType>(schema: T, version: ApiVersio
 }
 
 export type RagCorpusInput = Infer<typeof RagCorpus>
-export type RagFileInput = Infer<typeof RagFile>
 export type RagFileChunkingInput = Infer<typeof RagFileChunkingConfig>
 export type RagFileTransformationInput = Infer<typeof RagFileTransformationConfig>
 export type RagFileMetadataConfigInput = Infer<typeof RagFileMetadataConfig>
 export type MetadataValueInput = Infer<typeof MetadataValue>
-export type SchemaDetailsInput = Infer<typeof SchemaDetails>
 export type RagDataSchemaInput = Infer<typeof RagDataSchema>
 export type RagMetadataInput = Infer<typeof RagMetadata>

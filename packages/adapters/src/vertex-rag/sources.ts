@@ -21,7 +21,7 @@ export interface SourceRoots {
   readonly gcsRoot: string | undefined
 }
 
-export interface SourceLimits {
+interface SourceLimits {
   readonly maxFiles: number
   readonly maxDepth: number
   readonly maxFileBytes: number
@@ -39,7 +39,7 @@ export interface SourceFile {
   readonly size?: number
 }
 
-export interface Located {
+interface Located {
   readonly files: readonly SourceFile[]
   /** Entries that fail alone (missing, unreadable, not a regular file, a link out of the roots). */
   readonly failures: readonly RpcStatus[]

@@ -134,7 +134,7 @@ function loadNative(): NativeCtor {
 }
 
 /** Result of a graph search: labels best first, with hnswlib's own (float32) distances. */
-export interface HnswResult {
+interface HnswResult {
   readonly neighbors: Uint32Array
   readonly distances: Float32Array
 }

@@ -16,7 +16,7 @@ export interface DensePlan {
   readonly reason: string
 }
 
-export interface PlanInput {
+interface PlanInput {
   readonly live: number
   readonly hasGraph: boolean
   readonly forceExact: boolean

@@ -32,7 +32,7 @@ import type { Metric } from '../metric/metric.js'
  * TypeScript sources, from dist/ and from an installed tarball. A worker that fails sends that
  * scan and every later one back to the calling thread alone (with a process warning).
  */
-export class ScanPool {
+class ScanPool {
   #workers: Worker[] = []
   /** The memories (their ids) each worker was sent, and so holds an instance over. */
   #sent: Set<number>[] = []
@@ -188,7 +188,7 @@ export class ScanPool {
 }
 
 /** One scan, as the threads computing its keys see it. */
-export interface KeyScan {
+interface KeyScan {
   readonly metric: Metric
   /** The prepared query (unit length for cosine). */
   readonly query: Float32Array

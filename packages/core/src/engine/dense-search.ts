@@ -57,7 +57,7 @@ export function withinThreshold(r: Pick<ValidatedSearch, 'maxDistance' | 'minSim
   return (r.maxDistance === undefined || distance <= r.maxDistance) && (r.minSimilarity === undefined || score >= r.minSimilarity)
 }
 
-export interface DenseQuery {
+interface DenseQuery {
   /** Prepared query (unit length for cosine). */
   readonly query: Float32Array
   readonly k: number
@@ -67,7 +67,7 @@ export interface DenseQuery {
 }
 
 /** Runs a dense search: estimate the filter, plan, execute. */
-export function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
+function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
   const live = state.ids.size
   const k = Math.min(q.k, live)
   const subject = q.filter ? filterSubject(state) : undefined

@@ -10,7 +10,7 @@ import type { IndexState } from './state.js'
 import type { VectorBuffers } from './vector-input.js'
 
 /** A search with both a text and a query vector (or an example id). */
-export interface HybridQuery {
+interface HybridQuery {
   readonly request: ValidatedSearch
   readonly text: string
   readonly filter: FilterInput | undefined

@@ -106,7 +106,7 @@ function fail(path: string, expected: string, received: unknown): never {
 }
 
 /** Validates an integer option and returns it or its default. */
-export function intOption(value: unknown, path: string, min: number, max: number, fallback: number): number {
+function intOption(value: unknown, path: string, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     fail(path, `an integer from ${min} to ${max}`, value)
@@ -198,7 +198,7 @@ function finite(value: unknown, path: string, min: number, max: number, fallback
 }
 
 /** Validates the full-text options (BM25 k1 in [0, 10], b in [0, 1], boosts > 0). */
-export function resolveTextOptions(value: unknown): ResolvedTextOptions {
+function resolveTextOptions(value: unknown): ResolvedTextOptions {
   const t = objectOption(value, 'text')
   rejectUnknown(t, ['analyzer', 'bm25', 'fields'], 'text')
   const bm25 = objectOption(t.bm25, 'text.bm25')

@@ -94,7 +94,7 @@ export function validateText(text: unknown): TextInput | undefined {
 }
 
 /** Validates metadata and returns a frozen copy, so later changes by the caller do not leak in. */
-export function validateMetadata(metadata: unknown): Readonly<Metadata> {
+function validateMetadata(metadata: unknown): Readonly<Metadata> {
   if (metadata === undefined) return EMPTY
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     throw new QuarryError('INVALID_RECORD', `metadata must be a plain object of string, number, boolean or string-list values; received ${describe(metadata)}.`, {
@@ -127,7 +127,7 @@ export function validateMetadata(metadata: unknown): Readonly<Metadata> {
 }
 
 /** Texts left where a snapshot was loaded, one per label, decoded when asked for (a new copy each time). */
-export interface LoadedTexts {
+interface LoadedTexts {
   at(label: number): string | undefined
 }
 

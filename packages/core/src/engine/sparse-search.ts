@@ -26,7 +26,7 @@ export function queryTerms(analyzer: Analyzer, text: string): QueryTerm[] {
   return [...weights].map(([term, weight]) => ({ term, weight }))
 }
 
-export interface SparseQuery {
+interface SparseQuery {
   readonly text: string
   readonly k: number
   readonly filter: FilterInput | undefined

@@ -56,7 +56,7 @@ export function estimateSelectivity(filter: FilterFn, subject: FilterSubject, sa
 }
 
 /** Labels that pass a filter, ascending. */
-export interface FilterMatch {
+interface FilterMatch {
   readonly labels: Uint32Array
 }
 

@@ -264,7 +264,7 @@ export interface FieldSnapshot {
 }
 
 /** A value index as a snapshot stores it. */
-export interface ValueIndexSnapshot {
+interface ValueIndexSnapshot {
   readonly extent: number
   readonly live: Uint32Array
   readonly fields: readonly FieldSnapshot[]

@@ -12,7 +12,7 @@ export interface Candidate {
 }
 
 /** One side's part of a fused score: the raw score, its normalized value and its rank among the candidates. */
-export interface FusedPart {
+interface FusedPart {
   readonly score: number
   readonly normalized: number
   /** 1-based, by that side's score then id; absent on the sparse side for a document matching no term. */
@@ -30,7 +30,7 @@ export interface Fused {
  * The lowest score each side can give: the metric's (cosine −1, l2 0) and BM25's 0. Undefined
  * when unbounded (dot): the candidates' own minimum is used instead.
  */
-export interface ScoreFloors {
+interface ScoreFloors {
   readonly dense: number | undefined
   readonly sparse: number | undefined
 }
@@ -45,7 +45,7 @@ export const BM25_FLOOR = 0
  * array; all scores at the floor give 0; all-equal scores with no floor give 1 (each is as good
  * as the best). Always finite.
  */
-export function normalizeScores(scores: readonly number[], floor: number | undefined): number[] {
+function normalizeScores(scores: readonly number[], floor: number | undefined): number[] {
   if (scores.length === 0) return []
   let lo = Infinity
   let hi = -Infinity

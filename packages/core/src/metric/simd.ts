@@ -167,7 +167,7 @@ export function growSimdMemory(memory: WasmMemory, bytes: number): boolean {
 export const SIMD_STORE_MIN_COMPONENTS = 65_536
 
 /** Bytes of a WebAssembly page. */
-export const SIMD_PAGE_BYTES = 65_536
+const SIMD_PAGE_BYTES = 65_536
 
 /**
  * Writes the raw sums (`dot` or `l2` kernel) of rows `from .. to-1` (row i, or `labels[i]`) into
@@ -485,7 +485,7 @@ function kernel(l2: boolean, labelled: boolean): number[] {
 }
 
 /** The module: imports `quarry.memory` (shared, up to 65,536 pages), exports the four kernels. */
-export function simdModuleBytes(): Uint8Array {
+function simdModuleBytes(): Uint8Array {
   const params5 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([])]
   const params6 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), ...vec([])]
   const memoryImport = [...name('quarry'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65_536)]

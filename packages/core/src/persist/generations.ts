@@ -256,7 +256,7 @@ export function unreadable(root: string, format: GenerationFormat, what: string,
 }
 
 /** The error code of a failed system call, for messages (never its message, which may hold data). */
-export function errorCode(error: unknown): string {
+function errorCode(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | null)?.code
   return typeof code === 'string' ? code : error instanceof Error ? error.name : 'error'
 }

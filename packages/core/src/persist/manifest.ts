@@ -36,7 +36,7 @@ export function encodeManifest(manifest: Manifest): Buffer {
 }
 
 /** What a manifest file turned out to be. `legacy`: a bare manifest with no checksum of its own. */
-export type DecodedManifest =
+type DecodedManifest =
   | { readonly kind: 'sealed'; readonly manifest: unknown }
   | { readonly kind: 'legacy'; readonly manifest: unknown }
   | { readonly kind: 'corrupted' }

@@ -328,7 +328,7 @@ export class SectionReader {
  * A string list of a section left in its buffer (SectionReader.stringRefs): each entry decoded
  * when asked for, a new copy each time.
  */
-export class StringRefs {
+class StringRefs {
   readonly #bytes: Buffer
   /** Byte offset of each entry's characters in `bytes`. */
   readonly #starts: Float64Array

@@ -23,7 +23,7 @@ export function remainingBounds(terms: readonly ScoredTerm[]): Float64Array {
   return rest
 }
 
-export interface RunInput {
+interface RunInput {
   /** The index's shared score accumulator by label (all zero between searches). */
   readonly acc: Float64Array
   readonly lengths: Float64Array

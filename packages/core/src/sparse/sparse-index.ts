@@ -41,7 +41,7 @@ export interface TermExplanation {
   readonly score: number
 }
 
-export interface SparseHit {
+interface SparseHit {
   readonly label: Label
   readonly score: number
 }
@@ -66,14 +66,14 @@ export const NO_TEXT = 0xffff_ffff
  * none), then every entry's term ids and tfs one after the other in label order, as `P` (one
  * array, or consecutive parts).
  */
-export interface ForwardColumns<P> {
+interface ForwardColumns<P> {
   readonly counts: Uint32Array
   readonly ids: P extends 'parts' ? readonly Uint32Array[] : Uint32Array
   readonly tfs: P extends 'parts' ? readonly Float32Array[] : Float32Array
 }
 
 /** A text index as a snapshot stores it: everything search reads, nothing derived again on load. */
-export interface SparseSnapshot<P extends 'parts' | 'whole' = 'whole'> {
+interface SparseSnapshot<P extends 'parts' | 'whole' = 'whole'> {
   /** The vocabulary by term id (terms without postings included: ids are kept). */
   readonly terms: readonly string[]
   /** Postings by term id, in their in-memory order, with their exact bounds. */

@@ -38,7 +38,7 @@ export function metadataValueArbitrary(kind: MetadataKind): fc.Arbitrary<Metadat
 }
 
 /** Scalar kinds a comparison takes (a string list is tested with includes / excludes instead). */
-export type ScalarKind = 'string' | 'number' | 'boolean' | 'date'
+type ScalarKind = 'string' | 'number' | 'boolean' | 'date'
 
 const SCALARS: Readonly<Record<ScalarKind, fc.Arbitrary<FilterScalar>>> = {
   string: fc.constantFrom(...FILTER_STRINGS),

@@ -27,13 +27,13 @@ interface UnitAnalysis {
  * Distinct units whose analysis is memoized before the memo starts over (a few hundred bytes
  * each; the npm corpus of `bench/` has ~170,000 distinct units in 23 MB of text).
  */
-export const UNIT_MEMO_LIMIT = 500_000
+const UNIT_MEMO_LIMIT = 500_000
 
 /**
  * Distinct terms the Analyzer numbers before its ids start over (a new epoch, between two texts;
  * indexing reads ids, queries add the terms they bring).
  */
-export const VOCABULARY_LIMIT = 2_000_000
+const VOCABULARY_LIMIT = 2_000_000
 
 /** Entries of the token-offset buffer an Analyzer keeps between texts (4 MB: texts of up to 512k tokens). */
 const OFFSETS_KEPT = 1 << 20

@@ -1,7 +1,7 @@
 /** Unicode general category bits of a code point: letter, number, mark. */
 export const LETTER = 1
 export const NUMBER = 2
-export const MARK = 4
+const MARK = 4
 const KNOWN = 8
 
 // One byte per code point (1.1 MB), filled on first sight: Unicode property regexes are exact

@@ -8,7 +8,7 @@ const PRIME = HASH_PRIME
 const SEED = HASH_SEED
 
 /** A range of the source text handed to wink-nlp in one call. */
-export interface Piece {
+interface Piece {
   readonly start: number
   readonly end: number
 }

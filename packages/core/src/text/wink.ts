@@ -438,7 +438,7 @@ function loadStemmer(): (word: string) => string {
 }
 
 /** Distinct words whose stems {@link porter2} keeps before it starts over (~100 bytes each). */
-export const STEM_MEMO_LIMIT = 200_000
+const STEM_MEMO_LIMIT = 200_000
 const stems = new Map<string, string>()
 
 /**
