@@ -31,12 +31,9 @@ export function scratchDir(prefix: string): string {
  * by size and sha256.
  *
  * An index's text index is compared as what it means, not as its bytes: per record, its length
- * and its terms with their frequencies. The files number terms in the order the index first met
- * them and keep terms no record has any more (sparse-index.ts: term ids depend on insertion
- * history; an empty posting list is never scored), while a reload numbers only the terms in use:
- * `terms.jsonl` and `forward.bin` differ after a restart for the same state (version 4; version 5
- * keeps the numbering, its text files are decoded the same way all the same). For the same reason
- * a manifest is compared without its files' checksums and its seal.
+ * and its terms with their frequencies (sparse-index.ts: term ids depend on insertion history, and
+ * terms no record has any more may be kept; an empty posting list is never scored). For the same
+ * reason a manifest is compared without its files' checksums and its seal.
  */
 export function engineState(engines: Engines): Record<string, unknown> {
   const root = scratchDir('quarry-state-')
@@ -92,7 +89,7 @@ function readIndexSnapshot(dir: string, names: readonly string[]): Record<string
 
 /**
  * One version 5 core index snapshot: its files, the text index (`postings.bin`, `forward.bin`)
- * decoded into the same per-record form as version 4's (the other files by size and sha256).
+ * decoded into a per-record form (the other files by size and sha256).
  */
 function readIndexSnapshotV5(dir: string, names: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {}
