@@ -54,6 +54,7 @@ export interface NativeUnavailable {
   readonly message: string
 }
 
+/** Why the native build is not the one in use (its cause, platform and package); undefined when it is. */
 export declare const nativeUnavailable: NativeUnavailable | undefined
 
 /**

@@ -58,7 +58,7 @@ function tryNative(host) {
   } catch {
     file = undefined
   }
-  if (name !== undefined && file !== undefined) {
+  if (file !== undefined) {
     try {
       return { Graph: graphOf(host.requirePath(file)), source: name }
     } catch (cause) {
@@ -103,4 +103,4 @@ function loadGraph(host) {
   return loadWasm(host, native)
 }
 
-module.exports = { loadGraph, platformKey, withoutPaths, PLATFORM_PACKAGES }
+module.exports = { loadGraph, platformKey, PLATFORM_PACKAGES }

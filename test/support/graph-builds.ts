@@ -15,7 +15,7 @@ export type GraphBuild = typeof GraphClass
 export const WasmGraph = (require(new URL('wasm/index.cjs', hnsw).pathname) as { Graph: GraphBuild }).Graph
 
 /** Where the native binary of this machine is: its platform package's, else a build from source. */
-const nativeFiles = ['npm/linux-x64-gnu/quarry_hnsw.node', 'src/build/Release/quarry_hnsw.node', 'build/Release/quarry_hnsw.node'].map((f) => new URL(f, hnsw).pathname)
+const nativeFiles = ['npm/linux-x64-gnu/quarry_hnsw.node', 'src/build/Release/quarry_hnsw.node'].map((f) => new URL(f, hnsw).pathname)
 
 /**
  * The native build, on linux-x64 (the only binary whose distances the WebAssembly kernels copy:

@@ -147,8 +147,9 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
       ['truncated', (b) => b.subarray(0, b.length - 1), /size does not match/],
       ['another format version', (b) => { const c = Buffer.from(b); c.writeUInt32LE(2, 8); return c }, /format version 2/],
     ]
+    // One scratch file, overwritten by each variant: each is a whole copy of the ~40 MB file.
+    const file = join(dir, 'damaged.q8')
     for (const [what, damage, why] of variants) {
-      const file = join(dir, `damaged-${what.replace(/\W+/g, '-')}.q8`)
       writeFileSync(file, damage(bytes))
       let error: unknown
       try {
@@ -161,9 +162,9 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
       expect((error as Error).message, what).not.toContain(dir)
     }
     // Damage beyond the rows a limit reads goes unread (the checksums are per block).
-    writeFileSync(join(dir, 'late.q8'), flip(bytes, bytes.length - 10, 0x40))
-    expect(loadGloveVectors({ file: join(dir, 'late.q8'), limit: 1000 }).words).toHaveLength(1000)
-    expect(() => loadGloveVectors({ file: join(dir, 'late.q8') })).toThrowError(/checksum of rows 327680–341478/)
+    writeFileSync(file, flip(bytes, bytes.length - 10, 0x40))
+    expect(loadGloveVectors({ file, limit: 1000 }).words).toHaveLength(1000)
+    expect(() => loadGloveVectors({ file })).toThrowError(/checksum of rows 327680–341478/)
     expect(() => loadGloveVectors({ file: join(dir, 'missing.q8') })).toThrowError(expect.objectContaining({ code: 'NATIVE_UNAVAILABLE' }) as Error)
   })
 

@@ -17,24 +17,21 @@ const HNSW = fileURLToPath(new URL('../../packages/hnsw/', import.meta.url))
 const require = createRequire(import.meta.url)
 const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex')
 
-interface Record {
+interface BuildRecord {
   inputs: { [file: string]: string }
   binary: { file: string; sha256: string; bytes: number }
 }
 const platforms = readdirSync(join(HNSW, 'npm')).sort()
 const manifest = (dir: string): { [key: string]: unknown } => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { [key: string]: unknown }
 
-/** What a binary is built from: binding.gyp, graph.cc and the headers in src/, hnswlib's headers. */
-function inputs(): string[] {
-  const headers = (dir: string): string[] => readdirSync(join(HNSW, dir)).filter((f) => f.endsWith('.h')).map((f) => `${dir}/${f}`)
-  return ['src/binding.gyp', 'src/graph.cc', ...headers('src'), ...headers('vendor/hnswlib')].sort()
-}
+/** What a binary is built from: the list build-native.mjs records (scripts/native-inputs.cjs). */
+const { nativeInputs: inputs } = createRequire(import.meta.url)(join(HNSW, 'scripts', 'native-inputs.cjs')) as { nativeInputs(): string[] }
 
 describe('the prebuilt native graphs', () => {
   it('are built from the current sources (else: node packages/hnsw/scripts/build-native.mjs)', () => {
     expect(platforms).toEqual(['linux-arm64-gnu', 'linux-x64-gnu'])
     for (const platform of platforms) {
-      const record = JSON.parse(readFileSync(join(HNSW, 'npm', platform, 'build-inputs.json'), 'utf8')) as Record
+      const record = JSON.parse(readFileSync(join(HNSW, 'npm', platform, 'build-inputs.json'), 'utf8')) as BuildRecord
       expect(Object.keys(record.inputs), platform).toEqual(inputs())
       for (const [file, digest] of Object.entries(record.inputs)) expect(sha256(join(HNSW, file)), `${platform}: ${file} changed since the binary was built`).toBe(digest)
       const binary = join(HNSW, 'npm', platform, record.binary.file)

@@ -17,6 +17,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { nativeInputs } from './native-inputs.cjs'
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -27,12 +28,6 @@ const TARGETS = {
     arch: 'arm64',
     tools: { CC: 'aarch64-linux-gnu-gcc', CXX: 'aarch64-linux-gnu-g++', LINK: 'aarch64-linux-gnu-g++', AR: 'aarch64-linux-gnu-ar', STRIP: 'aarch64-linux-gnu-strip' },
   },
-}
-
-/** The files a binary is built from, relative to the package (sorted): src/ with its headers, hnswlib's. */
-function nativeInputs() {
-  const headers = (dir) => readdirSync(join(pkg, dir)).filter((f) => f.endsWith('.h')).map((f) => `${dir}/${f}`)
-  return ['src/binding.gyp', 'src/graph.cc', ...headers('src'), ...headers('vendor/hnswlib')].sort()
 }
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex')

@@ -121,17 +121,19 @@ export async function runEval(args: readonly string[]): Promise<number> {
     console.log(help)
     return 0
   }
-  const given = ['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) !== undefined)
+  const files = ['corpus', 'queries', 'qrels']
+  const given = files.filter((n) => parsed.value(n) !== undefined)
   if (parsed.has('example') && given.length > 0) throw usageError(`--example evaluates the shipped files; leave out ${given.map((n) => `--${n}`).join(', ')}`, help)
-  const example = parsed.has('example') ? writeExample(resolve(EXAMPLE_DIR)) : undefined
-  const corpus = example?.corpus ?? parsed.value('corpus')
-  const queries = example?.queries ?? parsed.value('queries')
-  const qrels = example?.qrels ?? parsed.value('qrels')
-  if (corpus === undefined || queries === undefined || qrels === undefined) {
-    throw usageError(`give ${['corpus', 'queries', 'qrels'].filter((n) => parsed.value(n) === undefined).map((n) => `--${n}`).join(', ')} (or --example: the judged example shipped with Quarry)`, help)
+  if (!parsed.has('example') && given.length < files.length) {
+    throw usageError(`give ${files.filter((n) => !given.includes(n)).map((n) => `--${n}`).join(', ')} (or --example: the judged example shipped with Quarry)`, help)
   }
+  // Every option is checked before --example writes its files.
   const alphas = parseAlphas(parsed.value('alpha'), help)
   const kind = embedderKind(parsed.value('embedder'), help)
+  const example = parsed.has('example') ? writeExample(resolve(EXAMPLE_DIR)) : undefined
+  const corpus = example?.corpus ?? (parsed.value('corpus') as string)
+  const queries = example?.queries ?? (parsed.value('queries') as string)
+  const qrels = example?.qrels ?? (parsed.value('qrels') as string)
   const plot = resolve(parsed.value('plot') ?? DEFAULT_PLOT)
   let collection: Collection
   try {

@@ -23,7 +23,7 @@ interface Saved {
   readonly seq: number
   readonly operations: readonly Operation[]
   readonly corpora: readonly SavedCorpus[]
-  /** Each location's RagEngineConfig set by updateRagEngineConfig (absent in states saved before it was served). */
+  /** Each location's RagEngineConfig set by updateRagEngineConfig. */
   readonly engineConfigs: readonly RagEngineConfigState[]
 }
 
@@ -85,8 +85,7 @@ function fileOf(index: QuarryIndex, saved: SavedFile): RagFileState {
 export function loadRag(ctx: RagContext, dir: string): void {
   // Everything is read before anything is replaced: a failing load leaves the current state as it was.
   const { saved, corpora } = readState(dir, FORMAT, (raw) => {
-    const engineConfigs = raw['engineConfigs'] === undefined ? [] : arrayField(raw, 'engineConfigs')
-    const saved = { seq: seqOf(raw), operations: arrayField(raw, 'operations'), corpora: arrayField(raw, 'corpora'), engineConfigs } as unknown as Saved
+    const saved = { seq: seqOf(raw), operations: arrayField(raw, 'operations'), corpora: arrayField(raw, 'corpora'), engineConfigs: arrayField(raw, 'engineConfigs') } as unknown as Saved
     const corpora = new Map<string, RagCorpusState>()
     for (const { indexDir, files, schemas, ...c } of saved.corpora) {
       const index = loadIndex(indexDirOf(dir, indexDir), { embedder: ctx.options.embedder })

@@ -1,4 +1,4 @@
-import { QuarryError } from '../errors.js'
+import { describe, QuarryError } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
@@ -41,7 +41,7 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
   const vocabulary = options.vocabulary ?? 100_000
   const a = options.a ?? 2e-5
   if (!(Number.isInteger(vocabulary) && vocabulary >= 1)) {
-    throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of the most frequent GloVe words to keep), got ${String(vocabulary)}.`, { path: 'vocabulary' })
+    throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of the most frequent GloVe words to keep), received ${describe(vocabulary)}.`, { path: 'vocabulary' })
   }
   return gloveSifEmbedder(loadGloveVectors({ limit: vocabulary }), { a, vocabulary })
 }

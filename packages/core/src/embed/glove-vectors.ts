@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { QuarryError } from '../errors.js'
+import { describe, QuarryError } from '../errors.js'
 
 /**
  * GloVe 6B 100-d word vectors (341,479 words, most frequent first), from the package
@@ -27,7 +27,7 @@ export interface WordVectors {
 }
 
 export interface WordVectorOptions {
-  /** Keep only the `limit` most frequent words; only their part of the file is read. @defaultValue all 341,479 */
+  /** Keep only the `limit` most frequent words; only the blocks of rows holding them are read (the word list is read whole). @defaultValue all 341,479 */
   limit?: number
   /** A vectors file in @quarry/glove's format. @defaultValue the file of the installed `@quarry/glove` */
   file?: string
@@ -47,7 +47,7 @@ const REINSTALL = 'reinstall @quarry/glove (`npm install @quarry/glove`; in a cl
 export function loadGloveVectors(options: WordVectorOptions = {}): WordVectors {
   const { limit } = options
   if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
-    throw new QuarryError('INVALID_OPTION', `limit must be a positive integer (the number of most frequent words to keep), got ${String(limit)}.`, { path: 'limit' })
+    throw new QuarryError('INVALID_OPTION', `limit must be a positive integer (the number of most frequent words to keep), received ${describe(limit)}.`, { path: 'limit' })
   }
   const file = options.file ?? installedFile()
   let fd: number
