@@ -27,7 +27,7 @@ function num(o: unknown, key: string): number | undefined {
 }
 
 /** A figure at about three significant digits, thousands grouped; "—" when absent. */
-export function fmt(v: unknown): string {
+function fmt(v: unknown): string {
   if (typeof v === 'string') return v
   if (typeof v === 'boolean') return v ? 'yes' : 'no'
   if (typeof v !== 'number' || !Number.isFinite(v)) return '—'

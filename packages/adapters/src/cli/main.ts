@@ -91,7 +91,7 @@ async function runHelp(args: readonly string[]): Promise<number> {
   if (name === undefined || ((name === '--help' || name === '-h') && extra.length === 0)) return printUsage()
   const command = COMMANDS.find((c) => c.name === name)
   if (!command || extra.length > 0) throw usageError(command ? `help takes one command; received ${args.join(' ')}` : `unknown command "${name}"`, usage())
-  return command === COMMANDS.find((c) => c.name === 'help') ? printUsage() : command.run(['--help'])
+  return command.run(['--help'])
 }
 
 async function runQueryCommand(args: readonly string[]): Promise<number> {
