@@ -3,15 +3,12 @@ import { statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { buildDist, DIST_CORE } from '../lib/dist.js'
 import { median } from '../lib/stats.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-const BUNDLE = join(ROOT, 'scripts', 'bundle.mjs')
-/** What `import '@quarry/core'` loads from an installed package (its exports' default). */
-const DIST_CORE = join(ROOT, 'packages', 'core', 'dist', 'bundle', 'index.js')
 
 interface Round {
   /** RSS once @quarry/core is imported, before GloVe: the floor the first use adds to. */
@@ -43,8 +40,7 @@ function round(vocabulary: number | undefined): Round {
  * vocabulary (100,000 words) and all 341,479; rounds alternate, medians and worst reported.
  */
 export async function runGloveLoad(ctx: SuiteContext): Promise<void> {
-  execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'core', 'tsconfig.build.json')], { stdio: 'inherit' })
-  execFileSync(process.execPath, [BUNDLE, join(ROOT, 'packages', 'core')], { stdio: 'inherit' })
+  buildDist('core')
   const { vectorsFile } = createRequire(join(ROOT, 'packages', 'core', 'package.json'))('@quarry/glove') as { vectorsFile: string }
   const rounds = ctx.quick ? 3 : 9
   const cases: { name: string; vocabulary: number | undefined; runs: Round[] }[] = [

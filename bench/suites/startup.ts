@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -8,6 +8,7 @@ import { Analyzer, chunkText, createHashingEmbedder, loadIndex } from '@quarry/c
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
 import { sizeOf } from '../lib/disk.js'
+import { buildDist, DIST_CLI, DIST_CORE } from '../lib/dist.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { median } from '../lib/stats.js'
 import { printTable } from '../lib/table.js'
@@ -15,13 +16,6 @@ import type { SuiteContext } from '../run.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const QUARRY = join(ROOT, 'packages', 'adapters', 'bin', 'quarry.mjs')
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-/** What an installed package's `quarry` loads (bin/quarry.mjs outside the workspace): the bundled CLI, whose runCli it calls. */
-const DIST_CLI = join(ROOT, 'packages', 'adapters', 'dist', 'bundle', 'cli', 'main.js')
-/** What `import '@quarry/core'` loads from an installed package (its exports' default). */
-const DIST_CORE = join(ROOT, 'packages', 'core', 'dist', 'bundle', 'index.js')
-/** Bundles a built package's dist/ into dist/bundle/, as its build and prepack scripts do. */
-const BUNDLE = join(ROOT, 'scripts', 'bundle.mjs')
 
 /**
  * How the server is started: `dist` (default) as a user's install runs it, the compiled
@@ -37,11 +31,6 @@ function quarryArgs(from: StartFrom, args: readonly string[]): string[] {
   return ['--input-type=module', '-e', run, ...args]
 }
 
-/** Builds both packages' dist/ and dist/bundle/ as `pnpm build` does (tsc is incremental: quick when nothing changed). */
-function buildDist(): void {
-  execFileSync(process.execPath, [TSC, '-b', join(ROOT, 'packages', 'adapters', 'tsconfig.build.json')], { stdio: 'inherit' })
-  for (const name of ['core', 'adapters']) execFileSync(process.execPath, [BUNDLE, join(ROOT, 'packages', name)], { stdio: 'inherit' })
-}
 const PARENT = 'projects/bench/locations/local'
 const QUERY = 'how to configure the option of the package'
 
@@ -75,7 +64,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
   const chunks = Number(process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? 100_000 : 1_000_000))
   const kind = corpusKind()
   const from: StartFrom = process.env['STARTUP_FROM'] === 'source' ? 'source' : 'dist'
-  if (from === 'dist') buildDist()
+  if (from === 'dist') buildDist('adapters')
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-startup-'))
   try {
     // STARTUP_DATA=DIR reuses a folder an earlier run of this suite built (its build is not timed).
