@@ -10,7 +10,7 @@
  */
 import { createHashingEmbedder, createIndex, QuarryError } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
-import { DataDir } from '../../packages/adapters/src/http/data-dir.js'
+import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 
 const [mode, dir, tag, rounds] = process.argv.slice(2)
 if (mode === undefined || dir === undefined) throw new Error('usage: <mode> <dir> ...')

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { parseJsonBounded } from '../http/json.js'
+import { parseJsonBounded } from '../transport/json.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod, Engines } from '../transport/bound-methods.js'

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js'
-import type { AccessOptions } from '../http/guard.js'
-import { checkAccess } from '../http/guard.js'
+import type { AccessOptions } from '../transport/guard.js'
+import { checkAccess } from '../transport/guard.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'

@@ -1,7 +1,7 @@
 import type { HttpVerb, UploadContent } from '../rpc/methods.js'
 import type { Outcome } from '../rpc/outcome.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
-import type { EnumRules } from './enums.js'
+import type { EnumRules } from '../transport/enums.js'
 import { compileTemplate, type CompiledTemplate } from './template.js'
 
 type HttpMethod = HttpVerb

@@ -8,7 +8,7 @@ import { QuarryError, readGeneration, writeGeneration, type GenerationFile, type
  * so a checkpoint never builds the whole state as one string), read back with every failure a
  * QuarryError INVALID_SNAPSHOT naming the file, never a parser's message (it would quote the
  * data). Its integrity is the generation's: it is written into one (an engine's `saveTo`, or a
- * server's `--data` generation, http/data-dir.ts) and listed with its sha256, so an edited file is
+ * server's `--data` generation, transport/data-dir.ts) and listed with its sha256, so an edited file is
  * refused before it is parsed.
  */
 export interface StateFormat {

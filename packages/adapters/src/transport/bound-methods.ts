@@ -12,7 +12,7 @@ import type { SemanticRetriever } from '../semantic-retriever/service.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from '../vertex-rag/methods.js'
 import { CorpusState, DataType, FileState, RagFileType } from '../vertex-rag/schema.js'
 import type { VertexRagEngine, VertexRagSurface } from '../vertex-rag/service.js'
-import type { EnumRules } from '../http/enums.js'
+import type { EnumRules } from './enums.js'
 
 /**
  * Every RPC the servers answer, bound to its engine: the one list both transports derive from.

@@ -1,7 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { QuarryError, WriteAheadLog } from '@quarry/core'
-import type { DataDir } from '../http/data-dir.js'
+import type { DataDir } from './data-dir.js'
 import type { UploadContent } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import type { Outcome } from '../rpc/outcome.js'

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DirectoryLock, readGeneration, writeGenerationInSlices, type GenerationFormat, type GenerationWriter, type SliceOptions, type Steps } from '@quarry/core'
-import type { Engines } from '../transport/bound-methods.js'
+import type { Engines } from './bound-methods.js'
 
 /**
  * `--data DIR`: the server's state as generations of core's one protocol (`@quarry/core`
