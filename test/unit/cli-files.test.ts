@@ -6,34 +6,19 @@ import { bestPassage, quarryCommand, renderSnippet, shortenPath } from '@quarry/
 import { Analyzer, createIndex } from '@quarry/core'
 import { runQuarry } from '../support/run-cli.js'
 
-const root = mkdtempSync(join(tmpdir(), 'quarry-files-'))
-const dir = join(root, '.quarry')
 const q = quarryCommand()
-afterAll(() => rmSync(root, { recursive: true, force: true }))
+const roots: string[] = []
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true })
+})
 beforeAll(() => {
   process.env.NO_COLOR = '1'
 })
-
-function put(path: string, text: string): void {
-  mkdirSync(dirname(join(root, path)), { recursive: true })
-  writeFileSync(join(root, path), text)
-}
 
 const INSTALL = '# Install\n\nTo pin an exact version when installing a package, use the --save-exact flag. Pinning keeps builds reproducible.\n'
 const LOGGING = 'Logging is configured with the LOG_LEVEL environment variable. Set it to debug for verbose logs.\n'
 // 300 words: chunks of 200 tokens with 40 shared are words 0-199 and 160-299; "zebra" is word 250.
 const LONG = Array.from({ length: 300 }, (_, i) => (i === 250 ? 'zebra' : `w${i}`)).join(' ')
-
-put('docs/guide/install.md', INSTALL)
-put('docs/logging.txt', LOGGING)
-put('docs/testing.html', '<html><body><h1>Testing</h1><p>Run tests in watch mode with vitest --watch.</p><script>var pin = 1</script></body></html>')
-put('docs/long.md', LONG)
-put('docs/.hidden/secret.md', 'pin pin pin')
-put('docs/node_modules/pkg/README.md', 'pin pin pin')
-put('docs/image.png', 'not text')
-
-const index = (...args: string[]) => runQuarry(['index', ...args, '--index', dir, '--embedder', 'hashing'])
-const search = (...args: string[]) => runQuarry(['search', ...args, '--index', dir])
 
 interface JsonHit {
   id: string
@@ -44,11 +29,36 @@ interface JsonHit {
   start: number
   end: number
 }
-async function hits(...args: string[]): Promise<JsonHit[]> {
-  const r = await search(...args, '--json')
-  expect(r.err).toBe('')
-  expect(r.code).toBe(0)
-  return (JSON.parse(r.out) as { hits: JsonHit[] }).hits
+
+/**
+ * A folder of its own for one test, holding the same docs: each test builds (or not) its own
+ * index, so no test depends on what another wrote.
+ */
+async function workspace(options: { indexed: boolean } = { indexed: true }) {
+  const root = mkdtempSync(join(tmpdir(), 'quarry-files-'))
+  roots.push(root)
+  const dir = join(root, '.quarry')
+  const put = (path: string, text: string): void => {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+  put('docs/guide/install.md', INSTALL)
+  put('docs/logging.txt', LOGGING)
+  put('docs/testing.html', '<html><body><h1>Testing</h1><p>Run tests in watch mode with vitest --watch.</p><script>var pin = 1</script></body></html>')
+  put('docs/long.md', LONG)
+  put('docs/.hidden/secret.md', 'pin pin pin')
+  put('docs/node_modules/pkg/README.md', 'pin pin pin')
+  put('docs/image.png', 'not text')
+  const index = (...args: string[]) => runQuarry(['index', ...args, '--index', dir, '--embedder', 'hashing'])
+  const search = (...args: string[]) => runQuarry(['search', ...args, '--index', dir])
+  const hits = async (...args: string[]): Promise<JsonHit[]> => {
+    const r = await search(...args, '--json')
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    return (JSON.parse(r.out) as { hits: JsonHit[] }).hits
+  }
+  if (options.indexed) expect((await index(join(root, 'docs'))).code).toBe(0)
+  return { root, dir, put, index, search, hits }
 }
 
 /** The oracle for BM25 scores: a plain text index of the chunks the files should become. */
@@ -60,6 +70,7 @@ function bm25Oracle(chunks: Record<string, string>, text: string): { id: string;
 
 describe('quarry index and quarry search on your own files', () => {
   it('indexes folders recursively (hidden folders, node_modules and other types skipped) and finds the matching passages', async () => {
+    const { root, dir, index, hits } = await workspace({ indexed: false })
     const first = await index(join(root, 'docs'))
     expect(first.err).toBe('')
     expect(first.code).toBe(0)
@@ -88,6 +99,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('prints a table: rank, score, file, the passage that matched (plain text when not on a terminal)', async () => {
+    const { dir, search, hits } = await workspace()
     const table = await search('pinning exact versions', '--alpha', '0', '--top', '3')
     expect(table.code).toBe(0)
     const score = (await hits('pinning exact versions', '--alpha', '0'))[0]?.score.toFixed(4)
@@ -105,6 +117,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('filters by file: AIP-160 over source, ext, chunk and page, with * wildcards', async () => {
+    const { search, hits } = await workspace()
     const sources = async (filter: string): Promise<string[]> => (await hits('pin version logging tests w1 zebra', '--filter', filter, '--top', '20')).map((h) => `${h.source}#${h.chunk}`).sort()
     expect(await sources('ext = "md"')).toEqual(['docs/guide/install.md#0', 'docs/long.md#0', 'docs/long.md#1'])
     expect(await sources('source = "docs/g*"')).toEqual(['docs/guide/install.md#0'])
@@ -121,6 +134,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('says which form paths take when a source filter matches no indexed file', async () => {
+    const { root, dir, search, hits } = await workspace()
     const example = (await hits('pin', '--alpha', '0'))[0]?.source as string
     expect(example).toBe('docs/guide/install.md')
     const hint = (values: string): string => `No indexed file's source matches ${values}. Sources are paths relative to ${root} (the folder holding the index), with / separators, e.g. source = "${example}" or source = "docs/*".`
@@ -136,6 +150,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('re-reads only changed files and drops files that are gone', async () => {
+    const { root, dir, put, index, hits } = await workspace()
     const before = await hits('pin', '--alpha', '0')
     put('docs/logging.txt', 'Logs are written as JSON lines to stdout. Pin the format with LOG_FORMAT.\n')
     const changed = await index(join(root, 'docs'))
@@ -163,6 +178,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('reads PDFs (the chunk records the page it starts on) and names the ones it cannot read', async () => {
+    const { root } = await workspace({ indexed: false })
     const pdfs = join(root, 'pdfs')
     mkdirSync(pdfs)
     for (const name of ['dune-pages.pdf', 'broken.pdf']) writeFileSync(join(pdfs, name), readFileSync(join(import.meta.dirname, '../contract/fixtures/gcs/library', name)))
@@ -177,6 +193,7 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('reports unreadable files, refuses to write into a folder that is not an index, and names missing paths', async () => {
+    const { root, put, index } = await workspace({ indexed: false })
     put('bad/broken.json', '{ not json')
     put('bad/empty.md', '   \n')
     const bad = await runQuarry(['index', join(root, 'bad'), '--index', join(root, 'bad-index'), '--embedder', 'hashing'])
@@ -195,6 +212,8 @@ describe('quarry index and quarry search on your own files', () => {
   })
 
   it('says in one line, with a non-zero exit, when the index is missing or damaged', async () => {
+    const { root, put } = await workspace({ indexed: false })
+    put('notes/todo.txt', 'Remember to pin the toolchain.')
     const none = join(root, 'none')
     expect(await runQuarry(['search', 'pin', '--index', none])).toEqual({ code: 1, out: '', err: `quarry search: no index in ${none}: run \`${q} index <path>... --index ${none}\` first` })
     const copy = join(root, 'damaged')
