@@ -11,7 +11,7 @@ import { readExpiry, readFact, readMetadata, readScope, readTopics } from './fie
 import { readRevisionPlan, recordRevision } from './revisions.js'
 import { orderedPage, readOrderBy } from './sessions.js'
 import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
-import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, indexMemory, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /**
  * What a memory filter reads, by the names Google's REST reference gives them, and the record
@@ -68,11 +68,6 @@ export function memoryFilter(filter: string | undefined, field: string): Filter 
     return f.field
   }
   return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare: (e) => (e.field === 'scope' ? scopeEquals(e, field) : undefined) })
-}
-
-/** Writes a memory's record (embedding + filterable metadata) into its engine's index. */
-export function indexMemory(engine: EngineState, m: MemoryState, vector: Float32Array): void {
-  engine.index.upsert({ id: m.name, vector, metadata: memoryMetadata(m) })
 }
 
 export async function createMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {

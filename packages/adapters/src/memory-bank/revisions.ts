@@ -5,9 +5,8 @@ import { pageOf } from '../rpc/paging.js'
 import { MAX_TIMESTAMP_MS, readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { parseRevision, type MemoryContext } from './context.js'
-import { indexMemory } from './memories.js'
 import { GetMemoryRevisionRequest, ListMemoryRevisionsRequest, RollbackMemoryRequest } from './schema.js'
-import { revisionJson, type MemoryRevisionJson, type MemoryState, type RevisionState } from './state.js'
+import { indexMemory, revisionJson, type MemoryRevisionJson, type MemoryState, type RevisionState } from './state.js'
 
 /**
  * Memory revisions: every write that creates or changes a memory (createMemory, updateMemory,

@@ -2,6 +2,7 @@ import type { Metadata, QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
+import type { ContextSpecInput } from './engine-schema.js'
 import type { SessionState } from './session-state.js'
 
 /** A topic as stored: a managed topic's enum name, or a custom label. */
@@ -75,6 +76,25 @@ export interface EngineState {
   nextExpiryMs: number
   /** Its Agent Engine Sessions (SessionService), by name, in creation order. */
   readonly sessions: Map<string, SessionState>
+  /**
+   * The ReasoningEngine resource, once created through ReasoningEngineService; absent for an
+   * implicit engine (one that came into being when memories or sessions were first written under it).
+   */
+  resource?: ReasoningEngineState
+}
+
+/** A ReasoningEngine resource as stored (plain JSON: saved with its engine); `contextSpec` as read, durations in seconds. */
+export interface ReasoningEngineState {
+  readonly seq: number
+  readonly createMs: number
+  updateMs: number
+  displayName?: string
+  description?: string
+  spec?: Readonly<Record<string, unknown>>
+  contextSpec?: ContextSpecInput
+  encryptionSpec?: Readonly<Record<string, unknown>>
+  labels?: Readonly<Record<string, string>>
+  trafficConfig?: Readonly<Record<string, unknown>>
 }
 
 export interface MemoryBankState {
@@ -97,6 +117,11 @@ export function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
 
 function topicLabel(t: TopicJson): string {
   return 'managedMemoryTopic' in t ? t.managedMemoryTopic : t.customMemoryTopicLabel
+}
+
+/** Writes a memory's record (embedding + filterable metadata) into its engine's index. */
+export function indexMemory(engine: EngineState, m: MemoryState, vector: Float32Array): void {
+  engine.index.upsert({ id: m.name, vector, metadata: memoryMetadata(m) })
 }
 
 /** The record metadata filters read: scope (whole and per key), fact, times, topics (all, custom, managed), user metadata. */
