@@ -17,7 +17,7 @@ import type { Metric } from '../metric/metric.js'
  *   the slots use kernels.ts, which give the same keys). A worker is sent a memory and the module
  *   once, with its first job over that memory, keeps its instance for the jobs that follow (one
  *   per memory), and is told to forget it when the memory is collected here (posting a memory with every job would
- *   cost ~12 µs a job and grow a list inside each worker that V8 never shrinks);
+ *   add a fixed cost to every job and grow a list inside each worker that V8 never shrinks);
  * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
  *   `Atomics.add` until none is left, so a busy or not yet started worker only does less;
  * - the caller waits with `Atomics.wait` (about one chunk's time) for the chunks that workers
@@ -336,7 +336,7 @@ function grown(length: number, needed: number): number {
 /**
  * A worker: the kernels' and `claimChunks`' own source text, then a message loop. When its slot
  * exists, it makes its SIMD instance over a memory when a job brings one (instantiating the
- * compiled module takes ~15 µs) and keeps it, by the memory's id, for the following jobs over that
+ * compiled module is not free) and keeps it, by the memory's id, for the following jobs over that
  * memory, until told to forget it. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
  * It takes `worker_threads` with `import()` (see startEvalWorker); jobs posted before that settles
  * wait in the port.

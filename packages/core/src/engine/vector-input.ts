@@ -5,7 +5,7 @@ import type { Metric } from '../metric/metric.js'
 /**
  * Turns a caller's vector into a Float32Array of the index's dimension, rejecting wrong lengths,
  * non-numbers, NaN and Infinity, and (for cosine) the zero vector, which has no direction.
- * Writes into `into` when given (a reused buffer: allocating a typed array costs about 1 µs).
+ * Writes into `into` when given (a reused buffer: allocating a typed array per call costs more than the copy).
  */
 export function toVector(value: unknown, dimensions: number, metric: Metric, path: string, into?: Float32Array): Float32Array {
   const out = checkedCopy(value, dimensions, path, into ?? new Float32Array(dimensions))

@@ -37,8 +37,8 @@ const GROUP_STRINGS = 1 << 12
 /**
  * Characters decoded by one call at most when reading (a longer string is decoded alone). A
  * decoded string above V8's regular object size (128 KB) goes to fresh large-object pages, whose
- * first touches made decoding a group's 256K characters in one call 20–40× slower than decoding
- * the same bytes in pieces of this size. Independent of how the writer grouped them.
+ * first touches made decoding a group's 256K characters in one call many times slower than
+ * decoding the same bytes in pieces of this size (`pnpm bench persist`). Independent of how the writer grouped them.
  */
 const DECODE_CHARS = 1 << 14
 

@@ -20,7 +20,7 @@ interface Piece {
  */
 const JOINERS = new Set([...".,:/\\-–—'’@#&_+=?%~$"].map((c) => c.charCodeAt(0)))
 
-/** Characters of text per wink call: enough to amortize a call (~4 µs), fewer than the 65,535 spaces wink counts. */
+/** Characters of text per wink call: enough to amortize a call's fixed cost, fewer than the 65,535 spaces wink counts. */
 export const SEGMENT_CHARS = 32_768
 
 /**

@@ -2,8 +2,8 @@ import { cappedToken, type RawToken } from './token.js'
 import { winkLexicon, winkPreserves } from './wink.js'
 
 /**
- * Units whose wink-nlp tokens follow from their shape, read without calling wink (which costs
- * ~2 µs a call and ~10 µs more per token it learns). Each shape below is a path through wink's
+ * Units whose wink-nlp tokens follow from their shape, read without calling wink (which has a
+ * fixed cost a call and more per token it learns). Each shape below is a path through wink's
  * tokenizer.js (`tokenize`, `processUnk`, `processWordRP`) and recursive-tokenizer.js
  * (`pushHyphenatedToken`) that depends only on the characters of the unit and on the model's
  * lexicon, for a unit that is not in the lexicon itself:

@@ -7,7 +7,7 @@ import { forEachWinkUnit } from './wink-pieces.js'
 /**
  * Runs of non-space characters up to this long reach wink-nlp whole (longer ones are cut, see
  * {@link winkPieces}): above any ordinary word, URL or e-mail, and small enough that wink's
- * O(run²) regexes cost at most ~1 µs per character.
+ * O(run²) regexes stay cheap per character.
  */
 export const WINK_MAX_RUN = 256
 
@@ -108,7 +108,7 @@ let loaded: Loaded | undefined
 
 /**
  * wink appends every token it tokenizes to its lexicon's list (about 150 bytes a token) and never
- * drops one. After this many appended entries the instance is replaced (~0.4 s), bounding that
+ * drops one. After this many appended entries the instance is replaced (a rebuild, rare), bounding that
  * memory to about 100 MB. Only {@link winkUnitTokens} uses an instance (the Analyzer reads units
  * with {@link directUnitTokens}, which learns nothing beyond the unit).
  */
@@ -128,7 +128,7 @@ function wink(): Loaded {
     const require = createRequire(import.meta.url)
     const make = (): Instance => {
       try {
-        // Required here, on first use: indexing needs neither (~150 ms to load).
+        // Required here, on first use: indexing needs neither, and loading them is slow.
         const winkNLP = require('wink-nlp') as (model: WinkModel, pipe: string[]) => WinkNlp
         const model = require('wink-eng-lite-web-model') as WinkModel
         // The instance's own copy of the model (core() unpacks a fresh one), kept to reach its lexicon.
@@ -154,7 +154,7 @@ function wink(): Loaded {
 /**
  * The parts of the model's core file that tokenizing reads, as read-core-model.js reads them
  * (the lexicon and expansions decoded from base64 into Uint32s, the lexeme list as the model's
- * words), without what `core()` adds (~0.5 s a call): a deep copy of the whole file, a hash
+ * words), without what `core()` adds on every call: a deep copy of the whole file, a hash
  * object of 87k words, POS clusters. The file is require's cached object, shared with wink: it
  * is only read.
  */
@@ -225,7 +225,7 @@ const IN_CACHE = 99
  * The document wink's tokenizer fills, standing in for dd-wrapper.js over wink's cache, for
  * one unit at a time. wink's cache (cache.js) answers a lookup from the model's lexicon or
  * from the tokens it learned (`add` files a new token, and its lowercase form, under the
- * category it was added with, then extracts its features: the costly part, ~10 µs a token).
+ * category it was added with, then extracts its features: the costly part).
  * Here the model's words are read from {@link lexicon} and the unit's learned tokens kept in a
  * Map, forgotten after the unit as {@link winkUnitTokens} forgets them: the same answers, the
  * same tokens and types, without the features no one reads. A model word that is a
@@ -349,9 +349,9 @@ interface Model {
 let theModel: Model | undefined
 
 /**
- * The model's words, read once from the packed lexicon (~10 ms). A lookup in wink's object
- * costs ~1 µs for a string V8 has not seen as a property name before, as most strings the
- * Analyzer looks up are; here it costs a hash and a probe.
+ * The model's words, read once from the packed lexicon. A lookup in wink's object is slow
+ * for a string V8 has not seen as a property name before, as most strings the Analyzer looks
+ * up are; here it costs a hash and a probe.
  */
 function model(): Model {
   if (theModel) return theModel
@@ -426,7 +426,7 @@ let stemmer: ((word: string) => string) | undefined
 
 /**
  * The model's Porter2 (what its `addons.stem` is), alone: stemming needs neither the model's core
- * file nor wink-nlp (~0.1 s to load), so an analyzer of unicode tokens (the hashing embedder's)
+ * file nor wink-nlp (slow to load), so an analyzer of unicode tokens (the hashing embedder's)
  * never loads them.
  */
 function loadStemmer(): (word: string) => string {
@@ -443,7 +443,7 @@ const stems = new Map<string, string>()
 
 /**
  * Porter2 (Snowball English) stem, from the wink model. Stems are memoized for the process
- * (the stemmer is a pure function of the word; ~4 µs a call, a lookup ~0.1 µs), so every
+ * (the stemmer is a pure function of the word, and a lookup is far cheaper than a stem), so every
  * Analyzer, and every index built in the process, stems a word once.
  */
 export function porter2(word: string): string {
