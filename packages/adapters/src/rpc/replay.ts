@@ -64,6 +64,23 @@ export async function replayable<T>(kind: string, compute: () => Promise<T>, enc
   return value
 }
 
+/**
+ * A value recorded only when there is one (an exception: a file that went over a bound). Recording
+ * or outside writes, `compute(false)` runs and a defined result is kept. Replaying, the value is
+ * handed back if it is next in the trace; otherwise `compute(true)` runs (it must find none, or the
+ * replay diverges later). Logs written before a kind existed replay as "none".
+ */
+export async function replayableRare<T>(kind: string, compute: (replaying: boolean) => Promise<T | undefined>): Promise<T | undefined> {
+  const mode = current.getStore()
+  if (mode?.kind === 'replay') {
+    const entry = mode.trace[mode.next]
+    return Array.isArray(entry) && entry[0] === kind ? (take(mode, kind) as T) : compute(true)
+  }
+  const value = await compute(false)
+  if (mode !== undefined && value !== undefined) mode.trace.push([kind, value])
+  return value
+}
+
 /** The synchronous form, for the clock and random ids. */
 function replayableSync<T>(kind: string, compute: () => T): T {
   const mode = current.getStore()
