@@ -2,7 +2,7 @@ import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
 import { arrayField, indexDirOf, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
-import type { EngineState, MemoryState } from './state.js'
+import type { EngineState, MemoryState, ReasoningEngineState } from './state.js'
 import type { SessionState } from './session-state.js'
 
 /**
@@ -15,13 +15,13 @@ export const FORMAT: StateFormat = { format: 'quarry-memory-bank', version: 1, e
 interface Saved {
   readonly seq: number
   readonly operations: readonly Operation[]
-  readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[]; readonly sessions?: readonly SessionState[] }[]
+  readonly engines: readonly { readonly name: string; readonly indexDir: string; readonly memories: readonly MemoryState[]; readonly sessions?: readonly SessionState[]; readonly resource?: ReasoningEngineState }[]
 }
 
 export function* saveMemoryBank(ctx: MemoryContext, out: GenerationWriter, folder: string): Steps {
   const engines = [...ctx.state.engines.values()]
   for (const [i, e] of engines.entries()) yield* saveIndex(out, within(folder, `engine-${i}`), e.index)
-  const saved = engines.map((e, i) => ({ name: e.name, indexDir: `engine-${i}`, memories: streamed(e.memories.values()), sessions: streamed(e.sessions.values()) }))
+  const saved = engines.map((e, i) => ({ name: e.name, indexDir: `engine-${i}`, memories: streamed(e.memories.values()), sessions: streamed(e.sessions.values()), resource: e.resource }))
   yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), engines: streamed(saved) })
 }
 
@@ -33,7 +33,7 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
     for (const e of saved.engines) {
       const index = loadIndex(indexDirOf(dir, e.indexDir), { embedder: ctx.options.embedder })
       // An unknown next expiry: the first sweep makes a full pass and learns it.
-      engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions) })
+      engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions), ...(e.resource ? { resource: { ...e.resource } } : {}) })
     }
     return { saved, engines }
   })
