@@ -5,6 +5,7 @@ import { MemoryContext } from './context.js'
 import { MEMORY_TABLE, type MemoryApiVersion } from './methods.js'
 import { resolveMemoryBankOptions, type MemoryBankOptions } from './options.js'
 import { AgentSessions } from './session-service.js'
+import { ReasoningEngines } from './engine-service.js'
 import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadMemoryBank, saveMemoryBank } from './persistence.js'
 import { loadEngine, saveEngine } from '../rpc/saved-state.js'
@@ -27,6 +28,8 @@ export class MemoryBank {
   readonly v1: MemoryBankSurface
   /** Agent Engine Sessions (SessionService, v1beta1 and `.v1`) under the same reasoning engines, saved with them. */
   readonly sessions: AgentSessions
+  /** Agent Engine resources (ReasoningEngineService, v1beta1 and `.v1`): the same engines, saved with them. */
+  readonly reasoningEngines: ReasoningEngines
   readonly #ctx: MemoryContext
   readonly #writes = new Mutex()
 
@@ -36,6 +39,7 @@ export class MemoryBank {
     Object.assign(this, serve('v1beta1'))
     this.v1 = serve('v1')
     this.sessions = new AgentSessions(this.#ctx, this.#writes)
+    this.reasoningEngines = new ReasoningEngines(this.#ctx, this.#writes)
   }
 
   /**
