@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { compileFilter, createIndex, fromGoogleMetadataFilters, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
+import { compileFilter, createIndex, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
 import { filterArbitrary, metadataArbitrary, type MetadataFields } from '@quarry/core/testing'
 import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
 import { runs } from '../support/runs.js'
@@ -129,36 +129,6 @@ describe('declarative filters', () => {
     const index = createIndex({ dimensions: 2, metric: 'l2' })
     expect(() => index.search({ vector: [1, 0], filter: { op: 'eq', field: 'a', value: Number.NaN } })).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'filter.value' }) as Error)
     expect(() => index.search({ vector: [1, 0], filter: { op: 'and', filters: [{ op: 'like', field: 'a' }] } as never })).toThrowError(expect.objectContaining({ path: 'filter.filters[0].op' }) as Error)
-  })
-})
-
-describe("Google's filter shape", () => {
-  it('ORs conditions inside a MetadataFilter and ANDs the filters (numeric ranges on one key)', () => {
-    expect(
-      fromGoogleMetadataFilters([
-        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'drama' }, { operation: 'EQUAL', stringValue: 'news' }] },
-        { key: 'year', conditions: [{ operation: 'GREATER', numericValue: 2015 }] },
-        { key: 'year', conditions: [{ operation: 'LESS_EQUAL', numericValue: 2020 }] },
-      ]),
-    ).toEqual({
-      op: 'and',
-      filters: [
-        { op: 'or', filters: [{ op: 'eq', field: 'genre', value: 'drama' }, { op: 'eq', field: 'genre', value: 'news' }] },
-        { op: 'gt', field: 'year', value: 2015 },
-        { op: 'lte', field: 'year', value: 2020 },
-      ],
-    })
-  })
-
-  it('refuses ANDed string conditions on one key and operations with a value type they never take', () => {
-    expect(() =>
-      fromGoogleMetadataFilters([
-        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'drama' }] },
-        { key: 'genre', conditions: [{ operation: 'EQUAL', stringValue: 'news' }] },
-      ]),
-    ).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'metadataFilters[1].conditions[0]' }) as Error)
-    expect(() => fromGoogleMetadataFilters([{ key: 'year', conditions: [{ operation: 'LESS', stringValue: '2020' }] }])).toThrowError(/numericValue/)
-    expect(() => fromGoogleMetadataFilters([{ key: 'tags', conditions: [{ operation: 'INCLUDES', numericValue: 1 }] }])).toThrowError(/stringValue/)
   })
 })
 

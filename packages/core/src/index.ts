@@ -46,8 +46,6 @@ export type { TermExplanation, SparseSearchStats } from './sparse/sparse-index.j
 export type { Filter, FilterScalar, DatetimeValue } from './filter/ast.js'
 export { validateFilter } from './filter/ast.js'
 export { compileFilter } from './filter/evaluate.js'
-export { fromGoogleMetadataFilters } from './filter/google.js'
-export type { GoogleMetadataFilter, GoogleCondition } from './filter/google.js'
 export type { Embedder, EmbedOptions } from './embed/embedder.js'
 export { embedAll } from './embed/embedder.js'
 export { createHashingEmbedder } from './embed/hashing.js'
