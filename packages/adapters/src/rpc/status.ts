@@ -113,7 +113,12 @@ export function invalidPayload(field: string, message: string): RpcFailure {
   return new RpcFailure(rpcStatus('INVALID_ARGUMENT', message, [{ field, description: message }]))
 }
 
-/** A failure with a code other than INVALID_ARGUMENT (NOT_FOUND, ALREADY_EXISTS, ...), naming the field it concerns. */
+/**
+ * A failure with a code other than INVALID_ARGUMENT (NOT_FOUND, ALREADY_EXISTS, ...), naming the
+ * field it concerns in a BadRequest detail — except NOT_FOUND, which carries its message alone as
+ * Google's does (`{"code": 404, "message": "Publisher Model ... not found.", "status":
+ * "NOT_FOUND"}`, quoted in google/adk-python#833): the resource is missing, the request is not bad.
+ */
 export function failure(code: CodeName, message: string, field?: string): RpcFailure {
-  return new RpcFailure(rpcStatus(code, message, field === undefined ? [] : [{ field, description: message }]))
+  return new RpcFailure(rpcStatus(code, message, field === undefined || code === 'NOT_FOUND' ? [] : [{ field, description: message }]))
 }

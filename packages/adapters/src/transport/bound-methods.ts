@@ -13,6 +13,9 @@ import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from '../vertex-ra
 import { CorpusState, DataType, FileState, RagFileType } from '../vertex-rag/schema.js'
 import type { VertexRagEngine, VertexRagSurface } from '../vertex-rag/service.js'
 import type { EnumRules } from './enums.js'
+import { PREDICTION_TABLE } from '../generative/methods.js'
+import { FinishReason } from '../generative/schema.js'
+import { predictionSurfaces, type PredictionSurface } from '../generative/service.js'
 
 /**
  * Every RPC the servers answer, bound to its engine: the one list both transports derive from.
@@ -44,6 +47,7 @@ const RAG_ENUMS: EnumRules = [
   { path: ['ragFileType'], values: RagFileType.values },
   { path: ['schemaDetails', 'type'], values: DataType.values },
 ]
+const PREDICTION_ENUMS: EnumRules = [{ path: ['candidates', 'finishReason'], values: FinishReason.values }]
 const MB_ENUMS: EnumRules = [
   { path: ['managedMemoryTopic'], values: ManagedTopic.values },
   { path: ['action'], values: { ACTION_UNSPECIFIED: 0, CREATED: 1, UPDATED: 2, DELETED: 3 } },
@@ -131,9 +135,14 @@ export interface Engines {
 /**
  * Every RPC of the three APIs bound to its engine, derived from their method tables (the RPCs
  * Quarry does not serve included: they answer UNIMPLEMENTED), then the Vertex mixins once per
- * version. `rag` is the RAG Engine surface requests from the network reach (its import roots).
+ * version. `rag` is the RAG Engine surface requests from the network reach (its import roots);
+ * `prediction` answers generateContent over it (generative/: the local model unless given another).
  */
-export function bindMethods(engines: Engines, rag: { readonly v1: VertexRagSurface; readonly v1beta1: VertexRagSurface } = engines.vertexRag): BoundMethod[] {
+export function bindMethods(
+  engines: Engines,
+  rag: { readonly v1: VertexRagSurface; readonly v1beta1: VertexRagSurface } = engines.vertexRag,
+  prediction: { readonly v1: PredictionSurface; readonly v1beta1: PredictionSurface } = predictionSurfaces(rag),
+): BoundMethod[] {
   return [
     ...tableMethods(RETRIEVER_TABLE, engines.semanticRetriever, 'v1beta', RETRIEVER_SERVICE, SR_ENUMS),
     ...ragMethods(rag.v1),
@@ -144,6 +153,8 @@ export function bindMethods(engines: Engines, rag: { readonly v1: VertexRagSurfa
     // Agent Engine Sessions under the same reasoning engines (memory-bank/session-methods.ts).
     ...tableMethods(SESSION_TABLE, engines.memoryBank.sessions, 'v1beta1', 'google.cloud.aiplatform.v1beta1.SessionService', []),
     ...tableMethods(SESSION_TABLE_V1, engines.memoryBank.sessions.v1, 'v1', 'google.cloud.aiplatform.v1.SessionService', []),
+    ...tableMethods(PREDICTION_TABLE, prediction.v1, 'v1', 'google.cloud.aiplatform.v1.PredictionService', PREDICTION_ENUMS),
+    ...tableMethods(PREDICTION_TABLE, prediction.v1beta1, 'v1beta1', 'google.cloud.aiplatform.v1beta1.PredictionService', PREDICTION_ENUMS),
     ...mixinMethods(rag.v1, engines.memoryBank),
     ...mixinMethods(rag.v1beta1, engines.memoryBank),
   ]

@@ -36,20 +36,20 @@ function rebased(error: RpcFailure, moves: readonly (readonly [string, string])[
   return new RpcFailure(status)
 }
 
+/** A tool's store and query as the retrieveContexts request they stand for, and how to name its failures in the request actually sent. */
+export interface StoreRetrieval {
+  readonly request: { readonly parent: string | undefined; readonly vertexRagStore: Record<string, unknown>; readonly query: Record<string, unknown> }
+  /** A failure of retrieveContexts on `request`, its fields moved to where they are in the request sent. */
+  readonly rebase: (error: RpcFailure) => RpcFailure
+}
+
 /**
- * Retrieves for `text` from a tool's store: the store's resources and deprecated threshold, its
- * `ragRetrievalConfig` unless `query` has one, its `similarityTopK` as the default topK. `at` is
- * where the store is in the request (`vertexRagStore`, `tools[0].retrieval.vertexRagStore`),
- * `queryAt` where the query text came from (`query`, `contents`).
+ * The retrieveContexts request for `query` from a tool's store: the store's resources and
+ * deprecated threshold, its `ragRetrievalConfig` unless `query` has one, its `similarityTopK` as
+ * the default topK. `at` is where the store is in the request (`vertexRagStore`,
+ * `tools[0].retrieval.vertexRagStore`), `queryAt` where the query text came from (`query`, `contents`).
  */
-export async function retrieveFromStore(
-  ctx: RagContext,
-  version: ApiVersion,
-  parent: string | undefined,
-  store: StoreInput,
-  query: QueryInput,
-  places: { readonly store: string; readonly query: string },
-): Promise<RetrieveContextsResponseJson> {
+export function storeRetrieval(parent: string | undefined, store: StoreInput, query: QueryInput, places: { readonly store: string; readonly query: string }): StoreRetrieval {
   const topK = store.similarityTopK
   if (topK !== undefined && (topK < 1 || topK > MAX_TOP_K)) {
     throw invalidArgument(`${places.store}.similarityTopK`, `similarityTopK must be between 1 and ${MAX_TOP_K}; received ${topK}.`)
@@ -62,15 +62,29 @@ export async function retrieveFromStore(
     query: omitUndefined({ ...query, ragRetrievalConfig }),
   }
   const configFrom = query.ragRetrievalConfig !== undefined ? `${places.query}.ragRetrievalConfig` : `${places.store}.ragRetrievalConfig`
+  const moves = [
+    ['query.ragRetrievalConfig', configFrom],
+    ['query', places.query],
+    ['vertexRagStore', places.store],
+  ] as const
+  return { request, rebase: (error) => rebased(error, moves) }
+}
+
+/** Retrieves for `query` from a tool's store (storeRetrieval's request), failures naming the fields of the request sent. */
+export async function retrieveFromStore(
+  ctx: RagContext,
+  version: ApiVersion,
+  parent: string | undefined,
+  store: StoreInput,
+  query: QueryInput,
+  places: { readonly store: string; readonly query: string },
+): Promise<RetrieveContextsResponseJson> {
+  const { request, rebase } = storeRetrieval(parent, store, query, places)
   try {
     return await retrieveContexts(ctx, version, request)
   } catch (error) {
     if (!(error instanceof RpcFailure)) throw error
-    throw rebased(error, [
-      ['query.ragRetrievalConfig', configFrom],
-      ['query', places.query],
-      ['vertexRagStore', places.store],
-    ])
+    throw rebase(error)
   }
 }
 

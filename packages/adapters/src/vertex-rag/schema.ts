@@ -213,7 +213,7 @@ const RagMetadata = message(`${P}.RagMetadata`, {
 })
 
 /** Generative content (a turn): its parts are read as JSON, only `text` parts are used (AugmentPrompt and CorroborateContent take text only). */
-const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
+export const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
 const StoreRagResource = message(`${P}.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
 /** The Vertex RAG store of a retrieval tool (tool.proto): AugmentPrompt's data source and the `tools` of AskContexts / AsyncRetrieveContexts. */
 export const ToolRagStore = message(`${P}.VertexRagStore`, {

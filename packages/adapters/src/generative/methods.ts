@@ -1,0 +1,28 @@
+import { UNARY, method, unimplemented } from '../rpc/methods.js'
+import { generateContent, type PredictionCall } from './generate.js'
+
+const BETA = ['v1beta1']
+const read = false
+const WHY = 'Quarry serves generateContent on publisher models (a local or plugged-in model over RAG Engine retrieval); other predictions need Google\'s service.'
+
+/**
+ * google.cloud.aiplatform.{v1,v1beta1}.PredictionService, every unary method once: generateContent
+ * on publisher models served, the others UNIMPLEMENTED saying why (streaming methods are
+ * not served by Quarry's gRPC server at all).
+ */
+export const PREDICTION_TABLE = {
+  generateContent: method({
+    rpc: 'GenerateContent',
+    run: (c: PredictionCall, r) => generateContent(c, r),
+    write: read,
+    shape: UNARY,
+    http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:generateContent', body: '*' }],
+  }),
+  predict: method({ rpc: 'Predict', run: unimplemented('Predict', WHY), write: read, shape: UNARY, http: [] }),
+  rawPredict: method({ rpc: 'RawPredict', run: unimplemented('RawPredict', WHY), write: read, shape: UNARY, http: [] }),
+  directPredict: method({ rpc: 'DirectPredict', run: unimplemented('DirectPredict', WHY), write: read, shape: UNARY, http: [] }),
+  directRawPredict: method({ rpc: 'DirectRawPredict', run: unimplemented('DirectRawPredict', WHY), write: read, shape: UNARY, http: [] }),
+  explain: method({ rpc: 'Explain', run: unimplemented('Explain', WHY), write: read, shape: UNARY, http: [] }),
+  countTokens: method({ rpc: 'CountTokens', run: unimplemented('CountTokens', WHY), write: read, shape: UNARY, versions: BETA, http: [] }),
+  embedContent: method({ rpc: 'EmbedContent', run: unimplemented('EmbedContent', WHY), write: read, shape: UNARY, http: [] }),
+} as const
