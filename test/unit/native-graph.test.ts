@@ -39,7 +39,7 @@ function built(space: 'l2' | 'ip'): Graph {
   const g = new Graph(space, DIM)
   g.init(64, 16, 100, 100)
   base.forEach((v, i) => {
-    if (3 * i >= g.maxElements()) g.resize(g.maxElements() * 2)
+    if (g.size() >= g.maxElements()) g.resize(g.maxElements() * 2)
     g.add(Float32Array.from(v), 3 * i)
   })
   for (let i = 0; i < COUNT; i += 7) g.markDelete(3 * i)
@@ -149,6 +149,7 @@ describe('a saved graph with something wrong in it', () => {
   const count = Number(view(good).getBigUint64(16, true))
   const perElement = Number(view(good).getBigUint64(24, true))
   const maxM0 = Number(view(good).getBigUint64(64, true))
+  const labelOffset = Number(view(good).getBigUint64(32, true))
 
   const cases: [string, (b: Buffer) => Buffer, RegExp][] = [
     ['truncated by a byte', (b) => b.subarray(0, b.length - 1), /ends early|link list is invalid/],
@@ -159,6 +160,13 @@ describe('a saved graph with something wrong in it', () => {
     ['a base-layer link to no element', (b) => (view(b).setUint32(HEADER + 5 * perElement + 4, count + 1, true), b), /a link names no element of its layer/],
     ['a base-layer list longer than the degree', (b) => (view(b).setUint16(HEADER + 9 * perElement, maxM0 + 1, true), b), /a link list is too long/],
     ['a degree of zero', (b) => (view(b).setBigUint64(64, 0n, true), b), /degree is invalid/],
+    ['a base-layer degree other than twice M', (b) => (view(b).setBigUint64(64, BigInt(maxM0 + 2), true), b), /degree is invalid/],
+    ['room for more than twice its count plus 1024', (b) => (view(b).setBigUint64(8, BigInt(2 * count + 1025), true), b), /reserves room for more elements than twice its count plus 1024/],
+    ['room for 4 billion elements', (b) => (view(b).setBigUint64(8, 0xffff_ffffn, true), b), /reserves room for more elements/],
+    ['a level multiplier other than 1 / ln M', (b) => (view(b).setFloat64(80, 100, true), b), /level multiplier is invalid/],
+    ['a construction breadth below M', (b) => (view(b).setBigUint64(88, 1n, true), b), /construction breadth is invalid/],
+    ['a top layer above the entry point’s', (b) => (view(b).setInt32(48, view(b).getInt32(48, true) + 1, true), b), /entry point is invalid/],
+    ['two elements with the same label', (b) => (b.copy(b, HEADER + 6 * perElement + labelOffset, HEADER + 5 * perElement + labelOffset, HEADER + 5 * perElement + labelOffset + 8), b), /two elements have the same label/],
   ]
 
   it.each(cases)('%s: an Error saying what, and the graph loaded before is unchanged', (_, alter, message) => {
@@ -171,6 +179,49 @@ describe('a saved graph with something wrong in it', () => {
 
   it('another dimension than the graph was saved with', () => {
     expect(() => new Graph('l2', DIM + 1).load(good)).toThrow(/element layout does not match the index's dimensions/)
+  })
+
+  it('room for exactly twice its count plus 1024 loads, and keeps that room', () => {
+    const b = Buffer.from(good)
+    view(b).setBigUint64(8, BigInt(2 * count + 1024), true)
+    const g = new Graph('l2', DIM)
+    g.load(b)
+    expect([g.size(), g.maxElements()]).toEqual([count, 2 * count + 1024])
+  })
+
+  it('an empty graph: as hnswlib saves it (no entry point, top layer -1) it loads and takes adds; with an entry point it is refused', () => {
+    const fresh = new Graph('l2', DIM)
+    fresh.init(10, 16, 100, 100)
+    const empty = savedBytes(fresh, 'empty.bin')
+    expect(empty.length).toBe(HEADER)
+    expect([view(empty).getInt32(48, true), view(empty).getUint32(52, true)]).toEqual([-1, 0xffff_ffff])
+    const g = new Graph('l2', DIM)
+    g.load(empty)
+    g.add(Float32Array.from(base[0] as number[]), 4)
+    g.add(Float32Array.from(base[1] as number[]), 9)
+    expect(answer(g, base[1] as number[], 2).labels).toEqual([9, 4])
+    // What crashed the process on its first add (exit 139): count 0 with an entry point and a top layer.
+    for (const [maxLevel, enterpoint] of [[3, 5], [0, 0], [-1, 0], [2, 0xffff_ffff]]) {
+      const crafted = Buffer.from(empty)
+      view(crafted).setInt32(48, maxLevel as number, true)
+      view(crafted).setUint32(52, enterpoint as number, true)
+      expect(() => new Graph('l2', DIM).load(crafted)).toThrow(/it is empty but has an entry point/)
+    }
+  })
+
+  it('an element with more layers than the entry point', () => {
+    // The entry point moved to an element of the base layer only, with the top layer lowered to 0.
+    const b = Buffer.from(good)
+    let at = HEADER + count * perElement
+    let groundOnly = -1
+    for (let i = 0; i < count && groundOnly < 0; i++) {
+      const size = view(b).getUint32(at, true)
+      if (size === 0) groundOnly = i
+      at += 4 + size
+    }
+    view(b).setInt32(48, 0, true)
+    view(b).setUint32(52, groundOnly, true)
+    expect(() => new Graph('l2', DIM).load(b)).toThrow(/an element has more layers than the entry point/)
   })
 
   it('a link on an upper layer to an element without that layer', () => {

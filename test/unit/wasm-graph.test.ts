@@ -46,7 +46,7 @@ function built(Build: GraphBuild, space: 'l2' | 'ip', dim: number, count = COUNT
   const graph = new Build(space, dim)
   graph.init(64, 12, 60, 100)
   points.slice(0, count).forEach((v, i) => {
-    if (3 * i >= graph.maxElements()) graph.resize(graph.maxElements() * 2)
+    if (graph.size() >= graph.maxElements()) graph.resize(graph.maxElements() * 2)
     graph.add(v, 3 * i)
   })
   for (let i = 0; i < count; i += 7) graph.markDelete(3 * i)
@@ -160,6 +160,16 @@ describe.skipIf(NativeGraph === undefined)('the WebAssembly graph against the na
       ['a label above uint32', (b) => (view(b).setUint32(HEADER + 6 * perElement + labelOffset + 4, 1, true), b)],
       ['a 4-byte label layout (a 32-bit save)', (b) => (view(b).setBigUint64(24, BigInt(perElement - 4), true), b)],
       ['a level multiplier of zero', (b) => (view(b).setFloat64(80, 0, true), b)],
+      ['a level multiplier other than 1 / ln M', (b) => (view(b).setFloat64(80, 100, true), b)],
+      ['room for more than twice its count plus 1024', (b) => (view(b).setBigUint64(8, BigInt(2 * count + 1025), true), b)],
+      ['a construction breadth below M', (b) => (view(b).setBigUint64(88, 1n, true), b)],
+      ['a top layer above the entry point’s', (b) => (view(b).setInt32(48, view(b).getInt32(48, true) + 1, true), b)],
+      ['two elements with the same label', (b) => (b.copy(b, HEADER + 6 * perElement + labelOffset, HEADER + 5 * perElement + labelOffset, HEADER + 5 * perElement + labelOffset + 8), b)],
+      ['an empty graph with an entry point', (b) => {
+        const empty = Buffer.from(b.subarray(0, HEADER))
+        view(empty).setBigUint64(16, 0n, true)
+        return (view(empty).setInt32(48, 3, true), view(empty).setUint32(52, 5, true), empty)
+      }],
     ]
 
     it.each(cases)('%s: the native message, and the graph loaded before is unchanged', (_, alter) => {

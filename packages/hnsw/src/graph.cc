@@ -33,7 +33,7 @@ using Hnsw = hnswlib::HierarchicalNSW<float>;
 using hnswlib::tableint;
 
 /** Where a saved graph's bytes come from; every read refuses to go past their end. */
-class Source : public saved_graph::PodReader<Source> {
+class Source {
  public:
   virtual ~Source() = default;
   virtual void Bytes(void* out, size_t n) = 0;
@@ -244,15 +244,14 @@ class Graph : public Napi::ObjectWrap<Graph> {
     uint32_t* labels = TypedData<uint32_t>(info[2], napi_uint32_array, k, "labels must be a Uint32Array of at least k elements");
     float* distances = TypedData<float>(info[3], napi_float32_array, k, "distances must be a Float32Array of at least k elements");
     Hnsw& g = Ready(env);
-    std::unique_ptr<BitsetFilter> filter;
-    if (info.Length() > 4 && !info[4].IsUndefined()) {
-      const uint32_t* words = TypedData<uint32_t>(info[4], napi_uint32_array, 0, "allow must be a Uint32Array");
-      filter = std::make_unique<BitsetFilter>(words, info[4].As<Napi::Uint32Array>().ElementLength());
-    }
+    const bool filtered = info.Length() > 4 && !info[4].IsUndefined();
+    BitsetFilter filter = filtered ? BitsetFilter(TypedData<uint32_t>(info[4], napi_uint32_array, 0, "allow must be a Uint32Array"),
+                                                  info[4].As<Napi::Uint32Array>().ElementLength())
+                                   : BitsetFilter(nullptr, 0);
     if (k == 0) return Napi::Number::New(env, 0);
     size_t n = 0;
     Guard(env, [&] {
-      auto best = g.searchKnn(query, k, filter.get());
+      auto best = g.searchKnn(query, k, filtered ? &filter : nullptr);
       n = best.size();
       for (size_t i = n; i-- > 0; best.pop()) {
         labels[i] = static_cast<uint32_t>(best.top().second);

@@ -30,20 +30,8 @@ inline void Require(bool condition, const char* what) {
   if (!condition) throw std::runtime_error(what);
 }
 
-/** Gives a byte source (Self, with Bytes) Pod<T>(): its next sizeof(T) bytes as a T. */
-template <typename Self>
-class PodReader {
- public:
-  template <typename T>
-  T Pod() {
-    T value;
-    static_cast<Self*>(this)->Bytes(&value, sizeof value);
-    return value;
-  }
-};
-
 /** Bytes in memory. */
-class MemoryBytes : public PodReader<MemoryBytes> {
+class MemoryBytes {
  public:
   MemoryBytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
 
@@ -60,6 +48,24 @@ class MemoryBytes : public PodReader<MemoryBytes> {
   size_t size_;
   size_t at_ = 0;
 };
+
+/** The next sizeof(T) bytes of a byte source as a T. */
+template <typename T, typename In>
+T Pod(In& in) {
+  T value;
+  in.Bytes(&value, sizeof value);
+  return value;
+}
+
+/**
+ * Room a graph may keep beyond its count: up to its count again, plus a new graph's 1024. A graph
+ * that starts with room for 1024 and doubles when full (@quarry/core's HnswGraph) never has more,
+ * and the bound keeps what a load allocates within a small multiple of the file's size.
+ */
+constexpr uint64_t kSpareElements = 1024;
+
+/** hnswlib's entry point and top layer while a graph is empty (its constructor's -1s). */
+constexpr tableint kNoEntryPoint = static_cast<tableint>(-1);
 
 /** The fields saveIndex writes first, in its order; a saved label takes sizeof(Size) bytes. */
 template <typename Size>
@@ -86,8 +92,9 @@ void Fields(In& in, T&... fields) {
 }
 
 /**
- * Reads the header and checks it against the space's vector size (`dataSize` bytes) and the bytes
- * left for the base layer, before anything is allocated from it.
+ * Reads the header and checks every field against the space's vector size (`dataSize` bytes), the
+ * bytes left for the base layer and the other fields, before anything is allocated from it: each
+ * holds what hnswlib's constructor and addPoint can make of it, and no more.
  */
 template <typename Size, typename In>
 Header<Size> ReadHeader(In& in, Size dataSize) {
@@ -95,15 +102,23 @@ Header<Size> ReadHeader(In& in, Size dataSize) {
   Fields(in, h.offsetLevel0, h.maxElements, h.count, h.sizeDataPerElement, h.labelOffset, h.offsetData, h.maxLevel,
          h.enterpoint, h.maxM, h.maxM0, h.m, h.mult, h.efConstruction);
 
-  Require(h.maxM >= 1 && h.maxM <= 0xffff && h.maxM0 >= 1 && h.maxM0 <= 0xffff && h.m >= 1, "its degree is invalid");
+  // hnswlib's constructor: maxM = M (at most 10000), maxM0 = 2 M, mult = 1 / ln M, efConstruction >= M.
+  Require(h.m >= 2 && h.m <= 10000 && h.maxM == h.m && h.maxM0 == 2 * h.m, "its degree is invalid");
   const Size sizeLinks0 = h.maxM0 * sizeof(tableint) + sizeof(linklistsizeint);
   Require(h.offsetLevel0 == 0 && h.offsetData == sizeLinks0 && h.labelOffset == sizeLinks0 + dataSize &&
               h.sizeDataPerElement == h.labelOffset + sizeof(Size),
           "its element layout does not match the index's dimensions");
   Require(h.count <= h.maxElements && h.maxElements <= 0xffffffffull, "its element counts are invalid");
   Require(h.count <= in.Left() / h.sizeDataPerElement, "it ends early");
-  Require(std::isfinite(h.mult) && h.mult > 0, "its level multiplier is invalid");
-  Require(h.count == 0 || (h.enterpoint < h.count && h.maxLevel >= 0), "its entry point is invalid");
+  Require(h.maxElements - h.count <= h.count + kSpareElements, "it reserves room for more elements than twice its count plus 1024");
+  // The level of a new element is -ln(u) * mult: a larger mult would let one add allocate gigabytes.
+  Require(std::isfinite(h.mult) && std::fabs(h.mult * std::log(static_cast<double>(h.m)) - 1) < 1e-9, "its level multiplier is invalid");
+  Require(h.efConstruction >= h.m && h.efConstruction <= 0xffffffffull, "its construction breadth is invalid");
+  if (h.count == 0) {
+    Require(h.enterpoint == kNoEntryPoint && h.maxLevel == -1, "it is empty but has an entry point");
+  } else {
+    Require(h.enterpoint < h.count && h.maxLevel >= 0, "its entry point is invalid");
+  }
   return h;
 }
 
@@ -156,7 +171,7 @@ void ReadUpperLayers(Hnsw& g, const Header<Size>& h, In& in, LabelFits labelFits
   g.label_lookup_.reserve(static_cast<size_t>(h.count));
   for (size_t i = 0; i < h.count; i++) {
     // Elements count only once read in full, so a failure part way frees exactly what was made.
-    const auto listSize = lists.Pod<linklistsizeint>();
+    const auto listSize = Pod<linklistsizeint>(lists);
     if (listSize != 0) {
       Require(listSize % g.size_links_per_element_ == 0 && listSize <= lists.Left(), "a link list is invalid");
       g.linkLists_[i] = static_cast<char*>(std::malloc(listSize));
@@ -166,7 +181,7 @@ void ReadUpperLayers(Hnsw& g, const Header<Size>& h, In& in, LabelFits labelFits
     }
     g.cur_element_count = i + 1;
     Require(labelFits(i), "a label is not a uint32");
-    g.label_lookup_[g.getExternalLabel(static_cast<tableint>(i))] = static_cast<tableint>(i);
+    Require(g.label_lookup_.emplace(g.getExternalLabel(static_cast<tableint>(i)), static_cast<tableint>(i)).second, "two elements have the same label");
   }
   Require(lists.Left() == 0, "it has bytes after the last element");
 }
@@ -181,15 +196,16 @@ inline const tableint* Links(const Hnsw& g, tableint id, int level, size_t* coun
 }
 
 /**
- * Checks a graph read in full: its entry point has the top layer, every link names an element that
- * exists and has that layer, and no list is longer than the graph's degree allows; then counts
- * the deleted elements.
+ * Checks a graph read in full: its entry point has the top layer and no element has more, every
+ * link names an element that exists and has that layer, and no list is longer than the graph's
+ * degree allows; then counts the deleted elements.
  */
 template <typename Size>
 void CheckLinks(Hnsw& g, const Header<Size>& h) {
-  Require(h.count == 0 || g.element_levels_[h.enterpoint] >= h.maxLevel, "its entry point is invalid");
+  Require(h.count == 0 || g.element_levels_[h.enterpoint] == h.maxLevel, "its entry point is invalid");
   for (size_t i = 0; i < h.count; i++) {
     const auto id = static_cast<tableint>(i);
+    Require(g.element_levels_[i] <= h.maxLevel, "an element has more layers than the entry point");
     for (int level = 0; level <= g.element_levels_[i]; level++) {
       size_t n = 0;
       const tableint* links = Links(g, id, level, &n);

@@ -258,7 +258,7 @@ void RequireRoom(uint64_t maxElements, uint64_t bytesPerElement, const char* wha
 // ---- Reading and writing hnswlib's 64-bit saveIndex layout ---------------------------------------
 
 /** The graph's bytes, pulled through quarry_read; every read refuses to go past `size`. */
-class Source : public saved_graph::PodReader<Source> {
+class Source {
  public:
   explicit Source(uint64_t size) : size_(size) {}
 
@@ -295,7 +295,7 @@ void ReadGraph(Hnsw& g, hnswlib::SpaceInterface<float>& space, Source& in) {
   const size_t labelOffset = static_cast<size_t>(h.labelOffset);
   const size_t perElement = labelOffset + sizeof(labeltype);
   const uint64_t room = h.maxElements > 0 ? h.maxElements : 1;
-  if (room * std::max<uint64_t>(perElement, sizeof(std::mutex)) >= (uint64_t{1} << 32)) throw std::bad_alloc();
+  RequireRoom(room, perElement, "not enough memory for the graph");
   saved_graph::Adopt(g, h, space, perElement);
   g.data_level0_memory_ = static_cast<char*>(std::malloc(static_cast<size_t>(room * perElement)));
   if (g.data_level0_memory_ == nullptr) throw std::bad_alloc();
@@ -465,9 +465,8 @@ EMSCRIPTEN_KEEPALIVE int32_t quarry_search(Graph* g, const float* query, uint32_
                                            const uint32_t* allow, uint32_t words) {
   int32_t n = 0;
   const int status = Guard([&] {
-    std::unique_ptr<BitsetFilter> filter;
-    if (allow != nullptr) filter = std::make_unique<BitsetFilter>(allow, words);
-    auto best = g->graph->searchKnn(query, k, filter.get());
+    BitsetFilter filter(allow, words);
+    auto best = g->graph->searchKnn(query, k, allow != nullptr ? &filter : nullptr);
     n = static_cast<int32_t>(best.size());
     for (size_t i = best.size(); i-- > 0; best.pop()) {
       labels[i] = static_cast<uint32_t>(best.top().second);

@@ -205,7 +205,9 @@ export class HnswGraph {
       // hnswlib would store it, but Quarry's labels are uint32 everywhere else.
       throw new RangeError(`internal error: label ${label} is not a uint32`)
     }
-    if (label >= this.#capacity) this.#grow(label + 1)
+    // Grown by its element count, not by label: @quarry/hnsw refuses to load a graph with room for
+    // more than twice its count plus 1024, which a graph that doubles only when full never has.
+    if (this.#native.size() >= this.#capacity) this.#grow(this.#capacity + 1)
     this.#native.add(vector, label)
   }
 
