@@ -1,5 +1,6 @@
 import { MEMORY_TABLE } from '../memory-bank/methods.js'
 import { SESSION_TABLE, SESSION_TABLE_V1 } from '../memory-bank/session-methods.js'
+import { REASONING_ENGINE_TABLE, REASONING_ENGINE_TABLE_V1 } from '../memory-bank/engine-methods.js'
 import { ManagedTopic } from '../memory-bank/schema.js'
 import type { MemoryBank } from '../memory-bank/service.js'
 import type { CallOptions, HttpBinding, MethodTable, ServiceMethods, UploadContent } from '../rpc/methods.js'
@@ -153,6 +154,9 @@ export function bindMethods(
     // Agent Engine Sessions under the same reasoning engines (memory-bank/session-methods.ts).
     ...tableMethods(SESSION_TABLE, engines.memoryBank.sessions, 'v1beta1', 'google.cloud.aiplatform.v1beta1.SessionService', []),
     ...tableMethods(SESSION_TABLE_V1, engines.memoryBank.sessions.v1, 'v1', 'google.cloud.aiplatform.v1.SessionService', []),
+    // Agent Engine resources: the same engines (memory-bank/engine-methods.ts).
+    ...tableMethods(REASONING_ENGINE_TABLE, engines.memoryBank.reasoningEngines, 'v1beta1', 'google.cloud.aiplatform.v1beta1.ReasoningEngineService', []),
+    ...tableMethods(REASONING_ENGINE_TABLE_V1, engines.memoryBank.reasoningEngines.v1, 'v1', 'google.cloud.aiplatform.v1.ReasoningEngineService', []),
     ...tableMethods(PREDICTION_TABLE, prediction.v1, 'v1', 'google.cloud.aiplatform.v1.PredictionService', PREDICTION_ENUMS),
     ...tableMethods(PREDICTION_TABLE, prediction.v1beta1, 'v1beta1', 'google.cloud.aiplatform.v1beta1.PredictionService', PREDICTION_ENUMS),
     ...mixinMethods(rag.v1, engines.memoryBank),
