@@ -1,0 +1,138 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, seededRandomId, writeCredentialsFile, type Outcome, type QuarryServer } from '@quarry/adapters'
+import { LOCAL_MODEL_LABEL } from '../../packages/adapters/src/generative/model.js'
+import type { ContextJson } from '../../packages/adapters/src/vertex-rag/resources.js'
+import { aiplatform, grpc } from './google-gax.js'
+
+/**
+ * Issue 42, grounded generation through real clients against `createServer`: @google/genai 2.32 in
+ * Vertex mode with only `httpOptions.baseUrl` (test/support/genai-generate.mjs), ADK 2.0's
+ * `LlmAgent` with a `VertexRagRetrievalTool` whose Gemini calls go to Quarry
+ * (test/support/adk-rag-agent.mjs), and aiplatform 6.11's PredictionServiceClient over gRPC. The
+ * oracle is retrieveContexts in process with the tool's store and the user's text: the grounding
+ * chunks are exactly its contexts, in order.
+ */
+const GCS = fileURLToPath(new URL('../contract/fixtures/gcs', import.meta.url))
+const GENAI_SCRIPT = fileURLToPath(new URL('../support/genai-generate.mjs', import.meta.url))
+const ADK_SCRIPT = fileURLToPath(new URL('../support/adk-rag-agent.mjs', import.meta.url))
+const execFileAsync = promisify(execFile)
+const LOCATION = 'projects/demo/locations/us-central1'
+const MODEL = 'gemini-2.5-flash'
+
+let quarry: QuarryServer
+let url = ''
+let grpcPort = 0
+let dir = ''
+let corpus = ''
+/** What the child processes need besides PATH: the server's credentials and project. */
+let env: NodeJS.ProcessEnv = {}
+
+function ok<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw new Error(JSON.stringify(outcome.status))
+  return outcome.response
+}
+
+beforeAll(async () => {
+  quarry = createServer({ embedder: createHashingEmbedder({ dimensions: 64 }), vertexRag: { randomId: seededRandomId(4), gcsRoot: GCS }, grpcPort: 0 })
+  const bound = await quarry.listen({ port: 0, host: '127.0.0.1' })
+  url = bound.url
+  grpcPort = bound.grpcPort as number
+  dir = mkdtempSync(join(tmpdir(), 'quarry-generate-'))
+  writeCredentialsFile(join(dir, 'adc.json'), quarry.credentials())
+  env = { PATH: process.env.PATH, GOOGLE_APPLICATION_CREDENTIALS: join(dir, 'adc.json'), GOOGLE_CLOUD_PROJECT: 'demo' }
+  const rag = quarry.engines.vertexRag.v1beta1
+  corpus = (ok(await rag.createRagCorpus({ parent: LOCATION, ragCorpus: { displayName: 'library' } })).response as unknown as { name: string }).name
+  ok(await rag.importRagFiles({ parent: corpus, importRagFilesConfig: { gcsSource: { uris: ['gs://library/dune.txt', 'gs://library/emma.md'] }, ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 40, chunkOverlap: 0 } } } } }))
+})
+
+afterAll(async () => {
+  await quarry.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function retrieved(version: 'v1' | 'v1beta1', text: string, topK: number): Promise<ContextJson[]> {
+  const surface = quarry.engines.vertexRag[version]
+  return [...(ok(await surface.retrieveContexts({ parent: LOCATION, vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text, ragRetrievalConfig: { topK } } })).contexts.contexts ?? [])]
+}
+
+const chunksOf = (contexts: readonly ContextJson[]): unknown[] => contexts.map((c) => ({ retrievedContext: { uri: c.sourceUri, title: c.sourceDisplayName, text: c.text, ragChunk: c.chunk } }))
+
+interface Grounding {
+  retrievalQueries?: string[]
+  groundingChunks?: unknown[]
+  groundingSupports?: { segment?: { startIndex?: number; endIndex?: number; text?: string }; groundingChunkIndices?: number[] }[]
+}
+
+describe('@google/genai in Vertex mode, httpOptions.baseUrl only', () => {
+  it('gets an answer grounded in the contexts retrieveContexts finds', async () => {
+    const question = 'Who rides the sandworms?'
+    const spec = { model: MODEL, contents: [{ role: 'user', parts: [{ text: question }] }], config: { tools: [{ retrieval: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }], similarityTopK: 2 } } }] } }
+    const { stdout } = await execFileAsync(process.execPath, [GENAI_SCRIPT, url, JSON.stringify(spec)], { env, timeout: 60_000 })
+    const answer = JSON.parse(stdout) as { text: string; modelVersion: string; usageMetadata?: unknown; candidates: { finishReason: string; groundingMetadata: Grounding }[] }
+    const expected = await retrieved('v1beta1', question, 2)
+    expect(answer.text.startsWith(`${LOCAL_MODEL_LABEL} from 2 retrieved contexts.`)).toBe(true)
+    expect([answer.modelVersion, answer.candidates[0]?.finishReason, answer.usageMetadata]).toEqual(['quarry-local-model', 'STOP', undefined])
+    const grounding = answer.candidates[0]?.groundingMetadata
+    expect(grounding?.retrievalQueries).toEqual([question])
+    expect(grounding?.groundingChunks).toEqual(chunksOf(expected))
+    expect(grounding?.groundingSupports?.map((s) => s.groundingChunkIndices)).toEqual([[0], [1]])
+    // Each support's bytes are the first words of its context.
+    for (const s of grounding?.groundingSupports ?? []) {
+      expect(Buffer.from(answer.text).subarray(s.segment?.startIndex, s.segment?.endIndex).toString()).toBe(s.segment?.text)
+    }
+  })
+})
+
+describe("ADK's LlmAgent with a VertexRagRetrievalTool", () => {
+  it("answers the user's turn from Quarry: retrieval by the tool's settings, grounding in the event", async () => {
+    const question = 'What do the Fremen wear in the desert?'
+    const spec = { corpus, topK: 3, question }
+    const { stdout } = await execFileAsync(process.execPath, [ADK_SCRIPT, JSON.stringify(spec)], {
+      env: { ...env, GOOGLE_GENAI_USE_VERTEXAI: 'true', GOOGLE_CLOUD_LOCATION: 'us-central1', GOOGLE_VERTEX_BASE_URL: url },
+      timeout: 60_000,
+    })
+    const events = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { author: string; text: string; groundingMetadata?: Grounding }[]
+    const expected = await retrieved('v1beta1', question, 3)
+    expect(events.map((e) => e.author)).toEqual(['librarian'])
+    expect(events[0]?.text.startsWith(`${LOCAL_MODEL_LABEL} from 3 retrieved contexts.`)).toBe(true)
+    expect(events[0]?.groundingMetadata?.retrievalQueries).toEqual([question])
+    expect(events[0]?.groundingMetadata?.groundingChunks).toEqual(chunksOf(expected))
+  })
+})
+
+describe('PredictionService over gRPC (aiplatform 6.11)', () => {
+  it('answers as REST does, v1 and v1beta1', async () => {
+    for (const version of ['v1', 'v1beta1'] as const) {
+      const client = new aiplatform[version].PredictionServiceClient({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
+      const request = {
+        model: `${LOCATION}/publishers/google/models/${MODEL}`,
+        contents: [{ role: 'user', parts: [{ text: 'Emma and matchmaking' }] }],
+        tools: [{ retrieval: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }], similarityTopK: 2 } } }],
+      }
+      const [viaGrpc] = await client.generateContent(request)
+      const rest = await fetch(`${url}/${version}/${request.model}:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer local' }, body: JSON.stringify(request) })
+      expect(rest.status).toBe(200)
+      const viaRest = (await rest.json()) as { candidates: { content: { parts: { text: string }[] }; groundingMetadata: Grounding }[] }
+      const candidate = viaGrpc.candidates?.[0]
+      expect(candidate?.content?.parts?.[0]?.text).toBe(viaRest.candidates[0]?.content.parts[0]?.text)
+      expect(candidate?.groundingMetadata?.groundingChunks?.map((c) => c.retrievedContext?.text)).toEqual((await retrieved(version, 'Emma and matchmaking', 2)).map((c) => c.text))
+      expect(candidate?.groundingMetadata?.groundingSupports?.map((s) => [s.segment?.startIndex ?? 0, s.segment?.endIndex, s.segment?.text])).toEqual(
+        viaRest.candidates[0]?.groundingMetadata.groundingSupports?.map((s) => [s.segment?.startIndex ?? 0, s.segment?.endIndex, s.segment?.text]),
+      )
+      await client.close()
+    }
+  })
+
+  it('answers UNIMPLEMENTED for the predictions Quarry does not serve', async () => {
+    const client = new aiplatform.v1beta1.PredictionServiceClient({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
+    await expect(client.predict({ endpoint: `${LOCATION}/endpoints/1` })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED })
+    await client.close()
+  })
+})
