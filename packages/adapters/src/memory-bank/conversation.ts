@@ -1,5 +1,5 @@
 import type { Infer } from '../rpc/proto-json.js'
-import { failure, invalidArgument } from '../rpc/status.js'
+import { invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { eventsInRange } from './events.js'
 import type { ExtractEvent, FactExtractor } from './options.js'
@@ -28,11 +28,8 @@ type Request = Infer<typeof GenerateMemoriesRequest>
 export function conversationOf(ctx: MemoryContext, engine: EngineState, req: Request): Conversation | undefined {
   if (req.directMemoriesSource) return undefined
   const kind = req.vertexSessionSource ? 'vertexSessionSource' : req.directContentsSource ? 'directContentsSource' : undefined
-  if (!kind) throw invalidArgument('directMemoriesSource', 'give a source: directMemoriesSource (facts), or vertexSessionSource / directContentsSource with an extractor configured.')
+  if (!kind) throw invalidArgument('directMemoriesSource', 'give a source: directMemoriesSource (facts), vertexSessionSource (a session) or directContentsSource (a conversation).')
   const extractor = ctx.options.extractor
-  if (!extractor) {
-    throw failure('UNIMPLEMENTED', `${kind} needs a model to extract facts; configure Quarry's \`extractor\` hook, or send the facts as directMemoriesSource.`, kind)
-  }
   if (kind === 'directContentsSource') {
     const events = req.directContentsSource?.events ?? []
     if (events.length === 0) throw invalidArgument('directContentsSource.events', 'events is required: the conversation to generate memories from, one content each.')

@@ -7,7 +7,10 @@ import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
 import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
-import { indexMemory, memoryJson, memoryMetadata, SCOPE_FIELD, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+import { indexMemory, memoryJson, memoryMetadata, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
+import { consolidate, type Consolidation } from './consolidate.js'
+import { configuredExpiry } from './engine-config.js'
+import { retractedStatement } from './facts.js'
 import { replayable } from '../rpc/replay.js'
 import { conversationOf } from './conversation.js'
 import { latestRevisionName, readRevisionPlan, recordRevision } from './revisions.js'
@@ -15,28 +18,11 @@ import { latestRevisionName, readRevisionPlan, recordRevision } from './revision
 /** Facts one directMemoriesSource may carry (Google's limit; the request schema holds it). */
 export const MAX_DIRECT_MEMORIES = DOCUMENTED.directMemories.max
 
-/** Case, spacing and final punctuation do not make two facts different. */
-export function normalizeFact(fact: string): string {
-  return fact.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '')
-}
-
 /**
- * The memory of the same scope that `fact` duplicates: the one with an equal normalized text, else
- * the most similar one (the engine's index, filtered to the scope) whose cosine similarity
- * reaches `consolidationSimilarity`.
- */
-function duplicateOf(ctx: MemoryContext, engine: EngineState, scopeKey: string, fact: string, vector: Float32Array): MemoryState | undefined {
-  const text = normalizeFact(fact)
-  for (const m of engine.memories.values()) if (m.scopeKey === scopeKey && normalizeFact(m.fact) === text) return m
-  if (engine.index.size === 0 || !vector.some((x) => x !== 0)) return undefined
-  const [hit] = engine.index.search({ vector, topK: 1, filter: { op: 'eq', field: SCOPE_FIELD, value: scopeKey }, minSimilarity: ctx.options.consolidationSimilarity }).hits
-  return hit === undefined ? undefined : engine.memories.get(hit.id)
-}
-
-/**
- * generateMemories: facts from directMemoriesSource (or from the extractor hook for the other
- * sources) become memories of the scope. A fact that duplicates a memory of the same scope
- * updates it (the new wording wins) and is reported UPDATED; `disableConsolidation` always creates.
+ * generateMemories: facts from directMemoriesSource, or extracted from a session or contents (the
+ * `extractor` option; the local extractor by default), are consolidated with the memories of the
+ * scope (consolidate.ts: CREATED, UPDATED or DELETED); `disableConsolidation` always creates. The
+ * engine's ttlConfig sets the expiry of what is created or updated (engine-config.ts).
  */
 export async function generateMemories(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const req = readMessage(GenerateMemoriesRequest, request)
@@ -58,27 +44,44 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
       return d.fact
     })
   }
-  const vectors = await ctx.embed(facts)
+  // A retraction's target is looked up by what it takes back: embedded with the facts, in one call.
+  const retractions = facts.map((f) => (req.disableConsolidation ? undefined : retractedStatement(f)))
+  const extra = retractions.filter((r): r is string => r !== undefined)
+  const vectors = await ctx.embed([...facts, ...extra])
+  let nextExtra = facts.length
   // An update names the revision it replaced (previousRevision): rolling back to it undoes the update.
-  const generated: { memory: MemoryJson; action: 'CREATED' | 'UPDATED'; previousRevision?: string }[] = []
+  const generated: { memory: MemoryJson | { name: string }; action: Consolidation['action']; previousRevision?: string }[] = []
   const scopeKey = scopeKeyOf(scope)
   facts.forEach((fact, i) => {
     const vector = vectors[i] as Float32Array
-    const duplicate = req.disableConsolidation ? undefined : duplicateOf(ctx, engine, scopeKey, fact, vector)
-    if (duplicate) {
-      duplicate.fact = fact
-      duplicate.updateMs = ctx.now()
-      indexMemory(engine, duplicate, vector)
-      const previousRevision = latestRevisionName(duplicate, duplicate.updateMs)
-      recordRevision(duplicate, revision, [fact])
-      generated.push(omitUnset({ memory: memoryJson(duplicate), action: 'UPDATED' as const, previousRevision }))
+    const retractedVector = retractions[i] === undefined ? undefined : vectors[nextExtra++]
+    const now = ctx.now()
+    const outcome: Consolidation = req.disableConsolidation ? { action: 'CREATED' } : consolidate(ctx, engine, scopeKey, { fact, vector, retractedVector })
+    if (outcome.action === 'DELETED') {
+      engine.memories.delete(outcome.memory.name)
+      engine.index.remove(outcome.memory.name)
+      generated.push({ memory: { name: outcome.memory.name }, action: 'DELETED' })
+      return
+    }
+    if (outcome.action === 'UPDATED') {
+      const target = outcome.memory
+      target.fact = fact
+      target.updateMs = now
+      target.expireMs = configuredExpiry(engine, 'generateUpdated', now) ?? target.expireMs
+      ctx.expiresAt(engine, target.expireMs)
+      indexMemory(engine, target, vector)
+      const previousRevision = latestRevisionName(target, target.updateMs)
+      recordRevision(target, revision, [fact])
+      generated.push(omitUnset({ memory: memoryJson(target), action: 'UPDATED' as const, previousRevision }))
       return
     }
     let name: string
     do name = `${engine.name}/memories/m${ctx.numericId()}`
     while (engine.memories.has(name))
-    const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs: undefined, ...ctx.stamp() }
+    const expireMs = configuredExpiry(engine, 'generateCreated', now)
+    const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs, ...ctx.stamp(now) }
     engine.memories.set(name, m)
+    ctx.expiresAt(engine, expireMs)
     indexMemory(engine, m, vector)
     recordRevision(m, revision, [fact])
     generated.push({ memory: memoryJson(m), action: 'CREATED' })

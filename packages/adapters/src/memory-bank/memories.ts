@@ -9,6 +9,7 @@ import { compileFilter, type Filter } from '@quarry/core'
 import { MEMORY_ID_RULE, type MemoryContext } from './context.js'
 import { readExpiry, readFact, readMetadata, readScope, readTopics } from './fields.js'
 import { readRevisionPlan, recordRevision } from './revisions.js'
+import { configuredExpiry } from './engine-config.js'
 import { orderedPage, readOrderBy } from './sessions.js'
 import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
 import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, indexMemory, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
@@ -78,7 +79,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown, version
   const topics = readTopics(memory.topics, 'memory.topics')
   const metadata = readMetadata(memory.metadata, 'memory.metadata')
   const now = ctx.now()
-  const expireMs = readExpiry(memory, now, 'memory')
+  const expireMs = readExpiry(memory, now, 'memory') ?? configuredExpiry(engine, 'create', now)
   const revision = readRevisionPlan(memory, () => now, 'memory')
   let name: string
   if (memoryId !== undefined) {
@@ -123,7 +124,7 @@ export async function updateMemory(ctx: MemoryContext, request: unknown, version
   const topics = has('topics') ? readTopics(memory.topics, 'memory.topics') : target.topics
   const metadata = has('metadata') ? readMetadata(memory.metadata, 'memory.metadata') : target.metadata
   const now = ctx.now()
-  const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, now, 'memory') : target.expireMs
+  const expireMs = has('expireTime') || has('ttl') ? readExpiry(memory, now, 'memory') : (configuredExpiry(engine, 'update', now) ?? target.expireMs)
   const revision = readRevisionPlan(memory, () => now, 'memory')
   const vector = fact !== target.fact ? (await ctx.embed([fact]))[0] : engine.index.get(target.name)?.vector
   if (!engine.memories.has(target.name)) throw failure('NOT_FOUND', `Memory "${target.name}" was deleted meanwhile.`, 'memory.name')

@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { replayableClock, replayableRandomId } from '../rpc/replay.js'
+import { localExtractor } from './local-extractor.js'
 
 /** What an extractor gets: a generateMemories source Quarry cannot read without a model. */
 export interface ExtractRequest {
@@ -43,7 +44,11 @@ export interface MemoryBankOptions {
    * @defaultValue 0.9
    */
   consolidationSimilarity?: number
-  /** Serves vertexSessionSource / directContentsSource in generateMemories; without it they are UNIMPLEMENTED. */
+  /**
+   * Turns the conversation of a generateMemories vertexSessionSource / directContentsSource into
+   * facts. @defaultValue `localExtractor`: the user's own first-person statements, word for word
+   * (local-extractor.ts); a deterministic local stand-in, not a language model
+   */
   extractor?: FactExtractor
   /**
    * How each engine's memories are searched: `'hnsw'` (the graph; needs the native module) or
@@ -71,7 +76,7 @@ export interface ResolvedMemoryBankOptions {
   readonly embedder: Embedder
   readonly explicitEngines: boolean
   readonly consolidationSimilarity: number
-  readonly extractor: FactExtractor | undefined
+  readonly extractor: FactExtractor
   readonly dense: 'hnsw' | 'exact'
   readonly clock: Clock
   readonly randomId: RandomId
@@ -91,7 +96,7 @@ export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMe
     dense: options.dense ?? 'hnsw',
     explicitEngines: options.explicitEngines ?? false,
     consolidationSimilarity: similarity,
-    extractor: options.extractor,
+    extractor: options.extractor ?? localExtractor,
     // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
     clock: replayableClock(options.clock ?? systemClock),
     randomId: replayableRandomId(options.randomId ?? cryptoRandomId),

@@ -1,0 +1,46 @@
+/**
+ * How generateMemories compares facts when it consolidates them with a scope's memories
+ * (consolidate.ts): a normal form, the statement a retraction takes back, and the slot a fact fills.
+ */
+
+/** Case, spacing and final punctuation do not make two facts different. */
+export function normalizeFact(fact: string): string {
+  return fact.normalize('NFKC').toLowerCase().replace(/[’]/g, "'").replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '')
+}
+
+/** "no longer" takes a statement back; so does a negation with a final "anymore" ("I don't eat meat anymore"). */
+const NO_LONGER = /\bno longer\s+/
+const ANYMORE = /\s*\bany ?more$/
+const NEGATION = /\b(?:(?:do|does|did)(?:n't| not)|not|never)\s+/
+
+/**
+ * The statement a retraction takes back, normalized ("I no longer live in Paris." → "i live in
+ * paris"; "I don't eat meat anymore" → "i eat meat"); undefined when `fact` retracts nothing.
+ */
+export function retractedStatement(fact: string): string | undefined {
+  const text = normalizeFact(fact)
+  if (NO_LONGER.test(text)) return text.replace(NO_LONGER, '').replace(ANYMORE, '')
+  if (ANYMORE.test(text) && NEGATION.test(text)) return text.replace(ANYMORE, '').replace(NEGATION, '')
+  return undefined
+}
+
+/** Verbs of where one lives or works, and the verb of a move: "I moved to Berlin" fills "i live in". */
+const PLACE_VERBS = new Set(['live', 'work', 'study', 'stay', 'reside'])
+const MOVES = /^(i|we) (?:moved|relocated|have moved|just moved) to\b/
+
+/**
+ * The slot a fact fills, of which a person has one value at a time, so a newer fact of the same
+ * slot replaces the older: "My <something> is|are|was|were …" (the slot "my <something> is"), and
+ * "I|We live|work|study|stay|reside in|at …" (the slot "i live in", "i work at"; "I moved to …" fills "i live in").
+ * Undefined for any other fact ("I like cats" and "I like dogs" are both kept).
+ */
+export function slotOf(fact: string): string | undefined {
+  const text = normalizeFact(fact)
+  const move = MOVES.exec(text)
+  if (move) return `${move[1]} live in`
+  const copula = /^(my(?: [^ ]+){1,4}?) (?:is|are|was|were)\b/.exec(text)
+  if (copula) return `${copula[1]} is`
+  const place = /^(i|we) ([a-z]+) (in|at)\b/.exec(text)
+  if (place && PLACE_VERBS.has(place[2] ?? '')) return `${place[1]} ${place[2]} ${place[3]}`
+  return undefined
+}

@@ -1,0 +1,78 @@
+import type { ExtractEvent, ExtractRequest } from './options.js'
+import { normalizeFact } from './facts.js'
+
+/**
+ * The local extractor: Quarry's deterministic stand-in for the model Memory Bank extracts facts
+ * with (Gemini). It is no language model: it keeps what the user says about themselves, word for
+ * word, and nothing else. The rule:
+ *
+ * 1. Only the user's turns: events whose content's role is "user" (without a role: whose author is "user").
+ * 2. Their text parts, split into sentences (at `.`, `!` or `?` followed by a space, and at line breaks).
+ * 3. A sentence is a fact when it is a statement about the user: it does not end with `?`, it has
+ *    at least three words, and its first word — after a lead-in such as "Remember that" — is
+ *    a first-person one: I, I'm, I've, I'd, I'll, My, Me, We, We're, We've, Our, Mine.
+ * 4. The fact keeps the user's words, in the first person as Google's generate-memories guide
+ *    shows them ("This is my original fact"): the lead-in dropped, spaces collapsed, the first
+ *    letter upper case, a final period added when there is no end mark.
+ * 5. A fact equal to an earlier one of the same request (normalizeFact) is dropped.
+ *
+ * "I live in Paris. What's the weather?" gives ["I live in Paris."]; "Remember that my
+ * daughter is Eva" gives ["My daughter is Eva."].
+ */
+const FIRST_PERSON = new Set(['i', "i'm", "i've", "i'd", "i'll", 'my', 'me', 'we', "we're", "we've", 'our', 'mine'])
+
+/** Lead-ins that announce a statement ("Remember that I ...", "Actually, my ..."), lower case, longest first. */
+const LEAD_INS = ['please remember that', 'please remember', 'remember that', 'note that', 'for the record', 'fyi', 'btw', 'by the way', 'actually', 'also', 'and', 'so', 'well', 'oh', 'remember']
+
+/** The text parts of a turn written by the user, or undefined for a turn of anyone else. */
+function userText(event: ExtractEvent): string | undefined {
+  const content = event.content
+  const role = typeof content?.['role'] === 'string' ? content['role'] : undefined
+  if (role !== undefined ? role !== 'user' : event.author !== 'user') return undefined
+  const parts = Array.isArray(content?.['parts']) ? (content['parts'] as unknown[]) : []
+  const texts = parts.flatMap((p) => (typeof p === 'object' && p !== null && typeof (p as Record<string, unknown>)['text'] === 'string' ? [(p as Record<string, string>)['text'] as string] : []))
+  return texts.join('\n')
+}
+
+function withoutLeadIn(sentence: string): string {
+  let s = sentence
+  for (;;) {
+    const lower = s.toLowerCase()
+    const lead = LEAD_INS.find((l) => lower.startsWith(l) && /^[\s,:;-]/.test(s.slice(l.length)))
+    if (lead === undefined) return s
+    s = s.slice(lead.length).replace(/^[\s,:;-]+/, '')
+  }
+}
+
+/** The fact a sentence states about the user, or undefined when it states none (rule 3). */
+export function factOf(sentence: string): string | undefined {
+  const s = withoutLeadIn(sentence.replace(/\s+/g, ' ').trim())
+  if (s === '' || s.endsWith('?')) return undefined
+  const words = s.split(' ')
+  const first = (words[0] ?? '').toLowerCase().replace(/[’]/g, "'").replace(/[,;:]$/, '')
+  if (words.length < 3 || !FIRST_PERSON.has(first)) return undefined
+  const fact = s.charAt(0).toUpperCase() + s.slice(1)
+  return /[.!]$/.test(fact) ? fact : `${fact}.`
+}
+
+/** The facts of a conversation, in order (the rule above). */
+export function extractFacts(events: readonly ExtractEvent[]): string[] {
+  const facts: string[] = []
+  const seen = new Set<string>()
+  for (const event of events) {
+    const text = userText(event)
+    if (text === undefined) continue
+    for (const sentence of text.split(/(?<=[.!?])\s+|\n+/)) {
+      const fact = factOf(sentence)
+      if (fact === undefined || seen.has(normalizeFact(fact))) continue
+      seen.add(normalizeFact(fact))
+      facts.push(fact)
+    }
+  }
+  return facts
+}
+
+/** The default `extractor` of Memory Bank: {@link extractFacts} over the request's events. */
+export async function localExtractor(request: ExtractRequest): Promise<readonly string[]> {
+  return extractFacts(request.events)
+}
