@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles a package's compiled ESM (dist/, written by tsc) into dist/bundle/: its entry points
-// (the package's exports, the `quarry` command, the RAG import worker) and the chunks they share,
+// (the package's exports, the `quarry` command, the RAG import worker and file threads) and the chunks they share,
 // each with a source map back to the TypeScript. A process then loads a few files instead of the
 // ~170 modules tsc writes: `quarry serve` answers about 0.1 s sooner (bench/README.md, startup).
 // Dependencies stay imports, resolved from the package's own folder as before. The package ships
@@ -14,7 +14,7 @@ import { build } from 'esbuild'
 /** Each package's entry points, in dist/: what its exports, its bin and its worker threads load from dist/bundle/. */
 const ENTRIES = {
   '@quarry/core': ['index.js', 'testing/index.js'],
-  '@quarry/adapters': ['index.js', 'testing/index.js', 'cli/main.js', 'vertex-rag/analysis-worker.js'],
+  '@quarry/adapters': ['index.js', 'testing/index.js', 'cli/main.js', 'vertex-rag/analysis-worker.js', 'vertex-rag/bounded-worker.js'],
 }
 
 const dir = resolve(process.argv[2] ?? '.')

@@ -8,6 +8,7 @@ import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createGloveEmbedder, createHashingEmbedder, type Embedder } from '@quarry/core'
 import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
+import { FILE_BOUNDS_DEFAULT } from '../../packages/adapters/src/vertex-rag/file-bounds.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { defaultEmbedder } from '../../packages/adapters/src/rpc/default-embedder.js'
 import { recording } from '../../packages/adapters/src/rpc/replay.js'
@@ -26,7 +27,7 @@ afterAll(() => {
 })
 
 function jobOf(path: string, name: string, extra: Partial<SourceJob> = {}): SourceJob {
-  return { file: { uri: `gs://library/${name}`, path }, maxBytes: 1 << 20, readAs: name, label: `gs://library/${name}`, chunking: { size: 12, overlap: 3 }, skipSha256: undefined, ...extra }
+  return { file: { uri: `gs://library/${name}`, path }, maxBytes: 1 << 20, readAs: name, label: `gs://library/${name}`, chunking: { size: 12, overlap: 3 }, bounds: FILE_BOUNDS_DEFAULT, skipSha256: undefined, ...extra }
 }
 
 describe('the import worker', () => {

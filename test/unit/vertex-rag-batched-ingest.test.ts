@@ -8,6 +8,7 @@ import { RagContext } from '../../packages/adapters/src/vertex-rag/context.js'
 import { createRagCorpus } from '../../packages/adapters/src/vertex-rag/corpora.js'
 import { deleteRagFile, importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
 import { ingestFile, type FileInput } from '../../packages/adapters/src/vertex-rag/ingest.js'
+import { FILE_BOUNDS_DEFAULT } from '../../packages/adapters/src/vertex-rag/file-bounds.js'
 import { resolveVertexRagOptions } from '../../packages/adapters/src/vertex-rag/options.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { IMPORT_BATCH_TEXTS } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
@@ -98,7 +99,7 @@ async function answers(ctx: RagContext, corpus: RagCorpusState): Promise<unknown
 async function oneByOne(ctx: RagContext, corpus: RagCorpusState, uris: readonly string[], contents: readonly string[]): Promise<void> {
   for (const [i, uri] of uris.entries()) {
     const name = uri.slice(uri.lastIndexOf('/') + 1)
-    const input: FileInput = { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri }, readAs: name, label: uri, bytes: new TextEncoder().encode(contents[i]), chunking: { size: CHUNKING.chunkSize, overlap: CHUNKING.chunkOverlap } }
+    const input: FileInput = { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri }, readAs: name, label: uri, bytes: new TextEncoder().encode(contents[i]), chunking: { size: CHUNKING.chunkSize, overlap: CHUNKING.chunkOverlap }, bounds: FILE_BOUNDS_DEFAULT }
     await ingestFile(ctx, corpus, input)
   }
 }

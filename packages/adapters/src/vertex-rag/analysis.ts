@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto'
 import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
+import { analyzeBounded, needsThread } from './bounded-analysis.js'
 import type { ChunkingPlan } from './chunking.js'
 import { extractText } from './extract.js'
+import type { FileBounds } from './file-bounds.js'
+import { yieldTurn } from './slices.js'
 import type { RagFileTypeName } from './resources.js'
 import { readSource, type ReadResult, type SourceFile } from './sources.js'
 
@@ -17,26 +20,46 @@ const analyzer = new Analyzer()
 /** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
 export type Analysis =
   | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
-  | { readonly ok: false; readonly message: string }
+  /** `bound`: over a bound of file-bounds.ts. */
+  | { readonly ok: false; readonly message: string; readonly bound?: true }
 
 /** What {@link analyzeFile} reads of a file. */
-interface AnalysisInput {
+export interface AnalysisInput {
   /** Name whose extension says how to read the bytes. */
   readonly readAs: string
   /** How messages name the file (its URI or display name; never a local path). */
   readonly label: string
   readonly bytes: Uint8Array
   readonly chunking: ChunkingPlan
+  readonly bounds: FileBounds
 }
 
-/** The hex sha256 of a file's bytes: how an import tells a file it imported before, unchanged. */
-export function sha256Of(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex')
+/** Bytes hashed between two turns of the event loop (about a millisecond's work). */
+const HASH_SLICE = 1 << 20
+
+/** The hex sha256 of a file's bytes: how an import tells a file it imported before, unchanged. Hashed in slices that yield. */
+export async function sha256Of(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha256')
+  for (let at = 0; at < bytes.length; at += HASH_SLICE) {
+    if (at > 0) await yieldTurn()
+    hash.update(bytes.subarray(at, at + HASH_SLICE))
+  }
+  return hash.digest('hex')
 }
 
-/** Extracts the text and cuts it into chunks. */
+/**
+ * Extracts the text and cuts it into chunks: a PDF, or a file over 256 KiB, on a thread of its own
+ * stopped at the time bound (bounded-analysis.ts); a small text file here, where that takes
+ * a few milliseconds.
+ */
 export async function analyzeFile(input: AnalysisInput): Promise<Analysis> {
-  const extracted = await extractText(input.readAs, input.bytes, input.label)
+  const bounded = needsThread(input) ? await analyzeBounded(input) : undefined
+  return bounded === undefined ? analyzeHere(input) : analysisFromWire(bounded)
+}
+
+/** {@link analyzeFile} on this thread: what the bounded thread runs. */
+export async function analyzeHere(input: AnalysisInput): Promise<Analysis> {
+  const extracted = await extractText(input.readAs, input.bytes, input.label, input.bounds)
   if (!extracted.ok) return extracted
   const pieces = chunkText(analyzer, extracted.text, input.chunking)
   if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
@@ -50,6 +73,7 @@ export interface SourceJob {
   readonly readAs: string
   readonly label: string
   readonly chunking: ChunkingPlan
+  readonly bounds: FileBounds
   /** The sha256 of the file this URI imported before, if any: bytes with this hash are not analyzed (the import skips them). */
   readonly skipSha256: string | undefined
 }
@@ -67,9 +91,9 @@ export interface SourceAnalysis {
 export async function analyzeSource(job: SourceJob): Promise<SourceAnalysis> {
   const read = await readSource(job.file, job.maxBytes)
   if (!read.ok) return { read }
-  const sha256 = sha256Of(read.bytes)
+  const sha256 = await sha256Of(read.bytes)
   if (sha256 === job.skipSha256) return { read, sha256 }
-  return { read, sha256, analysis: await analyzeFile({ readAs: job.readAs, label: job.label, bytes: read.bytes, chunking: job.chunking }) }
+  return { read, sha256, analysis: await analyzeFile({ readAs: job.readAs, label: job.label, bytes: read.bytes, chunking: job.chunking, bounds: job.bounds }) }
 }
 
 /**
@@ -82,7 +106,7 @@ export type WireAnalysis =
   | {
       readonly read: { readonly ok: true; readonly buffer: ArrayBuffer; readonly offset: number; readonly length: number }
       readonly sha256: string
-      readonly analysis?: Exclude<Analysis, { ok: true }> | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: Int32Array }
+      readonly analysis?: WireOfAnalysis
       /** The chunks' vectors end to end (chunks × dimensions), when the worker embedded them. */
       readonly vectors?: Float32Array
     }
@@ -98,18 +122,7 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
   // readSource's bytes sit alone in their buffer (Buffer.alloc, never the shared pool): it can move.
   const buffer = bytes.buffer as ArrayBuffer
   const analysis = result.analysis
-  let wireAnalysis: Extract<WireAnalysis, { sha256: string }>['analysis']
-  if (analysis?.ok) {
-    const pieces = new Int32Array(analysis.pieces.length * PIECE_FIELDS)
-    analysis.pieces.forEach((p, i) => {
-      const at = i * PIECE_FIELDS
-      pieces[at] = p.start
-      pieces[at + 1] = p.end
-      pieces[at + 2] = p.firstToken
-      pieces[at + 3] = p.tokens
-    })
-    wireAnalysis = { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
-  } else wireAnalysis = analysis
+  const wireAnalysis = analysis && analysisToWire(analysis)
   const vectors = result.vectors ? joinVectors(result.vectors) : undefined
   const wire = {
     read: { ok: true as const, buffer, offset: bytes.byteOffset, length: bytes.byteLength },
@@ -141,13 +154,35 @@ export function fromWire(wire: WireAnalysis): SourceAnalysis {
   // A Buffer, as readSource's own bytes are (a view of the moved buffer: no copy).
   const bytes = Buffer.from(read.buffer, read.offset, read.length)
   if (!analysis?.ok) return { read: { ok: true, bytes }, sha256, ...(analysis ? { analysis } : {}) }
-  const { text, pieces: at } = analysis
+  const ready = analysisFromWire(analysis) as Extract<Analysis, { ok: true }>
+  const vectors = flat ? splitVectors(flat, ready.pieces.length) : undefined
+  return { read: { ok: true, bytes }, sha256, analysis: ready, ...(vectors ? { vectors } : {}) }
+}
+
+/** An {@link Analysis} as it crosses between threads: the chunks as offsets into the text. */
+export type WireOfAnalysis = Exclude<Analysis, { ok: true }> | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: Int32Array }
+
+export function analysisToWire(analysis: Analysis): WireOfAnalysis {
+  if (!analysis.ok) return analysis
+  const pieces = new Int32Array(analysis.pieces.length * PIECE_FIELDS)
+  analysis.pieces.forEach((p, i) => {
+    const at = i * PIECE_FIELDS
+    pieces[at] = p.start
+    pieces[at + 1] = p.end
+    pieces[at + 2] = p.firstToken
+    pieces[at + 3] = p.tokens
+  })
+  return { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
+}
+
+export function analysisFromWire(wire: WireOfAnalysis): Analysis {
+  if (!wire.ok) return wire
+  const { text, pieces: at } = wire
   const pieces: TextChunk[] = []
   for (let i = 0; i < at.length; i += PIECE_FIELDS) {
     const start = at[i] as number
     const end = at[i + 1] as number
     pieces.push({ text: text.slice(start, end), start, end, firstToken: at[i + 2] as number, tokens: at[i + 3] as number })
   }
-  const vectors = flat ? splitVectors(flat, pieces.length) : undefined
-  return { read: { ok: true, bytes }, sha256, analysis: { ok: true, text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }, ...(vectors ? { vectors } : {}) }
+  return { ok: true, text, type: wire.type, pageStarts: wire.pageStarts, pieces }
 }

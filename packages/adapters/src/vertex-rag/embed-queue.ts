@@ -1,4 +1,5 @@
-import { embedAll, type Embedder } from '@quarry/core'
+import type { Embedder } from '@quarry/core'
+import { embedInSlices } from './slices.js'
 import { importWorker } from './import-worker.js'
 import type { RagCorpusState } from './state.js'
 
@@ -14,7 +15,7 @@ interface Job {
  * index (ingest.ts); until the worker runs and is ready (an import or the 16th upload of the
  * process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
- * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedAll`
+ * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedInSlices`
  * call. Each upload gets its own vectors, in order; the vectors of a text do not depend on its
  * batch. If a batch fails, each upload of it is embedded alone, so only the one whose texts the
  * embedder refuses fails. A lone upload waits one turn of the event loop, no more.
@@ -49,10 +50,10 @@ class EmbedQueue {
   async #batch(jobs: readonly Job[]): Promise<void> {
     let vectors: Float32Array[]
     try {
-      vectors = await embedAll(this.#embedder, jobs.flatMap((j) => j.texts))
+      vectors = await embedInSlices(this.#embedder, jobs.flatMap((j) => j.texts))
     } catch (error) {
       if (jobs.length === 1) return jobs[0]?.reject(error)
-      for (const job of jobs) await embedAll(this.#embedder, job.texts).then(job.resolve, job.reject)
+      for (const job of jobs) await embedInSlices(this.#embedder, job.texts).then(job.resolve, job.reject)
       return
     }
     let at = 0

@@ -1,11 +1,13 @@
 import { extname } from 'node:path'
+import { FILE_BOUNDS_DEFAULT, overBound, type FileBounds } from './file-bounds.js'
 import { pdfText } from './pdf.js'
 import type { RagFileTypeName } from './resources.js'
 
 /** A file's text (with page offsets for a PDF), or why it has none (the import counts it failed and goes on). */
 type Extracted =
   | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts?: readonly number[] }
-  | { readonly ok: false; readonly message: string }
+  /** `bound`: the file went over a bound of file-bounds.ts (the write-ahead log records those). */
+  | { readonly ok: false; readonly message: string; readonly bound?: true }
 
 /** File types Quarry reads, by extension. */
 export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown', '.csv', '.html', '.htm', '.json']
@@ -45,12 +47,18 @@ function decodeUtf8(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** Reads the text of a file named `file` (the extension decides how); messages call it `name`. */
-export async function extractText(file: string, bytes: Uint8Array, name: string = file): Promise<Extracted> {
+/**
+ * Reads the text of a file named `file` (the extension decides how) within `bounds` but their
+ * time, which the caller bounds (bounded-analysis.ts runs this on a thread it can stop); messages
+ * call the file `name`.
+ */
+export async function extractText(file: string, bytes: Uint8Array, name: string = file, bounds: FileBounds = FILE_BOUNDS_DEFAULT): Promise<Extracted> {
   const ext = extname(file).toLowerCase()
   if (ext === '.pdf') {
     try {
-      const { text, pageStarts } = await pdfText(bytes)
+      const read = await pdfText(bytes, name, bounds)
+      if ('over' in read) return { ok: false, message: read.over, bound: true }
+      const { text, pageStarts } = read
       if (text.trim() === '') return { ok: false, message: `${name}: the PDF has no text layer (scanned pages need OCR first).` }
       return { ok: true, text, type: 'RAG_FILE_TYPE_PDF', pageStarts }
     } catch (error) {
@@ -71,6 +79,7 @@ export async function extractText(file: string, bytes: Uint8Array, name: string 
       return { ok: false, message: `${name}: invalid JSON (${error instanceof SyntaxError ? "it does not parse" : "unreadable"}).` }
     }
   }
+  if (text.length > bounds.maxInflatedBytes) return { ok: false, message: overBound(name, 'inflated', `its text runs to ${text.length} characters`, bounds), bound: true }
   if (text.trim() === '') return { ok: false, message: `${name}: the file has no text.` }
   return { ok: true, text, type: 'RAG_FILE_TYPE_TXT' }
 }

@@ -45,6 +45,7 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
     label: displayName,
     bytes,
     chunking,
+    bounds: ctx.options.fileBounds,
   }, { embed: (texts) => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker).embed(texts) })
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
@@ -133,13 +134,13 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   const results: FileResult[] = located.failures.map((error) => omitUnset({ uri: uriOfFailure(error), result: 'FAILED' as const, error }))
   const inputOf = (f: SourceFile, bytes: Uint8Array): FileInput => {
     const name = uriName(f.uri)
-    return { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: name, label: f.uri, bytes, chunking }
+    return { displayName: name, description: undefined, userMetadata: undefined, source: { kind: 'gcs', uri: f.uri }, readAs: name, label: f.uri, bytes, chunking, bounds: ctx.options.fileBounds }
   }
   // Files are read, chunked and embedded ahead in batches across files, and go into the index in
   // batches; each file's read and vectors are still taken (and recorded) in file order.
   const jobOf = (f: SourceFile): SourceJob => {
     const name = uriName(f.uri)
-    return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, skipSha256: importedFrom(corpus, f.uri)?.sha256 }
+    return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, bounds: ctx.options.fileBounds, skipSha256: importedFrom(corpus, f.uri)?.sha256 }
   }
   const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
   const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job, ctx.options.embedder) : analyzeSource

@@ -1,9 +1,8 @@
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
-import { embedAll, embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
-import { PACKAGE_ROOT } from '../package-root.js'
+import type { Worker } from 'node:worker_threads'
+import { embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
+import { embedInSlices } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
+import { startThread } from './threads.js'
 import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
 /**
@@ -42,18 +41,6 @@ export type WorkerMessage =
   | { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef }
   | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef }
   | { readonly forget: number }
-
-/**
- * How the thread runs analysis-worker: built, the bundle's entry (scripts/bundle.mjs), which is
- * what the package ships; or in the workspace its TypeScript source through bin/sources.mjs (tsx,
- * a dev dependency; not in the published package).
- */
-function startThread(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(join(PACKAGE_ROOT, 'dist', 'bundle', 'vertex-rag', 'analysis-worker.js'), { name: 'quarry-import' })
-  const sources = pathToFileURL(join(PACKAGE_ROOT, 'bin', 'sources.mjs')).href
-  const source = pathToFileURL(join(PACKAGE_ROOT, 'src', 'vertex-rag', 'analysis-worker.ts')).href
-  return new Worker(`import(${JSON.stringify(sources)}).then((m) => m.loadSource(${JSON.stringify(source)}))`, { eval: true, name: 'quarry-import' })
-}
 
 class ImportWorker {
   #thread: Worker | undefined
@@ -148,7 +135,7 @@ class ImportWorker {
     const thread = this.#started()
     if (!thread || !this.#ready) return undefined
     return new Promise((resolve, reject) => {
-      const instead = (): void => void embedAll(embedder, texts).then(resolve, reject)
+      const instead = (): void => void embedInSlices(embedder, texts).then(resolve, reject)
       const id = this.#next++
       try {
         thread.postMessage({ id, texts, embed: ref } satisfies WorkerMessage)
@@ -196,7 +183,7 @@ class ImportWorker {
     return outsideWrites(() => {
       let thread: Worker
       try {
-        thread = startThread()
+        thread = startThread('analysis-worker', 'quarry-import')
       } catch (error) {
         this.#failed = true
         warn(`the import worker could not start (${error instanceof Error ? error.message : String(error)})`)

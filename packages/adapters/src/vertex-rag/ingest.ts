@@ -1,7 +1,10 @@
 import type { PreparedText } from '@quarry/core'
+import { replayableRare } from '../rpc/replay.js'
 import { analyzeFile, sha256Of, type Analysis } from './analysis.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
+import { UNBOUNDED, type FileBounds } from './file-bounds.js'
+import { mapInSlices } from './slices.js'
 import { pageAt } from './pdf.js'
 import { pendingOf, type PendingFiles } from './pending-files.js'
 import { chunkId, fileMetadata, importedFrom, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
@@ -17,6 +20,7 @@ export interface FileInput {
   readonly label: string
   readonly bytes: Uint8Array
   readonly chunking: ChunkingPlan
+  readonly bounds: FileBounds
 }
 
 type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
@@ -47,17 +51,17 @@ function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState
  * `via.pending`, wait there for the caller's flush (an import's files).
  */
 export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input: FileInput, via: IngestVia = {}): Promise<IngestResult> {
-  const sha256 = via.sha256 ?? sha256Of(input.bytes)
+  const sha256 = via.sha256 ?? (await sha256Of(input.bytes))
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
-  const analysis = via.analysis ?? (await analyzeFile(input))
+  const analysis = await boundedAnalysis(input, via.analysis)
   if (!analysis.ok) return { kind: 'failed', message: analysis.message }
   const { pieces } = analysis
   const embedding = ctx.embed(pieces.map((p) => p.text), via.embed)
   // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
   let texts: PreparedText[]
   try {
-    texts = chunkTexts(analysis).map((t) => corpus.index.prepareText(t))
+    texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t))
   } catch (error) {
     embedding.catch(() => undefined)
     throw error
@@ -104,6 +108,21 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   if (via.pending) via.pending.push(file, vectors, texts, atMs)
   else await pending.added(file, vectors, texts, atMs)
   return { kind: 'imported', file }
+}
+
+/**
+ * The file's analysis (`ahead`: done ahead by an import) within its bounds. The write-ahead log
+ * records a file that went over one, so a replay fails it the same way whatever the machine or the
+ * bounds are then; a replayed file within them is read without them (it fitted when it was
+ * acknowledged).
+ */
+async function boundedAnalysis(input: FileInput, ahead: Analysis | undefined): Promise<Analysis> {
+  let analysis: Analysis | undefined
+  const over = await replayableRare<string>('bound', async (replaying) => {
+    analysis = replaying ? await analyzeFile({ ...input, bounds: UNBOUNDED }) : (ahead ?? (await analyzeFile(input)))
+    return !analysis.ok && analysis.bound ? analysis.message : undefined
+  })
+  return over !== undefined ? { ok: false, message: over, bound: true } : (analysis as Analysis)
 }
 
 /**

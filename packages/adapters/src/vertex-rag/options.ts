@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
 import { DISTANCE_METRICS, type DistanceMetric } from './metric.js'
+import { FILE_BOUNDS_DEFAULT, type FileBounds } from './file-bounds.js'
 import type { ClaimJson, ContextJson, FactJson } from './resources.js'
 import { replayableClock, replayableRandomId } from '../rpc/replay.js'
 
@@ -92,6 +93,20 @@ export interface VertexRagOptions {
   /** Folder levels an import walks below each URI; deeper folders fail alone. @defaultValue 32 */
   maxImportDepth?: number
   /**
+   * What one file may expand to: a PDF's compressed streams inflated (counted before it is parsed)
+   * and any file's extracted text. Over it, an imported file fails alone, an upload is refused.
+   * @defaultValue 64 MiB
+   */
+  maxInflatedBytes?: number
+  /** Pages of one PDF, at most (over: the file fails alone, as above). @defaultValue 2000 */
+  maxFilePages?: number
+  /**
+   * Milliseconds one file's text extraction and chunking may take. PDFs and files over 256 KiB
+   * are read on a thread of their own, stopped at this limit (the file fails alone, as above).
+   * @defaultValue 60000
+   */
+  fileTimeoutMs?: number
+  /**
    * Read, hash, chunk and embed an import's files on a worker thread (one per process, started by
    * the first import of 16 files or more, or the 16th upload, and kept; it holds the process open
    * only while it has work) while the calling thread indexes; an upload's chunks are embedded there
@@ -117,6 +132,9 @@ export const VERTEX_RAG_OPTION_KEYS: Readonly<Record<keyof VertexRagOptions, tru
   maxImportFiles: true,
   maxFileBytes: true,
   maxImportDepth: true,
+  maxInflatedBytes: true,
+  maxFilePages: true,
+  fileTimeoutMs: true,
   importWorker: true,
   clock: true,
   randomId: true,
@@ -135,6 +153,7 @@ export interface ResolvedVertexRagOptions {
   readonly maxImportFiles: number
   readonly maxFileBytes: number
   readonly maxImportDepth: number
+  readonly fileBounds: FileBounds
   readonly importWorker: boolean
   readonly clock: Clock
   readonly randomId: RandomId
@@ -152,7 +171,7 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
   if (!DISTANCE_METRICS.includes(metric)) {
     throw new QuarryError('INVALID_OPTION', `distanceMetric must be one of ${DISTANCE_METRICS.join(', ')}; received ${String(metric)}.`, { path: 'distanceMetric' })
   }
-  for (const key of ['maxImportFiles', 'maxFileBytes', 'maxImportDepth'] as const) {
+  for (const key of ['maxImportFiles', 'maxFileBytes', 'maxImportDepth', 'maxInflatedBytes', 'maxFilePages', 'fileTimeoutMs'] as const) {
     const v = options[key]
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new QuarryError('INVALID_OPTION', `${key} must be a positive integer; received ${String(v)}.`, { path: key })
   }
@@ -169,6 +188,11 @@ export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVert
     maxImportFiles: options.maxImportFiles ?? 10_000,
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
     maxImportDepth: options.maxImportDepth ?? 32,
+    fileBounds: {
+      maxInflatedBytes: options.maxInflatedBytes ?? FILE_BOUNDS_DEFAULT.maxInflatedBytes,
+      maxPages: options.maxFilePages ?? FILE_BOUNDS_DEFAULT.maxPages,
+      timeoutMs: options.fileTimeoutMs ?? FILE_BOUNDS_DEFAULT.timeoutMs,
+    },
     importWorker: options.importWorker ?? true,
     // Read through the write-ahead log's replay (rpc/replay.ts): a replayed write sees the same times and ids.
     clock: replayableClock(options.clock ?? systemClock),

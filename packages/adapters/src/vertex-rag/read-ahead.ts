@@ -1,4 +1,5 @@
-import { embedAll, type Embedder } from '@quarry/core'
+import type { Embedder } from '@quarry/core'
+import { embedInSlices } from './slices.js'
 import type { Analysis, SourceAnalysis, SourceJob } from './analysis.js'
 import type { ReadResult, SourceFile } from './sources.js'
 
@@ -25,7 +26,7 @@ export const READ_AHEAD_BYTES = 32 * 1024 * 1024
  * An import's files read, analyzed and embedded ahead. On the import worker with an embedder that
  * has a recipe (core's own), each file comes back embedded. Otherwise embedding goes in batches
  * across files: when file i needs its vectors, the files after it are read and chunked until the batch holds
- * {@link IMPORT_BATCH_TEXTS} texts, and one `embedAll` embeds them all; the reads and analyses
+ * {@link IMPORT_BATCH_TEXTS} texts, and one `embedInSlices` (slices.ts) embeds them all; the reads and analyses
  * run {@link READ_WINDOW} files ahead, through `analyze` (on the import worker, or on this
  * thread). The import still takes each file's read and vectors in file order, through
  * `replayable`, so the write-ahead log records them per file as before and a replay (which hands
@@ -103,15 +104,15 @@ export class ReadAhead {
     const ahead = this.#vectors.get(i)
     this.#vectors.delete(i)
     if (ahead && sameTexts(ahead.texts, texts)) return ahead.vectors
-    if (this.#alone.delete(i)) return embedAll(this.#embedder, texts)
+    if (this.#alone.delete(i)) return embedInSlices(this.#embedder, texts)
     const members = [{ i, texts }, ...(await this.#following(i, texts.length))]
     let vectors: Float32Array[]
     try {
-      vectors = await embedAll(this.#embedder, members.flatMap((m) => m.texts))
+      vectors = await embedInSlices(this.#embedder, members.flatMap((m) => m.texts))
     } catch (error) {
       if (members.length === 1) throw error
       for (const m of members.slice(1)) this.#alone.add(m.i)
-      return embedAll(this.#embedder, texts)
+      return embedInSlices(this.#embedder, texts)
     }
     let at = 0
     for (const m of members) {
