@@ -1,9 +1,9 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { QuarryError, WriteAheadLog, crc32 } from '@quarry/core'
+import { WriteAheadLog, crc32, readLog, type LogIdentity, type LogReading } from '@quarry/core'
 import { runs } from '../support/runs.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-wal-'))
@@ -11,22 +11,36 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let n = 0
 const fresh = (): string => join(dir, `wal-${n++}.log`)
 
-function written(path: string, payloads: readonly string[]): number[] {
-  const { log } = WriteAheadLog.open(path)
+/**
+ * A log as a crash leaves it: `sealed` appended and synced (acknowledged), then `unsealed`
+ * appended but never synced. Returns its bytes (read while it is open, as after a SIGKILL), its
+ * identity and where each record ends.
+ */
+async function crashed(sealed: readonly string[], unsealed: readonly string[] = []): Promise<{ bytes: Buffer; identity: LogIdentity; ends: number[] }> {
+  const path = fresh()
+  const log = WriteAheadLog.create(path, 7)
   const ends: number[] = []
-  for (const p of payloads) {
+  for (const p of sealed) {
     log.append(Buffer.from(p))
     ends.push(log.bytes)
   }
+  await log.sync()
+  for (const p of unsealed) {
+    log.append(Buffer.from(p))
+    ends.push(log.bytes)
+  }
+  const bytes = readFileSync(path)
   log.close()
-  return ends
+  return { bytes, identity: log.identity, ends }
 }
 
-const reopen = (path: string) => {
-  const { log, recovered } = WriteAheadLog.open(path)
-  log.close()
-  return { records: recovered.records.map((r) => r.toString()), dropped: recovered.droppedBytes }
+function read(bytes: Uint8Array, identity: LogIdentity): LogReading {
+  const path = fresh()
+  writeFileSync(path, bytes)
+  return readLog(path, identity)
 }
+
+const texts = (reading: LogReading): string[] => reading.records.map((r) => r.toString())
 
 describe('the write-ahead log', () => {
   it('computes CRC-32 as zip does', () => {
@@ -34,102 +48,95 @@ describe('the write-ahead log', () => {
     expect(crc32(Buffer.alloc(0))).toBe(0)
   })
 
-  it('gives back every record in order after a reopen, and appends after them', () => {
+  it('gives back every record in order, its seal covering them, and appends after them when resumed', async () => {
     const path = fresh()
-    written(path, ['a', 'bb', '{"k":"x"}'])
-    written(path, ['d'])
-    expect(reopen(path)).toEqual({ records: ['a', 'bb', '{"k":"x"}', 'd'], dropped: 0 })
+    const log = WriteAheadLog.create(path, 3)
+    for (const p of ['a', 'bb', '{"k":"x"}']) log.append(Buffer.from(p))
+    await log.sync()
+    log.close()
+    const first = readLog(path, log.identity)
+    if (!first.ok) throw new Error(first.problem)
+    expect(texts(first)).toEqual(['a', 'bb', '{"k":"x"}'])
+    expect(first.seal).toMatchObject({ records: 3, bytes: statSync(path).size })
+    const again = WriteAheadLog.resume(path, first)
+    again.append(Buffer.from('d'))
+    again.close()
+    expect(texts(readLog(path, log.identity))).toEqual(['a', 'bb', '{"k":"x"}', 'd'])
+    expect(readLog(path, log.identity).ok).toBe(true)
   })
 
-  it('drops a torn last record at any cut, keeping every whole record before it', () => {
-    const payloads = ['first record', 'second', 'third and last']
-    const base = fresh()
-    const ends = written(base, payloads)
-    const full = readFileSync(base)
-    for (let cut = 0; cut < full.length; cut++) {
-      const path = fresh()
-      writeFileSync(path, full.subarray(0, cut))
-      const whole = ends.filter((e) => e <= cut).length
-      expect(reopen(path).records, `cut at ${cut}`).toEqual(payloads.slice(0, whole))
-      // Truncated to the last whole record: a second open finds nothing to drop.
-      expect(reopen(path).dropped).toBe(0)
+  it('drops an unsealed record cut at any byte (a torn append), and keeps it whole', async () => {
+    const { bytes, identity, ends } = await crashed(['first', 'second'], ['third, never acknowledged'])
+    const sealedEnd = ends[1] as number
+    for (let cut = sealedEnd; cut <= bytes.length; cut++) {
+      const reading = read(bytes.subarray(0, cut), identity)
+      expect(reading.ok, `cut at ${cut}`).toBe(true)
+      expect(texts(reading), `cut at ${cut}`).toEqual(cut === bytes.length ? ['first', 'second', 'third, never acknowledged'] : ['first', 'second'])
     }
+    // Zeros the file system left after a torn append are a tear too.
+    const zeroed = Buffer.concat([bytes.subarray(0, sealedEnd + 5), Buffer.alloc(64)])
+    expect(texts(read(zeroed, identity))).toEqual(['first', 'second'])
   })
 
-  it('drops a last record whose bytes fail the checksum, and zeros the file system left at the end', () => {
-    const path = fresh()
-    const ends = written(path, ['kept', 'flipped'])
-    const bytes = readFileSync(path)
-    bytes[(ends[1] as number) - 1] = (bytes[(ends[1] as number) - 1] as number) ^ 0xff
-    writeFileSync(path, bytes)
-    appendFileSync(path, Buffer.alloc(64))
-    expect(reopen(path).records).toEqual(['kept'])
+  it('refuses a log cut anywhere inside its sealed part, saying how many writes were sealed', async () => {
+    const { bytes, identity, ends } = await crashed(['first', 'second', 'third'])
+    for (let cut = 0; cut < bytes.length; cut++) {
+      const reading = read(bytes.subarray(0, cut), identity)
+      expect(reading.ok, `cut at ${cut}`).toBe(false)
+      if (reading.ok) continue
+      expect(texts(reading), `cut at ${cut}`).toEqual(['first', 'second', 'third'].slice(0, ends.filter((e) => e <= cut).length))
+      if (cut >= 64) expect(reading).toMatchObject({ sealed: 3, problem: expect.stringMatching(/cut to \d+ bytes, short of the \d+ sealed/) })
+    }
+    expect(read(Buffer.alloc(0), identity)).toMatchObject({ ok: false, problem: 'is empty (its header is gone)' })
+    expect(readLog(join(dir, 'nothing-here.log'), identity)).toMatchObject({ ok: false, problem: 'is missing' })
   })
 
-  it('refuses a bad record followed by good ones, and a file that is not a log, as INVALID_SNAPSHOT', () => {
-    const path = fresh()
-    written(path, ['one', 'two', 'three'])
-    const bytes = readFileSync(path)
-    bytes[8 + 12] = (bytes[8 + 12] as number) ^ 0x01 // the first payload byte
-    writeFileSync(path, bytes)
-    expect(() => WriteAheadLog.open(path)).toThrow(QuarryError)
-    expect(() => WriteAheadLog.open(path)).toThrow(/fails its checksum and is followed by others/)
-    const other = fresh()
-    writeFileSync(other, '{"not":"a log"}')
-    expect(() => WriteAheadLog.open(other)).toThrow(/does not start with the log header/)
-    // A damaged length is not taken for a torn tail (which would drop the good records after it).
-    const lengthHit = fresh()
-    written(lengthHit, ['one', 'two', 'three'])
-    const hit = readFileSync(lengthHit)
-    hit[8] = 0xff
-    writeFileSync(lengthHit, hit)
-    expect(() => WriteAheadLog.open(lengthHit)).toThrow(/record header at byte 8 is damaged/)
+  it('tells a changed byte in the last acknowledged record (damage) from one in an unacknowledged one (a tear)', async () => {
+    const { bytes, identity, ends } = await crashed(['kept', 'last acknowledged'], ['never acknowledged'])
+    const inSealed = Buffer.from(bytes)
+    const at = (ends[1] as number) - 1
+    inSealed[at] = (inSealed[at] as number) ^ 0x20
+    expect(read(inSealed, identity)).toMatchObject({ ok: false, sealed: 2, problem: `has damage in record 2 (byte ${(ends[0] as number)}), inside its sealed part` })
+    const inTail = Buffer.from(bytes)
+    inTail[bytes.length - 1] = (inTail[bytes.length - 1] as number) ^ 0x20
+    expect(texts(read(inTail, identity))).toEqual(['kept', 'last acknowledged'])
   })
 
-  it('never returns a record that was not written whole, whatever single byte is changed (property)', () => {
+  it('refuses another log than the one expected, a file that is not a log, and the unsealed format', async () => {
+    const { bytes, identity } = await crashed(['x'])
+    expect(read(bytes, { ...identity, id: '0000000000000000' })).toMatchObject({ ok: false, problem: expect.stringMatching(/^is another log \(id [0-9a-f]{16}, after checkpoint 7\)/) })
+    expect(read(Buffer.from('{"not":"a log", "but long enough to hold a whole header, and more"}'), identity)).toMatchObject({ ok: false, problem: expect.stringMatching(/does not start with the log header/) })
+    expect(read(Buffer.from('QRYWAL01'), identity)).toMatchObject({ ok: false, problem: expect.stringMatching(/unsealed format of an unreleased Quarry \(QRYWAL01\)/) })
+  })
+
+  it('after any single changed byte, gives back every acknowledged record or refuses (property)', async () => {
     const payloads = ['alpha', 'beta', 'gamma', 'delta']
-    const base = fresh()
-    written(base, payloads)
-    const full = readFileSync(base)
+    const { bytes, identity } = await crashed(payloads)
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: full.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, xor) => {
-        const path = fresh()
-        const bytes = Buffer.from(full)
-        bytes[at] = (bytes[at] as number) ^ xor
-        writeFileSync(path, bytes)
-        try {
-          const { records } = reopen(path)
-          // What comes back is what was written, or all of it but a last record that was hit.
-          expect(payloads.slice(0, records.length)).toEqual(records)
-          expect(records.length).toBeGreaterThanOrEqual(payloads.length - 1)
-        } catch (error) {
-          expect(error).toBeInstanceOf(QuarryError)
-          expect((error as QuarryError).code).toBe('INVALID_SNAPSHOT')
-        }
+      fc.property(fc.integer({ min: 0, max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, xor) => {
+        const changed = Buffer.from(bytes)
+        changed[at] = (changed[at] as number) ^ xor
+        const reading = read(changed, identity)
+        if (reading.ok) expect(texts(reading)).toEqual(payloads)
+        else expect(payloads.slice(0, reading.records.length)).toEqual(texts(reading))
       }),
       { numRuns: runs(300) },
     )
   })
 
-  it('shares one fsync between concurrent syncs (group commit) and resolves each once its records are on disk', async () => {
+  it('shares syncs between concurrent callers (group commit) and seals each record before its sync resolves', async () => {
     const path = fresh()
-    const { log } = WriteAheadLog.open(path)
+    const log = WriteAheadLog.create(path, 1)
     const waits: Promise<void>[] = []
     for (let i = 0; i < 100; i++) {
       log.append(Buffer.from(`record ${i}`))
-      waits.push(log.sync())
+      waits.push(log.sync().then(() => expect(readLog(path, log.identity)).toMatchObject({ ok: true, seal: { records: expect.any(Number) } })))
     }
     await Promise.all(waits)
-    await log.sync()
+    // Read before close (which seals too): the syncs alone sealed all 100.
+    const reading = readLog(path, log.identity)
     log.close()
-    expect(reopen(path).records).toHaveLength(100)
-    expect(statSync(path).size).toBe(log.bytes)
-  })
-
-  it('keeps what was synced when the file is cut back mid-record after a crash', () => {
-    const path = fresh()
-    const ends = written(path, ['a', 'b'])
-    truncateSync(path, (ends[1] as number) - 1)
-    expect(reopen(path).records).toEqual(['a'])
+    expect(reading).toMatchObject({ ok: true, seal: { records: 100, bytes: statSync(path).size } })
+    expect(texts(reading)).toEqual(Array.from({ length: 100 }, (_, i) => `record ${i}`))
   })
 })

@@ -7,8 +7,8 @@
  */
 export { createIndex, loadIndex, QuarryIndex } from './engine/quarry-index.js'
 export { SNAPSHOT_VERSION } from './persist/snapshot.js'
-export { WriteAheadLog, crc32 } from './persist/log.js'
-export type { LogRecovery } from './persist/log.js'
+export { WriteAheadLog, crc32, readLog } from './persist/log.js'
+export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'
 // The generation protocol every folder Quarry writes follows (an index's save, a server's --data).
 export { writeGeneration, writeGenerationInSlices, readGeneration } from './persist/generations.js'
 export type { GenerationFile, GenerationFormat, GenerationView, GenerationWrite, GenerationWriter, ReadGenerationOptions } from './persist/generations.js'

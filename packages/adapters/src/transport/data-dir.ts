@@ -30,6 +30,7 @@ export class DataDir {
   readonly #lock: DirectoryLock
   #generation = 0
   #loaded = false
+  #manifest: Readonly<Record<string, unknown>> = {}
 
   /** Takes the folder's lock (QuarryError LOCKED when another live process holds it). */
   constructor(root: string, engines: Engines) {
@@ -44,6 +45,11 @@ export class DataDir {
     return this.#generation
   }
 
+  /** The fields the current generation's manifest holds besides its files (a save's `fields`; empty before any). */
+  get manifest(): Readonly<Record<string, unknown>> {
+    return this.#manifest
+  }
+
   /**
    * Loads the current generation, if any; returns whether there was one. A folder that cannot be
    * read is refused (INVALID_SNAPSHOT); on the first load the lock is released too, so a server
@@ -56,6 +62,7 @@ export class DataDir {
         this.#engines.semanticRetriever.loadFolder(join(generation.folder, 'semantic-retriever'))
         this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'))
         this.#engines.memoryBank.loadFolder(join(generation.folder, 'memory-bank'))
+        this.#manifest = generation.manifest
         return generation.number
         // The engines' index snapshots are checked by loadIndex as it reads them (once, not twice).
       }, { nested: true })
@@ -76,18 +83,21 @@ export class DataDir {
    * is written (one consistent view); reads go on: the generation is written in slices of about
    * `sliceMs` between which the event loop runs, fsyncs and HNSW graphs off the main thread.
    */
-  async save(options: SliceOptions = {}): Promise<void> {
+  async save(options: SliceOptions & { readonly fields?: Readonly<Record<string, unknown>> } = {}): Promise<void> {
     if (!this.#lock.held) throw new Error(`the data folder ${this.root} was closed; open a new DataDir to write to it.`)
     const { semanticRetriever, vertexRag, memoryBank } = this.#engines
-    const write = (): Promise<number> => writeGenerationInSlices(this.root, FORMAT, (out) => this.#write(out), { ...options, lock: this.#lock })
+    const fields = options.fields ?? {}
+    const write = (): Promise<number> => writeGenerationInSlices(this.root, FORMAT, (out) => this.#write(out, fields), { ...options, lock: this.#lock })
     this.#generation = await semanticRetriever.exclusive(() => vertexRag.exclusive(() => memoryBank.exclusive(write)))
+    this.#manifest = fields
   }
 
-  *#write(out: GenerationWriter): Steps {
+  *#write(out: GenerationWriter, fields: Readonly<Record<string, unknown>>): Steps<Record<string, unknown>> {
     for (const api of APIS) mkdirSync(out.path(api))
     yield* this.#engines.semanticRetriever.saveSteps(out, 'semantic-retriever')
     yield* this.#engines.vertexRag.saveSteps(out, 'vertex-rag')
     yield* this.#engines.memoryBank.saveSteps(out, 'memory-bank')
+    return { ...fields }
   }
 
   /** Releases the folder's lock (after the last save). Safe to call twice. */

@@ -1,6 +1,6 @@
-import { readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { QuarryError, WriteAheadLog } from '@quarry/core'
+import { QuarryError, WriteAheadLog, readLog, type LogReading } from '@quarry/core'
 import type { DataDir } from './data-dir.js'
 import type { UploadContent } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
@@ -28,6 +28,32 @@ interface DurableOptions {
   /** Checkpoint this long after the first write since the last checkpoint (with `log`), or after a change (with `checkpoint`). */
   readonly checkpointMs: number
   readonly onInternalError: (error: unknown) => void
+  /** Start even when the log its checkpoint names is missing or damaged, keeping the log aside (see {@link DurableWrites.recover}). */
+  readonly acceptLogLoss?: boolean
+}
+
+/**
+ * The manifest field `log` of a checkpoint taken with `log` durability: the log that follows it.
+ * A checkpoint taken at a clean stop (or without `log`) names none: nothing follows it.
+ */
+interface LogRef {
+  readonly name: string
+  readonly id: string
+  readonly follows: number
+  /** When the checkpoint was taken (ISO 8601), for messages. */
+  readonly since: string
+}
+
+const LOG_NAME = /^wal-\d+\.log$/
+
+function logRefOf(manifest: Readonly<Record<string, unknown>>, root: string): LogRef | undefined {
+  const log = manifest['log']
+  if (log === undefined) return undefined
+  const ref = log as Partial<Record<keyof LogRef, unknown>>
+  if (typeof log !== 'object' || log === null || typeof ref.name !== 'string' || !LOG_NAME.test(ref.name) || typeof ref.id !== 'string' || typeof ref.follows !== 'number' || typeof ref.since !== 'string') {
+    throw new QuarryError('INVALID_SNAPSHOT', `the checkpoint in ${root} names its write-ahead log in a form this Quarry does not read; start the version of Quarry that wrote it.`)
+  }
+  return { name: ref.name, id: ref.id, follows: ref.follows, since: ref.since }
 }
 
 /** One acknowledged write as logged: the method, its request, its upload and what it read from outside. */
@@ -70,6 +96,8 @@ export class DurableWrites {
   #closed = false
   /** Writes the last `recover` replayed from the log. */
   replayed = 0
+  /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
+  keptAside: string | undefined
 
   constructor(methods: readonly BoundMethod[], data: DataDir, options: DurableOptions) {
     this.#data = data
@@ -87,31 +115,87 @@ export class DurableWrites {
   }
 
   /**
-   * Replays the write-ahead log written after the checkpoint (with `log`; before serving), a torn
-   * last record dropped; returns how many writes it replayed.
+   * Replays the write-ahead log the checkpoint names (before serving), a torn last record dropped;
+   * returns how many writes it replayed. A log that is missing, cut short or damaged where it was
+   * sealed is refused (INVALID_SNAPSHOT saying what would be lost), unless `acceptLogLoss`: then
+   * the writes that can be read are replayed and the log is renamed `<name>.damaged-<time>`.
    */
   async recover(): Promise<number> {
-    if (this.#options.durability !== 'log' || this.#log) return 0
-    const name = this.#logName()
-    // Logs of older generations are in the checkpoint already (a crash after a checkpoint, before the switch of logs).
-    for (const entry of readdirSync(this.#data.root)) if (/^wal-\d+\.log$/.test(entry) && entry !== name) rmSync(join(this.#data.root, entry), { force: true })
-    const { log, recovered } = WriteAheadLog.open(join(this.#data.root, name))
-    for (const [i, bytes] of recovered.records.entries()) {
+    if (this.#log) return 0
+    const root = this.#data.root
+    const ref = logRefOf(this.#data.manifest, root)
+    let records: readonly Buffer[] = []
+    let whole: (LogReading & { readonly ok: true }) | undefined
+    let damaged: { readonly name: string; readonly message: string } | undefined
+    if (ref) {
+      const reading = readLog(join(root, ref.name), ref)
+      records = reading.records
+      if (reading.ok) whole = reading
+      else damaged = { name: ref.name, message: this.#lossMessage(ref, reading) }
+    } else {
+      damaged = this.#unnamedLog()
+    }
+    if (damaged) {
+      if (!this.#options.acceptLogLoss) throw new QuarryError('INVALID_SNAPSHOT', damaged.message)
+      const path = join(root, damaged.name)
+      if (existsSync(path)) {
+        this.keptAside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+        renameSync(path, this.keptAside)
+      }
+    }
+    // Every other log is debris: older ones are in the checkpoint, a newer one is what a failed checkpoint left (empty).
+    for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name)) rmSync(join(root, entry), { force: true })
+    for (const [i, bytes] of records.entries()) {
       await this.#replay(bytes, i)
       // The port is bound during the replay (http/server.ts): a turn of the event loop after each
       // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
       await new Promise((resolve) => setImmediate(resolve))
     }
-    this.#log = log
-    // A first checkpoint, even of nothing: what the disk holds can always be loaded back (#undo).
-    if (this.#data.generation === 0) {
+    if (whole && ref) this.#log = WriteAheadLog.resume(join(root, ref.name), whole)
+    this.replayed = records.length
+    // A checkpoint now when no sealed log follows the one loaded (a first start, a log lost, or
+    // another durability): what the disk holds can always be loaded back (#undo).
+    if (this.#options.durability === 'log' ? !this.#log : ref !== undefined) {
       this.#dirty = true
       await this.checkpoint()
+    } else if (this.replayed > 0) {
+      // The next checkpoint takes in what was replayed, so the log need not be replayed again.
+      this.#changed()
     }
-    this.replayed = recovered.records.length
-    // The next checkpoint takes in what was replayed, so the log need not be replayed again.
-    if (this.replayed > 0) this.#changed()
     return this.replayed
+  }
+
+  /** What a damaged log named by the checkpoint would lose, and how to start anyway. */
+  #lossMessage(ref: LogRef, reading: LogReading & { readonly ok: false }): string {
+    const path = join(this.#data.root, ref.name)
+    const readable = reading.records.length
+    const lost =
+      reading.sealed === undefined
+        ? `every write acknowledged after that checkpoint would be lost${readable > 0 ? ` but the ${readable} that can be read` : ''}`
+        : `it sealed ${reading.sealed} acknowledged writes after that checkpoint, ${reading.sealed - Math.min(readable, reading.sealed)} of which would be lost`
+    return `the write-ahead log ${path}, which follows checkpoint ${ref.follows} (taken ${ref.since}), ${reading.problem}: ${lost}. Restore the folder from a backup, or start with --accept-log-loss (createServer option acceptLogLoss) to start from the checkpoint and the ${readable} writes that can be read; the log is then kept aside as ${ref.name}.damaged-<time>.`
+  }
+
+  /**
+   * A log no checkpoint names. At a clean stop none is named (nothing follows the checkpoint), and
+   * logs left by a crash during a checkpoint are debris; but a log of the unsealed format (written
+   * before logs were sealed) holding records, or one holding records with no checkpoint at all,
+   * may hold acknowledged writes.
+   */
+  #unnamedLog(): { readonly name: string; readonly message: string } | undefined {
+    const root = this.#data.root
+    for (const name of readdirSync(root).filter((e) => LOG_NAME.test(e))) {
+      const reading = readLog(join(root, name), undefined)
+      const unreleased = !reading.ok && reading.problem.includes('QRYWAL01')
+      const holds = reading.ok ? reading.records.length > 0 && this.#data.generation === 0 : unreleased
+      if (!holds) continue
+      const what = unreleased ? reading.problem : `holds ${reading.records.length} writes but no checkpoint names it (was CURRENT removed?)`
+      return {
+        name,
+        message: `the write-ahead log ${join(root, name)} ${what}: its writes cannot be replayed. Start the Quarry that wrote it once and stop it cleanly (its last checkpoint takes the writes in), or start with --accept-log-loss (createServer option acceptLogLoss) to start from the checkpoint without them; the log is then kept aside as ${name}.damaged-<time>.`,
+      }
+    }
+    return undefined
   }
 
   /** After a successful write: schedules the checkpoint the durability calls for. */
@@ -138,19 +222,25 @@ export class DurableWrites {
     if (!this.#dirty) return
     await this.#lock.run(async () => {
       this.#dirty = false
+      // The next log exists (its header on disk) before the checkpoint that names it is sealed; a
+      // clean stop's checkpoint names none.
+      const follows = this.#data.generation + 1
+      const name = `wal-${String(follows).padStart(6, '0')}.log`
+      const next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
+      const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
       try {
-        await this.#data.save({ sliceMs: options.sliceMs ?? 8 })
+        await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
       } catch (error) {
         this.#dirty = true
+        next?.close()
+        if (next) rmSync(next.path, { force: true })
         throw error
       }
-      if (this.#log) {
-        // The new generation holds every logged write: start its log, drop the old one.
-        const old = this.#log
-        this.#log = this.#closed ? undefined : WriteAheadLog.open(join(this.#data.root, this.#logName())).log
-        old.close()
-        rmSync(old.path, { force: true })
-      }
+      // The new generation holds every logged write: its log takes over, the old one goes.
+      const old = this.#log
+      this.#log = next
+      old?.close()
+      if (old) rmSync(old.path, { force: true })
     })
   }
 
@@ -178,10 +268,6 @@ export class DurableWrites {
       this.#options.onInternalError(error)
       this.#changed()
     }
-  }
-
-  #logName(): string {
-    return `wal-${String(this.#data.generation).padStart(6, '0')}.log`
   }
 
   /** A write that is not journaled (durability checkpoint / none): answered, then noted for the next checkpoint. */
@@ -235,7 +321,7 @@ export class DurableWrites {
   async #undo(): Promise<void> {
     try {
       this.#data.load()
-      for (const [i, bytes] of (this.#log?.records() ?? []).entries()) await this.#replay(bytes, i)
+      for (const [i, bytes] of (this.#log?.recordsOnDisk() ?? []).entries()) await this.#replay(bytes, i)
     } catch (error) {
       this.#options.onInternalError(error)
     }

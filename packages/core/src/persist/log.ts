@@ -1,20 +1,36 @@
-import { closeSync, fsync, fstatSync, ftruncateSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { closeSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { QuarryError } from '../errors.js'
+import { fsyncDir } from './debris.js'
 
 /**
  * A write-ahead log: an append-only file of records, each framed by its length, a CRC-32 of the
- * length and a CRC-32 of its bytes, made durable by fsync. Appends are written at once (in order) and `sync()` resolves when
- * everything appended before it is on disk; concurrent callers share one fsync (group commit), so
- * many small writes cost one disk flush between them, not one each.
+ * length and a CRC-32 of its bytes, made durable by fsync. Appends are written at once (in order)
+ * and `sync()` resolves when everything appended before it is on disk; concurrent callers share one
+ * sync (group commit), so many small writes cost one round of disk flushes between them.
  *
- * On open, a record cut short or failing its checksum at the end of the file — a write the
- * process was killed in the middle of, never acknowledged — is dropped and the file truncated to
- * the last whole record; a bad record followed by good ones is corruption and is refused
- * (INVALID_SNAPSHOT).
+ * The log is sealed: its header names the log (a random id the checkpoint it follows records, so a
+ * log cannot be swapped or lost unnoticed) and holds two seal slots. After the records of a group
+ * commit are fsynced, the newer slot is overwritten with how far the log is durable (bytes and
+ * records) and synced again; only then are the writes acknowledged. So, on open:
+ * - everything up to the sealed length was acknowledged: a missing, cut or damaged byte there is
+ *   damage, refused with what it would lose ({@link LogReading} `ok: false`);
+ * - past it lies at most the group commit a crash interrupted (never acknowledged): a record cut
+ *   short or failing its checksum at the very end is a torn append and dropped; whole records there
+ *   are kept; a bad record followed by good ones is damage.
+ * Two slots, written in turn and each with its own CRC, mean a torn seal leaves the previous one.
  */
 
-/** The file starts with this: format and version. */
-const MAGIC = Buffer.from('QRYWAL01', 'latin1')
+/** The file starts with this: format and version. `QRYWAL01` (unsealed) was never released. */
+const MAGIC = Buffer.from('QRYWAL02', 'latin1')
+const OLD_MAGIC = Buffer.from('QRYWAL01', 'latin1')
+/** Header: magic, 8-byte id, u32 generation it follows, u32 CRC-32 of those 20 bytes. */
+const IDENTITY = 24
+/** A seal slot: u32 counter, u32+u32 sealed bytes (low, high), u32 sealed records, u32 CRC-32 of the 16 bytes before. */
+const SLOT = 20
+/** Where records start: the identity and the two slots. */
+const START = IDENTITY + 2 * SLOT
 /** Per record: u32 length, u32 CRC-32 of those 4 bytes, u32 CRC-32 of the payload (little-endian). */
 const HEADER = 12
 
@@ -35,54 +51,137 @@ export function crc32(bytes: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0
 }
 
-/** What `WriteAheadLog.open` found in an existing log. */
-export interface LogRecovery {
-  /** The whole records, in the order they were appended. */
-  readonly records: readonly Buffer[]
-  /** Bytes of a torn last record dropped (0 when the log ended cleanly). */
-  readonly droppedBytes: number
+/** Which log follows a checkpoint: recorded in the checkpoint and in the log's header. */
+export interface LogIdentity {
+  /** 16 hex digits, random per log. */
+  readonly id: string
+  /** The generation (checkpoint) the log's writes follow. */
+  readonly follows: number
 }
 
-function corrupt(path: string, what: string): QuarryError {
-  return new QuarryError('INVALID_SNAPSHOT', `${path} is not a readable write-ahead log: ${what}. Restore the folder from a backup, or move the log away to start from the last checkpoint (losing the writes it holds).`)
+/** How far a log was sealed: everything up to here was acknowledged. */
+export interface LogSeal {
+  readonly bytes: number
+  readonly records: number
 }
 
-/** Reads a log's records; a torn tail is reported in `droppedBytes` (and `goodBytes` is where it starts). */
-function readRecords(path: string, fd: number): LogRecovery & { goodBytes: number } {
-  const size = fstatSync(fd).size
-  if (size === 0) return { records: [], droppedBytes: 0, goodBytes: 0 }
-  const data = Buffer.allocUnsafe(size)
-  let read = 0
-  while (read < size) {
-    const n = readSync(fd, data, read, size - read, read)
-    if (n === 0) break
-    read += n
-  }
-  if (read < MAGIC.length) return { records: [], droppedBytes: read, goodBytes: 0 }
-  if (!data.subarray(0, MAGIC.length).equals(MAGIC)) throw corrupt(path, 'it does not start with the log header (another file, or another version)')
-  const records: Buffer[] = []
-  let offset = MAGIC.length
-  while (offset < read) {
-    const rest = read - offset
-    const torn = (): LogRecovery & { goodBytes: number } => ({ records, droppedBytes: rest, goodBytes: offset })
-    if (rest < HEADER) return torn()
-    // Space the file system allotted but the write never filled: zeros to the end.
-    if (data.subarray(offset).every((b) => b === 0)) return torn()
-    const length = data.readUInt32LE(offset)
-    // A whole header that fails its own checksum was not torn (a torn write is a prefix of a good
-    // frame): a damaged length would otherwise make good records look like a torn tail.
-    if (crc32(data.subarray(offset, offset + 4)) !== data.readUInt32LE(offset + 4) || length === 0) throw corrupt(path, `the record header at byte ${offset} is damaged`)
-    const end = offset + HEADER + length
-    if (end > read) return torn()
-    const payload = data.subarray(offset + HEADER, end)
-    if (crc32(payload) !== data.readUInt32LE(offset + 8)) {
-      if (data.subarray(end).every((b) => b === 0)) return torn()
-      throw corrupt(path, `the record at byte ${offset} fails its checksum and is followed by others`)
+/**
+ * What {@link readLog} found. `ok: false` is damage or loss: `problem` says what (a phrase after
+ * the log's path), `records` are the whole records before it, `sealed` how many were acknowledged
+ * (when the seal could be read).
+ */
+export type LogReading =
+  | {
+      readonly ok: true
+      readonly records: readonly Buffer[]
+      /** Bytes of a torn last record (an interrupted, unacknowledged append), dropped on resume. */
+      readonly droppedBytes: number
+      /** Where the whole records end: appends go here. */
+      readonly end: number
+      readonly seal: LogSeal & { readonly counter: number }
+      readonly identity: LogIdentity
     }
-    records.push(Buffer.from(payload))
-    offset = end
+  | { readonly ok: false; readonly problem: string; readonly records: readonly Buffer[]; readonly sealed: number | undefined }
+
+function readAll(path: string): Buffer | undefined {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new QuarryError('INVALID_SNAPSHOT', `cannot read the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions.`)
   }
-  return { records, droppedBytes: 0, goodBytes: offset }
+  try {
+    const size = fstatSync(fd).size
+    const data = Buffer.alloc(size)
+    let read = 0
+    while (read < size) {
+      const n = readSync(fd, data, read, size - read, read)
+      if (n === 0) break
+      read += n
+    }
+    return data.subarray(0, read)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function readSlot(data: Buffer, at: number): (LogSeal & { readonly counter: number }) | undefined {
+  if (crc32(data.subarray(at, at + 16)) !== data.readUInt32LE(at + 16)) return undefined
+  return { counter: data.readUInt32LE(at), bytes: data.readUInt32LE(at + 4) + data.readUInt32LE(at + 8) * 2 ** 32, records: data.readUInt32LE(at + 12) }
+}
+
+function encodeSlot(seal: LogSeal & { readonly counter: number }): Buffer {
+  const slot = Buffer.alloc(SLOT)
+  slot.writeUInt32LE(seal.counter >>> 0, 0)
+  slot.writeUInt32LE(seal.bytes % 2 ** 32, 4)
+  slot.writeUInt32LE(Math.floor(seal.bytes / 2 ** 32), 8)
+  slot.writeUInt32LE(seal.records, 12)
+  slot.writeUInt32LE(crc32(slot.subarray(0, 16)), 16)
+  return slot
+}
+
+/** The frame at `offset`: whole and checked, torn (cut short, or failing a checksum), or a damaged header. */
+function frameAt(data: Buffer, offset: number): { kind: 'whole'; end: number; payload: Buffer } | { kind: 'torn' } | { kind: 'damaged' } {
+  const rest = data.length - offset
+  if (rest < HEADER) return { kind: 'torn' }
+  const length = data.readUInt32LE(offset)
+  // A header failing its own checksum was not torn (a torn write leaves a prefix of a good frame,
+  // then zeros or nothing): a damaged length would otherwise make good records look like a tail.
+  if (crc32(data.subarray(offset, offset + 4)) !== data.readUInt32LE(offset + 4) || length === 0) {
+    return data.subarray(offset).every((b) => b === 0) ? { kind: 'torn' } : { kind: 'damaged' }
+  }
+  const end = offset + HEADER + length
+  if (end > data.length) return { kind: 'torn' }
+  const payload = data.subarray(offset + HEADER, end)
+  return crc32(payload) === data.readUInt32LE(offset + 8) ? { kind: 'whole', end, payload } : { kind: 'torn' }
+}
+
+/**
+ * Reads the log at `path` without changing it. With `expected`, the log must be that one (the
+ * checkpoint's): a missing file, another id, a cut or damage up to the seal is `ok: false`.
+ */
+export function readLog(path: string, expected: LogIdentity | undefined): LogReading {
+  const data = readAll(path)
+  const lost = (problem: string, records: readonly Buffer[] = [], sealed?: number): LogReading => ({ ok: false, problem, records, sealed })
+  if (data === undefined) return lost('is missing')
+  if (data.length >= OLD_MAGIC.length && data.subarray(0, OLD_MAGIC.length).equals(OLD_MAGIC)) return lost('is in the unsealed format of an unreleased Quarry (QRYWAL01), which this Quarry does not read')
+  if (data.length < START) return lost(data.length === 0 ? 'is empty (its header is gone)' : `holds ${data.length} bytes, less than its own header (${START})`)
+  if (!data.subarray(0, MAGIC.length).equals(MAGIC)) return lost('does not start with the log header (another file, or another version)')
+  if (crc32(data.subarray(0, IDENTITY - 4)) !== data.readUInt32LE(IDENTITY - 4)) return lost('has a damaged header')
+  const identity: LogIdentity = { id: data.subarray(8, 16).toString('hex'), follows: data.readUInt32LE(16) }
+  if (expected && (identity.id !== expected.id || identity.follows !== expected.follows)) return lost(`is another log (id ${identity.id}, after checkpoint ${identity.follows}) than the one checkpoint ${expected.follows} names (id ${expected.id})`)
+  const slots = [readSlot(data, IDENTITY), readSlot(data, IDENTITY + SLOT)].filter((s) => s !== undefined)
+  const seal = slots.sort((a, b) => b.counter - a.counter)[0]
+  if (!seal) return lost('has both of its seals damaged')
+  const records: Buffer[] = []
+  let offset = START
+  // The sealed part: every byte of it was acknowledged.
+  while (offset < seal.bytes) {
+    if (offset >= data.length) return lost(`was cut to ${data.length} bytes, short of the ${seal.bytes} sealed`, records, seal.records)
+    const frame = frameAt(data, offset)
+    if (frame.kind !== 'whole' || frame.end > seal.bytes) {
+      const what = frame.kind === 'torn' && data.length < seal.bytes ? `was cut to ${data.length} bytes, short of the ${seal.bytes} sealed` : `has damage in record ${records.length + 1} (byte ${offset}), inside its sealed part`
+      return lost(what, records, seal.records)
+    }
+    records.push(Buffer.from(frame.payload))
+    offset = frame.end
+  }
+  if (records.length !== seal.records) return lost(`holds ${records.length} records in its sealed part, its seal counts ${seal.records}`, records, seal.records)
+  // Past the seal: at most one interrupted group commit.
+  while (offset < data.length) {
+    const frame = frameAt(data, offset)
+    if (frame.kind === 'damaged') return lost(`has a damaged record header at byte ${offset}, past its seal but followed by more`, records, seal.records)
+    if (frame.kind === 'torn') {
+      const end = offset + HEADER + (data.length - offset >= 4 ? data.readUInt32LE(offset) : 0)
+      // A checksum failure followed by other bytes is not an interrupted last append.
+      if (end < data.length && !data.subarray(end).every((b) => b === 0)) return lost(`has a damaged record at byte ${offset}, past its seal but followed by more`, records, seal.records)
+      return { ok: true, records, droppedBytes: data.length - offset, end: offset, seal, identity }
+    }
+    records.push(Buffer.from(frame.payload))
+    offset = frame.end
+  }
+  return { ok: true, records, droppedBytes: 0, end: offset, seal, identity }
 }
 
 interface Waiter {
@@ -91,53 +190,97 @@ interface Waiter {
   readonly reject: (error: Error) => void
 }
 
+function writeFully(fd: number, bytes: Buffer, position: number): void {
+  let written = 0
+  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written)
+}
+
+function openFailure(path: string, error: unknown): QuarryError {
+  return new QuarryError('INVALID_SNAPSHOT', `cannot open the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions and free space.`)
+}
+
 /**
- * An append-only log of records on disk (see the top of this file): `open` recovers what a
- * previous process wrote, `append` writes a record, `sync` resolves once it is durable (one fsync
- * shared by every caller waiting), `close` syncs and closes. One writer per file: the caller
- * (the server's data folder) holds the folder's lock.
+ * An append-only, sealed log of records on disk (see the top of this file): `create` starts one,
+ * `resume` continues one {@link readLog} found whole, `append` writes a record, `sync` resolves
+ * once it is durable and sealed (shared by every caller waiting), `close` syncs, seals and closes.
+ * One writer per file: the caller (the server's data folder) holds the folder's lock.
  */
 export class WriteAheadLog {
   readonly path: string
+  readonly identity: LogIdentity
   readonly #fd: number
   #appended: number
+  #records: number
   #synced: number
+  #counter: number
   #syncing = false
   #closed = false
   #failed: Error | undefined
   readonly #waiters: Waiter[] = []
 
-  private constructor(path: string, fd: number, bytes: number) {
+  private constructor(path: string, fd: number, identity: LogIdentity, seal: LogSeal & { readonly counter: number }) {
     this.path = path
     this.#fd = fd
-    this.#appended = bytes
-    this.#synced = bytes
+    this.identity = identity
+    this.#appended = seal.bytes
+    this.#records = seal.records
+    this.#synced = seal.bytes
+    this.#counter = seal.counter
   }
 
-  /**
-   * Opens (or creates) the log at `path`: reads its records, drops a torn tail (truncating the
-   * file to the last whole record) and positions for appends.
-   */
-  static open(path: string): { log: WriteAheadLog; recovered: LogRecovery } {
+  /** Creates (or replaces) the log at `path` for the writes after checkpoint `follows`: header and seals written, file and folder fsynced. */
+  static create(path: string, follows: number): WriteAheadLog {
     let fd: number
     try {
-      fd = openSync(path, 'a+')
+      fd = openSync(path, 'w+')
     } catch (error) {
-      throw new QuarryError('INVALID_SNAPSHOT', `cannot open the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions and free space.`)
+      throw openFailure(path, error)
     }
     try {
-      const { records, droppedBytes, goodBytes } = readRecords(path, fd)
-      let bytes = goodBytes
-      if (goodBytes === 0) {
-        ftruncateSync(fd, 0)
-        writeSync(fd, MAGIC, 0, MAGIC.length, 0)
-        bytes = MAGIC.length
-        fsyncSync(fd)
-      } else if (droppedBytes > 0) {
-        ftruncateSync(fd, goodBytes)
+      const identity: LogIdentity = { id: randomBytes(8).toString('hex'), follows }
+      const header = Buffer.alloc(START)
+      MAGIC.copy(header, 0)
+      Buffer.from(identity.id, 'hex').copy(header, 8)
+      header.writeUInt32LE(follows >>> 0, 16)
+      header.writeUInt32LE(crc32(header.subarray(0, IDENTITY - 4)), IDENTITY - 4)
+      encodeSlot({ counter: 0, bytes: START, records: 0 }).copy(header, IDENTITY)
+      encodeSlot({ counter: 1, bytes: START, records: 0 }).copy(header, IDENTITY + SLOT)
+      writeFully(fd, header, 0)
+      fsyncSync(fd)
+      fsyncDir(dirname(path))
+      return new WriteAheadLog(path, fd, identity, { counter: 1, bytes: START, records: 0 })
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+  }
+
+  /** Continues the log `reading` found whole: a torn tail is cut off, appends go after the last whole record. */
+  static resume(path: string, reading: LogReading & { readonly ok: true }): WriteAheadLog {
+    let fd: number
+    try {
+      fd = openSync(path, 'r+')
+    } catch (error) {
+      throw openFailure(path, error)
+    }
+    try {
+      if (reading.droppedBytes > 0) {
+        ftruncateSync(fd, reading.end)
         fsyncSync(fd)
       }
-      return { log: new WriteAheadLog(path, fd, bytes), recovered: { records, droppedBytes } }
+      const log = new WriteAheadLog(path, fd, reading.identity, reading.seal)
+      if (reading.end > reading.seal.bytes) {
+        // Whole records past the seal (a crash between a sync and its seal) are about to be
+        // replayed and served: seal them first, so losing them later is damage too.
+        log.#appended = reading.end
+        log.#records = reading.records.length
+        fsyncSync(fd)
+        const { slot, at } = log.#nextSeal(log.#appended, log.#records)
+        writeFully(fd, slot, at)
+        fsyncSync(fd)
+        log.#synced = log.#appended
+      }
+      return log
     } catch (error) {
       closeSync(fd)
       throw error
@@ -147,6 +290,11 @@ export class WriteAheadLog {
   /** Bytes in the log (header included). */
   get bytes(): number {
     return this.#appended
+  }
+
+  /** Records in the log. */
+  get records(): number {
+    return this.#records
   }
 
   /** Writes one record (not yet durable: `sync()` makes it so). Throws if an earlier write or sync failed. */
@@ -159,8 +307,7 @@ export class WriteAheadLog {
     frame.writeUInt32LE(crc32(payload), 8)
     frame.set(payload, HEADER)
     try {
-      let written = 0
-      while (written < frame.length) written += writeSync(this.#fd, frame, written, frame.length - written)
+      writeFully(this.#fd, frame, this.#appended)
     } catch (error) {
       // Cut a partly written frame back off (the disk was full, say), so the log stays whole and
       // later appends can go on once there is room; if even that fails, the log is unusable.
@@ -172,9 +319,10 @@ export class WriteAheadLog {
       throw error
     }
     this.#appended += frame.length
+    this.#records++
   }
 
-  /** Resolves once every record appended so far is on disk (one fsync shared by all waiting callers). */
+  /** Resolves once every record appended so far is on disk and sealed (one round of syncs shared by all waiting callers). */
   sync(): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failed)
     if (this.#closed) return Promise.resolve()
@@ -185,39 +333,65 @@ export class WriteAheadLog {
     })
   }
 
+  /** The next seal's slot bytes and position (slots are written in turn). */
+  #nextSeal(bytes: number, records: number): { slot: Buffer; at: number } {
+    this.#counter++
+    return { slot: encodeSlot({ counter: this.#counter, bytes, records }), at: IDENTITY + (this.#counter % 2) * SLOT }
+  }
+
   #flush(): void {
     if (this.#syncing || this.#waiters.length === 0) return
     this.#syncing = true
     const target = this.#appended
+    const records = this.#records
+    const fail = (error: Error): void => {
+      this.#failed = error
+      for (const w of this.#waiters.splice(0)) w.reject(error)
+    }
+    // The records first, then the seal that covers them: a seal never claims bytes not on disk.
     fsync(this.#fd, (error) => {
-      this.#syncing = false
-      // Closed meanwhile: close() synced everything and answered every waiter.
-      if (this.#closed) return
-      if (error) {
-        this.#failed = error
-        for (const w of this.#waiters.splice(0)) w.reject(error)
-        return
+      if (this.#closed) return this.#afterClose()
+      if (error) return fail(error)
+      const { slot, at } = this.#nextSeal(target, records)
+      try {
+        writeFully(this.#fd, slot, at)
+      } catch (e) {
+        return fail(e as Error)
       }
-      this.#synced = target
-      const done = this.#waiters.filter((w) => w.upTo <= target)
-      this.#waiters.splice(0, this.#waiters.length, ...this.#waiters.filter((w) => w.upTo > target))
-      for (const w of done) w.resolve()
-      this.#flush()
+      fdatasync(this.#fd, (sealError) => {
+        if (this.#closed) return this.#afterClose()
+        if (sealError) return fail(sealError)
+        this.#synced = target
+        const done = this.#waiters.filter((w) => w.upTo <= target)
+        this.#waiters.splice(0, this.#waiters.length, ...this.#waiters.filter((w) => w.upTo > target))
+        this.#syncing = false
+        for (const w of done) w.resolve()
+        this.#flush()
+      })
     })
   }
 
-  /** The records on disk now (read again from the file: for undoing writes that could not be logged). */
-  records(): readonly Buffer[] {
-    return readRecords(this.path, this.#fd).records
+  /** Closed while a sync ran: close() synced, sealed and answered every waiter. */
+  #afterClose(): void {
+    this.#syncing = false
   }
 
-  /** Closes the file after a last sync of what was appended; callers still waiting on `sync()` are answered. */
+  /** The records on disk now (read again from the file: for undoing writes that could not be logged). */
+  recordsOnDisk(): readonly Buffer[] {
+    const reading = readLog(this.path, this.identity)
+    return reading.records
+  }
+
+  /** Closes the file after a last sync and seal of what was appended; callers still waiting on `sync()` are answered. */
   close(): void {
     if (this.#closed) return
     this.#closed = true
     let error: Error | undefined = this.#failed
     if (!error && this.#synced < this.#appended) {
       try {
+        fsyncSync(this.#fd)
+        const { slot, at } = this.#nextSeal(this.#appended, this.#records)
+        writeFully(this.#fd, slot, at)
         fsyncSync(this.#fd)
         this.#synced = this.#appended
       } catch (e) {
