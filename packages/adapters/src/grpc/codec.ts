@@ -1,5 +1,5 @@
 import { fromProto3JSON, toProto3JSON } from 'proto3-json-serializer'
-import type { RpcStatus } from '../rpc/status.js'
+import type { FieldViolation, RpcStatus } from '../rpc/status.js'
 import type { ProtoRoot, ProtoType } from './protos.js'
 
 /**
@@ -11,7 +11,7 @@ import type { ProtoRoot, ProtoType } from './protos.js'
  */
 
 /** A request as decoded: its JSON, or why its bytes are not that message. */
-export type Decoded = { readonly ok: true; readonly json: Record<string, unknown> } | { readonly ok: false; readonly message: string }
+export type Decoded = { readonly ok: true; readonly json: Record<string, unknown> } | { readonly ok: false; readonly message: string; readonly violations?: readonly FieldViolation[] }
 
 /**
  * Reads a request message. Never throws: a malformed message is answered INVALID_ARGUMENT by
@@ -20,12 +20,57 @@ export type Decoded = { readonly ok: true; readonly json: Record<string, unknown
  */
 export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
   try {
-    const json = toProto3JSON(type.decode(bytes))
+    const message = type.decode(bytes)
+    // Proto3 JSON writes a Value's NaN or Infinity as the string "NaN" / "Infinity": refused here,
+    // before it can turn into a string, as REST refuses a number JSON cannot hold (rpc/proto-json.ts).
+    const field = nonFiniteValue(type, message, '', 0)
+    if (field !== undefined) {
+      const text = `Invalid value at '${field}' (type.googleapis.com/google.protobuf.Value): a number value must be finite; NaN and Infinity have no JSON form. Send a finite number, or the text as a string value.`
+      return { ok: false, message: text, violations: [{ field, description: text }] }
+    }
+    const json = toProto3JSON(message)
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return { ok: false, message: `The request is not a ${type.fullName.slice(1)} message.` }
     return { ok: true, json: json as Record<string, unknown> }
   } catch (error) {
     return { ok: false, message: `The request is not a valid ${type.fullName.slice(1)} message: ${error instanceof Error ? error.message.slice(0, 200) : 'undecodable bytes'}.` }
   }
+}
+
+/** How deep the check below follows messages: deeper than any request proto3 JSON would read. */
+const MAX_DEPTH = 100
+
+/** Messages proto3 JSON writes as plain JSON: their own field names are not part of a path. */
+const JSON_TYPES: ReadonlySet<string> = new Set(['.google.protobuf.Struct', '.google.protobuf.ListValue', '.google.protobuf.Value'])
+
+/** A field's resolved type is a message (an enum has no fields). */
+function isMessageType(type: unknown): type is ProtoType {
+  return typeof type === 'object' && type !== null && 'fieldsArray' in type
+}
+
+/** The JSON path of the first google.protobuf.Value holding a non-finite number in `message` (of `type`), if any. */
+function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: number): string | undefined {
+  if (typeof message !== 'object' || message === null || depth > MAX_DEPTH) return undefined
+  const fields = message as Record<string, unknown>
+  if (type.fullName === '.google.protobuf.Value') {
+    const n = fields['numberValue']
+    if (typeof n === 'number' && !Number.isFinite(n)) return path
+  }
+  for (const field of type.fieldsArray) {
+    const value = fields[field.name]
+    const inner = field.resolve().resolvedType
+    if (value === undefined || value === null || !isMessageType(inner)) continue
+    const base = JSON_TYPES.has(type.fullName) ? path : path === '' ? field.name : `${path}.${field.name}`
+    const entries: (readonly [string, unknown])[] = field.map
+      ? Object.entries(value as Record<string, unknown>).map(([k, v]) => [base === '' ? k : `${base}.${k}`, v] as const)
+      : field.repeated
+        ? (value as unknown[]).map((v, i) => [`${base}[${i}]`, v] as const)
+        : [[base, value] as const]
+    for (const [at, v] of entries) {
+      const found = nonFiniteValue(inner, v, at, depth + 1)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
 }
 
 /**

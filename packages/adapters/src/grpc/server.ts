@@ -115,7 +115,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       implementation[protoMethod.name] = (call: Call, callback: Callback): void => {
         const admitted = checkAccess({ host: call.getHost(), origin: call.metadata.get('origin')[0]?.toString() }, options.boundHost(), options.access)
         if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
-        if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message)))
+        if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message, call.request.violations)))
         if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
         const inFlight = options.inFlight
         if (!inFlight.enter()) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message())))

@@ -351,7 +351,7 @@ function readValue(type: FieldType, value: unknown, path: string, depth: number)
     }
     case 'opaque':
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${type.name}): expected an object.`)
-      checkOpaque(value, path, depth)
+      checkOpaque(value, path, depth, type.name)
       return value
     case 'message':
       return readMessageValue(type, value, path, depth)
@@ -363,7 +363,7 @@ function readValue(type: FieldType, value: unknown, path: string, depth: number)
  * with an explicit stack: Quarry keeps it as given and writes it back (JSON, snapshots), so it
  * must be as bounded as every field it reads.
  */
-function checkOpaque(root: object, path: string, depth: number): void {
+function checkOpaque(root: object, path: string, depth: number, name: string): void {
   interface Visit {
     readonly value: unknown
     readonly key: string
@@ -386,6 +386,11 @@ function checkOpaque(root: object, path: string, depth: number): void {
     // The path is built only for a failure: checking stays linear in the values.
     if (v.depth > DEFAULT_LIMITS.depth.max) throw tooDeep(pathOf(v))
     const value = v.value
+    // JSON.parse reads 1e999 as Infinity (in-process callers may pass NaN): neither survives a
+    // snapshot as a number (JSON writes null), so the stored type would change.
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw invalidPayload(pathOf(v), `Invalid value at '${pathOf(v)}' (type.googleapis.com/${name}): a number must be finite; NaN and Infinity have no JSON form. Send a finite number, or the text as a string.`)
+    }
     if (typeof value === 'string') {
       if (value.length > DEFAULT_LIMITS.string.max) {
         const over = checkLength(value, DEFAULT_LIMITS.string, pathOf(v))
