@@ -7,12 +7,14 @@ import { createCliEmbedder, embedderKind } from './embedders.js'
 import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
 import { checkCredentialsOut, writeServeCredentials } from './credentials.js'
+import { loadPlugin } from './plugin-module.js'
+import type { FactExtractor } from '../memory-bank/options.js'
 
 function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
-                    [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console]
+                    [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -44,6 +46,11 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   { name: 'log', help: 'print one line per request: method, path, status, milliseconds' },
   { name: 'no-console', help: 'do not serve the console (then / and /console/ answer 404, as any unknown path)' },
   { name: 'credentials-out', value: 'FILE', help: "once listening, write application-default credentials for Google's SDKs to FILE\n(mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; `quarry credentials` shows how)" },
+  {
+    name: 'extractor',
+    value: 'MODULE',
+    help: "an ES module whose default export (or export named extractor) turns a conversation\ninto facts for memories:generate (docs/memory-bank.md); by default a local stand-in\nkeeps the user's first-person statements",
+  },
   { name: 'grpc-port', value: 'N', help: "also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and\nstate (0 picks a free one); Google's clients reach it with an endpoint, a port and\ninsecure credentials" },
 ]
 
@@ -116,6 +123,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const embedder = createCliEmbedder(kind)
   const gcsRoot = flags.value('gcs-root')
   const importRoots = flags.all('import-root')
+  const extractorPath = flags.value('extractor')
+  const extractor = extractorPath === undefined ? undefined : ((await loadPlugin(extractorPath, { flag: '--extractor', exportName: 'extractor', usage: help })) as FactExtractor)
   const server = createServer({
     embedder,
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
@@ -132,6 +141,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     }),
     ...omitUndefined({ onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
+    ...(extractor === undefined ? {} : { memoryBank: { extractor } }),
   })
   let url: string
   let boundGrpc: number | undefined

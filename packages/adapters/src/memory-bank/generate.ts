@@ -18,6 +18,14 @@ import { latestRevisionName, readRevisionPlan, recordRevision } from './revision
 /** Facts one directMemoriesSource may carry (Google's limit; the request schema holds it). */
 export const MAX_DIRECT_MEMORIES = DOCUMENTED.directMemories.max
 
+/** An extractor's answer, checked: a plug-in that answers anything but a list of strings is the server's failure (INTERNAL). */
+function extractedFacts(answer: unknown): string[] {
+  if (!Array.isArray(answer) || answer.some((f) => typeof f !== 'string')) {
+    throw new Error(`the extractor must resolve to an array of strings (facts); it resolved to ${Array.isArray(answer) ? 'an array holding other values' : typeof answer}`)
+  }
+  return [...(answer as string[])]
+}
+
 /**
  * generateMemories: facts from directMemoriesSource, or extracted from a session or contents (the
  * `extractor` option; the local extractor by default), are consolidated with the memories of the
@@ -35,7 +43,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
   if (conversation) {
     // The extractor's facts are recorded for the write-ahead log: a replay gets the same ones.
     const { kind, source, events, extractor } = conversation
-    facts = [...(await replayable('extract', async () => [...(await extractor({ kind, source, scope, events }))]))].filter((f) => f.trim() !== '')
+    facts = (await replayable('extract', async () => extractedFacts(await extractor({ kind, source, scope, events })))).filter((f) => f.trim() !== '')
   } else {
     const direct = req.directMemoriesSource?.directMemories ?? []
     if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', `give 1 to ${MAX_DIRECT_MEMORIES} facts.`)
