@@ -18,12 +18,15 @@ export const WasmGraph = (require(new URL('wasm/index.cjs', hnsw).pathname) as {
 const nativeFiles = ['npm/linux-x64-gnu/quarry_hnsw.node', 'src/build/Release/quarry_hnsw.node'].map((f) => new URL(f, hnsw).pathname)
 
 /**
- * The native build, on linux-x64 (the only binary whose distances the WebAssembly kernels copy:
+ * The file of the native build, on linux-x64 (the only binary whose distances the WebAssembly kernels copy:
  * x64's SSE ones). Elsewhere undefined, and the comparisons are skipped.
  */
-export const NativeGraph: GraphBuild | undefined = (() => {
+export const NATIVE_FILE: string | undefined = (() => {
   if (process.platform !== 'linux' || process.arch !== 'x64') return undefined
   const file = nativeFiles.find((f) => existsSync(f))
   if (file === undefined) throw new Error(`no native graph to compare the WebAssembly one with: build one (node packages/hnsw/scripts/build-native.mjs) or install its platform package`)
-  return (require(file) as { Graph: GraphBuild }).Graph
+  return file
 })()
+
+/** {@link NATIVE_FILE}'s Graph. */
+export const NativeGraph: GraphBuild | undefined = NATIVE_FILE === undefined ? undefined : (require(NATIVE_FILE) as { Graph: GraphBuild }).Graph
