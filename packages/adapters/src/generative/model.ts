@@ -54,15 +54,21 @@ export const LOCAL_MODEL_LABEL = 'Local model (Quarry, not Gemini):'
 
 /** Contexts the default model quotes from. */
 const QUOTED = 3
-/** Characters of a context the default model quotes at most. */
-const QUOTE_CHARS = 300
+/** A quote runs to the first sentence end after this many characters (a chunk may start mid-sentence)... */
+const QUOTE_MIN = 40
+/** ...and stops at a word boundary before this many. */
+const QUOTE_MAX = 300
 
-/** The first sentence of a context's text (whitespace collapsed), at most QUOTE_CHARS characters. */
-function firstSentence(text: string): string {
+/** The start of a context's text (whitespace collapsed): up to the first sentence end past QUOTE_MIN characters, at most QUOTE_MAX. */
+function quoteOf(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim()
-  const end = flat.search(/[.!?](\s|$)/)
-  const sentence = end === -1 ? flat : flat.slice(0, end + 1)
-  return sentence.length <= QUOTE_CHARS ? sentence : sentence.slice(0, QUOTE_CHARS)
+  const end = /[.!?](\s|$)/g
+  end.lastIndex = Math.min(QUOTE_MIN, flat.length)
+  const found = end.exec(flat)
+  if (found !== null && found.index < QUOTE_MAX) return flat.slice(0, found.index + 1)
+  if (flat.length <= QUOTE_MAX) return flat
+  const cut = flat.lastIndexOf(' ', QUOTE_MAX)
+  return flat.slice(0, cut > 0 ? cut : QUOTE_MAX)
 }
 
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8')
@@ -70,7 +76,7 @@ const bytes = (text: string): number => Buffer.byteLength(text, 'utf8')
 /**
  * The default model: deterministic, labelled, and grounded only in what was retrieved. With
  * contexts it answers `Local model (Quarry, not Gemini): from N retrieved contexts.` followed by
- * the first sentence of each of the top three, each sentence a grounding support of its context
+ * the start of each of the top three (to a sentence end), each sentence a grounding support of its context
  * (confidence 1: the words are the context's own). With a retrieval tool that found nothing it
  * says so; without one it echoes the last user turn. No tokens are counted (no usageMetadata):
  * its words are not Gemini's tokens.
@@ -83,7 +89,7 @@ export const localModel: GenerativeModel = async (request) => {
   let text = `${LOCAL_MODEL_LABEL} from ${quoted.length} retrieved context${quoted.length === 1 ? '' : 's'}.`
   const supports: ModelSupport[] = []
   quoted.forEach((context, i) => {
-    const sentence = firstSentence(context.text)
+    const sentence = quoteOf(context.text)
     if (sentence === '') return
     text += ' '
     const startIndex = bytes(text)
