@@ -4,6 +4,7 @@ import * as retriever from '../../packages/adapters/src/semantic-retriever/schem
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages/adapters/src/vertex-rag/schema.js'
 import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memory-bank/schema.js'
 import { SESSION_REQUESTS } from '../../packages/adapters/src/memory-bank/session-schema.js'
+import * as engines from '../../packages/adapters/src/memory-bank/engine-schema.js'
 import { hasPresence, without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
@@ -118,5 +119,17 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
   it('Memory Bank v1beta1 (@google-cloud/aiplatform), less the fields the API gained since', () => {
     const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
     for (const schema of Object.values(CLIENT_REQUESTS)) checkMessage(root, without(schema, NEWER_FIELDS))
+  })
+
+  it('ReasoningEngineService v1beta1 and v1 (@google-cloud/aiplatform), less the fields the API gained since', () => {
+    const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
+    const requests = Object.entries(engines).filter(([name, v]) => name.endsWith('Request') && (v as FieldType).t === 'message') as [string, MessageType][]
+    expect(requests.map(([name]) => name).sort()).toEqual(['CreateReasoningEngineRequest', 'DeleteReasoningEngineRequest', 'GetReasoningEngineRequest', 'ListReasoningEnginesRequest', 'UpdateReasoningEngineRequest'])
+    // v1's ReasoningEngine has neither contextSpec nor trafficConfig in the pinned client: REST carries them, gRPC v1 drops them.
+    const v1Only = { 'google.cloud.aiplatform.v1beta1.ReasoningEngine': ['contextSpec', 'trafficConfig'] }
+    for (const [, schema] of requests) {
+      checkMessage(root, without(schema, engines.NEWER_ENGINE_FIELDS))
+      checkMessage(root, without(schema, v1Only, (name) => name.replace('.v1beta1.', '.v1.')))
+    }
   })
 })
