@@ -5,6 +5,7 @@ import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../packages
 import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memory-bank/schema.js'
 import { SESSION_REQUESTS } from '../../packages/adapters/src/memory-bank/session-schema.js'
 import * as engines from '../../packages/adapters/src/memory-bank/engine-schema.js'
+import { GenerateContentRequest } from '../../packages/adapters/src/generative/schema.js'
 import { hasPresence, without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
@@ -131,5 +132,13 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
       checkMessage(root, without(schema, engines.NEWER_ENGINE_FIELDS))
       checkMessage(root, without(schema, v1Only, (name) => name.replace('.v1beta1.', '.v1.')))
     }
+  })
+})
+
+describe("generateContent's request matches the protos", () => {
+  it('v1beta1 and v1 (@google-cloud/aiplatform)', () => {
+    const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
+    checkMessage(root, requestSchema(GenerateContentRequest, 'v1beta1'))
+    checkMessage(root, requestSchema(GenerateContentRequest, 'v1'))
   })
 })
