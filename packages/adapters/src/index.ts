@@ -119,8 +119,9 @@ export { DEFAULT_SESSION_TTL_MS, MIN_SESSION_TTL_MS } from './memory-bank/sessio
 export type { Operation, AnyJson } from './rpc/operations.js'
 
 // The local REST server for all three APIs.
-export { createServer } from './http/server.js'
-export type { QuarryServer, QuarryServerOptions, RequestLogEntry } from './http/server.js'
+export { createServer } from './server/server.js'
+export type { QuarryServer, QuarryServerOptions } from './server/options.js'
+export type { RequestLogEntry } from './http/server.js'
 // Application-default credentials whose token exchange is a local server (Google's REST SDKs, ADK).
 export { localCredentials, writeCredentialsFile } from './http/local-credentials.js'
 export type { ExternalAccountCredentials } from './http/local-credentials.js'

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { QuarryServer } from '../http/server.js'
+import type { QuarryServer } from '../server/options.js'
 import { localBaseUrl, localCredentials, writeCredentialsFile } from '../http/local-credentials.js'
 import { TOKEN_LIFETIME_SECONDS } from '../http/token-exchange.js'
 import { numberOption, optionLines, parseArgs, specOf, type OptionDoc } from './args.js'

@@ -9,7 +9,7 @@ import { countWrites, Generation } from './generation.js'
 import { overview, ragChunkCounts, ragChunks, scopes } from './overview.js'
 import { readConsoleFile, staticHeaders } from './static.js'
 
-/** How the REST server answers (http/server.ts): the console answers the same way. */
+/** How the REST server answers (http/replies.ts, handed over by server/): the console answers the same way. */
 interface ConsoleReplies {
   /** A JSON answer. */
   readonly send: (res: ServerResponse, httpStatus: number, body: unknown) => void

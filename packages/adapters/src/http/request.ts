@@ -1,0 +1,91 @@
+import { rpcStatus } from '../rpc/status.js'
+import { parseJsonBounded } from '../transport/json.js'
+import { parseMultipart } from './multipart.js'
+import { HttpFailure } from './replies.js'
+import type { Route } from './routes.js'
+import { setPath } from './template.js'
+
+/** Names that would reach an object's prototype instead of a field. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/** Query parameters that steer the transport, not the request. */
+const TRANSPORT_PARAMS = new Set(['$alt', 'alt', 'key', 'prettyPrint', '$prettyPrint', 'fields', '$fields', 'access_token', 'uploadType', 'upload_protocol', '$callback', 'callback'])
+
+function parseJson(text: string, what: string): unknown {
+  const parsed = parseJsonBounded(text)
+  if (!parsed.ok) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${parsed.message}`))
+  return parsed.value
+}
+
+/** The media type of a Content-Type header, lowercased, without parameters. */
+function mediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase()
+}
+
+/** 415 unless the request's body is of a type the route reads: JSON, or a multipart upload. */
+export function checkContentType(route: Route, contentType: string | undefined, bodyLength: number): void {
+  const type = mediaType(contentType ?? '')
+  if (route.multipart) {
+    if (type === 'multipart/related' || type === 'multipart/form-data') return
+    throw new HttpFailure(415, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} is a media upload: send Content-Type multipart/related or multipart/form-data (a "metadata" JSON part and a "file" part); received ${type === '' ? 'none' : `"${type.slice(0, 100)}"`}.`))
+  }
+  if (type === 'application/json') return
+  // An empty body needs no type (nor does a route without one); any body must be declared JSON.
+  if (bodyLength === 0 && (type === '' || route.body === undefined)) return
+  throw new HttpFailure(415, rpcStatus('INVALID_ARGUMENT', `Send the request body as JSON with Content-Type application/json; received ${type === '' ? 'no Content-Type' : `"${type.slice(0, 100)}"`}.`))
+}
+
+function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received: the ${what} must be a JSON object.`))
+  return value as Record<string, unknown>
+}
+
+/**
+ * No body: nothing, blanks, or the JSON string `""`, which google-gax's REST transport sends when
+ * a request has nothing left for the body (a POST without a body binding such as
+ * operations:cancel, or a body field whose only member went into the path).
+ */
+function emptyBody(body: Buffer): boolean {
+  const text = body.toString('utf8').trim()
+  return text === '' || text === '""'
+}
+
+/** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */
+export function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
+  let request: Record<string, unknown> = {}
+  let upload: Uint8Array | undefined
+  if (route.multipart) {
+    const parts = parseMultipart(body, contentType)
+    if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part.'))
+    const metadata = parts.find((p) => p.name === 'metadata') ?? parts.find((p) => (p.headers['content-type'] ?? '').includes('json')) ?? parts[0]
+    const file = parts.find((p) => p.name === 'file') ?? parts.find((p) => p !== metadata)
+    request = asObject(parseJson(metadata?.body.toString('utf8') ?? '{}', 'metadata part'), 'metadata part')
+    upload = file?.body
+  } else if (route.body !== undefined && !emptyBody(body)) {
+    const parsed = asObject(parseJson(body.toString('utf8'), 'request body'), 'request body')
+    if (route.body === '*') request = parsed
+    else request[route.body] = parsed
+  } else if (route.body === undefined && !emptyBody(body) && body.toString('utf8').trim() !== '{}') {
+    // (An empty JSON object carries no field: Google's front end takes it, and the Gen AI SDK's DELETEs send one.)
+    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} takes no body; send its fields as query parameters.`))
+  }
+  for (const key of new Set(url.searchParams.keys())) {
+    if (TRANSPORT_PARAMS.has(key)) continue
+    if (key.split('.').some((part) => FORBIDDEN_KEYS.has(part))) {
+      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${key}": Cannot bind query parameter.`, [{ field: key, description: 'not a field of this request' }]))
+    }
+    const values = url.searchParams.getAll(key)
+    setPath(request, key, values.length === 1 ? values[0] : values)
+  }
+  route.compiled.fields.forEach((field, i) => {
+    const raw = match[i + 1] as string
+    let value: string
+    try {
+      value = decodeURIComponent(raw)
+    } catch {
+      throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The request path is not valid percent-encoding: ${raw.slice(0, 200)}`))
+    }
+    setPath(request, field, value)
+  })
+  return { request, upload }
+}
