@@ -475,6 +475,8 @@ describe('the gRPC services come from the method tables and the shipped protos',
       'google.cloud.aiplatform.v1beta1.MemoryBankService',
       'google.cloud.aiplatform.v1beta1.SessionService',
       'google.cloud.aiplatform.v1.SessionService',
+      'google.cloud.aiplatform.v1.PredictionService',
+      'google.cloud.aiplatform.v1beta1.PredictionService',
       'google.longrunning.Operations',
       'google.cloud.location.Locations',
       'google.iam.v1.IAMPolicy',
@@ -495,6 +497,7 @@ describe('the gRPC services come from the method tables and the shipped protos',
     // Agent Engine Sessions: 7 RPCs in each version.
     expect(clientMethods.length).toBe(74 + 14)
     expect(server.paths.filter((p) => clientMethods.includes(p))).toEqual(clientMethods)
-    expect(server.paths.length).toBe(84 + 14)
+    // PredictionService: its unary RPCs, 7 in v1 and 8 in v1beta1 (generateContent served, the others UNIMPLEMENTED).
+    expect(server.paths.length).toBe(84 + 14 + 15)
   })
 })
