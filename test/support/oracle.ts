@@ -1,8 +1,11 @@
 import { expect } from 'vitest'
 import type { Hit, Metric } from '@quarry/core'
 
-/** The distance of two vectors, written plainly in float64 from float32-rounded inputs. */
-export function oracleDistance(metric: Metric, q: readonly number[], v: readonly number[]): number {
+/**
+ * The metric's key of two vectors (smaller is closer: 1 - cos, -dot, squared euclidean), written
+ * plainly in float64 from float32-rounded inputs.
+ */
+export function oracleKey(metric: Metric, q: readonly number[], v: readonly number[]): number {
   const a = q.map(Math.fround)
   const b = v.map(Math.fround)
   let dot = 0
@@ -19,7 +22,13 @@ export function oracleDistance(metric: Metric, q: readonly number[], v: readonly
   }
   if (metric === 'cosine') return 1 - dot / (Math.sqrt(qq) * Math.sqrt(vv))
   if (metric === 'dot') return -dot
-  return Math.sqrt(l2)
+  return l2
+}
+
+/** The distance of two vectors: the key, or for l2 its square root (euclidean). */
+export function oracleDistance(metric: Metric, q: readonly number[], v: readonly number[]): number {
+  const key = oracleKey(metric, q, v)
+  return metric === 'l2' ? Math.sqrt(key) : key
 }
 
 export interface OracleHit {

@@ -1,4 +1,4 @@
-import type { Metric } from '@quarry/core'
+import { measureOfKey, type Metric } from '@quarry/core'
 
 /**
  * RAG Engine's distance metrics and how each reads: `distance` (smaller is closer), `similarity`
@@ -14,35 +14,17 @@ export function coreMetric(metric: DistanceMetric): Metric {
   return metric === 'COSINE_DISTANCE' ? 'cosine' : metric === 'DOT_PRODUCT' ? 'dot' : 'l2'
 }
 
+/** A chunk's dense measure on the corpus metric's scale, from its core hit. */
 export interface DenseMeasure {
-  /** cosine: 1 − cos ∈ [0, 2]; dot: −q·v; euclidean: ‖q − v‖². */
+  /** cosine: 1 − cos ∈ [0, 2]; dot: −q·v; euclidean: ‖q − v‖² — core's key for each metric. */
   readonly distance: number
-  /** cosine: cos; dot: q·v; euclidean: −‖q − v‖². */
-  readonly similarity: number
-  /** What a Context's `score` says for dense retrieval: the distance, or for DOT_PRODUCT the similarity. */
+  /** What a Context's `score` says for dense retrieval: the distance, or for DOT_PRODUCT the similarity q·v (core's score). */
   readonly score: number
 }
 
-/** Measures a stored vector against the query in float64, as the oracle would. */
-export function measure(metric: DistanceMetric, q: Float32Array, v: Float32Array): DenseMeasure {
-  let dot = 0
-  let qq = 0
-  let vv = 0
-  let l2 = 0
-  for (let i = 0; i < q.length; i++) {
-    const a = q[i] as number
-    const b = v[i] as number
-    dot += a * b
-    qq += a * a
-    vv += b * b
-    l2 += (a - b) * (a - b)
-  }
-  if (metric === 'COSINE_DISTANCE') {
-    const cos = dot / Math.sqrt(qq * vv)
-    return { distance: 1 - cos, similarity: cos, score: 1 - cos }
-  }
-  if (metric === 'DOT_PRODUCT') return { distance: -dot, similarity: dot, score: dot }
-  return { distance: l2, similarity: -l2, score: l2 }
+/** A hit's dense measure from its core key: RAG's distance is the key itself, for all three metrics. */
+export function denseMeasure(metric: DistanceMetric, key: number): DenseMeasure {
+  return { distance: key, score: betterScore(metric) === 'higher' ? measureOfKey(coreMetric(metric), key).score : key }
 }
 
 /**
@@ -75,7 +57,12 @@ export function sparseDistanceOf(bm25: number): number {
   return 1 / (1 + Math.max(0, bm25))
 }
 
-/** A Vertex threshold as core's `maxDistance` (core units: 1 − cos, −q·v, euclidean) or `minSimilarity`. */
+/**
+ * A Vertex threshold as core's `maxDistance` (core units: 1 − cos, −q·v, euclidean) or
+ * `minSimilarity`. Vertex's thresholds are strict ("smaller than", "larger than") and core's
+ * inclusive, so each bound moves to the next double inward; a squared-euclidean bound becomes the
+ * euclidean distance of that key.
+ */
 export function coreThreshold(
   metric: DistanceMetric,
   threshold: { readonly distance?: number; readonly similarity?: number },
@@ -84,9 +71,19 @@ export function coreThreshold(
   if (metric === 'EUCLIDEAN_SQUARED_DISTANCE') {
     const bound = distance ?? (similarity === undefined ? undefined : -similarity)
     if (bound === undefined) return {}
-    return bound <= 0 ? { none: true } : { maxDistance: Math.sqrt(bound) }
+    return bound <= 0 ? { none: true } : { maxDistance: nextDown(measureOfKey('l2', bound).distance) }
   }
-  if (distance !== undefined) return { maxDistance: distance }
-  if (similarity !== undefined) return { minSimilarity: similarity }
+  if (distance !== undefined) return { maxDistance: nextDown(distance) }
+  if (similarity !== undefined) return { minSimilarity: -nextDown(-similarity) }
   return {}
+}
+
+/** The largest double below `x`; a value that is not finite stays as it is (core refuses it, naming the field). */
+function nextDown(x: number): number {
+  if (!Number.isFinite(x)) return x
+  if (x === 0) return -Number.MIN_VALUE
+  const bits = new Float64Array([x])
+  const int = new BigInt64Array(bits.buffer)
+  int[0] = (int[0] as bigint) + (x > 0 ? -1n : 1n)
+  return bits[0] as number
 }

@@ -6,7 +6,7 @@ import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { replayable } from '../rpc/replay.js'
 import type { RagContext } from './context.js'
-import { coreThreshold, measure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure, type DistanceMetric } from './metric.js'
+import { coreThreshold, denseMeasure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure, type DistanceMetric } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
 import { FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
@@ -89,18 +89,13 @@ function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
   }
 }
 
-/** Strict thresholds, as documented ("smaller than", "larger than"), on the metric's own distance / similarity. */
-function passes(p: Plan, d: { distance: number; similarity: number }): boolean {
-  return (p.distance === undefined || d.distance < p.distance) && (p.similarity === undefined || d.similarity > p.similarity)
-}
-
 /** One context retrieved: its JSON, the core hit it came from, its file and chunk, and its dense measure. */
 export interface RetrievedContext {
   readonly json: ContextJson
   readonly hit: Hit
   readonly file: RagFileState
   readonly chunk: RagChunkState
-  /** The chunk's vector against the query in float64, on the corpus metric's scale. */
+  /** The chunk's vector against the query in float64 (core's precise key), on the corpus metric's scale. */
   readonly dense: DenseMeasure
   /** What `score` is made from when alpha < 1: the BM25 score over the answer's best (alpha 0), or the fused score. */
   readonly relevance: number
@@ -145,32 +140,21 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
   if (corpus.index.size === 0 || query === undefined || !query.some((x) => x !== 0)) return none
   const threshold = coreThreshold(corpus.metric, omitUndefined({ distance: p.distance, similarity: p.similarity }))
   if (threshold.none) return none
-  const thresholded = p.distance !== undefined || p.similarity !== undefined
-  const bounds = omitUndefined({ filter: p.filter, maxDistance: threshold.maxDistance, minSimilarity: threshold.minSimilarity })
-  let hits: readonly Hit[]
-  if (p.alpha === 1) {
-    hits = corpus.index.search({ ...bounds, vector: query, topK: p.topK }).hits
-  } else if (p.alpha === 0) {
-    // Sparse only; a vector threshold then applies to each text hit's own dense measure.
-    hits = corpus.index.search(omitUndefined({ filter: p.filter, text: p.text, topK: thresholded ? Math.min(MAX_TOP_K, corpus.index.size) : p.topK, explain })).hits
-  } else {
-    const request: SearchRequest = { ...bounds, vector: query, text: p.text, alpha: p.alpha, topK: p.topK, explain: true }
-    hits = corpus.index.search(request).hits
-  }
-  // First the answer (hits within the thresholds, at most topK), then its scores: BM25-only scores
-  // are relative to the best BM25 score of the answer itself.
-  const answer = []
-  for (const hit of hits) {
-    const vector = corpus.index.get(hit.id)?.vector
-    const dash = hit.id.lastIndexOf('-')
-    const file = corpus.files.get(`${corpus.name}/ragFiles/${hit.id.slice(0, dash)}`)
-    const chunk = file?.chunks[Number(hit.id.slice(dash + 1))]
-    if (!vector || !file || !chunk) throw new Error(`index and resources disagree on ${hit.id}`)
-    const dense = measure(corpus.metric, query, vector)
-    if (!passes(p, dense)) continue
-    answer.push({ hit, file, chunk, dense })
-    if (answer.length === p.topK) break
-  }
+  // One core search ranks (dense, BM25 or fused by alpha), applies the filter and the thresholds
+  // (at alpha 0 to each text hit's dense distance), and gives every hit its precise dense key.
+  const search: SearchRequest = omitUndefined({
+    vector: query,
+    text: p.text,
+    alpha: p.alpha,
+    topK: p.topK,
+    filter: p.filter,
+    maxDistance: threshold.maxDistance,
+    minSimilarity: threshold.minSimilarity,
+    explain: p.alpha === 0 ? explain : true,
+    preciseDistances: true,
+  })
+  const answer = corpus.index.search(search).hits.map((hit) => found(corpus, hit))
+  // BM25-only scores are relative to the best BM25 score of the answer itself.
   const best = p.alpha === 0 ? Math.max(...answer.map((a) => a.hit.score), 0) : 0
   const beta = version === 'v1beta1'
   const results = answer.map(({ hit, file, chunk, dense }): RetrievedContext => {
@@ -199,6 +183,25 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
   const ranked = ranking && reranker ? await replayable('rerank', async () => [...(await reranker({ query: p.text, model: ranking.model, kind: ranking.kind, contexts }))]) : contexts
   // RagContexts is a set message even with no context: `{"contexts": {}}`, its empty list omitted.
   return { ...none, response: { contexts: omitUnset({ contexts: [...ranked] }) }, results: ranked === contexts ? results : reordered(ranked, results) }
+}
+
+/** A hit with its file (its record's metadata names it), its chunk (looked up by record id) and its dense measure. */
+function found(corpus: RagCorpusState, hit: Hit): { hit: Hit; file: RagFileState; chunk: RagChunkState; dense: DenseMeasure } {
+  const fileId = hit.metadata[FILE_FIELD]
+  const file = typeof fileId === 'string' ? corpus.files.get(`${corpus.name}/ragFiles/${fileId}`) : undefined
+  const chunk = file ? chunksById(file).get(hit.id) : undefined
+  if (!file || !chunk || hit.key === undefined) throw new Error(`index and resources disagree on ${hit.id}`)
+  return { hit, file, chunk, dense: denseMeasure(corpus.metric, hit.key) }
+}
+
+/** Each file's chunks by id, made once per chunk list (an import replaces the list, and with it this map). */
+const byId = new WeakMap<readonly RagChunkState[], ReadonlyMap<string, RagChunkState>>()
+
+function chunksById(file: RagFileState): ReadonlyMap<string, RagChunkState> {
+  const chunks = file.chunks
+  let map = byId.get(chunks)
+  if (!map) byId.set(chunks, (map = new Map(chunks.map((c) => [c.id, c]))))
+  return map
 }
 
 /**

@@ -17,6 +17,8 @@ import { normalized, toQueryVector, type VectorBuffers } from './vector-input.js
 export interface PreparedQuery {
   readonly state: DenseState
   readonly query: Float32Array
+  /** The query as given, as float32 (not normalized): what precise distances measure. */
+  readonly given: Float32Array
 }
 
 /**
@@ -30,26 +32,46 @@ export function prepareQuery(state: IndexState, r: ValidatedSearch, buffers: Vec
   }
   const dense = state as DenseState
   const metric = state.options.metric
-  if (r.id === undefined) return { state: dense, query: toQueryVector(r.vector, dense.store.dim, metric, 'vector', buffers) }
+  if (r.id === undefined) {
+    const query = toQueryVector(r.vector, dense.store.dim, metric, 'vector', buffers)
+    // toQueryVector reads a Float32Array where it is and copies anything else into buffers.input.
+    return { state: dense, query, given: r.vector instanceof Float32Array ? r.vector : buffers.input }
+  }
   const label = state.ids.labelOf(r.id)
   if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${r.id}"; search by vector or add the record first.`, { path: 'id' })
   const vector = buffers.input
   vector.set(dense.store.view(label))
-  return { state: dense, query: metric === 'cosine' ? normalized(vector, buffers.unit) : vector }
+  return { state: dense, query: metric === 'cosine' ? normalized(vector, buffers.unit) : vector, given: vector }
 }
 
 /**
  * A dense request to k hits: query by example leaves the example out, and the request's
- * distance / similarity threshold applies.
+ * distance / similarity threshold applies. `precise`: the hits' distances measured precisely
+ * ({@link withPreciseDistances}; hybrid search fuses the search's own scores and asks afterwards).
  */
-export function searchByVector(prepared: PreparedQuery, r: ValidatedSearch, filter: FilterInput | undefined, k: number): SearchResult {
+export function searchByVector(prepared: PreparedQuery, r: ValidatedSearch, filter: FilterInput | undefined, k: number, precise = r.preciseDistances): SearchResult {
   const self = r.id
   // Query by example: fetch one more and leave the example itself out.
   const result = denseSearch(prepared.state, { query: prepared.query, k: self === undefined ? k : k + 1, ef: r.ef, exact: r.exact, filter })
   // Nothing to leave out: the k hits as they are.
-  if (self === undefined && r.maxDistance === undefined && r.minSimilarity === undefined) return result
-  const hits = result.hits.filter((hit) => hit.id !== self && withinThreshold(r, hit.distance as number, hit.score))
-  return { hits: hits.slice(0, k), stats: result.stats }
+  const hits = self === undefined && r.maxDistance === undefined && r.minSimilarity === undefined ? result.hits : result.hits.filter((hit) => hit.id !== self && withinThreshold(r, hit.distance as number, hit.score)).slice(0, k)
+  if (precise) return { hits: withPreciseDistances(prepared, hits, true), stats: result.stats }
+  return hits === result.hits ? result : { hits, stats: result.stats }
+}
+
+/**
+ * The hits with `key` and `distance` measured in float64 from the query as given and each
+ * record's stored vector ({@link MetricOps.preciseKey}); `dense` hits take the matching score too
+ * (a fused or BM25 score is kept). Reads each hit's row where it is stored: no copy.
+ */
+export function withPreciseDistances(prepared: PreparedQuery, hits: readonly Hit[], dense: boolean): Hit[] {
+  const { state, given } = prepared
+  const { store, ops, ids } = state
+  return hits.map((hit) => {
+    const label = ids.labelOf(hit.id) as Label
+    const key = ops.preciseKey(given, store.data, label * store.dim, store.dim)
+    return dense ? { ...hit, key, distance: ops.distance(key), score: ops.score(key) } : { ...hit, key, distance: ops.distance(key) }
+  })
 }
 
 /** Whether a distance and its score pass the request's maxDistance / minSimilarity (if any). */
@@ -262,7 +284,7 @@ function hitOf(state: DenseState, id: string, key: number, label: Label): Hit {
 
 /** A hit of `key` with its metadata already read (none: the shared empty object). */
 function hitWith(ops: MetricOps, id: string, key: number, metadata: Readonly<Metadata> | undefined): Hit {
-  return { id, score: ops.score(key), distance: ops.distance(key), metadata: metadata ?? EMPTY }
+  return { id, score: ops.score(key), distance: ops.distance(key), key, metadata: metadata ?? EMPTY }
 }
 
 const EMPTY = Object.freeze({})

@@ -2,10 +2,10 @@ import type { FilterInput } from '../filter/plan-input.js'
 import { BM25_FLOOR, convexFusion, rrfFusion, type Candidate, type Fused } from '../hybrid/fusion.js'
 import type { Label } from '../ids.js'
 import type { QueryTerm, TermExplanation } from '../sparse/sparse-index.js'
-import { prepareQuery, searchByVector, withinThreshold, type PreparedQuery } from './dense-search.js'
+import { prepareQuery, searchByVector, withinThreshold, withPreciseDistances, type PreparedQuery } from './dense-search.js'
 import type { Hit, HybridExplanation, SearchResult } from './results.js'
 import type { ValidatedSearch } from './search-request.js'
-import { queryTerms, sparseSearch } from './sparse-search.js'
+import { queryTerms, sparseSearch, type DenseSide } from './sparse-search.js'
 import type { IndexState } from './state.js'
 import type { VectorBuffers } from './vector-input.js'
 
@@ -19,23 +19,25 @@ interface HybridQuery {
 
 /**
  * The hybrid recipe. alpha 1 is the dense search alone and alpha 0 the text search alone, exactly
- * (no fusion: the same ranking and scores as single-mode search). Otherwise each side retrieves
+ * (no fusion: the same ranking and scores as single-mode search; at alpha 0 each hit also carries
+ * its dense distance, and a dense threshold applies). Otherwise each side retrieves
  * `depth` candidates with the same filter, every candidate of either side is scored exactly on
  * both sides (one dot product, one forward-index BM25), and the candidates are fused.
  */
 export function hybridSearch(state: IndexState, q: HybridQuery): SearchResult {
   const r = q.request
   if (r.alpha === 1) return searchByVector(prepareQuery(state, r, q.buffers), r, q.filter, r.topK)
-  if (r.alpha === 0) return sparseSearch(state, { text: q.text, k: r.topK, filter: q.filter, explain: r.explain })
+  if (r.alpha === 0) return measuredTextSearch(prepareQuery(state, r, q.buffers), q)
   const query = prepareQuery(state, r, q.buffers)
-  const dense = searchByVector(query, r, q.filter, r.depth)
+  const dense = searchByVector(query, r, q.filter, r.depth, false)
   const terms = queryTerms(state.analyzer, q.text)
   // Query by example: the example may match the text too, so fetch one more text candidate.
   const sparse = sparseSearch(state, { text: q.text, terms, k: r.depth + (r.id === undefined ? 0 : 1), filter: q.filter, explain: r.explain })
   const pool = candidatePool(query, dense, sparse, terms, r)
   const floors = { dense: state.ops.minScore, sparse: BM25_FLOOR }
   const fused = r.fusion === 'rrf' ? rrfFusion(pool.candidates, r.alpha, floors) : convexFusion(pool.candidates, r.alpha, floors, r.topK)
-  const hits = fused.slice(0, r.topK).map((f) => toHybridHit(state, f, pool.known.get(f.id) as Known, r, terms))
+  const top = fused.slice(0, r.topK).map((f) => toHybridHit(state, f, pool.known.get(f.id) as Known, r, terms))
+  const hits = r.preciseDistances ? withPreciseDistances(query, top, false) : top
   return {
     hits,
     stats: {
@@ -48,9 +50,29 @@ export function hybridSearch(state: IndexState, q: HybridQuery): SearchResult {
   }
 }
 
+/**
+ * alpha 0 with a query vector: the text search alone ranks (the same hits and scores as without
+ * the vector), and each hit also carries its dense distance, to which the request's threshold
+ * applies as in fused search (a record the threshold excludes is never a hit).
+ */
+function measuredTextSearch(prepared: PreparedQuery, q: HybridQuery): SearchResult {
+  const { state, query } = prepared
+  const { store, ops } = state
+  const r = q.request
+  const thresholded = r.maxDistance !== undefined || r.minSimilarity !== undefined
+  const dense: DenseSide = {
+    ops,
+    key: (label) => ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number),
+    passes: thresholded ? (key) => withinThreshold(r, ops.distance(key), ops.score(key)) : undefined,
+  }
+  const result = sparseSearch(state, { text: q.text, k: r.topK, filter: q.filter, explain: r.explain, dense })
+  return r.preciseDistances ? { hits: withPreciseDistances(prepared, result.hits, false), stats: result.stats } : result
+}
+
 /** What the pool knows of a candidate besides its scores. */
 interface Known {
   readonly label: Label
+  readonly key: number
   readonly distance: number
   readonly metadata: Hit['metadata']
   /** The text side's per-term explanation, when it retrieved the candidate with `explain`. */
@@ -73,7 +95,7 @@ function candidatePool(prepared: PreparedQuery, dense: SearchResult, sparse: Sea
   for (const hit of dense.hits) {
     const label = state.ids.labelOf(hit.id) as Label
     candidates.push({ id: hit.id, dense: hit.score, sparse: bm25.get(hit.id) ?? bm25Of(label) })
-    known.set(hit.id, { label, distance: hit.distance as number, metadata: hit.metadata, bm25: undefined })
+    known.set(hit.id, { label, key: hit.key as number, distance: hit.distance as number, metadata: hit.metadata, bm25: undefined })
   }
   for (const hit of sparse.hits) {
     const seen = known.get(hit.id)
@@ -88,7 +110,7 @@ function candidatePool(prepared: PreparedQuery, dense: SearchResult, sparse: Sea
     const score = ops.score(key)
     if (!withinThreshold(r, distance, score)) continue
     candidates.push({ id: hit.id, dense: score, sparse: hit.score })
-    known.set(hit.id, { label, distance, metadata: hit.metadata, bm25: hit.explain?.bm25 })
+    known.set(hit.id, { label, key, distance, metadata: hit.metadata, bm25: hit.explain?.bm25 })
   }
   return { candidates, known }
 }
@@ -97,5 +119,5 @@ function candidatePool(prepared: PreparedQuery, dense: SearchResult, sparse: Sea
 function toHybridHit(state: IndexState, f: Fused, known: Known, r: ValidatedSearch, terms: readonly QueryTerm[]): Hit {
   const hybrid: HybridExplanation = { fusion: r.fusion, alpha: r.alpha, dense: { distance: known.distance, ...f.dense }, sparse: f.sparse, fused: f.fused }
   const bm25 = r.explain ? (known.bm25 ?? state.sparse.explain(known.label, terms)) : undefined
-  return { id: f.id, score: f.fused, distance: known.distance, metadata: known.metadata, explain: bm25 ? { bm25, hybrid } : { hybrid } }
+  return { id: f.id, score: f.fused, distance: known.distance, key: known.key, metadata: known.metadata, explain: bm25 ? { bm25, hybrid } : { hybrid } }
 }

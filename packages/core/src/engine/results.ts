@@ -17,10 +17,23 @@ export interface HybridExplanation {
 /** One search result. */
 export interface Hit {
   readonly id: string
-  /** Higher is better: cosine similarity, dot product, 1 / (1 + euclidean distance), or BM25. */
+  /**
+   * Higher is better: cosine similarity, dot product, 1 / (1 + euclidean distance) (dense hits),
+   * BM25 (text hits), or the fused score (hybrid hits).
+   */
   readonly score: number
-  /** Dense hits: the metric's distance (1 - cos in [0, 2], -dot, or euclidean). */
+  /**
+   * Every hit of a search given a query vector (or an example `id`), dense, hybrid or text at
+   * alpha 0: the metric's distance to the query (1 - cos in [0, 2], -dot, or euclidean).
+   */
   readonly distance?: number
+  /**
+   * Beside `distance`: the metric's own measure, smaller is closer — 1 - cos (cosine), -(q · v)
+   * (dot), ‖q - v‖² (l2, the square of `distance`). `distance` and a dense hit's `score` are
+   * functions of it (`measureOfKey`).
+   */
+  readonly key?: number
+  /** The record's metadata as stored (its own keys included): a caller finds its resource here, not in the id. */
   readonly metadata: Readonly<Metadata>
   /**
    * Text hits with `explain: true`: each query term's part of the BM25 score. Hybrid hits: the

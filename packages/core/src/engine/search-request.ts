@@ -21,10 +21,21 @@ export interface SearchRequest {
   fusion?: 'convex' | 'rrf'
   /** Hybrid: how many candidates each side retrieves before fusion (at least topK). @defaultValue max(50, 3 × topK) */
   depth?: number
-  /** Dense side: keep hits with distance ≤ this (the metric's distance: 1 - cos, -dot or euclidean). */
+  /**
+   * Keep hits with distance ≤ this (the metric's distance: 1 - cos, -dot or euclidean): dense
+   * hits, hybrid hits, and text hits when a query vector is given (alpha 0).
+   */
   maxDistance?: number
-  /** Dense side: keep hits with similarity (score) ≥ this. Give at most one of maxDistance / minSimilarity. */
+  /** Keep hits with dense similarity (score) ≥ this, where maxDistance applies. Give at most one of maxDistance / minSimilarity. */
   minSimilarity?: number
+  /**
+   * Report each hit's `key`, `distance` (and a dense hit's `score`) computed in float64 from the
+   * query as given and the record's stored vector, as a brute-force oracle would, instead of the
+   * search's own arithmetic (a unit-length float32 query for cosine, the graph's float32
+   * distances). Ranking, thresholds and fusion use the search's values, which differ from these
+   * by float rounding only; this costs one pass over each hit's vector. @defaultValue false
+   */
+  preciseDistances?: boolean
   /** A text query, ranked by BM25. */
   text?: string
   /** With a text query: attach each hit's per-term BM25 explanation. @defaultValue false */
@@ -60,9 +71,10 @@ export interface ValidatedSearch {
   readonly filter: FilterFn | Filter | undefined
   readonly ef: number
   readonly exact: boolean
+  readonly preciseDistances: boolean
 }
 
-const KNOWN = ['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact', 'alpha', 'fusion', 'depth', 'maxDistance', 'minSimilarity']
+const KNOWN = ['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact', 'alpha', 'fusion', 'depth', 'maxDistance', 'minSimilarity', 'preciseDistances']
 const IS_KNOWN = new Set(KNOWN)
 
 export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
@@ -102,8 +114,9 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
     throw new QuarryError('INVALID_QUERY', `explain must be a boolean; received ${describe(r.explain)}.`, { path: 'explain' })
   }
   const filter = r.filter === undefined || typeof r.filter === 'function' ? (r.filter as FilterFn | undefined) : validateFilter(r.filter)
-  if (r.exact !== undefined && typeof r.exact !== 'boolean') {
-    throw new QuarryError('INVALID_QUERY', `exact must be a boolean; received ${describe(r.exact)}.`, { path: 'exact' })
+  for (const key of ['exact', 'preciseDistances'] as const) {
+    const v = r[key]
+    if (v !== undefined && typeof v !== 'boolean') throw new QuarryError('INVALID_QUERY', `${key} must be a boolean; received ${describe(v)}.`, { path: key })
   }
   const topK = queryInt(r.topK, 'topK', MAX_TOP_K, 10)
   const depth = queryInt(r.depth, 'depth', MAX_TOP_K, Math.max(50, 3 * topK))
@@ -121,7 +134,8 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
     topK,
     filter,
     ef: queryInt(r.ef, 'ef', 65536, defaultEf),
-    exact: r.exact ?? false,
+    exact: (r.exact as boolean | undefined) ?? false,
+    preciseDistances: (r.preciseDistances as boolean | undefined) ?? false,
   }
 }
 

@@ -1,6 +1,7 @@
 import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
 import { toBitset } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
+import type { MetricOps } from '../metric/metric.js'
 import type { QueryTerm, SparseDocument } from '../sparse/sparse-index.js'
 import type { Analyzer } from '../text/analyzer.js'
 import type { ResolvedTextOptions } from './options.js'
@@ -33,6 +34,17 @@ interface SparseQuery {
   readonly explain: boolean
   /** The query's analyzed terms, when the caller has them already (hybrid search). */
   readonly terms?: readonly QueryTerm[]
+  /** A query vector beside the text (alpha 0): each hit's dense key, and which keys pass the request's threshold. */
+  readonly dense?: DenseSide
+}
+
+/** The dense side of a text search given a query vector. */
+export interface DenseSide {
+  readonly ops: MetricOps
+  /** The key of a record against the query. */
+  key(label: Label): number
+  /** Whether a key passes the request's threshold; undefined when there is none. */
+  readonly passes: ((key: number) => boolean) | undefined
 }
 
 /**
@@ -62,9 +74,19 @@ export function sparseSearch(state: IndexState, q: SparseQuery): SearchResult {
       reason += '; broad filter function tested on matching documents'
     }
   }
+  const dense = q.dense
+  const passes = dense?.passes
+  if (dense && passes) {
+    const filtered = accept
+    accept = filtered ? (label) => filtered(label) && passes(dense.key(label)) : (label) => passes(dense.key(label))
+    reason += '; the dense threshold tested on matching documents'
+  }
   const { hits, stats } = state.sparse.search(terms, Math.min(q.k, Math.max(live, 1)), state.tie, accept)
   const out: Hit[] = hits.map(({ label, score }) => {
-    const hit = { id: state.ids.idOf(label) as string, score, metadata: state.metadata[label] ?? {} }
+    const id = state.ids.idOf(label) as string
+    const metadata = state.metadata[label] ?? {}
+    const key = dense?.key(label)
+    const hit: Hit = key === undefined || dense === undefined ? { id, score, metadata } : { id, score, distance: dense.ops.distance(key), key, metadata }
     return q.explain ? { ...hit, explain: { bm25: state.sparse.explain(label, terms) } } : hit
   })
   return {
