@@ -147,7 +147,7 @@ export class DurableWrites {
     for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name)) rmSync(join(root, entry), { force: true })
     for (const [i, bytes] of records.entries()) {
       await this.#replay(bytes, i)
-      // The port is bound during the replay (http/server.ts): a turn of the event loop after each
+      // The port is bound during the replay (server/server.ts): a turn of the event loop after each
       // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
       await new Promise((resolve) => setImmediate(resolve))
     }
@@ -226,9 +226,10 @@ export class DurableWrites {
       // clean stop's checkpoint names none.
       const follows = this.#data.generation + 1
       const name = `wal-${String(follows).padStart(6, '0')}.log`
-      const next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
-      const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
+      let next: WriteAheadLog | undefined
       try {
+        next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
+        const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
         await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
       } catch (error) {
         this.#dirty = true
@@ -252,12 +253,23 @@ export class DurableWrites {
     if (this.#options.durability === 'none') this.#dirty = true
     try {
       await this.checkpoint()
+    } catch (error) {
+      throw new Error(this.#onDisk(error), { cause: error })
     } finally {
       this.#log?.close()
       this.#log = undefined
       // The folder's lock goes with the last checkpoint: another server may open it now.
       this.#data.close()
     }
+  }
+
+  /** A last checkpoint that failed: why, and what the folder holds instead (read before the log is closed). */
+  #onDisk(error: unknown): string {
+    const why = `the last checkpoint could not be written (${(error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : 'error')})`
+    const checkpoint = this.#data.generation === 0 ? 'no checkpoint' : `checkpoint ${this.#data.generation}`
+    const log = this.#log
+    if (log) return `${why}. ${this.#data.root} holds ${checkpoint} and the write-ahead log ${log.path} with the ${log.records} writes acknowledged after it: nothing acknowledged is lost, the next start replays them.`
+    return `${why}. ${this.#data.root} holds ${checkpoint}; the writes since it, kept in memory only (durability ${this.#options.durability}), are lost.`
   }
 
   async #checkpointSafely(): Promise<void> {
