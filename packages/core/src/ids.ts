@@ -7,7 +7,7 @@ import { QuarryError, describe } from './errors.js'
  */
 export type Label = number & { readonly __brand: 'Label' }
 
-/** Longest id accepted, in UTF-16 code units (Google's resource ids are far shorter). */
+/** Longest id accepted, in UTF-16 code units. */
 export const MAX_ID_LENGTH = 1024
 
 /** hnswlib stores labels as uint32 and silently wraps anything larger: stay below that. */

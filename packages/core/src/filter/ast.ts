@@ -10,8 +10,8 @@ export type FilterScalar = string | number | boolean | DatetimeValue
 
 /**
  * A declarative metadata filter: a JSON-serializable discriminated union on `op`. A comparison
- * whose value has a different type than the stored value matches nothing (Google's rule); it
- * never throws. Value indexes answer it without testing every record.
+ * whose value has a different type than the stored value matches nothing; it never
+ * throws. Value indexes answer it without testing every record.
  */
 export type Filter =
   | { readonly op: 'and'; readonly filters: readonly Filter[] }

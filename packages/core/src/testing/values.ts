@@ -5,7 +5,7 @@ import type { FilterScalar } from '../filter/ast.js'
 /**
  * The kinds of metadata value Quarry stores. `'any'` draws a different kind record by record, as
  * a schemaless store may hold: a filter comparing another kind than the stored one matches
- * nothing (Google's rule), never throws.
+ * nothing and never throws.
  */
 export type MetadataKind = 'string' | 'number' | 'boolean' | 'stringList' | 'date' | 'any'
 

@@ -14,8 +14,8 @@ export interface TextChunk {
 
 /**
  * Splits text into chunks of `size` tokens where consecutive chunks share `overlap` tokens
- * (Vertex AI RAG's fixed-length chunking). Tokens are the analyzer's kept tokens, stop words
- * included; whitespace and punctuation between tokens stay inside a chunk.
+ * (fixed-length chunking). Tokens are the analyzer's kept tokens, stop words included;
+ * whitespace and punctuation between tokens stay inside a chunk.
  */
 export function chunkText(analyzer: Analyzer, source: string, options: { size: number; overlap: number }): TextChunk[] {
   const { size, overlap } = options
