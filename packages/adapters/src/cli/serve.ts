@@ -37,6 +37,7 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   },
   { name: 'checkpoint-mb', value: 'N', help: 'with durability log: take a checkpoint (a whole snapshot; the log starts\nempty) once the log holds N MB (default 64); fewer checkpoints, longer restarts' },
   { name: 'checkpoint-seconds', value: 'N', help: 'with durability log: take a checkpoint N seconds after the first write since\nthe last one (default 30)' },
+  { name: 'accept-log-loss', help: "with --data: start even when the write-ahead log is missing or damaged (refused\notherwise, saying what would be lost): replays what can be read, keeps the log aside" },
   { name: 'max-in-flight', value: 'N', help: 'requests held at once, REST and gRPC together (default 256); more get 429' },
   { name: 'gcs-root', value: 'DIR', help: 'folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path' },
   { name: 'import-root', value: 'DIR', repeatable: true, help: 'a folder file:// imports may read (repeatable); without one, file:// imports are refused' },
@@ -113,6 +114,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const durability = flags.value('durability')
   if (durability !== undefined && durability !== 'log' && durability !== 'checkpoint' && durability !== 'none') throw usageError(`--durability is log, checkpoint or none; received ${durability}`, help)
   if (durability !== undefined && dataDir === undefined) throw usageError('--durability needs --data DIR (without it, state is in memory)', help)
+  if (flags.has('accept-log-loss') && dataDir === undefined) throw usageError('--accept-log-loss needs --data DIR (the folder whose log it accepts losing)', help)
   const checkpointMb = flags.value('checkpoint-mb') === undefined ? undefined : numberOption(flags, 'checkpoint-mb', { min: 0.001, max: 1_000_000, integer: false, fallback: 64 }, help)
   const checkpointSeconds = flags.value('checkpoint-seconds') === undefined ? undefined : numberOption(flags, 'checkpoint-seconds', { min: 0.001, max: 10_000_000, integer: false, fallback: 30 }, help)
   const maxInFlight = flags.value('max-in-flight') === undefined ? undefined : numberOption(flags, 'max-in-flight', { min: 1, max: 1_000_000, integer: true, fallback: 256 }, help)
@@ -139,6 +141,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
       maxInFlight,
       checkpointBytes: checkpointMb === undefined ? undefined : Math.round(checkpointMb * 1024 * 1024),
       snapshotDelayMs: checkpointSeconds === undefined ? undefined : Math.round(checkpointSeconds * 1000),
+      acceptLogLoss: flags.has('accept-log-loss') ? true : undefined,
     }),
     ...omitUndefined({ onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
@@ -168,22 +171,29 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const kept = { log: 'every write on disk before it is answered', checkpoint: 'snapshots after changes', none: 'written at a clean stop' }[durability ?? 'log']
   const restoredNote = server.restored ? ` (restored${server.replayed > 0 ? `, ${server.replayed} writes replayed from the log` : ''})` : ''
   console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${restoredNote}, durability ${durability ?? 'log'}: ${kept}` : 'state in memory (pass --data DIR to keep it)'}`)
+  if (server.logKeptAside !== undefined) console.log(`  --accept-log-loss: started without the damaged write-ahead log, kept aside as ${server.logKeptAside}`)
   if (credentialsOut !== undefined) console.log(`  ${await writeServeCredentials(server, credentialsOut)}`)
-  await new Promise<void>((resolve) => {
+  return new Promise<number>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       options.signal?.removeEventListener('abort', stop)
       console.log('\nQuarry: stopping; writing the last snapshot...')
-      server.close().then(resolve, (error: unknown) => {
-        console.error(error)
-        resolve()
-      })
+      server.close().then(
+        () => resolve(0),
+        (error: unknown) => {
+          // Stopped, but the folder is not what a clean stop leaves: a distinct exit code (docs/cli.md).
+          console.error(`quarry serve: stopped, but ${error instanceof Error ? error.message : String(error)}`)
+          resolve(EXIT_LAST_CHECKPOINT_FAILED)
+        },
+      )
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
     if (options.signal?.aborted) stop()
     else options.signal?.addEventListener('abort', stop, { once: true })
   })
-  return 0
 }
+
+/** The exit code of a stop whose last checkpoint failed (1: could not start, 2: usage). */
+const EXIT_LAST_CHECKPOINT_FAILED = 3

@@ -41,6 +41,12 @@ export interface QuarryServerOptions {
   /** With dataDir and `log`: also checkpoint once the log holds this many bytes. @defaultValue 64 MiB */
   checkpointBytes?: number
   /**
+   * With dataDir: start even when the write-ahead log the checkpoint names is missing, cut short or
+   * damaged (refused otherwise, saying what would be lost): the writes that can be read are
+   * replayed and the log is renamed `<name>.damaged-<time>` (`logKeptAside`). @defaultValue false
+   */
+  acceptLogLoss?: boolean
+  /**
    * Host names answered besides this machine's own (localhost, `*.localhost`, IP addresses, the
    * bound host): requests naming any other `Host` get 403, which stops DNS rebinding. A name
    * starting with `.` allows its subdomains too; `all` turns the check off. @defaultValue []
@@ -87,6 +93,8 @@ export interface QuarryServer {
   readonly restored: boolean
   /** Writes replayed from the write-ahead log by `listen` (with dataDir and `log` durability). */
   readonly replayed: number
+  /** Where `listen` kept a damaged write-ahead log aside (with `acceptLogLoss`). */
+  readonly logKeptAside: string | undefined
   /**
    * Takes a checkpoint now (with dataDir), when anything changed since the last one; resolves
    * when it is on disk. It is written in slices of about `sliceMs` (8 by default), requests

@@ -37,6 +37,7 @@ function openDurability(options: QuarryServerOptions, engines: Engines, bound: r
     durability,
     checkpointMs: options.snapshotDelayMs ?? (durability === 'log' ? 30_000 : 200),
     ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+    ...(options.acceptLogLoss === undefined ? {} : { acceptLogLoss: options.acceptLogLoss }),
     onInternalError,
   })
 }
@@ -78,6 +79,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     },
     get replayed() {
       return durable?.replayed ?? 0
+    },
+    get logKeptAside() {
+      return durable?.keptAside
     },
     get ready() {
       return ready
