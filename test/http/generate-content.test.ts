@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,8 +7,10 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, seededRandomId, writeCredentialsFile, type Outcome, type QuarryServer } from '@quarry/adapters'
-import { LOCAL_MODEL_LABEL } from '../../packages/adapters/src/generative/model.js'
+import { LOCAL_MODEL_LABEL, type GenerativeModel } from '../../packages/adapters/src/generative/model.js'
 import type { ContextJson } from '../../packages/adapters/src/vertex-rag/resources.js'
+import { startServe } from '../support/quarry-process.js'
+import { runQuarry } from '../support/run-cli.js'
 import { aiplatform, grpc } from './google-gax.js'
 
 /**
@@ -134,5 +136,69 @@ describe('PredictionService over gRPC (aiplatform 6.11)', () => {
     const client = new aiplatform.v1beta1.PredictionServiceClient({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
     await expect(client.predict({ endpoint: `${LOCATION}/endpoints/1` })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED })
     await client.close()
+  })
+})
+
+/** A scripted model: first a call of the agent's `shelf` tool, then, given its answer, a text citing the best context. */
+const shelfModel: GenerativeModel = async ({ contents, retrieval }) => {
+  const answered = contents.at(-1)?.parts?.find((p) => p['functionResponse'] !== undefined)
+  const best = retrieval?.contexts[0]
+  if (!answered) return { parts: [{ functionCall: { name: 'shelf', args: { title: best?.sourceDisplayName ?? '' } } }], modelVersion: 'scripted' }
+  const shelf = (answered['functionResponse'] as { response: { shelf: string } }).response.shelf
+  const text = `${best?.sourceDisplayName} is on shelf ${shelf}.`
+  return { parts: [{ text }], modelVersion: 'scripted', supports: [{ startIndex: 0, endIndex: Buffer.byteLength(best?.sourceDisplayName ?? ''), groundingChunkIndices: [0], confidenceScores: [1] }] }
+}
+
+describe('a plugged-in model (createServer({ model })) drives an ADK agent through a whole turn', () => {
+  let scripted: QuarryServer
+  let scriptedUrl = ''
+  beforeAll(async () => {
+    scripted = createServer({ embedder: createHashingEmbedder({ dimensions: 64 }), vertexRag: { randomId: seededRandomId(4), gcsRoot: GCS }, model: shelfModel })
+    scriptedUrl = (await scripted.listen({ port: 0, host: '127.0.0.1' })).url
+    const rag = scripted.engines.vertexRag.v1beta1
+    const name = (ok(await rag.createRagCorpus({ parent: LOCATION, ragCorpus: { displayName: 'library' } })).response as unknown as { name: string }).name
+    ok(await rag.importRagFiles({ parent: name, importRagFilesConfig: { gcsSource: { uris: ['gs://library/dune.txt', 'gs://library/emma.md'] } } }))
+  })
+  afterAll(() => scripted.close())
+
+  it("calls the agent's tool, then answers from its result and the retrieved context", async () => {
+    const corpusName = [...scripted.engines.vertexRag.corpora().keys()][0]
+    const spec = { corpus: corpusName, topK: 2, question: 'Where is the book about sandworms?', shelfTool: true }
+    writeCredentialsFile(join(dir, 'scripted-adc.json'), scripted.credentials())
+    const { stdout } = await execFileAsync(process.execPath, [ADK_SCRIPT, JSON.stringify(spec)], {
+      env: { ...env, GOOGLE_APPLICATION_CREDENTIALS: join(dir, 'scripted-adc.json'), GOOGLE_GENAI_USE_VERTEXAI: 'true', GOOGLE_CLOUD_LOCATION: 'us-central1', GOOGLE_VERTEX_BASE_URL: scriptedUrl },
+      timeout: 60_000,
+    })
+    const events = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { author: string; text: string; functionCalls?: string[]; groundingMetadata?: Grounding }[]
+    // The model's call, the tool's answer (ADK's own event), the model's text.
+    expect(events.map((e) => [e.author, e.functionCalls ?? [], e.text])).toEqual([
+      ['librarian', ['shelf'], ''],
+      ['librarian', [], ''],
+      ['librarian', [], 'dune.txt is on shelf B3.'],
+    ])
+    expect(events[2]?.groundingMetadata?.groundingSupports).toEqual([{ segment: { endIndex: 8, text: 'dune.txt' }, groundingChunkIndices: [0], confidenceScores: [1] }])
+  })
+})
+
+describe('quarry serve --model', () => {
+  it('serves generateContent from the module given', async () => {
+    const file = join(dir, 'echo-model.mjs')
+    writeFileSync(file, "export const model = async ({ model, contents }) => ({ parts: [{ text: `${model.split('/').pop()}: ${contents.at(-1).parts[0].text}` }], modelVersion: 'echo-1' })\n")
+    const served = await startServe(['--embedder', 'hashing', '--model', file])
+    try {
+      const response = await fetch(`${served.base}/v1/${LOCATION}/publishers/google/models/${MODEL}:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }) })
+      expect(await response.json()).toEqual({ candidates: [{ content: { role: 'model', parts: [{ text: `${MODEL}: hi` }] }, finishReason: 'STOP' }], modelVersion: 'echo-1' })
+    } finally {
+      await served.kill()
+    }
+  })
+
+  it('refuses a module without a model function: a usage error (exit 2) saying which', async () => {
+    const file = join(dir, 'no-model.mjs')
+    writeFileSync(file, 'export const answer = 42\n')
+    const result = await runQuarry(['serve', '--model', file])
+    expect([result.code, result.err]).toEqual([2, expect.stringContaining(`--model ${file} must export a function, as its default export or as "model"; it exports answer`)])
+    const missing = await runQuarry(['serve', '--model', join(dir, 'nope.mjs')])
+    expect([missing.code, missing.err]).toEqual([2, expect.stringContaining('nope.mjs: no such file; give the path of an ES module (.mjs or .js)')])
   })
 })

@@ -2,17 +2,21 @@
 // process (why: adk-memory-bank.mjs). ADK's Gemini picks Vertex from GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and @google/genai its host from
 // GOOGLE_VERTEX_BASE_URL (with GOOGLE_APPLICATION_CREDENTIALS for the token). Usage:
-// node adk-rag-agent.mjs '{"corpus", "topK", "question"}'; prints each event's author, text and groundingMetadata
-// as JSON on the last line.
-import { InMemoryRunner, LlmAgent, LogLevel, VertexRagRetrievalTool, setLogLevel } from '@google/adk'
+// node adk-rag-agent.mjs '{"corpus", "topK", "question", "shelfTool"?}' (shelfTool: the agent also has a
+// function tool `shelf` answering { shelf: 'B3' }); prints each event's author, text, function calls and grounding
+// metadata as JSON on the last line.
+import { FunctionTool, InMemoryRunner, LlmAgent, LogLevel, VertexRagRetrievalTool, setLogLevel } from '@google/adk'
 
-const { corpus, topK, question } = JSON.parse(process.argv[2])
+const { corpus, topK, question, shelfTool } = JSON.parse(process.argv[2])
 setLogLevel(LogLevel.WARN)
 const agent = new LlmAgent({
   name: 'librarian',
   model: 'gemini-2.5-flash',
   instruction: 'Answer from the library.',
-  tools: [new VertexRagRetrievalTool({ ragResources: [{ ragCorpus: corpus }], similarityTopK: topK })],
+  tools: [
+    new VertexRagRetrievalTool({ ragResources: [{ ragCorpus: corpus }], similarityTopK: topK }),
+    ...(shelfTool ? [new FunctionTool({ name: 'shelf', description: 'Where a book is shelved.', parameters: { type: 'OBJECT', properties: { title: { type: 'STRING' } } }, execute: () => ({ shelf: 'B3' }) })] : []),
+  ],
 })
 const runner = new InMemoryRunner({ agent, appName: 'library' })
 const events = []

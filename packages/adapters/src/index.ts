@@ -106,6 +106,8 @@ export type { RetrieveMemoriesResponseJson, RetrievedMemoryJson } from './memory
 export { MAX_DIRECT_MEMORIES } from './memory-bank/generate.js'
 export { normalizeFact } from './memory-bank/facts.js'
 export { extractFacts, localExtractor } from './memory-bank/local-extractor.js'
+export { localModel, LOCAL_MODEL_LABEL } from './generative/model.js'
+export type { GenerativeModel, ModelRequest, ModelReply, ModelSupport, PartJson } from './generative/model.js'
 export type { MemoryJson, MemoryRevisionJson, TopicJson } from './memory-bank/state.js'
 export { ReasoningEngines, REASONING_ENGINE_METHODS } from './memory-bank/engine-service.js'
 export type { ReasoningEngineSurface } from './memory-bank/engine-service.js'

@@ -10,12 +10,14 @@ import { quarryCommand } from './invocation.js'
 import { checkCredentialsOut, writeServeCredentials } from './credentials.js'
 import { loadPlugin } from './plugin-module.js'
 import type { FactExtractor } from '../memory-bank/options.js'
+import type { GenerativeModel } from '../generative/model.js'
 
 function usage(): string {
   return `usage: ${quarryCommand()} serve [--port N] [--host 127.0.0.1] [--data DIR] [--gcs-root DIR] [--import-root DIR]...
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
                     [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
+                    [--model MODULE]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -52,6 +54,11 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
     name: 'extractor',
     value: 'MODULE',
     help: "an ES module whose default export (or export named extractor) turns a conversation\ninto facts for memories:generate (docs/memory-bank.md); by default a local stand-in\nkeeps the user's first-person statements",
+  },
+  {
+    name: 'model',
+    value: 'MODULE',
+    help: 'an ES module whose default export (or export named model) answers generateContent after\nthe retrieval tool ran (docs/generate-content.md); by default a labelled local model\nquotes the retrieved contexts',
   },
   { name: 'grpc-port', value: 'N', help: "also serve gRPC (plaintext HTTP/2, as Cloud emulators do) on port N, same host and\nstate (0 picks a free one); Google's clients reach it with an endpoint, a port and\ninsecure credentials" },
 ]
@@ -128,6 +135,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const importRoots = flags.all('import-root')
   const extractorPath = flags.value('extractor')
   const extractor = extractorPath === undefined ? undefined : ((await loadPlugin(extractorPath, { flag: '--extractor', exportName: 'extractor', usage: help })) as FactExtractor)
+  const modelPath = flags.value('model')
+  const model = modelPath === undefined ? undefined : ((await loadPlugin(modelPath, { flag: '--model', exportName: 'model', usage: help })) as GenerativeModel)
   const server = createServer({
     embedder,
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
@@ -146,6 +155,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     ...omitUndefined({ onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
     vertexRag: omitUndefined({ importRoots, gcsRoot }),
     ...(extractor === undefined ? {} : { memoryBank: { extractor } }),
+    ...omitUndefined({ model }),
   })
   let url: string
   let boundGrpc: number | undefined

@@ -6,6 +6,7 @@ import type { MemoryBankOptions } from '../memory-bank/options.js'
 import type { SemanticRetrieverOptions } from '../semantic-retriever/options.js'
 import type { Engines } from '../transport/bound-methods.js'
 import type { Durability } from '../transport/durable.js'
+import type { GenerativeModel } from '../generative/model.js'
 import type { VertexRagOptions } from '../vertex-rag/options.js'
 
 export interface QuarryServerOptions {
@@ -14,6 +15,11 @@ export interface QuarryServerOptions {
   semanticRetriever?: SemanticRetrieverOptions
   vertexRag?: VertexRagOptions
   memoryBank?: MemoryBankOptions
+  /**
+   * Answers `generateContent` on publisher models after Quarry has run the request's RAG retrieval
+   * tool (docs/generate-content.md). @defaultValue `localModel`: deterministic, labelled, quotes the retrieved contexts
+   */
+  model?: GenerativeModel
   /** Engines to serve (e.g. shared with in-process clients); made from the options otherwise. */
   engines?: Partial<Engines>
   /** Largest request body accepted, in bytes (larger: 413). @defaultValue 32 MiB */

@@ -7,6 +7,8 @@ import { createRestServer } from '../http/server.js'
 import { MemoryBank } from '../memory-bank/service.js'
 import { SemanticRetriever } from '../semantic-retriever/service.js'
 import { bindMethods, type BoundMethod, type Engines } from '../transport/bound-methods.js'
+import { predictionSurfaces } from '../generative/service.js'
+import { omitUndefined } from '../rpc/omit.js'
 import { DataDir } from '../transport/data-dir.js'
 import { DurableWrites } from '../transport/durable.js'
 import { InFlight } from '../transport/in-flight.js'
@@ -52,7 +54,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const engines = buildEngines(options, onInternalError)
   // Requests from the network read local files only under folders the server is given (none by
   // default), whatever the engines allow in-process callers: the routes use served surfaces.
-  const bound = bindMethods(engines, engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? []))
+  const rag = engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? [])
+  const bound = bindMethods(engines, rag, predictionSurfaces(rag, omitUndefined({ model: options.model, onInternalError })))
   const durable = openDurability(options, engines, bound, onInternalError)
   const restoredCheckpoint = durable?.load() ?? false
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
