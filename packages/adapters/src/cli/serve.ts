@@ -17,7 +17,7 @@ function usage(): string {
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
                     [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
-                    [--model MODULE]
+                    [--model MODULE] [--accept-log-loss]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
