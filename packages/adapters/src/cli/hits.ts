@@ -9,7 +9,7 @@ export const SNIPPET_WIDTH = 100
 
 /** The stored text of a hit (a record's `text`, or its fields joined). */
 export function hitText(index: QuarryIndex, hit: Hit): string {
-  const text = index.get(hit.id)?.text
+  const text = index.text(hit.id)
   return typeof text === 'string' ? text : text === undefined ? '' : Object.values(text).join('\n')
 }
 

@@ -111,7 +111,7 @@ export class IndexedChunk implements RagChunkState {
   }
 
   get text(): string {
-    const text = this.#index.get(this.id)?.text
+    const text = this.#index.text(this.id)
     if (typeof text !== 'string') throw new Error(`index and resources disagree on ${this.id}: it has no text record`)
     return text
   }

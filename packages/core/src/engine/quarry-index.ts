@@ -169,6 +169,12 @@ export class QuarryIndex {
     return true
   }
 
+  /** A record's text, as `get(id)?.text` gives it, without copying its vector or metadata. */
+  text(id: string): TextInput | undefined {
+    const label = this.#state.ids.labelOf(validateId(id))
+    return label === undefined ? undefined : this.#state.texts.get(label)
+  }
+
   /** The stored record (vector as a Float32Array copy), or undefined. */
   get(id: string): StoredRecord | undefined {
     const state = this.#state
