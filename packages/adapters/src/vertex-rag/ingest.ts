@@ -58,14 +58,10 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   if (!analysis.ok) return { kind: 'failed', message: analysis.message }
   const { pieces } = analysis
   const embedding = ctx.embed(pieces.map((p) => p.text), via.embed)
+  // Awaited below, after the texts' slices: a failure meanwhile is not unhandled.
+  embedding.catch(() => undefined)
   // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
-  let texts: PreparedText[]
-  try {
-    texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t))
-  } catch (error) {
-    embedding.catch(() => undefined)
-    throw error
-  }
+  const texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t))
   const vectors = await embedding
   if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.label}: the corpus was deleted during the import.` }
 

@@ -1,19 +1,45 @@
-import { embedAll, type Embedder } from '@quarry/core'
+import { embedAll, embedderRecipe, type Embedder } from '@quarry/core'
 
 /**
  * Long work on the calling thread, cut into slices with a turn of the event loop between them, so
  * that no request waits behind a whole file (issue 41: a 25 MB upload held the server 12.5 s).
  */
 
-/** Lets the event loop run what waits (I/O, timers, other requests) before going on. */
+/** Work waiting for its turn: one slice runs per turn of the event loop, whoever it belongs to. */
+const waiting: (() => void)[] = []
+let scheduled = false
+
+/**
+ * Lets the event loop run what waits (I/O, timers, other requests) before going on. Slices of
+ * concurrent files take turns, one per turn of the loop: Node runs every immediate queued before
+ * its check phase in one go, so three files yielding each with setImmediate would still hold the
+ * loop for three slices.
+ */
 export function yieldTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve))
+  return new Promise((resolve) => {
+    waiting.push(resolve)
+    if (!scheduled) nextTurn()
+  })
+}
+
+function nextTurn(): void {
+  scheduled = true
+  // Queued from inside the check phase, an immediate runs on the next turn of the loop.
+  setImmediate(() => {
+    waiting.shift()?.()
+    if (waiting.length > 0) nextTurn()
+    else scheduled = false
+  })
 }
 
 /** Milliseconds of work between two turns: well under the 50 ms a request may wait behind a file. */
 const SLICE_MS = 10
 
-/** `fn` over `items` in order, yielding whenever a slice has run {@link SLICE_MS}. */
+/**
+ * `fn` over `items` in order, in slices of {@link SLICE_MS}, each in a turn of its own (the first
+ * in the caller's: a small list takes no turn, so small concurrent uploads finish in the order they
+ * came, as before slicing).
+ */
 export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T) => U): Promise<U[]> {
   const out: U[] = []
   let since = performance.now()
@@ -30,27 +56,34 @@ export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T) => U)
 /** Texts per embedder call, at most: embedAll's batch. */
 const EMBED_TEXTS = 64
 
-/**
- * Characters per embedder call, at most (one text at least): core's embedders compute on this
- * thread at about 10 MB/s (GloVe SIF), so a call stays near {@link SLICE_MS}; 64 chunks of 1,024
- * words would hold the thread for 40 ms.
- */
-const EMBED_CHARS = 128 * 1024
+/** Characters of the first embedder call of a list: about a chunk (core's embedders compute 1 to 15 MB/s here). */
+const EMBED_FIRST_CHARS = 4 * 1024
+
+/** Characters of one embedder call, at most: a call's speed varies (a busy machine, a collection), its size need not follow. */
+const EMBED_MAX_CHARS = 64 * 1024
 
 /**
- * `embedAll` in calls of at most {@link EMBED_TEXTS} texts and {@link EMBED_CHARS} characters, with
- * a turn of the event loop before each. The vectors are the same: a text's vector does not depend
- * on its batch.
+ * `embedAll` in calls of at most {@link EMBED_TEXTS} texts, each in a turn of the event loop of its
+ * own (the first in the caller's). Core's embedders (those with a recipe) compute on this thread, so each call is sized from
+ * the speed of the one before to take about {@link SLICE_MS} (one text at least); any other
+ * embedder may be waiting on a model elsewhere, and gets embedAll's batches. The vectors are the
+ * same: a text's vector does not depend on its batch.
  */
 export async function embedInSlices(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {
+  if (!embedderRecipe(embedder)) return embedAll(embedder, texts)
   const out: Float32Array[] = []
+  let budget = EMBED_FIRST_CHARS
   let at = 0
   while (at < texts.length) {
     let end = at + 1
     let chars = (texts[at] as string).length
-    while (end < texts.length && end - at < EMBED_TEXTS && chars + (texts[end] as string).length <= EMBED_CHARS) chars += (texts[end++] as string).length
+    while (end < texts.length && end - at < EMBED_TEXTS && chars + (texts[end] as string).length <= budget) chars += (texts[end++] as string).length
     if (at > 0) await yieldTurn()
+    const started = performance.now()
     out.push(...(await embedAll(embedder, texts.slice(at, end))))
+    // Sized for SLICE_MS at the last call's speed, growing at most twofold a call.
+    const fit = Math.round((chars * SLICE_MS) / Math.max(0.1, performance.now() - started))
+    budget = Math.max(1, Math.min(fit, 2 * budget, EMBED_MAX_CHARS))
     at = end
   }
   return out
