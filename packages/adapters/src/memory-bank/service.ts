@@ -6,9 +6,8 @@ import { MEMORY_TABLE, type MemoryApiVersion } from './methods.js'
 import { resolveMemoryBankOptions, type MemoryBankOptions } from './options.js'
 import { AgentSessions } from './session-service.js'
 import { ReasoningEngines } from './engine-service.js'
-import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadMemoryBank, saveMemoryBank } from './persistence.js'
-import { loadEngine, saveEngine } from '../rpc/saved-state.js'
+import { PersistentEngine } from '../rpc/persistent-engine.js'
 import type { EngineState } from './state.js'
 
 // The methods come from MEMORY_TABLE (methods.ts): one entry per RPC.
@@ -23,7 +22,7 @@ export type MemoryBankSurface = ServiceMethods<typeof MEMORY_TABLE>
  * serialized; retrieval runs beside them. Each reasoning engine has its own memories and index;
  * scopes isolate memories within it.
  */
-export class MemoryBank {
+export class MemoryBank extends PersistentEngine {
   /** The v1 MemoryBankService: the same memories, operations typed `google.cloud.aiplatform.v1`. */
   readonly v1: MemoryBankSurface
   /** Agent Engine Sessions (SessionService, v1beta1 and `.v1`) under the same reasoning engines, saved with them. */
@@ -31,48 +30,20 @@ export class MemoryBank {
   /** Agent Engine resources (ReasoningEngineService, v1beta1 and `.v1`): the same engines, saved with them. */
   readonly reasoningEngines: ReasoningEngines
   readonly #ctx: MemoryContext
-  readonly #writes = new Mutex()
+  readonly #writes: Mutex
 
   constructor(options: MemoryBankOptions = {}) {
-    this.#ctx = new MemoryContext(resolveMemoryBankOptions(options))
-    const serve = (version: MemoryApiVersion): MemoryBankSurface => serveTable(MEMORY_TABLE, { ctx: this.#ctx, version }, { version, writes: this.#writes, onInternalError: this.#ctx.options.onInternalError })
+    const ctx = new MemoryContext(resolveMemoryBankOptions(options))
+    const writes = new Mutex()
+    // A save also defers expiry sweeps: they change the state without a write.
+    super({ format: FORMAT, save: (out, folder) => saveMemoryBank(ctx, out, folder), load: (dir) => loadMemoryBank(ctx, dir), hold: (fn) => ctx.frozen(fn) }, writes)
+    this.#ctx = ctx
+    this.#writes = writes
+    const serve = (version: MemoryApiVersion): MemoryBankSurface => serveTable(MEMORY_TABLE, { ctx, version }, { version, writes, onInternalError: ctx.options.onInternalError })
     Object.assign(this, serve('v1beta1'))
     this.v1 = serve('v1')
-    this.sessions = new AgentSessions(this.#ctx, this.#writes)
-    this.reasoningEngines = new ReasoningEngines(this.#ctx, this.#writes)
-  }
-
-  /**
-   * Writes every reasoning engine's memories and operations (and the index snapshots) into `dir` as a generation of core's protocol: the
-   * folder's lock held, every file checksummed in a sealed manifest, CURRENT switched atomically.
-   * Synchronous: one consistent view.
-   */
-  saveTo(dir: string): void {
-    saveEngine(dir, FORMAT, (out, folder) => saveMemoryBank(this.#ctx, out, folder))
-  }
-
-  /**
-   * Replaces the state with the one `saveTo` wrote into `dir` (all or nothing: a failing load
-   * leaves the current state; every file is checked before it is read). Call it before serving
-   * writes: a write in flight would apply to the replaced state.
-   */
-  loadFrom(dir: string): void {
-    loadEngine(dir, FORMAT, (folder) => loadMemoryBank(this.#ctx, folder))
-  }
-
-  /** @internal The state as steps into `folder` of a generation being written (a server's data folder); hold writes off with `exclusive`. */
-  saveSteps(out: GenerationWriter, folder: string): Steps {
-    return saveMemoryBank(this.#ctx, out, folder)
-  }
-
-  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation). */
-  loadFolder(dir: string): void {
-    loadMemoryBank(this.#ctx, dir)
-  }
-
-  /** @internal Runs `fn` with this engine's writes held off (queued behind it), expiry sweeps deferred. */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#writes.run(() => this.#ctx.frozen(fn))
+    this.sessions = new AgentSessions(ctx, writes)
+    this.reasoningEngines = new ReasoningEngines(ctx, writes)
   }
 
   /** @internal The reasoning engines by name, in creation order, to read only (the console's overview). */

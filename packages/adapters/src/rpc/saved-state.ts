@@ -1,13 +1,14 @@
 import { readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { QuarryError, readGeneration, writeGeneration, type GenerationFile, type GenerationFormat, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
+import { QuarryError, type GenerationFile, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
 
 /**
  * An engine's `state.json` (its resources beside the core index snapshots): tagged with a format
  * and version, written as steps (core's steps.ts: a list marked `streamed` goes out item by item,
  * so a checkpoint never builds the whole state as one string), read back with every failure a
  * QuarryError INVALID_SNAPSHOT naming the file, never a parser's message (it would quote the
- * data). Its integrity is the generation's: it is written into one (an engine's `saveTo`, or a
+ * data). Its integrity is the generation's: it is written into one (an engine's `saveTo`,
+ * rpc/persistent-engine.ts, or a
  * server's `--data` generation, transport/data-dir.ts) and listed with its sha256, so an edited file is
  * refused before it is parsed.
  */
@@ -85,36 +86,6 @@ export function* saveIndex(out: GenerationWriter, name: string, index: QuarryInd
   const dir = out.path(name)
   yield { sync: () => index.save(dir), async: (options) => index.saveInSlices(dir, options) }
   out.adopt(name)
-}
-
-/** The generation an engine's own `saveTo(dir)` writes (its state.json and index snapshots, checksummed). */
-function generationFormat(format: StateFormat): GenerationFormat {
-  return {
-    format: format.format,
-    version: format.version,
-    kind: `${format.engine} save`,
-    remedy: 'Restore the folder from a backup, or save the engine again.',
-  }
-}
-
-/** An engine's `saveTo(dir)`: its state as a generation of core's protocol (lock, checksums, atomic switch). */
-export function saveEngine(dir: string, format: StateFormat, save: (out: GenerationWriter, folder: string) => Steps): void {
-  writeGeneration(dir, generationFormat(format), (out) => save(out, ''))
-}
-
-/** An engine's `loadFrom(dir)`: the generation `saveEngine` wrote, every file checked before `load` reads its folder. */
-export function loadEngine(dir: string, format: StateFormat, load: (folder: string) => void): void {
-  const found = readGeneration(
-    dir,
-    generationFormat(format),
-    (generation) => {
-      load(generation.folder)
-      return true
-    },
-    // Index snapshots inside are checked by loadIndex as it reads them.
-    { nested: true },
-  )
-  if (!found) throw new QuarryError('INVALID_SNAPSHOT', `${resolve(dir)} holds no ${format.engine} save (no CURRENT): save one there with saveTo first.`)
 }
 
 /**

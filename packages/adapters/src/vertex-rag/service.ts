@@ -3,9 +3,8 @@ import { Mutex } from '../rpc/mutex.js'
 import { RagContext } from './context.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { importRootsOf, resolveVertexRagOptions, type ImportRoot, type VertexRagOptions } from './options.js'
-import type { GenerationWriter, Steps } from '@quarry/core'
 import { FORMAT, loadRag, saveRag } from './persistence.js'
-import { loadEngine, saveEngine } from '../rpc/saved-state.js'
+import { PersistentEngine } from '../rpc/persistent-engine.js'
 import type { ApiVersion } from './schema.js'
 import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { retrieve, type Retrieval } from './retrieve.js'
@@ -40,17 +39,20 @@ export const RAG_METHODS = [...methodNames(RAG_SERVICE_TABLE), ...methodNames(RA
  * Vertex AI RAG Engine in process: all projects' and locations' corpora in one engine, served
  * through the `v1` and `v1beta1` surfaces (the same corpora, each answered in its version's fields).
  */
-export class VertexRagEngine {
+export class VertexRagEngine extends PersistentEngine {
   readonly v1: VertexRagSurface
   readonly v1beta1: VertexRagSurface
   readonly #ctx: RagContext
-  readonly #writes = new Mutex()
+  readonly #writes: Mutex
 
   constructor(options: VertexRagOptions = {}) {
     const ctx = new RagContext(resolveVertexRagOptions(options))
+    const writes = new Mutex()
+    super({ format: FORMAT, save: (out, folder) => saveRag(ctx, out, folder), load: (dir) => loadRag(ctx, dir) }, writes)
     this.#ctx = ctx
-    this.v1 = new VertexRagSurface(ctx, this.#writes, 'v1')
-    this.v1beta1 = new VertexRagSurface(ctx, this.#writes, 'v1beta1')
+    this.#writes = writes
+    this.v1 = new VertexRagSurface(ctx, writes, 'v1')
+    this.v1beta1 = new VertexRagSurface(ctx, writes, 'v1beta1')
   }
 
   /**
@@ -61,39 +63,6 @@ export class VertexRagEngine {
   served(importRoots: readonly string[]): { readonly v1: VertexRagSurface; readonly v1beta1: VertexRagSurface } {
     const roots = importRootsOf(importRoots) ?? []
     return { v1: new VertexRagSurface(this.#ctx, this.#writes, 'v1', roots), v1beta1: new VertexRagSurface(this.#ctx, this.#writes, 'v1beta1', roots) }
-  }
-
-  /**
-   * Writes every corpus, file, schema, metadata and operation (and the index snapshots) into `dir` as a generation of core's protocol: the
-   * folder's lock held, every file checksummed in a sealed manifest, CURRENT switched atomically.
-   * Synchronous: one consistent view.
-   */
-  saveTo(dir: string): void {
-    saveEngine(dir, FORMAT, (out, folder) => saveRag(this.#ctx, out, folder))
-  }
-
-  /**
-   * Replaces the state with the one `saveTo` wrote into `dir` (all or nothing: a failing load
-   * leaves the current state; every file is checked before it is read). Call it before serving
-   * writes: a write in flight would apply to the replaced state.
-   */
-  loadFrom(dir: string): void {
-    loadEngine(dir, FORMAT, (folder) => loadRag(this.#ctx, folder))
-  }
-
-  /** @internal The state as steps into `folder` of a generation being written (a server's data folder); hold writes off with `exclusive`. */
-  saveSteps(out: GenerationWriter, folder: string): Steps {
-    return saveRag(this.#ctx, out, folder)
-  }
-
-  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation). */
-  loadFolder(dir: string): void {
-    loadRag(this.#ctx, dir)
-  }
-
-  /** @internal Runs `fn` with this engine's writes held off (queued behind it). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#writes.run(fn)
   }
 
   /** @internal The corpora of every project and location by name, in creation order, to read only (the console's overview). */

@@ -1,0 +1,85 @@
+import { resolve } from 'node:path'
+import { QuarryError, readGeneration, writeGeneration, type GenerationFormat, type GenerationWriter, type Steps } from '@quarry/core'
+import type { Mutex } from './mutex.js'
+import type { StateFormat } from './saved-state.js'
+
+/** How an engine's state goes into a folder of a generation and back: its persistence.ts. */
+export interface EngineStorage {
+  readonly format: StateFormat
+  /** The state as steps into `folder` of a generation being written ('' is its top). */
+  save(out: GenerationWriter, folder: string): Steps
+  /** Replaces the state with the one `save` wrote into `dir` (its generation already checked). */
+  load(dir: string): void
+  /** Holds off what else changes the state while a save runs, besides writes (Memory Bank: expiry sweeps). */
+  hold?<T>(fn: () => Promise<T>): Promise<T>
+}
+
+/** The generation an engine's own `saveTo(dir)` writes (its state.json and index snapshots, checksummed). */
+function generationFormat(format: StateFormat): GenerationFormat {
+  return {
+    format: format.format,
+    version: format.version,
+    kind: `${format.engine} save`,
+    remedy: 'Restore the folder from a backup, or save the engine again.',
+  }
+}
+
+/**
+ * What every engine (Semantic Retriever, RAG Engine, Memory Bank) does to be saved and loaded,
+ * written once: its own folder as a generation of core's protocol (`saveTo` / `loadFrom`), or its
+ * part of a server's data folder (`saveSteps` / `loadFolder`, under `exclusive`).
+ */
+export class PersistentEngine {
+  readonly #storage: EngineStorage
+  readonly #writes: Mutex
+
+  protected constructor(storage: EngineStorage, writes: Mutex) {
+    this.#storage = storage
+    this.#writes = writes
+  }
+
+  /**
+   * Writes the engine's state (its resources and their index snapshots) into `dir` as a
+   * generation of core's protocol: the folder's lock held, every file checksummed in a sealed
+   * manifest, CURRENT switched atomically. Synchronous: one consistent view.
+   */
+  saveTo(dir: string): void {
+    writeGeneration(dir, generationFormat(this.#storage.format), (out) => this.#storage.save(out, ''))
+  }
+
+  /**
+   * Replaces the state with the one `saveTo` wrote into `dir` (all or nothing: a failing load
+   * leaves the current state; every file is checked before it is read). Call it before serving
+   * writes: a write in flight would apply to the replaced state.
+   */
+  loadFrom(dir: string): void {
+    const { format, load } = this.#storage
+    const found = readGeneration(
+      dir,
+      generationFormat(format),
+      (generation) => {
+        load(generation.folder)
+        return true
+      },
+      // Index snapshots inside are checked by loadIndex as it reads them.
+      { nested: true },
+    )
+    if (!found) throw new QuarryError('INVALID_SNAPSHOT', `${resolve(dir)} holds no ${format.engine} save (no CURRENT): save one there with saveTo first.`)
+  }
+
+  /** @internal The state as steps into `folder` of a generation being written (a server's data folder); hold writes off with `exclusive`. */
+  saveSteps(out: GenerationWriter, folder: string): Steps {
+    return this.#storage.save(out, folder)
+  }
+
+  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation). */
+  loadFolder(dir: string): void {
+    this.#storage.load(dir)
+  }
+
+  /** @internal Runs `fn` with this engine's writes held off (queued behind it). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const storage = this.#storage
+    return this.#writes.run(() => (storage.hold ? storage.hold(fn) : fn()))
+  }
+}
