@@ -4,6 +4,7 @@ import { createHashingEmbedder } from '@quarry/core'
 import { VertexRagEngine, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
 import { LOCAL_MODEL_LABEL, type GenerativeModel, type ModelRequest } from '../../packages/adapters/src/generative/model.js'
 import { predictionSurfaces } from '../../packages/adapters/src/generative/service.js'
+import { failure } from '../../packages/adapters/src/rpc/status.js'
 import type { ContextJson } from '../../packages/adapters/src/vertex-rag/resources.js'
 
 /**
@@ -137,5 +138,17 @@ describe('generateContent with a plugged-in model', () => {
     const status = failed(await models.v1beta1.generateContent(ask('spice')))
     expect(status.code).toBe(13)
     expect(String(errors[0])).toContain("the generative model's supports[0] [0, 99) is not a byte span of the 5-byte part 0")
+  })
+})
+
+describe('NOT_FOUND carries what Google\'s carries', () => {
+  // Vertex AI's own 404, as quoted in google/adk-python#833: {'error': {'code': 404, 'message':
+  // 'Publisher Model `projects/ID/locations/asia-south1/publishers/google/models/gemini-2.0-flash` not found.',
+  // 'status': 'NOT_FOUND'}} — a message and no details. Field problems keep their BadRequest.
+  it('is the message alone, while other failures keep the field they concern', () => {
+    expect(failure('NOT_FOUND', 'RagCorpus "x" not found.', 'name').status).toEqual({ code: 5, message: 'RagCorpus "x" not found.' })
+    expect(failure('ALREADY_EXISTS', 'Corpus "corpora/a" already exists.', 'corpus.name').status.details).toEqual([
+      { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'corpus.name', description: 'Corpus "corpora/a" already exists.' }] },
+    ])
   })
 })
