@@ -171,6 +171,39 @@ describe("the Memory Bank quickstart with @google-cloud/aiplatform (aiplatform 6
   })
 })
 
+describe('reasoning engines in the data folder', () => {
+  it('survive a SIGKILL: the write-ahead log replays the engine, its config and its generated memories', async () => {
+    const data = join(dir, 'data')
+    const first = await startServe(['--embedder', 'hashing', '--no-console', '--data', data])
+    const post = async (base: string, path: string, body: unknown): Promise<Record<string, unknown>> =>
+      (await (await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, unknown>
+    let before: unknown[]
+    let name: string
+    try {
+      const created = await post(first.base, `/v1beta1/${LOCATION}/reasoningEngines`, { displayName: 'kept', contextSpec: { memoryBankConfig: { ttlConfig: { defaultTtl: '600s' } } } })
+      name = (created['response'] as { name: string }).name
+      await post(first.base, `/v1beta1/${name}/memories:generate`, { scope: { user_id: 'u' }, directContentsSource: { events: [{ content: { role: 'user', parts: [{ text: 'My name is Ana. I live in Oslo.' }] } }] } })
+      before = [await (await fetch(`${first.base}/v1beta1/${name}`)).json(), await (await fetch(`${first.base}/v1beta1/${name}/memories`)).json()]
+    } finally {
+      await first.kill()
+    }
+    const second = await startServe(['--embedder', 'hashing', '--no-console', '--data', data])
+    try {
+      // Ready once the log is replayed.
+      for (let i = 0; i < 600 && (await fetch(`${second.base}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50))
+      const after = [await (await fetch(`${second.base}/v1beta1/${name}`)).json(), await (await fetch(`${second.base}/v1beta1/${name}/memories`)).json()]
+      expect(after).toEqual(before)
+      const memories = (after[1] as { memories: { fact: string; expireTime: string; createTime: string }[] }).memories
+      expect(memories.map((m) => [m.fact, Date.parse(m.expireTime) - Date.parse(m.createTime)]).sort()).toEqual([
+        ['I live in Oslo.', 600_000],
+        ['My name is Ana.', 600_000],
+      ])
+    } finally {
+      await second.kill()
+    }
+  }, 60_000)
+})
+
 describe('quarry serve --extractor MODULE', () => {
   it('generates memories with the scripted extractor', async () => {
     const scripted = await startServe(['--embedder', 'hashing', '--no-console', '--extractor', SCRIPTED])
