@@ -17,7 +17,7 @@ function usage(): string {
                     [--allowed-host NAME]... [--cors-origin ORIGIN]... [--embedder glove|hashing] [--max-body-mb N] [--log]
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
                     [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
-                    [--model MODULE] [--accept-log-loss]
+                    [--model MODULE] [--accept-log-loss] [--max-inflated-mb N] [--max-pages N] [--file-timeout-s N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -47,6 +47,9 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   { name: 'cors-origin', value: 'ORIGIN', repeatable: true, help: 'let web pages of this origin call the server, e.g. http://localhost:5173\n(repeatable; * for any); by default pages of other origins get 403' },
   { name: 'embedder', value: 'glove|hashing', help: 'glove (default: offline GloVe SIF, 100-d) or hashing (instant, word overlap only)' },
   { name: 'max-body-mb', value: 'N', help: 'largest request body (default 32)' },
+  { name: 'max-inflated-mb', value: 'N', help: "what one uploaded or imported file may expand to: a PDF's streams inflated, any\nfile's text (default 64); a file over it fails alone" },
+  { name: 'max-pages', value: 'N', help: 'pages of one PDF, at most (default 2000); a file over it fails alone' },
+  { name: 'file-timeout-s', value: 'N', help: "seconds to extract and chunk one file (default 60); PDFs and files over 256 KB\nare read on a thread of their own, stopped at this limit (the file fails alone)" },
   { name: 'log', help: 'print one line per request: method, path, status, milliseconds' },
   { name: 'no-console', help: 'do not serve the console (then / and /console/ answer 404, as any unknown path)' },
   { name: 'credentials-out', value: 'FILE', help: "once listening, write application-default credentials for Google's SDKs to FILE\n(mode 0600; GOOGLE_APPLICATION_CREDENTIALS=FILE; `quarry credentials` shows how)" },
@@ -125,6 +128,9 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const checkpointMb = flags.value('checkpoint-mb') === undefined ? undefined : numberOption(flags, 'checkpoint-mb', { min: 0.001, max: 1_000_000, integer: false, fallback: 64 }, help)
   const checkpointSeconds = flags.value('checkpoint-seconds') === undefined ? undefined : numberOption(flags, 'checkpoint-seconds', { min: 0.001, max: 10_000_000, integer: false, fallback: 30 }, help)
   const maxInFlight = flags.value('max-in-flight') === undefined ? undefined : numberOption(flags, 'max-in-flight', { min: 1, max: 1_000_000, integer: true, fallback: 256 }, help)
+  const maxInflatedMb = flags.value('max-inflated-mb') === undefined ? undefined : numberOption(flags, 'max-inflated-mb', { min: 0.001, max: 1_000_000, integer: false, fallback: 64 }, help)
+  const maxFilePages = flags.value('max-pages') === undefined ? undefined : numberOption(flags, 'max-pages', { min: 1, max: 1_000_000_000, integer: true, fallback: 2000 }, help)
+  const fileTimeoutS = flags.value('file-timeout-s') === undefined ? undefined : numberOption(flags, 'file-timeout-s', { min: 0.001, max: 1_000_000, integer: false, fallback: 60 }, help)
   const credentialsOut = flags.value('credentials-out')
   if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
   // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
@@ -153,7 +159,13 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
       acceptLogLoss: flags.has('accept-log-loss') ? true : undefined,
     }),
     ...omitUndefined({ onRequest: flags.has('log') ? (entry: RequestLogEntry) => console.log(requestLine(entry)) : undefined }),
-    vertexRag: omitUndefined({ importRoots, gcsRoot }),
+    vertexRag: omitUndefined({
+      importRoots,
+      gcsRoot,
+      maxInflatedBytes: maxInflatedMb === undefined ? undefined : Math.round(maxInflatedMb * 1024 * 1024),
+      maxFilePages,
+      fileTimeoutMs: fileTimeoutS === undefined ? undefined : Math.round(fileTimeoutS * 1000),
+    }),
     ...(extractor === undefined ? {} : { memoryBank: { extractor } }),
     ...omitUndefined({ model }),
   })
