@@ -1,4 +1,4 @@
-import { rmSync, readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import type { Graph as GraphClass } from '@quarry/hnsw'
@@ -6,10 +6,10 @@ import { gaussian, prng } from './random.js'
 
 // Crafted graph bytes against either build of @quarry/hnsw's Graph (test/property/graph-fuzz.test.ts):
 // a saved graph mutated (bit flips, overwritten bytes, header and element fields set to edge values)
-// and truncated, then loaded, searched, added to, saved and loaded again. `exercise` runs in the
-// test's process for the WebAssembly build and in a child process for the native one (a crash there
-// is a failed case with its seed, not a lost test worker); it returns what it saw, and what it saw
-// that should not be, as data.
+// and truncated, then loaded (from memory and from an open file), searched, added to, saved and
+// loaded again. `exercise` runs in the test's process for the WebAssembly build and in a child
+// process for the native one (a crash there is a failed case with its seed, not a lost test
+// worker); it returns what it saw, and what it saw that should not be, as data.
 
 type GraphBuild = typeof GraphClass
 
@@ -209,6 +209,21 @@ function message(error: unknown): string {
   return error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error)
 }
 
+/** What load(fd, size) of the bytes written to `file` throws, or undefined when it loads. */
+function refusalFromFile(Build: GraphBuild, base: BaseGraph, bytes: Uint8Array, file: string): string | undefined {
+  writeFileSync(file, bytes)
+  const fd = openSync(file, 'r')
+  try {
+    new Build(base.space, base.dim).load(fd, bytes.length)
+    return undefined
+  } catch (error) {
+    return error instanceof Error && error.constructor === Error ? error.message : message(error)
+  } finally {
+    closeSync(fd)
+    rmSync(file)
+  }
+}
+
 /**
  * Loads the bytes into a `Build` graph and, when they load, uses it as @quarry/core does: searches
  * (plain and filtered), adds past its room (growing it by doubling), deletes, saves, and loads what
@@ -218,12 +233,16 @@ function message(error: unknown): string {
 export function exercise(Build: GraphBuild, base: BaseGraph, bytes: Uint8Array, seed: number, file: string): Outcome {
   const violations: string[] = []
   const answers: number[][] = []
+  // The same bytes read from an open file (how @quarry/core reads a snapshot's graph) are refused alike.
+  const fromFile = refusalFromFile(Build, base, bytes, file)
   const g = new Build(base.space, base.dim)
   try {
     g.load(bytes)
+    if (fromFile !== undefined) violations.push(`read from a file, it was refused (${fromFile}); from memory it loaded`)
   } catch (error) {
     const refused = error instanceof Error && error.constructor === Error ? error.message : message(error)
     if (!REFUSALS.has(refused)) violations.push(`load threw ${refused}`)
+    if (fromFile !== refused) violations.push(`read from a file: ${fromFile ?? 'loaded'}; from memory: ${refused}`)
     try {
       g.size()
       violations.push('a refused load left a usable graph')
