@@ -26,6 +26,10 @@ interface ConsoleSite {
   countWrites(methods: readonly BoundMethod[]): BoundMethod[]
   /** Answers `/` and `/console/...` (true), or leaves the request to the API (false). */
   serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** The console's page (`/`, `/console/index.html`): what a link from another site may open. */
+  isPage(path: string): boolean
+  /** The event stream, which the server admits apart from the API's requests. */
+  isStream(path: string): boolean
 }
 
 type Verb = 'GET' | 'POST'
@@ -37,6 +41,8 @@ interface Endpoint {
 
 const PREFIX = '/console/'
 const API = `${PREFIX}api/`
+const PAGES: ReadonlySet<string> = new Set(['/', `${PREFIX}index.html`])
+const EVENTS = `${API}events`
 
 /**
  * The console: its files (static.ts) at `/` (index.html) and `/console/<file>`, and its JSON under
@@ -110,6 +116,8 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
   return {
     generation,
     countWrites: (methods) => countWrites(methods, generation),
+    isPage: (path) => PAGES.has(path),
+    isStream: (path) => path === EVENTS,
     serve: async (req, res) => {
       const raw = req.url ?? ''
       const path = raw.split('?', 1)[0] ?? ''

@@ -29,7 +29,23 @@ export function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = 
   send(res, httpStatus, { error: { code: httpStatus, message: status.message, status: codeName(status.code), ...(status.details ? { details: status.details } : {}) } })
 }
 
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * How the edge receives bodies before a request takes a slot (http/server.ts): a body that sends
+ * nothing for `idleMs` ends with 408, and the bodies being received at once hold at most
+ * `budgetBytes` (then 429), so slow or stalled senders hold neither slots nor unbounded memory.
+ */
+export class Receiving {
+  /** Bytes of bodies received so far and not yet complete. */
+  pending = 0
+  constructor(readonly idleMs: number, readonly budgetBytes: number) {}
+}
+
+/** Bodies already read, so that a later reader (the console's explain) gets the same bytes. */
+const bodies = new WeakMap<IncomingMessage, Buffer>()
+
+export async function readBody(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<Buffer> {
+  const known = bodies.get(req)
+  if (known !== undefined) return known
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
   const gone = (): Error => Object.assign(new Error('the client went away'), { code: 'ECONNRESET' })
@@ -39,21 +55,34 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    // Left unread from here (no bound, or no end): the answer closes the connection (see `send`).
+    const cut = (httpStatus: number, status: RpcStatus): void => {
+      done()
+      req.pause()
+      cutShort.add(req)
+      reject(new HttpFailure(httpStatus, status))
+    }
+    // Only a body that is still coming needs a timer (a bodiless GET ends at once).
+    const idle = receiving !== undefined && (declared > 0 || req.headers['transfer-encoding'] !== undefined)
+      ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
+      : undefined
     const onData = (chunk: Buffer): void => {
       size += chunk.length
-      if (size <= limit) chunks.push(chunk)
-      else {
-        done()
-        // Not read any further (a body without a declared length has no bound): the 413 is sent
-        // and then the connection closes (see `send`).
-        req.pause()
-        cutShort.add(req)
-        reject(new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`)))
+      idle?.refresh()
+      if (receiving !== undefined) {
+        receiving.pending += chunk.length
+        if (receiving.pending > receiving.budgetBytes) {
+          return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
+        }
       }
+      if (size <= limit) chunks.push(chunk)
+      else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
     }
     const onEnd = (): void => {
       done()
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+      bodies.set(req, body)
+      resolve(body)
     }
     const onError = (error: Error): void => {
       done()
@@ -62,6 +91,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     // Closed before its end: the client went away.
     const onClose = (): void => onError(gone())
     const done = (): void => {
+      clearTimeout(idle)
+      if (receiving !== undefined) receiving.pending -= size
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
@@ -75,6 +106,6 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 }
 
 /** Reads and drops a body the server will not use (so the connection can be reused). */
-export async function drain(req: IncomingMessage, limit: number): Promise<void> {
-  await readBody(req, limit).catch(() => undefined)
+export async function drain(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<void> {
+  await readBody(req, limit, receiving).catch(() => undefined)
 }

@@ -3,9 +3,9 @@ import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
-import { checkAccess, corsHeaders, preflightHeaders, type AccessOptions } from '../transport/guard.js'
-import type { InFlight } from '../transport/in-flight.js'
-import { drain, HttpFailure, readBody, send, sendStatus } from './replies.js'
+import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
+import { clientOf, type InFlight } from '../transport/in-flight.js'
+import { drain, HttpFailure, readBody, Receiving, send, sendStatus } from './replies.js'
 import { buildRequest, checkContentType } from './request.js'
 import { restRoutes } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
@@ -24,6 +24,10 @@ export interface RequestLogEntry {
 /** Pages served beside the API on the same port (the console): true when it answered the request. */
 export interface Site {
   serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** Whether the path (undecoded, no query) is a page a top-level navigation from another site may open. */
+  isPage(path: string): boolean
+  /** Whether the path opens a long-lived stream (server-sent events): it takes a stream slot, not an API slot. */
+  isStream(path: string): boolean
 }
 
 export interface RestOptions {
@@ -38,6 +42,10 @@ export interface RestOptions {
   readonly ready: () => boolean
   /** The bound on requests held at once, shared with gRPC. */
   readonly inFlight: InFlight
+  /** The bound on the site's open streams (the console's events), apart from the requests'. */
+  readonly streams: InFlight
+  /** A body that sends nothing for this long ends with 408. */
+  readonly bodyTimeoutMs: number
   readonly onInternalError: (error: unknown) => void
   readonly onRequest?: ((entry: RequestLogEntry) => void) | undefined
   readonly site?: Site | undefined
@@ -52,36 +60,55 @@ const READY_PATH = '/readyz'
  * (server/) hands it, behind the access guard and the in-flight bound.
  */
 export function createRestServer(options: RestOptions): Server {
-  const { maxBodyBytes: maxBody, access, site, inFlight, onInternalError } = options
+  const { maxBodyBytes: maxBody, access, site, inFlight, streams, onInternalError } = options
   const routes = restRoutes(options.methods)
+  // Bodies are received before a slot is taken, so a client sending slowly or not at all holds
+  // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
+  const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const admitted = checkAccess({ host: req.headers.host, origin: req.headers.origin }, options.boundHost(), access)
-    if (!admitted.ok) {
-      await drain(req, maxBody)
-      sendStatus(res, rpcStatus('PERMISSION_DENIED', admitted.message), 403)
+  /** Admission: who may ask (Host, Origin, Fetch Metadata), the body in full, then a slot. */
+  const admit = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const headers = req.headers
+    const rawPath = (req.url ?? '/').split('?', 1)[0] as string
+    const admitted = checkAccess({ host: headers.host, origin: headers.origin }, options.boundHost(), access)
+    const refused = admitted.ok
+      ? refuseOtherSite({ site: headers['sec-fetch-site'], mode: headers['sec-fetch-mode'], dest: headers['sec-fetch-dest'] }, admitted.cors !== undefined, () => site?.isPage(rawPath) ?? false)
+      : admitted.message
+    if (refused !== undefined) {
+      await drain(req, maxBody, receiving)
+      sendStatus(res, rpcStatus('PERMISSION_DENIED', refused), 403)
       return
     }
-    if (admitted.cors !== undefined) {
+    if (admitted.ok && admitted.cors !== undefined) {
       for (const [name, value] of Object.entries(corsHeaders(admitted.cors))) res.setHeader(name, value)
       if (req.method === 'OPTIONS') {
-        await drain(req, maxBody)
-        res.writeHead(204, preflightHeaders(admitted.cors, req.headers['access-control-request-headers']))
+        await drain(req, maxBody, receiving)
+        res.writeHead(204, preflightHeaders(admitted.cors, headers['access-control-request-headers']))
         res.end()
         return
       }
     }
+    const body = await readBody(req, maxBody, receiving)
+    const client = clientOf(req.socket.remoteAddress)
+    const slots = site?.isStream(rawPath) === true ? streams : inFlight
+    if (!slots.enter(client)) {
+      res.setHeader('retry-after', '1')
+      sendStatus(res, rpcStatus('RESOURCE_EXHAUSTED', slots.message(client)), 429)
+      return
+    }
+    res.once('close', () => slots.leave(client))
+    await handle(req, res, rawPath, body)
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, rawPath: string, body: Buffer): Promise<void> => {
     // Readiness: for orchestrators and scripts, behind the same Host / Origin checks as everything.
     const ready = options.ready()
-    const rawPath = (req.url ?? '/').split('?', 1)[0] as string
     if (rawPath === READY_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      await drain(req, maxBody)
       if (!ready) res.setHeader('retry-after', '1')
       send(res, ready ? 200 : 503, ready ? { ready: true } : { ready: false, reason: 'restoring the data folder' })
       return
     }
     if (!ready) {
-      await drain(req, maxBody)
       res.setHeader('retry-after', '1')
       sendStatus(res, rpcStatus('UNAVAILABLE', `The server is restoring its data folder; retry in a moment (GET ${READY_PATH} answers 200 once it is done).`), 503)
       return
@@ -97,13 +124,11 @@ export function createRestServer(options: RestOptions): Server {
     const candidates = routes.filter((r) => r.compiled.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
-      const body = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`
-      await drain(req, maxBody)
-      sendStatus(res, rpcStatus('NOT_FOUND', body), 404)
+      const message = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`
+      sendStatus(res, rpcStatus('NOT_FOUND', message), 404)
       return
     }
     const match = route.compiled.regex.exec(path) as RegExpExecArray
-    const body = await readBody(req, maxBody)
     checkContentType(route, req.headers['content-type'], body.length)
     const { request, upload } = buildRequest(route, match, url, body, req.headers['content-type'] ?? '')
     const outcome: Outcome<unknown> = await route.call(request, upload)
@@ -128,13 +153,7 @@ export function createRestServer(options: RestOptions): Server {
         }
       })
     }
-    if (!inFlight.enter()) {
-      res.setHeader('retry-after', '1')
-      drain(req, maxBody).then(() => sendStatus(res, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message()), 429), () => res.destroy())
-      return
-    }
-    res.once('close', () => inFlight.leave())
-    handle(req, res).catch((error: unknown) => {
+    admit(req, res).catch((error: unknown) => {
       if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
       else if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
         // The client went away mid-request: nothing to answer, nothing wrong with the server.
@@ -149,6 +168,10 @@ export function createRestServer(options: RestOptions): Server {
   // Clients keep connections open between calls; closing idle ones after Node's default 5 s
   // races with a client reusing them (ECONNRESET). Google's front ends keep them longer too.
   server.keepAliveTimeout = 65_000
-  server.headersTimeout = 66_000
+  // Node's own bounds on a request's arrival (408 past them; neither touches an idle kept-alive
+  // connection): its headers within 20 s, all of it within 120 s — a body that trickles a byte
+  // now and then, never idle for bodyTimeoutMs, still ends.
+  server.headersTimeout = 20_000
+  server.requestTimeout = 120_000
   return server
 }

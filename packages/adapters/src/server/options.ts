@@ -84,6 +84,17 @@ export interface QuarryServerOptions {
    */
   maxInFlight?: number
   /**
+   * The console's event streams open at once (they hold no `maxInFlight` slot); beyond it a new
+   * stream gets 429 and the page polls instead. A remote client (not loopback) holds at most
+   * max(8, limit / 4) of them, as of the request slots. @defaultValue 32
+   */
+  maxEventStreams?: number
+  /**
+   * A request body that sends nothing for this many milliseconds ends with 408 (bodies are received
+   * before a request takes a slot, so a slow one holds none meanwhile). @defaultValue 5000
+   */
+  bodyTimeoutMs?: number
+  /**
    * Serve the console (docs/rest-server.md "Console"): its pages at `/` and `/console/<file>` from the
    * files shipped in the package, and its JSON under `/console/api/` (overview, events, scopes,
    * explain), behind the same Host and Origin checks as the API. `false`: `/` and `/console/` answer

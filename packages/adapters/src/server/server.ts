@@ -64,11 +64,12 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const site = options.console === false ? undefined : createConsole(engines, { send, sendStatus, readBody: (req) => readBody(req, maxBody) })
   const methods = site?.countWrites(durable?.methods ?? bound) ?? durable?.methods ?? bound
   const inFlight = new InFlight(options.maxInFlight ?? 256)
+  const streams = new InFlight(options.maxEventStreams ?? 32, { noun: 'event streams', option: 'maxEventStreams' })
   const access = { allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] }
   let boundHost: string | undefined
   // Not ready while `listen` replays the data folder's log (the checkpoint is loaded above, before any port is bound).
   let ready = false
-  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, inFlight, onInternalError, onRequest: options.onRequest, site })
+  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, inFlight, streams, bodyTimeoutMs: options.bodyTimeoutMs ?? 5000, onInternalError, onRequest: options.onRequest, site })
   // gRPC (grpc-js and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
   // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.

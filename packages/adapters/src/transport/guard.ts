@@ -14,6 +14,13 @@ import { isIP } from 'node:net'
  *   plain GET) must come from the server's own origin or one given with `--cors-origin`; those
  *   get CORS answers, preflights included. Browsers send `Origin: null` from sandboxed frames
  *   and files: refused unless allowed by name.
+ * - **Fetch Metadata.** Navigations, frames, images and scripts carry no `Origin`, and
+ *   `*.localhost` passes the Host rule, so a page of another site could still open event streams
+ *   or fire GETs in frames. Browsers say where a request comes from (`Sec-Fetch-Site`): from
+ *   another site, or another port of this one (`same-site`: a page on localhost:3000), it is
+ *   refused unless its `Origin` is allowed by `--cors-origin` or it is a top-level navigation to
+ *   the console's page. Clients that send no Fetch Metadata (curl, gRPC, Google's clients) are
+ *   not browsers, and pass.
  * - **Content types** are checked where the body is read (JSON routes take `application/json`
  *   only, so a form or `text/plain` post, which browsers send without a preflight, is refused).
  */
@@ -98,4 +105,24 @@ export function preflightHeaders(origin: string, requestedHeaders: string | unde
     'access-control-allow-headers': (requestedHeaders ?? 'content-type').slice(0, 1000),
     'access-control-max-age': '600',
   }
+}
+
+/** The Fetch Metadata of a request (absent from non-browser clients). */
+export interface FetchMetadata {
+  readonly site: string | undefined
+  readonly mode: string | undefined
+  readonly dest: string | undefined
+}
+
+/**
+ * Refuses (with the message) a request a page of another site made — `Sec-Fetch-Site` `cross-site`
+ * or `same-site` — unless CORS allowed its origin (`corsAllowed`) or it is a top-level navigation
+ * to the console's page (`isPage`, asked only then). Undefined: admitted.
+ */
+export function refuseOtherSite(fetch: FetchMetadata, corsAllowed: boolean, isPage: () => boolean): string | undefined {
+  const site = fetch.site
+  // The hot path: non-browser clients and same-origin pages.
+  if (site === undefined || site === 'same-origin' || site === 'none' || corsAllowed) return undefined
+  if (fetch.mode === 'navigate' && fetch.dest === 'document' && isPage()) return undefined
+  return `A request from a page of another site (Sec-Fetch-Site: ${site.slice(0, 20)}) is refused: open the console's page itself, or start Quarry with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.`
 }
