@@ -1,0 +1,227 @@
+import { connect as connectH2, constants as h2 } from 'node:http2'
+import { request, type IncomingMessage } from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServe, type ServeProcess } from '../support/quarry-process.js'
+
+/**
+ * Issue 41's admission targets against the real `quarry serve`: event streams and slow bodies hold
+ * no API slot, a body that stalls ends with 408, and pages of other sites are refused by their
+ * Fetch Metadata. The API's slots are cut to 2 so that any slot held by an attacker shows.
+ */
+const FLOOD = 1_000
+/** The latency target: a plain API call answers within this while the flood is open. */
+const TARGET_MS = 1_000
+const STREAM_CAP = 32
+const BODY_TIMEOUT_MS = 5_000
+const ALLOWED_ORIGIN = 'http://localhost:5173'
+
+let served: ServeProcess
+
+interface Answer {
+  readonly status: number
+  readonly ms: number
+  readonly headers: IncomingMessage['headers']
+  readonly text: string
+}
+
+/** One request on its own connection, answered in full (bounded: a hang fails the test). */
+function call(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: served.port, path, method, headers, agent: false, timeout: 10_000 }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+    })
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+function errorOf(answer: Answer): unknown {
+  return (JSON.parse(answer.text) as { error: unknown }).error
+}
+
+/** Opens the console's event stream: its status, and for a 200 the open response (to close later). */
+function openStream(): Promise<{ status: number; text: string; close: () => void }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: served.port, path: '/console/api/events', agent: false }, (res) => {
+      if (res.statusCode === 200) {
+        // The first event arrives at once: the stream is open and counted.
+        res.once('data', (c: Buffer) => resolve({ status: 200, text: c.toString('utf8'), close: () => req.destroy() }))
+        return
+      }
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), close: () => req.destroy() }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** `count` at a time, in order (the listen backlog takes a few hundred connections at once). */
+async function inBatches<T>(total: number, open: () => Promise<T>): Promise<T[]> {
+  const all: T[] = []
+  for (let i = 0; i < total; i += 100) all.push(...(await Promise.all(Array.from({ length: Math.min(100, total - i) }, open))))
+  return all
+}
+
+/** A connection that sends a POST's headers (Content-Length 100) and one byte of body, then nothing. */
+function trickler(): Promise<{ socket: Socket; answer: Promise<{ text: string; ms: number }> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(served.port, '127.0.0.1', () => {
+      let text = ''
+      let sentAt = 0
+      const answer = new Promise<{ text: string; ms: number }>((done) => socket.on('close', () => done({ text, ms: performance.now() - sentAt })))
+      socket.on('data', (c: Buffer) => (text += c.toString('utf8')))
+      socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`, () => {
+        sentAt = performance.now()
+        resolve({ socket, answer })
+      })
+    })
+    socket.once('error', reject)
+  })
+}
+
+beforeAll(async () => {
+  served = await startServe(['--embedder', 'hashing', '--max-in-flight', '2', '--cors-origin', ALLOWED_ORIGIN, '--grpc-port', '0'])
+})
+
+afterAll(async () => {
+  await served?.kill()
+})
+
+describe('quarry serve --max-in-flight 2, flooded', () => {
+  it(`keeps the API answering within ${TARGET_MS} ms with ${FLOOD} event streams asked for; streams past ${STREAM_CAP} get 429, and hold no API slot`, async () => {
+    const streams = await inBatches(FLOOD, openStream)
+    try {
+      const open = streams.filter((s) => s.status === 200)
+      const refused = streams.filter((s) => s.status !== 200)
+      expect(open.length).toBe(STREAM_CAP)
+      expect(open[0]?.text).toBe('event: generation\ndata: {"generation":0}\n\n')
+      expect(new Set(refused.map((s) => s.status))).toEqual(new Set([429]))
+      expect(refused.length).toBe(FLOOD - STREAM_CAP)
+      expect(JSON.parse(refused[0]?.text ?? '{}')).toEqual({
+        error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: `The server is holding ${STREAM_CAP} event streams already (maxEventStreams); retry shortly, or send fewer at once.` },
+      })
+      // Both API slots are free: two calls at once are both answered, each within the target.
+      const [a, b] = await Promise.all([call('/v1beta/corpora'), call('/console/api/overview')])
+      for (const answer of [a, b]) {
+        expect(answer?.status).toBe(200)
+        expect(answer?.ms).toBeLessThan(TARGET_MS)
+      }
+      expect(JSON.parse(a?.text ?? '')).toEqual({})
+    } finally {
+      for (const s of streams) s.close()
+    }
+    // Closed streams give their slots back.
+    let again = await openStream()
+    for (let tries = 0; again.status !== 200 && tries < 50; tries++) {
+      await new Promise((done) => setTimeout(done, 100))
+      again = await openStream()
+    }
+    again.close()
+    expect(again.status).toBe(200)
+  })
+
+  it(`keeps the API answering within ${TARGET_MS} ms with ${FLOOD} connections stalled mid-body, and ends each with 408 after ${BODY_TIMEOUT_MS / 1000} s without progress`, async () => {
+    const stalled = await inBatches(FLOOD, trickler)
+    try {
+      const [a, b] = await Promise.all([call('/v1beta/corpora'), call('/readyz')])
+      expect(a?.status).toBe(200)
+      expect(b?.status).toBe(200)
+      expect(a?.ms).toBeLessThan(TARGET_MS)
+      expect(b?.ms).toBeLessThan(TARGET_MS)
+      const answers = await Promise.all(stalled.map((s) => s.answer))
+      const body = JSON.stringify({ error: { code: 408, message: 'The request body made no progress for 5 s (1 bytes received); send it without pauses.', status: 'DEADLINE_EXCEEDED' } })
+      for (const { text, ms } of answers) {
+        expect(text.split('\r\n', 1)[0]).toBe('HTTP/1.1 408 Request Timeout')
+        expect(text).toContain('\r\nconnection: close\r\n')
+        expect(text.endsWith(`\r\n\r\n${body}`)).toBe(true)
+        expect(ms).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 50)
+      }
+    } finally {
+      for (const s of stalled) s.socket.destroy()
+    }
+    // Nothing was created by the stalled posts.
+    expect(JSON.parse((await call('/v1beta/corpora')).text)).toEqual({})
+  })
+
+  it('holds no API slot for a gRPC call whose message has not arrived', async () => {
+    const session = connectH2(`http://127.0.0.1:${served.grpcPort}`)
+    const streams = Array.from({ length: 4 }, () => {
+      const stream = session.request({
+        [h2.HTTP2_HEADER_METHOD]: 'POST',
+        [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      })
+      // A frame that declares 100 bytes of message and sends 2.
+      stream.write(Buffer.from([0, 0, 0, 0, 100, 8, 1]))
+      stream.on('error', () => undefined)
+      return stream
+    })
+    try {
+      await new Promise((done) => setTimeout(done, 200))
+      const [a, b] = await Promise.all([call('/v1beta/corpora'), call('/v1beta/corpora')])
+      expect([a?.status, b?.status]).toEqual([200, 200])
+      expect(a?.ms).toBeLessThan(TARGET_MS)
+    } finally {
+      for (const s of streams) s.close()
+      session.destroy()
+    }
+  })
+})
+
+describe('Fetch Metadata', () => {
+  const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'iframe' }
+  const navigation = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }
+
+  it('refuses requests of pages of other sites (and of other ports: same-site) on the API, the console API and its events', async () => {
+    const cases: [string, Record<string, string>][] = [
+      ['/v1beta/corpora', crossSite],
+      ['/v1beta/corpora', navigation],
+      ['/console/api/overview', crossSite],
+      ['/console/api/events', crossSite],
+      ['/console/api/events', navigation],
+      ['/console/api/events', { ...crossSite, 'sec-fetch-site': 'same-site' }],
+      ['/console/app.js', { ...crossSite, 'sec-fetch-dest': 'script' }],
+      // A frame showing the console page is not a top-level navigation.
+      ['/', { ...navigation, 'sec-fetch-dest': 'iframe' }],
+      ['/', { ...navigation, 'sec-fetch-site': 'same-site', 'sec-fetch-dest': 'iframe' }],
+      ['/readyz', crossSite],
+    ]
+    for (const [path, headers] of cases) {
+      const answer = await call(path, { ...headers, host: 'h1.localhost' })
+      expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(403)
+      expect(errorOf(answer)).toEqual({
+        code: 403,
+        status: 'PERMISSION_DENIED',
+        message: `A request from a page of another site (Sec-Fetch-Site: ${headers['sec-fetch-site']}) is refused: open the console's page itself, or start Quarry with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.`,
+      })
+    }
+  })
+
+  it("admits a top-level navigation to the console's page, same-origin and typed-in requests, allowed origins, and clients without Fetch Metadata", async () => {
+    for (const path of ['/', '/console/index.html']) {
+      const page = await call(path, navigation)
+      expect(page.status, path).toBe(200)
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8')
+    }
+    const admitted: [string, Record<string, string>][] = [
+      ['/v1beta/corpora', {}],
+      ['/v1beta/corpora', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+      ['/v1beta/corpora', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }],
+      ['/v1beta/corpora', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty', origin: ALLOWED_ORIGIN }],
+      ['/console/api/overview', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+    ]
+    for (const [path, headers] of admitted) {
+      const answer = await call(path, headers)
+      expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(200)
+      expect(answer.headers['access-control-allow-origin']).toBe(headers['origin'])
+    }
+  })
+})
