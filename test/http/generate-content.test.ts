@@ -130,6 +130,9 @@ describe('PredictionService over gRPC (aiplatform 6.11)', () => {
       )
       await client.close()
     }
+    // Google's REST clients ask for enums as numbers: finishReason STOP is 1.
+    const asInts = await fetch(`${url}/v1/${LOCATION}/publishers/google/models/${MODEL}:generateContent?$alt=json;enum-encoding=int`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] }) })
+    expect(((await asInts.json()) as { candidates: { finishReason: unknown }[] }).candidates[0]?.finishReason).toBe(1)
   })
 
   it('answers UNIMPLEMENTED for the predictions Quarry does not serve', async () => {
