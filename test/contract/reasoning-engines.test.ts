@@ -41,7 +41,7 @@ describe('reasoning engines are saved with their memory bank', () => {
     try {
       const bank = newBank()
       const created = await bank.reasoningEngines.createReasoningEngine({ parent: 'projects/p/locations/l', reasoningEngine: { displayName: 'e', contextSpec: { memoryBankConfig: { ttlConfig: { defaultTtl: '60s' } } } } })
-      const name = created.ok ? (created.response as { response: { name: string } }).response.name : ''
+      const name = created.ok ? (created.response as unknown as { response: { name: string } }).response.name : ''
       await bank.createMemory({ parent: 'projects/p/locations/l/reasoningEngines/9', memory: { fact: 'I like tea', scope: { u: '1' } } })
       const before = await bank.reasoningEngines.getReasoningEngine({ name })
       bank.saveTo(dir)
@@ -53,7 +53,7 @@ describe('reasoning engines are saved with their memory bank', () => {
       expect(implicit.ok ? 'found' : implicit.status.code).toBe(5)
       // The config still applies after the load: a new memory expires 60 s after it is written.
       const memory = await loaded.createMemory({ parent: name, memory: { fact: 'I like jazz', scope: { u: '1' } } })
-      const m = memory.ok ? (memory.response as { response: { createTime: string; expireTime?: string } }).response : undefined
+      const m = memory.ok ? (memory.response as unknown as { response: { createTime: string; expireTime?: string } }).response : undefined
       expect(Date.parse(m?.expireTime ?? '') - Date.parse(m?.createTime ?? '')).toBe(60_000)
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -151,7 +151,7 @@ describe("an engine's ttlConfig sets the expiry of what is written", () => {
   const t0 = Date.parse('2026-05-01T00:00:00Z')
   async function engineWith(ttlConfig: Record<string, unknown>): Promise<{ mb: MemoryBank; name: string }> {
     const mb = bank({ clock: () => new Date(t0) })
-    const op = ok(await mb.reasoningEngines.createReasoningEngine({ parent: 'projects/p/locations/l', reasoningEngine: { displayName: 'e', contextSpec: { memoryBankConfig: { ttlConfig } } } })) as { response: { name: string } }
+    const op = ok(await mb.reasoningEngines.createReasoningEngine({ parent: 'projects/p/locations/l', reasoningEngine: { displayName: 'e', contextSpec: { memoryBankConfig: { ttlConfig } } } })) as unknown as { response: { name: string } }
     return { mb, name: op.response.name }
   }
   const expiry = (op: unknown): string | undefined => (op as { response: { expireTime?: string } }).response.expireTime
