@@ -18,6 +18,7 @@ function usage(): string {
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
                     [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
                     [--model MODULE] [--accept-log-loss] [--max-inflated-mb N] [--max-pages N] [--file-timeout-s N]
+                    [--max-event-streams N] [--body-timeout-seconds N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -41,6 +42,8 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   { name: 'checkpoint-seconds', value: 'N', help: 'with durability log: take a checkpoint N seconds after the first write since\nthe last one (default 30)' },
   { name: 'accept-log-loss', help: "with --data: start even when the write-ahead log is missing or damaged (refused\notherwise, saying what would be lost): replays what can be read, keeps the log aside" },
   { name: 'max-in-flight', value: 'N', help: 'requests held at once, REST and gRPC together (default 256); more get 429' },
+  { name: 'max-event-streams', value: 'N', help: "the console's event streams open at once (default 32; they hold no request slot);\nmore get 429" },
+  { name: 'body-timeout-seconds', value: 'N', help: 'a request body that sends nothing for N seconds ends with 408 (default 5)' },
   { name: 'gcs-root', value: 'DIR', help: 'folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path' },
   { name: 'import-root', value: 'DIR', repeatable: true, help: 'a folder file:// imports may read (repeatable); without one, file:// imports are refused' },
   { name: 'allowed-host', value: 'NAME', repeatable: true, help: 'answer requests for this host name too (repeatable; .example.com: and its\nsubdomains); by default only localhost and IP addresses (against DNS rebinding)' },
@@ -131,6 +134,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const maxInflatedMb = flags.value('max-inflated-mb') === undefined ? undefined : numberOption(flags, 'max-inflated-mb', { min: 0.001, max: 1_000_000, integer: false, fallback: 64 }, help)
   const maxFilePages = flags.value('max-pages') === undefined ? undefined : numberOption(flags, 'max-pages', { min: 1, max: 1_000_000_000, integer: true, fallback: 2000 }, help)
   const fileTimeoutS = flags.value('file-timeout-s') === undefined ? undefined : numberOption(flags, 'file-timeout-s', { min: 0.001, max: 1_000_000, integer: false, fallback: 60 }, help)
+  const maxEventStreams = flags.value('max-event-streams') === undefined ? undefined : numberOption(flags, 'max-event-streams', { min: 1, max: 1_000_000, integer: true, fallback: 32 }, help)
+  const bodyTimeoutSeconds = flags.value('body-timeout-seconds') === undefined ? undefined : numberOption(flags, 'body-timeout-seconds', { min: 0.001, max: 3600, integer: false, fallback: 5 }, help)
   const credentialsOut = flags.value('credentials-out')
   if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
   // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
@@ -154,6 +159,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
       grpcPort,
       durability,
       maxInFlight,
+      maxEventStreams,
+      bodyTimeoutMs: bodyTimeoutSeconds === undefined ? undefined : Math.round(bodyTimeoutSeconds * 1000),
       checkpointBytes: checkpointMb === undefined ? undefined : Math.round(checkpointMb * 1024 * 1024),
       snapshotDelayMs: checkpointSeconds === undefined ? undefined : Math.round(checkpointSeconds * 1000),
       acceptLogLoss: flags.has('accept-log-loss') ? true : undefined,
