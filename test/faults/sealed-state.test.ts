@@ -20,9 +20,15 @@ afterAll(async () => {
   for (const r of roots) rmSync(r, { recursive: true, force: true })
 })
 
+/** Starts `quarry serve`, resolved once it has printed its whole banner (the state line comes after the address). */
 const serve = async (args: readonly string[]): Promise<ServeProcess> => {
   const child = await startServe(['--embedder', 'hashing', ...args])
   children.push(child)
+  const printed = (out: string): boolean => / {2}embedder [^\n]*\n/.test(out) && (!args.includes('--accept-log-loss') || /kept aside as [^\n]*\n/.test(out))
+  while (!printed(child.output())) {
+    if (child.child.exitCode !== null) throw new Error(`quarry serve exited: ${child.output()}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
   return child
 }
 
@@ -204,12 +210,13 @@ describe('NaN and Infinity in Struct values', () => {
 
     const client = new aiplatform.v1beta1.SessionServiceClient({ apiEndpoint: '127.0.0.1', port: server.grpcPort as number, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
     try {
-      for (const [value, path] of [
+      const cases: [object, string][] = [
         [{ numberValue: Number.NaN }, 'session.sessionState.score'],
         [{ numberValue: Number.POSITIVE_INFINITY }, 'session.sessionState.score'],
         [{ structValue: { fields: { list: { listValue: { values: [{ numberValue: 1 }, { numberValue: Number.NEGATIVE_INFINITY }] } } } } }, 'session.sessionState.score.list[1]'],
-      ] as const) {
-        const error = await client.createSession({ parent, sessionId: 'grpc', session: { userId: 'u', sessionState: { fields: { score: value } } } }).then(
+      ]
+      for (const [value, path] of cases) {
+        const error = await client.createSession({ parent, sessionId: 'grpc', session: { userId: 'u', sessionState: { fields: { score: value } } } } as Parameters<typeof client.createSession>[0]).then(
           () => undefined,
           (e: unknown) => e as { code: number; details: string; statusDetails?: { fieldViolations?: { field: string }[] }[] },
         )
