@@ -1,10 +1,9 @@
-import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Label } from '../ids.js'
 import { keyAt, metricKind, scanKeys } from '../metric/kernels.js'
 import type { Metric, MetricOps } from '../metric/metric.js'
 import { simdScanKeys } from '../metric/simd.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
-import { scanPool, scanWorkers } from './scan-pool.js'
+import { scanPool, scanWorkers, type ResolvedScanOptions } from './scan-pool.js'
 import type { VectorStore } from './vector-store.js'
 
 /** What an exact scan visits: every live label below `extent`, or an explicit list of labels. */

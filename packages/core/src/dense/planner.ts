@@ -1,4 +1,26 @@
-import type { ResolvedPlannerOptions } from '../engine/options.js'
+/** How filtered and small searches choose between the exact scan and the HNSW graph. */
+export interface PlannerOptions {
+  /**
+   * Collections with at most this many records are always scanned exactly; and a filtered search
+   * whose filter is estimated to pass at most this many records scans just those exactly, however
+   * big the index (a small scope of a big index). @defaultValue 1000
+   */
+  exactBelow?: number
+  /**
+   * A narrow filter (below `postFilterAbove`) passing at most this many records is answered by
+   * scanning exactly those records; more use the graph restricted to them. @defaultValue 20000
+   */
+  exactFilterMax?: number
+  /**
+   * A filter estimated to pass at least this fraction of records post-filters a graph search
+   * over-fetched by 1/fraction, without evaluating the filter on every record. @defaultValue 0.02
+   */
+  postFilterAbove?: number
+}
+
+export type ResolvedPlannerOptions = Required<PlannerOptions>
+
+export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
 
 /**
  * How a dense search runs:

@@ -3,8 +3,28 @@ import type { Worker } from 'node:worker_threads'
 import { startEvalWorker } from '../util/eval-worker.js'
 import { cosineKeyAt, dotAt, dotAt2, dotKeyAt, keyAt, l2KeyAt, l2SquaredAt, l2SquaredAt2, metricKind, scanKeys } from '../metric/kernels.js'
 import { SIMD_SLOTS, simdScanKeys, type SimdExports, type SimdRows, type WasmMemory, type WasmModule } from '../metric/simd.js'
-import type { ResolvedScanOptions } from '../engine/options.js'
 import type { Metric } from '../metric/metric.js'
+
+/** How exact scans (brute force over many rows: `dense: 'exact'`, small indexes, filtered scans) use the machine's cores. */
+export interface ScanOptions {
+  /**
+   * Worker threads that compute one exact scan's distances beside the calling thread, from a pool
+   * the process shares (started by the first scan that needs it; it never keeps the process
+   * alive; `search` stays synchronous). 0 scans on the calling thread only. `'auto'` is one per
+   * core beside the caller's, at most 7 (`os.availableParallelism() − 1`). Results are identical
+   * either way. @defaultValue 'auto'
+   */
+  workers?: number | 'auto'
+  /**
+   * Scans of at most this many vector components (rows × dimensions) stay on the calling thread,
+   * where handing work to other threads costs more than it saves. @defaultValue 1000000 (10,000 rows of 100-d)
+   */
+  parallelAbove?: number
+}
+
+export type ResolvedScanOptions = Required<ScanOptions>
+
+export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbove: 1_000_000 }
 
 /**
  * A process-wide pool of worker threads that compute the keys of one exact scan together with the

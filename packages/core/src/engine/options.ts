@@ -1,53 +1,10 @@
 import { HNSW_DEFAULTS, type HnswOptions, type ResolvedHnswOptions } from '../dense/hnsw.js'
 import { QuarryError, describe } from '../errors.js'
 import { METRICS, type Metric } from '../metric/metric.js'
+import { PLANNER_DEFAULTS, type PlannerOptions, type ResolvedPlannerOptions } from '../dense/planner.js'
+import { SCAN_DEFAULTS, type ResolvedScanOptions, type ScanOptions } from '../dense/scan-pool.js'
 import { BM25_DEFAULTS, type Bm25Params } from '../sparse/bm25.js'
 import { resolveAnalyzerOptions, type AnalyzerOptions, type ResolvedAnalyzerOptions } from '../text/analyzer-options.js'
-
-/** How filtered and small searches choose between the exact scan and the HNSW graph. */
-export interface PlannerOptions {
-  /**
-   * Collections with at most this many records are always scanned exactly; and a filtered search
-   * whose filter is estimated to pass at most this many records scans just those exactly, however
-   * big the index (a small scope of a big index). @defaultValue 1000
-   */
-  exactBelow?: number
-  /**
-   * A narrow filter (below `postFilterAbove`) passing at most this many records is answered by
-   * scanning exactly those records; more use the graph restricted to them. @defaultValue 20000
-   */
-  exactFilterMax?: number
-  /**
-   * A filter estimated to pass at least this fraction of records post-filters a graph search
-   * over-fetched by 1/fraction, without evaluating the filter on every record. @defaultValue 0.02
-   */
-  postFilterAbove?: number
-}
-
-export type ResolvedPlannerOptions = Required<PlannerOptions>
-
-export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
-
-/** How exact scans (brute force over many rows: `dense: 'exact'`, small indexes, filtered scans) use the machine's cores. */
-export interface ScanOptions {
-  /**
-   * Worker threads that compute one exact scan's distances beside the calling thread, from a pool
-   * the process shares (started by the first scan that needs it; it never keeps the process
-   * alive; `search` stays synchronous). 0 scans on the calling thread only. `'auto'` is one per
-   * core beside the caller's, at most 7 (`os.availableParallelism() − 1`). Results are identical
-   * either way. @defaultValue 'auto'
-   */
-  workers?: number | 'auto'
-  /**
-   * Scans of at most this many vector components (rows × dimensions) stay on the calling thread,
-   * where handing work to other threads costs more than it saves. @defaultValue 1000000 (10,000 rows of 100-d)
-   */
-  parallelAbove?: number
-}
-
-export type ResolvedScanOptions = Required<ScanOptions>
-
-export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbove: 1_000_000 }
 
 /** Full-text (BM25) options. */
 export interface TextOptions {

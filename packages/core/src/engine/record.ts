@@ -1,12 +1,9 @@
 import { QuarryError, describe } from '../errors.js'
 import { validateId } from '../ids.js'
+import type { Metadata, MetadataValue } from '../filter/values.js'
 import type { PreparedSparse, SparseIndex } from '../sparse/sparse-index.js'
 
-/** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list, datetime). */
-export type MetadataValue = string | number | boolean | readonly string[] | Date
-
-/** Metadata of a record: flat, JSON-serializable key/value pairs. */
-export type Metadata = Record<string, MetadataValue>
+export type { Metadata, MetadataValue }
 
 /** Text of a record: one string, or named fields (boosted by the index's `text.fields`). */
 export type TextInput = string | Readonly<Record<string, string>>

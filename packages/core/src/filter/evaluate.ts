@@ -1,4 +1,4 @@
-import type { Metadata } from '../engine/record.js'
+import type { Metadata } from './values.js'
 import type { Filter } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed } from './values.js'
 

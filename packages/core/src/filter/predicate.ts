@@ -1,6 +1,6 @@
 import { QuarryError } from '../errors.js'
 import type { Label } from '../ids.js'
-import type { Metadata } from '../engine/record.js'
+import type { Metadata } from './values.js'
 import { Bitset } from '../util/bitset.js'
 
 /**

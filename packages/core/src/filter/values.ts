@@ -1,5 +1,10 @@
-import type { MetadataValue } from '../engine/record.js'
 import type { FilterScalar } from './ast.js'
+
+/** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list, datetime). */
+export type MetadataValue = string | number | boolean | readonly string[] | Date
+
+/** Metadata of a record: flat, JSON-serializable key/value pairs. */
+export type Metadata = Record<string, MetadataValue>
 
 /** The type of a metadata value as filters see it. Comparisons only match within one kind. */
 export type ValueKind = 'string' | 'number' | 'boolean' | 'datetime' | 'list'
