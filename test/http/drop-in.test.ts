@@ -50,6 +50,8 @@ const PAIRS = [
   { name: 'aiplatform v1beta1 VertexRagServiceClient', google: aiplatform.v1beta1.VertexRagServiceClient, make: () => new v1beta1.VertexRagServiceClient({ embedder }), count: 334 },
   { name: 'aiplatform v1beta1 VertexRagDataServiceClient', google: aiplatform.v1beta1.VertexRagDataServiceClient, make: () => new v1beta1.VertexRagDataServiceClient({ embedder }), count: 371 },
   { name: 'aiplatform v1beta1 MemoryBankServiceClient', google: aiplatform.v1beta1.MemoryBankServiceClient, make: () => new v1beta1.MemoryBankServiceClient({ embedder }), count: 338 },
+  { name: 'aiplatform v1beta1 ReasoningEngineServiceClient', google: aiplatform.v1beta1.ReasoningEngineServiceClient, make: () => new v1beta1.ReasoningEngineServiceClient({ embedder }), count: 338 },
+  { name: 'aiplatform v1 ReasoningEngineServiceClient', google: aiplatform.v1.ReasoningEngineServiceClient, make: () => new v1.ReasoningEngineServiceClient({ embedder }), count: 285 },
   { name: 'generativelanguage v1beta RetrieverServiceClient', google: v1beta.RetrieverServiceClient, make: () => new RetrieverServiceClient({ embedder }), count: 54 },
 ] as const
 

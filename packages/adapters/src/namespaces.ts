@@ -1,5 +1,6 @@
 import { MemoryBankServiceClient, type MemoryBankClientOptions } from './memory-bank/client.js'
 import { SessionServiceClient, type SessionClientOptions } from './memory-bank/session-client.js'
+import { ReasoningEngineServiceClient, type ReasoningEngineClientOptions } from './memory-bank/engine-client.js'
 import { VertexRagDataServiceClient, VertexRagServiceClient, type VertexRagClientOptions } from './vertex-rag/client.js'
 
 /**
@@ -29,6 +30,12 @@ export const v1 = {
       super({ ...options, version: 'v1' })
     }
   },
+  /** Agent Engine resources under v1: the same engines as v1beta1's. */
+  ReasoningEngineServiceClient: class extends ReasoningEngineServiceClient {
+    constructor(options: ReasoningEngineClientOptions = {}) {
+      super({ ...options, version: 'v1' })
+    }
+  },
 }
 
 export const v1beta1 = {
@@ -49,6 +56,11 @@ export const v1beta1 = {
   },
   SessionServiceClient: class extends SessionServiceClient {
     constructor(options: SessionClientOptions = {}) {
+      super({ ...options, version: 'v1beta1' })
+    }
+  },
+  ReasoningEngineServiceClient: class extends ReasoningEngineServiceClient {
+    constructor(options: ReasoningEngineClientOptions = {}) {
       super({ ...options, version: 'v1beta1' })
     }
   },
