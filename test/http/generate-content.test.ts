@@ -112,7 +112,9 @@ describe("ADK's LlmAgent with a VertexRagRetrievalTool", () => {
 describe('PredictionService over gRPC (aiplatform 6.11)', () => {
   it('answers as REST does, v1 and v1beta1', async () => {
     for (const version of ['v1', 'v1beta1'] as const) {
-      const client = new aiplatform[version].PredictionServiceClient({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
+      const options = { apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
+      // v1's client has the same calling shape; typed as v1beta1's so the union stays callable.
+      const client = (version === 'v1' ? new aiplatform.v1.PredictionServiceClient(options) : new aiplatform.v1beta1.PredictionServiceClient(options)) as unknown as InstanceType<typeof aiplatform.v1beta1.PredictionServiceClient>
       const request = {
         model: `${LOCATION}/publishers/google/models/${MODEL}`,
         contents: [{ role: 'user', parts: [{ text: 'Emma and matchmaking' }] }],

@@ -106,7 +106,7 @@ type Unary = (request: unknown, callback: (error: { code: number } | null, respo
 /** The steps through grpc-js, the shipped protos loaded as Google's Node clients load theirs (proto-loader, proto3 JSON out). */
 async function runNode(target: string, prefix: string): Promise<{ answers: unknown[]; names: Map<string, string> }> {
   const gaxRequire = createRequire(clientRequire.resolve('google-gax'))
-  const loader = gaxRequire('@grpc/proto-loader') as typeof import('@grpc/proto-loader')
+  const loader = gaxRequire('@grpc/proto-loader') as { loadSync(files: string[], options: Record<string, unknown>): Parameters<typeof grpc.loadPackageDefinition>[0] }
   const services = [...new Set(steps.map((s) => s.service))]
   const files = services.map((s) => {
     const [pkg, name] = [s.slice(0, s.lastIndexOf('.')), s.slice(s.lastIndexOf('.') + 1)]
