@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inflatingPdf, wordsText } from '../support/hostile-files.js'
+import { multipartUpload } from '../support/multipart-upload.js'
 import { startServe, type ServeProcess } from '../support/quarry-process.js'
 
 /**
@@ -50,14 +51,8 @@ async function createCorpus(server: ServeProcess): Promise<string> {
 }
 
 function upload(server: ServeProcess, corpus: string, name: string, content: string | Uint8Array): Promise<{ status: number; ms: number; json: Record<string, unknown> }> {
-  const boundary = 'quarry-bounds-boundary'
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="metadata"\r\ncontent-type: application/json\r\n\r\n${JSON.stringify({ ragFile: { displayName: name } })}\r\n`),
-    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${name}"\r\ncontent-type: application/octet-stream\r\n\r\n`),
-    Buffer.from(content),
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ])
-  return call(server, 'POST', `/upload/v1beta1/${corpus}/ragFiles:upload`, new Uint8Array(body), { 'content-type': `multipart/form-data; boundary=${boundary}` })
+  const { body, contentType } = multipartUpload(name, content)
+  return call(server, 'POST', `/upload/v1beta1/${corpus}/ragFiles:upload`, body, { 'content-type': contentType })
 }
 
 /** Plain GETs, one after another, until `during` settles: their times. */

@@ -1,7 +1,7 @@
 import { extname } from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { outsideWrites } from '../rpc/replay.js'
-import type { AnalysisInput, WireOfAnalysis } from './analysis.js'
+import type { AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 import { overBound } from './file-bounds.js'
 import { startThread } from './threads.js'
 
@@ -96,8 +96,9 @@ class BoundedThreads {
         new Promise((resolve) => {
           let thread: Worker
           const fail = (): void => {
+            // Said once, by the first of the threads that could not start.
+            if (!this.#unavailable) process.emitWarning('a thread to read files on could not start; Quarry reads files on the calling thread from now on, without a time bound.', { code: 'QUARRY_FILE_THREAD' })
             this.#unavailable = true
-            process.emitWarning('a thread to read files on could not start; Quarry reads files on the calling thread from now on, without a time bound.', { code: 'QUARRY_FILE_THREAD' })
             resolve(undefined)
           }
           try {
@@ -109,8 +110,12 @@ class BoundedThreads {
           thread.once('error', onExit).once('exit', onExit)
           thread.once('message', (reply: Reply) => {
             thread.off('error', onExit).off('exit', onExit)
-            if ('ready' in reply) resolve(thread)
-            else fail()
+            if (!('ready' in reply)) return fail()
+            // A kept thread that dies while idle is not handed the next file.
+            thread.on('exit', () => {
+              if (this.#idle === thread) this.#idle = undefined
+            })
+            resolve(thread)
           })
         }),
     )
