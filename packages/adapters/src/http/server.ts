@@ -120,7 +120,7 @@ export function createRestServer(options: RestOptions): Server {
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
     const path = url.pathname.replace(/%3A/gi, ':')
     // The local OAuth token exchange of application-default credentials (token-exchange.ts).
-    if (isTokenPath(path)) return answerTokenPath(req, res, path)
+    if (isTokenPath(path)) return answerTokenPath(req, res, path, body)
     const candidates = routes.filter((r) => r.compiled.test(path))
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {

@@ -57,21 +57,16 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text)
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+/** The form of the token request, from its body (read by the server's admission before any route). */
+function readForm(req: IncomingMessage, body: Buffer): URLSearchParams {
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? ''
   if (type !== 'application/x-www-form-urlencoded') {
     throw new OAuthFailure(400, 'invalid_request', `Send the token request form-encoded (Content-Type application/x-www-form-urlencoded, RFC 8693); received ${type === '' ? 'no Content-Type' : `"${type.slice(0, 100)}"`}.`)
   }
   const tooLarge = new OAuthFailure(413, 'invalid_request', `The token request is larger than ${MAX_TOKEN_BODY} bytes.`)
   if (Number(req.headers['content-length'] ?? 0) > MAX_TOKEN_BODY) throw tooLarge
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > MAX_TOKEN_BODY) throw tooLarge
-    chunks.push(chunk as Buffer)
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+  if (body.length > MAX_TOKEN_BODY) throw tooLarge
+  return new URLSearchParams(body.toString('utf8'))
 }
 
 /** A parameter given at most once (RFC 6749 §3.2), or undefined when absent or empty. */
@@ -88,9 +83,9 @@ function required(form: URLSearchParams, name: string, example: string): string 
 }
 
 /** The RFC 8693 exchange: checks the form, then answers the local access token. */
-async function exchange(req: IncomingMessage, res: ServerResponse): Promise<void> {
+function exchange(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   if (req.method !== 'POST') throw new OAuthFailure(405, 'invalid_request', `${TOKEN_PATH} takes POST (an RFC 8693 token exchange); received ${String(req.method).slice(0, 20)}.`, { allow: 'POST' })
-  const form = await readForm(req)
+  const form = readForm(req, body)
   const grant = required(form, 'grant_type', GRANT_TYPE)
   if (grant !== GRANT_TYPE) throw new OAuthFailure(400, 'unsupported_grant_type', `grant_type must be ${GRANT_TYPE}; received "${grant.slice(0, 100)}".`)
   required(form, 'subject_token', 'any value: every subject token is accepted locally')
@@ -113,9 +108,9 @@ function subjectToken(req: IncomingMessage, res: ServerResponse): void {
  * Host / Origin guard). Bad requests get OAuth error JSON; anything unexpected is rethrown for the
  * server's INTERNAL answer.
  */
-export async function answerTokenPath(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+export async function answerTokenPath(req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): Promise<void> {
   try {
-    if (path === TOKEN_PATH) await exchange(req, res)
+    if (path === TOKEN_PATH) exchange(req, res, body)
     else subjectToken(req, res)
   } catch (error) {
     if (!(error instanceof OAuthFailure)) throw error
