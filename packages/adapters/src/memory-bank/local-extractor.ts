@@ -1,4 +1,4 @@
-import type { ExtractEvent, ExtractRequest } from './options.js'
+import type { ExtractEvent, ExtractRequest } from './extractor.js'
 import { normalizeFact } from './facts.js'
 
 /**
