@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto'
 import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
 import { analyzeBounded, needsThread } from './bounded-analysis.js'
+import type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 import type { ChunkingPlan } from './chunking.js'
 import { extractText } from './extract.js'
 import type { FileBounds } from './file-bounds.js'
 import { yieldTurn } from './slices.js'
-import type { RagFileTypeName } from './resources.js'
 import { readSource, type ReadResult, type SourceFile } from './sources.js'
+
+export type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 
 /**
  * What a file's ingest needs before embedding, a function of its bytes, name and chunking alone:
@@ -16,23 +18,6 @@ import { readSource, type ReadResult, type SourceFile } from './sources.js'
 
 /** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
 const analyzer = new Analyzer()
-
-/** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
-export type Analysis =
-  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
-  /** `bound`: over a bound of file-bounds.ts. */
-  | { readonly ok: false; readonly message: string; readonly bound?: true }
-
-/** What {@link analyzeFile} reads of a file. */
-export interface AnalysisInput {
-  /** Name whose extension says how to read the bytes. */
-  readonly readAs: string
-  /** How messages name the file (its URI or display name; never a local path). */
-  readonly label: string
-  readonly bytes: Uint8Array
-  readonly chunking: ChunkingPlan
-  readonly bounds: FileBounds
-}
 
 /** Bytes hashed between two turns of the event loop (a millisecond's work or a few on a busy machine). */
 const HASH_SLICE = 256 * 1024
@@ -158,9 +143,6 @@ export function fromWire(wire: WireAnalysis): SourceAnalysis {
   const vectors = flat ? splitVectors(flat, ready.pieces.length) : undefined
   return { read: { ok: true, bytes }, sha256, analysis: ready, ...(vectors ? { vectors } : {}) }
 }
-
-/** An {@link Analysis} as it crosses between threads: the chunks as offsets into the text. */
-export type WireOfAnalysis = Exclude<Analysis, { ok: true }> | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: Int32Array }
 
 export function analysisToWire(analysis: Analysis): WireOfAnalysis {
   if (!analysis.ok) return analysis
