@@ -192,6 +192,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
   console.log('  Vertex AI RAG       v1, v1beta1  /{v}/projects/*/locations/*:retrieveContexts, .../ragCorpora...')
   console.log('  Memory Bank         v1beta1  /v1beta1/projects/*/locations/*/reasoningEngines/*/memories...')
+  console.log(`  generateContent     v1, v1beta1  /{v}/projects/*/locations/*/publishers/*/models/*:generateContent (${model === undefined ? 'the labelled local model; --model MODULE for yours' : `the model of ${modelPath}`})`)
   if (boundGrpc !== undefined) {
     const endpoint = host.includes(':') ? `[${host}]` : host
     console.log(`  gRPC on ${endpoint}:${boundGrpc} (plaintext): Google's clients with { apiEndpoint: '${host}', port: ${boundGrpc}, sslCreds: grpc.credentials.createInsecure() }`)
