@@ -71,9 +71,13 @@ export function createRestServer(options: RestOptions): Server {
     const headers = req.headers
     const rawPath = (req.url ?? '/').split('?', 1)[0] as string
     const admitted = checkAccess({ host: headers.host, origin: headers.origin }, options.boundHost(), access)
-    const refused = admitted.ok
-      ? refuseOtherSite({ site: headers['sec-fetch-site'], mode: headers['sec-fetch-mode'], dest: headers['sec-fetch-dest'] }, admitted.cors !== undefined, () => site?.isPage(rawPath) ?? false)
-      : admitted.message
+    // Only browsers send Fetch Metadata: other clients skip the check.
+    const fetchSite = headers['sec-fetch-site']
+    const refused = !admitted.ok
+      ? admitted.message
+      : fetchSite === undefined
+        ? undefined
+        : refuseOtherSite({ site: fetchSite, mode: headers['sec-fetch-mode'], dest: headers['sec-fetch-dest'] }, admitted.cors !== undefined, site?.isPage(rawPath) ?? false)
     if (refused !== undefined) {
       await drain(req, maxBody, receiving)
       sendStatus(res, rpcStatus('PERMISSION_DENIED', refused), 403)

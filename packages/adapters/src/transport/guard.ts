@@ -107,9 +107,9 @@ export function preflightHeaders(origin: string, requestedHeaders: string | unde
   }
 }
 
-/** The Fetch Metadata of a request (absent from non-browser clients). */
+/** The Fetch Metadata of a request from a browser (`Sec-Fetch-Site`, `-Mode`, `-Dest`). */
 export interface FetchMetadata {
-  readonly site: string | undefined
+  readonly site: string
   readonly mode: string | undefined
   readonly dest: string | undefined
 }
@@ -117,12 +117,12 @@ export interface FetchMetadata {
 /**
  * Refuses (with the message) a request a page of another site made — `Sec-Fetch-Site` `cross-site`
  * or `same-site` — unless CORS allowed its origin (`corsAllowed`) or it is a top-level navigation
- * to the console's page (`isPage`, asked only then). Undefined: admitted.
+ * to the console's page (`isPage`). Undefined: admitted. Requests without the header (non-browser
+ * clients) are not asked about: the caller skips them.
  */
-export function refuseOtherSite(fetch: FetchMetadata, corsAllowed: boolean, isPage: () => boolean): string | undefined {
+export function refuseOtherSite(fetch: FetchMetadata, corsAllowed: boolean, isPage: boolean): string | undefined {
   const site = fetch.site
-  // The hot path: non-browser clients and same-origin pages.
-  if (site === undefined || site === 'same-origin' || site === 'none' || corsAllowed) return undefined
-  if (fetch.mode === 'navigate' && fetch.dest === 'document' && isPage()) return undefined
+  if (site === 'same-origin' || site === 'none' || corsAllowed) return undefined
+  if (isPage && fetch.mode === 'navigate' && fetch.dest === 'document') return undefined
   return `A request from a page of another site (Sec-Fetch-Site: ${site.slice(0, 20)}) is refused: open the console's page itself, or start Quarry with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.`
 }
