@@ -4,7 +4,7 @@ import { checkAccess } from '../transport/guard.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
-import type { InFlight } from '../transport/in-flight.js'
+import { clientOf, type InFlight } from '../transport/in-flight.js'
 import { decodeRequest, encodeMessage, encodeStatus, type Decoded } from './codec.js'
 import { loadServiceProtos, serviceOf, type ProtoRoot } from './protos.js'
 
@@ -117,8 +117,12 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
         if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
         if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message, call.request.violations)))
         if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
+        // Called once the whole request message has arrived: a stalled stream holds no slot.
         const inFlight = options.inFlight
-        if (!inFlight.enter()) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message())))
+        // The peer is `address:port` (grpc-js joins the socket's two, IPv6 unbracketed).
+        const peer = call.getPeer()
+        const client = clientOf(peer.slice(0, Math.max(0, peer.lastIndexOf(':'))))
+        if (!inFlight.enter(client)) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message(client))))
         // A cancel aborts the signal; the deadline is passed as a time (gRPC reports both as "cancelled").
         const controller = new AbortController()
         const abandon = (): void => controller.abort()
@@ -132,7 +136,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
             callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
           })
           .finally(() => {
-            inFlight.leave()
+            inFlight.leave(client)
             call.removeListener('cancelled', abandon)
           })
       }
