@@ -73,8 +73,11 @@ describe("Quarry's HNSW path against the exact oracle, on generated records, que
     fc.assert(
       fc.property(
         recordsArbitrary({ dimensions: DIM, metric, components: 'uniform', fields: FIELDS, minLength: 50, maxLength: 300, id: idArbitrary({ maxLength: 6 }) }),
-        fc.array(fc.tuple(vectorArbitrary({ dimensions: DIM, metric, components: 'uniform' }), fc.option(filterArbitrary({ fields: FIELDS, maxDepth: 2 }), { nil: undefined })), { minLength: 1, maxLength: 5 }),
-        (records, queries) => {
+        // Every run has one unfiltered query, so the graph path is always taken at least once.
+        vectorArbitrary({ dimensions: DIM, metric, components: 'uniform' }),
+        fc.array(fc.tuple(vectorArbitrary({ dimensions: DIM, metric, components: 'uniform' }), fc.option(filterArbitrary({ fields: FIELDS, maxDepth: 2 }), { nil: undefined })), { minLength: 0, maxLength: 4 }),
+        (records, unfiltered, filtered) => {
+          const queries: [number[], (typeof filtered)[number][1]][] = [[unfiltered, undefined], ...filtered]
           const index = createIndex({ dimensions: DIM, metric, planner: { exactBelow: 0 } })
           const oracle = exactOracle({ dimensions: DIM, metric })
           index.addMany(records)
