@@ -464,7 +464,9 @@ describe('the gRPC services come from the method tables and the shipped protos',
     // which has no v1 MemoryBankService at all: v1 Memory Bank is served over REST only.
     const newer = ['PurgeMemories', 'RollbackMemory', 'ListMemoryRevisions', 'GetMemoryRevision']
     const v1 = ['CreateMemory', 'GetMemory', 'UpdateMemory', 'ListMemories', 'DeleteMemory', 'GenerateMemories', 'RetrieveMemories', ...newer]
-    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`)])
+    // StreamQueryReasoningEngine streams its answer (a server stream, which the gRPC server does not bind): REST only, UNIMPLEMENTED there.
+    const streamQuery = ['v1beta1', 'v1'].map((v) => `google.cloud.aiplatform.${v}.ReasoningEngineExecutionService.StreamQueryReasoningEngine`)
+    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`), ...streamQuery])
     const services = new Set(server.paths.map((p) => p.split('/')[1]))
     expect([...services]).toEqual([
       'google.ai.generativelanguage.v1beta.RetrieverService',
@@ -475,6 +477,10 @@ describe('the gRPC services come from the method tables and the shipped protos',
       'google.cloud.aiplatform.v1beta1.MemoryBankService',
       'google.cloud.aiplatform.v1beta1.SessionService',
       'google.cloud.aiplatform.v1.SessionService',
+      'google.cloud.aiplatform.v1beta1.ReasoningEngineService',
+      'google.cloud.aiplatform.v1beta1.ReasoningEngineExecutionService',
+      'google.cloud.aiplatform.v1.ReasoningEngineService',
+      'google.cloud.aiplatform.v1.ReasoningEngineExecutionService',
       'google.cloud.aiplatform.v1.PredictionService',
       'google.cloud.aiplatform.v1beta1.PredictionService',
       'google.longrunning.Operations',
@@ -492,12 +498,13 @@ describe('the gRPC services come from the method tables and the shipped protos',
     const languageProtos = require('@google-ai/generativelanguage/build/protos/protos.json') as Nested
     const clientMethods = [
       ...methodsOf(languageProtos, 'google.ai.generativelanguage.v1beta.RetrieverService'),
-      ...['v1.VertexRagService', 'v1.VertexRagDataService', 'v1beta1.VertexRagService', 'v1beta1.VertexRagDataService', 'v1beta1.MemoryBankService', 'v1beta1.SessionService', 'v1.SessionService'].flatMap((s) => methodsOf(aiplatformProtos, `google.cloud.aiplatform.${s}`)),
+      ...['v1.VertexRagService', 'v1.VertexRagDataService', 'v1beta1.VertexRagService', 'v1beta1.VertexRagDataService', 'v1beta1.MemoryBankService', 'v1beta1.SessionService', 'v1.SessionService', 'v1beta1.ReasoningEngineService', 'v1.ReasoningEngineService'].flatMap((s) => methodsOf(aiplatformProtos, `google.cloud.aiplatform.${s}`)),
     ]
-    // Agent Engine Sessions: 7 RPCs in each version.
-    expect(clientMethods.length).toBe(74 + 14)
+    // Agent Engine Sessions: 7 RPCs in each version; ReasoningEngineService: 5 in each.
+    expect(clientMethods.length).toBe(74 + 14 + 10)
     expect(server.paths.filter((p) => clientMethods.includes(p))).toEqual(clientMethods)
     // PredictionService: its unary RPCs, 7 in v1 and 8 in v1beta1 (generateContent served, the others UNIMPLEMENTED).
-    expect(server.paths.length).toBe(84 + 14 + 15)
+    // ReasoningEngineService (5) and the execution service's unary query RPCs (3, UNIMPLEMENTED) in each version.
+    expect(server.paths.length).toBe(84 + 14 + 15 + 16)
   })
 })
