@@ -1,6 +1,7 @@
 import type { Bm25Params } from '../sparse/bm25.js'
 import { PostingList } from '../sparse/postings.js'
-import { NO_TEXT, SparseIndex } from '../sparse/sparse-index.js'
+import { NO_TEXT } from '../sparse/forward.js'
+import { SparseIndex } from '../sparse/sparse-index.js'
 import { ValueIndex, type FieldSnapshot, type LabelLists } from '../filter/value-index.js'
 import type { SectionReader, SectionWriter } from './sections.js'
 import type { Steps } from './steps.js'

@@ -2,6 +2,7 @@ import type { Label } from '../ids.js'
 import type { TieBreak } from '../util/top-k.js'
 import { idf, tfPart, upperBound, type Bm25Params } from './bm25.js'
 import { MaxScoreRun, remainingBounds, type ScoredTerm } from './max-score.js'
+import { ForwardEntries, type ForwardEntry } from './forward.js'
 import { PostingList } from './postings.js'
 import type { TermCounts, TermVocabulary } from '../text/term-counts.js'
 
@@ -58,44 +59,24 @@ export interface SparseSearchStats {
   readonly candidates: number
 }
 
-/** A forward entry's count in {@link ForwardColumns} for a label with no entry (not indexed). */
-export const NO_TEXT = 0xffff_ffff
-
-/**
- * Forward entries as columns, as a snapshot stores them: each label's number of terms (NO_TEXT:
- * none), then every entry's term ids and tfs one after the other in label order, as `P` (one
- * array, or consecutive parts).
- */
-interface ForwardColumns<P> {
-  readonly counts: Uint32Array
-  readonly ids: P extends 'parts' ? readonly Uint32Array[] : Uint32Array
-  readonly tfs: P extends 'parts' ? readonly Float32Array[] : Float32Array
-}
-
 /** A text index as a snapshot stores it: everything search reads, nothing derived again on load. */
 interface SparseSnapshot<P extends 'parts' | 'whole' = 'whole'> {
   /** The vocabulary by term id (terms without postings included: ids are kept). */
   readonly terms: readonly string[]
   /** Postings by term id, in their in-memory order, with their exact bounds. */
   readonly postings: readonly PostingList[]
-  /** Forward entries by label (`counts` as long as the extent). */
-  readonly forward: ForwardColumns<P>
+  /**
+   * Forward entries by label: each label's number of terms (NO_TEXT: none), then every entry's
+   * term ids and tfs one after the other in label order, as one array or consecutive parts.
+   */
+  readonly forward: {
+    readonly counts: Uint32Array
+    readonly ids: P extends 'parts' ? readonly Uint32Array[] : Uint32Array
+    readonly tfs: P extends 'parts' ? readonly Float32Array[] : Float32Array
+  }
   /** Document lengths by label (0 where none), at least as long as the forward counts. */
   readonly lengths: Float64Array
   readonly totalLength: number
-}
-
-/**
- * The forward entries a snapshot was loaded with, kept as they were read (no object per record):
- * label l's term ids and tfs are ids / tfs [starts[l], starts[l + 1]) while live[l] is 1. A label
- * changed or removed since is cleared from `live` (its new entry, if any, goes to the per-label
- * entries).
- */
-interface LoadedForward {
-  readonly starts: Float64Array
-  readonly ids: Uint32Array
-  readonly tfs: Float32Array
-  readonly live: Uint8Array
 }
 
 /**
@@ -108,20 +89,15 @@ export class SparseIndex {
   readonly #termIds = new Map<string, number>()
   readonly #terms: string[] = []
   readonly #postings: PostingList[] = []
-  /**
-   * Forward index by label: term ids ascending and their tfs; undefined when not indexed or when
-   * the entry is still the loaded one (#loaded).
-   */
-  readonly #forward: ({ ids: Uint32Array; tfs: Float32Array } | undefined)[] = []
-  /** Entries as a snapshot was loaded (see {@link LoadedForward}); labels beyond it have none there. */
-  #loaded: LoadedForward = NOTHING_LOADED
+  /** Forward index by label: term ids ascending and their tfs. */
+  #forward = ForwardEntries.empty()
   #lengths = new Float64Array(1024)
   #documents = 0
   #totalLength = 0
   /** Reused score accumulator by label, and the labels touched in the current search. */
   #acc = new Float64Array(1024)
   /** Reused by {@link set}. */
-  #scratch: Scratch = { keys: new Float64Array(256), weights: new Float64Array(256) }
+  #scratch = scratchOf(256)
   /** For counted documents: term id + 1 by id of {@link #vocabularyEpoch}'s vocabulary (0: not looked up yet). */
   #fromVocabulary = new Int32Array(1024)
   #vocabularyEpoch: object | undefined
@@ -152,19 +128,9 @@ export class SparseIndex {
     return this.#terms
   }
 
-  /** A label's forward entry: term ids ascending and their tfs (for snapshots). */
-  forward(label: Label): { readonly ids: Uint32Array; readonly tfs: Float32Array } | undefined {
-    const entry = this.#forward[label]
-    if (entry !== undefined || !this.#isLoaded(label)) return entry
-    const { starts, ids, tfs } = this.#loaded
-    const from = starts[label] as number
-    const to = starts[label + 1] as number
-    return { ids: ids.subarray(from, to), tfs: tfs.subarray(from, to) }
-  }
-
-  /** True when the label's entry is the loaded one (unchanged since the load). */
-  #isLoaded(label: number): boolean {
-    return label < this.#loaded.live.length && this.#loaded.live[label] === 1
+  /** A label's forward entry: term ids ascending and their tfs (views, valid until the next change). */
+  forward(label: Label): ForwardEntry | undefined {
+    return this.#forward.get(label)
   }
 
   /** A document's (weighted) length. */
@@ -179,62 +145,25 @@ export class SparseIndex {
 
   /**
    * The index's data, for a snapshot (live arrays: write them before the index changes). The
-   * forward ids and tfs come as parts, loaded entries still in place as runs of the loaded arrays.
+   * forward ids and tfs come as parts (runs of the forward columns).
    */
   snapshot(extent: number): SparseSnapshot<'parts'> {
-    const index = this
+    const forward = this.#forward
     return {
       terms: this.#terms,
       postings: this.#postings,
       // Built only when read (a writer of the postings alone does not need it).
       get forward() {
-        return index.#forwardColumns(extent)
+        return forward.columns(extent)
       },
       lengths: this.#lengths.subarray(0, extent),
       totalLength: this.#totalLength,
     }
   }
 
-  #forwardColumns(extent: number): ForwardColumns<'parts'> {
-    const counts = new Uint32Array(extent)
-    const ids: Uint32Array[] = []
-    const tfs: Float32Array[] = []
-    const loaded = this.#loaded
-    // A run of consecutive labels whose entries are still the loaded ones: one part.
-    let runFrom = -1
-    let runTo = -1
-    const endRun = (): void => {
-      if (runFrom < runTo) {
-        ids.push(loaded.ids.subarray(runFrom, runTo))
-        tfs.push(loaded.tfs.subarray(runFrom, runTo))
-      }
-      runFrom = runTo = -1
-    }
-    for (let label = 0; label < extent; label++) {
-      const entry = this.#forward[label]
-      if (entry !== undefined) {
-        endRun()
-        counts[label] = entry.ids.length
-        ids.push(entry.ids)
-        tfs.push(entry.tfs)
-      } else if (this.#isLoaded(label)) {
-        const from = loaded.starts[label] as number
-        const to = loaded.starts[label + 1] as number
-        if (runTo !== from) endRun()
-        if (runFrom < 0) runFrom = from
-        runTo = to
-        counts[label] = to - from
-      } else {
-        counts[label] = NO_TEXT
-      }
-    }
-    endRun()
-    return { counts, ids, tfs }
-  }
-
   /**
    * An index holding exactly what {@link snapshot} gave (its arrays adopted, not copied: the
-   * forward entries stay in the given columns until a label changes); undefined when they do not
+   * forward entries stay in the given columns until an entry is added); undefined when they do not
    * fit together (a term twice, forward counts that do not sum to the length of its ids and tfs).
    */
   static fromSnapshot(params: Bm25Params, data: SparseSnapshot): SparseIndex | undefined {
@@ -245,31 +174,15 @@ export class SparseIndex {
     })
     if (index.#termIds.size !== data.terms.length) return undefined
     index.#postings.push(...data.postings)
-    const { counts } = data.forward
-    const extent = counts.length
-    const starts = new Float64Array(extent + 1)
-    const live = new Uint8Array(extent)
-    let documents = 0
-    let at = 0
-    for (let label = 0; label < extent; label++) {
-      const n = counts[label] as number
-      if (n !== NO_TEXT) {
-        live[label] = 1
-        documents++
-        at += n
-      }
-      starts[label + 1] = at
-      // Holds no entry (the loaded one is in #loaded) but keeps the array dense up to the extent.
-      index.#forward.push(undefined)
-    }
-    if (at !== data.forward.ids.length || at !== data.forward.tfs.length) return undefined
-    index.#loaded = { starts, ids: data.forward.ids, tfs: data.forward.tfs, live }
+    const forward = ForwardEntries.fromColumns(data.forward.counts, data.forward.ids, data.forward.tfs)
+    if (!forward) return undefined
+    index.#forward = forward
     let size = 1024
     while (size < data.lengths.length) size *= 2
     index.#lengths = new Float64Array(size)
     index.#lengths.set(data.lengths)
     index.#acc = new Float64Array(size)
-    index.#documents = documents
+    index.#documents = forward.documents(data.forward.counts.length)
     index.#totalLength = data.totalLength
     return index
   }
@@ -281,12 +194,12 @@ export class SparseIndex {
   }
 
   has(label: Label): boolean {
-    return this.#forward[label] !== undefined || this.#isLoaded(label)
+    return this.#forward.has(label)
   }
 
   /** Indexes a document under `label` (replacing what the label had). */
   set(label: Label, doc: SparseDocument): void {
-    this.#insert(label, this.#entryOf(doc), doc.length)
+    this.#insertSorted(label, 'counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms, (term) => this.#termId(term)), doc.length)
   }
 
   /**
@@ -308,7 +221,7 @@ export class SparseIndex {
    * prepared document is only read, so it may serve several labels.
    */
   setPrepared(label: Label, doc: PreparedSparse): void {
-    if (doc.fresh.length === 0) return this.#insert(label, doc.entry, doc.length)
+    if (doc.fresh.length === 0) return this.#insert(label, doc.entry.ids, doc.entry.tfs, doc.entry.ids.length, doc.length)
     // Its known terms and its fresh ones (numbered now, in their order in the document), sorted by id.
     const { ids, tfs } = doc.entry
     const { keys, weights } = this.#scratchFor(ids.length + doc.fresh.length)
@@ -322,29 +235,29 @@ export class SparseIndex {
       keys[n] = this.#termId(term) * PACKED_POSITIONS + n
       n++
     })
-    this.#insert(label, this.#sortedEntry(n), doc.length)
+    this.#insertSorted(label, n, doc.length)
   }
 
-  /** A document's forward entry: its term ids (new ones numbered now) ascending and their tfs. */
-  #entryOf(doc: SparseDocument): { ids: Uint32Array; tfs: Float32Array } {
-    return this.#sortedEntry('counts' in doc ? this.#countedKeys(doc.counts) : this.#mappedKeys(doc.terms, (term) => this.#termId(term)))
-  }
-
-  /** The forward entry of the first `n` scratch keys and weights. */
-  #sortedEntry(n: number): { ids: Uint32Array; tfs: Float32Array } {
-    const { keys, weights } = this.#scratch
-    const ids = forwardIds(n)
-    const tfs = forwardTfs(ids)
+  /** Indexes the first `n` scratch keys and weights under `label`, sorted by term id in the scratch. */
+  #insertSorted(label: Label, n: number, length: number): void {
+    const { keys, weights, ids, tfs } = this.#scratch
     ascendingOrder(keys, n, ids, tfs, weights)
-    return { ids, tfs }
+    this.#insert(label, ids, tfs, n, length)
   }
 
-  #insert(label: Label, entry: { readonly ids: Uint32Array; readonly tfs: Float32Array }, length: number): void {
+  /** The forward entry of the first `n` scratch keys and weights, in arrays of its own. */
+  #sortedEntry(n: number): ForwardEntry {
+    const { keys, weights, ids, tfs } = this.#scratch
+    ascendingOrder(keys, n, ids, tfs, weights)
+    return { ids: ids.slice(0, n), tfs: tfs.slice(0, n) }
+  }
+
+  /** Indexes the first `n` term ids (ascending) and tfs under `label`. */
+  #insert(label: Label, ids: Uint32Array, tfs: Float32Array, n: number, length: number): void {
     if (this.has(label)) this.delete(label)
     if (label >= this.#lengths.length) this.#grow(label + 1)
-    const { ids, tfs } = entry
-    for (let i = 0; i < ids.length; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, length)
-    this.#forward[label] = entry
+    for (let i = 0; i < n; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, length)
+    this.#forward.set(label, ids, tfs, n)
     this.#lengths[label] = length
     this.#documents++
     this.#totalLength += length
@@ -440,26 +353,18 @@ export class SparseIndex {
     if (this.#scratch.weights.length < n) {
       let size = this.#scratch.weights.length
       while (size < n) size *= 2
-      this.#scratch = { keys: new Float64Array(size), weights: new Float64Array(size) }
+      this.#scratch = scratchOf(size)
     }
     return this.#scratch
   }
 
   /** Removes a document; N, df and the average length return to what they were without it. */
   delete(label: Label): boolean {
-    const fwd = this.#forward[label]
+    const fwd = this.#forward.get(label)
+    if (!fwd) return false
     const length = this.#lengths[label] as number
-    if (fwd) {
-      for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
-      this.#forward[label] = undefined
-    } else if (this.#isLoaded(label)) {
-      const { starts, ids, live } = this.#loaded
-      const to = starts[label + 1] as number
-      for (let i = starts[label] as number; i < to; i++) (this.#postings[ids[i] as number] as PostingList).remove(label, length, this.#lengths)
-      live[label] = 0
-    } else {
-      return false
-    }
+    for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
+    this.#forward.delete(label)
     this.#documents--
     this.#totalLength -= this.#lengths[label] as number
     if (this.#documents === 0) this.#totalLength = 0
@@ -469,11 +374,7 @@ export class SparseIndex {
 
   /** The tf of term id `id` in document `label` (binary search in its forward entry). */
   #tf(label: number, id: number): number {
-    const fwd = this.#forward[label]
-    if (fwd) return tfIn(fwd.ids, fwd.tfs, 0, fwd.ids.length, id)
-    if (!this.#isLoaded(label)) return 0
-    const { starts, ids, tfs } = this.#loaded
-    return tfIn(ids, tfs, starts[label] as number, starts[label + 1] as number, id)
+    return this.#forward.tf(label, id)
   }
 
   /**
@@ -568,41 +469,23 @@ export class SparseIndex {
   }
 }
 
-/** Loaded forward entries of an index that was not loaded. */
-const NOTHING_LOADED: LoadedForward = { starts: new Float64Array(1), ids: new Uint32Array(0), tfs: new Float32Array(0), live: new Uint8Array(0) }
-
-/** The tf beside term id `id` in ids[from, to) (ascending), by binary search; 0 when absent. */
-function tfIn(ids: Uint32Array, tfs: Float32Array, from: number, to: number, id: number): number {
-  let lo = from
-  let hi = to - 1
-  while (lo <= hi) {
-    const mid = lo + ((hi - lo) >> 1)
-    const x = ids[mid] as number
-    if (x === id) return tfs[mid] as number
-    if (x < id) lo = mid + 1
-    else hi = mid - 1
-  }
-  return 0
-}
-
-/** One document's terms while it is indexed: (term id, position) keys and the weights by position. */
+/**
+ * One document's terms while it is indexed: (term id, position) keys and the weights by position,
+ * then its forward entry (ids ascending, their tfs) sorted from them.
+ */
 interface Scratch {
   readonly keys: Float64Array
   readonly weights: Float64Array
+  readonly ids: Uint32Array
+  readonly tfs: Float32Array
+}
+
+function scratchOf(size: number): Scratch {
+  return { keys: new Float64Array(size), weights: new Float64Array(size), ids: new Uint32Array(size), tfs: new Float32Array(size) }
 }
 
 /** Positions below this fit beside a uint32 id in one float64 key, exactly (2^32 · 2^21 = 2^53). */
 const PACKED_POSITIONS = 2 ** 21
-
-/** A forward entry's term ids: the first half of one buffer that also holds its tfs (one allocation, not two). */
-function forwardIds(n: number): Uint32Array {
-  return new Uint32Array(new ArrayBuffer(8 * n), 0, n)
-}
-
-/** The tfs beside `ids` (see {@link forwardIds}). */
-function forwardTfs(ids: Uint32Array): Float32Array {
-  return new Float32Array(ids.buffer, 4 * ids.length, ids.length)
-}
 
 /**
  * Writes the first `n` (term id, position) keys' ids in ascending order into `ids`, and the
