@@ -1,6 +1,9 @@
 import { connect as connectH2, constants as h2 } from 'node:http2'
 import { request, type IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
+import { networkInterfaces } from 'node:os'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer } from '@quarry/adapters'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServe, type ServeProcess } from '../support/quarry-process.js'
 
@@ -222,6 +225,78 @@ describe('Fetch Metadata', () => {
       const answer = await call(path, headers)
       expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(200)
       expect(answer.headers['access-control-allow-origin']).toBe(headers['origin'])
+    }
+  })
+})
+
+/** A POST to `host:port` sending its headers (Content-Length `length`) and `sent` bytes of body; resolves to what came back once the server closes it. */
+function partialPost(host: string, port: number, length: number, sent: number): { answer: Promise<string>; socket: Socket } {
+  const socket = connect(port, host)
+  let text = ''
+  socket.on('data', (c: Buffer) => (text += c.toString('utf8')))
+  socket.on('error', () => undefined)
+  socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${' '.repeat(sent)}`)
+  return { socket, answer: new Promise((done) => socket.on('close', () => done(text))) }
+}
+
+const statusLine = (text: string): string => text.split('\r\n', 1)[0] ?? ''
+
+describe('in process: the bounds behind the flags', () => {
+  it('holds the bodies being received within 4 × maxBodyBytes: the chunk past it gets 429, other requests go on', async () => {
+    const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), maxBodyBytes: 1_000, bodyTimeoutMs: 2_000, console: false })
+    const { port } = await server.listen()
+    try {
+      const posts = Array.from({ length: 5 }, () => partialPost('127.0.0.1', port, 1_000, 900))
+      // Whichever arrives fifth crosses 4,000 bytes and is answered at once; the rest wait.
+      const first = await Promise.race(posts.map((p, i) => p.answer.then((text) => ({ text, i }))))
+      expect(statusLine(first.text)).toBe('HTTP/1.1 429 Too Many Requests')
+      expect(first.text.endsWith(JSON.stringify({ error: { code: 429, message: 'The server is receiving 4000 bytes of request bodies already; retry shortly, or send fewer large bodies at once.', status: 'RESOURCE_EXHAUSTED' } }))).toBe(true)
+      // 3,600 bytes held: a small body still fits.
+      const created = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/kept"}' })
+      expect(created.status).toBe(200)
+      expect(((await created.json()) as { name: string }).name).toBe('corpora/kept')
+      // The held ones stall: 408 each, and their budget is free again.
+      const held = posts.filter((_, i) => i !== first.i)
+      expect((await Promise.all(held.map((h) => h.answer))).map(statusLine)).toEqual(Array(4).fill('HTTP/1.1 408 Request Timeout'))
+      // A whole 1,000-byte body would not have fitted beside the 3,600 held; now it does.
+      const after = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/after"}'.padEnd(1_000) })
+      expect(after.status).toBe(200)
+      expect(((await after.json()) as { name: string }).name).toBe('corpora/after')
+    } finally {
+      await server.close()
+    }
+  })
+
+  // Every process on this machine shares loopback, so the per-client share shows only from a network address.
+  const address = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address
+  it.skipIf(address === undefined)(`gives one remote client (a non-loopback address, here ${address ?? 'none on this machine'}) at most 8 of 32 event streams and 8 of 32 request slots`, async () => {
+    const host = address as string
+    const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), maxInFlight: 32, maxEventStreams: 32 })
+    const { port } = await server.listen({ host })
+    const opened: (() => void)[] = []
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          new Promise<number>((resolve, reject) => {
+            const req = request({ host, port, path: '/console/api/events', agent: false }, (res) => {
+              opened.push(() => req.destroy())
+              resolve(res.statusCode ?? 0)
+              if (res.statusCode !== 200) res.resume()
+            })
+            req.on('error', reject)
+            req.end()
+          }),
+        ),
+      )
+      expect(statuses.filter((s) => s === 200).length).toBe(8)
+      expect(statuses.filter((s) => s === 429).length).toBe(4)
+      const refused = await fetch(`http://${host}:${port}/console/api/events`)
+      expect(await refused.json()).toEqual({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: `This client (${host}) holds 8 event streams already, its share of the server's 32 (maxEventStreams); retry shortly, or send fewer at once.` } })
+      // The client's API slots are its own: the streams took none.
+      expect((await fetch(`http://${host}:${port}/v1beta/corpora`)).status).toBe(200)
+    } finally {
+      for (const close of opened) close()
+      await server.close()
     }
   })
 })
