@@ -145,6 +145,32 @@ describe('a data folder whose write-ahead log is damaged', () => {
     if (!changed.started) expect(changed.error.message).toMatch(/has damage in record 6 .*inside its sealed part: it sealed 6 acknowledged writes after that checkpoint, 1 of which would be lost/)
   })
 
+  it('refuses a log of the unsealed format holding writes (kept aside with acceptLogLoss), and drops an empty one', async () => {
+    const clean = scratchDir('quarry-wal-old-')
+    roots.push(clean)
+    cpSync(image, clean, { recursive: true })
+    // A clean stop: its checkpoint names no log.
+    const stopped = createServer(options(clean))
+    await stopped.listen()
+    await stopped.close()
+    const old = join(clean, 'wal-000003.log')
+    writeFileSync(old, Buffer.concat([Buffer.from('QRYWAL01', 'latin1'), Buffer.from('a record of the old format')]))
+    await expect(createServer(options(clean)).listen()).rejects.toThrow(/wal-000003\.log is in the unsealed format of an unreleased Quarry \(QRYWAL01\).*its writes cannot be replayed.*--accept-log-loss/)
+    const accepting = createServer({ ...options(clean), acceptLogLoss: true })
+    await accepting.listen()
+    expect(accepting.logKeptAside).toMatch(/wal-000003\.log\.damaged-/)
+    expect(engineState(accepting.engines)).toEqual(acknowledged)
+    await accepting.close()
+    expect(readdirSync(clean).filter((e) => e.includes('.damaged-'))).toHaveLength(1)
+    // The old format's bare header holds nothing: removed without a word.
+    writeFileSync(old, Buffer.from('QRYWAL01', 'latin1'))
+    const plain = createServer(options(clean))
+    await plain.listen()
+    expect(plain.logKeptAside).toBeUndefined()
+    await plain.close()
+    expect(readdirSync(clean).filter((e) => e.startsWith('wal-000003.log'))).toHaveLength(1)
+  })
+
   it('after a cut anywhere or one changed byte anywhere, replays everything acknowledged or refuses (property)', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { QuarryError, WriteAheadLog, readLog, type LogReading } from '@quarry/core'
 import type { DataDir } from './data-dir.js'
@@ -122,6 +122,17 @@ export class DurableWrites {
    */
   async recover(): Promise<number> {
     if (this.#log) return 0
+    try {
+      return await this.#recover()
+    } catch (error) {
+      // A server that fails to start leaves the folder free (as a checkpoint that cannot be read does).
+      this.#closed = true
+      this.#data.close()
+      throw error
+    }
+  }
+
+  async #recover(): Promise<number> {
     const root = this.#data.root
     const ref = logRefOf(this.#data.manifest, root)
     let records: readonly Buffer[] = []
@@ -186,7 +197,8 @@ export class DurableWrites {
     const root = this.#data.root
     for (const name of readdirSync(root).filter((e) => LOG_NAME.test(e))) {
       const reading = readLog(join(root, name), undefined)
-      const unreleased = !reading.ok && reading.problem.includes('QRYWAL01')
+      // The unsealed format's header is its 8-byte magic: a longer file holds records.
+      const unreleased = !reading.ok && reading.problem.includes('QRYWAL01') && statSync(join(root, name)).size > 8
       const holds = reading.ok ? reading.records.length > 0 && this.#data.generation === 0 : unreleased
       if (!holds) continue
       const what = unreleased ? reading.problem : `holds ${reading.records.length} writes but no checkpoint names it (was CURRENT removed?)`
