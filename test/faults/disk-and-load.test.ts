@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
+import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
 
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const root = mkdtempSync(join(tmpdir(), 'quarry-faults-'))
@@ -15,23 +15,8 @@ async function call(base: string, method: string, path: string, body?: unknown):
   return { status: response.status, json: (await response.json()) as Record<string, unknown>, retryAfter: response.headers.get('retry-after') }
 }
 
-/** A small tmpfs to fill (mounting needs root: where it cannot be mounted the test says so and is skipped). */
-function mountSmallDisk(): string | undefined {
-  const at = join(root, 'small-disk')
-  mkdirSync(at)
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', at], { stdio: 'ignore' })
-    return at
-  } catch {
-    console.warn('disk-full test skipped: mounting a small tmpfs needs root (CI runs as root)')
-    return undefined
-  }
-}
-
-const disk = mountSmallDisk()
-afterAll(() => {
-  if (disk) execFileSync('umount', ['-l', disk])
-})
+const disk = mountSmallDisk(root, 'disk-full test')
+afterAll(() => unmountSmallDisk(disk))
 
 /** Fills the disk: writes until the file system says it is full; returns the filler to remove. */
 function fill(dir: string): string {

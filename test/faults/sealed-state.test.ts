@@ -1,10 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readLog } from '@quarry/core'
 import { QUARRY_BIN, startServe, type ServeProcess } from '../support/quarry-process.js'
 import { scratchDir } from '../support/engine-state.js'
+import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
 import { aiplatform, grpc } from '../http/google-gax.js'
 
 /**
@@ -149,24 +150,11 @@ describe('quarry serve --data with a damaged write-ahead log', () => {
   })
 })
 
-/** A small tmpfs for a checkpoint to fail on (mounting needs root: where it cannot, the test is skipped and says so). */
-function mountSmallDisk(): string | undefined {
-  const root = scratchDir('quarry-sealed-disk-')
-  roots.push(root)
-  const at = join(root, 'disk')
-  mkdirSync(at)
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', at], { stdio: 'ignore' })
-    return at
-  } catch {
-    console.warn('last-checkpoint test skipped: mounting a small tmpfs needs root (CI runs as root)')
-    return undefined
-  }
-}
-const disk = mountSmallDisk()
-afterAll(() => {
-  if (disk) execFileSync('umount', ['-l', disk])
-})
+// A small tmpfs for the last checkpoint to fail on.
+const diskRoot = scratchDir('quarry-sealed-disk-')
+roots.push(diskRoot)
+const disk = mountSmallDisk(diskRoot, 'last-checkpoint test')
+afterAll(() => unmountSmallDisk(disk))
 
 describe.skipIf(disk === undefined)('a clean stop whose last checkpoint fails', () => {
   it('exits 3, says the log still holds the acknowledged writes, and the next start replays them', async () => {
