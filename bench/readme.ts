@@ -309,6 +309,20 @@ export const SUITES: readonly Suite[] = [
     },
   },
   {
+    name: 'file-load',
+    files: ['file-load.json'],
+    measures: "what reading hostile files costs other requests: a PDF whose content stream inflates to 100 MB, a 25 MB text upload and a `file://` import of both, all at once, on a spawned `quarry serve` (default GloVe embedder and file bounds)",
+    peer: 'the same calls on the idle server just before (target: p99 under 100 ms while the files are read)',
+    method: 'Another client calls `GET /v1beta/corpora` and a top-3 retrieveContexts on a small corpus one after another with a 10 ms pause; the inputs are generated (zlib, seeded words).',
+    data: ([r]) => {
+      const inputs = obj(r, 'inputs')
+      const outcome = obj(r, 'outcome')
+      const load = obj(r, 'loadAverage')
+      return `PDF ${fmt(num(inputs, 'pdfBytes'))} bytes (inflating to ${fmt(num(inputs, 'pdfInflatedBytes'))}), text ${fmt(num(inputs, 'textBytes'))} bytes; the files took ${fmt(num(r, 'loadSeconds'))} s, the machine's load average ${fmt(num(load, 'before'))} before and ${fmt(num(load, 'after'))} after. PDF upload: ${short(String(outcome['pdfUpload'] ?? NOT_RECORDED))}; text upload: ${String(outcome['textUpload'] ?? NOT_RECORDED)}.`
+    },
+    render: ([r]) => [...pick(list(r, 'rows'), [['call', 'call'], ['phase', 'while'], ['n', 'calls'], ['p50 ms', 'p50 ms'], ['p99 ms', 'p99 ms'], ['max ms', 'slowest ms']]), ''],
+  },
+  {
     name: 'memory',
     files: ['memory.json'],
     measures: 'bytes per record: growth of V8 heap, external memory and RSS after two forced GCs',

@@ -8,6 +8,7 @@ import { runDense } from './suites/dense.js'
 import { runDurability } from './suites/durability.js'
 import { runEmbedQuality } from './suites/embed-quality.js'
 import { runExact } from './suites/exact.js'
+import { runFileLoad } from './suites/file-load.js'
 import { runFiltered } from './suites/filtered.js'
 import { runGloveLoad } from './suites/glove-load.js'
 import { runHttp } from './suites/http.js'
@@ -45,6 +46,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<void>> = {
   'vertex-rag': runVertexRag,
   http: runHttp,
   durability: runDurability,
+  'file-load': runFileLoad,
   memory: runMemory,
   startup: runStartup,
 }
