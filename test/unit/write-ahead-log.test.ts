@@ -76,6 +76,12 @@ describe('the write-ahead log', () => {
     // Zeros the file system left after a torn append are a tear too.
     const zeroed = Buffer.concat([bytes.subarray(0, sealedEnd + 5), Buffer.alloc(64)])
     expect(texts(read(zeroed, identity))).toEqual(['first', 'second'])
+    // Half a header, then the zeros of a page never written: torn too; with its payload after it, damage.
+    const halfHeader = Buffer.concat([bytes.subarray(0, sealedEnd + 6), Buffer.alloc(bytes.length - sealedEnd - 6)])
+    expect(texts(read(halfHeader, identity))).toEqual(['first', 'second'])
+    const badHeader = Buffer.from(bytes)
+    badHeader[sealedEnd + 5] = (badHeader[sealedEnd + 5] as number) ^ 0x01
+    expect(read(badHeader, identity)).toMatchObject({ ok: false, problem: `has a damaged record header at byte ${sealedEnd}, past its seal but followed by more` })
   })
 
   it('refuses a log cut anywhere inside its sealed part, saying how many writes were sealed', async () => {

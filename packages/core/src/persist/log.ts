@@ -126,10 +126,11 @@ function frameAt(data: Buffer, offset: number): { kind: 'whole'; end: number; pa
   const rest = data.length - offset
   if (rest < HEADER) return { kind: 'torn' }
   const length = data.readUInt32LE(offset)
-  // A header failing its own checksum was not torn (a torn write leaves a prefix of a good frame,
-  // then zeros or nothing): a damaged length would otherwise make good records look like a tail.
+  // A torn write leaves a prefix of a good frame, then zeros or nothing: a header failing its own
+  // checksum with bytes after it was not torn (a damaged length would make good records look like
+  // a tail).
   if (crc32(data.subarray(offset, offset + 4)) !== data.readUInt32LE(offset + 4) || length === 0) {
-    return data.subarray(offset).every((b) => b === 0) ? { kind: 'torn' } : { kind: 'damaged' }
+    return data.subarray(offset + HEADER).every((b) => b === 0) ? { kind: 'torn' } : { kind: 'damaged' }
   }
   const end = offset + HEADER + length
   if (end > data.length) return { kind: 'torn' }
