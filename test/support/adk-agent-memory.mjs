@@ -3,16 +3,12 @@
 // session is created and written through VertexAiSessionService, read back, added to memory, and
 // searched. Usage: node adk-agent-memory.mjs BASE_URL '{"engine", "turns": [{author, text}], "query"}'
 // with GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CLOUD_PROJECT set; prints what each step answered as JSON.
-import { Client } from '@google-cloud/vertexai'
-import { LogLevel, VertexAiMemoryBankService, VertexAiSessionService, createEvent, setLogLevel } from '@google/adk'
+import { createEvent } from '@google/adk'
+import { adkServices } from './adk-services.mjs'
 
 const [apiEndpoint, spec] = process.argv.slice(2)
 const { engine, turns, query } = JSON.parse(spec)
-setLogLevel(LogLevel.WARN)
-const project = process.env.GOOGLE_CLOUD_PROJECT
-const client = new Client({ project, location: 'us-central1', apiEndpoint })
-const sessions = new VertexAiSessionService({ projectId: project, location: 'us-central1', agentEngineId: engine, sessions: client.agentEnginesInternal.sessions })
-const memory = new VertexAiMemoryBankService({ projectId: project, location: 'us-central1', agentEngineId: engine, client })
+const { sessions, memory } = adkServices(apiEndpoint, engine)
 const appName = 'travel'
 
 const session = await sessions.createSession({ appName, userId: 'ana' })

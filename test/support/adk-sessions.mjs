@@ -3,16 +3,12 @@
 // the sessions / memories of @google-cloud/vertexai's `Client` pointed at the server with
 // `apiEndpoint`. Usage: node adk-sessions.mjs BASE_URL '{"engine"}' with GOOGLE_APPLICATION_CREDENTIALS
 // and GOOGLE_CLOUD_PROJECT set; prints what each step answered as JSON.
-import { Client } from '@google-cloud/vertexai'
-import { LogLevel, VertexAiMemoryBankService, VertexAiSessionService, createEvent, createEventActions, setLogLevel } from '@google/adk'
+import { createEvent, createEventActions } from '@google/adk'
+import { adkServices } from './adk-services.mjs'
 
 const [apiEndpoint, spec] = process.argv.slice(2)
 const { engine } = JSON.parse(spec)
-setLogLevel(LogLevel.WARN)
-const project = process.env.GOOGLE_CLOUD_PROJECT
-const client = new Client({ project, location: 'us-central1', apiEndpoint })
-const sessions = new VertexAiSessionService({ projectId: project, location: 'us-central1', agentEngineId: engine, sessions: client.agentEnginesInternal.sessions })
-const memory = new VertexAiMemoryBankService({ projectId: project, location: 'us-central1', agentEngineId: engine, client })
+const { project, client, sessions, memory } = adkServices(apiEndpoint, engine)
 const appName = 'travel'
 const out = {}
 
