@@ -364,7 +364,8 @@ export function renderBenchReadme(resultsDir: string): string {
     const results = suite.files.filter((f) => existsSync(join(resultsDir, f))).map((f) => JSON.parse(readFileSync(join(resultsDir, f), 'utf8')) as Json)
     const first = results[0]
     const recorded = first === undefined ? 'no results recorded' : `${typeof first['date'] === 'string' ? `recorded ${first['date'].slice(0, 10)}` : `date ${NOT_RECORDED}`}; ${machine(first)}`
-    out.push(`## ${suite.name}`, `- Measures ${suite.measures}; against ${suite.peer}.`, `- Method: ${suite.method} Run \`${suite.command ?? `${RUN} ${suite.name}`}\`; ${recorded}.`)
+    // One bullet for what and how: the page stays under 250 lines as suites are added.
+    out.push(`## ${suite.name}`, `- Measures ${suite.measures}; against ${suite.peer}. Method: ${suite.method} Run \`${suite.command ?? `${RUN} ${suite.name}`}\`; ${recorded}.`)
     if (first !== undefined && suite.data) out.push(`- Data: ${suite.data(results)}`)
     out.push('')
     if (first !== undefined) out.push(...suite.render(results))
