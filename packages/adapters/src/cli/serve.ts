@@ -191,7 +191,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   console.log(`  Readiness           ${url}/readyz  (200 now; 503 while a restart replays --data's log)`)
   console.log('  Semantic Retriever  v1beta   /v1beta/corpora...')
   console.log('  Vertex AI RAG       v1, v1beta1  /{v}/projects/*/locations/*:retrieveContexts, .../ragCorpora...')
-  console.log('  Memory Bank         v1beta1  /v1beta1/projects/*/locations/*/reasoningEngines/*/memories...')
+  console.log('  Memory Bank         v1, v1beta1  /{v}/projects/*/locations/*/reasoningEngines/*/memories..., .../sessions...')
+  console.log(`  Agent Engine        v1, v1beta1  /{v}/projects/*/locations/*/reasoningEngines (memories:generate extracts with ${extractor === undefined ? 'the local stand-in, not Gemini; --extractor MODULE for yours' : `the extractor of ${extractorPath ?? ''}`})`)
   console.log(`  generateContent     v1, v1beta1  /{v}/projects/*/locations/*/publishers/*/models/*:generateContent (${model === undefined ? 'the labelled local model; --model MODULE for yours' : `the model of ${modelPath}`})`)
   if (boundGrpc !== undefined) {
     const endpoint = host.includes(':') ? `[${host}]` : host
