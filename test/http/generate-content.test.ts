@@ -90,6 +90,19 @@ describe('@google/genai in Vertex mode, httpOptions.baseUrl only', () => {
       expect(Buffer.from(answer.text).subarray(s.segment?.startIndex, s.segment?.endIndex).toString()).toBe(s.segment?.text)
     }
   })
+
+  it('streams the same answer through generateContentStream (streamGenerateContent?alt=sse), in one chunk', async () => {
+    const spec = { model: MODEL, contents: [{ role: 'user', parts: [{ text: 'Who rides the sandworms?' }] }], config: { tools: [{ retrieval: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }], similarityTopK: 2 } } }] } }
+    const run = async (stream: boolean): Promise<{ chunks: number; text: string; candidates: unknown[] }> =>
+      JSON.parse((await execFileAsync(process.execPath, [GENAI_SCRIPT, url, JSON.stringify({ ...spec, stream })], { env, timeout: 60_000 })).stdout) as { chunks: number; text: string; candidates: unknown[] }
+    const [streamed, whole] = [await run(true), await run(false)]
+    expect(streamed.chunks).toBe(1)
+    expect([streamed.text, streamed.candidates]).toEqual([whole.text, whole.candidates])
+    // Without alt=sse Google's REST answers a streaming RPC as a JSON array.
+    const request = { contents: spec.contents, tools: spec.config.tools }
+    const array = await fetch(`${url}/v1beta1/${LOCATION}/publishers/google/models/${MODEL}:streamGenerateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })
+    expect(((await array.json()) as { candidates: { content: { parts: { text: string }[] } }[] }[]).map((m) => m.candidates[0]?.content.parts[0]?.text)).toEqual([whole.text])
+  })
 })
 
 describe("ADK's LlmAgent with a VertexRagRetrievalTool", () => {

@@ -466,7 +466,9 @@ describe('the gRPC services come from the method tables and the shipped protos',
     const v1 = ['CreateMemory', 'GetMemory', 'UpdateMemory', 'ListMemories', 'DeleteMemory', 'GenerateMemories', 'RetrieveMemories', ...newer]
     // StreamQueryReasoningEngine streams its answer (a server stream, which the gRPC server does not bind): REST only, UNIMPLEMENTED there.
     const streamQuery = ['v1beta1', 'v1'].map((v) => `google.cloud.aiplatform.${v}.ReasoningEngineExecutionService.StreamQueryReasoningEngine`)
-    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`), ...streamQuery])
+    // StreamGenerateContent likewise: served over REST (one Server-Sent Event, or a one-element array).
+    const streamGenerate = ['v1', 'v1beta1'].map((v) => `google.cloud.aiplatform.${v}.PredictionService.StreamGenerateContent`)
+    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`), ...streamQuery, ...streamGenerate])
     const services = new Set(server.paths.map((p) => p.split('/')[1]))
     expect([...services]).toEqual([
       'google.ai.generativelanguage.v1beta.RetrieverService',

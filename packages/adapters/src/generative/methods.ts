@@ -7,8 +7,8 @@ const WHY = 'Quarry serves generateContent on publisher models (a local or plugg
 
 /**
  * google.cloud.aiplatform.{v1,v1beta1}.PredictionService, every unary method once: generateContent
- * on publisher models served, the others UNIMPLEMENTED saying why (streaming methods are
- * not served by Quarry's gRPC server at all).
+ * on publisher models served (and streamGenerateContent over REST), the others UNIMPLEMENTED
+ * saying why.
  */
 export const PREDICTION_TABLE = {
   generateContent: method({
@@ -17,6 +17,15 @@ export const PREDICTION_TABLE = {
     write: read,
     shape: UNARY,
     http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:generateContent', body: '*' }],
+  }),
+  // Answered in one message: over REST as one Server-Sent Event (`alt=sse`, what @google/genai and
+  // ADK's streaming mode ask) or a one-element array; Quarry's gRPC server serves no streaming RPC.
+  streamGenerateContent: method({
+    rpc: 'StreamGenerateContent',
+    run: (c: PredictionCall, r) => generateContent(c, r),
+    write: read,
+    shape: UNARY,
+    http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:streamGenerateContent', body: '*', stream: true }],
   }),
   predict: method({ rpc: 'Predict', run: unimplemented('Predict', WHY), write: read, shape: UNARY, http: [] }),
   rawPredict: method({ rpc: 'RawPredict', run: unimplemented('RawPredict', WHY), write: read, shape: UNARY, http: [] }),

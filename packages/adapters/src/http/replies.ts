@@ -16,13 +16,25 @@ export class HttpFailure extends Error {
 /** Requests whose body was left partly unread (over the limit): their answer closes the connection. */
 const cutShort = new WeakSet<IncomingMessage>()
 
-export function send(res: ServerResponse, httpStatus: number, body: unknown): void {
-  const text = JSON.stringify(body)
-  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }
+function write(res: ServerResponse, httpStatus: number, type: string, text: string): void {
+  const headers: Record<string, string | number> = { 'content-type': type, 'content-length': Buffer.byteLength(text) }
   // The rest of the body is still on the connection: it must not be read as the next request.
   if (cutShort.has(res.req)) headers['connection'] = 'close'
   res.writeHead(httpStatus, headers)
   res.end(text)
+}
+
+export function send(res: ServerResponse, httpStatus: number, body: unknown): void {
+  write(res, httpStatus, 'application/json; charset=utf-8', JSON.stringify(body))
+}
+
+/**
+ * The messages of a server-streaming RPC as Google's REST sends them: Server-Sent Events (`data:`
+ * lines, one event a message) when the client asks `alt=sse`, else one JSON array.
+ */
+export function sendStream(res: ServerResponse, messages: readonly unknown[], sse: boolean): void {
+  if (!sse) return send(res, 200, messages)
+  write(res, 200, 'text/event-stream; charset=utf-8', messages.map((m) => `data: ${JSON.stringify(m)}\r\n\r\n`).join(''))
 }
 
 export function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpStatusOf(status.code)): void {

@@ -18,6 +18,8 @@ export interface Route {
   readonly enums: EnumRules
   /** A multipart upload (`metadata` JSON part + `file` part). */
   readonly multipart?: boolean
+  /** A server-streaming RPC: its answer is sent as a stream of messages (HttpBinding.stream). */
+  readonly stream?: boolean
   readonly compiled: CompiledTemplate
   /** Whether a success changes state: the method table's `write` (reads and queries do not). */
   readonly mutates: boolean
@@ -36,6 +38,7 @@ export function restRoutes(methods: readonly BoundMethod[]): Route[] {
         enums: bound.enums,
         ...(binding.body === undefined ? {} : { body: binding.body }),
         ...(binding.media ? { multipart: true } : {}),
+        ...(binding.stream ? { stream: true } : {}),
         compiled: compileTemplate(template),
         mutates: bound.mutates,
       }

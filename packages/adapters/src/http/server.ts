@@ -5,7 +5,7 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { drain, HttpFailure, readBody, Receiving, send, sendStatus } from './replies.js'
+import { drain, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
 import { buildRequest, checkContentType } from './request.js'
 import { restRoutes } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
@@ -140,8 +140,10 @@ export function createRestServer(options: RestOptions): Server {
       sendStatus(res, outcome.status)
       return
     }
-    const enumsAsInts = /enum-encoding=int/.test(url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? '')
-    send(res, 200, enumsAsInts ? encodeEnums(outcome.response, route.enums) : outcome.response)
+    const alt = url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? ''
+    const response = /enum-encoding=int/.test(alt) ? encodeEnums(outcome.response, route.enums) : outcome.response
+    if (route.stream) sendStream(res, [response], alt.split(';')[0] === 'sse')
+    else send(res, 200, response)
   }
 
   const onRequest = options.onRequest

@@ -26,6 +26,11 @@ export interface HttpBinding {
   readonly media?: boolean
   /** The path's first segment instead of the version (Google's `/ui/...` bindings of location operations). */
   readonly prefix?: string
+  /**
+   * A server-streaming RPC's binding: Google's REST answers it as Server-Sent Events with `alt=sse`,
+   * else as a JSON array of the messages (Quarry's handlers answer one message).
+   */
+  readonly stream?: boolean
 }
 
 /** How a Google client calls the method. */
