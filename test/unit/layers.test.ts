@@ -44,14 +44,14 @@ describe('the import layers of packages/*/src', () => {
     const graph = importGraph(src)
     it(`${name}: every file is in a layer`, () => {
       expect(graph.size).toBeGreaterThan(20)
-      expect(unplaced(graph, layers)).toEqual([])
+      expect(unplaced(graph, layers), 'put a new file or folder into a layer of LAYERS here, and into ARCHITECTURE.md').toEqual([])
     })
     it(`${name}: no import circles`, () => {
-      expect(cycles(graph).map((loop) => loop.join(' → '))).toEqual([])
+      expect(cycles(graph).map((loop) => loop.join(' → ')), 'move what both files need into a third, lower one').toEqual([])
     })
     it(`${name}: no import up a layer or across to a peer`, () => {
       const lines = upwardImports(graph, layers).map((v) => `${v.from} → ${v.to} (${v.fromUnit}, layer ${v.fromLayer} → ${v.toUnit}, layer ${v.toLayer})`)
-      expect(lines).toEqual([])
+      expect(lines, 'move the imported piece down to a layer both can use').toEqual([])
     })
     it(`${name}: imports only the packages below it`, () => {
       const own = PACKAGES.indexOf(`@quarry/${name}`)
