@@ -1,5 +1,5 @@
-import { fromProto3JSON, toProto3JSON } from 'proto3-json-serializer'
 import type { FieldViolation, RpcStatus } from '../rpc/status.js'
+import { messageFromJson, messageToJson } from './json-message.js'
 import type { ProtoRoot, ProtoType } from './protos.js'
 
 /**
@@ -7,7 +7,8 @@ import type { ProtoRoot, ProtoType } from './protos.js'
  * exactly the JSON a REST client would send (lowerCamelCase names, enums by name, int64 as
  * strings, Timestamps as RFC 3339, Durations as "1.5s", FieldMasks as "a,b", Any with "@type"),
  * and a response JSON becomes the message Google's clients decode. The conversion is Google's own
- * (`proto3-json-serializer`, what google-gax uses for its REST transport).
+ * (`proto3-json-serializer`, what google-gax uses for its REST transport), its per-call cost cut by
+ * per-type plans (grpc/json-message.ts).
  */
 
 /** A request as decoded: its JSON, or why its bytes are not that message. */
@@ -28,7 +29,7 @@ export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
       const text = `Invalid value at '${field}' (type.googleapis.com/google.protobuf.Value): a number value must be finite; NaN and Infinity have no JSON form. Send a finite number, or the text as a string value.`
       return { ok: false, message: text, violations: [{ field, description: text }] }
     }
-    const json = toProto3JSON(message)
+    const json = messageToJson(type, message)
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return { ok: false, message: `The request is not a ${type.fullName.slice(1)} message.` }
     return { ok: true, json: json as Record<string, unknown> }
   } catch (error) {
@@ -79,7 +80,7 @@ function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: 
  * message (a bug on our side: the caller answers INTERNAL).
  */
 export function encodeMessage(type: ProtoType, json: unknown): Buffer {
-  const message = fromProto3JSON(type, json as Parameters<typeof fromProto3JSON>[1])
+  const message = messageFromJson(type, json)
   return Buffer.from(type.encode(message ?? type.create()).finish())
 }
 
