@@ -33,6 +33,8 @@ let url = ''
 let grpcPort = 0
 let dir = ''
 let corpus = ''
+/** The request URLs the first server received. */
+const paths: string[] = []
 /** What the child processes need besides PATH: the server's credentials and project. */
 let env: NodeJS.ProcessEnv = {}
 
@@ -43,6 +45,7 @@ function ok<T>(outcome: Outcome<T>): T {
 
 beforeAll(async () => {
   quarry = createServer({ embedder: createHashingEmbedder({ dimensions: 64 }), vertexRag: { randomId: seededRandomId(4), gcsRoot: GCS }, grpcPort: 0 })
+  quarry.server.on('request', (req: { url?: string }) => void paths.push(req.url ?? ''))
   const bound = await quarry.listen({ port: 0, host: '127.0.0.1' })
   url = bound.url
   grpcPort = bound.grpcPort as number
@@ -95,7 +98,10 @@ describe('@google/genai in Vertex mode, httpOptions.baseUrl only', () => {
     const spec = { model: MODEL, contents: [{ role: 'user', parts: [{ text: 'Who rides the sandworms?' }] }], config: { tools: [{ retrieval: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }], similarityTopK: 2 } } }] } }
     const run = async (stream: boolean): Promise<{ chunks: number; text: string; candidates: unknown[] }> =>
       JSON.parse((await execFileAsync(process.execPath, [GENAI_SCRIPT, url, JSON.stringify({ ...spec, stream })], { env, timeout: 60_000 })).stdout) as { chunks: number; text: string; candidates: unknown[] }
-    const [streamed, whole] = [await run(true), await run(false)]
+    const from = paths.length
+    const streamed = await run(true)
+    expect(paths.slice(from).filter((p) => p.includes(':streamGenerateContent?alt=sse')).length).toBe(1)
+    const whole = await run(false)
     expect(streamed.chunks).toBe(1)
     expect([streamed.text, streamed.candidates]).toEqual([whole.text, whole.candidates])
     // Without alt=sse Google's REST answers a streaming RPC as a JSON array.
@@ -119,6 +125,24 @@ describe("ADK's LlmAgent with a VertexRagRetrievalTool", () => {
     expect(events[0]?.text.startsWith(`${LOCAL_MODEL_LABEL} from 3 retrieved contexts.`)).toBe(true)
     expect(events[0]?.groundingMetadata?.retrievalQueries).toEqual([question])
     expect(events[0]?.groundingMetadata?.groundingChunks).toEqual(chunksOf(expected))
+  })
+
+  it("answers the same in ADK's streaming mode (streamGenerateContent?alt=sse)", async () => {
+    const question = 'What do the Fremen wear in the desert?'
+    const run = async (sse: boolean): Promise<{ author: string; partial?: boolean; text: string; groundingMetadata?: Grounding }[]> => {
+      const { stdout } = await execFileAsync(process.execPath, [ADK_SCRIPT, JSON.stringify({ corpus, topK: 3, question, sse })], {
+        env: { ...env, GOOGLE_GENAI_USE_VERTEXAI: 'true', GOOGLE_CLOUD_LOCATION: 'us-central1', GOOGLE_VERTEX_BASE_URL: url },
+        timeout: 60_000,
+      })
+      return JSON.parse(stdout.trim().split('\n').pop() ?? '') as { author: string; partial?: boolean; text: string; groundingMetadata?: Grounding }[]
+    }
+    const from = paths.length
+    const streamed = await run(true)
+    expect(paths.slice(from).filter((p) => p.includes(':streamGenerateContent?alt=sse')).length).toBe(1)
+    const whole = await run(false)
+    const final = streamed.filter((e) => e.partial !== true)
+    expect(final.map((e) => [e.author, e.text])).toEqual(whole.map((e) => [e.author, e.text]))
+    expect(final.at(-1)?.groundingMetadata?.groundingChunks).toEqual(whole.at(-1)?.groundingMetadata?.groundingChunks)
   })
 })
 

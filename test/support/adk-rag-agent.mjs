@@ -2,12 +2,12 @@
 // process (why: adk-memory-bank.mjs). ADK's Gemini picks Vertex from GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and @google/genai its host from
 // GOOGLE_VERTEX_BASE_URL (with GOOGLE_APPLICATION_CREDENTIALS for the token). Usage:
-// node adk-rag-agent.mjs '{"corpus", "topK", "question", "shelfTool"?}' (shelfTool: the agent also has a
-// function tool `shelf` answering { shelf: 'B3' }); prints each event's author, text, function calls and grounding
+// node adk-rag-agent.mjs '{"corpus", "topK", "question", "shelfTool"?, "sse"?}' (shelfTool: the agent also has a
+// function tool `shelf` answering { shelf: 'B3' }; sse: ADK's streaming mode, streamGenerateContent); prints each event's author, text, function calls and grounding
 // metadata as JSON on the last line.
-import { FunctionTool, InMemoryRunner, LlmAgent, LogLevel, VertexRagRetrievalTool, setLogLevel } from '@google/adk'
+import { FunctionTool, InMemoryRunner, LlmAgent, LogLevel, StreamingMode, VertexRagRetrievalTool, setLogLevel } from '@google/adk'
 
-const { corpus, topK, question, shelfTool } = JSON.parse(process.argv[2])
+const { corpus, topK, question, shelfTool, sse } = JSON.parse(process.argv[2])
 setLogLevel(LogLevel.WARN)
 const agent = new LlmAgent({
   name: 'librarian',
@@ -20,8 +20,8 @@ const agent = new LlmAgent({
 })
 const runner = new InMemoryRunner({ agent, appName: 'library' })
 const events = []
-for await (const event of runner.runEphemeral({ userId: 'ana', newMessage: { role: 'user', parts: [{ text: question }] } })) {
-  events.push({ author: event.author, text: event.content?.parts?.map((p) => p.text ?? '').join(''), functionCalls: event.content?.parts?.filter((p) => p.functionCall).map((p) => p.functionCall.name), groundingMetadata: event.groundingMetadata })
+for await (const event of runner.runEphemeral({ userId: 'ana', newMessage: { role: 'user', parts: [{ text: question }] }, ...(sse ? { runConfig: { streamingMode: StreamingMode.SSE } } : {}) })) {
+  events.push({ author: event.author, partial: event.partial, text: event.content?.parts?.map((p) => p.text ?? '').join(''), functionCalls: event.content?.parts?.filter((p) => p.functionCall).map((p) => p.functionCall.name), groundingMetadata: event.groundingMetadata })
 }
 // ADK logs its warnings to stdout: the answer is the last line.
 process.stdout.write(`\n${JSON.stringify(events)}\n`)
