@@ -5,6 +5,8 @@ import * as retriever from '../../../packages/adapters/src/semantic-retriever/sc
 import { SHARED_REQUESTS, V1BETA1_REQUESTS, requestSchema } from '../../../packages/adapters/src/vertex-rag/schema.js'
 import { OPERATIONS_REQUESTS } from '../../../packages/adapters/src/rpc/mixins.js'
 import { SESSION_REQUESTS } from '../../../packages/adapters/src/memory-bank/session-schema.js'
+import * as engines from '../../../packages/adapters/src/memory-bank/engine-schema.js'
+import { GenerateContentRequest } from '../../../packages/adapters/src/generative/schema.js'
 import { Known, Obj, longString, nested, type J } from './json.js'
 import { benignFilter, filterArb, floatValue, hostileName, intValue, mapKey, polluted, sentence, textValue } from './values.js'
 
@@ -34,6 +36,23 @@ for (const schema of [...Object.values(SHARED_REQUESTS), ...Object.values(V1BETA
 for (const schema of Object.values(SESSION_REQUESTS)) {
   SCHEMAS.set(schema.name, schema)
   SCHEMAS.set(schema.name.replace('.v1beta1.', '.v1.'), schema)
+}
+// Agent Engine resources: one schema reads v1beta1 and v1. The execution service's queries are
+// answered UNIMPLEMENTED whatever they carry: their requests are read by name alone.
+for (const [name, value] of Object.entries(engines)) {
+  if (!isRequest(name, value)) continue
+  SCHEMAS.set(value.name, value)
+  SCHEMAS.set(value.name.replace('.v1beta1.', '.v1.'), value)
+}
+for (const version of ['v1', 'v1beta1']) {
+  for (const method of ['Query', 'StreamQuery', 'AsyncQuery', 'CancelAsyncQuery']) {
+    const name = `google.cloud.aiplatform.${version}.${method}ReasoningEngineRequest`
+    SCHEMAS.set(name, message(name, { name: string }))
+  }
+  // StreamGenerateContent reads GenerateContentRequest.
+  const generate = requestSchema(GenerateContentRequest, version as 'v1' | 'v1beta1')
+  SCHEMAS.set(generate.name, generate)
+  SCHEMAS.set(`google.cloud.aiplatform.${version}.StreamGenerateContentRequest`, generate)
 }
 SCHEMAS.set(GetOperationRequest.name, GetOperationRequest)
 for (const schema of Object.values(OPERATIONS_REQUESTS)) SCHEMAS.set(schema.name, schema)
