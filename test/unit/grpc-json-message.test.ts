@@ -105,4 +105,18 @@ describe('proto3 JSON ↔ message, against proto3-json-serializer', () => {
       { numRuns: runs(100) },
     )
   })
+
+  it('reads every RFC 3339 time as the library does, fractions of 0 to 9 digits and offsets included', () => {
+    const type = root.lookupType('google.protobuf.Timestamp')
+    const fraction = fc.stringMatching(/^(\.[0-9]{1,9})?$/)
+    const zone = fc.constantFrom('Z', 'Z', '+01:00', '-05:30')
+    fc.assert(
+      fc.property(fc.date({ min: new Date('0100-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }), fraction, zone, (date, f, z) => {
+        const text = `${date.toISOString().slice(0, 19)}${f}${z}`
+        const expected = fromProto3JSON(type, text)?.toJSON()
+        expect(messageFromJson(type, text)?.toJSON(), text).toEqual(expected)
+      }),
+      { numRuns: runs(300) },
+    )
+  })
 })
