@@ -1,8 +1,8 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { QuarryIndex } from '@quarry/core'
+import { createIndex, type PlannerOptions, type QuarryIndex } from '@quarry/core'
 import { clusteredDataset, gloveDataset, groundTruth, row, type Dataset } from '../lib/datasets.js'
-import { buildHnswlib, buildQuarry } from '../lib/engines.js'
+import { GRAPH, buildHnswlib, buildQuarry } from '../lib/engines.js'
 import { meanRecall, median, percentile } from '../lib/stats.js'
 import { renderSvg, type Panel } from '@quarry/adapters'
 import { shuffled } from '../lib/order.js'
@@ -26,6 +26,13 @@ export interface FilteredRow {
   speedup: number
 }
 
+/** filtered.json's parts a partial run keeps. */
+interface FilteredFile {
+  datasets: Record<string, FilteredRow[]>
+  datasetDates: Record<string, string>
+  crossover: Record<string, CrossoverRow[]>
+}
+
 interface NativeFilterSearch {
   searchKnn(query: number[], k: number, filter?: (label: number) => boolean): { neighbors: number[] }
   setEf(ef: number): void
@@ -33,16 +40,27 @@ interface NativeFilterSearch {
 
 const K = 10
 const EF = 64
-const SELECTIVITIES = [0.5, 0.2, 0.1, 0.05, 0.01, 0.001]
+const SELECTIVITIES = [0.5, 0.2, 0.1, 0.05, 0.01, 0.001, 0.0001]
+/** Where the planner's strategies cross: around postFilterAbove (2%) and the narrow end. */
+const CROSSOVER_SELECTIVITIES = [0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0001]
 
-/** Each record's bucket in 0..999, spread evenly and unrelated to the data order. */
-const bucket = (i: number): number => (i * 7919) % 1000
+/** Each record's bucket in 0..9,999, spread evenly and unrelated to the data order (7919 is prime to 10,000). */
+const BUCKETS = 10_000
+const bucket = (i: number): number => (i * 7919) % BUCKETS
 
 export async function runFiltered(ctx: SuiteContext): Promise<void> {
-  const datasets = ctx.quick ? [gloveDataset(20_000, 30), clusteredDataset(20_000, 30)] : [gloveDataset(100_000, 100), clusteredDataset(100_000, 100)]
-  const out: Record<string, FilteredRow[]> = {}
-  const panels: Panel[] = []
-  for (const ds of datasets) {
+  const n = ctx.quick ? 20_000 : 100_000
+  const nq = ctx.quick ? 30 : 100
+  const all: [string, () => Dataset][] = [['glove', () => gloveDataset(n, nq)], ['clustered', () => clusteredDataset(n, nq)], ['clustered-64d', () => clusteredDataset(n, nq, 64)]]
+  // FILTERED_SETS=clustered-64d runs just those; such a run replaces only its datasets in filtered.json.
+  const only = process.env['FILTERED_SETS']?.split(',')
+  const resultsFile = join(ctx.resultsDir, 'filtered.json')
+  const previous = (only !== undefined && existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {}) as Partial<FilteredFile>
+  const out: Record<string, FilteredRow[]> = previous.datasets ?? {}
+  const crossover: Record<string, CrossoverRow[]> = previous.crossover ?? {}
+  const dates: Record<string, string> = previous.datasetDates ?? {}
+  for (const [, make] of all.filter(([name]) => only === undefined || only.includes(name))) {
+    const ds = make()
     console.log(`\n== ${ds.name}: building Quarry (bucket metadata) and hnswlib-node`)
     const quarryBuild = buildQuarry(ds, (i) => ({ bucket: bucket(i) }))
     const rawBuild = buildHnswlib(ds)
@@ -52,24 +70,27 @@ export async function runFiltered(ctx: SuiteContext): Promise<void> {
     const raw = rawBuild.finish()
     const rows = measureFiltered(ds, index, raw.native, raw.queries, bucket, ctx.quick)
     out[ds.name] = rows
-    panels.push({
-      title: `${ds.name}: filtered top-10 p50 latency`,
-      xLabel: 'selectivity (log10)',
-      yLabel: 'p50 ms',
-      logY: true,
-      series: [
-        { name: 'quarry, filter function', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.quarryP50ms })) },
-        { name: 'quarry, declarative filter', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.declarativeP50ms })) },
-        { name: 'hnswlib-node filter callback', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.hnswlibP50ms })) },
-      ],
-    })
+    dates[ds.name] = new Date().toISOString()
+    // The smallest vectors make the graph's fixed costs weigh most against a scan: crossovers there.
+    if (ds.dim === 64) crossover[ds.name] = measureCrossover(ds, index, ctx.quick)
   }
-  writeFileSync(join(ctx.resultsDir, 'filtered.json'), `${JSON.stringify({ suite: 'filtered', date: new Date().toISOString(), node: process.version, quick: ctx.quick, ef: EF, k: K, datasets: out }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'filtered.json'), `${JSON.stringify({ suite: 'filtered', date: new Date().toISOString(), node: process.version, quick: ctx.quick, ef: EF, k: K, datasets: out, datasetDates: dates, crossover }, null, 1)}\n`)
+  const panels: Panel[] = Object.entries(out).map(([name, rows]) => ({
+    title: `${name}: filtered top-10 p50 latency`,
+    xLabel: 'selectivity (log10)',
+    yLabel: 'p50 ms',
+    logY: true,
+    series: [
+      { name: 'quarry, filter function', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.quarryP50ms })) },
+      { name: 'quarry, declarative filter', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.declarativeP50ms })) },
+      { name: 'hnswlib-node filter callback', points: rows.map((r) => ({ x: Math.log10(r.selectivity), y: r.hnswlibP50ms })) },
+    ],
+  }))
   writeFileSync(join(ctx.resultsDir, 'filtered.svg'), renderSvg('Filtered search latency', panels))
 }
 
 /**
- * Filtered search from 50% down to 0.1% selectivity: Quarry's planner with a filter function and
+ * Filtered search from 50% down to 0.01% selectivity: Quarry's planner with a filter function and
  * with a declarative filter (value indexes), against hnswlib-node's own filter
  * callback, both at ef = 64, recall against the exact filtered top-10.
  */
@@ -78,8 +99,8 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
   const nq = Math.min(ds.nq, quick ? 30 : 100)
   const rows: FilteredRow[] = []
   for (const selectivity of SELECTIVITIES) {
-    const below = Math.round(selectivity * 1000)
-    const truth = groundTruth({ ...ds, nq }, K, `bucket-lt-${below}`, (i) => (buckets[i] as number) < below)
+    const below = Math.round(selectivity * BUCKETS)
+    const truth = groundTruth({ ...ds, nq }, K, `bucket${BUCKETS}-lt-${below}`, (i) => (buckets[i] as number) < below)
     const quarryResults: number[][] = []
     const quarryLat: number[] = []
     const strategies: Record<string, number> = {}
@@ -145,6 +166,75 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
     'speedup fn': r.speedup,
     'speedup declarative': r.hnswlibP50ms / r.declarativeP50ms,
     strategy: Object.keys(r.quarryStrategies).join('+'),
+  })))
+  return rows
+}
+
+/** One selectivity's declarative-filter p50 and recall under each strategy, forced. */
+export interface CrossoverRow {
+  selectivity: number
+  passing: number
+  /** By strategy: p50 ms, recall, and the strategy the stats reported (a fallback shows). */
+  strategies: Record<string, { p50ms: number; recall: number; ran: Record<string, number> }>
+  /** What the default planner chose. */
+  planned: string
+}
+
+/**
+ * The planner's thresholds measured on the bitset path: the same declarative filter answered by
+ * each strategy, forced: an exact scan of the passing rows (`exact: true`), the graph restricted to
+ * the bitset (an index whose planner never scans nor post-filters) and the post-filtered graph
+ * search (an index whose planner always post-filters). Same records, same graph parameters and
+ * seed; interleaved in chunks of 10 queries.
+ */
+function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): CrossoverRow[] {
+  const build = (planner: PlannerOptions): QuarryIndex => {
+    const built = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner })
+    for (let i = 0; i < ds.n; i++) built.add({ id: String(i), vector: row(ds.base, ds.dim, i), metadata: { bucket: bucket(i) } })
+    return built
+  }
+  console.log(`\n== ${ds.name}: crossover, building the forced-graph and forced-post-filter indexes`)
+  const engines: Record<string, { index: QuarryIndex; exact: boolean }> = {
+    'exact-filtered': { index, exact: true },
+    'hnsw-filtered': { index: build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 1 }), exact: false },
+    'hnsw-postfilter': { index: build({ exactBelow: 0, postFilterAbove: 0 }), exact: false },
+  }
+  const buckets = Int32Array.from({ length: ds.n }, (_, i) => bucket(i))
+  const nq = Math.min(ds.nq, quick ? 30 : 100)
+  const rows: CrossoverRow[] = []
+  for (const selectivity of CROSSOVER_SELECTIVITIES) {
+    const below = Math.round(selectivity * BUCKETS)
+    const truth = groundTruth({ ...ds, nq }, K, `bucket${BUCKETS}-lt-${below}`, (i) => (buckets[i] as number) < below)
+    const filter = { op: 'lt', field: 'bucket', value: below } as const
+    const lat: Record<string, number[]> = {}
+    const results: Record<string, number[][]> = {}
+    const ran: Record<string, Record<string, number>> = {}
+    const runs = Object.entries(engines).map(([name, e]) => (q: number): void => {
+      const t = performance.now()
+      const { hits, stats } = e.index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter, exact: e.exact })
+      ;(lat[name] ??= []).push(performance.now() - t)
+      ;(results[name] ??= [])[q] = hits.map((h) => Number(h.id))
+      const counts = (ran[name] ??= {})
+      counts[stats.strategy] = (counts[stats.strategy] ?? 0) + 1
+    })
+    const order = prng(Math.round(selectivity * 1e6) + 1)
+    for (let start = 0; start < nq; start += 10) {
+      const end = Math.min(nq, start + 10)
+      for (const run of shuffled(runs, order)) for (let q = start; q < end; q++) run(q)
+    }
+    const planned = index.search({ vector: row(ds.queries, ds.dim, 0), topK: K, ef: EF, filter }).stats.strategy
+    rows.push({
+      selectivity,
+      passing: buckets.filter((b) => b < below).length,
+      strategies: Object.fromEntries(Object.keys(engines).map((name) => [name, { p50ms: median(lat[name] ?? []), recall: meanRecall(results[name] ?? [], truth), ran: ran[name] ?? {} }])),
+      planned,
+    })
+  }
+  printTable(`${ds.name}: declarative filter p50 ms by forced strategy (ef ${EF}, ${nq} queries)`, rows.map((r) => ({
+    selectivity: `${r.selectivity * 100}%`,
+    passing: r.passing,
+    ...Object.fromEntries(Object.entries(r.strategies).flatMap(([name, m]) => [[`${name} ms`, m.p50ms], [`${name} recall`, m.recall]])),
+    planner: r.planned,
   })))
   return rows
 }
