@@ -47,18 +47,18 @@ function errorOf(answer: Answer): unknown {
   return (JSON.parse(answer.text) as { error: unknown }).error
 }
 
-/** Opens the console's event stream: its status, and for a 200 the open response (to close later). */
-function openStream(): Promise<{ status: number; text: string; close: () => void }> {
+/** Opens the console's event stream: its status, and for a 200 the open response (to close later, or read on). */
+function openStream(port = served.port): Promise<{ status: number; text: string; close: () => void; res: IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: served.port, path: '/console/api/events', agent: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path: '/console/api/events', agent: false }, (res) => {
       if (res.statusCode === 200) {
         // The first event arrives at once: the stream is open and counted.
-        res.once('data', (c: Buffer) => resolve({ status: 200, text: c.toString('utf8'), close: () => req.destroy() }))
+        res.once('data', (c: Buffer) => resolve({ status: 200, text: c.toString('utf8'), close: () => req.destroy(), res }))
         return
       }
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), close: () => req.destroy() }))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), close: () => req.destroy(), res }))
     })
     req.on('error', reject)
     req.end()
@@ -151,6 +151,24 @@ describe('quarry serve --max-in-flight 2, flooded', () => {
     }
     // Nothing was created by the stalled posts.
     expect(JSON.parse((await call('/v1beta/corpora')).text)).toEqual({})
+  })
+
+  it(`serves ${FLOOD} open event streams (--max-event-streams ${FLOOD}) beside the API: a write answers within ${TARGET_MS} ms and reaches every stream`, async () => {
+    const wide = await startServe(['--embedder', 'hashing', '--max-in-flight', '2', '--max-event-streams', String(FLOOD)])
+    const streams = await inBatches(FLOOD, () => openStream(wide.port))
+    try {
+      expect(streams.map((s) => s.status)).toEqual(Array(FLOOD).fill(200))
+      const next = streams.map((s) => new Promise<string>((done) => s.res.once('data', (c: Buffer) => done(c.toString('utf8')))))
+      const started = performance.now()
+      const created = await fetch(`${wide.base}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/seen"}' })
+      const ms = performance.now() - started
+      expect(created.status).toBe(200)
+      expect(ms).toBeLessThan(TARGET_MS)
+      expect(new Set(await Promise.all(next))).toEqual(new Set(['event: generation\ndata: {"generation":1}\n\n']))
+    } finally {
+      for (const s of streams) s.close()
+      await wide.kill()
+    }
   })
 
   it('holds no API slot for a gRPC call whose message has not arrived', async () => {
