@@ -59,9 +59,32 @@ export async function replayable<T>(kind: string, compute: () => Promise<T>, enc
   const mode = current.getStore()
   if (mode === undefined) return compute()
   if (mode.kind === 'replay') return decode(take(mode, kind))
-  const value = await compute()
-  mode.trace.push([kind, encode(value)])
+  const slot = reserve(mode.trace)
+  let value: T
+  try {
+    value = await compute()
+  } catch (error) {
+    slot(undefined)
+    throw error
+  }
+  slot([kind, encode(value)])
   return value
+}
+
+/**
+ * A place in the trace at the position of the call, filled when the value arrives (or dropped,
+ * given undefined). A replay hands values back in the order the write asked for them, so that is
+ * the order they are recorded in: values that arrive in another order (an embedding awaited while
+ * the same write reads the clock) still replay.
+ */
+function reserve(trace: Trace): (entry: [string, unknown] | undefined) => void {
+  const placeholder = {}
+  trace.push(placeholder)
+  return (entry) => {
+    const at = trace.lastIndexOf(placeholder)
+    if (entry === undefined) trace.splice(at, 1)
+    else trace[at] = entry
+  }
 }
 
 /**
@@ -76,8 +99,16 @@ export async function replayableRare<T>(kind: string, compute: (replaying: boole
     const entry = mode.trace[mode.next]
     return Array.isArray(entry) && entry[0] === kind ? (take(mode, kind) as T) : compute(true)
   }
-  const value = await compute(false)
-  if (mode !== undefined && value !== undefined) mode.trace.push([kind, value])
+  if (mode === undefined) return compute(false)
+  const slot = reserve(mode.trace)
+  let value: T | undefined
+  try {
+    value = await compute(false)
+  } catch (error) {
+    slot(undefined)
+    throw error
+  }
+  slot(value === undefined ? undefined : [kind, value])
   return value
 }
 
