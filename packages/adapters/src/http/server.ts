@@ -7,7 +7,7 @@ import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type Acces
 import { clientOf, type InFlight } from '../transport/in-flight.js'
 import { drain, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
 import { buildRequest, checkContentType } from './request.js'
-import { restRoutes } from './routes.js'
+import { restRoutes, routeMatcher } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
 
 /** One answered request, as the server's `onRequest` option is told of it. */
@@ -61,7 +61,7 @@ const READY_PATH = '/readyz'
  */
 export function createRestServer(options: RestOptions): Server {
   const { maxBodyBytes: maxBody, access, site, inFlight, streams, onInternalError } = options
-  const routes = restRoutes(options.methods)
+  const routes = routeMatcher(restRoutes(options.methods))
   // Bodies are received before a slot is taken, so a client sending slowly or not at all holds
   // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
   const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
@@ -125,7 +125,7 @@ export function createRestServer(options: RestOptions): Server {
     const path = url.pathname.replace(/%3A/gi, ':')
     // The local OAuth token exchange of application-default credentials (token-exchange.ts).
     if (isTokenPath(path)) return answerTokenPath(req, res, path, body)
-    const candidates = routes.filter((r) => r.compiled.test(path))
+    const candidates = routes(path)
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
       const message = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`

@@ -1,0 +1,55 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '../../packages/core/src/index.js'
+import { MemoryBank, SemanticRetriever, VertexRagEngine } from '../../packages/adapters/src/index.js'
+import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
+import { restRoutes, routeMatcher } from '../../packages/adapters/src/http/routes.js'
+import { runs } from '../support/runs.js'
+
+/**
+ * routeMatcher against its oracle, a scan of every route's template in table order: the same
+ * routes, in the same order, for paths made from every template (variables filled with one or
+ * more segments, `**` with several) and for those paths cut or extended by a segment.
+ */
+const embedder = createHashingEmbedder({ dimensions: 8 })
+const routes = restRoutes(bindMethods({ semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }))
+const match = routeMatcher(routes)
+const oracle = (path: string): string[] => routes.filter((r) => r.compiled.test(path)).map((r) => `${r.method} ${r.template}`)
+const names = (found: readonly { method: string; template: string }[]): string[] => found.map((r) => `${r.method} ${r.template}`)
+
+const segment = fc.stringMatching(/^[a-z0-9-]{1,6}$/)
+
+/** A path the template matches: `*` one segment, `**` one to three. */
+function fill(template: string, values: readonly string[]): string {
+  let k = 0
+  const next = (): string => values[k++ % values.length] as string
+  return template.replace(/\{([^}=]+)(?:=([^}]*))?\}/g, (_all, _field: string, segments: string | undefined) =>
+    (segments ?? '*')
+      .split('/')
+      .map((s) => (s === '**' ? [next(), next(), next()].slice(0, 1 + (k % 3)).join('/') : s === '*' ? next() : s))
+      .join('/'),
+  )
+}
+
+describe('routeMatcher', () => {
+  it('finds what a scan of every route finds, in table order', () => {
+    expect(routes.some((r) => r.template.includes('**'))).toBe(true)
+    fc.assert(
+      fc.property(fc.constantFrom(...routes), fc.array(segment, { minLength: 1, maxLength: 6 }), fc.constantFrom('as is', 'cut', 'extended'), (route, values, change) => {
+        const made = fill(route.template, values)
+        const path = change === 'cut' ? made.slice(0, made.lastIndexOf('/')) : change === 'extended' ? `${made}/${values[0] as string}` : made
+        const expected = oracle(path)
+        if (change === 'as is') expect(expected).toContain(`${route.method} ${route.template}`)
+        expect(names(match(path))).toEqual(expected)
+      }),
+      { numRuns: runs(300) },
+    )
+  })
+
+  it('answers the paths of a small read and a query as the scan does', () => {
+    for (const path of ['/v1beta1/projects/p/locations/l/ragCorpora/1', '/v1beta/corpora/c:query', '/v1beta1/projects/p/locations/l/ragCorpora/1/operations/2', '/', '/v1beta1']) {
+      expect(names(match(path)), path).toEqual(oracle(path))
+    }
+    expect(names(match('/v1beta1/projects/p/locations/l/ragCorpora/1'))).toContain('GET /v1beta1/{name=projects/*/locations/*/ragCorpora/*}')
+  })
+})
