@@ -40,7 +40,29 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
   /** Checkpoints under way (see `frozen`). */
   #frozen = 0
+  /** Engines made on first use by the write under way (see `applied`); undefined outside one. */
+  #made: string[] | undefined
   protected readonly sequence = this.state
+
+  /**
+   * Runs a write that may make its reasoning engine on first use; if the write fails, an engine it
+   * made is taken back. A failed write is not in the write-ahead log: an engine it left would be
+   * missing after a replay, and as an engine's expiry sweep reads the clock only where the engine
+   * exists, the next write's replay would ask for its outside values in another order. Writes are
+   * serialized (one mutex for the three services), so an engine made meanwhile is this write's.
+   */
+  async applied<T>(write: () => Promise<T>): Promise<T> {
+    const made: string[] = []
+    this.#made = made
+    try {
+      return await write()
+    } catch (error) {
+      for (const name of made) this.state.engines.delete(name)
+      throw error
+    } finally {
+      this.#made = undefined
+    }
+  }
 
   /** Creates a reasoning engine's memory bank (idempotent). */
   createEngine(name: string | undefined): EngineState {
@@ -53,6 +75,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
       const { embedder } = this.options
       engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY, sessions: new Map() }
       this.state.engines.set(name, engine)
+      this.#made?.push(name)
     }
     return engine
   }

@@ -32,14 +32,14 @@ const write = true
  * in process only.
  */
 export const MEMORY_TABLE = {
-  createMemory: method({ rpc: 'CreateMemory', run: (c: MemoryCall, r) => createMemory(c.ctx, r, c.version), write, shape: longRunningShape<MemoryJson>(), http: bindings('POST', (E) => `{parent=${E}}/memories`, 'memory') }),
+  createMemory: method({ rpc: 'CreateMemory', run: (c: MemoryCall, r) => c.ctx.applied(() => createMemory(c.ctx, r, c.version)), write, shape: longRunningShape<MemoryJson>(), http: bindings('POST', (E) => `{parent=${E}}/memories`, 'memory') }),
   getMemory: method({ rpc: 'GetMemory', run: (c: MemoryCall, r) => getMemory(c.ctx, r), write: read, shape: UNARY, http: bindings('GET', (E) => `{name=${E}/memories/*}`) }),
   updateMemory: method({ rpc: 'UpdateMemory', run: (c: MemoryCall, r) => updateMemory(c.ctx, r, c.version), write, shape: longRunningShape<MemoryJson>(), http: bindings('PATCH', (E) => `{memory.name=${E}/memories/*}`, 'memory') }),
   listMemories: method({ rpc: 'ListMemories', run: (c: MemoryCall, r) => listMemories(c.ctx, r), write: read, shape: pagedShape('memories'), http: bindings('GET', (E) => `{parent=${E}}/memories`) }),
   deleteMemory: method({ rpc: 'DeleteMemory', run: (c: MemoryCall, r) => deleteMemory(c.ctx, r, c.version), write, shape: longRunningShape<Record<string, never>>(), http: bindings('DELETE', (E) => `{name=${E}/memories/*}`) }),
   generateMemories: method({
     rpc: 'GenerateMemories',
-    run: (c: MemoryCall, r) => generateMemories(c.ctx, r, c.version),
+    run: (c: MemoryCall, r) => c.ctx.applied(() => generateMemories(c.ctx, r, c.version)),
     write,
     shape: longRunningShape<{ generatedMemories?: { memory: MemoryJson; action: string; previousRevision?: string }[] }>(),
     http: bindings('POST', (E) => `{parent=${E}}/memories:generate`, '*'),

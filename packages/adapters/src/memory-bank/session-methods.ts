@@ -24,7 +24,7 @@ function bindings(version: MemoryApiVersion, verb: HttpVerb, path: (engine: stri
  */
 function sessionTable(version: MemoryApiVersion) {
   return {
-    createSession: method({ rpc: 'CreateSession', run: (c: MemoryCall, r) => createSession(c.ctx, r, c.version), write, shape: longRunningShape<SessionJson>(), http: bindings(version, 'POST', (E) => `{parent=${E}}/sessions`, 'session') }),
+    createSession: method({ rpc: 'CreateSession', run: (c: MemoryCall, r) => c.ctx.applied(() => createSession(c.ctx, r, c.version)), write, shape: longRunningShape<SessionJson>(), http: bindings(version, 'POST', (E) => `{parent=${E}}/sessions`, 'session') }),
     getSession: method({ rpc: 'GetSession', run: (c: MemoryCall, r) => getSession(c.ctx, r), write: read, shape: UNARY, http: bindings(version, 'GET', (E) => `{name=${E}/sessions/*}`) }),
     listSessions: method({ rpc: 'ListSessions', run: (c: MemoryCall, r) => listSessions(c.ctx, r), write: read, shape: pagedShape('sessions'), http: bindings(version, 'GET', (E) => `{parent=${E}}/sessions`) }),
     updateSession: method({ rpc: 'UpdateSession', run: (c: MemoryCall, r) => updateSession(c.ctx, r), write, shape: UNARY, http: bindings(version, 'PATCH', (E) => `{session.name=${E}/sessions/*}`, 'session') }),
