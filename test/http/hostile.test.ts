@@ -2,7 +2,7 @@ import { cpSync, readdirSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, seededRandomId, steppingClock, type QuarryServer, type QuarryServerOptions, type RequestLogEntry } from '@quarry/adapters'
 import { restRoutes, type Route } from '../../packages/adapters/src/http/routes.js'
@@ -171,6 +171,12 @@ beforeAll(async () => {
   await ensureFixtures()
   const sorted = [...setupCallMs].sort((a, b) => a - b)
   TIMEOUT_MS = Math.max(10_000, 1_000 * (sorted[Math.floor(sorted.length / 2)] ?? 0))
+  expect(internalErrors, 'onInternalError during the set-up').toEqual([])
+})
+
+// Each test checks the internal errors its own requests caused: one test's failure is not every later test's.
+beforeEach(() => {
+  internalErrors.length = 0
 })
 
 afterAll(async () => {
