@@ -161,6 +161,9 @@ function serverOptions(dir: string, onRequest?: (entry: RequestLogEntry) => void
 }
 
 beforeAll(async () => {
+  // The prototypes as they are before any request: every test compares with them.
+  pristine = prototypes()
+  pristineNames = PROTOTYPES.map((p) => Object.getOwnPropertyNames(p))
   files = makeHostileFiles()
   // On tmpfs where there is one: the log's content is checked here, not its fsyncs (about 1 ms a write on a disk).
   dataDir = scratchDir('quarry-hostile-data-')
@@ -307,8 +310,6 @@ describe('hostile requests against every route (loopback)', () => {
   // depends on another test. A run stopped by its timeout sends nothing more (`signal`), so the
   // tests after it see a quiet server.
   it('answers each within 10 s, never 500, no stack or local path, 403 for foreign Hosts and Origins; its log and a restart keep it exactly', { timeout: RUNS * 200 + 120_000 }, async ({ signal }) => {
-    pristine = prototypes()
-    pristineNames = PROTOTYPES.map((p) => Object.getOwnPropertyNames(p))
     const started = performance.now()
     const arbitraries = routes.map((_, i) => planArb(routes, i, files))
     // Unbiased: every route as likely as any other from the first run on.
