@@ -7,8 +7,9 @@ export interface PlannerOptions {
    */
   exactBelow?: number
   /**
-   * A narrow filter (below `postFilterAbove`) passing at most this many records is answered by
-   * scanning exactly those records; more use the graph restricted to them. @defaultValue 20000
+   * A filter passing at most this many records is answered by scanning exactly those records: a
+   * declarative filter (its count is exact) whatever its selectivity, a filter function once
+   * evaluated (below `postFilterAbove`); more use the graph. @defaultValue 8000
    */
   exactFilterMax?: number
   /**
@@ -20,7 +21,12 @@ export interface PlannerOptions {
 
 export type ResolvedPlannerOptions = Required<PlannerOptions>
 
-export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 20000, postFilterAbove: 0.02 }
+/**
+ * Crossovers measured by `pnpm bench filtered` (100k × 64-d, declarative filter, each strategy
+ * forced): a scan of the passing rows beats the bitset-restricted graph below about 7,000 rows and
+ * the post-filtered graph below about 7,000 to 10,000 (docs/filters.md has the table).
+ */
+export const PLANNER_DEFAULTS: ResolvedPlannerOptions = { exactBelow: 1000, exactFilterMax: 8000, postFilterAbove: 0.02 }
 
 /**
  * How a dense search runs:
@@ -44,6 +50,8 @@ interface PlanInput {
   readonly forceExact: boolean
   /** Estimated fraction passing the filter; undefined without a filter. */
   readonly selectivity: number | undefined
+  /** Records passing, when known exactly before the search (a declarative filter). */
+  readonly passing?: number
   readonly options: ResolvedPlannerOptions
 }
 
@@ -63,6 +71,10 @@ export function planDense(input: PlanInput): DensePlan {
   const passing = Math.round(selectivity * live)
   if (passing <= options.exactBelow) {
     return { strategy: 'exact-filtered', reason: `about ${passing} records pass <= planner.exactBelow (${options.exactBelow}): scanning them exactly is cheaper than the graph` }
+  }
+  // Known exactly: as few rows as this scan faster than either graph search, at any selectivity.
+  if (input.passing !== undefined && input.passing <= options.exactFilterMax) {
+    return { strategy: 'exact-filtered', reason: `${input.passing} records pass <= planner.exactFilterMax (${options.exactFilterMax}): scanning them exactly is cheaper than the graph` }
   }
   if (selectivity >= options.postFilterAbove) {
     return { strategy: 'hnsw-postfilter', reason: `estimated selectivity ${fmt(selectivity)} >= planner.postFilterAbove (${options.postFilterAbove})` }

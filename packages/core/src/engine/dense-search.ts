@@ -94,7 +94,8 @@ function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
   const k = Math.min(q.k, live)
   const subject = q.filter ? filterSubject(state) : undefined
   const estimate = q.filter && subject && k > 0 ? selectivityOf(q.filter, subject, live) : undefined
-  const plan = planDense({ live, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, options: state.options.planner })
+  const passing = q.filter?.kind === 'indexed' ? q.filter.count : undefined
+  const plan = planDense({ live, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, ...(passing === undefined ? {} : { passing }), options: state.options.planner })
   const stats: StatsOf = { live, estimate }
   if (k === 0) return { hits: [], stats: statsOf(stats, { strategy: plan.strategy, reason: 'the index is empty' }) }
 

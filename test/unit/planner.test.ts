@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest'
+import { createIndex } from '@quarry/core'
+import { PLANNER_DEFAULTS, planDense, refinePlan } from '../../packages/core/src/dense/planner.js'
+
+// Issue 43: a declarative filter's count is exact before the search, so the planner scans its
+// rows whenever they are at most exactFilterMax, at any selectivity; a filter function keeps its
+// estimate-driven plan (post-filtering skips evaluating it on every record).
+const base = { live: 100_000, hasGraph: true, forceExact: false, options: PLANNER_DEFAULTS }
+
+describe('planDense on the bitset path', () => {
+  it('scans a declarative filter passing at most exactFilterMax rows, even above postFilterAbove', () => {
+    expect(planDense({ ...base, selectivity: 0.05, passing: 5000 }).strategy).toBe('exact-filtered')
+    expect(planDense({ ...base, selectivity: 0.08, passing: 8000 }).strategy).toBe('exact-filtered')
+    expect(planDense({ ...base, selectivity: 0.08, passing: 8000 }).reason).toBe('8000 records pass <= planner.exactFilterMax (8000): scanning them exactly is cheaper than the graph')
+  })
+
+  it('post-filters a declarative filter passing more, and a filter function at the same selectivity', () => {
+    expect(planDense({ ...base, selectivity: 0.08001, passing: 8001 }).strategy).toBe('hnsw-postfilter')
+    expect(planDense({ ...base, selectivity: 0.05 }).strategy).toBe('hnsw-postfilter')
+  })
+
+  it('keeps the graph within the bitset for many rows below postFilterAbove, and refines a function by its count', () => {
+    expect(planDense({ ...base, live: 1_000_000, selectivity: 0.015, passing: 15_000 }).strategy).toBe('hnsw-filtered')
+    const planned = planDense({ ...base, selectivity: 0.015 })
+    expect(planned.strategy).toBe('hnsw-filtered')
+    expect(refinePlan(planned, 1500, PLANNER_DEFAULTS).strategy).toBe('exact-filtered')
+    expect(refinePlan(planned, 8001, PLANNER_DEFAULTS).strategy).toBe('hnsw-filtered')
+  })
+
+  it('forcing the graph (exactFilterMax 0) still searches it for a declarative filter', () => {
+    const options = { exactBelow: 0, exactFilterMax: 0, postFilterAbove: 1 }
+    expect(planDense({ ...base, options, selectivity: 0.05, passing: 5000 }).strategy).toBe('hnsw-filtered')
+  })
+})
+
+describe('a declarative filter over a graph index', () => {
+  it('scans its passing rows when they are few, with the exact answer (ids, order, distances)', () => {
+    const index = createIndex({ dimensions: 2, metric: 'l2', planner: { exactBelow: 0 } })
+    index.addMany(Array.from({ length: 3000 }, (_, i) => ({ id: `r${i}`, vector: [i % 97, i % 89], metadata: { i } })))
+    const vector = [40, 40]
+    const declarative = index.search({ vector, topK: 10, filter: { op: 'lt', field: 'i', value: 300 } })
+    const oracle = index.search({ vector, topK: 10, exact: true, filter: (m) => (m.i as number) < 300 })
+    expect(declarative.stats.strategy).toBe('exact-filtered')
+    expect(declarative.hits.map((h) => [h.id, h.distance])).toEqual(oracle.hits.map((h) => [h.id, h.distance]))
+    // 10% of the records: a filter function at the same selectivity post-filters the graph.
+    expect(index.search({ vector, topK: 10, filter: (m) => (m.i as number) < 300 }).stats.strategy).toBe('hnsw-postfilter')
+  })
+})
