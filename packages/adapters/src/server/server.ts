@@ -128,6 +128,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       closing = true
       await Promise.all([
         new Promise<void>((resolve, reject) => {
+          // A listen that failed (a log refused at start) closed the port already: closing again is
+          // no error, so a caller's `finally { close() }` does not hide why the listen failed.
+          if (!server.listening) return resolve()
           server.close((error) => (error ? reject(error) : resolve()))
           server.closeAllConnections()
         }),
