@@ -269,18 +269,28 @@ export const SUITES: readonly Suite[] = [
   },
   {
     name: 'http',
-    data: () => 'cells are requests per second in process / over REST / over gRPC; REST / bare is REST against a bare `node:http` server doing the same work.',
+    data: () => 'cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second and, at one client, p50 latency (target ≥ 0.8 and ≤ 1.3).',
     files: ['http.json'],
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'A closed loop of 1, 8 and 32 clients on one server; gRPC with Google\'s own clients, one per service shared by the concurrent clients. Transports interleave by round after a warm-up.',
+    method: 'A closed loop of 1, 8 and 32 clients on one server (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up.',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
       const clients = [...new Set(rows.map((x) => num(x, 'clients') ?? 0))]
       const at = (call: string, n: number): Json | undefined => rows.find((x) => x['call'] === call && num(x, 'clients') === n)
       return [
-        ...table(['call', ...clients.flatMap((n) => [`${n} client${n === 1 ? '' : 's'}`, 'REST / bare'])], calls.map((call) => [call, ...clients.flatMap((n) => [['in-process rps', 'rest rps', 'grpc rps'].map((k) => fmt(num(at(call, n), k))).join(' / '), ratio(num(at(call, n), 'rest / bare rps'))])])),
+        ...table(
+          ['call', ...clients.flatMap((n) => [`${n} client${n === 1 ? '' : 's'}`, 'REST / bare', 'gRPC / REST'])],
+          calls.map((call) => [
+            call,
+            ...clients.flatMap((n) => {
+              const row = at(call, n)
+              const grpc = n === 1 ? `${ratio(num(row, 'grpc / rest rps'))}, p50 ${ratio(num(row, 'grpc / rest p50'))}` : ratio(num(row, 'grpc / rest rps'))
+              return [['in-process rps', 'rest rps', 'grpc rps', 'grpc raw rps'].map((k) => fmt(num(row, k))).join(' / '), ratio(num(row, 'rest / bare rps')), row === undefined ? '' : grpc]
+            }),
+          ]),
+        ),
         '',
       ]
     },

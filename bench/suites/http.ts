@@ -11,6 +11,8 @@ import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
 import type { protos as languageProtos } from '@google-ai/generativelanguage'
+import * as grpcRaw from '@grpc/grpc-js'
+import { loadServiceProtos, type ProtoType } from '../../packages/adapters/src/grpc/protos.js'
 
 // Google's own Node clients, as users run them (CommonJS; required as test/http/grpc.test.ts does).
 const require = createRequire(import.meta.url)
@@ -19,13 +21,19 @@ const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@g
 /** The clients' own grpc-js (their google-gax's), for the insecure channel credentials. */
 const { grpc } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
 
-type Mode = 'in-process' | 'rest' | 'bare' | 'grpc'
-const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc']
+type Mode = 'in-process' | 'rest' | 'bare' | 'grpc' | 'grpc-raw'
+const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc', 'grpc-raw']
 type Json = Record<string, unknown>
 
 /** One call, three ways: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
 interface Call {
+  /** GET (no body) or POST (default). */
+  readonly method?: 'GET'
   readonly path: string
+  /** The RPC's full gRPC path (`/package.Service/Method`), for the raw grpc-js client. */
+  readonly rpc: string
+  /** Concurrent clients measured (default 1, 8, 32). */
+  readonly clients?: readonly number[]
   readonly body: (q: string, i: number) => Json
   readonly request: (body: Json) => Json
   readonly local: (request: Json) => Promise<Outcome<unknown>>
@@ -56,7 +64,8 @@ async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: S
         res.end(text)
       }
       if (!c) return answer(404, { error: 'no such call' })
-      void c.local(c.request(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json)).then((out) => (out.ok ? answer(200, out.response) : answer(500, { error: out.status.message })))
+      const text = Buffer.concat(chunks).toString('utf8')
+      void c.local(c.request(text === '' ? {} : (JSON.parse(text) as Json))).then((out) => (out.ok ? answer(200, out.response) : answer(500, { error: out.status.message })))
     })
   })
   // The REST server's keep-alive timeouts: a socket idle while the other transports run stays open.
@@ -72,9 +81,11 @@ async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: S
 const f32 = (v: number | null | undefined): number => Math.fround(v ?? 0)
 
 /**
- * The transports' cost: retrieveContexts, queryCorpus and retrieveMemories over loopback REST
- * (keep-alive, JSON) and over gRPC (Google's own clients on their default transport, one client
- * per service shared by all concurrent clients: HTTP/2 multiplexes them over one connection),
+ * The transports' cost: retrieveContexts, queryCorpus, retrieveMemories and getRagCorpus (a small
+ * read, at 1 and 16 clients) over loopback REST
+ * (keep-alive, JSON) and over gRPC, both as users call it (Google's own clients on their default transport, one client
+ * per service shared by all concurrent clients: HTTP/2 multiplexes them over one connection) and
+ * raw (one grpc-js channel, protobuf.js messages from the same protos, no client library),
  * against the same calls in process on the same engines, with 1, 8 and 32 concurrent clients
  * (a closed loop: each client sends its next request when the last returns). Requests per second,
  * p50 / p99 latency and the REST and gRPC / in-process ratios. Before timing, one answer of each
@@ -110,10 +121,31 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const ragClient = new aiplatform.v1beta1.VertexRagServiceClient(options)
   const retrieverClient = new v1beta.RetrieverServiceClient(options)
   const memoryClient = new aiplatform.v1beta1.MemoryBankServiceClient(options)
+  const dataClient = new aiplatform.v1beta1.VertexRagDataServiceClient(options)
+  // The raw way: one grpc-js channel and protobuf.js with the same shipped protos, no client library.
+  const rawRoot = loadServiceProtos(['google.cloud.aiplatform.v1beta1.VertexRagService', 'google.cloud.aiplatform.v1beta1.VertexRagDataService', 'google.ai.generativelanguage.v1beta.RetrieverService', 'google.cloud.aiplatform.v1beta1.MemoryBankService'])
+  const rawClient = new grpcRaw.Client(`127.0.0.1:${grpcPort}`, grpcRaw.credentials.createInsecure())
+  const rawTypes = new Map<string, [ProtoType, ProtoType]>()
+  const rawCall = (rpc: string, request: Json): Promise<unknown> => {
+    let types = rawTypes.get(rpc)
+    if (!types) {
+      const [service, method] = rpc.slice(1).split('/') as [string, string]
+      const m = rawRoot.lookupService(service).methods[method]
+      m?.resolve()
+      if (!m?.resolvedRequestType || !m.resolvedResponseType) throw new Error(`${rpc} is not in the protos`)
+      types = [m.resolvedRequestType, m.resolvedResponseType]
+      rawTypes.set(rpc, types)
+    }
+    const [req, res] = types
+    return new Promise((resolve, reject) =>
+      rawClient.makeUnaryRequest(rpc, (v: Json) => Buffer.from(req.encode(req.fromObject(v)).finish()), (b: Buffer) => res.toObject(res.decode(b), { longs: String, enums: String }), request, (e, v) => (e ? reject(e) : resolve(v))),
+    )
+  }
 
   const parent = 'projects/b/locations/l'
   const calls: Record<string, Call> = {
     retrieveContexts: {
+      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagService/RetrieveContexts',
       path: `/v1beta1/${parent}:retrieveContexts`,
       body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
       request: (b) => ({ parent, ...b }),
@@ -125,6 +157,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       },
     },
     queryCorpus: {
+      rpc: '/google.ai.generativelanguage.v1beta.RetrieverService/QueryCorpus',
       path: '/v1beta/corpora/bench:query',
       body: (q) => ({ query: q, resultsCount: 10 }),
       request: (b) => ({ name: 'corpora/bench', ...b }),
@@ -136,6 +169,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       },
     },
     retrieveMemories: {
+      rpc: '/google.cloud.aiplatform.v1beta1.MemoryBankService/RetrieveMemories',
       path: `/v1beta1/${engine}/memories:retrieve`,
       body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
       request: (b) => ({ parent: engine, ...b }),
@@ -146,6 +180,21 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         return memories.map((m) => `${m.memory?.name ?? ''} distance ${f32(m.distance)}`)
       },
     },
+    // A small read (issue 43): the admission checks are most of its REST cost.
+    getCorpus: {
+      method: 'GET',
+      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagDataService/GetRagCorpus',
+      path: `/v1beta1/${ragCorpus}`,
+      clients: [1, 16],
+      body: () => ({}),
+      request: () => ({ name: ragCorpus }),
+      local: (r) => vertexRag.v1beta1.getRagCorpus(r),
+      grpc: async (r) => (await dataClient.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
+      hits: (response) => {
+        const corpus = response as { name?: string | null; displayName?: string | null }
+        return [`${corpus.name ?? ''} ${corpus.displayName ?? ''}`]
+      },
+    },
   }
   // The floor under the REST layer: a bare node:http server on the same engines that reads the
   // same JSON body and answers with the engine call's response (no admission, routing, status mapping).
@@ -153,9 +202,10 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   // A keep-alive agent, as Google's clients keep connections open (one for both servers: its sockets are per port).
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const { port } = new URL(url)
-  const post = (path: string, body: string, to: string | number = port): Promise<{ status: number; text: string }> =>
+  const post = (path: string, body: string | undefined, to: string | number = port): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: to, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+      const req = request({ host: '127.0.0.1', port: to, path, method: body === undefined ? 'GET' : 'POST', agent, headers }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
@@ -166,12 +216,13 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   /** One request the way each transport sends it; resolves to the decoded answer. */
   const send = async (c: Call, mode: Mode, body: Json): Promise<unknown> => {
     if (mode === 'rest' || mode === 'bare') {
-      const res = await post(c.path, JSON.stringify(body), mode === 'bare' ? bare.port : port)
+      const res = await post(c.path, c.method === 'GET' ? undefined : JSON.stringify(body), mode === 'bare' ? bare.port : port)
       const parsed: unknown = JSON.parse(res.text)
       if (res.status !== 200) throw new Error(res.text)
       return parsed
     }
     if (mode === 'grpc') return c.grpc(c.request(body))
+    if (mode === 'grpc-raw') return rawCall(c.rpc, c.request(body))
     const out = await c.local(c.request(body))
     if (!out.ok) throw new Error(out.status.message)
     JSON.stringify(out.response)
@@ -188,7 +239,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     firstCallMs[name] = performance.now() - t
     const expected = c.hits(await send(c, 'in-process', body))
     if (expected.length === 0) throw new Error(`${name}: no hits in process`)
-    for (const mode of ['rest', 'bare', 'grpc'] as const) {
+    for (const mode of ['rest', 'bare', 'grpc', 'grpc-raw'] as const) {
       const got = c.hits(await send(c, mode, body))
       if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`${name} over ${mode} answers ${JSON.stringify(got)}, in process ${JSON.stringify(expected)}`)
     }
@@ -197,7 +248,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const perClient = ctx.quick ? 20 : 150
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(calls)) {
-    for (const concurrency of [1, 8, 32]) {
+    for (const concurrency of c.clients ?? [1, 8, 32]) {
       const measure = async (mode: Mode): Promise<{ rps: number; p50: number; p99: number }> => {
         const latencies: number[] = []
         const t0 = performance.now()
@@ -224,10 +275,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
           runs.get(mode)?.push(await measure(mode))
         }
       }
-      const [a, r, b, g] = MODES.map((m) => {
+      const [a, r, b, g, raw] = MODES.map((m) => {
         const xs = runs.get(m) ?? []
         return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)) }
-      }) as [Stat, Stat, Stat, Stat]
+      }) as [Stat, Stat, Stat, Stat, Stat]
+      const eachRound = (over: Mode, under: Mode): string => (runs.get(over) ?? []).map((x, k) => (x.rps / ((runs.get(under) ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' ')
       rows.push({
         call: name,
         clients: concurrency,
@@ -235,24 +287,32 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         'rest rps': r.rps,
         'bare rps': b.rps,
         'grpc rps': g.rps,
+        'grpc raw rps': raw.rps,
         'rest / bare rps': r.rps / b.rps,
-        'rest / bare, each round': (runs.get('rest') ?? []).map((x, k) => (x.rps / ((runs.get('bare') ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' '),
+        'rest / bare, each round': eachRound('rest', 'bare'),
         'in-process p50 ms': a.p50,
         'rest p50 ms': r.p50,
         'bare p50 ms': b.p50,
         'grpc p50 ms': g.p50,
+        'grpc raw p50 ms': raw.p50,
         'in-process p99 ms': a.p99,
         'rest p99 ms': r.p99,
         'bare p99 ms': b.p99,
         'grpc p99 ms': g.p99,
+        'grpc raw p99 ms': raw.p99,
         'rest p50 ratio': r.p50 / a.p50,
         'grpc p50 ratio': g.p50 / a.p50,
         'grpc / rest rps': g.rps / r.rps,
+        'grpc / rest, each round': eachRound('grpc', 'rest'),
+        'grpc raw / rest rps': raw.rps / r.rps,
+        'grpc / rest p50': g.p50 / r.p50,
+        'grpc raw / rest p50': raw.p50 / r.p50,
       })
     }
   }
   agent.destroy()
-  await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close()])
+  rawClient.close()
+  await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close(), dataClient.close()])
   await server.close()
   await new Promise<void>((resolve) => bare.server.close(() => resolve()))
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), ${perClient} requests per client, ${passages.length} passages`, rows)
