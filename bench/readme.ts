@@ -269,11 +269,10 @@ export const SUITES: readonly Suite[] = [
   },
   {
     name: 'http',
-    data: () => 'cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second and, at one client, p50 latency (target ≥ 0.8 and ≤ 1.3).',
     files: ['http.json'],
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'A closed loop of 1, 8 and 32 clients on one server (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up.',
+    method: 'A closed loop of 1, 8 and 32 clients on one server (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second and, at one client, p50 latency (targets ≥ 0.8 and ≤ 1.3).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
