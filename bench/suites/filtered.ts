@@ -99,8 +99,7 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
   const nq = Math.min(ds.nq, quick ? 30 : 100)
   const rows: FilteredRow[] = []
   for (const selectivity of SELECTIVITIES) {
-    const below = Math.round(selectivity * BUCKETS)
-    const truth = groundTruth({ ...ds, nq }, K, `bucket${BUCKETS}-lt-${below}`, (i) => (buckets[i] as number) < below)
+    const { below, passing, truth } = filterCase(ds, buckets, nq, selectivity)
     const quarryResults: number[][] = []
     const quarryLat: number[] = []
     const strategies: Record<string, number> = {}
@@ -132,15 +131,10 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
       rawLat.push(performance.now() - t)
       rawResults[q] = r.neighbors
     }
-    // Chunk by chunk, in a new seeded order every chunk (see shuffled).
-    const order = prng(Math.round(selectivity * 1e6))
-    for (let start = 0; start < nq; start += 10) {
-      const end = Math.min(nq, start + 10)
-      for (const run of shuffled([quarryRun, declarativeRun, rawRun], order)) for (let q = start; q < end; q++) run(q)
-    }
+    interleave([quarryRun, declarativeRun, rawRun], nq, Math.round(selectivity * 1e6))
     rows.push({
       selectivity,
-      passing: buckets.filter((b) => b < below).length,
+      passing,
       declarativeP50ms: median(declLat),
       declarativeRecall: meanRecall(declResults, truth),
       declarativeStrategies: declStrategies,
@@ -197,14 +191,13 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
   const engines: Record<string, { index: QuarryIndex; exact: boolean }> = {
     'exact-filtered': { index, exact: true },
     'hnsw-filtered': { index: build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 1 }), exact: false },
-    'hnsw-postfilter': { index: build({ exactBelow: 0, postFilterAbove: 0 }), exact: false },
+    'hnsw-postfilter': { index: build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 0 }), exact: false },
   }
   const buckets = Int32Array.from({ length: ds.n }, (_, i) => bucket(i))
   const nq = Math.min(ds.nq, quick ? 30 : 100)
   const rows: CrossoverRow[] = []
   for (const selectivity of CROSSOVER_SELECTIVITIES) {
-    const below = Math.round(selectivity * BUCKETS)
-    const truth = groundTruth({ ...ds, nq }, K, `bucket${BUCKETS}-lt-${below}`, (i) => (buckets[i] as number) < below)
+    const { below, passing, truth } = filterCase(ds, buckets, nq, selectivity)
     const filter = { op: 'lt', field: 'bucket', value: below } as const
     const lat: Record<string, number[]> = {}
     const results: Record<string, number[][]> = {}
@@ -217,15 +210,11 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
       const counts = (ran[name] ??= {})
       counts[stats.strategy] = (counts[stats.strategy] ?? 0) + 1
     })
-    const order = prng(Math.round(selectivity * 1e6) + 1)
-    for (let start = 0; start < nq; start += 10) {
-      const end = Math.min(nq, start + 10)
-      for (const run of shuffled(runs, order)) for (let q = start; q < end; q++) run(q)
-    }
+    interleave(runs, nq, Math.round(selectivity * 1e6) + 1)
     const planned = index.search({ vector: row(ds.queries, ds.dim, 0), topK: K, ef: EF, filter }).stats.strategy
     rows.push({
       selectivity,
-      passing: buckets.filter((b) => b < below).length,
+      passing,
       strategies: Object.fromEntries(Object.keys(engines).map((name) => [name, { p50ms: median(lat[name] ?? []), recall: meanRecall(results[name] ?? [], truth), ran: ran[name] ?? {} }])),
       planned,
     })
@@ -237,4 +226,20 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
     planner: r.planned,
   })))
   return rows
+}
+
+/** "bucket < below" at a selectivity: the bound, the records passing, the exact filtered top-K of the first nq queries. */
+function filterCase(ds: Dataset, buckets: Int32Array, nq: number, selectivity: number): { below: number; passing: number; truth: number[][] } {
+  const below = Math.round(selectivity * BUCKETS)
+  const truth = groundTruth({ ...ds, nq }, K, `bucket${BUCKETS}-lt-${below}`, (i) => (buckets[i] as number) < below)
+  return { below, passing: buckets.filter((b) => b < below).length, truth }
+}
+
+/** Runs every query through each engine, chunk by chunk of 10, in a new seeded order every chunk (see shuffled). */
+function interleave(runs: readonly ((q: number) => void)[], nq: number, seed: number): void {
+  const order = prng(seed)
+  for (let start = 0; start < nq; start += 10) {
+    const end = Math.min(nq, start + 10)
+    for (const run of shuffled(runs, order)) for (let q = start; q < end; q++) run(q)
+  }
 }
