@@ -2,7 +2,6 @@ import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
 import { analyzeSource, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
 import type { WorkerMessage } from './import-worker.js'
-import { yieldCpuToRequests } from './threads.js'
 
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
@@ -53,7 +52,6 @@ async function answer(message: WorkerMessage): Promise<void> {
   }
 }
 
-yieldCpuToRequests()
 parentPort?.on('message', (message: WorkerMessage) => void answer(message))
 // Loaded: uploads may send their texts now (until this, they embed on the calling thread).
 parentPort?.postMessage({ ready: true })

@@ -1,6 +1,5 @@
 import { parentPort } from 'node:worker_threads'
 import { analysisToWire, analyzeHere, type AnalysisInput } from './analysis.js'
-import { yieldCpuToRequests } from './threads.js'
 
 /**
  * A file's thread (started by bounded-analysis.ts): extracts and chunks one file per message and
@@ -16,6 +15,5 @@ async function answer(job: AnalysisInput): Promise<void> {
   }
 }
 
-yieldCpuToRequests()
 parentPort?.on('message', (job: AnalysisInput) => void answer(job))
 parentPort?.postMessage({ ready: true })

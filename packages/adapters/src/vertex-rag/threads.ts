@@ -1,5 +1,3 @@
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
@@ -16,18 +14,4 @@ export function startThread(entry: 'analysis-worker' | 'bounded-worker', name: s
   const sources = pathToFileURL(join(PACKAGE_ROOT, 'bin', 'sources.mjs')).href
   const source = pathToFileURL(join(PACKAGE_ROOT, 'src', 'vertex-rag', `${entry}.ts`)).href
   return new Worker(`import(${JSON.stringify(sources)}).then((m) => m.loadSource(${JSON.stringify(source)}))`, { eval: true, name, ...limits })
-}
-
-/**
- * Called on a worker thread: gives it a lower CPU priority (nice 10) than the thread that answers
- * requests, so that reading files yields the CPU to requests on a busy machine. Linux only, where
- * a thread has a nice value of its own (its id from /proc/thread-self); elsewhere nothing changes.
- */
-export function yieldCpuToRequests(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10)
-  } catch {
-    // Not Linux, or not allowed: the thread keeps the process's priority.
-  }
 }
