@@ -71,8 +71,8 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     const reused = process.env['STARTUP_DATA']
     const data = reused ?? join(dir, 'data')
     const buildSeconds = reused === undefined ? await buildDataFolder(data, chunks, kind) : Number.NaN
-    const generation = readFileSync(join(data, 'CURRENT'), 'latin1').trim()
-    const corpusDir = join(data, generation, 'vertex-rag', 'corpus-0')
+    // Read anew before each use: a start may checkpoint a new generation and remove the old one.
+    const corpusDir = (): string => join(data, readFileSync(join(data, 'CURRENT'), 'latin1').trim(), 'vertex-rag', 'corpus-0')
     const empty = join(dir, 'empty')
     const embedder = createHashingEmbedder({ dimensions: 256 })
     // Single rounds move by ±1 s on this shared host (page cache, other jobs): the median of 15.
@@ -90,7 +90,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
         },
         async () => {
           const t = performance.now()
-          const index = loadIndex(corpusDir, { embedder })
+          const index = loadIndex(corpusDir(), { embedder })
           times.load.push((performance.now() - t) / 1000)
           if (index.size !== chunks) throw new Error(`the corpus holds ${index.size} chunks, not ${chunks}`)
         },
@@ -98,7 +98,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
           times.empty.push((await firstAnswer(from, empty, false)).answer)
         },
         async () => {
-          times.process.push(await loadedInProcess(from, corpusDir, chunks))
+          times.process.push(await loadedInProcess(from, corpusDir(), chunks))
         },
       ]
       if (round % 2 === 1) steps.reverse()
