@@ -105,6 +105,9 @@ describe('proto3 presence: a zero in a field without presence means unset', () =
     expect(deprecated).toEqual(sparse)
     // A cosine distance is never below 0: nothing passes a 0 threshold.
     expect(ok(await s.retrieveContexts({ parent: L, vertexRagStore: { ...store, vectorDistanceThreshold: 0 }, query: { text: 'sandworm' } }))).toEqual({ contexts: {} })
+    // The thresholds are strict: nothing is below the lowest double, nor above the highest.
+    expect(ok(await s.retrieveContexts({ parent: L, vertexRagStore: { ...store, vectorDistanceThreshold: -Number.MAX_VALUE }, query: { text: 'sandworm' } }))).toEqual({ contexts: {} })
+    expect(ok(await s.retrieveContexts({ parent: L, vertexRagStore: store, query: { text: 'sandworm', ragRetrievalConfig: { filter: { vectorSimilarityThreshold: Number.MAX_VALUE } } } }))).toEqual({ contexts: {} })
   })
 
   // memories.retrieve (https://cloud.google.com/vertex-ai/docs/reference/rest/v1beta1/projects.locations.reasoningEngines.memories/retrieve):

@@ -73,8 +73,9 @@ export function coreThreshold(
     if (bound === undefined) return {}
     return bound <= 0 ? { none: true } : { maxDistance: nextDown(measureOfKey('l2', bound).distance) }
   }
-  if (distance !== undefined) return { maxDistance: nextDown(distance) }
-  if (similarity !== undefined) return { minSimilarity: -nextDown(-similarity) }
+  // Below the lowest double nothing is "smaller than" the bound (and above the highest, nothing larger).
+  if (distance !== undefined) return distance === -Number.MAX_VALUE ? { none: true } : { maxDistance: nextDown(distance) }
+  if (similarity !== undefined) return similarity === Number.MAX_VALUE ? { none: true } : { minSimilarity: -nextDown(-similarity) }
   return {}
 }
 
