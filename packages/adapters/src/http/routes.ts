@@ -60,21 +60,25 @@ function slashes(text: string): number {
  * regexes a scan of all of them runs, which was most of a small read's routing.
  */
 export function routeMatcher(routes: readonly Route[]): (path: string) => Route[] {
-  const bySlashes = new Map<number, { route: Route; order: number }[]>()
-  const anyDepth: { route: Route; order: number }[] = []
-  routes.forEach((route, order) => {
-    if (route.template.includes('**')) anyDepth.push({ route, order })
+  const bySlashes = new Map<number, Route[]>()
+  const anyDepth: Route[] = []
+  const order = new Map<Route, number>(routes.map((route, i) => [route, i]))
+  for (const route of routes) {
+    if (route.template.includes('**')) anyDepth.push(route)
     else {
       const n = slashes(route.template)
       const group = bySlashes.get(n) ?? []
-      group.push({ route, order })
+      group.push(route)
       bySlashes.set(n, group)
     }
-  })
+  }
   return (path) => {
-    const group = bySlashes.get(slashes(path)) ?? []
-    const found = [...group, ...anyDepth].filter((r) => r.route.compiled.test(path))
-    if (anyDepth.length > 0 && group.length > 0) found.sort((a, b) => a.order - b.order)
-    return found.map((r) => r.route)
+    const found: Route[] = []
+    for (const route of bySlashes.get(slashes(path)) ?? []) if (route.compiled.test(path)) found.push(route)
+    const fixed = found.length
+    for (const route of anyDepth) if (route.compiled.test(path)) found.push(route)
+    // Both kinds matched: back to table order.
+    if (fixed > 0 && found.length > fixed) found.sort((x, y) => (order.get(x) ?? 0) - (order.get(y) ?? 0))
+    return found
   }
 }
