@@ -27,7 +27,7 @@ ${optionLines(CREDENTIALS_OPTIONS)}`
 }
 
 /** What `quarry credentials` prints for a server at host:port and a credentials file. */
-export function credentialsGuide(options: { readonly host: string; readonly port: number; readonly file: string }): string {
+function credentialsGuide(options: { readonly host: string; readonly port: number; readonly file: string }): string {
   const base = localBaseUrl(options)
   const tokenUrl = localCredentials(options).token_url
   const { hostname } = new URL(base)

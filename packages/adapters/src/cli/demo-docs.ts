@@ -17,7 +17,7 @@ export function demoIndexDir(): string {
 }
 
 /** The default embedder, with a progress bar for its one-time cache conversion. */
-export function demoEmbedder(): Embedder {
+function demoEmbedder(): Embedder {
   return createCliEmbedder('glove')
 }
 
@@ -45,7 +45,7 @@ export async function buildDemoIndex(embedder: Embedder): Promise<QuarryIndex> {
   return index
 }
 
-export const EXAMPLE_QUESTIONS = [
+const EXAMPLE_QUESTIONS = [
   'how do I pin an exact version when installing a package',
   'run tests in watch mode',
   'parse command line arguments',

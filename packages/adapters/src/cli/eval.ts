@@ -75,7 +75,7 @@ function parseAlphas(raw: string | undefined, help: string): number[] {
 }
 
 /** BM25 (alpha 0), dense (alpha 1) and hybrid at each alpha over the collection, searched exactly. */
-export async function evaluateModes(collection: Collection, kind: 'glove' | 'hashing', alphas: readonly number[]): Promise<{ embedder: string; rows: EvalRow[] }> {
+async function evaluateModes(collection: Collection, kind: 'glove' | 'hashing', alphas: readonly number[]): Promise<{ embedder: string; rows: EvalRow[] }> {
   const embedder = createCliEmbedder(kind)
   const index = createIndex({ embedder, dense: 'exact' })
   const bar = progress('Embedding documents', collection.docs.length, 'docs')
@@ -97,7 +97,7 @@ export async function evaluateModes(collection: Collection, kind: 'glove' | 'has
 }
 
 /** The metrics against alpha: BM25 at 0, dense at 1. */
-export function evalPlot(title: string, rows: readonly EvalRow[]): string {
+function evalPlot(title: string, rows: readonly EvalRow[]): string {
   const series = [
     { name: 'nDCG@10', value: (m: Metrics) => m.ndcg10 },
     { name: 'MAP@100', value: (m: Metrics) => m.map100 },

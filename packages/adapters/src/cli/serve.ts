@@ -70,7 +70,7 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
 ]
 
 /** An access-log line: `GET /v1beta/corpora 200 1.2ms`. */
-export function requestLine(entry: RequestLogEntry): string {
+function requestLine(entry: RequestLogEntry): string {
   return `${entry.method} ${entry.path} ${entry.status} ${entry.ms.toFixed(1)}ms`
 }
 

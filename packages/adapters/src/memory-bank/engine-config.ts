@@ -14,7 +14,7 @@ import type { EngineState } from './state.js'
 export type TtlAction = 'create' | 'update' | 'generateCreated' | 'generateUpdated'
 
 /** The TTL in seconds the engine's configuration gives a memory written by `action`, or undefined. */
-export function configuredTtl(engine: EngineState, action: TtlAction): number | undefined {
+function configuredTtl(engine: EngineState, action: TtlAction): number | undefined {
   const ttl = engine.resource?.contextSpec?.memoryBankConfig?.ttlConfig
   if (ttl === undefined) return undefined
   if (ttl.defaultTtl !== undefined) return ttl.defaultTtl

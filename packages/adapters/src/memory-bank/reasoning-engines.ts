@@ -73,7 +73,7 @@ function contextSpecJson(spec: ContextSpecInput): Readonly<Record<string, unknow
   }
 }
 
-export function reasoningEngineJson(name: string, r: ReasoningEngineState): ReasoningEngineJson {
+function reasoningEngineJson(name: string, r: ReasoningEngineState): ReasoningEngineJson {
   return omitUnset({
     name,
     displayName: r.displayName,
