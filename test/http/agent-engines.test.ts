@@ -169,6 +169,26 @@ describe("the Memory Bank quickstart with @google-cloud/aiplatform (aiplatform 6
     const query = await rest(`/v1beta1/${engine}:query`, { method: 'POST', body: { input: {} } })
     expect([query.status, (query.json['error'] as { status: string }).status]).toEqual([501, 'UNIMPLEMENTED'])
   })
+
+  it('over gRPC: query and the streamed query answer UNIMPLEMENTED, saying why', async () => {
+    const options = { apiEndpoint: '127.0.0.1', port: serve.grpcPort as number, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
+    const execution = new aiplatform.v1beta1.ReasoningEngineExecutionServiceClient(options)
+    const name = `${LOCATION}/reasoningEngines/1`
+    try {
+      const why = /runs no deployed agent code/
+      const unary = await execution.queryReasoningEngine({ name, input: {} }).then(() => undefined, (e: unknown) => e as { code: number; details: string })
+      expect([unary?.code, unary?.details]).toEqual([grpc.status.UNIMPLEMENTED, expect.stringMatching(why)])
+      const streamed = await new Promise<{ code: number; details: string }>((resolve, reject) => {
+        const stream = execution.streamQueryReasoningEngine({ name, input: {} })
+        stream.on('data', () => reject(new Error('a streamed query sent a message')))
+        stream.on('error', (e: { code: number; details: string }) => resolve(e))
+        stream.on('end', () => reject(new Error('a streamed query ended without an error')))
+      })
+      expect([streamed.code, streamed.details]).toEqual([grpc.status.UNIMPLEMENTED, expect.stringMatching(why)])
+    } finally {
+      await execution.close()
+    }
+  })
 })
 
 describe('reasoning engines in the data folder', () => {

@@ -167,6 +167,11 @@ describe('PredictionService over gRPC (aiplatform 6.11)', () => {
       expect(candidate?.groundingMetadata?.groundingSupports?.map((s) => [s.segment?.startIndex ?? 0, s.segment?.endIndex, s.segment?.text])).toEqual(
         viaRest.candidates[0]?.groundingMetadata.groundingSupports?.map((s) => [s.segment?.startIndex ?? 0, s.segment?.endIndex, s.segment?.text]),
       )
+      // The server stream sends the whole answer as its one message, as REST sends one event.
+      const streamed: (typeof viaGrpc)[] = []
+      for await (const message of client.streamGenerateContent(request)) streamed.push(message as typeof viaGrpc)
+      expect(streamed.map((m) => m.candidates?.[0]?.content?.parts?.[0]?.text)).toEqual([candidate?.content?.parts?.[0]?.text])
+      expect(streamed[0]?.candidates?.[0]?.groundingMetadata?.groundingChunks).toEqual(candidate?.groundingMetadata?.groundingChunks)
       await client.close()
     }
     // Google's REST clients ask for enums as numbers: finishReason STOP is 1.

@@ -464,11 +464,12 @@ describe('the gRPC services come from the method tables and the shipped protos',
     // which has no v1 MemoryBankService at all: v1 Memory Bank is served over REST only.
     const newer = ['PurgeMemories', 'RollbackMemory', 'ListMemoryRevisions', 'GetMemoryRevision']
     const v1 = ['CreateMemory', 'GetMemory', 'UpdateMemory', 'ListMemories', 'DeleteMemory', 'GenerateMemories', 'RetrieveMemories', ...newer]
-    // StreamQueryReasoningEngine streams its answer (a server stream, which the gRPC server does not bind): REST only, UNIMPLEMENTED there.
-    const streamQuery = ['v1beta1', 'v1'].map((v) => `google.cloud.aiplatform.${v}.ReasoningEngineExecutionService.StreamQueryReasoningEngine`)
-    // StreamGenerateContent likewise: served over REST (one Server-Sent Event, or a one-element array).
-    const streamGenerate = ['v1', 'v1beta1'].map((v) => `google.cloud.aiplatform.${v}.PredictionService.StreamGenerateContent`)
-    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`), ...streamQuery, ...streamGenerate])
+    // Server streams (StreamGenerateContent, StreamQueryReasoningEngine) are served too: their answer is one message.
+    expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`)])
+    for (const v of ['v1', 'v1beta1']) {
+      expect(server.paths).toContain(`/google.cloud.aiplatform.${v}.PredictionService/StreamGenerateContent`)
+      expect(server.paths).toContain(`/google.cloud.aiplatform.${v}.ReasoningEngineExecutionService/StreamQueryReasoningEngine`)
+    }
     const services = new Set(server.paths.map((p) => p.split('/')[1]))
     expect([...services]).toEqual([
       'google.ai.generativelanguage.v1beta.RetrieverService',
@@ -505,8 +506,9 @@ describe('the gRPC services come from the method tables and the shipped protos',
     // Agent Engine Sessions: 7 RPCs in each version; ReasoningEngineService: 5 in each.
     expect(clientMethods.length).toBe(74 + 14 + 10)
     expect(server.paths.filter((p) => clientMethods.includes(p))).toEqual(clientMethods)
-    // PredictionService: its unary RPCs, 7 in v1 and 8 in v1beta1 (generateContent served, the others UNIMPLEMENTED).
-    // ReasoningEngineService (5) and the execution service's unary query RPCs (3, UNIMPLEMENTED) in each version.
-    expect(server.paths.length).toBe(84 + 14 + 15 + 16)
+    // PredictionService: its unary and server-streaming RPCs, 10 in v1 and 12 in v1beta1 (generateContent and
+    // streamGenerateContent served, the others UNIMPLEMENTED). ReasoningEngineService (5) and the
+    // execution service's query RPCs (4, UNIMPLEMENTED) in each version.
+    expect(server.paths.length).toBe(84 + 14 + 22 + 18)
   })
 })

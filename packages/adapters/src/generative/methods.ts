@@ -19,7 +19,7 @@ export const PREDICTION_TABLE = {
     http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:generateContent', body: '*' }],
   }),
   // Answered in one message: over REST as one Server-Sent Event (`alt=sse`, what @google/genai and
-  // ADK's streaming mode ask) or a one-element array; Quarry's gRPC server serves no streaming RPC.
+  // ADK's streaming mode ask) or a one-element array; over gRPC a server stream of one message.
   streamGenerateContent: method({
     rpc: 'StreamGenerateContent',
     run: (c: PredictionCall, r) => generateContent(c, r),
@@ -34,4 +34,8 @@ export const PREDICTION_TABLE = {
   explain: method({ rpc: 'Explain', run: unimplemented('Explain', WHY), write: read, shape: UNARY, http: [] }),
   countTokens: method({ rpc: 'CountTokens', run: unimplemented('CountTokens', WHY), write: read, shape: UNARY, versions: BETA, http: [] }),
   embedContent: method({ rpc: 'EmbedContent', run: unimplemented('EmbedContent', WHY), write: read, shape: UNARY, http: [] }),
+  // Server streams over gRPC (answered like the unary ones: one status).
+  streamRawPredict: method({ rpc: 'StreamRawPredict', run: unimplemented('StreamRawPredict', WHY), write: read, shape: UNARY, http: [] }),
+  serverStreamingPredict: method({ rpc: 'ServerStreamingPredict', run: unimplemented('ServerStreamingPredict', WHY), write: read, shape: UNARY, http: [] }),
+  chatCompletions: method({ rpc: 'ChatCompletions', run: unimplemented('ChatCompletions', WHY), write: read, shape: UNARY, versions: BETA, http: [] }),
 } as const

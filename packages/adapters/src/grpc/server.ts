@@ -11,8 +11,9 @@ import { loadServiceProtos, serviceOf, type ProtoRoot } from './protos.js'
 /**
  * The gRPC transport: Google's services on plaintext HTTP/2, as Cloud emulators serve them, from
  * the same bound methods as REST (transport/bound-methods.ts) and the protos Google ships
- * (grpc/protos.ts). Every RPC of each service the protos define is registered: a bound one runs
- * its method, one Quarry's tables lack answers UNIMPLEMENTED. Methods in the tables that the
+ * (grpc/protos.ts). Every unary and server-streaming RPC of each service the protos define is
+ * registered: a bound one runs its method (a stream sends its answer as one message), one Quarry's
+ * tables lack answers UNIMPLEMENTED. Methods in the tables that the
  * protos do not define (newer than them) are served over REST only.
  */
 
@@ -39,7 +40,23 @@ export interface GrpcServer {
 }
 
 type Callback = grpc.sendUnaryData<Buffer>
-type Call = grpc.ServerUnaryCall<Decoded, Buffer>
+/** What a unary call and a server-streaming one share: the request, its metadata, peer and deadline. */
+type Call = grpc.ServerUnaryCall<Decoded, Buffer> | grpc.ServerWritableStream<Decoded, Buffer>
+
+/**
+ * A server-streaming call answered like a unary one: the response as its one message, or the
+ * error as its status. Quarry's methods compute their whole answer (REST sends it as one
+ * server-sent event); a stream of one is what a streaming client reads.
+ */
+function streamReply(call: grpc.ServerWritableStream<Decoded, Buffer>): Callback {
+  return (error, bytes) => {
+    if (error) call.emit('error', error)
+    else {
+      if (bytes) call.write(bytes)
+      call.end()
+    }
+  }
+}
 
 /** A gRPC error with Google's status details in `grpc-status-details-bin`. */
 function serviceError(root: ProtoRoot, status: RpcStatus): Partial<grpc.StatusObject> {
@@ -95,13 +112,15 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       protoMethod.resolve()
       const requestType = protoMethod.resolvedRequestType
       const responseType = protoMethod.resolvedResponseType
-      if (!requestType || !responseType || protoMethod.requestStream || protoMethod.responseStream) continue
+      // Client and bidirectional streams carry many requests: no method of Quarry's reads one.
+      if (!requestType || !responseType || protoMethod.requestStream) continue
+      const responseStream = protoMethod.responseStream === true
       const path = `/${name}/${protoMethod.name}`
       paths.push(path)
       definition[protoMethod.name] = {
         path,
         requestStream: false,
-        responseStream: false,
+        responseStream,
         requestDeserialize: (bytes: Buffer): Decoded => decodeRequest(requestType, bytes),
         // Used by clients, not by this server; kept true for completeness.
         requestSerialize: (value: Decoded) => (value.ok ? encodeMessage(requestType, value.json) : Buffer.alloc(0)),
@@ -112,7 +131,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       const bound = byPath.get(path)
       if (!bound) unbound.push(path)
       const encode = (json: unknown): Buffer => encodeMessage(responseType, json)
-      implementation[protoMethod.name] = (call: Call, callback: Callback): void => {
+      const handle = (call: Call, callback: Callback): void => {
         const admitted = checkAccess({ host: call.getHost(), origin: call.metadata.get('origin')[0]?.toString() }, options.boundHost(), options.access)
         if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
         if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message, call.request.violations)))
@@ -140,6 +159,9 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
             call.removeListener('cancelled', abandon)
           })
       }
+      implementation[protoMethod.name] = responseStream
+        ? (call: grpc.ServerWritableStream<Decoded, Buffer>): void => handle(call, streamReply(call))
+        : (call: grpc.ServerUnaryCall<Decoded, Buffer>, callback: Callback): void => handle(call, callback)
     }
     server.addService(definition as grpc.ServiceDefinition, implementation)
   }
