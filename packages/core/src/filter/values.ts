@@ -1,6 +1,6 @@
 import type { FilterScalar } from './ast.js'
 
-/** A metadata value: what Google's retrieval APIs carry (string, number, boolean, string list, datetime). */
+/** A metadata value: a string, number, boolean, string list or datetime. */
 export type MetadataValue = string | number | boolean | readonly string[] | Date
 
 /** Metadata of a record: flat, JSON-serializable key/value pairs. */
