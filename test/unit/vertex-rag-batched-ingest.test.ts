@@ -198,6 +198,21 @@ describe('batched RAG ingest', () => {
     expect(await answers(concurrent.ctx, concurrent.corpus)).toEqual(await answers(sequential.ctx, sequential.corpus))
   })
 
+  it('a big upload that came first keeps its place: ids and stamps follow the order uploads came, however many slices each took', async () => {
+    // The first file takes many 5 ms slices to analyze and embed; the small ones after it take none.
+    const big = Array.from({ length: 80_000 }, (_, k) => `${WORDS[k % WORDS.length]}${k % 9 === 8 ? '.' : ''}`).join(' ')
+    const contents = [big, ...texts(12, 6).filter((t) => t.trim() !== '')]
+    const concurrent = await engine(tmpdir(), 'knn')
+    const sequential = await engine(tmpdir(), 'knn')
+    const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
+      uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 64, chunkOverlap: 8 } } } }, text)
+    const together = await Promise.all(contents.map((t, i) => upload(concurrent, t, i)))
+    const oneAtATime = []
+    for (const [i, t] of contents.entries()) oneAtATime.push(await upload(sequential, t, i))
+    expect(together).toEqual(oneAtATime)
+    expect(snapshot(concurrent.corpus)).toEqual(snapshot(sequential.corpus))
+  })
+
   it('uploads embed on the import worker while their texts are analyzed for the index: the state of uploads embedded here', async () => {
     // An import of 20 files starts the worker (and it answers, so it is ready) if earlier tests have not.
     const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))

@@ -51,6 +51,16 @@ function sameSource(corpus: RagCorpusState, source: RagFileSource): RagFileState
  * `via.pending`, wait there for the caller's flush (an import's files).
  */
 export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input: FileInput, via: IngestVia = {}): Promise<IngestResult> {
+  const turn = commitOrderOf(corpus).take()
+  try {
+    return await ingestInTurn(ctx, corpus, input, via, turn)
+  } finally {
+    turn.done()
+  }
+}
+
+/** {@link ingestFile} with its turn to commit taken. */
+async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: FileInput, via: IngestVia, turn: CommitTurn): Promise<IngestResult> {
   const sha256 = via.sha256 ?? (await sha256Of(input.bytes))
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
@@ -63,6 +73,8 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
   const texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t))
   const vectors = await embedding
+  // Ids and stamps are drawn in the order files came, however long each took to read and embed.
+  await turn.ready
   if (!ctx.state.corpora.has(corpus.name)) return { kind: 'failed', message: `${input.label}: the corpus was deleted during the import.` }
 
   const pending = via.pending ?? pendingOf(corpus)
@@ -102,7 +114,12 @@ export async function ingestFile(ctx: RagContext, corpus: RagCorpusState, input:
   })
   const atMs = ctx.now()
   if (via.pending) via.pending.push(file, vectors, texts, atMs)
-  else await pending.added(file, vectors, texts, atMs)
+  else {
+    const added = pending.added(file, vectors, texts, atMs)
+    // The next file may join this add: its turn comes once this one waits in it.
+    turn.done()
+    await added
+  }
   return { kind: 'imported', file }
 }
 
@@ -140,4 +157,37 @@ export function reindexFile(corpus: RagCorpusState, file: RagFileState): void {
     const stored = corpus.index.get(c.id)
     if (stored?.vector) corpus.index.upsert({ id: c.id, vector: stored.vector, text: c.text, metadata })
   }
+}
+
+/**
+ * The order in which a corpus's files commit (draw their ids and stamps and join the index add):
+ * the order their ingest began. Concurrent uploads are read and embedded side by side, in slices
+ * whose count depends on the machine's speed; without it, how busy the machine was would decide
+ * which file got which seeded id.
+ */
+interface CommitTurn {
+  /** Resolves once the files that came before have committed. */
+  readonly ready: Promise<void>
+  /** Ends the turn (again is harmless); it must end, also on failure. */
+  readonly done: () => void
+}
+
+class CommitOrder {
+  #last: Promise<void> = Promise.resolve()
+
+  /** A turn after every turn taken before. */
+  take(): CommitTurn {
+    const ready = this.#last
+    let done: () => void = () => undefined
+    this.#last = new Promise<void>((resolve) => (done = resolve))
+    return { ready, done }
+  }
+}
+
+const commitOrders = new WeakMap<RagCorpusState, CommitOrder>()
+
+function commitOrderOf(corpus: RagCorpusState): CommitOrder {
+  let order = commitOrders.get(corpus)
+  if (!order) commitOrders.set(corpus, (order = new CommitOrder()))
+  return order
 }
