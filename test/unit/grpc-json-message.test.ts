@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { messageFromJson, messageToJson } from '../../packages/adapters/src/grpc/json-message.js'
+import { encodeJson } from '../../packages/adapters/src/grpc/json-wire.js'
 import { loadServiceProtos, type ProtoType } from '../../packages/adapters/src/grpc/protos.js'
 import { runs } from '../support/runs.js'
 
@@ -84,6 +85,56 @@ describe('proto3 JSON ↔ message, against proto3-json-serializer', () => {
     expect(compared).toBeGreaterThan(100)
   })
 
+  it('writes the general path bytes straight from JSON (grpc/json-wire.ts), and refuses what it refuses', () => {
+    let compared = 0
+    const general = (type: ProtoType, json: unknown): Buffer | 'refused' => {
+      try {
+        return ourBytes(type, json)
+      } catch {
+        return 'refused'
+      }
+    }
+    const direct = (type: ProtoType, json: unknown): Buffer | 'refused' => {
+      try {
+        return encodeJson(type, json)
+      } catch {
+        return 'refused'
+      }
+    }
+    for (const c of cases) {
+      const expected = general(c.type, c.json)
+      const got = direct(c.type, c.json)
+      expect(got === 'refused' ? got : got.toString('hex'), c.name).toEqual(expected === 'refused' ? expected : expected.toString('hex'))
+      if (expected !== 'refused' && !c.request) compared++
+    }
+    expect(compared).toBeGreaterThan(50)
+    // Values of the wrong kind, unknown enum names, nulls, nesting: the same bytes or the same refusal.
+    const response = root.lookupType('google.cloud.aiplatform.v1beta1.RetrieveContextsResponse')
+    const odd: unknown[] = [
+      null,
+      [],
+      'text',
+      { contexts: null },
+      { contexts: { contexts: null } },
+      { contexts: { contexts: [null] } },
+      { contexts: { contexts: [{ score: '0.5', distance: 'NaN', text: 5 }] } },
+      { contexts: { contexts: [{ score: 0, distance: -0, text: '', sourceUri: 'a' }] } },
+      { contexts: { contexts: [{ chunk: { pageSpan: { firstPage: '3', lastPage: 2.7 } } }] } },
+      { contexts: { contexts: [{ chunk: { pageSpan: 'x' } }] } },
+    ]
+    for (const json of odd) {
+      const expected = general(response, json)
+      const got = direct(response, json)
+      expect(got === 'refused' ? got : got.toString('hex'), JSON.stringify(json)).toEqual(expected === 'refused' ? expected : expected.toString('hex'))
+    }
+    const memory = root.lookupType('google.cloud.aiplatform.v1beta1.Memory')
+    for (const json of [{ name: 'm', createTime: '2026-01-02T03:04:05.123Z', updateTime: '1970-01-01T00:00:00Z', scope: { a: 'b', c: '' } }, { scope: { n: 5, m: null } }, { scope: null }, { scope: ['x'] }, { createTime: 'yesterday' }, { createTime: 5 }, { expireTime: '2026-02-30T00:00:00.5+01:00' }]) {
+      const expected = general(memory, json)
+      const got = direct(memory, json)
+      expect(got === 'refused' ? got : got.toString('hex'), JSON.stringify(json)).toEqual(expected === 'refused' ? expected : expected.toString('hex'))
+    }
+  })
+
   it('agrees on random Struct, enum, int64, bytes and Timestamp values', () => {
     const type = root.lookupType('google.cloud.aiplatform.v1beta1.CreateSessionRequest')
     const append = root.lookupType('google.cloud.aiplatform.v1beta1.AppendEventRequest')
@@ -95,10 +146,12 @@ describe('proto3 JSON ↔ message, against proto3-json-serializer', () => {
       fc.property(fc.dictionary(fc.string({ maxLength: 6 }), value, { maxKeys: 4, noNullPrototype: true }), fc.string(), time, fc.uint8Array({ maxLength: 8 }), fc.bigInt({ min: 0n, max: 2n ** 53n }), (state, user, at, bytes, ttl) => {
         const session = { parent: 'projects/p/locations/l/reasoningEngines/1', session: { userId: user, sessionState: state, expireTime: at, ttl: `${ttl}s` } }
         expect(ourBytes(type, session).equals(oracleBytes(type, session))).toBe(true)
+        expect(encodeJson(type, session).equals(oracleBytes(type, session))).toBe(true)
         const decoded = type.decode(oracleBytes(type, session))
         expect(messageToJson(type, decoded)).toEqual(toProto3JSON(decoded))
         const event = { name: 'projects/p/locations/l/reasoningEngines/1/sessions/s', event: { author: user, timestamp: at, content: { role: 'user', parts: [{ inlineData: { mimeType: 'a/b', data: Buffer.from(bytes).toString('base64') } }] }, actions: { stateDelta: state } } }
         expect(ourBytes(append, event).equals(oracleBytes(append, event))).toBe(true)
+        expect(encodeJson(append, event).equals(oracleBytes(append, event))).toBe(true)
         const read = append.decode(oracleBytes(append, event))
         expect(messageToJson(append, read)).toEqual(toProto3JSON(read))
       }),

@@ -1,5 +1,6 @@
 import type { FieldViolation, RpcStatus } from '../rpc/status.js'
-import { messageFromJson, messageToJson } from './json-message.js'
+import { messageToJson } from './json-message.js'
+import { encodeJson } from './json-wire.js'
 import type { ProtoRoot, ProtoType } from './protos.js'
 
 /**
@@ -8,7 +9,7 @@ import type { ProtoRoot, ProtoType } from './protos.js'
  * strings, Timestamps as RFC 3339, Durations as "1.5s", FieldMasks as "a,b", Any with "@type"),
  * and a response JSON becomes the message Google's clients decode. The conversion is Google's own
  * (`proto3-json-serializer`, what google-gax uses for its REST transport), its per-call cost cut by
- * per-type plans (grpc/json-message.ts).
+ * per-type plans (grpc/json-message.ts), and responses written straight to bytes (grpc/json-wire.ts).
  */
 
 /** A request as decoded: its JSON, or why its bytes are not that message. */
@@ -80,8 +81,7 @@ function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: 
  * message (a bug on our side: the caller answers INTERNAL).
  */
 export function encodeMessage(type: ProtoType, json: unknown): Buffer {
-  const message = messageFromJson(type, json)
-  return Buffer.from(type.encode(message ?? type.create()).finish())
+  return encodeJson(type, json)
 }
 
 /** google.rpc.Status with its details (BadRequest ...) as binary Any: the `grpc-status-details-bin` trailer Google's clients decode. */

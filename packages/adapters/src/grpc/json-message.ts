@@ -109,7 +109,7 @@ function valueFromJson(field: FieldPlan, key: string, value: unknown): unknown {
 const TIMESTAMP = '.google.protobuf.Timestamp'
 
 /** An RFC 3339 time as Timestamp's `{seconds, nanos}`, as `proto3-json-serializer` reads it (its `googleProtobufTimestampFromProto3JSON`). */
-function timestampFromJson(json: string): { seconds?: number; nanos?: number } {
+export function timestampFromJson(json: string): { seconds?: number; nanos?: number } {
   const plain = plainUtc(json)
   if (plain) return plain
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?/.test(json)) throw new Error(`incorrect value ${json} passed as google.protobuf.Timestamp`)
@@ -153,10 +153,24 @@ function plainUtc(json: string): { seconds?: number; nanos?: number } | undefine
     if (fraction < 0) return undefined
     nanos = fraction * 10 ** (9 - (n - 21))
   }
-  const seconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000
+  const seconds = daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
   if (seconds !== 0 && nanos !== 0) return { seconds, nanos }
   if (seconds !== 0) return { seconds }
   return nanos !== 0 ? { nanos } : {}
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar, as `Date.UTC` counts them
+ * (Howard Hinnant's days_from_civil): every resource's times pass here, and the arithmetic costs
+ * a fraction of Date.UTC's call.
+ */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year
+  const era = Math.floor(y / 400)
+  const yearOfEra = y - era * 400
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear
+  return era * 146_097 + dayOfEra - 719_468
 }
 
 /** protobuf.js's object form of a JSON value of `type` (what its `fromObject` reads), or null. */

@@ -14,6 +14,24 @@ import { PACKAGE_ROOT } from '../package-root.js'
 export type ProtoRoot = protobuf.Root
 export type ProtoType = protobuf.Type
 type ProtoService = protobuf.Service
+export type ProtoWriter = protobuf.Writer
+
+/** A writer of protobuf bytes (grpc/json-wire.ts). */
+export const newWriter = (): ProtoWriter => protobuf.Writer.create()
+
+/** The wire type protobuf.js writes a scalar field of this type with (undefined for a message or enum name). */
+export const wireTypeOf = (type: string): number | undefined => (protobuf.types.basic as Record<string, number | undefined>)[type]
+
+interface LongStatic {
+  fromValue(value: unknown, unsigned?: boolean): protobuf.Long
+}
+
+/** An int64 field's value as protobuf.js's `fromObject` makes it (its `util.Long.fromValue`). */
+export function longFromValue(value: unknown, unsigned: boolean): protobuf.Long {
+  const Long = protobuf.util.Long as unknown as LongStatic | undefined
+  if (!Long) throw new Error('protobuf.js has no Long')
+  return Long.fromValue(value, unsigned)
+}
 
 /** The folder holding `google/...` in the package: what every import in the protos is relative to. */
 export const SHIPPED_PROTOS = join(PACKAGE_ROOT, 'protos')
