@@ -48,6 +48,9 @@ describe('embedders', () => {
     expect(progress.at(-1)).toBe(103)
     const wrong: Embedder = { name: 'wrong', dimensions: 3, embed: async (t) => t.map(() => new Float32Array(2)) }
     await expect(embedAll(wrong, ['a'])).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' })
+    // A vector that is not finite is the embedder's fault, said as such (not an index's INVALID_RECORD later).
+    const broken: Embedder = { name: 'broken', dimensions: 2, embed: async (t) => t.map((x) => Float32Array.from([1, x === 'b' ? Number.NaN : 0])) }
+    await expect(embedAll(broken, ['a', 'b'])).rejects.toMatchObject({ code: 'INVALID_VECTOR', message: 'embedder "broken" returned NaN at [1] of the vector for text 1; vectors must be finite.' })
   })
 
   it('an index records its embedder and refuses another on load; query without one is refused', async () => {

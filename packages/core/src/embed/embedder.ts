@@ -46,6 +46,9 @@ export async function embedAll(embedder: Embedder, texts: readonly string[], opt
         if (v.length !== embedder.dimensions) {
           throw new QuarryError('DIMENSION_MISMATCH', `embedder "${embedder.name}" returned a ${v.length}-dimensional vector but declares ${embedder.dimensions}.`)
         }
+        for (let k = 0; k < v.length; k++) {
+          if (!Number.isFinite(v[k])) throw new QuarryError('INVALID_VECTOR', `embedder "${embedder.name}" returned ${v[k]} at [${k}] of the vector for text ${start + i}; vectors must be finite.`)
+        }
         out[start + i] = v
       })
       done += batch.length
