@@ -149,10 +149,10 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
   try {
     for (const [i, f] of files.entries()) {
       results.push(await importOne(ctx, corpus, { i, file: f, ahead, pending, inputOf, metadata: metadata?.values.get(f.uri) ?? [] }))
-      if (pending.chunks >= IMPORT_BATCH_TEXTS) pending.flush()
+      if (pending.chunks >= IMPORT_BATCH_TEXTS) await pending.flush()
     }
   } finally {
-    pending.flush()
+    await pending.flush()
   }
   const failures: RpcStatus[] = results.flatMap((r) => (r.error ? [r.error] : []))
   const count = (kind: FileResult['result']): number => results.filter((r) => r.result === kind).length

@@ -81,7 +81,7 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
   let file: RagFileState
   if (previous) {
     // Index operations keep their order: what waits goes in before the old chunks go out.
-    pending.flush()
+    await pending.flush()
     for (const c of previous.chunks) corpus.index.remove(c.id)
     file = previous
     file.updateMs = ctx.now()

@@ -1,5 +1,6 @@
 import type { PreparedText, RecordInput } from '@quarry/core'
 import { fileMetadata, listFile, type RagCorpusState, type RagFileState } from './state.js'
+import { nextBudget, yieldTurn } from './slices.js'
 
 interface Waiting {
   readonly file: RagFileState
@@ -11,25 +12,48 @@ interface Waiting {
   readonly settle?: { resolve: () => void; reject: (error: unknown) => void }
 }
 
+/** A file that could not go in, and why (the first error its records met). */
+interface Failure {
+  readonly waiting: Waiting
+  readonly error: unknown
+}
+
 /**
- * Embedded files of one corpus waiting to go into its index in one `addMany` and into its file
- * list with them: an import's files, or the uploads of one embedding batch. A file's records take
- * their metadata when they go in, so metadata given to a waiting file (an import's) is in them.
- * Files go in in the order they came; if the batch fails (it is all or none), each goes in alone
- * and only the one that fails stays out.
+ * Records an add puts in one slice at first (about a slice's time, slices.ts, of core's writes on
+ * a small machine); later slices are sized from the speed of the one before. A batch this small goes in at
+ * once, in its caller's turn, as before slicing.
+ */
+const FIRST_SLICE_RECORDS = 256
+
+/** Records of one slice, at most, whatever the speed. */
+const MAX_SLICE_RECORDS = 16_384
+
+/**
+ * Embedded files of one corpus waiting to go into its index and into its file list with them: an
+ * import's files, or the uploads of one embedding batch. A file's records take their metadata when
+ * they go in, so metadata given to a waiting file (an import's) is in them. Files go in in the
+ * order they came, each all or none: a file whose records fail stays out, the others go in.
+ *
+ * The records go in in slices (slices.ts), with a turn of the event loop between
+ * them (a 25 MB file's thousands of chunks would hold the server for the whole add). Until a file
+ * is in and listed, its records are hidden from retrieval ({@link filesGoingIn}).
  */
 export class PendingFiles {
   readonly #corpus: RagCorpusState
   #waiting: Waiting[] = []
+  /** The batch going in now: its files are neither waiting nor listed yet. */
+  #going: readonly Waiting[] = []
   #scheduled = false
+  /** The last add asked for: the next one starts after it, so files go in in the order they came. */
+  #tail: Promise<unknown> = Promise.resolve()
 
   constructor(corpus: RagCorpusState) {
     this.#corpus = corpus
   }
 
-  /** Whether a waiting file has this name (new ids must not collide with them either). */
+  /** Whether a waiting file, or one going in, has this name (new ids must not collide with them either). */
   has(name: string): boolean {
-    return this.#waiting.some((w) => w.file.name === name)
+    return this.#waiting.some((w) => w.file.name === name) || this.#going.some((w) => w.file.name === name)
   }
 
   push(file: RagFileState, vectors: readonly Float32Array[], texts: readonly PreparedText[], atMs: number): void {
@@ -43,15 +67,15 @@ export class PendingFiles {
     return n
   }
 
-  /** Adds what waits now; throws the first failure of a pushed file (after adding the files that do not fail). */
-  flush(): void {
-    const failures = this.#drain().filter((f) => f.settle === undefined)
+  /** Adds what waits (after any add under way); rejects with the first failure of a pushed file, once the files that do not fail are in. */
+  async flush(): Promise<void> {
+    const failures = (await this.#drain()).filter((f) => f.waiting.settle === undefined)
     if (failures.length > 0) throw failures[0]?.error
   }
 
   /**
    * Waits with the other files of this turn of the event loop (concurrent uploads) and goes in with
-   * them in one add; resolves once this file is in (rejects if it alone cannot go in).
+   * them; resolves once this file is in (rejects if it alone cannot go in).
    */
   async added(file: RagFileState, vectors: readonly Float32Array[], texts: readonly PreparedText[], atMs: number): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.#waiting.push({ file, vectors, texts, atMs, settle: { resolve, reject } }))
@@ -59,41 +83,90 @@ export class PendingFiles {
       this.#scheduled = true
       setImmediate(() => {
         this.#scheduled = false
-        this.#drain()
+        void this.#drain()
       })
     }
     return done
   }
 
-  /** Adds every waiting file, settles the waiting uploads; returns the failures. */
-  #drain(): { settle: Waiting['settle']; error: unknown }[] {
-    const batch = this.#waiting.splice(0)
-    const failed = new Map(this.#add(batch).map((f) => [f.waiting, f.error]))
-    for (const w of batch) {
-      if (!failed.has(w)) w.settle?.resolve()
-      else w.settle?.reject(failed.get(w))
-    }
-    return [...failed].map(([w, error]) => ({ settle: w.settle, error }))
+  /** Adds every file waiting when its turn comes, settles the waiting uploads; returns the failures. */
+  #drain(): Promise<Failure[]> {
+    const run = this.#tail.then(async () => {
+      const batch = this.#waiting.splice(0)
+      this.#going = batch
+      try {
+        const failures = await this.#add(batch)
+        const failed = new Map(failures.map((f) => [f.waiting, f.error]))
+        for (const w of batch) {
+          if (failed.has(w)) w.settle?.reject(failed.get(w))
+          else w.settle?.resolve()
+        }
+        return failures
+      } finally {
+        this.#going = []
+      }
+    })
+    this.#tail = run.catch(() => undefined)
+    return run
   }
 
-  #add(batch: readonly Waiting[]): { waiting: Waiting; error: unknown }[] {
-    if (batch.length === 0) return []
+  /** The batch's records in slices, each file listed once all of its records are in; a file whose records fail is taken out whole. */
+  async #add(batch: readonly Waiting[]): Promise<Failure[]> {
+    const index = this.#corpus.index
+    const hidden = goingIn(this.#corpus)
+    for (const w of batch) hidden.add(w.file.id)
+    const failures: Failure[] = []
+    const records = batch.map(recordsOf)
+    /** Per file: how many of its records are in. */
+    const done = batch.map(() => 0)
+    let at = 0
+    let budget = FIRST_SLICE_RECORDS
     try {
-      this.#corpus.index.addMany(batch.flatMap(recordsOf))
-      for (const w of batch) this.#listed(w)
-      return []
-    } catch {
-      const failures: { waiting: Waiting; error: unknown }[] = []
-      for (const w of batch) {
-        try {
-          this.#corpus.index.addMany(recordsOf(w))
-          this.#listed(w)
-        } catch (error) {
-          failures.push({ waiting: w, error })
+      while (at < batch.length) {
+        if (at > 0 || (done[0] as number) > 0) await yieldTurn()
+        const started = performance.now()
+        // This slice: `budget` records from file `at` on (the rest of each file, the start of the last).
+        const parts: { file: number; from: number; to: number }[] = []
+        let room = budget
+        for (let f = at; f < batch.length && room > 0; f++) {
+          const from = done[f] as number
+          const to = Math.min((records[f] as RecordInput[]).length, from + room)
+          parts.push({ file: f, from, to })
+          room -= to - from
         }
+        try {
+          index.addMany(parts.flatMap((p) => (records[p.file] as RecordInput[]).slice(p.from, p.to)))
+        } catch {
+          // All or none: some file's records are bad. Each file's part alone; a file that fails goes out whole.
+          for (const p of parts) {
+            try {
+              index.addMany((records[p.file] as RecordInput[]).slice(p.from, p.to))
+            } catch (error) {
+              for (const r of (records[p.file] as RecordInput[]).slice(0, p.from)) index.remove(r.id)
+              failures.push({ waiting: batch[p.file] as Waiting, error })
+              done[p.file] = -1
+            }
+          }
+        }
+        for (const p of parts) {
+          const w = batch[p.file] as Waiting
+          if (done[p.file] === -1) hidden.delete(w.file.id)
+          else {
+            done[p.file] = p.to
+            if (p.to === (records[p.file] as RecordInput[]).length) {
+              this.#listed(w)
+              hidden.delete(w.file.id)
+            }
+          }
+          if (done[p.file] === -1 || p.to === (records[p.file] as RecordInput[]).length) at = p.file + 1
+        }
+        const added = parts.reduce((n, p) => n + p.to - p.from, 0)
+        budget = nextBudget(added, performance.now() - started, budget, MAX_SLICE_RECORDS)
       }
-      return failures
+    } finally {
+      for (const w of batch) hidden.delete(w.file.id)
     }
+    return failures
   }
 
   #listed(w: Waiting): void {
@@ -108,6 +181,22 @@ function recordsOf(w: Waiting): RecordInput[] {
 }
 
 const shared = new WeakMap<RagCorpusState, PendingFiles>()
+
+const hiddenFiles = new WeakMap<RagCorpusState, Set<string>>()
+
+function goingIn(corpus: RagCorpusState): Set<string> {
+  let ids = hiddenFiles.get(corpus)
+  if (!ids) hiddenFiles.set(corpus, (ids = new Set()))
+  return ids
+}
+
+/**
+ * The ids of a corpus's files whose records are going into its index in slices, not all in yet:
+ * retrieval leaves them out (their file is not listed until they are), and a save waits for them.
+ */
+export function filesGoingIn(corpus: RagCorpusState): ReadonlySet<string> {
+  return hiddenFiles.get(corpus) ?? new Set()
+}
 
 /** The corpus's own waiting room, where concurrent uploads meet. */
 export function pendingOf(corpus: RagCorpusState): PendingFiles {

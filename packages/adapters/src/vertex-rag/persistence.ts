@@ -1,7 +1,8 @@
-import { loadIndex, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
+import { QuarryError, loadIndex, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
 import { arrayField, indexDirOf, mapped, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RagContext } from './context.js'
 import type { Operation } from '../rpc/operations.js'
+import { filesGoingIn } from './pending-files.js'
 import { chunkId, IndexedChunk, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
 
 /**
@@ -35,6 +36,9 @@ function savedFile({ metadata, chunks, ...f }: RagFileState): SavedFile {
 
 export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string): Steps {
   const corpora = [...ctx.state.corpora.values()]
+  // A file going into an index in slices is in part of it and in no file list: not a state to keep.
+  const busy = corpora.find((c) => filesGoingIn(c).size > 0)
+  if (busy) throw new QuarryError('BUSY', `files are going into ${busy.name} (an upload or import under way); await it before saving.`)
   for (const [i, c] of corpora.entries()) yield* saveIndex(out, within(folder, `corpus-${i}`), c.index)
   const saved = corpora.map((c, i) => {
     const { index: _index, files, schemas, ...rest } = c

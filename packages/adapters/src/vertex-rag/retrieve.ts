@@ -10,6 +10,7 @@ import { coreThreshold, denseMeasure, scoreOfRelevance, sparseDistanceOf, type D
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
 import { FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
+import { filesGoingIn } from './pending-files.js'
 
 /** Contexts when neither ragRetrievalConfig.topK nor similarityTopK is set. */
 export const DEFAULT_TOP_K = 10
@@ -89,6 +90,14 @@ function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
   }
 }
 
+/** The plan's filter, leaving out the files whose records are going in now (pending-files.ts): they are not listed yet. */
+function withoutGoingIn(corpus: RagCorpusState, filter: Filter | undefined): Filter | undefined {
+  const going = filesGoingIn(corpus)
+  if (going.size === 0) return filter
+  const out: Filter = { op: 'nin', field: FILE_FIELD, values: [...going] }
+  return filter === undefined ? out : { op: 'and', filters: [filter, out] }
+}
+
 /** One context retrieved: its JSON, the core hit it came from, its file and chunk, and its dense measure. */
 export interface RetrievedContext {
   readonly json: ContextJson
@@ -147,7 +156,7 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
     text: p.text,
     alpha: p.alpha,
     topK: p.topK,
-    filter: p.filter,
+    filter: withoutGoingIn(corpus, p.filter),
     maxDistance: threshold.maxDistance,
     minSimilarity: threshold.minSimilarity,
     explain: p.alpha === 0 ? explain : true,

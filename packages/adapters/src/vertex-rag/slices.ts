@@ -56,6 +56,15 @@ export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T) => U)
   return out
 }
 
+/**
+ * How much the next slice takes: what fits in {@link SLICE_MS} at the speed of the last one (`done`
+ * units in `ms`), growing at most twofold a slice, between 1 and `max`.
+ */
+export function nextBudget(done: number, ms: number, budget: number, max: number): number {
+  const fit = Math.round((done * SLICE_MS) / Math.max(0.1, ms))
+  return Math.max(1, Math.min(fit, 2 * budget, max))
+}
+
 /** Texts per embedder call, at most: embedAll's batch. */
 const EMBED_TEXTS = 64
 
@@ -84,9 +93,7 @@ export async function embedInSlices(embedder: Embedder, texts: readonly string[]
     if (at > 0) await yieldTurn()
     const started = performance.now()
     out.push(...(await embedAll(embedder, texts.slice(at, end))))
-    // Sized for SLICE_MS at the last call's speed, growing at most twofold a call.
-    const fit = Math.round((chars * SLICE_MS) / Math.max(0.1, performance.now() - started))
-    budget = Math.max(1, Math.min(fit, 2 * budget, EMBED_MAX_CHARS))
+    budget = nextBudget(chars, performance.now() - started, budget, EMBED_MAX_CHARS)
     at = end
   }
   return out
