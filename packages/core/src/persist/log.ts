@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, write, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
+import * as zlib from 'node:zlib'
 import { QuarryError } from '../errors.js'
 import { fsyncDir } from './debris.js'
 
@@ -44,12 +45,26 @@ const CRC_TABLE = (() => {
   return table
 })()
 
-/** CRC-32 (IEEE), as zip and PNG compute it. */
-export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff
+/**
+ * CRC-32 (IEEE) in JavaScript, as zip and PNG compute it; `previous` is the CRC of the bytes before
+ * (0 for none), so a long payload can be checked a piece at a time. @internal
+ */
+export function portableCrc32(bytes: Uint8Array, previous = 0): number {
+  let c = (previous ^ 0xffffffff) >>> 0
   for (let i = 0; i < bytes.length; i++) c = (CRC_TABLE[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8)
   return (c ^ 0xffffffff) >>> 0
 }
+
+/** zlib's own CRC-32 (Node 20.15 and later): the same values, some hundred times faster. */
+const nativeCrc32 = (zlib as unknown as { readonly crc32?: (data: Uint8Array, value?: number) => number }).crc32
+
+/** CRC-32 (IEEE), as zip and PNG compute it; `previous` is the CRC of the bytes before (0 for none). */
+export function crc32(bytes: Uint8Array, previous = 0): number {
+  return nativeCrc32 ? nativeCrc32(bytes, previous) : portableCrc32(bytes, previous)
+}
+
+/** Bytes checksummed between two turns of the event loop by {@link WriteAheadLog.appendInSlices}: a few milliseconds either way. */
+const CRC_SLICE = nativeCrc32 ? 8 * 1024 * 1024 : 512 * 1024
 
 /** Which log follows a checkpoint: recorded in the checkpoint and in the log's header. */
 export interface LogIdentity {
@@ -196,6 +211,16 @@ function writeFully(fd: number, bytes: Buffer, position: number): void {
   while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written)
 }
 
+/** {@link writeFully} on the thread pool. */
+async function writeFullyOffThread(fd: number, bytes: Uint8Array, position: number): Promise<void> {
+  let written = 0
+  while (written < bytes.length) {
+    written += await new Promise<number>((resolve, reject) => write(fd, bytes, written, bytes.length - written, position + written, (error, n) => (error ? reject(error) : resolve(n))))
+  }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 function openFailure(path: string, error: unknown): QuarryError {
   return new QuarryError('INVALID_SNAPSHOT', `cannot open the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions and free space.`)
 }
@@ -215,6 +240,8 @@ export class WriteAheadLog {
   #synced: number
   #counter: number
   #syncing = false
+  /** An appendInSlices is under way. */
+  #appending = false
   #closed = false
   #failed: Error | undefined
   readonly #waiters: Waiter[] = []
@@ -301,6 +328,7 @@ export class WriteAheadLog {
   /** Writes one record (not yet durable: `sync()` makes it so). Throws if an earlier write or sync failed. */
   append(payload: Uint8Array): void {
     if (this.#failed) throw this.#failed
+    if (this.#appending) throw new Error('an appendInSlices of this log is under way; await it before appending.')
     if (payload.byteLength === 0) throw new RangeError('a write-ahead log record cannot be empty')
     const frame = Buffer.allocUnsafe(HEADER + payload.byteLength)
     frame.writeUInt32LE(payload.byteLength, 0)
@@ -321,6 +349,54 @@ export class WriteAheadLog {
     }
     this.#appended += frame.length
     this.#records++
+  }
+
+  /**
+   * Writes one record whose payload is `parts` one after the other, as {@link append} does, but
+   * without holding the event loop: the checksum is computed a slice at a time with turns between,
+   * and the bytes are written by the thread pool. For records of megabytes (an upload's content),
+   * which `append` would copy, checksum and write in one stretch. No other append may start until
+   * it settles; a `sync()` meanwhile covers the records before it.
+   */
+  async appendInSlices(parts: readonly Uint8Array[]): Promise<void> {
+    if (this.#failed) throw this.#failed
+    if (this.#appending) throw new Error('an appendInSlices of this log is under way; await it before appending.')
+    const length = parts.reduce((n, p) => n + p.byteLength, 0)
+    if (length === 0) throw new RangeError('a write-ahead log record cannot be empty')
+    if (length > 0xffffffff) throw new RangeError(`a write-ahead log record holds less than 4 GiB; this one is ${length} bytes.`)
+    this.#appending = true
+    try {
+      let crc = 0
+      for (const part of parts) {
+        for (let at = 0; at < part.byteLength; at += CRC_SLICE) {
+          crc = crc32(part.subarray(at, at + CRC_SLICE), crc)
+          await turn()
+        }
+      }
+      const header = Buffer.allocUnsafe(HEADER)
+      header.writeUInt32LE(length, 0)
+      header.writeUInt32LE(crc32(header.subarray(0, 4)), 4)
+      header.writeUInt32LE(crc, 8)
+      let at = this.#appended
+      try {
+        for (const bytes of [header, ...parts]) {
+          await writeFullyOffThread(this.#fd, bytes, at)
+          at += bytes.byteLength
+        }
+      } catch (error) {
+        // As append does: cut the part written back off, or the log is unusable.
+        try {
+          ftruncateSync(this.#fd, this.#appended)
+        } catch {
+          this.#failed = error as Error
+        }
+        throw error
+      }
+      this.#appended = at
+      this.#records++
+    } finally {
+      this.#appending = false
+    }
   }
 
   /** Resolves once every record appended so far is on disk and sealed (one round of syncs shared by all waiting callers). */
