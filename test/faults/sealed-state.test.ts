@@ -7,6 +7,7 @@ import { QUARRY_BIN, startServe, type ServeProcess } from '../support/quarry-pro
 import { scratchDir } from '../support/engine-state.js'
 import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
 import { aiplatform, grpc } from '../http/google-gax.js'
+import { multipartUpload } from '../support/multipart-upload.js'
 
 /**
  * Issue 41 against the real `quarry serve` process: a damaged write-ahead log is never silent (the
@@ -147,6 +148,37 @@ describe('quarry serve --data with a damaged write-ahead log', () => {
     expect(restarted.output()).toMatch(/restored, 20 writes replayed from the log/)
     expect(await chunkNames(restarted.base)).toEqual([...range('checkpointed', 30), ...range('logged', 20)])
     expect(await stop(restarted)).toBe(0)
+  })
+})
+
+describe('an upload of megabytes in the write-ahead log', () => {
+  it('is kept as its bytes (no base64), written off the event loop, and replayed whole after SIGKILL', async () => {
+    const data = scratchDir('quarry-sealed-upload-')
+    roots.push(data)
+    const first = await serve(['--data', data])
+    const op = (await (await fetch(`${first.base}/v1beta1/projects/p/locations/l/ragCorpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ displayName: 'big' }) })).json()) as { response: { name: string } }
+    const corpus = op.response.name
+    // 3 MB of words, and a small file after it.
+    const big = Array.from({ length: 450_000 }, (_, i) => ['river', 'stone', 'harbor', 'spice', 'desert', 'planet'][(i * 7) % 6]).join(' ')
+    for (const [name, text] of [['big.txt', big], ['small.txt', 'the harbor at dawn']] as const) {
+      const { body, contentType } = multipartUpload(name, Buffer.from(text))
+      const res = await fetch(`${first.base}/upload/v1beta1/${corpus}/ragFiles:upload`, { method: 'POST', headers: { 'content-type': contentType }, body })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    }
+    const observe = async (base: string): Promise<unknown[]> => [
+      await (await fetch(`${base}/v1beta1/${corpus}/ragFiles`)).json(),
+      await (await fetch(`${base}/v1beta1/projects/p/locations/l:retrieveContexts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'harbor desert', ragRetrievalConfig: { topK: 5 } } }) })).json(),
+    ]
+    const before = await observe(first.base)
+    await first.kill()
+    // The log holds the upload's bytes as they came: base64 would be a third larger than the text.
+    const log = readdirSync(data).find((f) => /^wal-\d+\.log$/.test(f)) as string
+    expect(readFileSync(join(data, log)).indexOf(Buffer.from(big.slice(0, 4096)))).toBeGreaterThan(0)
+    const second = await serve(['--data', data])
+    expect(second.output()).toMatch(/3 writes replayed from the log/)
+    expect(await observe(second.base)).toEqual(before)
+    expect(await stop(second)).toBe(0)
   })
 })
 

@@ -6,14 +6,14 @@ import type { RandomId } from './names.js'
  * Deterministic replay of writes (the server's write-ahead log). A write's outcome depends on its
  * request and on a few inputs from outside: the clock, random ids, the embedder, files read by
  * imports, the fact extractor. Each of those goes through `replayable`: while a write is being
- * recorded, every value it reads is kept (in order, as JSON); while it is replayed, the same
+ * recorded, every value it reads is kept (in order, as JSON and byte strings); while it is replayed, the same
  * values are handed back instead of being read again. So replaying the log over the last
  * checkpoint rebuilds exactly the state that was acknowledged — the same ids, times and vectors,
  * even if the files on disk changed since. Outside a write (reads, in-process callers without a
  * log) `replayable` simply computes.
  */
 
-/** The values one write read from outside, in the order it read them (JSON). */
+/** The values one write read from outside, in the order it read them (JSON, with Uint8Array byte strings). */
 export type Trace = unknown[]
 
 type Mode = { readonly kind: 'record'; readonly trace: Trace } | { readonly kind: 'replay'; readonly trace: Trace; next: number }
@@ -139,15 +139,19 @@ export function replayableRandomId(randomId: RandomId): RandomId {
   return (length) => replayableSync('id', () => randomId(length))
 }
 
-/** Float32 vectors as base64 (exact), for embeddings in a trace. */
+/**
+ * Float32 vectors as their bytes (exact, copied: the trace keeps them as they were), for embeddings
+ * in a trace; the write-ahead log keeps byte strings outside its JSON (transport/log-record.ts).
+ */
 export function encodeVectors(vectors: readonly Float32Array[]): unknown {
-  return vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'))
+  return vectors.map((v) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice())
 }
 
+/** The vectors {@link encodeVectors} kept, or base64 strings of their bytes (logs written before). */
 export function decodeVectors(json: unknown): Float32Array[] {
   if (!Array.isArray(json)) throw new ReplayDivergence('recorded embeddings are not a list')
   return json.map((s) => {
-    const bytes = Buffer.from(String(s), 'base64')
+    const bytes = s instanceof Uint8Array ? s : Buffer.from(String(s), 'base64')
     const copy = new Uint8Array(bytes.byteLength)
     copy.set(bytes)
     return new Float32Array(copy.buffer)

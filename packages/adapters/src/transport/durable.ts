@@ -5,7 +5,8 @@ import type { DataDir } from './data-dir.js'
 import type { UploadContent } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import type { Outcome } from '../rpc/outcome.js'
-import { recording, replaying, type Trace } from '../rpc/replay.js'
+import { recording, replaying } from '../rpc/replay.js'
+import { decodeLogRecord, encodeLogRecord, type LogRecord } from './log-record.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from './bound-methods.js'
 
@@ -56,27 +57,10 @@ function logRefOf(manifest: Readonly<Record<string, unknown>>, root: string): Lo
   return { name: ref.name, id: ref.id, follows: ref.follows, since: ref.since }
 }
 
-/** One acknowledged write as logged: the method, its request, its upload and what it read from outside. */
-interface LogRecord {
-  /** `<service>.<rpc>@<version>`: the bound method. */
-  readonly k: string
-  readonly r: Record<string, unknown>
-  /** Upload content: base64 bytes (`b`) or text (`s`). */
-  readonly c?: { readonly b: string } | { readonly s: string }
-  readonly t: Trace
-}
-
 const keyOf = (m: BoundMethod): string => `${m.service}.${m.rpc}@${m.version}`
 
-function encodeContent(content: UploadContent | undefined): LogRecord['c'] {
-  if (content === undefined) return undefined
-  return typeof content === 'string' ? { s: content } : { b: Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('base64') }
-}
-
-function decodeContent(c: LogRecord['c']): UploadContent | undefined {
-  if (c === undefined) return undefined
-  return 's' in c ? c.s : new Uint8Array(Buffer.from(c.b, 'base64'))
-}
+/** A record this large goes to the log a slice at a time (WriteAheadLog.appendInSlices); a smaller one at once. */
+const SLICED_RECORD_BYTES = 1 << 20
 
 /**
  * The durable write path of a server with a data folder: the bound methods' writes go through one
@@ -316,11 +300,11 @@ export class DurableWrites {
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
-          const c = encodeContent(content)
-          const record: LogRecord = { k: key, r: request, t: trace, ...(c === undefined ? {} : { c }) }
+          const parts = await encodeLogRecord({ k: key, r: request, t: trace }, content)
           try {
             log = this.#log
-            log?.append(Buffer.from(JSON.stringify(record)))
+            if (parts.reduce((n, p) => n + p.byteLength, 0) > SLICED_RECORD_BYTES) await log?.appendInSlices(parts)
+            else log?.append(parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts))
           } catch (error) {
             // Memory has a write the disk does not: go back to what the disk holds, and say why.
             await this.#undo()
@@ -353,14 +337,15 @@ export class DurableWrites {
 
   async #replay(bytes: Buffer, index: number): Promise<void> {
     let record: LogRecord
+    let content: UploadContent | undefined
     try {
-      record = JSON.parse(bytes.toString('utf8')) as LogRecord
+      ;({ record, content } = decodeLogRecord(bytes))
     } catch {
-      throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} is not JSON although its checksum holds; restore the folder from a backup.`)
+      throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} is not a write this Quarry reads (its JSON or its upload is cut) although its checksum holds; restore the folder from a backup.`)
     }
     const bound = this.#bound.get(record.k)
     if (!bound) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} names ${record.k}, which this Quarry does not serve; start the version of Quarry that wrote it.`)
-    const outcome = await replaying(record.t, () => bound.call(record.r, decodeContent(record.c)))
+    const outcome = await replaying(record.t, () => bound.call(record.r, content))
     if (!outcome.ok) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) failed on replay: ${outcome.status.message}`)
   }
 }
