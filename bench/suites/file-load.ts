@@ -51,8 +51,9 @@ async function sample(server: ServeProcess, probeCorpus: string, until: Promise<
 }
 
 /**
- * Issue 41, bounded work per file: while a spawned `quarry serve` (default GloVe embedder and
- * bounds, the workspace's bin) reads a PDF whose content stream inflates to 100 MB, a 25 MB text
+ * Issue 41, bounded work per file: while a spawned `quarry serve --data` (default GloVe embedder,
+ * bounds and durability: every write in the write-ahead log before it is answered; the
+ * workspace's bin) reads a PDF whose content stream inflates to 100 MB, a 25 MB text
  * upload, and a `file://` import of both (all at once), another client's small calls, `GET
  * /v1beta/corpora` and a top-3 retrieveContexts on a small corpus, one after another with a 10 ms
  * pause, keep their latency: p50, p99 and the slowest, against the same calls on the idle server
@@ -68,7 +69,7 @@ export async function runFileLoad(ctx: SuiteContext): Promise<void> {
   const text = Buffer.from(wordsText(textBytes))
   writeFileSync(join(imports, 'bomb.pdf'), pdf)
   writeFileSync(join(imports, 'big.txt'), text)
-  const server = await startServe(['--import-root', imports])
+  const server = await startServe(['--import-root', imports, '--data', join(dir, 'data')])
   try {
     const corpus = async (name: string): Promise<string> => ((await call(server, 'POST', `/v1beta1/${LOCATION}/ragCorpora`, { displayName: name })).json.response as { name: string }).name
     const probe = await corpus('probe')

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inflatingPdf, wordsText } from '../support/hostile-files.js'
 import { multipartUpload } from '../support/multipart-upload.js'
 import { startServe, type ServeProcess } from '../support/quarry-process.js'
+import { createGloveEmbedder } from '@quarry/core'
+import { createServer } from '@quarry/adapters'
+import { longestHold, type Holds } from '../support/event-loop.js'
+import { full } from '../support/tier.js'
 
 /**
  * Issue 41, bounded work per file, against the real `quarry serve`: a PDF whose content stream
@@ -110,4 +115,63 @@ describe('quarry serve bounds the work of each file', () => {
     const imported = await call(timed, 'POST', `/v1beta1/${corpus}/ragFiles:import`, { importRagFilesConfig: { gcsSource: { uris: [pathToFileURL(join(I, 'notes.md')).href] } } })
     expect(imported.json.response).toEqual({ '@type': 'type.googleapis.com/google.cloud.aiplatform.v1beta1.ImportRagFilesResponse', importedRagFilesCount: '1' })
   }, 120_000)
+})
+
+/**
+ * A client in another process sends `requests` ([path, content type, body file]) to `url` at once;
+ * resolves with each response's status and JSON.
+ */
+async function fromAnotherProcess(url: string, requests: readonly (readonly [string, string, string])[]): Promise<{ status: number; json: Record<string, unknown> }[]> {
+  const script = `Promise.all(${JSON.stringify(requests)}.map(([path, type, file]) => fetch(${JSON.stringify(url)} + path, { method: 'POST', headers: { 'content-type': type }, body: require('node:fs').readFileSync(file) }).then(async (r) => ({ status: r.status, json: await r.json() })))).then((r) => process.stdout.write(JSON.stringify(r)))`
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+  await new Promise((resolve) => child.once('exit', resolve))
+  return JSON.parse(out) as { status: number; json: Record<string, unknown> }[]
+}
+
+describe('a server with a data folder while big files are read', () => {
+  // The server runs in this process (its event loop measured in CPU time); the client in another.
+  full.it('holds its event loop at most 50 ms at a time through a 25 MB upload and a file:// import of it and the inflating PDF, their log records included', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quarry-held-'))
+    try {
+      const imports = join(root, 'imports')
+      mkdirSync(imports)
+      const text = Buffer.from(wordsText(25 * 1024 * 1024))
+      writeFileSync(join(imports, 'big.txt'), text)
+      writeFileSync(join(imports, 'bomb.pdf'), inflatingPdf(100 * 1024 * 1024))
+      const upload = multipartUpload('big.txt', text)
+      writeFileSync(join(root, 'upload'), upload.body)
+      const server = createServer({ embedder: createGloveEmbedder(), dataDir: join(root, 'data'), importRoots: [imports], maxFileBytes: 64 * 1024 * 1024 })
+      const { url } = await server.listen()
+      try {
+        // A collection or a cold function can stretch any one stretch: the bound holds if one of three runs shows it.
+        let best: Holds = { hold: Infinity, collecting: 0, idle: 0 }
+        for (let attempt = 0; attempt < 3 && best.hold - best.idle > 50; attempt++) {
+          const op = (await (await fetch(`${url}/v1beta1/${LOCATION}/ragCorpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ displayName: `held ${attempt}` }) })).json()) as { response: { name: string } }
+          const corpus = op.response.name
+          writeFileSync(join(root, 'import'), JSON.stringify({ importRagFilesConfig: { gcsSource: { uris: ['big.txt', 'bomb.pdf'].map((f) => pathToFileURL(join(imports, f)).href) } } }))
+          // The first text a process analyzes loads the language model (once, some 0.4 s): not a file's work.
+          if (attempt === 0) await fromAnotherProcess(url, [[`/upload/v1beta1/${corpus}/ragFiles:upload`, multipartUpload('warm.txt', 'warm up').contentType, join(root, 'upload')]])
+          let answers: { status: number; json: Record<string, unknown> }[] = []
+          const measured = await longestHold(async () => {
+            answers = await fromAnotherProcess(url, [
+              [`/upload/v1beta1/${corpus}/ragFiles:upload`, upload.contentType, join(root, 'upload')],
+              [`/v1beta1/${corpus}/ragFiles:import`, 'application/json', join(root, 'import')],
+            ])
+          })
+          console.log(`run ${attempt + 1}: longest hold of the server's event loop ${measured.hold.toFixed(1)} ms of CPU (idle loop ${measured.idle.toFixed(1)} ms; collections ${measured.collecting.toFixed(1)} ms)`)
+          expect(answers.map((a) => a.status)).toEqual([200, 200])
+          expect(answers[0]?.json).toMatchObject({ ragFile: { displayName: 'big.txt', sizeBytes: String(text.length) } })
+          expect(answers[1]?.json).toMatchObject({ response: { importedRagFilesCount: '1', failedRagFilesCount: '1' } })
+          if (measured.hold - measured.idle < best.hold - best.idle) best = measured
+        }
+        expect(best.hold - best.idle).toBeLessThanOrEqual(50)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 600_000)
 })
