@@ -55,14 +55,36 @@ export class Receiving {
 /** Bodies already read, so that a later reader (the console's explain) gets the same bytes. */
 const bodies = new WeakMap<IncomingMessage, Buffer>()
 
+const NO_BODY = Buffer.alloc(0)
+
+function gone(): Error {
+  return Object.assign(new Error('the client went away'), { code: 'ECONNRESET' })
+}
+
+/**
+ * The body of a request its framing says has none (no Transfer-Encoding, no Content-Length above
+ * 0: RFC 9112 section 6.3), such as most reads: known at once, with nothing to wait for, no timer
+ * and no listener. Undefined when a body may follow (then {@link readBody}).
+ */
+export function framedEmpty(req: IncomingMessage): Buffer | undefined {
+  const headers = req.headers
+  if (headers['transfer-encoding'] !== undefined) return undefined
+  const length = headers['content-length']
+  return length === undefined || Number(length) === 0 ? NO_BODY : undefined
+}
+
 export async function readBody(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<Buffer> {
+  const empty = framedEmpty(req)
+  if (empty !== undefined) {
+    if (req.destroyed) throw gone()
+    return empty
+  }
   const known = bodies.get(req)
   if (known !== undefined) return known
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
-  const gone = (): Error => Object.assign(new Error('the client went away'), { code: 'ECONNRESET' })
-  if (req.destroyed) return Promise.reject(gone())
-  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0))
+  if (req.destroyed) throw gone()
+  if (req.readableEnded) return NO_BODY
   // Events rather than an async iterator: a small body is one 'data' and one 'end', with no promise per chunk.
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -74,8 +96,7 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
       cutShort.add(req)
       reject(new HttpFailure(httpStatus, status))
     }
-    // Only a body that is still coming needs a timer (a bodiless GET ends at once).
-    const idle = receiving !== undefined && (declared > 0 || req.headers['transfer-encoding'] !== undefined)
+    const idle = receiving !== undefined
       ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
       : undefined
     const onData = (chunk: Buffer): void => {

@@ -5,7 +5,7 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { drain, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
+import { drain, framedEmpty, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
 import { buildRequest, checkContentType } from './request.js'
 import { restRoutes, routeMatcher } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
@@ -92,7 +92,8 @@ export function createRestServer(options: RestOptions): Server {
         return
       }
     }
-    const body = await readBody(req, maxBody, receiving)
+    // Most reads have no body by their framing: nothing to wait for before the slot.
+    const body = framedEmpty(req) ?? (await readBody(req, maxBody, receiving))
     const client = clientOf(req.socket.remoteAddress)
     const slots = site?.isStream(rawPath) === true ? streams : inFlight
     if (!slots.enter(client)) {
