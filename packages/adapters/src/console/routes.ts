@@ -24,6 +24,8 @@ interface ConsoleSite {
   readonly generation: Generation
   /** The methods with their successful writes counted in {@link ConsoleSite.generation}. */
   countWrites(methods: readonly BoundMethod[]): BoundMethod[]
+  /** Whether a path (undecoded, no query) is the console's: `/`, `/console` and `/console/...`. */
+  owns(path: string): boolean
   /** Answers `/` and `/console/...` (true), or leaves the request to the API (false). */
   serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
   /** The console's page (`/`, `/console/index.html`): what a link from another site may open. */
@@ -113,15 +115,17 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
     return found.answer(req, res, url)
   }
 
+  const owns = (path: string): boolean => path === '/' || path === '/console' || path.startsWith(PREFIX)
   return {
     generation,
+    owns,
     countWrites: (methods) => countWrites(methods, generation),
     isPage: (path) => PAGES.has(path),
     isStream: (path) => path === EVENTS,
     serve: async (req, res) => {
       const raw = req.url ?? ''
       const path = raw.split('?', 1)[0] ?? ''
-      if (path !== '/' && path !== '/console' && !path.startsWith(PREFIX)) return false
+      if (!owns(path)) return false
       const url = new URL(`http://localhost${raw}`)
       if (path === '/') await file(req, res, 'index.html', path)
       else if (path.startsWith(API)) await endpoint(req, res, path.slice(API.length), path, url)

@@ -23,6 +23,8 @@ export interface RequestLogEntry {
 
 /** Pages served beside the API on the same port (the console): true when it answered the request. */
 export interface Site {
+  /** Whether the path (undecoded, no query) is the site's: only those requests go to `serve`. */
+  owns(path: string): boolean
   serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
   /** Whether the path (undecoded, no query) is a page a top-level navigation from another site may open. */
   isPage(path: string): boolean
@@ -119,7 +121,7 @@ export function createRestServer(options: RestOptions): Server {
       return
     }
     // The console's pages at / and /console/<file>, its JSON under /console/api/.
-    if (site && (await site.serve(req, res))) return
+    if (site?.owns(rawPath) === true && (await site.serve(req, res))) return
     // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
     const url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`)
     // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
