@@ -46,12 +46,32 @@ function asObject(value: unknown, what: string): Record<string, unknown> {
  * operations:cancel, or a body field whose only member went into the path).
  */
 function emptyBody(body: Buffer): boolean {
+  if (body.length === 0) return true
   const text = body.toString('utf8').trim()
   return text === '' || text === '""'
 }
 
+/** A target of only characters a URL path keeps as they are (no `%`, `.`, `\\`, `?`): parsing it as a URL changes nothing. */
+const PLAIN_PATH = /^\/[\w\-~!$&'()*+,;=:@/]*$/
+
+/** What routing reads of a request's target: the path routes match, and the query string (undefined: none). */
+export interface RequestTarget {
+  readonly path: string
+  readonly query: URLSearchParams | undefined
+}
+
+/** The path (`%3A` read as `:`) and query string of a request's target, as the URL parser reads them. */
+export function requestTarget(raw: string | undefined): RequestTarget {
+  // Most targets are plain: their own path, with no URL object made per request.
+  if (raw !== undefined && PLAIN_PATH.test(raw)) return { path: raw, query: undefined }
+  // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
+  const url = new URL(`http://localhost${raw?.startsWith('/') === true ? raw : `/${raw ?? ''}`}`)
+  // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
+  return { path: url.pathname.replace(/%3A/gi, ':'), query: url.searchParams }
+}
+
 /** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */
-export function buildRequest(route: Route, match: RegExpExecArray, url: URL, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
+export function buildRequest(route: Route, match: RegExpExecArray, query: URLSearchParams | undefined, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
   let request: Record<string, unknown> = {}
   let upload: Uint8Array | undefined
   if (route.multipart) {
@@ -69,12 +89,12 @@ export function buildRequest(route: Route, match: RegExpExecArray, url: URL, bod
     // (An empty JSON object carries no field: Google's front end takes it, and the Gen AI SDK's DELETEs send one.)
     throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} takes no body; send its fields as query parameters.`))
   }
-  for (const key of new Set(url.searchParams.keys())) {
+  for (const key of query === undefined ? [] : new Set(query.keys())) {
     if (TRANSPORT_PARAMS.has(key)) continue
     if (key.split('.').some((part) => FORBIDDEN_KEYS.has(part))) {
       throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${key}": Cannot bind query parameter.`, [{ field: key, description: 'not a field of this request' }]))
     }
-    const values = url.searchParams.getAll(key)
+    const values = query?.getAll(key) ?? []
     setPath(request, key, values.length === 1 ? values[0] : values)
   }
   route.compiled.fields.forEach((field, i) => {

@@ -6,7 +6,7 @@ import { encodeEnums } from '../transport/enums.js'
 import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
 import { drain, framedEmpty, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
-import { buildRequest, checkContentType } from './request.js'
+import { buildRequest, checkContentType, requestTarget } from './request.js'
 import { restRoutes, routeMatcher } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
 
@@ -122,10 +122,7 @@ export function createRestServer(options: RestOptions): Server {
     }
     // The console's pages at / and /console/<file>, its JSON under /console/api/.
     if (site?.owns(rawPath) === true && (await site.serve(req, res))) return
-    // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
-    const url = new URL(`http://localhost${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`)
-    // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
-    const path = url.pathname.replace(/%3A/gi, ':')
+    const { path, query } = requestTarget(req.url)
     // The local OAuth token exchange of application-default credentials (token-exchange.ts).
     if (isTokenPath(path)) return answerTokenPath(req, res, path, body)
     const candidates = routes(path)
@@ -137,13 +134,13 @@ export function createRestServer(options: RestOptions): Server {
     }
     const match = route.compiled.regex.exec(path) as RegExpExecArray
     checkContentType(route, req.headers['content-type'], body.length)
-    const { request, upload } = buildRequest(route, match, url, body, req.headers['content-type'] ?? '')
+    const { request, upload } = buildRequest(route, match, query, body, req.headers['content-type'] ?? '')
     const outcome: Outcome<unknown> = await route.call(request, upload)
     if (!outcome.ok) {
       sendStatus(res, outcome.status)
       return
     }
-    const alt = url.searchParams.get('$alt') ?? url.searchParams.get('alt') ?? ''
+    const alt = query?.get('$alt') ?? query?.get('alt') ?? ''
     const response = /enum-encoding=int/.test(alt) ? encodeEnums(outcome.response, route.enums) : outcome.response
     if (route.stream) sendStream(res, [response], alt.split(';')[0] === 'sse')
     else send(res, 200, response)
