@@ -102,6 +102,20 @@ char* BaseLayerMemory(size_t bytes) {
 }
 
 /**
+ * Moves a graph's base layer into BaseLayerMemory, keeping its elements. hnswlib allocates the
+ * layer with malloc (constructor) and grows it with realloc (resizeIndex): 4 kB pages, so a graph
+ * grown by inserts would walk its links with more TLB misses than the same graph read from a file
+ * (bench/suites/dense-grown.ts compares the two). hnswlib frees the layer with free(), which takes
+ * posix_memalign's memory too.
+ */
+void MoveBaseLayer(Hnsw& g) {
+  char* next = BaseLayerMemory((g.max_elements_ > 0 ? g.max_elements_ : 1) * g.size_data_per_element_);
+  std::memcpy(next, g.data_level0_memory_, g.cur_element_count * g.size_data_per_element_);
+  std::free(g.data_level0_memory_);
+  g.data_level0_memory_ = next;
+}
+
+/**
  * Fills a fresh graph from what hnswlib's saveIndex wrote (what its loadIndex reads from a file),
  * with saved-graph.h's checks: each link names an element that exists and has that layer, and no
  * list is longer than the graph's degree allows. The base layer is read straight into its memory.
@@ -175,7 +189,11 @@ class Graph : public Napi::ObjectWrap<Graph> {
     const uint32_t m = Count(info[1], "m must be an integer");
     const uint32_t efConstruction = Count(info[2], "efConstruction must be an integer");
     const uint32_t seed = Count(info[3], "seed must be an integer");
-    Guard(info.Env(), [&] { graph_ = std::make_shared<Hnsw>(space_.get(), maxElements, m, efConstruction, seed, false); });
+    Guard(info.Env(), [&] {
+      auto next = std::make_shared<Hnsw>(space_.get(), maxElements, m, efConstruction, seed, false);
+      MoveBaseLayer(*next);
+      graph_ = std::move(next);
+    });
   }
 
   /**
@@ -214,7 +232,11 @@ class Graph : public Napi::ObjectWrap<Graph> {
   void Resize(const Napi::CallbackInfo& info) {
     const uint32_t maxElements = Count(info[0], "maxElements must be an integer");
     Hnsw& g = Ready(info.Env());
-    Guard(info.Env(), [&] { g.resizeIndex(maxElements); });
+    Guard(info.Env(), [&] {
+      g.resizeIndex(maxElements);
+      // resizeIndex's realloc leaves no 2 MB alignment nor advice, even on a loaded graph's layer.
+      MoveBaseLayer(g);
+    });
   }
 
   /** add(vector: Float32Array, label): inserts, replaces, or revives a deleted label in place. */
