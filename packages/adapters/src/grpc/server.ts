@@ -81,7 +81,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   }
   const services = [...new Set(methods.map((m) => m.service))]
   const root = loadServiceProtos(services)
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxMessageBytes })
+  // Channelz (grpc-js's call statistics for its debugging service) is not served: no call pays for it.
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxMessageBytes, 'grpc.enable_channelz': 0 })
   const paths: string[] = []
   const restOnly: string[] = []
   const unbound: string[] = []
