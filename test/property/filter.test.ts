@@ -4,6 +4,7 @@ import { compileFilter, createIndex, type Filter, type FilterScalar, type Metada
 import { filterArbitrary, metadataArbitrary, type MetadataFields } from '@quarry/core/testing'
 import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
 import { runs } from '../support/runs.js'
+import { prng } from '../support/random.js'
 
 /** The filter semantics written plainly: a different type than the stored one never matches. */
 function naive(f: Filter, m: Readonly<Metadata>): boolean {
@@ -96,6 +97,63 @@ describe('declarative filters', () => {
       }),
       { numRuns: runs(400) },
     )
+  })
+
+  it("the planner's estimate is never below the matches, and exact for a range with no stale entries", () => {
+    fc.assert(
+      fc.property(fc.array(metadata, { maxLength: 40 }), fc.array(fc.tuple(fc.nat(39), metadata)), fc.array(filter, { minLength: 1, maxLength: 5 }), (records, replaced, filters) => {
+        const values = new ValueIndex()
+        const live = new Map<number, Metadata>()
+        records.forEach((m, label) => {
+          values.add(label, m)
+          live.set(label, m)
+        })
+        // Ranges before any replacement: no entry of the sorted values is stale.
+        for (const f of filters) if (['lt', 'lte', 'gt', 'gte'].includes(f.op)) expect(values.estimate(f)).toBe(values.match(f).count())
+        for (const [label, m] of replaced) {
+          const old = live.get(label)
+          if (!old) continue
+          values.remove(label, old)
+          values.add(label, m)
+          live.set(label, m)
+        }
+        for (const f of filters) expect(values.estimate(f)).toBeGreaterThanOrEqual(values.match(f).count())
+      }),
+      { numRuns: runs(400) },
+    )
+  })
+
+  it('a broad range on a graph search is tested on the candidates, with the hits of an exact search over the passing records', () => {
+    const rand = prng(3)
+    const n = 12_000
+    // Over planner.exactFilterMax passing (2,000 here) and at least postFilterAbove: post-filtered.
+    const index = createIndex({ dimensions: 8, metric: 'l2', dense: 'hnsw', hnsw: { efConstruction: 100 }, planner: { exactFilterMax: 2000 } })
+    index.addMany(Array.from({ length: n }, (_, i) => ({ id: `r${i}`, vector: Array.from({ length: 8 }, () => rand()), metadata: { bucket: i % 100 } })))
+    const exact = createIndex({ dimensions: 8, metric: 'l2', dense: 'exact' })
+    for (const id of index.ids()) {
+      const r = index.get(id)
+      exact.add({ id, vector: r?.vector as Float32Array, metadata: r?.metadata ?? {} })
+    }
+    // Counts the bitsets the value indexes build: none for a broad range on the graph.
+    const values = index.state.values
+    const match = values.match.bind(values)
+    let bitsets = 0
+    values.match = (f) => (bitsets++, match(f))
+    for (const below of [90, 50, 20]) {
+      const f: Filter = { op: 'lt', field: 'bucket', value: below }
+      for (let q = 0; q < 5; q++) {
+        const vector = Array.from({ length: 8 }, () => rand())
+        // Precise distances: the graph's float32 sums and the scan's differ in the last bits.
+        const { hits, stats } = index.search({ vector, topK: 10, ef: 400, filter: f, preciseDistances: true })
+        // Estimated from the sorted values (no bitset built), exactly here: nothing was replaced.
+        expect(stats).toMatchObject({ strategy: 'hnsw-postfilter', estimatedSelectivity: below / 100 })
+        expect(hits).toEqual(exact.search({ vector, topK: 10, filter: f, preciseDistances: true }).hits)
+      }
+    }
+    expect(bitsets).toBe(0)
+    // A range passing few enough records for the exact scan still builds its bitset and scans them.
+    expect(index.search({ vector: [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], topK: 10, filter: { op: 'lt', field: 'bucket', value: 5 } }).stats).toMatchObject({ strategy: 'exact-filtered', allowed: 600 })
+    expect(bitsets).toBe(1)
   })
 
   it('not(not f) == f and De Morgan, through the value indexes', () => {

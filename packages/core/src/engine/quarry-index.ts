@@ -1,6 +1,7 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
+import { compileFilter } from '../filter/evaluate.js'
 import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
@@ -205,7 +206,7 @@ export class QuarryIndex {
   search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
-    const filter = filterInput(state, r.filter)
+    const filter = filterInput(state, r.filter, r.text === undefined && !r.exact)
     // Text alone, a vector (or an example) alone, or both: hybrid.
     if (r.vector === undefined && r.id === undefined) return sparseSearch(state, { text: r.text as string, k: r.topK, filter, explain: r.explain })
     if (r.text === undefined) return searchByVector(prepareQuery(state, r, this.#buffers), r, filter, r.topK)
@@ -284,11 +285,24 @@ export class QuarryIndex {
 
 /**
  * The request's filter as the planner sees it: a function is tested record by record; a
- * declarative filter is answered from the value indexes (the passing labels and their count).
+ * declarative filter is answered from the value indexes (the passing labels and their count). On a
+ * graph search (`graphSearch`), a declarative filter estimated to pass too many records for the
+ * exact scan and at least `planner.postFilterAbove` of them is tested on the graph's candidates
+ * instead (the planner post-filters): the bitset of every passing record would cost more than the
+ * search itself (tens of thousands of labels for a range passing 10%).
  */
-function filterInput(state: IndexState, filter: Filter | FilterFn | undefined): FilterInput | undefined {
+function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, graphSearch: boolean): FilterInput | undefined {
   if (filter === undefined) return undefined
   if (typeof filter === 'function') return { kind: 'function', fn: filter }
+  const live = state.ids.size
+  const planner = state.options.planner
+  if (graphSearch && state.graph !== undefined && live > planner.exactBelow) {
+    const estimate = state.values.estimate(filter)
+    if (estimate > planner.exactFilterMax && estimate >= planner.postFilterAbove * live) {
+      const test = compileFilter(filter)
+      return { kind: 'function', fn: (metadata) => test(metadata), selectivity: Math.min(1, estimate / live) }
+    }
+  }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }
 }

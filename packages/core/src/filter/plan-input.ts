@@ -7,12 +7,15 @@ import { estimateSelectivity, materialize, testLabel, type FilterFn, type Filter
  * estimated from a sample) or a declarative filter already answered by the value indexes (the
  * passing labels and their exact count, no record tested).
  */
-export type FilterInput = { readonly kind: 'function'; readonly fn: FilterFn } | { readonly kind: 'indexed'; readonly allowed: Bitset; readonly count: number }
+export type FilterInput =
+  /** `selectivity`: estimated already (a broad declarative filter tested record by record); sampled when absent. */
+  | { readonly kind: 'function'; readonly fn: FilterFn; readonly selectivity?: number }
+  | { readonly kind: 'indexed'; readonly allowed: Bitset; readonly count: number }
 
 /** Fraction of live records passing: exact for indexed filters, sampled for functions. */
 export function selectivityOf(filter: FilterInput, subject: FilterSubject, live: number): number {
   if (filter.kind === 'indexed') return live === 0 ? 0 : filter.count / live
-  return estimateSelectivity(filter.fn, subject).selectivity
+  return filter.selectivity ?? estimateSelectivity(filter.fn, subject).selectivity
 }
 
 /** A per-label test (cheap bitset lookup for indexed filters). */

@@ -60,6 +60,24 @@ class SortedValues {
   }
 
   /**
+   * About how many labels hold a value in the range, without visiting them: the sorted run's
+   * entries counted by binary search, plus the unsorted ones in the range (at most 1,024 to test).
+   * Entries of the sorted run a later write made stale count too, until the next merge.
+   */
+  countRange(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean): number {
+    if (this.#pendingValues.length > 1024) this.#merge()
+    const values = this.#values
+    let n = Math.max(0, lowerBound(values, hi, !hiInclusive) - lowerBound(values, lo, loInclusive))
+    const current = this.#current
+    const pv = this.#pendingValues
+    for (let i = 0; i < pv.length; i++) {
+      const v = pv[i] as number
+      if ((v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive)) && current[this.#pendingLabels[i] as number] === v) n++
+    }
+    return n
+  }
+
+  /**
    * The entries in value order (ties by label), exactly one per label holding a value: merged
    * first when writes left unsorted or stale entries (a reorganization results cannot see).
    */
@@ -407,6 +425,35 @@ export class ValueIndex {
           for (const member of value as readonly string[]) index.members.get(member)?.delete(label)
           break
       }
+    }
+  }
+
+  /**
+   * About how many labels `filter` matches, for a planner, without the bitset of a range: a
+   * numeric or datetime range counts its sorted values ({@link SortedValues.countRange}: over by
+   * at most a merge's worth), `and` takes its smallest part, `or` the sum of its parts; any other
+   * filter is matched and counted.
+   */
+  estimate(filter: Filter): number {
+    switch (filter.op) {
+      case 'and':
+        return filter.filters.length === 0 ? this.#live.count() : Math.min(...filter.filters.map((f) => this.estimate(f)))
+      case 'or':
+        return Math.min(this.#live.count(), filter.filters.reduce((n, f) => n + this.estimate(f), 0))
+      case 'lt':
+      case 'lte':
+      case 'gt':
+      case 'gte': {
+        const index = this.#fields.get(filter.field)
+        const w = filterTyped(filter.value)
+        if (!index || (w.kind !== 'number' && w.kind !== 'datetime')) return this.match(filter).count()
+        const sorted = w.kind === 'number' ? index.numbers : index.datetimes
+        const v = w.value as number
+        const inclusive = filter.op === 'lte' || filter.op === 'gte'
+        return filter.op === 'gt' || filter.op === 'gte' ? sorted.countRange(v, inclusive, Infinity, true) : sorted.countRange(-Infinity, true, v, inclusive)
+      }
+      default:
+        return this.match(filter).count()
     }
   }
 
