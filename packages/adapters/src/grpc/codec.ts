@@ -1,5 +1,5 @@
 import type { FieldViolation, RpcStatus } from '../rpc/status.js'
-import { messageToJson } from './json-message.js'
+import { isType, messageToJson } from './json-message.js'
 import { encodeJson } from './json-wire.js'
 import type { ProtoRoot, ProtoType } from './protos.js'
 
@@ -44,10 +44,6 @@ const MAX_DEPTH = 100
 /** Messages proto3 JSON writes as plain JSON: their own field names are not part of a path. */
 const JSON_TYPES: ReadonlySet<string> = new Set(['.google.protobuf.Struct', '.google.protobuf.ListValue', '.google.protobuf.Value'])
 
-/** A field's resolved type is a message (an enum has no fields). */
-function isMessageType(type: unknown): type is ProtoType {
-  return typeof type === 'object' && type !== null && 'fieldsArray' in type
-}
 
 /** The JSON path of the first google.protobuf.Value holding a non-finite number in `message` (of `type`), if any. */
 function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: number): string | undefined {
@@ -60,7 +56,7 @@ function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: 
   for (const field of type.fieldsArray) {
     const value = fields[field.name]
     const inner = field.resolve().resolvedType
-    if (value === undefined || value === null || !isMessageType(inner)) continue
+    if (value === undefined || value === null || !isType(inner)) continue
     const base = JSON_TYPES.has(type.fullName) ? path : path === '' ? field.name : `${path}.${field.name}`
     const entries: (readonly [string, unknown])[] = field.map
       ? Object.entries(value as Record<string, unknown>).map(([k, v]) => [base === '' ? k : `${base}.${k}`, v] as const)

@@ -59,11 +59,13 @@ const SPECIAL: ReadonlySet<string> = new Set([
   '.google.protobuf.BytesValue',
 ])
 
-const NUMBERS: ReadonlySet<string> = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32', 'int64', 'uint64', 'sint64', 'fixed64', 'sfixed64', 'float', 'double'])
+/** Scalar types whose proto3 JSON is a number (or a string holding one). */
+export const NUMBERS: ReadonlySet<string> = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32', 'int64', 'uint64', 'sint64', 'fixed64', 'sfixed64', 'float', 'double'])
 
 const plans = new WeakMap<ProtoType, Plan>()
 
-function isType(type: unknown): type is ProtoType {
+/** A field's resolved type is a message (an enum has no fields). */
+export function isType(type: unknown): type is ProtoType {
   return typeof type === 'object' && type !== null && 'fieldsArray' in type
 }
 

@@ -1,4 +1,4 @@
-import { messageFromJson, timestampFromJson } from './json-message.js'
+import { NUMBERS, isType, messageFromJson, timestampFromJson } from './json-message.js'
 import { longFromValue, newWriter, wireTypeOf, type ProtoType, type ProtoWriter } from './protos.js'
 
 /**
@@ -30,21 +30,17 @@ const TIMESTAMP = '.google.protobuf.Timestamp'
 /** protobuf.js's own nesting limit (its encoder's `util.recursionLimit`). */
 const MAX_DEPTH = 100
 
-const plans = new WeakMap<ProtoType, Plan>()
-
-function isType(type: unknown): type is ProtoType {
-  return typeof type === 'object' && type !== null && 'fieldsArray' in type
-}
+const wirePlans = new WeakMap<ProtoType, Plan>()
 
 function planOf(type: ProtoType): Plan {
-  const known = plans.get(type)
+  const known = wirePlans.get(type)
   if (known) return known
   // Set first: a message that contains itself finds its plan while it is being made.
   const fields: FieldWriter[] = []
   // The well-known types (Timestamp is written by writeTimestamp where a field holds one).
   const special = type.fullName.startsWith('.google.protobuf.')
   const plan: Plan = special ? { general: true } : { general: false, fields }
-  plans.set(type, plan)
+  wirePlans.set(type, plan)
   if (special) return plan
   const sorted = [...type.fieldsArray].sort((a, b) => a.id - b.id)
   const writers: FieldWriter[] = []
@@ -55,7 +51,7 @@ function planOf(type: ProtoType): Plan {
     const one = field.delimited || (field.map && (field as { keyType?: string }).keyType !== 'string') ? undefined : isType(resolved) ? messageValue(resolved, id) : resolved ? enumValue(resolved.values, id) : scalarValue(field.type, id, field.repeated || field.map)
     // A group's delimiters, a map keyed by other than strings, a type protobuf.js has no writer for: the general path writes the message.
     if (!one) {
-      plans.set(type, { general: true })
+      wirePlans.set(type, { general: true })
       return { general: true }
     }
     const packed = field.repeated && field.packed && !isType(resolved) && field.type !== 'string' && field.type !== 'bytes'
@@ -101,14 +97,11 @@ function enumValue(values: Readonly<Record<string, number>>, id: number): ValueW
   return { bare, single: (w, value, depth) => bare(w.uint32(tag), value, depth) }
 }
 
-/** The JSON kinds `fromJson` accepts for a scalar field's own value (elements of a repeated field are not checked). */
-const NUMBER_TYPES: ReadonlySet<string> = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32', 'int64', 'uint64', 'sint64', 'fixed64', 'sfixed64', 'float', 'double'])
-
 function scalarValue(type: string, id: number, unchecked: boolean): ValueWriter | undefined {
   const wire = wireTypeOf(type)
   if (wire === undefined) return undefined
   const tag = ((id << 3) | wire) >>> 0
-  const accepts = unchecked ? (): boolean => true : NUMBER_TYPES.has(type) ? (v: unknown): boolean => typeof v === 'number' || typeof v === 'string' : type === 'string' ? (v: unknown): boolean => typeof v === 'string' : type === 'bool' ? (v: unknown): boolean => typeof v === 'boolean' : (v: unknown): boolean => typeof v === 'string'
+  const accepts = unchecked ? (): boolean => true : NUMBERS.has(type) ? (v: unknown): boolean => typeof v === 'number' || typeof v === 'string' : type === 'string' ? (v: unknown): boolean => typeof v === 'string' : type === 'bool' ? (v: unknown): boolean => typeof v === 'boolean' : (v: unknown): boolean => typeof v === 'string'
   // Each as protobuf.js's `fromObject` converts it, then its writer.
   const put = ((): ((w: ProtoWriter, v: unknown) => void) | undefined => {
     switch (type) {
