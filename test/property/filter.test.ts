@@ -52,6 +52,17 @@ const FIELDS: MetadataFields = { genre: 'any', year: 'any', tags: 'any', live: '
 const metadata = metadataArbitrary({ fields: FIELDS })
 const filter = filterArbitrary({ fields: FIELDS })
 
+/** Gives each live label of `replaced` its new metadata, in the value index and in `live`. */
+function replaceAll(values: ValueIndex, live: Map<number, Metadata>, replaced: readonly (readonly [number, Metadata])[]): void {
+  for (const [label, m] of replaced) {
+    const old = live.get(label)
+    if (!old) continue
+    values.remove(label, old)
+    values.add(label, m)
+    live.set(label, m)
+  }
+}
+
 /** Labels the value index matches, as a sorted array. */
 function indexed(values: ValueIndex, f: Filter): number[] {
   return [...values.match(f).toArray()]
@@ -83,13 +94,7 @@ describe('declarative filters', () => {
             live.delete(label)
           }
         }
-        for (const [label, m] of replaced) {
-          const old = live.get(label)
-          if (!old) continue
-          values.remove(label, old)
-          values.add(label, m)
-          live.set(label, m)
-        }
+        replaceAll(values, live, replaced)
         for (const f of filters) {
           const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
           expect(indexed(values, f)).toEqual(brute)
@@ -110,13 +115,7 @@ describe('declarative filters', () => {
         })
         // Ranges before any replacement: no entry of the sorted values is stale.
         for (const f of filters) if (['lt', 'lte', 'gt', 'gte'].includes(f.op)) expect(values.estimate(f)).toBe(values.match(f).count())
-        for (const [label, m] of replaced) {
-          const old = live.get(label)
-          if (!old) continue
-          values.remove(label, old)
-          values.add(label, m)
-          live.set(label, m)
-        }
+        replaceAll(values, live, replaced)
         for (const f of filters) expect(values.estimate(f)).toBeGreaterThanOrEqual(values.match(f).count())
       }),
       { numRuns: runs(400) },

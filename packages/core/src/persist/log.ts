@@ -211,6 +211,15 @@ function writeFully(fd: number, bytes: Buffer, position: number): void {
   while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written)
 }
 
+/** A record's frame header: its length, the CRC-32 of those 4 bytes, the payload's CRC-32 (`crc`). */
+function frameHeader(length: number, crc: number): Buffer {
+  const header = Buffer.allocUnsafe(HEADER)
+  header.writeUInt32LE(length, 0)
+  header.writeUInt32LE(crc32(header.subarray(0, 4)), 4)
+  header.writeUInt32LE(crc, 8)
+  return header
+}
+
 /** {@link writeFully} on the thread pool. */
 async function writeFullyOffThread(fd: number, bytes: Uint8Array, position: number): Promise<void> {
   let written = 0
@@ -331,24 +340,28 @@ export class WriteAheadLog {
     if (this.#appending) throw new Error('an appendInSlices of this log is under way; await it before appending.')
     if (payload.byteLength === 0) throw new RangeError('a write-ahead log record cannot be empty')
     const frame = Buffer.allocUnsafe(HEADER + payload.byteLength)
-    frame.writeUInt32LE(payload.byteLength, 0)
-    frame.writeUInt32LE(crc32(frame.subarray(0, 4)), 4)
-    frame.writeUInt32LE(crc32(payload), 8)
+    frameHeader(payload.byteLength, crc32(payload)).copy(frame)
     frame.set(payload, HEADER)
     try {
       writeFully(this.#fd, frame, this.#appended)
     } catch (error) {
-      // Cut a partly written frame back off (the disk was full, say), so the log stays whole and
-      // later appends can go on once there is room; if even that fails, the log is unusable.
-      try {
-        ftruncateSync(this.#fd, this.#appended)
-      } catch {
-        this.#failed = error as Error
-      }
-      throw error
+      this.#cutBack(error)
     }
     this.#appended += frame.length
     this.#records++
+  }
+
+  /**
+   * Cuts a partly written frame back off (the disk was full, say), so the log stays whole and later
+   * appends can go on once there is room; if even that fails, the log is unusable. Throws `error`.
+   */
+  #cutBack(error: unknown): never {
+    try {
+      ftruncateSync(this.#fd, this.#appended)
+    } catch {
+      this.#failed = error as Error
+    }
+    throw error
   }
 
   /**
@@ -373,24 +386,14 @@ export class WriteAheadLog {
           await turn()
         }
       }
-      const header = Buffer.allocUnsafe(HEADER)
-      header.writeUInt32LE(length, 0)
-      header.writeUInt32LE(crc32(header.subarray(0, 4)), 4)
-      header.writeUInt32LE(crc, 8)
       let at = this.#appended
       try {
-        for (const bytes of [header, ...parts]) {
+        for (const bytes of [frameHeader(length, crc), ...parts]) {
           await writeFullyOffThread(this.#fd, bytes, at)
           at += bytes.byteLength
         }
       } catch (error) {
-        // As append does: cut the part written back off, or the log is unusable.
-        try {
-          ftruncateSync(this.#fd, this.#appended)
-        } catch {
-          this.#failed = error as Error
-        }
-        throw error
+        this.#cutBack(error)
       }
       this.#appended = at
       this.#records++
