@@ -86,7 +86,7 @@ export const SUITES: readonly Suite[] = [
     files: ['dense.json'],
     measures: 'recall@10 against QPS over an ef sweep, per dataset; build time and memory',
     peer: 'hnswlib-node 3.0.0 called directly (queries as plain arrays, its best case), usearch 2.26.2, Orama 3.1.18 (exact scan); hnswlib-node on Quarry\'s own saved graph and a second hnswlib-node build as controls',
-    method: 'Engines run in one process, interleaved in chunks of 50 queries in a new seeded random order every chunk (`lib/order.ts`), so each follows every other about equally often. The heap is collected in full (untimed) before each ef and each engine is charged the GC pauses inside its own chunks. The ratio is paired: the median over chunks of raw time / Quarry time at the first ef where both reach the recall. QPS@r interpolates log-linearly between the two ef that bracket r. Every graph uses M = 16, efConstruction = 200. WebAssembly against native loads the same saved graph in both builds of @quarry/hnsw and searches it with the same queries (`suites/dense-wasm.ts`).',
+    method: 'Engines run in one process, interleaved in chunks of 50 queries in a new seeded random order every chunk (`lib/order.ts`), so each follows every other about equally often. The heap is collected in full (untimed) before each ef and each engine is charged the GC pauses inside its own chunks. The ratio is paired: the median over chunks of raw time / Quarry time at the first ef where both reach the recall. QPS@r interpolates log-linearly between the two ef that bracket r. Every graph uses M = 16, efConstruction = 200. WebAssembly against native loads the same saved graph in both builds of @quarry/hnsw and searches it with the same queries (`suites/dense-wasm.ts`). Grown against loaded searches Quarry\'s graph as inserts grew it and the same graph saved and read back, in rounds of every query, chunk by chunk in a seeded random order; the ratio is the median of the rounds\', from wall time and from the process\'s CPU time (`suites/dense-grown.ts`).',
     data: ([r]) => {
       const sets = Object.entries(obj(r, 'datasets'))
       const exact = sets.flatMap(([name, d]) => list(d, 'engines').filter((e) => EXACT_SCANS.has(String(e['engine']))).map((e) => `${String(e['engine'])} ${fmt(bestAt(e, 0))} on ${name}`))
@@ -101,6 +101,8 @@ export const SUITES: readonly Suite[] = [
         rows.push([name, '**quarry / hnswlib-node, paired**', '', '', ...targets.map((t) => `**${ratio(num(obj(obj(d, 'quarryOverHnswlibPairedAtRecall'), t), 'quarryOverRaw'))}**`)])
         const w = obj(d, 'wasmVsNative')
         if (Object.keys(w).length > 0) rows.push([name, `**wasm / native, paired** (loads ${fmt(num(w, 'graphMB'))} MB in ${fmt(num(obj(w, 'loadSeconds'), 'wasm'))} s vs ${fmt(num(obj(w, 'loadSeconds'), 'native'))} s)`, '', '', ...targets.map((t) => `**${ratio(num(obj(obj(w, 'pairedAtRecall'), t), 'wasmOverNative'))}**`)])
+        const g = obj(d, 'grownVsLoaded')
+        if (Object.keys(g).length > 0) rows.push([name, `**grown / loaded, paired** (the same graph, ${fmt(num(g, 'rounds'))} rounds)`, '', '', ...targets.map((t) => `**${ratio(num(obj(obj(g, 'pairedAtRecall'), t), 'grownOverLoaded'))}** (CPU ${ratio(num(obj(obj(g, 'pairedAtRecall'), t), 'grownOverLoadedCpu'))})`)])
       }
       return [...table(['dataset', 'engine', 'build s', 'memory MB', 'QPS@0.90', 'QPS@0.95', 'QPS@0.99'], rows), '']
     },

@@ -66,3 +66,15 @@ export function qpsAtRecall(points: readonly { recall: number; qps: number }[], 
   const t = (target - lo.recall) / (hi.recall - lo.recall)
   return Math.exp(Math.log(lo.qps) + t * (Math.log(hi.qps) - Math.log(lo.qps)))
 }
+
+/** One engine's QPS over another's at each target recall, each interpolated on its own QPS of one sweep. */
+export function qpsRatioAtRecall<P extends { recall: number }>(sweep: readonly P[], targets: readonly number[], over: (p: P) => number, under: (p: P) => number): Record<string, number | undefined> {
+  const at = (qps: (p: P) => number, t: number): number | undefined => qpsAtRecall(sweep.map((p) => ({ recall: p.recall, qps: qps(p) })), t)
+  return Object.fromEntries(
+    targets.map((t) => {
+      const a = at(over, t)
+      const b = at(under, t)
+      return [String(t), a === undefined || b === undefined ? undefined : a / b]
+    }),
+  )
+}

@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Graph as QuarryGraph } from '@quarry/hnsw'
-import { row, type Dataset } from '../lib/datasets.js'
+import type { Dataset } from '../lib/datasets.js'
 import { shuffled } from '../lib/order.js'
-import { collectGarbage, meanRecall, median, qpsAtRecall } from '../lib/stats.js'
+import { collectGarbage, meanRecall, median, qpsRatioAtRecall } from '../lib/stats.js'
 import { printTable } from '../lib/table.js'
 import { NativeGraph, WasmGraph, type GraphBuild } from '../../test/support/graph-builds.js'
 import { prng } from '../../test/support/random.js'
+import { graphQueries, savedGraphBytes } from './dense-grown.js'
 
 // The dense suite's WebAssembly section: @quarry/hnsw's two builds of the Graph class on the same
 // saved graph (Quarry's, from the main sweep), loaded from the same bytes, searched with the same
@@ -49,14 +47,7 @@ export function wasmVsNative(ds: Dataset, graph: QuarryGraph, truth: readonly (r
   // Two engines only: at least 3 repetitions, so a quick run's few chunks are not one noisy sample.
   const reps = Math.max(3, suiteReps)
   const space = ds.metric === 'l2' ? 'l2' : 'ip'
-  const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-wasm-'))
-  let bytes: Buffer
-  try {
-    graph.saveSync(join(dir, 'hnsw.bin'))
-    bytes = readFileSync(join(dir, 'hnsw.bin'))
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const bytes = savedGraphBytes(graph)
   // Loads alternate between the builds; the graph of the last load of each is the one searched.
   const builds: [string, GraphBuild][] = [['native', NativeGraph], ['wasm', WasmGraph]]
   const loaded = new Map<string, QuarryGraph>()
@@ -76,15 +67,7 @@ export function wasmVsNative(ds: Dataset, graph: QuarryGraph, truth: readonly (r
   const native = loaded.get('native') as QuarryGraph
   const wasm = loaded.get('wasm') as QuarryGraph
 
-  // Quarry's graph of a cosine index holds unit vectors in inner-product space: unit queries.
-  const queries = Array.from({ length: ds.nq }, (_, q) => {
-    const v = row(ds.queries, ds.dim, q).slice()
-    if (ds.metric === 'cosine') {
-      const length = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0))
-      for (let i = 0; i < v.length; i++) v[i] = (v[i] as number) / length
-    }
-    return v
-  })
+  const queries = graphQueries(ds)
   const engines: [string, QuarryGraph][] = [['native', native], ['wasm', wasm]]
   const labels = new Map(engines.map(([name]) => [name, new Uint32Array(k)]))
   const distances = new Map(engines.map(([name]) => [name, new Float32Array(k)]))
@@ -135,14 +118,7 @@ export function wasmVsNative(ds: Dataset, graph: QuarryGraph, truth: readonly (r
       differing: a.filter((ids, q) => ids.join() !== (b[q] ?? []).join()).length,
     })
   }
-  const at = (qps: (p: BuildPoint) => number, t: number): number | undefined => qpsAtRecall(sweep.map((p) => ({ recall: p.recall, qps: qps(p) })), t)
-  const wasmOverNativeAtRecall = Object.fromEntries(
-    targets.map((t) => {
-      const n = at((p) => p.nativeQps, t)
-      const w = at((p) => p.wasmQps, t)
-      return [String(t), n === undefined || w === undefined ? undefined : w / n]
-    }),
-  )
+  const wasmOverNativeAtRecall = qpsRatioAtRecall(sweep, targets, (p) => p.wasmQps, (p) => p.nativeQps)
   const pairedAtRecall = Object.fromEntries(
     targets.map((t) => {
       const p = sweep.find((point) => point.recall >= t)

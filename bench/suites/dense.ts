@@ -8,6 +8,7 @@ import { GcPauses } from '../lib/gc.js'
 import { shuffled } from '../lib/order.js'
 import { printTable } from '../lib/table.js'
 import { wasmVsNative, type WasmVsNative } from './dense-wasm.js'
+import { grownVsLoaded, type GrownVsLoaded } from './dense-grown.js'
 import { prng } from '../../test/support/random.js'
 import type { SuiteContext } from '../run.js'
 
@@ -108,6 +109,8 @@ interface DatasetResult {
   callFloor: { rawUs: number; quarryUs: number }
   /** @quarry/hnsw's WebAssembly build against its native one on Quarry's saved graph (see dense-wasm.ts). */
   wasmVsNative: WasmVsNative | undefined
+  /** Quarry's graph as inserts grew it against the same graph saved and loaded (see dense-grown.ts). */
+  grownVsLoaded: GrownVsLoaded
 }
 
 async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult> {
@@ -293,8 +296,23 @@ async function benchDataset(ds: Dataset, quick: boolean): Promise<DatasetResult>
       `Quarry ${floor16.quarryUs.toFixed(2)} µs (+${(floor16.quarryUs - floor16.rawUs).toFixed(2)})`,
   )
   const wasm = wasmVsNative(ds, quarry.graph, truth, efs, TARGETS, reps, K)
+  const grown = grownVsLoaded(ds, quarry.graph, truth, efs, TARGETS, quick, K)
   for (const [engine] of engines) engine.close?.()
-  return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm }
+  return { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm, grownVsLoaded: grown }
+}
+
+/**
+ * DENSE_GROWN_ONLY=1: only Quarry's graph is built, and only the grown-against-loaded section runs;
+ * its result joins the dataset's entry of the last full run (or a new entry with no engines).
+ */
+function grownOnly(ds: Dataset, quick: boolean, previous: DatasetEntry | undefined): DatasetEntry {
+  console.log(`\n== ${ds.name}: ${ds.n} × ${ds.dim}-d, ${ds.metric}, ${ds.nq} queries, k=${K} (grown against loaded only)`)
+  const truth = groundTruth(ds, K)
+  const build = buildQuarry(ds)
+  build.add(0, ds.n)
+  const { graph } = build.finish()
+  const grown = grownVsLoaded(ds, graph, truth, efSweep(), TARGETS, quick, K)
+  return { ...(previous ?? { date: grown.date, n: ds.n, dim: ds.dim, metric: ds.metric, queries: ds.nq, k: K, engines: [] }), grownVsLoaded: grown }
 }
 
 /** One dataset's entry in dense.json. */
@@ -327,12 +345,22 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
   // DENSE_SETS=clustered,glove-full runs just those (glove, clustered, glove-full).
   const only = process.env['DENSE_SETS']?.split(',')
   const datasets = all.filter(([name]) => only === undefined || only.includes(name)).map(([, make]) => make)
-  // A DENSE_SETS run replaces only its datasets in dense.json: the others keep their last full run.
   const resultsFile = join(ctx.resultsDir, 'dense.json')
+  if (process.env['DENSE_GROWN_ONLY'] === '1') {
+    const previous = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as Record<string, unknown>) : {}
+    const out = existsSync(resultsFile) ? previousDatasets(resultsFile) : {}
+    for (const make of datasets) {
+      const ds = make()
+      out[ds.name] = grownOnly(ds, ctx.quick, out[ds.name])
+    }
+    writeFileSync(resultsFile, `${JSON.stringify({ ...previous, datasets: out }, null, 1)}\n`)
+    return
+  }
+  // A DENSE_SETS run replaces only its datasets in dense.json: the others keep their last full run.
   const out: Record<string, DatasetEntry> = only !== undefined && existsSync(resultsFile) ? previousDatasets(resultsFile) : {}
   for (const make of datasets) {
     const ds = make()
-    const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm } = await benchDataset(ds, ctx.quick)
+    const { reports, ratios, atRecall, pairedAtRecall, callFloor: floor16, wasmVsNative: wasm, grownVsLoaded: grown } = await benchDataset(ds, ctx.quick)
     out[ds.name] = {
       date: new Date().toISOString(),
       n: ds.n,
@@ -346,6 +374,7 @@ export async function runDense(ctx: SuiteContext): Promise<void> {
       quarryOverHnswlibPairedAtRecall: pairedAtRecall,
       callFloorUs: floor16,
       ...(wasm ? { wasmVsNative: wasm } : {}),
+      grownVsLoaded: grown,
     }
   }
   const panels: Panel[] = Object.entries(out).map(([name, { metric, engines }]) => ({
