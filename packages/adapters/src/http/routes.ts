@@ -53,32 +53,92 @@ function slashes(text: string): number {
   return n
 }
 
+/** The routes of one template (the methods bound to the same path), tested once per path. */
+interface Shape {
+  readonly compiled: CompiledTemplate
+  readonly routes: Route[]
+}
+
+/** A trie over path segments: literal segments by text, `*` segments by their custom verb (`:query`, or ''). */
+interface Node {
+  readonly literal: Map<string, Node>
+  readonly star: Map<string, Node>
+  readonly shapes: Shape[]
+}
+
+const node = (): Node => ({ literal: new Map(), star: new Map(), shapes: [] })
+const NO_ROUTES: readonly Route[] = []
+
+/** A segment's custom verb: from its first `:` on, or ''. */
+function verbOf(segment: string): string {
+  const colon = segment.indexOf(':')
+  return colon < 0 ? '' : segment.slice(colon)
+}
+
 /**
- * The routes whose template matches a path, in table order. A template without `**` matches only
- * paths with as many `/` as it has (its variables' segments hold none), so routes are grouped by
- * that count and a path is tested against its group and the `**` routes alone: a fraction of the
- * regexes a scan of all of them runs, which was most of a small read's routing.
+ * The routes whose template matches a path, in table order. A template without `**` is a fixed
+ * list of segments — literal text, or a `*` with perhaps a custom verb (`{name=corpora/*}:query`) —
+ * so those templates form a trie the path walks segment by segment; `**` templates (and any whose
+ * segments mix text and a wildcard) are tested when the path ends with their literal tail. Only the
+ * templates found that way run their regex, once for all the methods bound to them.
  */
-export function routeMatcher(routes: readonly Route[]): (path: string) => Route[] {
-  const bySlashes = new Map<number, Route[]>()
-  const anyDepth: Route[] = []
+export function routeMatcher(routes: readonly Route[]): (path: string) => readonly Route[] {
   const order = new Map<Route, number>(routes.map((route, i) => [route, i]))
+  const shapes = new Map<string, Shape>()
   for (const route of routes) {
-    if (route.template.includes('**')) anyDepth.push(route)
-    else {
-      const n = slashes(route.template)
-      const group = bySlashes.get(n) ?? []
-      group.push(route)
-      bySlashes.set(n, group)
+    const shape = shapes.get(route.template) ?? { compiled: route.compiled, routes: [] }
+    shape.routes.push(route)
+    shapes.set(route.template, shape)
+  }
+  const root = node()
+  const byTail = new Map<string, Shape[]>()
+  for (const [template, shape] of shapes) {
+    const segments = template.replace(/\{[^}=]*(?:=([^}]*))?\}/g, (_all, inner: string | undefined) => inner ?? '*').split('/')
+    if (!segments.every((segment) => !segment.includes('*') || /^\*(?::[^*]*)?$/.test(segment))) {
+      const tail = template.slice(template.lastIndexOf('}') + 1)
+      if (!/^(?:[/:][^/:]*)?$/.test(tail)) throw new Error(`REST template ${template}: a "**" template's literal tail must be '', "/name" or ":verb"`)
+      byTail.set(tail, [...(byTail.get(tail) ?? []), shape])
+      continue
     }
+    let at = root
+    for (const segment of segments) {
+      const [children, key] = segment.startsWith('*') ? [at.star, segment.slice(1)] : [at.literal, segment]
+      const next = children.get(key) ?? node()
+      children.set(key, next)
+      at = next
+    }
+    at.shapes.push(shape)
+  }
+  // A tail is '' or one "/name" or ":verb": the path's text from its last "/" or its last ":" (none other holds a literal tail).
+  const tailsOf = (path: string): readonly Shape[][] => {
+    const slash = path.lastIndexOf('/')
+    const colon = path.lastIndexOf(':')
+    return [byTail.get('') ?? [], byTail.get(path.slice(slash)) ?? [], colon > slash ? (byTail.get(path.slice(colon)) ?? []) : []]
+  }
+  const walk = (at: Node, segments: readonly string[], i: number, found: Shape[]): void => {
+    if (i === segments.length) {
+      found.push(...at.shapes)
+      return
+    }
+    const segment = segments[i] as string
+    const literal = at.literal.get(segment)
+    if (literal !== undefined) walk(literal, segments, i + 1, found)
+    const star = segment === '' ? undefined : at.star.get(verbOf(segment))
+    if (star !== undefined) walk(star, segments, i + 1, found)
   }
   return (path) => {
-    const found: Route[] = []
-    for (const route of bySlashes.get(slashes(path)) ?? []) if (route.compiled.test(path)) found.push(route)
-    const fixed = found.length
-    for (const route of anyDepth) if (route.compiled.test(path)) found.push(route)
-    // Both kinds matched: back to table order.
-    if (fixed > 0 && found.length > fixed) found.sort((x, y) => (order.get(x) ?? 0) - (order.get(y) ?? 0))
-    return found
+    const candidates: Shape[] = []
+    walk(root, path.split('/'), 0, candidates)
+    for (const list of tailsOf(path)) candidates.push(...list)
+    let one: Shape | undefined
+    let more: Route[] | undefined
+    for (const shape of candidates) {
+      if (!shape.compiled.test(path)) continue
+      if (one === undefined) one = shape
+      else (more ??= [...one.routes]).push(...shape.routes)
+    }
+    if (one === undefined) return NO_ROUTES
+    // One template: its routes are in table order already; several: back to table order.
+    return more === undefined ? one.routes : more.sort((x, y) => (order.get(x) ?? 0) - (order.get(y) ?? 0))
   }
 }

@@ -6,10 +6,17 @@ export interface CompiledTemplate {
   readonly regex: RegExp
   readonly fields: readonly string[]
   /**
-   * Whether `path` matches: the literal text before the first variable and after the last one
-   * are compared first (most routes fail there, without running the regex).
+   * Whether `path` matches: the template's literal pieces (the text between its wildcards) are
+   * looked for first, in order — the path starts with the first and ends with the last — so most
+   * routes fail without running the regex.
    */
   readonly test: (path: string) => boolean
+}
+
+/** The literal text between a template's wildcards (`*`, `**`), in order: what any path it matches contains. */
+function literalPieces(template: string): string[] {
+  const glob = template.replace(/\{[^}=]*(?:=([^}]*))?\}/g, (_all, segments: string | undefined) => segments ?? '*')
+  return glob.split(/\*\*?/)
 }
 
 export function compileTemplate(template: string): CompiledTemplate {
@@ -33,10 +40,21 @@ export function compileTemplate(template: string): CompiledTemplate {
     i = close + 1
   }
   const regex = new RegExp(`^${pattern}$`)
-  const first = template.indexOf('{')
-  const head = first < 0 ? template : template.slice(0, first)
-  const tail = first < 0 ? template : template.slice(template.lastIndexOf('}') + 1)
-  return { regex, fields, test: (path) => path.startsWith(head) && path.endsWith(tail) && regex.test(path) }
+  const pieces = literalPieces(template)
+  const head = pieces[0] ?? ''
+  const tail = pieces[pieces.length - 1] ?? ''
+  const middle = pieces.slice(1, -1).filter((piece) => piece !== '')
+  const test = (path: string): boolean => {
+    if (!path.startsWith(head) || !path.endsWith(tail)) return false
+    let at = head.length
+    for (const piece of middle) {
+      const found = path.indexOf(piece, at)
+      if (found < 0) return false
+      at = found + piece.length
+    }
+    return regex.test(path)
+  }
+  return { regex, fields, test }
 }
 
 function escape(s: string): string {
