@@ -2,7 +2,7 @@ import type { HttpVerb, UploadContent } from '../rpc/methods.js'
 import type { Outcome } from '../rpc/outcome.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import type { EnumRules } from '../transport/enums.js'
-import { compileTemplate, type CompiledTemplate } from './template.js'
+import { compileTemplate, templateGlob, type CompiledTemplate } from './template.js'
 
 type HttpMethod = HttpVerb
 
@@ -93,7 +93,7 @@ export function routeMatcher(routes: readonly Route[]): (path: string) => readon
   const root = node()
   const byTail = new Map<string, Shape[]>()
   for (const [template, shape] of shapes) {
-    const segments = template.replace(/\{[^}=]*(?:=([^}]*))?\}/g, (_all, inner: string | undefined) => inner ?? '*').split('/')
+    const segments = templateGlob(template).split('/')
     if (!segments.every((segment) => !segment.includes('*') || /^\*(?::[^*]*)?$/.test(segment))) {
       const tail = template.slice(template.lastIndexOf('}') + 1)
       if (!/^(?:[/:][^/:]*)?$/.test(tail)) throw new Error(`REST template ${template}: a "**" template's literal tail must be '', "/name" or ":verb"`)

@@ -13,10 +13,14 @@ export interface CompiledTemplate {
   readonly test: (path: string) => boolean
 }
 
+/** A template with its variables replaced by their segments (`/v1beta/{name=corpora/*}:query` → `/v1beta/corpora/*:query`). */
+export function templateGlob(template: string): string {
+  return template.replace(/\{[^}=]*(?:=([^}]*))?\}/g, (_all, segments: string | undefined) => segments ?? '*')
+}
+
 /** The literal text between a template's wildcards (`*`, `**`), in order: what any path it matches contains. */
 function literalPieces(template: string): string[] {
-  const glob = template.replace(/\{[^}=]*(?:=([^}]*))?\}/g, (_all, segments: string | undefined) => segments ?? '*')
-  return glob.split(/\*\*?/)
+  return templateGlob(template).split(/\*\*?/)
 }
 
 export function compileTemplate(template: string): CompiledTemplate {
