@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -47,8 +48,9 @@ export interface GrownVsLoaded {
    * With DENSE_GROWN_BASELINE=<a quarry_hnsw.node>: that build of @quarry/hnsw grew the same rows
    * (as core does: from 1,024 elements, doubling) and loaded its own save, and its two graphs ran in
    * the same rounds; a change to the graph's memory is measured before and after in one process.
+   * The binary's sha256 (build-inputs.json records each committed binary's).
    */
-  baseline?: string
+  baselineSha256?: string
 }
 
 /** A graph's saved bytes (hnswlib's file format, which `Graph.load` reads). */
@@ -204,5 +206,5 @@ export function grownVsLoaded(ds: Dataset, grown: QuarryGraph, truth: readonly (
       `over every ef: wall ${span(sweep.map((p) => p.grownOverLoaded))}; CPU ${span(sweep.map((p) => p.grownOverLoadedCpu))}` +
       (baselineFile === undefined ? '' : `; baseline over every ef: wall ${span(sweep.map((p) => p.baseline?.grownOverLoaded ?? Number.NaN))}; CPU ${span(sweep.map((p) => p.baseline?.grownOverLoadedCpu ?? Number.NaN))}`),
   )
-  return { date: new Date().toISOString(), graphMB: bytes.length / 1048576, rounds, sweep, pairedAtRecall, grownOverLoadedAtRecall, ...(baselineFile === undefined ? {} : { baseline: baselineFile }) }
+  return { date: new Date().toISOString(), graphMB: bytes.length / 1048576, rounds, sweep, pairedAtRecall, grownOverLoadedAtRecall, ...(baselineFile === undefined ? {} : { baselineSha256: createHash('sha256').update(readFileSync(baselineFile)).digest('hex') }) }
 }
