@@ -45,9 +45,31 @@ const MAX_DEPTH = 100
 const JSON_TYPES: ReadonlySet<string> = new Set(['.google.protobuf.Struct', '.google.protobuf.ListValue', '.google.protobuf.Value'])
 
 
+/** Types that can hold a google.protobuf.Value at some depth (true), or cannot (false): found once per type. */
+const holdsValue = new WeakMap<ProtoType, boolean>()
+
+/**
+ * Whether a message of `type` can hold a google.protobuf.Value: most requests cannot, and then
+ * none of their fields needs a look. `inside` holds the types being asked about further out: a
+ * type met again there adds nothing, so "no" is only remembered for the type first asked about.
+ */
+function canHoldValue(type: ProtoType, inside: Set<ProtoType> = new Set()): boolean {
+  const known = holdsValue.get(type)
+  if (known !== undefined) return known
+  if (inside.has(type)) return false
+  inside.add(type)
+  const holds = type.fullName === '.google.protobuf.Value' || type.fieldsArray.some((field) => {
+    const inner = field.resolve().resolvedType
+    return isType(inner) && canHoldValue(inner, inside)
+  })
+  if (holds || inside.size === 1) holdsValue.set(type, holds)
+  inside.delete(type)
+  return holds
+}
+
 /** The JSON path of the first google.protobuf.Value holding a non-finite number in `message` (of `type`), if any. */
 function nonFiniteValue(type: ProtoType, message: unknown, path: string, depth: number): string | undefined {
-  if (typeof message !== 'object' || message === null || depth > MAX_DEPTH) return undefined
+  if (typeof message !== 'object' || message === null || depth > MAX_DEPTH || !canHoldValue(type)) return undefined
   const fields = message as Record<string, unknown>
   if (type.fullName === '.google.protobuf.Value') {
     const n = fields['numberValue']
