@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { refuseOtherSite } from '../../packages/adapters/src/transport/guard.js'
+import { accessCheck, checkAccess, refuseOtherSite } from '../../packages/adapters/src/transport/guard.js'
 import { clientOf, InFlight } from '../../packages/adapters/src/transport/in-flight.js'
 import { runs } from '../support/runs.js'
 
@@ -78,5 +78,21 @@ describe('refuseOtherSite', () => {
       "A request from a page of another site (Sec-Fetch-Site: cross-site) is refused: open the console's page itself, or start Quarry with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.",
       "A request from a page of another site (Sec-Fetch-Site: same-site) is refused: open the console's page itself, or start Quarry with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.",
     ])
+  })
+})
+
+describe('accessCheck', () => {
+  it('answers every request as checkAccess does, whatever came before it', () => {
+    const host = fc.option(fc.constantFrom('localhost:8080', '127.0.0.1:8080', 'evil.example', 'app.example.com', 'Example.COM.:80', 'localhost:80@evil', '[::1]:8080', 'a.localhost', 'myhost:8080'), { nil: undefined })
+    const origin = fc.option(fc.constantFrom('http://localhost:8080', 'https://evil.example', 'null', 'http://app.example.com'), { nil: undefined })
+    const boundHost = fc.option(fc.constantFrom('127.0.0.1', 'myhost', 'app.example.com'), { nil: undefined })
+    const options = { allowedHosts: ['.example.com'], corsOrigins: ['http://app.example.com'] }
+    fc.assert(
+      fc.property(fc.array(fc.tuple(host, origin, boundHost), { maxLength: 30 }), (requests) => {
+        const check = accessCheck(options)
+        for (const [h, o, b] of requests) expect(check({ host: h, origin: o }, b)).toEqual(checkAccess({ host: h, origin: o }, b, options))
+      }),
+      { numRuns: runs(200) },
+    )
   })
 })

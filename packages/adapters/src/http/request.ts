@@ -99,9 +99,9 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: URLSea
   }
   route.compiled.fields.forEach((field, i) => {
     const raw = match[i + 1] as string
-    let value: string
+    let value = raw
     try {
-      value = decodeURIComponent(raw)
+      if (raw.includes('%')) value = decodeURIComponent(raw)
     } catch {
       throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The request path is not valid percent-encoding: ${raw.slice(0, 200)}`))
     }

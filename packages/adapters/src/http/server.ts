@@ -3,7 +3,7 @@ import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
-import { checkAccess, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
+import { accessCheck, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
 import { drain, framedEmpty, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
 import { buildRequest, checkContentType, requestTarget } from './request.js'
@@ -64,6 +64,7 @@ const READY_PATH = '/readyz'
 export function createRestServer(options: RestOptions): Server {
   const { maxBodyBytes: maxBody, access, site, inFlight, streams, onInternalError } = options
   const routes = routeMatcher(restRoutes(options.methods))
+  const checkAccessOf = accessCheck(access)
   // Bodies are received before a slot is taken, so a client sending slowly or not at all holds
   // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
   const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
@@ -72,7 +73,7 @@ export function createRestServer(options: RestOptions): Server {
   const admit = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const headers = req.headers
     const rawPath = (req.url ?? '/').split('?', 1)[0] as string
-    const admitted = checkAccess({ host: headers.host, origin: headers.origin }, options.boundHost(), access)
+    const admitted = checkAccessOf(headers, options.boundHost())
     // Only browsers send Fetch Metadata: other clients skip the check.
     const fetchSite = headers['sec-fetch-site']
     const refused = !admitted.ok

@@ -91,6 +91,21 @@ export function checkAccess(headers: { readonly host?: string | undefined; reado
   return { ok: false, message: `Origin "${origin.slice(0, 200)}" is not allowed: web pages of other sites cannot call Quarry. Start it with --cors-origin ORIGIN (the corsOrigins option) to let that site's pages call it.` }
 }
 
+/**
+ * {@link checkAccess} remembering its verdict on the last Host of a request without an Origin
+ * (clients send the same Host on every request, so the Host rule runs once per client and bound
+ * address, not per request). Requests with an Origin are judged each time.
+ */
+export function accessCheck(options: AccessOptions): (headers: { readonly host?: string | undefined; readonly origin?: string | undefined }, boundHost: string | undefined) => Access {
+  let last: { readonly host: string | undefined; readonly boundHost: string | undefined; readonly verdict: Access } | undefined
+  return (headers, boundHost) => {
+    if (headers.origin !== undefined) return checkAccess(headers, boundHost, options)
+    if (last !== undefined && last.host === headers.host && last.boundHost === boundHost) return last.verdict
+    last = { host: headers.host, boundHost, verdict: checkAccess(headers, boundHost, options) }
+    return last.verdict
+  }
+}
+
 /** The headers of a CORS answer for an allowed origin. */
 export function corsHeaders(origin: string): Record<string, string> {
   return { 'access-control-allow-origin': origin, vary: 'Origin' }
