@@ -52,7 +52,7 @@ type Stat = { rps: number; p50: number; p99: number }
  * path, the engine called in process, its response written as JSON (an error as 500 with the
  * message); nothing else. What the REST layer is measured against.
  */
-async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: Server; port: number }> {
+async function bareServer(calls: ReadonlyMap<string, (body: Json) => Promise<Outcome<unknown>>>): Promise<{ server: Server; port: number }> {
   const server = createBareServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -65,7 +65,7 @@ async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: S
       }
       if (!c) return answer(404, { error: 'no such call' })
       const text = Buffer.concat(chunks).toString('utf8')
-      void c.local(c.request(text === '' ? {} : (JSON.parse(text) as Json))).then((out) => (out.ok ? answer(200, out.response) : answer(500, { error: out.status.message })))
+      void c(text === '' ? {} : (JSON.parse(text) as Json)).then((out) => (out.ok ? answer(200, out.response) : answer(500, { error: out.status.message })))
     })
   })
   // The REST server's keep-alive timeouts: a socket idle while the other transports run stays open.
@@ -75,6 +75,16 @@ async function bareServer(calls: ReadonlyMap<string, Call>): Promise<{ server: S
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('the bare server has no port')
   return { server, port: address.port }
+}
+
+/** Small reads: concurrent clients, and rounds of each of REST and bare (in the order bare, REST, REST, bare, ...). */
+const SMALL_READ_CLIENTS = 16
+const SMALL_READ_ROUNDS = 8
+
+/** A small read: its REST path (GET, a query string at most) and the same call in process, for the bare server. */
+interface SmallRead {
+  readonly path: string
+  readonly local: () => Promise<Outcome<unknown>>
 }
 
 /** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
@@ -198,7 +208,21 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
   // The floor under the REST layer: a bare node:http server on the same engines that reads the
   // same JSON body and answers with the engine call's response (no admission, routing, status mapping).
-  const bare = await bareServer(new Map(Object.values(calls).map((c) => [c.path, c])))
+  // Reads that do almost no engine work, so REST's own cost (admission, routing, the answer) shows.
+  const listed = await vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 1 })
+  const ragFile = listed.ok ? (listed.response.ragFiles?.[0]?.name as string) : ''
+  const memories = await memoryBank.listMemories({ parent: engine, pageSize: 1 })
+  const memory = memories.ok ? (memories.response.memories?.[0]?.name as string) : ''
+  const smallReads: Record<string, SmallRead> = {
+    getRagCorpus: { path: `/v1beta1/${ragCorpus}`, local: () => vertexRag.v1beta1.getRagCorpus({ name: ragCorpus }) },
+    listRagCorpora: { path: `/v1beta1/${parent}/ragCorpora`, local: () => vertexRag.v1beta1.listRagCorpora({ parent }) },
+    getRagFile: { path: `/v1beta1/${ragFile}`, local: () => vertexRag.v1beta1.getRagFile({ name: ragFile }) },
+    listRagFiles: { path: `/v1beta1/${ragCorpus}/ragFiles?pageSize=5`, local: () => vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 5 }) },
+    getCorpus: { path: '/v1beta/corpora/bench', local: () => sr.getCorpus({ name: 'corpora/bench' }) },
+    getDocument: { path: '/v1beta/corpora/bench/documents/d', local: () => sr.getDocument({ name: 'corpora/bench/documents/d' }) },
+    getMemory: { path: `/v1beta1/${memory}`, local: () => memoryBank.getMemory({ name: memory }) },
+  }
+  const bare = await bareServer(new Map([...Object.values(calls).map((c) => [c.path, (body: Json) => c.local(c.request(body))] as const), ...Object.values(smallReads).map((r) => [r.path, () => r.local()] as const)]))
   // A keep-alive agent, as Google's clients keep connections open (one for both servers: its sockets are per port).
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const { port } = new URL(url)
@@ -310,12 +334,42 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       })
     }
   }
+  // Small reads, REST against bare only: more rounds, each with enough requests to span many
+  // scheduler slices, in the order bare, REST, REST, bare (drift over a round pair cancels); medians.
+  const perRound = ctx.quick ? 800 : 6000
+  const smallReadRows: Record<string, string | number>[] = []
+  for (const [name, read] of Object.entries(smallReads)) {
+    const [overRest, overBare] = await Promise.all([post(read.path, undefined), post(read.path, undefined, bare.port)])
+    if (overRest.status !== 200 || JSON.stringify(JSON.parse(overRest.text)) !== JSON.stringify(JSON.parse(overBare.text))) throw new Error(`${name}: REST answers ${overRest.status} ${overRest.text.slice(0, 200)}, bare ${overBare.text.slice(0, 200)}`)
+    const round = async (to: string | number): Promise<number> => {
+      let left = perRound
+      const t0 = performance.now()
+      await Promise.all(
+        Array.from({ length: SMALL_READ_CLIENTS }, async () => {
+          while (left-- > 0) if ((await post(read.path, undefined, to)).status !== 200) throw new Error(`${name} failed during the run`)
+        }),
+      )
+      return perRound / ((performance.now() - t0) / 1000)
+    }
+    await round(bare.port)
+    await round(port)
+    const restRps: number[] = []
+    const bareRps: number[] = []
+    for (let k = 0; k < SMALL_READ_ROUNDS; k++) {
+      if (k % 2 === 0) bareRps.push(await round(bare.port))
+      restRps.push(await round(port))
+      if (k % 2 === 1) bareRps.push(await round(bare.port))
+    }
+    const ratios = restRps.map((r, k) => r / (bareRps[k] ?? NaN))
+    smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
+  }
   agent.destroy()
   rawClient.close()
   await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close(), dataClient.close()])
   await server.close()
   await new Promise<void>((resolve) => bare.server.close(() => resolve()))
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), ${perClient} requests per client, ${passages.length} passages`, rows)
+  printTable(`small reads, REST vs a bare node:http server, ${SMALL_READ_CLIENTS} keep-alive clients, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each`, smallReadRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
