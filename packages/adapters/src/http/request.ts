@@ -24,6 +24,8 @@ function mediaType(contentType: string): string {
 
 /** 415 unless the request's body is of a type the route reads: JSON, or a multipart upload. */
 export function checkContentType(route: Route, contentType: string | undefined, bodyLength: number): void {
+  // No body and no type (a read): nothing to check unless the route is an upload.
+  if (contentType === undefined && bodyLength === 0 && !route.multipart) return
   const type = mediaType(contentType ?? '')
   if (route.multipart) {
     if (type === 'multipart/related' || type === 'multipart/form-data') return

@@ -65,6 +65,7 @@ export function createRestServer(options: RestOptions): Server {
   const { maxBodyBytes: maxBody, access, site, inFlight, streams, onInternalError } = options
   const routes = routeMatcher(restRoutes(options.methods))
   const checkAccessOf = accessCheck(access)
+  const leaveLoopback = (): void => inFlight.leave()
   // Bodies are received before a slot is taken, so a client sending slowly or not at all holds
   // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
   const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
@@ -104,7 +105,8 @@ export function createRestServer(options: RestOptions): Server {
       sendStatus(res, rpcStatus('RESOURCE_EXHAUSTED', slots.message(client)), 429)
       return
     }
-    res.once('close', () => slots.leave(client))
+    // 'close' comes once; a loopback API request shares one listener (no closure per request).
+    res.on('close', client === undefined && slots === inFlight ? leaveLoopback : () => slots.leave(client))
     await handle(req, res, rawPath, body)
   }
 
