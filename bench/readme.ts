@@ -115,16 +115,16 @@ export const SUITES: readonly Suite[] = [
     method: 'Quarry answers with a filter function and with the equivalent declarative filter (value indexes); the planner picks its strategy (in the results). Engines interleave in chunks of 10 queries in a seeded random order per chunk.',
     data: ([r]) => {
       const rows = Object.values(obj(r, 'datasets')).flatMap((rs) => (Array.isArray(rs) ? rs.filter(isObject) : []))
-      const least = (k: string): string => fmt(Math.min(...rows.map((x) => num(x, k))))
+      const least = (k: string): string => fmt(Math.min(...rows.map((x) => num(x, k) ?? Number.NaN)))
       return `Lowest recall@10 of any row: filter function ${least('quarryRecall')}, declarative ${least('declarativeRecall')}, hnswlib-node ${least('hnswlibRecall')}.`
     },
     render: ([r]) => [
       // One row per selectivity, a column per dataset: filter function / declarative filter / hnswlib-node's callback, p50 ms, and raw ÷ declarative.
       ...(() => {
         const sets = Object.entries(obj(r, 'datasets')).map(([name, rows]) => [name, Array.isArray(rows) ? rows.filter(isObject) : []] as const)
-        const selectivities = [...new Set(sets.flatMap(([, rows]) => rows.map((x) => num(x, 'selectivity'))))].sort((a, b) => b - a)
+        const selectivities = [...new Set(sets.flatMap(([, rows]) => rows.map((x) => num(x, 'selectivity') ?? Number.NaN)))].sort((a, b) => b - a)
         const cell = (x: Record<string, unknown> | undefined): string =>
-          x === undefined ? '—' : `${['quarryP50ms', 'declarativeP50ms', 'hnswlibP50ms'].map((k) => fmt(num(x, k))).join(' / ')} (${ratio(num(x, 'hnswlibP50ms') / num(x, 'declarativeP50ms'))})`
+          x === undefined ? '—' : `${['quarryP50ms', 'declarativeP50ms', 'hnswlibP50ms'].map((k) => fmt(num(x, k))).join(' / ')} (${ratio((num(x, 'hnswlibP50ms') ?? Number.NaN) / (num(x, 'declarativeP50ms') ?? Number.NaN))})`
         return table(['passing', ...sets.map(([name]) => `${name}: fn / declarative / hnswlib ms (hnswlib ÷ declarative)`)], selectivities.map((s) => [pct(s), ...sets.map(([, rows]) => cell(rows.find((x) => num(x, 'selectivity') === s)))]))
       })(),
       '',
