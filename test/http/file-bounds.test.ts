@@ -142,7 +142,7 @@ describe('a server with a data folder while big files are read', () => {
       writeFileSync(join(imports, 'bomb.pdf'), inflatingPdf(100 * 1024 * 1024))
       const upload = multipartUpload('big.txt', text)
       writeFileSync(join(root, 'upload'), upload.body)
-      const server = createServer({ embedder: createGloveEmbedder(), dataDir: join(root, 'data'), importRoots: [imports], maxFileBytes: 64 * 1024 * 1024 })
+      const server = createServer({ embedder: createGloveEmbedder(), dataDir: join(root, 'data'), importRoots: [imports], vertexRag: { maxFileBytes: 64 * 1024 * 1024 } })
       const { url } = await server.listen()
       try {
         // A collection or a cold function can stretch any one stretch: the bound holds if one of three runs shows it.
