@@ -46,13 +46,6 @@ export function restRoutes(methods: readonly BoundMethod[]): Route[] {
   )
 }
 
-/** How many `/` a path or template holds. */
-function slashes(text: string): number {
-  let n = 0
-  for (let i = text.indexOf('/'); i >= 0; i = text.indexOf('/', i + 1)) n++
-  return n
-}
-
 /** The routes of one template (the methods bound to the same path), tested once per path. */
 interface Shape {
   readonly compiled: CompiledTemplate

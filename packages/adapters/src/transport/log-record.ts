@@ -93,7 +93,7 @@ export function decodeLogRecord(bytes: Buffer): LoggedWrite {
   }
   const length = bytes.readUInt32LE(1)
   const parsed = JSON.parse(bytes.toString('utf8', 5, 5 + length)) as LogRecord & { readonly b: Path[]; readonly x?: 's' | 'b' }
-  let at = 5 + length
+  const at = 5 + length
   const count = bytes.readUInt32LE(at)
   if (count !== parsed.b.length) throw new RangeError('the record names another number of byte strings than it holds')
   let data = at + 4 + 4 * count

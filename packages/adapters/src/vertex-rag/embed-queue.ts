@@ -1,7 +1,7 @@
 import type { Embedder } from '@quarry/core'
 import { embedInSlices } from './slices.js'
 import { importWorker } from './import-worker.js'
-import type { RagCorpusState } from './state.js'
+import { perCorpus, type RagCorpusState } from './state.js'
 
 interface Job {
   readonly texts: readonly string[]
@@ -64,11 +64,9 @@ class EmbedQueue {
   }
 }
 
-const queues = new WeakMap<RagCorpusState, EmbedQueue>()
+const queues = perCorpus<EmbedQueue>()
 
 /** The corpus's upload queue (one embedder per engine, so per corpus); `useWorker`: the engine's `importWorker` option. */
 export function embedQueueOf(corpus: RagCorpusState, embedder: Embedder, useWorker: boolean): EmbedQueue {
-  let queue = queues.get(corpus)
-  if (!queue) queues.set(corpus, (queue = new EmbedQueue(embedder, useWorker)))
-  return queue
+  return queues(corpus, () => new EmbedQueue(embedder, useWorker))
 }

@@ -7,7 +7,7 @@ import { UNBOUNDED, type FileBounds } from './file-bounds.js'
 import { mapInSlices } from './slices.js'
 import { pageAt } from './pdf.js'
 import { pendingOf, type PendingFiles } from './pending-files.js'
-import { chunkId, fileMetadata, importedFrom, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
+import { chunkId, fileMetadata, importedFrom, perCorpus, type RagCorpusState, type RagFileSource, type RagFileState } from './state.js'
 
 export interface FileInput {
   readonly displayName: string
@@ -184,10 +184,8 @@ class CommitOrder {
   }
 }
 
-const commitOrders = new WeakMap<RagCorpusState, CommitOrder>()
+const commitOrders = perCorpus<CommitOrder>()
 
 function commitOrderOf(corpus: RagCorpusState): CommitOrder {
-  let order = commitOrders.get(corpus)
-  if (!order) commitOrders.set(corpus, (order = new CommitOrder()))
-  return order
+  return commitOrders(corpus, () => new CommitOrder())
 }

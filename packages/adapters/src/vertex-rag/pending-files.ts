@@ -1,5 +1,5 @@
 import type { PreparedText, RecordInput } from '@quarry/core'
-import { fileMetadata, listFile, type RagCorpusState, type RagFileState } from './state.js'
+import { fileMetadata, listFile, perCorpus, type RagCorpusState, type RagFileState } from './state.js'
 import { nextBudget, yieldTurn } from './slices.js'
 
 interface Waiting {
@@ -115,52 +115,49 @@ export class PendingFiles {
     const index = this.#corpus.index
     const hidden = goingIn(this.#corpus)
     for (const w of batch) hidden.add(w.file.id)
+    // The files not wholly in yet, in order: only the first may be partly in (`done` of its records).
+    const queue = batch.map((waiting) => ({ waiting, records: recordsOf(waiting), done: 0 }))
     const failures: Failure[] = []
-    const records = batch.map(recordsOf)
-    /** Per file: how many of its records are in. */
-    const done = batch.map(() => 0)
-    let at = 0
     let budget = FIRST_SLICE_RECORDS
     try {
-      while (at < batch.length) {
-        if (at > 0 || (done[0] as number) > 0) await yieldTurn()
+      for (let first = true; queue.length > 0; first = false) {
+        if (!first) await yieldTurn()
         const started = performance.now()
-        // This slice: `budget` records from file `at` on (the rest of each file, the start of the last).
-        const parts: { file: number; from: number; to: number }[] = []
-        let room = budget
-        for (let f = at; f < batch.length && room > 0; f++) {
-          const from = done[f] as number
-          const to = Math.min((records[f] as RecordInput[]).length, from + room)
-          parts.push({ file: f, from, to })
-          room -= to - from
+        // This slice: `budget` records from the head of the queue (the rest of each file, the start of the last).
+        const parts: { file: (typeof queue)[number]; to: number; failed?: boolean }[] = []
+        for (let f = 0, room = budget; f < queue.length && room > 0; f++) {
+          const file = queue[f] as (typeof queue)[number]
+          const to = Math.min(file.records.length, file.done + room)
+          parts.push({ file, to })
+          room -= to - file.done
         }
         try {
-          index.addMany(parts.flatMap((p) => (records[p.file] as RecordInput[]).slice(p.from, p.to)))
+          index.addMany(parts.flatMap((p) => p.file.records.slice(p.file.done, p.to)))
         } catch {
           // All or none: some file's records are bad. Each file's part alone; a file that fails goes out whole.
           for (const p of parts) {
             try {
-              index.addMany((records[p.file] as RecordInput[]).slice(p.from, p.to))
+              index.addMany(p.file.records.slice(p.file.done, p.to))
             } catch (error) {
-              for (const r of (records[p.file] as RecordInput[]).slice(0, p.from)) index.remove(r.id)
-              failures.push({ waiting: batch[p.file] as Waiting, error })
-              done[p.file] = -1
+              for (const r of p.file.records.slice(0, p.file.done)) index.remove(r.id)
+              failures.push({ waiting: p.file.waiting, error })
+              p.failed = true
             }
           }
         }
+        // Files wholly in (or failed) leave the queue's head; the last part may leave its file partly in.
+        let added = 0
         for (const p of parts) {
-          const w = batch[p.file] as Waiting
-          if (done[p.file] === -1) hidden.delete(w.file.id)
-          else {
-            done[p.file] = p.to
-            if (p.to === (records[p.file] as RecordInput[]).length) {
-              this.#listed(w)
-              hidden.delete(w.file.id)
-            }
+          const { file } = p
+          if (!p.failed) {
+            added += p.to - file.done
+            file.done = p.to
+            if (file.done < file.records.length) break
+            this.#listed(file.waiting)
           }
-          if (done[p.file] === -1 || p.to === (records[p.file] as RecordInput[]).length) at = p.file + 1
+          hidden.delete(file.waiting.file.id)
+          queue.shift()
         }
-        const added = parts.reduce((n, p) => n + p.to - p.from, 0)
         budget = nextBudget(added, performance.now() - started, budget, MAX_SLICE_RECORDS)
       }
     } finally {
@@ -180,14 +177,12 @@ function recordsOf(w: Waiting): RecordInput[] {
   return w.file.chunks.map((c, i) => ({ id: c.id, vector: w.vectors[i] as Float32Array, text: w.texts[i] as PreparedText, metadata }))
 }
 
-const shared = new WeakMap<RagCorpusState, PendingFiles>()
+const shared = perCorpus<PendingFiles>()
 
-const hiddenFiles = new WeakMap<RagCorpusState, Set<string>>()
+const hiddenFiles = perCorpus<Set<string>>()
 
 function goingIn(corpus: RagCorpusState): Set<string> {
-  let ids = hiddenFiles.get(corpus)
-  if (!ids) hiddenFiles.set(corpus, (ids = new Set()))
-  return ids
+  return hiddenFiles(corpus, () => new Set())
 }
 
 /**
@@ -195,12 +190,10 @@ function goingIn(corpus: RagCorpusState): Set<string> {
  * retrieval leaves them out (their file is not listed until they are), and a save waits for them.
  */
 export function filesGoingIn(corpus: RagCorpusState): ReadonlySet<string> {
-  return hiddenFiles.get(corpus) ?? new Set()
+  return goingIn(corpus)
 }
 
 /** The corpus's own waiting room, where concurrent uploads meet. */
 export function pendingOf(corpus: RagCorpusState): PendingFiles {
-  let pending = shared.get(corpus)
-  if (!pending) shared.set(corpus, (pending = new PendingFiles(corpus)))
-  return pending
+  return shared(corpus, () => new PendingFiles(corpus))
 }

@@ -68,6 +68,19 @@ export function importedFrom(corpus: RagCorpusState, uri: string): RagFileState 
   return sourceIndex(corpus).get(uri)
 }
 
+/**
+ * A value kept beside each corpus outside its saved state (what its writes share while they run:
+ * the upload queues, the commit order), made on first use by `make` and gone with the corpus.
+ */
+export function perCorpus<T>(): (corpus: RagCorpusState, make: () => T) => T {
+  const values = new WeakMap<RagCorpusState, T>()
+  return (corpus, make) => {
+    let value = values.get(corpus)
+    if (value === undefined) values.set(corpus, (value = make()))
+    return value
+  }
+}
+
 /** Adds a file to its corpus's list. */
 export function listFile(corpus: RagCorpusState, file: RagFileState): void {
   corpus.files.set(file.name, file)

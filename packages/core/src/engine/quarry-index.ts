@@ -2,6 +2,7 @@ import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js
 import { QuarryError } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
 import { compileFilter } from '../filter/evaluate.js'
+import { planDense } from '../dense/planner.js'
 import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
@@ -286,22 +287,21 @@ export class QuarryIndex {
 /**
  * The request's filter as the planner sees it: a function is tested record by record; a
  * declarative filter is answered from the value indexes (the passing labels and their count). On a
- * graph search (`graphSearch`), a declarative filter estimated to pass too many records for the
- * exact scan and at least `planner.postFilterAbove` of them is tested on the graph's candidates
- * instead (the planner post-filters): the bitset of every passing record would cost more than the
- * search itself (tens of thousands of labels for a range passing 10%).
+ * graph search (`graphSearch`), a declarative filter whose estimated count the planner would
+ * post-filter is tested on the graph's candidates instead, as a function is: the bitset of every
+ * passing record would cost more than the search itself (tens of thousands of labels for a range
+ * passing 10%).
  */
 function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, graphSearch: boolean): FilterInput | undefined {
   if (filter === undefined) return undefined
   if (typeof filter === 'function') return { kind: 'function', fn: filter }
   const live = state.ids.size
-  const planner = state.options.planner
-  if (graphSearch && state.graph !== undefined && live > planner.exactBelow) {
+  if (graphSearch && state.graph !== undefined && live > 0) {
+    // An upper bound of the count: the planner scans exactly only what it knows to be few.
     const estimate = state.values.estimate(filter)
-    if (estimate > planner.exactFilterMax && estimate >= planner.postFilterAbove * live) {
-      const test = compileFilter(filter)
-      return { kind: 'function', fn: (metadata) => test(metadata), selectivity: Math.min(1, estimate / live) }
-    }
+    const selectivity = Math.min(1, estimate / live)
+    const plan = planDense({ live, hasGraph: true, forceExact: false, selectivity, passing: estimate, options: state.options.planner })
+    if (plan.strategy === 'hnsw-postfilter') return { kind: 'function', fn: compileFilter(filter), selectivity }
   }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }

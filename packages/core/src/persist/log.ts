@@ -4,6 +4,7 @@ import { dirname } from 'node:path'
 import * as zlib from 'node:zlib'
 import { QuarryError } from '../errors.js'
 import { fsyncDir } from './debris.js'
+import { turn } from './steps.js'
 
 /**
  * A write-ahead log: an append-only file of records, each framed by its length, a CRC-32 of the
@@ -227,8 +228,6 @@ async function writeFullyOffThread(fd: number, bytes: Uint8Array, position: numb
     written += await new Promise<number>((resolve, reject) => write(fd, bytes, written, bytes.length - written, position + written, (error, n) => (error ? reject(error) : resolve(n))))
   }
 }
-
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 function openFailure(path: string, error: unknown): QuarryError {
   return new QuarryError('INVALID_SNAPSHOT', `cannot open the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions and free space.`)

@@ -50,7 +50,8 @@ export function runSteps<T>(steps: Steps<T>): T {
   return next.value
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+/** Resolves on the next turn of the event loop, after what waits (I/O, timers) has run. */
+export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * Runs a long write in slices of about `sliceMs`, the event loop running between them; blocking
