@@ -286,7 +286,7 @@ export const SUITES: readonly Suite[] = [
     files: ['http.json'],
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'A closed loop of 1, 8 and 32 clients on one server (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second and, at one client, p50 latency (targets ≥ 0.8 and ≤ 1.3). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the server process\'s CPU time per request (what the transport costs Quarry, apart from the client). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -299,7 +299,8 @@ export const SUITES: readonly Suite[] = [
             call,
             ...clients.flatMap((n) => {
               const row = at(call, n)
-              const grpc = n === 1 ? `${ratio(num(row, 'grpc / rest rps'))}, p50 ${ratio(num(row, 'grpc / rest p50'))}` : ratio(num(row, 'grpc / rest rps'))
+              const cpu = num(row, 'grpc / rest server µs') === undefined ? '' : `, server CPU ${ratio(num(row, 'grpc / rest server µs'))}`
+              const grpc = `${ratio(num(row, 'grpc / rest rps'))}${n === 1 ? `, p50 ${ratio(num(row, 'grpc / rest p50'))}` : ''}${cpu}`
               return [['in-process rps', 'rest rps', 'grpc rps', 'grpc raw rps'].map((k) => fmt(num(row, k))).join(' / '), ratio(num(row, 'rest / bare rps')), row === undefined ? '' : grpc]
             }),
           ]),

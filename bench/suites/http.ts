@@ -1,6 +1,8 @@
+import { fork, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Agent, createServer as createBareServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createGloveEmbedder } from '@quarry/core'
 import { createServer, type Outcome } from '@quarry/adapters'
@@ -21,11 +23,33 @@ const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@g
 /** The clients' own grpc-js (their google-gax's), for the insecure channel credentials. */
 const { grpc } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
 
+const SELF = fileURLToPath(import.meta.url)
+
 type Mode = 'in-process' | 'rest' | 'bare' | 'grpc' | 'grpc-raw'
 const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc', 'grpc-raw']
+/** The modes whose clients run in the bench's process, against the server's. */
+type WireMode = Exclude<Mode, 'in-process'>
 type Json = Record<string, unknown>
+type Engines = ReturnType<typeof createServer>['engines']
 
-/** One call, three ways: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
+/** Google's clients on their default transport, one per service (all concurrent clients share it). */
+interface GoogleClients {
+  readonly rag: InstanceType<typeof aiplatform.v1beta1.VertexRagServiceClient>
+  readonly retriever: InstanceType<typeof v1beta.RetrieverServiceClient>
+  readonly memory: InstanceType<typeof aiplatform.v1beta1.MemoryBankServiceClient>
+  readonly data: InstanceType<typeof aiplatform.v1beta1.VertexRagDataServiceClient>
+}
+
+/** Resource names the server process made while loading the data, which requests carry. */
+interface Names {
+  readonly parent: string
+  readonly ragCorpus: string
+  readonly ragFile: string
+  readonly engine: string
+  readonly memory: string
+}
+
+/** One call, every way: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
 interface Call {
   /** GET (no body) or POST (default). */
   readonly method?: 'GET'
@@ -36,16 +60,125 @@ interface Call {
   readonly clients?: readonly number[]
   readonly body: (q: string, i: number) => Json
   readonly request: (body: Json) => Json
-  readonly local: (request: Json) => Promise<Outcome<unknown>>
-  readonly grpc: (request: Json) => Promise<unknown>
+  /** The call in process, in the server's process. */
+  readonly local: (engines: Engines, request: Json) => Promise<Outcome<unknown>>
+  /** The call through Google's client, in the bench's process. */
+  readonly grpc: (clients: GoogleClients, request: Json) => Promise<unknown>
   /** What every transport must answer alike: ids in order, each with its scores at float precision (gRPC's `float` fields are 32-bit). */
   readonly hits: (response: unknown) => string[]
 }
 
+/** A small read: its REST path (GET, a query string at most) and the same call in process, for the bare server. */
+interface SmallRead {
+  readonly path: string
+  readonly local: (engines: Engines) => Promise<Outcome<unknown>>
+}
+
 /** Measured rounds of each transport per call and client count (after a warm-up round). */
 const ROUNDS = 3
+/** Small reads: concurrent clients, and rounds of each of REST and bare (in the order bare, REST, REST, bare, ...). */
+const SMALL_READ_CLIENTS = 16
+const SMALL_READ_ROUNDS = 8
 
 type Stat = { rps: number; p50: number; p99: number }
+
+/** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
+const f32 = (v: number | null | undefined): number => Math.fround(v ?? 0)
+
+function callsOf(names: Names): Record<string, Call> {
+  const { parent, ragCorpus, engine } = names
+  return {
+    retrieveContexts: {
+      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagService/RetrieveContexts',
+      path: `/v1beta1/${parent}:retrieveContexts`,
+      body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
+      request: (b) => ({ parent, ...b }),
+      local: (e, r) => e.vertexRag.v1beta1.retrieveContexts(r),
+      grpc: async (g, r) => (await g.rag.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
+      hits: (response) => {
+        const contexts = (response as { contexts?: { contexts?: { sourceUri?: string | null; text?: string | null; score?: number | null; distance?: number | null }[] | null } | null }).contexts?.contexts ?? []
+        return contexts.map((c) => `${c.sourceUri ?? ''} ${JSON.stringify(c.text ?? '')} score ${f32(c.score)} distance ${f32(c.distance)}`)
+      },
+    },
+    queryCorpus: {
+      rpc: '/google.ai.generativelanguage.v1beta.RetrieverService/QueryCorpus',
+      path: '/v1beta/corpora/bench:query',
+      body: (q) => ({ query: q, resultsCount: 10 }),
+      request: (b) => ({ name: 'corpora/bench', ...b }),
+      local: (e, r) => e.semanticRetriever.queryCorpus(r),
+      grpc: async (g, r) => (await g.retriever.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
+      hits: (response) => {
+        const chunks = (response as { relevantChunks?: { chunkRelevanceScore?: number | null; chunk?: { name?: string | null } | null }[] | null }).relevantChunks ?? []
+        return chunks.map((c) => `${c.chunk?.name ?? ''} score ${f32(c.chunkRelevanceScore)}`)
+      },
+    },
+    retrieveMemories: {
+      rpc: '/google.cloud.aiplatform.v1beta1.MemoryBankService/RetrieveMemories',
+      path: `/v1beta1/${engine}/memories:retrieve`,
+      body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
+      request: (b) => ({ parent: engine, ...b }),
+      local: (e, r) => e.memoryBank.retrieveMemories(r),
+      grpc: async (g, r) => (await g.memory.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
+      hits: (response) => {
+        const memories = (response as { retrievedMemories?: { distance?: number | null; memory?: { name?: string | null } | null }[] | null }).retrievedMemories ?? []
+        return memories.map((m) => `${m.memory?.name ?? ''} distance ${f32(m.distance)}`)
+      },
+    },
+    // A small read (issue 43): the admission checks are most of its REST cost.
+    getCorpus: {
+      method: 'GET',
+      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagDataService/GetRagCorpus',
+      path: `/v1beta1/${ragCorpus}`,
+      clients: [1, 16],
+      body: () => ({}),
+      request: () => ({ name: ragCorpus }),
+      local: (e, r) => e.vertexRag.v1beta1.getRagCorpus(r),
+      grpc: async (g, r) => (await g.data.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
+      hits: (response) => {
+        const corpus = response as { name?: string | null; displayName?: string | null }
+        return [`${corpus.name ?? ''} ${corpus.displayName ?? ''}`]
+      },
+    },
+  }
+}
+
+/** Reads that do almost no engine work, so REST's own cost (admission, routing, the answer) shows. */
+function smallReadsOf(names: Names): Record<string, SmallRead> {
+  const { parent, ragCorpus, ragFile, memory } = names
+  return {
+    getRagCorpus: { path: `/v1beta1/${ragCorpus}`, local: (e) => e.vertexRag.v1beta1.getRagCorpus({ name: ragCorpus }) },
+    listRagCorpora: { path: `/v1beta1/${parent}/ragCorpora`, local: (e) => e.vertexRag.v1beta1.listRagCorpora({ parent }) },
+    getRagFile: { path: `/v1beta1/${ragFile}`, local: (e) => e.vertexRag.v1beta1.getRagFile({ name: ragFile }) },
+    listRagFiles: { path: `/v1beta1/${ragCorpus}/ragFiles?pageSize=5`, local: (e) => e.vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 5 }) },
+    getCorpus: { path: '/v1beta/corpora/bench', local: (e) => e.semanticRetriever.getCorpus({ name: 'corpora/bench' }) },
+    getDocument: { path: '/v1beta/corpora/bench/documents/d', local: (e) => e.semanticRetriever.getDocument({ name: 'corpora/bench/documents/d' }) },
+    getMemory: { path: `/v1beta1/${memory}`, local: (e) => e.memoryBank.getMemory({ name: memory }) },
+  }
+}
+
+/** The passages and queries, the same in both processes (the npm corpus is deterministic). */
+function corpusOf(quick: boolean): { passages: { text: string }[]; queries: string[] } {
+  const passages = npmCorpus().slice(0, quick ? 2000 : 10_000)
+  return { passages, queries: makeQueries(passages, 50).map((q) => q.text) }
+}
+
+/** The closed loop: `concurrency` clients each sending `perClient` requests, the next when the last returns. */
+async function closedLoop(concurrency: number, perClient: number, queries: readonly string[], send: (q: string, i: number) => Promise<unknown>): Promise<Stat> {
+  const latencies: number[] = []
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let k = 0; k < perClient; k++) {
+        const i = (w * perClient + k) % queries.length
+        const t = performance.now()
+        await send(queries[i] as string, i)
+        latencies.push(performance.now() - t)
+      }
+    }),
+  )
+  const seconds = (performance.now() - t0) / 1000
+  return { rps: latencies.length / seconds, p50: median(latencies), p99: percentile(latencies, 0.99) }
+}
 
 /**
  * A bare `node:http` server: the body read and parsed with JSON.parse, the call found by its exact
@@ -77,44 +210,31 @@ async function bareServer(calls: ReadonlyMap<string, (body: Json) => Promise<Out
   return { server, port: address.port }
 }
 
-/** Small reads: concurrent clients, and rounds of each of REST and bare (in the order bare, REST, REST, bare, ...). */
-const SMALL_READ_CLIENTS = 16
-const SMALL_READ_ROUNDS = 8
-
-/** A small read: its REST path (GET, a query string at most) and the same call in process, for the bare server. */
-interface SmallRead {
-  readonly path: string
-  readonly local: () => Promise<Outcome<unknown>>
-}
-
-/** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
-const f32 = (v: number | null | undefined): number => Math.fround(v ?? 0)
+/** What the bench asks of the server's process, and what it answers. */
+type Ask = { op: 'local'; call: string; request: Json } | { op: 'measure'; call: string; concurrency: number; perClient: number } | { op: 'cpu' } | { op: 'close' }
+type Ready = { url: string; grpcPort: number; barePort: number; names: Names }
 
 /**
- * The transports' cost: retrieveContexts, queryCorpus, retrieveMemories and getRagCorpus (a small
- * read, at 1 and 16 clients) over loopback REST
- * (keep-alive, JSON) and over gRPC, both as users call it (Google's own clients on their default transport, one client
- * per service shared by all concurrent clients: HTTP/2 multiplexes them over one connection) and
- * raw (one grpc-js channel, protobuf.js messages from the same protos, no client library),
- * against the same calls in process on the same engines, with 1, 8 and 32 concurrent clients
- * (a closed loop: each client sends its next request when the last returns). Requests per second,
- * p50 / p99 latency and the REST and gRPC / in-process ratios. Before timing, one answer of each
- * call over REST and over gRPC must equal the in-process answer (ids, order, scores).
+ * The server's process: Quarry's server (REST and gRPC) and the bare server on the same engines,
+ * loaded with the bench data, as `quarry serve` runs apart from its clients. It answers the bench's
+ * asks over IPC: a call in process (the oracle), a closed loop in process, its CPU time, close.
  */
-export async function runHttp(ctx: SuiteContext): Promise<void> {
+async function serveChild(quick: boolean): Promise<void> {
+  const send = (message: unknown): void => void process.send?.(message)
   const embedder = createGloveEmbedder()
   const server = createServer({ embedder, grpcPort: 0, onInternalError: (e) => console.error(e) })
   const { url, grpcPort } = await server.listen()
   if (grpcPort === undefined) throw new Error('the server did not start gRPC')
-  const { semanticRetriever: sr, vertexRag, memoryBank } = server.engines
-  const passages = npmCorpus().slice(0, ctx.quick ? 2000 : 10_000)
-
+  const engines = server.engines
+  const { semanticRetriever: sr, vertexRag, memoryBank } = engines
+  const { passages, queries } = corpusOf(quick)
   await sr.createCorpus({ corpus: { name: 'corpora/bench' } })
   await sr.createDocument({ parent: 'corpora/bench', document: { name: 'corpora/bench/documents/d' } })
   for (let i = 0; i < passages.length; i += 100) {
     await sr.batchCreateChunks({ parent: 'corpora/bench/documents/d', requests: passages.slice(i, i + 100).map((p) => ({ chunk: { data: { stringValue: p.text.slice(0, 2000) } } })) })
   }
-  const created = await vertexRag.v1beta1.createRagCorpus({ parent: 'projects/b/locations/l', ragCorpus: { displayName: 'bench', vectorDbConfig: { ragManagedDb: { ann: {} } } } })
+  const parent = 'projects/b/locations/l'
+  const created = await vertexRag.v1beta1.createRagCorpus({ parent, ragCorpus: { displayName: 'bench', vectorDbConfig: { ragManagedDb: { ann: {} } } } })
   if (!created.ok) throw new Error(created.status.message)
   const ragCorpus = created.response.response?.name as string
   for (let i = 0; i < passages.length; i += 50) {
@@ -124,14 +244,113 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   for (let i = 0; i < Math.min(passages.length, 5000); i += 5) {
     await memoryBank.generateMemories({ parent: engine, scope: { user_id: `u${(i / 5) % 50}` }, disableConsolidation: true, directMemoriesSource: { directMemories: passages.slice(i, i + 5).map((p) => ({ fact: p.text.slice(0, 300) })) } })
   }
-  const queries = makeQueries(passages, 50).map((q) => q.text)
+  const listed = await vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 1 })
+  const memories = await memoryBank.listMemories({ parent: engine, pageSize: 1 })
+  const names: Names = {
+    parent,
+    ragCorpus,
+    engine,
+    ragFile: listed.ok ? (listed.response.ragFiles?.[0]?.name as string) : '',
+    memory: memories.ok ? (memories.response.memories?.[0]?.name as string) : '',
+  }
+  const calls = callsOf(names)
+  const bare = await bareServer(
+    new Map([
+      ...Object.values(calls).map((c) => [c.path, (body: Json) => c.local(engines, c.request(body))] as const),
+      ...Object.values(smallReadsOf(names)).map((r) => [r.path, () => r.local(engines)] as const),
+    ]),
+  )
+  const local = async (c: Call, request: Json): Promise<unknown> => {
+    const out = await c.local(engines, request)
+    if (!out.ok) throw new Error(out.status.message)
+    // The in-process answer as a transport would send it: made into JSON text.
+    JSON.stringify(out.response)
+    return out.response
+  }
+  process.on('message', (message: { id: number; ask: Ask }) => {
+    const { id, ask } = message
+    const answer = async (): Promise<unknown> => {
+      if (ask.op === 'cpu') {
+        const { user, system } = process.cpuUsage()
+        return user + system
+      }
+      if (ask.op === 'close') {
+        await server.close()
+        await new Promise<void>((resolve) => bare.server.close(() => resolve()))
+        return null
+      }
+      const c = calls[ask.call]
+      if (!c) throw new Error(`no call ${ask.call}`)
+      if (ask.op === 'local') return local(c, ask.request)
+      return closedLoop(ask.concurrency, ask.perClient, queries, (q, i) => local(c, c.request(c.body(q, i))))
+    }
+    answer().then(
+      (value) => send({ id, value }),
+      (error: unknown) => send({ id, error: error instanceof Error ? error.message : String(error) }),
+    )
+  })
+  const ready: Ready = { url, grpcPort, barePort: bare.port, names }
+  send({ ready })
+}
+
+/** The server's process, started: its ports and names, and a way to ask it. */
+async function startServerProcess(quick: boolean): Promise<{ ready: Ready; ask: (ask: Ask) => Promise<unknown>; child: ChildProcess }> {
+  // The same node flags as the bench (TypeScript sources, heap size); its output is the bench's.
+  const child = fork(SELF, ['--http-server-child', quick ? 'quick' : 'full'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let next = 0
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.on('message', (m: { ready?: Ready; id?: number; value?: unknown; error?: string }) => {
+      if (m.ready) return resolve(m.ready)
+      const w = waiting.get(m.id ?? -1)
+      if (!w) return
+      waiting.delete(m.id ?? -1)
+      if (m.error !== undefined) w.reject(new Error(m.error))
+      else w.resolve(m.value)
+    })
+    child.once('exit', (code) => {
+      const error = new Error(`the server process exited (${code})`)
+      reject(error)
+      for (const w of waiting.values()) w.reject(error)
+    })
+  })
+  const ask = (a: Ask): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const id = next++
+      waiting.set(id, { resolve, reject })
+      child.send({ id, ask: a })
+    })
+  return { ready, ask, child }
+}
+
+/**
+ * The transports' cost: retrieveContexts, queryCorpus, retrieveMemories and getRagCorpus (a small
+ * read, at 1 and 16 clients), served by one server process (Quarry's REST and gRPC, and a bare
+ * `node:http` server on the same engines), called from the bench's process as an app calls
+ * `quarry serve`: over loopback REST (keep-alive, JSON), over gRPC as users call it (Google's own
+ * clients on their default transport, one client per service shared by all concurrent clients:
+ * HTTP/2 multiplexes them over one connection) and raw (one grpc-js channel, protobuf.js messages
+ * from the same protos, no client library), and in the server's process with no transport, with 1,
+ * 8 and 32 concurrent clients (a closed loop: each client sends its next request when the last
+ * returns). Requests per second, p50 / p99 latency, the server process's CPU per request (what the
+ * transport costs Quarry, apart from the client's cost), and the ratios. Before timing, one answer
+ * of each call over every transport must equal the in-process answer (ids, order, scores).
+ */
+export async function runHttp(ctx: SuiteContext): Promise<void> {
+  const { ready, ask, child } = await startServerProcess(ctx.quick)
+  const { url, grpcPort, barePort, names } = ready
+  const { passages, queries } = corpusOf(ctx.quick)
+  const calls = callsOf(names)
+  const smallReads = smallReadsOf(names)
 
   // Endpoint, port and plaintext credentials only; `universeDomain` keeps google-auth-library from probing the cloud metadata server.
   const options = { apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
-  const ragClient = new aiplatform.v1beta1.VertexRagServiceClient(options)
-  const retrieverClient = new v1beta.RetrieverServiceClient(options)
-  const memoryClient = new aiplatform.v1beta1.MemoryBankServiceClient(options)
-  const dataClient = new aiplatform.v1beta1.VertexRagDataServiceClient(options)
+  const clients: GoogleClients = {
+    rag: new aiplatform.v1beta1.VertexRagServiceClient(options),
+    retriever: new v1beta.RetrieverServiceClient(options),
+    memory: new aiplatform.v1beta1.MemoryBankServiceClient(options),
+    data: new aiplatform.v1beta1.VertexRagDataServiceClient(options),
+  }
   // The raw way: one grpc-js channel and protobuf.js with the same shipped protos, no client library.
   const rawRoot = loadServiceProtos(['google.cloud.aiplatform.v1beta1.VertexRagService', 'google.cloud.aiplatform.v1beta1.VertexRagDataService', 'google.ai.generativelanguage.v1beta.RetrieverService', 'google.cloud.aiplatform.v1beta1.MemoryBankService'])
   const rawClient = new grpcRaw.Client(`127.0.0.1:${grpcPort}`, grpcRaw.credentials.createInsecure())
@@ -152,77 +371,6 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     )
   }
 
-  const parent = 'projects/b/locations/l'
-  const calls: Record<string, Call> = {
-    retrieveContexts: {
-      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagService/RetrieveContexts',
-      path: `/v1beta1/${parent}:retrieveContexts`,
-      body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
-      request: (b) => ({ parent, ...b }),
-      local: (r) => vertexRag.v1beta1.retrieveContexts(r),
-      grpc: async (r) => (await ragClient.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
-      hits: (response) => {
-        const contexts = (response as { contexts?: { contexts?: { sourceUri?: string | null; text?: string | null; score?: number | null; distance?: number | null }[] | null } | null }).contexts?.contexts ?? []
-        return contexts.map((c) => `${c.sourceUri ?? ''} ${JSON.stringify(c.text ?? '')} score ${f32(c.score)} distance ${f32(c.distance)}`)
-      },
-    },
-    queryCorpus: {
-      rpc: '/google.ai.generativelanguage.v1beta.RetrieverService/QueryCorpus',
-      path: '/v1beta/corpora/bench:query',
-      body: (q) => ({ query: q, resultsCount: 10 }),
-      request: (b) => ({ name: 'corpora/bench', ...b }),
-      local: (r) => sr.queryCorpus(r),
-      grpc: async (r) => (await retrieverClient.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
-      hits: (response) => {
-        const chunks = (response as { relevantChunks?: { chunkRelevanceScore?: number | null; chunk?: { name?: string | null } | null }[] | null }).relevantChunks ?? []
-        return chunks.map((c) => `${c.chunk?.name ?? ''} score ${f32(c.chunkRelevanceScore)}`)
-      },
-    },
-    retrieveMemories: {
-      rpc: '/google.cloud.aiplatform.v1beta1.MemoryBankService/RetrieveMemories',
-      path: `/v1beta1/${engine}/memories:retrieve`,
-      body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
-      request: (b) => ({ parent: engine, ...b }),
-      local: (r) => memoryBank.retrieveMemories(r),
-      grpc: async (r) => (await memoryClient.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
-      hits: (response) => {
-        const memories = (response as { retrievedMemories?: { distance?: number | null; memory?: { name?: string | null } | null }[] | null }).retrievedMemories ?? []
-        return memories.map((m) => `${m.memory?.name ?? ''} distance ${f32(m.distance)}`)
-      },
-    },
-    // A small read (issue 43): the admission checks are most of its REST cost.
-    getCorpus: {
-      method: 'GET',
-      rpc: '/google.cloud.aiplatform.v1beta1.VertexRagDataService/GetRagCorpus',
-      path: `/v1beta1/${ragCorpus}`,
-      clients: [1, 16],
-      body: () => ({}),
-      request: () => ({ name: ragCorpus }),
-      local: (r) => vertexRag.v1beta1.getRagCorpus(r),
-      grpc: async (r) => (await dataClient.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
-      hits: (response) => {
-        const corpus = response as { name?: string | null; displayName?: string | null }
-        return [`${corpus.name ?? ''} ${corpus.displayName ?? ''}`]
-      },
-    },
-  }
-  // The floor under the REST layer: a bare node:http server on the same engines that reads the
-  // same JSON body and answers with the engine call's response (no admission, routing, status mapping).
-  // Reads that do almost no engine work, so REST's own cost (admission, routing, the answer) shows.
-  const listed = await vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 1 })
-  const ragFile = listed.ok ? (listed.response.ragFiles?.[0]?.name as string) : ''
-  const memories = await memoryBank.listMemories({ parent: engine, pageSize: 1 })
-  const memory = memories.ok ? (memories.response.memories?.[0]?.name as string) : ''
-  const smallReads: Record<string, SmallRead> = {
-    getRagCorpus: { path: `/v1beta1/${ragCorpus}`, local: () => vertexRag.v1beta1.getRagCorpus({ name: ragCorpus }) },
-    listRagCorpora: { path: `/v1beta1/${parent}/ragCorpora`, local: () => vertexRag.v1beta1.listRagCorpora({ parent }) },
-    getRagFile: { path: `/v1beta1/${ragFile}`, local: () => vertexRag.v1beta1.getRagFile({ name: ragFile }) },
-    listRagFiles: { path: `/v1beta1/${ragCorpus}/ragFiles?pageSize=5`, local: () => vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 5 }) },
-    getCorpus: { path: '/v1beta/corpora/bench', local: () => sr.getCorpus({ name: 'corpora/bench' }) },
-    getDocument: { path: '/v1beta/corpora/bench/documents/d', local: () => sr.getDocument({ name: 'corpora/bench/documents/d' }) },
-    getMemory: { path: `/v1beta1/${memory}`, local: () => memoryBank.getMemory({ name: memory }) },
-  }
-  const bare = await bareServer(new Map([...Object.values(calls).map((c) => [c.path, (body: Json) => c.local(c.request(body))] as const), ...Object.values(smallReads).map((r) => [r.path, () => r.local()] as const)]))
   // A keep-alive agent, as Google's clients keep connections open (one for both servers: its sockets are per port).
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   const { port } = new URL(url)
@@ -238,30 +386,27 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       req.end(body)
     })
   /** One request the way each transport sends it; resolves to the decoded answer. */
-  const send = async (c: Call, mode: Mode, body: Json): Promise<unknown> => {
+  const send = async (c: Call, mode: WireMode, body: Json): Promise<unknown> => {
     if (mode === 'rest' || mode === 'bare') {
-      const res = await post(c.path, c.method === 'GET' ? undefined : JSON.stringify(body), mode === 'bare' ? bare.port : port)
+      const res = await post(c.path, c.method === 'GET' ? undefined : JSON.stringify(body), mode === 'bare' ? barePort : port)
       const parsed: unknown = JSON.parse(res.text)
       if (res.status !== 200) throw new Error(res.text)
       return parsed
     }
-    if (mode === 'grpc') return c.grpc(c.request(body))
-    if (mode === 'grpc-raw') return rawCall(c.rpc, c.request(body))
-    const out = await c.local(c.request(body))
-    if (!out.ok) throw new Error(out.status.message)
-    JSON.stringify(out.response)
-    return out.response
+    if (mode === 'grpc') return c.grpc(clients, c.request(body))
+    return rawCall(c.rpc, c.request(body))
   }
+  const serverCpu = async (): Promise<number> => (await ask({ op: 'cpu' })) as number
 
   // Before timing: the first gRPC call of each client (it loads the protos and opens the
-  // connection), then one answer of each call over REST and over gRPC against the in-process one.
+  // connection), then one answer of each call over every transport against the in-process one.
   const firstCallMs: Record<string, number> = {}
   for (const [name, c] of Object.entries(calls)) {
     const body = c.body(queries[0] as string, 0)
     const t = performance.now()
     await send(c, 'grpc', body)
     firstCallMs[name] = performance.now() - t
-    const expected = c.hits(await send(c, 'in-process', body))
+    const expected = c.hits(await ask({ op: 'local', call: name, request: c.request(body) }))
     if (expected.length === 0) throw new Error(`${name}: no hits in process`)
     for (const mode of ['rest', 'bare', 'grpc', 'grpc-raw'] as const) {
       const got = c.hits(await send(c, mode, body))
@@ -273,26 +418,15 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(calls)) {
     for (const concurrency of c.clients ?? [1, 8, 32]) {
-      const measure = async (mode: Mode): Promise<{ rps: number; p50: number; p99: number }> => {
-        const latencies: number[] = []
-        const t0 = performance.now()
-        await Promise.all(
-          Array.from({ length: concurrency }, async (_, w) => {
-            for (let k = 0; k < perClient; k++) {
-              const i = (w * perClient + k) % queries.length
-              const body = c.body(queries[i] as string, i)
-              const t = performance.now()
-              await send(c, mode, body)
-              latencies.push(performance.now() - t)
-            }
-          }),
-        )
-        const seconds = (performance.now() - t0) / 1000
-        return { rps: latencies.length / seconds, p50: median(latencies), p99: percentile(latencies, 0.99) }
+      /** A round of one mode: the clients' figures, and the server process's CPU microseconds per request. */
+      const measure = async (mode: Mode): Promise<Stat & { cpu: number }> => {
+        const before = await serverCpu()
+        const stat = mode === 'in-process' ? ((await ask({ op: 'measure', call: name, concurrency, perClient })) as Stat) : await closedLoop(concurrency, perClient, queries, (q, i) => send(c, mode, c.body(q, i)))
+        return { ...stat, cpu: ((await serverCpu()) - before) / (concurrency * perClient) }
       }
       // A warm-up round of each, then ROUNDS measured rounds, interleaved (the order rotating); medians.
       for (const mode of MODES) await measure(mode)
-      const runs = new Map<Mode, { rps: number; p50: number; p99: number }[]>(MODES.map((m) => [m, []]))
+      const runs = new Map<Mode, (Stat & { cpu: number })[]>(MODES.map((m) => [m, []]))
       for (let round = 0; round < ROUNDS; round++) {
         for (let j = 0; j < MODES.length; j++) {
           const mode = MODES[(j + round) % MODES.length] as Mode
@@ -301,8 +435,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       }
       const [a, r, b, g, raw] = MODES.map((m) => {
         const xs = runs.get(m) ?? []
-        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)) }
-      }) as [Stat, Stat, Stat, Stat, Stat]
+        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), cpu: median(xs.map((x) => x.cpu)) }
+      }) as [Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }]
       const eachRound = (over: Mode, under: Mode): string => (runs.get(over) ?? []).map((x, k) => (x.rps / ((runs.get(under) ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' ')
       rows.push({
         call: name,
@@ -324,6 +458,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         'bare p99 ms': b.p99,
         'grpc p99 ms': g.p99,
         'grpc raw p99 ms': raw.p99,
+        'in-process server µs': a.cpu,
+        'rest server µs': r.cpu,
+        'bare server µs': b.cpu,
+        'grpc server µs': g.cpu,
+        'grpc raw server µs': raw.cpu,
         'rest p50 ratio': r.p50 / a.p50,
         'grpc p50 ratio': g.p50 / a.p50,
         'grpc / rest rps': g.rps / r.rps,
@@ -331,6 +470,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         'grpc raw / rest rps': raw.rps / r.rps,
         'grpc / rest p50': g.p50 / r.p50,
         'grpc raw / rest p50': raw.p50 / r.p50,
+        'grpc / rest server µs': g.cpu / r.cpu,
       })
     }
   }
@@ -339,7 +479,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const perRound = ctx.quick ? 800 : 6000
   const smallReadRows: Record<string, string | number>[] = []
   for (const [name, read] of Object.entries(smallReads)) {
-    const [overRest, overBare] = await Promise.all([post(read.path, undefined), post(read.path, undefined, bare.port)])
+    const [overRest, overBare] = await Promise.all([post(read.path, undefined), post(read.path, undefined, barePort)])
     if (overRest.status !== 200 || JSON.stringify(JSON.parse(overRest.text)) !== JSON.stringify(JSON.parse(overBare.text))) throw new Error(`${name}: REST answers ${overRest.status} ${overRest.text.slice(0, 200)}, bare ${overBare.text.slice(0, 200)}`)
     const round = async (to: string | number): Promise<number> => {
       let left = perRound
@@ -351,25 +491,32 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       )
       return perRound / ((performance.now() - t0) / 1000)
     }
-    await round(bare.port)
+    await round(barePort)
     await round(port)
     const restRps: number[] = []
     const bareRps: number[] = []
     for (let k = 0; k < SMALL_READ_ROUNDS; k++) {
-      if (k % 2 === 0) bareRps.push(await round(bare.port))
+      if (k % 2 === 0) bareRps.push(await round(barePort))
       restRps.push(await round(port))
-      if (k % 2 === 1) bareRps.push(await round(bare.port))
+      if (k % 2 === 1) bareRps.push(await round(barePort))
     }
     const ratios = restRps.map((r, k) => r / (bareRps[k] ?? NaN))
     smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
   }
   agent.destroy()
   rawClient.close()
-  await Promise.all([ragClient.close(), retrieverClient.close(), memoryClient.close(), dataClient.close()])
-  await server.close()
-  await new Promise<void>((resolve) => bare.server.close(() => resolve()))
-  printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), ${perClient} requests per client, ${passages.length} passages`, rows)
+  await Promise.all([clients.rag.close(), clients.retriever.close(), clients.memory.close(), clients.data.close()])
+  await ask({ op: 'close' })
+  child.disconnect()
+  printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
   printTable(`small reads, REST vs a bare node:http server, ${SMALL_READ_CLIENTS} keep-alive clients, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each`, smallReadRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
+}
+
+if (process.argv[2] === '--http-server-child') {
+  serveChild(process.argv[3] === 'quick').catch((error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  })
 }
