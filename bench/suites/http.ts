@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Agent, createServer as createBareServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttp2Server, type Http2Server } from 'node:http2'
 import { createGloveEmbedder } from '@quarry/core'
 import { createServer, type Outcome } from '@quarry/adapters'
 import { npmCorpus } from '../lib/npm-corpus.js'
@@ -210,9 +211,65 @@ async function bareServer(calls: ReadonlyMap<string, (body: Json) => Promise<Out
   return { server, port: address.port }
 }
 
+/** The echo servers' answer: 200 bytes, as JSON over HTTP/1.1 and as a message over gRPC. */
+const ECHO_JSON = JSON.stringify({ text: 'x'.repeat(188) })
+const ECHO_MESSAGE = Buffer.alloc(200, 7)
+const FLOOR_CLIENTS: readonly number[] = [1, 8]
+type FloorMode = 'http echo' | 'grpc-js echo' | 'http2 echo'
+const FLOOR_MODES: readonly FloorMode[] = ['http echo', 'grpc-js echo', 'http2 echo']
+
+/**
+ * Servers that do no work, each answering any request with the same 200 bytes: the floor under
+ * each transport, set by Node's HTTP/1.1 and HTTP/2 and by the clients. `http echo` is a bare
+ * `node:http` server, `grpc-js echo` a grpc-js server (what Quarry's gRPC runs on), `http2 echo`
+ * a minimal gRPC server on `node:http2` (headers, one message and trailers; nothing else).
+ */
+async function echoServers(): Promise<{ ports: Record<FloorMode, number>; close: () => Promise<void> }> {
+  const http1 = createBareServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(ECHO_JSON) })
+      res.end(ECHO_JSON)
+    })
+  })
+  http1.keepAliveTimeout = 65_000
+  await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve))
+  const grpcJs = new grpcRaw.Server({ 'grpc.enable_channelz': 0 })
+  const same = (b: Buffer): Buffer => b
+  grpcJs.addService({ Echo: { path: '/echo.Echo/Echo', requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same } }, { Echo: (_call: unknown, callback: grpcRaw.sendUnaryData<Buffer>) => callback(null, ECHO_MESSAGE) })
+  const grpcJsPort = await new Promise<number>((resolve, reject) => grpcJs.bindAsync('127.0.0.1:0', grpcRaw.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))))
+  // gRPC's length-prefixed message: a byte saying uncompressed, then the length, big-endian.
+  const framed = Buffer.alloc(5 + ECHO_MESSAGE.length)
+  framed.writeUInt32BE(ECHO_MESSAGE.length, 1)
+  ECHO_MESSAGE.copy(framed, 5)
+  const http2: Http2Server = createHttp2Server()
+  http2.on('stream', (stream) => {
+    stream.resume()
+    stream.on('end', () => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true })
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
+      stream.end(framed)
+    })
+  })
+  await new Promise<void>((resolve) => http2.listen(0, '127.0.0.1', resolve))
+  const portOf = (server: Server | Http2Server): number => {
+    const address = server.address()
+    if (address === null || typeof address === 'string') throw new Error('an echo server has no port')
+    return address.port
+  }
+  return {
+    ports: { 'http echo': portOf(http1), 'grpc-js echo': grpcJsPort, 'http2 echo': portOf(http2) },
+    close: async () => {
+      grpcJs.forceShutdown()
+      http1.closeAllConnections()
+      await Promise.all([new Promise((resolve) => http1.close(resolve)), new Promise((resolve) => http2.close(resolve))])
+    },
+  }
+}
+
 /** What the bench asks of the server's process, and what it answers. */
 type Ask = { op: 'local'; call: string; request: Json } | { op: 'measure'; call: string; concurrency: number; perClient: number } | { op: 'cpu' } | { op: 'close' }
-type Ready = { url: string; grpcPort: number; barePort: number; names: Names }
+type Ready = { url: string; grpcPort: number; barePort: number; echoPorts: Record<FloorMode, number>; names: Names }
 
 /**
  * The server's process: Quarry's server (REST and gRPC) and the bare server on the same engines,
@@ -260,6 +317,7 @@ async function serveChild(quick: boolean): Promise<void> {
       ...Object.values(smallReadsOf(names)).map((r) => [r.path, () => r.local(engines)] as const),
     ]),
   )
+  const echo = await echoServers()
   const local = async (c: Call, request: Json): Promise<unknown> => {
     const out = await c.local(engines, request)
     if (!out.ok) throw new Error(out.status.message)
@@ -275,8 +333,7 @@ async function serveChild(quick: boolean): Promise<void> {
         return user + system
       }
       if (ask.op === 'close') {
-        await server.close()
-        await new Promise<void>((resolve) => bare.server.close(() => resolve()))
+        await Promise.all([server.close(), echo.close(), new Promise<void>((resolve) => bare.server.close(() => resolve()))])
         return null
       }
       const c = calls[ask.call]
@@ -289,7 +346,7 @@ async function serveChild(quick: boolean): Promise<void> {
       (error: unknown) => send({ id, error: error instanceof Error ? error.message : String(error) }),
     )
   })
-  const ready: Ready = { url, grpcPort, barePort: bare.port, names }
+  const ready: Ready = { url, grpcPort, barePort: bare.port, echoPorts: echo.ports, names }
   send({ ready })
 }
 
@@ -334,11 +391,12 @@ async function startServerProcess(quick: boolean): Promise<{ ready: Ready; ask: 
  * 8 and 32 concurrent clients (a closed loop: each client sends its next request when the last
  * returns). Requests per second, p50 / p99 latency, the server process's CPU per request (what the
  * transport costs Quarry, apart from the client's cost), and the ratios. Before timing, one answer
- * of each call over every transport must equal the in-process answer (ids, order, scores).
+ * of each call over every transport must equal the in-process answer (ids, order, scores). Then
+ * the floor: the same clients against servers that do no work (echoServers).
  */
 export async function runHttp(ctx: SuiteContext): Promise<void> {
   const { ready, ask, child } = await startServerProcess(ctx.quick)
-  const { url, grpcPort, barePort, names } = ready
+  const { url, grpcPort, barePort, echoPorts, names } = ready
   const { passages, queries } = corpusOf(ctx.quick)
   const calls = callsOf(names)
   const smallReads = smallReadsOf(names)
@@ -474,6 +532,43 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       })
     }
   }
+  // The floor: each transport against a server that does no work, with the same clients
+  // (node:http with a keep-alive agent; one grpc-js channel per server, bytes in and out).
+  const floorPerRound = ctx.quick ? 300 : 3000
+  const echoClients = { 'grpc-js echo': new grpcRaw.Client(`127.0.0.1:${echoPorts['grpc-js echo']}`, grpcRaw.credentials.createInsecure()), 'http2 echo': new grpcRaw.Client(`127.0.0.1:${echoPorts['http2 echo']}`, grpcRaw.credentials.createInsecure()) }
+  const echoRequest = Buffer.alloc(60, 1)
+  const echoBody = JSON.stringify({ text: 'y'.repeat(50) })
+  const echoOnce = async (mode: FloorMode): Promise<void> => {
+    if (mode === 'http echo') {
+      const res = await post('/echo', echoBody, echoPorts['http echo'])
+      if (res.text !== ECHO_JSON) throw new Error(`the http echo answered ${res.text.slice(0, 100)}`)
+      return
+    }
+    const bytes = await new Promise<Buffer>((resolve, reject) => echoClients[mode].makeUnaryRequest('/echo.Echo/Echo', (b: Buffer) => b, (b: Buffer) => b, echoRequest, (e, v) => (e || !v ? reject(e ?? new Error('no answer')) : resolve(v))))
+    if (!bytes.equals(ECHO_MESSAGE)) throw new Error(`the ${mode} answered ${bytes.length} other bytes`)
+  }
+  const floorRows: Record<string, string | number>[] = []
+  for (const concurrency of FLOOR_CLIENTS) {
+    const measure = async (mode: FloorMode): Promise<Stat & { cpu: number }> => {
+      const before = await serverCpu()
+      const stat = await closedLoop(concurrency, Math.ceil(floorPerRound / concurrency), queries, () => echoOnce(mode))
+      return { ...stat, cpu: ((await serverCpu()) - before) / (concurrency * Math.ceil(floorPerRound / concurrency)) }
+    }
+    for (const mode of FLOOR_MODES) await measure(mode)
+    const runs = new Map<FloorMode, (Stat & { cpu: number })[]>(FLOOR_MODES.map((m) => [m, []]))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let j = 0; j < FLOOR_MODES.length; j++) {
+        const mode = FLOOR_MODES[(j + round) % FLOOR_MODES.length] as FloorMode
+        runs.get(mode)?.push(await measure(mode))
+      }
+    }
+    for (const mode of FLOOR_MODES) {
+      const xs = runs.get(mode) ?? []
+      floorRows.push({ server: mode, clients: concurrency, rps: median(xs.map((x) => x.rps)), 'p50 ms': median(xs.map((x) => x.p50)), 'p99 ms': median(xs.map((x) => x.p99)), 'server µs': median(xs.map((x) => x.cpu)) })
+    }
+  }
+  for (const client of Object.values(echoClients)) client.close()
+
   // Small reads, REST against bare only: more rounds, each with enough requests to span many
   // scheduler slices, in the order bare, REST, REST, bare (drift over a round pair cancels); medians.
   const perRound = ctx.quick ? 800 : 6000
@@ -510,8 +605,9 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   child.disconnect()
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
   printTable(`small reads, REST vs a bare node:http server, ${SMALL_READ_CLIENTS} keep-alive clients, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each`, smallReadRows)
+  printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
 
 if (process.argv[2] === '--http-server-child') {
