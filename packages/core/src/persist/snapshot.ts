@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { scanPool, scanWorkers } from '../dense/scan-pool.js'
@@ -129,8 +130,10 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const dims = options.dimensions
   const hnsw = dims !== undefined && options.dense === 'hnsw'
   const fail = (name: string) => (): QuarryError => unreadable(files.root, INDEX_FORMAT, `${files.name}/${name} is not valid`)
+  const slabs = sectionSlabs(files)
   const sections = (name: string): SectionReader => {
-    const bytes = files.readWhole(name)
+    const into = slabs.get(name)
+    const bytes = into ? files.readWhole(name, into) : files.readWhole(name)
     files.reading = name
     return new SectionReader(bytes, fail(name))
   }
@@ -159,6 +162,39 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
+}
+
+/**
+ * Memory for the section files, allocated before any is read: one buffer for those the index
+ * keeps views of, one for those decoded and dropped. V8 starts a full collection each time
+ * outside memory grows by a step; allocated per file as it is read, a 1M-record load's sections
+ * set those off while the heap is full of the records just decoded, each marking all of them.
+ */
+function sectionSlabs(files: Generation): Map<string, Uint8Array<ArrayBuffer>> {
+  const views = new Map<string, Uint8Array<ArrayBuffer>>()
+  const padded = (bytes: number): number => bytes + ((8 - (bytes % 8)) % 8)
+  for (const group of [['texts.bin', 'postings.bin', 'forward.bin', 'values.bin'], ['ids.bin', 'metadata.bin']]) {
+    // Only files whose size on disk is the listed one (the rest are refused by readWhole's own checks).
+    const sized = group.flatMap((name) => {
+      const bytes = files.manifest.files[name]?.bytes
+      return bytes !== undefined && sizeOnDisk(files.path(name)) === bytes ? [{ name, bytes }] : []
+    })
+    const buffer = new ArrayBuffer(sized.reduce((sum, { bytes }) => sum + padded(bytes), 0))
+    let at = 0
+    for (const { name, bytes } of sized) {
+      views.set(name, new Uint8Array(buffer, at, bytes))
+      at += padded(bytes)
+    }
+  }
+  return views
+}
+
+function sizeOnDisk(path: string): number | undefined {
+  try {
+    return statSync(path).size
+  } catch {
+    return undefined
+  }
 }
 
 function bytesOf(floats: Float32Array): Uint8Array {
