@@ -1,24 +1,32 @@
-import * as grpc from '@grpc/grpc-js'
+import { constants as http2, createServer as createHttp2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2'
+import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib'
 import type { AccessOptions } from '../transport/guard.js'
 import { checkAccess } from '../transport/guard.js'
 import type { Outcome } from '../rpc/outcome.js'
-import { rpcStatus, type RpcStatus } from '../rpc/status.js'
+import { rpcStatus, type CodeName, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { decodeRequest, encodeMessage, encodeStatus, type Decoded } from './codec.js'
-import { loadServiceProtos, serviceOf, type ProtoRoot } from './protos.js'
+import { decodeRequest, encodeMessage, encodeStatus } from './codec.js'
+import { loadServiceProtos, serviceOf, type ProtoRoot, type ProtoType } from './protos.js'
 
 /**
  * The gRPC transport: Google's services on plaintext HTTP/2, as Cloud emulators serve them, from
  * the same bound methods as REST (transport/bound-methods.ts) and the protos Google ships
  * (grpc/protos.ts). Every unary and server-streaming RPC of each service the protos define is
- * registered: a bound one runs its method (a stream sends its answer as one message), one Quarry's
- * tables lack answers UNIMPLEMENTED. Methods in the tables that the
- * protos do not define (newer than them) are served over REST only.
+ * served: a bound one runs its method (a stream sends its answer as one message), one Quarry's
+ * tables lack answers UNIMPLEMENTED. Methods in the tables that the protos do not define (newer
+ * than them) are served over REST only.
+ *
+ * The protocol is gRPC over HTTP/2 as its specification writes it
+ * (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md), on `node:http2` directly: a
+ * call is one stream, its request one length-prefixed message, its answer response headers, one
+ * message and trailers, or trailers alone for an error. Quarry serves no client or bidirectional
+ * streams, so a general gRPC server (grpc-js's) buys it nothing but a cost per call: against a
+ * server that does no work, its calls took about a third longer (`bench http`, the floor table).
  */
 
 export interface GrpcServerOptions {
-  /** Largest request message, in bytes (larger: RESOURCE_EXHAUSTED). */
+  /** Largest request message, in bytes, after decompression (larger: RESOURCE_EXHAUSTED). */
   readonly maxMessageBytes: number
   readonly access: AccessOptions
   /** The address the REST server is bound to (the `:authority` rule is the same). */
@@ -39,38 +47,47 @@ export interface GrpcServer {
   close(): Promise<void>
 }
 
-type Callback = grpc.sendUnaryData<Buffer>
-/** What a unary call and a server-streaming one share: the request, its metadata, peer and deadline. */
-type Call = grpc.ServerUnaryCall<Decoded, Buffer> | grpc.ServerWritableStream<Decoded, Buffer>
+/** One RPC the server answers: its request type, how its answer is encoded, and the method (none: UNIMPLEMENTED). */
+interface Route {
+  readonly name: string
+  readonly requestType: ProtoType
+  readonly encode: (json: unknown) => Buffer
+  readonly bound: BoundMethod | undefined
+}
+
+/** The length prefix of a gRPC message: a byte saying whether it is compressed, then its length (big-endian). */
+const PREFIX_BYTES = 5
+
+/** Message encodings a client may compress with (`grpc-encoding`), as zlib reads them. */
+const DECOMPRESS: Readonly<Record<string, (input: InputType, options: ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void>> = { gzip: gunzip, deflate: inflate }
+const ACCEPT_ENCODING = 'identity,deflate,gzip'
+
+/** Units of `grpc-timeout` in milliseconds (the protocol's hours down to nanoseconds). */
+const TIMEOUT_UNITS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 }
+
+/** Milliseconds a `grpc-timeout` header allows (at most 8 digits and a unit), or undefined without a valid one. */
+export function timeoutMs(header: string | undefined): number | undefined {
+  const match = header === undefined ? null : /^(\d{1,8})([HMSmun])$/.exec(header)
+  return match ? Number(match[1]) * (TIMEOUT_UNITS[match[2] as string] as number) : undefined
+}
 
 /**
- * A server-streaming call answered like a unary one: the response as its one message, or the
- * error as its status. Quarry's methods compute their whole answer (REST sends it as one
- * server-sent event); a stream of one is what a streaming client reads.
+ * `grpc-message`'s form: the message's UTF-8 bytes, percent-encoded outside printable ASCII and
+ * for `%` itself, as the protocol specifies (a client decodes it back).
  */
-function streamReply(call: grpc.ServerWritableStream<Decoded, Buffer>): Callback {
-  return (error, bytes) => {
-    if (error) call.emit('error', error)
-    else {
-      if (bytes) call.write(bytes)
-      call.end()
-    }
-  }
+export function percentEncoded(message: string): string {
+  let out = ''
+  for (const byte of Buffer.from(message, 'utf8')) out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  return out
 }
 
-/** A gRPC error with Google's status details in `grpc-status-details-bin`. */
-function serviceError(root: ProtoRoot, status: RpcStatus): Partial<grpc.StatusObject> {
-  const metadata = new grpc.Metadata()
-  metadata.set('grpc-status-details-bin', encodeStatus(root, status))
-  return { code: status.code, details: status.message, metadata }
+/** A header's one value (HTTP/2 gives a list for a repeated one: the first counts). */
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }
 
-/** Milliseconds until a call's deadline (Infinity without one). */
-function msUntilDeadline(call: Call): number {
-  const deadline = call.getDeadline()
-  return (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now()
-}
-
+/** A finished call's answer: a message, or a status. */
+type Answer = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly status: RpcStatus }
 
 export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcServerOptions): GrpcServer {
   const byPath = new Map<string, BoundMethod>()
@@ -80,110 +97,193 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (!byPath.has(path)) byPath.set(path, bound)
   }
   const services = [...new Set(methods.map((m) => m.service))]
-  const root = loadServiceProtos(services)
-  // Channelz (grpc-js's call statistics for its debugging service) is not served: no call pays for it.
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': options.maxMessageBytes, 'grpc.enable_channelz': 0 })
-  const paths: string[] = []
+  const root: ProtoRoot = loadServiceProtos(services)
+  const routes = new Map<string, Route>()
   const restOnly: string[] = []
   const unbound: string[] = []
-
-  const answer = (call: Call, callback: Callback, outcome: Outcome<unknown>, encode: (json: unknown) => Buffer): void => {
-    if (!outcome.ok) {
-      callback(serviceError(root, outcome.status))
-      return
-    }
-    let bytes: Buffer
-    try {
-      bytes = encode(outcome.response)
-    } catch (error) {
-      options.onInternalError(error)
-      callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
-      return
-    }
-    if (!call.cancelled) callback(null, bytes)
-  }
-
   for (const name of services) {
     const service = serviceOf(root, name)
     // A service the shipped protos do not define is REST only (listed below).
     if (!service) continue
-    const definition: Record<string, grpc.MethodDefinition<Decoded, Buffer>> = {}
-    const implementation: grpc.UntypedServiceImplementation = {}
     for (const protoMethod of service.methodsArray) {
       protoMethod.resolve()
       const requestType = protoMethod.resolvedRequestType
       const responseType = protoMethod.resolvedResponseType
       // Client and bidirectional streams carry many requests: no method of Quarry's reads one.
       if (!requestType || !responseType || protoMethod.requestStream) continue
-      const responseStream = protoMethod.responseStream === true
       const path = `/${name}/${protoMethod.name}`
-      paths.push(path)
-      definition[protoMethod.name] = {
-        path,
-        requestStream: false,
-        responseStream,
-        requestDeserialize: (bytes: Buffer): Decoded => decodeRequest(requestType, bytes),
-        // Used by clients, not by this server; kept true for completeness.
-        requestSerialize: (value: Decoded) => (value.ok ? encodeMessage(requestType, value.json) : Buffer.alloc(0)),
-        responseSerialize: (bytes: Buffer) => bytes,
-        responseDeserialize: (bytes: Buffer) => bytes,
-        originalName: protoMethod.name.charAt(0).toLowerCase() + protoMethod.name.slice(1),
-      }
       const bound = byPath.get(path)
       if (!bound) unbound.push(path)
-      const encode = (json: unknown): Buffer => encodeMessage(responseType, json)
-      const handle = (call: Call, callback: Callback): void => {
-        const admitted = checkAccess({ host: call.getHost(), origin: call.metadata.get('origin')[0]?.toString() }, options.boundHost(), options.access)
-        if (!admitted.ok) return callback(serviceError(root, rpcStatus('PERMISSION_DENIED', admitted.message)))
-        if (!call.request.ok) return callback(serviceError(root, rpcStatus('INVALID_ARGUMENT', call.request.message, call.request.violations)))
-        if (!bound) return callback(serviceError(root, rpcStatus('UNIMPLEMENTED', `${name}.${protoMethod.name} is not implemented by Quarry.`)))
-        // Called once the whole request message has arrived: a stalled stream holds no slot.
-        const inFlight = options.inFlight
-        // The peer is `address:port` (grpc-js joins the socket's two, IPv6 unbracketed).
-        const peer = call.getPeer()
-        const client = clientOf(peer.slice(0, Math.max(0, peer.lastIndexOf(':'))))
-        if (!inFlight.enter(client)) return callback(serviceError(root, rpcStatus('RESOURCE_EXHAUSTED', inFlight.message(client))))
-        // A cancel aborts the signal; the deadline is passed as a time (gRPC reports both as "cancelled").
-        const controller = new AbortController()
-        const abandon = (): void => controller.abort()
-        if (call.cancelled) abandon()
-        else call.once('cancelled', abandon)
-        bound
-          .call(call.request.json, undefined, { signal: controller.signal, deadline: Date.now() + msUntilDeadline(call) })
-          .then((outcome) => answer(call, callback, outcome, encode))
-          .catch((error: unknown) => {
-            options.onInternalError(error)
-            callback(serviceError(root, rpcStatus('INTERNAL', 'Internal error encountered.')))
-          })
-          .finally(() => {
-            inFlight.leave(client)
-            call.removeListener('cancelled', abandon)
-          })
-      }
-      implementation[protoMethod.name] = responseStream
-        ? (call: grpc.ServerWritableStream<Decoded, Buffer>): void => handle(call, streamReply(call))
-        : (call: grpc.ServerUnaryCall<Decoded, Buffer>, callback: Callback): void => handle(call, callback)
+      routes.set(path, { name: `${name}.${protoMethod.name}`, requestType, encode: (json) => encodeMessage(responseType, json), bound })
     }
-    server.addService(definition as grpc.ServiceDefinition, implementation)
   }
-  for (const [path, bound] of byPath) if (!paths.includes(path)) restOnly.push(`${bound.service}.${bound.rpc}`)
+  for (const [path, bound] of byPath) if (!routes.has(path)) restOnly.push(`${bound.service}.${bound.rpc}`)
+
+  /** Answers a stream once: the message with status OK, or the status alone (a trailers-only response). */
+  const reply = (stream: ServerHttp2Stream, answer: Answer): void => {
+    if (stream.destroyed || stream.headersSent) return
+    if (answer.ok) {
+      const framed = Buffer.allocUnsafe(PREFIX_BYTES + answer.bytes.length)
+      framed[0] = 0
+      framed.writeUInt32BE(answer.bytes.length, 1)
+      answer.bytes.copy(framed, PREFIX_BYTES)
+      stream.respond({ [http2.HTTP2_HEADER_STATUS]: 200, [http2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto', 'grpc-accept-encoding': ACCEPT_ENCODING }, { waitForTrailers: true })
+      stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
+      stream.end(framed)
+      return
+    }
+    const { status } = answer
+    const headers: OutgoingHttpHeaders = {
+      [http2.HTTP2_HEADER_STATUS]: 200,
+      [http2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
+      'grpc-accept-encoding': ACCEPT_ENCODING,
+      'grpc-status': String(status.code),
+      'grpc-message': percentEncoded(status.message),
+      // Google's status, with its details (BadRequest's field violations), as its clients read it.
+      'grpc-status-details-bin': encodeStatus(root, status).toString('base64'),
+    }
+    stream.respond(headers, { endStream: true })
+  }
+  const fail = (stream: ServerHttp2Stream, code: CodeName, message: string): void => reply(stream, { ok: false, status: rpcStatus(code, message) })
+
+  /** Runs a call whose request message has arrived whole; resolves to its answer. */
+  const run = async (route: Route, message: Buffer, client: string | undefined, signal: AbortSignal, deadline: number): Promise<Answer> => {
+    const request = decodeRequest(route.requestType, message)
+    if (!request.ok) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', request.message, request.violations) }
+    if (!route.bound) return { ok: false, status: rpcStatus('UNIMPLEMENTED', `${route.name} is not implemented by Quarry.`) }
+    // Taken once the whole request message has arrived: a stalled stream holds no slot.
+    if (!options.inFlight.enter(client)) return { ok: false, status: rpcStatus('RESOURCE_EXHAUSTED', options.inFlight.message(client)) }
+    let outcome: Outcome<unknown>
+    try {
+      outcome = await route.bound.call(request.json, undefined, { signal, deadline })
+    } finally {
+      options.inFlight.leave(client)
+    }
+    return outcome.ok ? { ok: true, bytes: route.encode(outcome.response) } : { ok: false, status: outcome.status }
+  }
+
+  const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
+    stream.on('error', () => undefined)
+    const contentType = one(headers[http2.HTTP2_HEADER_CONTENT_TYPE])
+    // Not a gRPC request: HTTP's own answers, as the protocol asks (415 for another content type).
+    if (headers[http2.HTTP2_HEADER_METHOD] !== 'POST' || contentType === undefined || !/^application\/grpc(?:$|[+;])/.test(contentType)) {
+      stream.respond({ [http2.HTTP2_HEADER_STATUS]: headers[http2.HTTP2_HEADER_METHOD] !== 'POST' ? 405 : 415 }, { endStream: true })
+      return
+    }
+    const path = one(headers[http2.HTTP2_HEADER_PATH]) ?? ''
+    const route = routes.get(path)
+    if (!route) return fail(stream, 'UNIMPLEMENTED', `The method ${path.slice(0, 200)} is not served here: Quarry serves the RPCs of Google's retrieval services.`)
+    const admitted = checkAccess({ host: one(headers[http2.HTTP2_HEADER_AUTHORITY]), origin: headers.origin }, options.boundHost(), options.access)
+    if (!admitted.ok) return fail(stream, 'PERMISSION_DENIED', admitted.message)
+    const encoding = one(headers['grpc-encoding']) ?? 'identity'
+    if (encoding !== 'identity' && !DECOMPRESS[encoding]) return fail(stream, 'UNIMPLEMENTED', `The message encoding "${encoding.slice(0, 40)}" is not supported; send identity, deflate or gzip.`)
+
+    // A cancel (the client's RST_STREAM, or its connection gone) and the deadline both abort the
+    // signal; the deadline also answers DEADLINE_EXCEEDED at once, as a gRPC server does.
+    const controller = new AbortController()
+    const timeout = timeoutMs(one(headers['grpc-timeout']))
+    const deadline = timeout === undefined ? Infinity : Date.now() + timeout
+    const timer =
+      timeout === undefined
+        ? undefined
+        : setTimeout(() => {
+            controller.abort()
+            fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
+          }, timeout)
+    const finish = (): void => {
+      if (timer) clearTimeout(timer)
+      if (!stream.headersSent) controller.abort()
+    }
+    stream.once('close', finish)
+
+    // The request: one message, its length read from the prefix before its body is kept, so an
+    // oversized one is refused as soon as it says its size.
+    const chunks: Buffer[] = []
+    let received = 0
+    let declared = -1
+    let refused = false
+    stream.on('data', (chunk: Buffer) => {
+      if (refused) return
+      chunks.push(chunk)
+      received += chunk.length
+      if (declared < 0 && received >= PREFIX_BYTES) {
+        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks)
+        declared = head.readUInt32BE(1)
+        if (declared > options.maxMessageBytes) {
+          refused = true
+          chunks.length = 0
+          fail(stream, 'RESOURCE_EXHAUSTED', `The request message is ${declared} bytes, over the limit of ${options.maxMessageBytes} (--max-body-bytes).`)
+          // The rest of the message is not read: the stream ends here (after the status, in order).
+          stream.close(http2.NGHTTP2_NO_ERROR)
+        }
+      }
+    })
+    stream.once('end', () => {
+      if (refused || stream.headersSent || stream.destroyed) return
+      if (declared < 0 || received < PREFIX_BYTES + declared) return fail(stream, 'INTERNAL', 'The call ended before its request message was whole.')
+      if (received > PREFIX_BYTES + declared) return fail(stream, 'UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
+      const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received)
+      const compressed = whole[0] === 1
+      const body = whole.subarray(PREFIX_BYTES)
+      const client = clientOf(stream.session?.socket?.remoteAddress)
+      const answer = (message: Buffer): void => {
+        run(route, message, client, controller.signal, deadline).then(
+          (result) => reply(stream, result),
+          (error: unknown) => {
+            options.onInternalError(error)
+            fail(stream, 'INTERNAL', 'Internal error encountered.')
+          },
+        )
+      }
+      if (!compressed) return answer(body)
+      const decompress = DECOMPRESS[encoding]
+      if (!decompress) return fail(stream, 'INTERNAL', 'The request message is marked compressed, but the call names no encoding (grpc-encoding).')
+      // The limit holds after decompression too: a small compressed message cannot grow without bound.
+      decompress(body, { maxOutputLength: options.maxMessageBytes }, (error, inflated) => {
+        if (!error) return answer(inflated)
+        const tooLarge = (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+        fail(stream, tooLarge ? 'RESOURCE_EXHAUSTED' : 'INTERNAL', tooLarge ? `The request message inflates past the limit of ${options.maxMessageBytes} bytes (--max-body-bytes).` : `The request message is not valid ${encoding} data.`)
+      })
+    })
+  }
+
+  // Session memory (nghttp2's buffers, in MB) covers the largest message a client may send.
+  const server = createHttp2Server({ maxSessionMemory: Math.max(10, Math.ceil((2 * options.maxMessageBytes) / 1e6)) })
+  const sessions = new Set<ServerHttp2Session>()
+  server.on('session', (session) => {
+    sessions.add(session)
+    session.on('error', () => undefined)
+    session.once('close', () => sessions.delete(session))
+  })
+  server.on('stream', onStream)
+  // A broken connection (HTTP/1.1 on this port, bad frames) is the client's; the server goes on.
+  server.on('sessionError', () => undefined)
 
   return {
-    paths,
+    paths: [...routes.keys()],
     restOnly,
     unbound,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
-        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)))
+        server.once('error', reject)
+        server.listen(port, host, () => {
+          server.off('error', reject)
+          const address = server.address()
+          resolve(typeof address === 'object' && address !== null ? address.port : port)
+        })
       }),
     close: () =>
       new Promise((resolve) => {
-        // In-flight calls get a moment to finish; then the rest are cut.
-        const timer = setTimeout(() => server.forceShutdown(), 2000)
-        server.tryShutdown(() => {
+        // New connections stop; open ones are told to go (GOAWAY) and finish their calls, which
+        // get a moment; then the rest are cut.
+        const timer = setTimeout(() => {
+          for (const session of sessions) session.destroy()
+        }, 2000)
+        server.close(() => {
           clearTimeout(timer)
           resolve()
         })
+        for (const session of sessions) session.close()
       }),
   }
 }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { percentEncoded, timeoutMs } from '../../packages/adapters/src/grpc/server.js'
+
+/**
+ * The two header forms the gRPC server reads and writes itself, as the protocol specifies them
+ * (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): `grpc-timeout` is at most 8
+ * digits and a unit (H, M, S, m, u, n); `grpc-message` is the message's UTF-8, percent-encoded
+ * outside printable ASCII and for `%`.
+ */
+describe('grpc-timeout', () => {
+  it('reads every unit in milliseconds', () => {
+    expect(['2H', '3M', '4S', '100m', '2500u', '7000000n'].map(timeoutMs)).toEqual([7_200_000, 180_000, 4000, 100, 2.5, 7])
+    expect(timeoutMs('99999999S')).toBe(99_999_999_000)
+  })
+  it('ignores a malformed one (no deadline, as without the header)', () => {
+    for (const bad of [undefined, '', '100', 'm', '123456789m', '1.5S', '-1S', '10s', ' 1S', '1S ']) expect(timeoutMs(bad), String(bad)).toBeUndefined()
+  })
+})
+
+describe('grpc-message', () => {
+  it('percent-encodes what is not printable ASCII, and % itself; a client decodes it back', () => {
+    expect(percentEncoded('plain ASCII: (a, b) [c] ~')).toBe('plain ASCII: (a, b) [c] ~')
+    expect(percentEncoded('50% off')).toBe('50%25 off')
+    expect(percentEncoded('line\nbreak\ttab')).toBe('line%0Abreak%09tab')
+    expect(percentEncoded('café ✓')).toBe('caf%C3%A9 %E2%9C%93')
+    for (const text of ['café ✓ 50% \n', 'emoji 🦀 and "quotes"', '%%%', '']) expect(decodeURIComponent(percentEncoded(text))).toBe(text)
+  })
+})
