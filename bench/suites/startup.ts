@@ -77,7 +77,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
     const embedder = createHashingEmbedder({ dimensions: 256 })
     // Single rounds move by ±1 s on this shared host (page cache, other jobs): the median of 15.
     const rounds = Number(process.env['STARTUP_ROUNDS'] ?? 15)
-    const times = { first: [] as number[], listening: [] as number[], load: [] as number[], process: [] as number[], empty: [] as number[] }
+    const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], empty: [] as number[] }
     // One unmeasured start first: the folder was just written, and the first process to read it
     // (page cache, the binary's code) would pay for all that follow.
     await firstAnswer(from, data)
@@ -87,6 +87,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
           const t = await firstAnswer(from, data)
           times.first.push(t.answer)
           times.listening.push(t.listening)
+          times.opened.push(t.opened)
         },
         async () => {
           const t = performance.now()
@@ -113,7 +114,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
         await step()
       }
     }
-    const m = { first: median(times.first), listening: median(times.listening), load: median(times.load), process: median(times.process), empty: median(times.empty) }
+    const m = { first: median(times.first), listening: median(times.listening), opened: median(times.opened), load: median(times.load), process: median(times.process), empty: median(times.empty) }
     // Each round's own ratio too (its steps ran back to back), whose median a slow spell on the host moves less.
     const perRound = (over: number[]): number => median(times.first.map((first, i) => first / (over[i] as number)))
     const row = {
@@ -124,6 +125,10 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
       'data MB': sizeOf(data) / 1e6,
       'core loadIndex s': m.load,
       'serve: listening s': m.listening,
+      // The server's own account (its start-up line): reading the checkpoint, in a fresh process.
+      'serve: --data read s': m.opened,
+      'serve: --data read / load': m.opened / m.load,
+      'serve: first answer − --data read s': median(times.first.map((first, i) => first - (times.opened[i] as number))),
       'serve: first answer s': m.first,
       '**first answer / load**': m.first / m.load,
       'first answer / load, median of rounds': perRound(times.load),
@@ -184,9 +189,10 @@ export async function buildDataFolder(root: string, chunks: number, kind: Corpus
 
 /**
  * Spawns `quarry serve --data dir` and times (seconds from the spawn) the "serving" line and the
- * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora).
+ * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora);
+ * with the seconds the server says it took to read the checkpoint (its start-up line).
  */
-async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<{ listening: number; answer: number }> {
+async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<{ listening: number; opened: number; answer: number }> {
   return whileRunning(quarryArgs(from, ['serve', '--data', dir, '--embedder', 'hashing', '--port', '0']), 'quarry serve', async (start, line) => {
     const url = (await line(/serving on (http:\/\/[^\s]+)/))[1] as string
     const listening = (performance.now() - start) / 1000
@@ -197,7 +203,10 @@ async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<
       const contexts = (answer.contexts as { contexts?: unknown[] } | undefined)?.contexts ?? []
       if (contexts.length !== 10) throw new Error(`the first query answered ${contexts.length} contexts, not 10`)
     }
-    return { listening, answer: (performance.now() - start) / 1000 }
+    const answer = (performance.now() - start) / 1000
+    // Printed after the serving line: how long the server took to read the checkpoint of --data.
+    const opened = Number((await line(/checkpoint of --data read in ([\d.]+) s/))[1])
+    return { listening, opened, answer }
   })
 }
 

@@ -106,6 +106,16 @@ async function warmEmbedder(embedder: Embedder): Promise<void> {
 }
 
 /**
+ * How long the start took, from the process's start (Node's `performance.now()` counts from it) to
+ * this line, and how much of it reading --data's checkpoint took: the rest is Node, the modules,
+ * the log's replay and the ports (bench/suites/startup.ts reads this line).
+ */
+function startupLine(openedMs: number, withData: boolean): string {
+  const s = (ms: number): string => (ms / 1000).toFixed(3)
+  return `started in ${s(performance.now())} s${withData ? ` (the checkpoint of --data read in ${s(openedMs)} s)` : ''}`
+}
+
+/**
  * `quarry serve`: runs until SIGINT / SIGTERM (or `options.signal` aborts), then writes a last
  * snapshot (with --data); resolves to the exit code.
  */
@@ -148,6 +158,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const extractor = extractorPath === undefined ? undefined : ((await loadPlugin(extractorPath, { flag: '--extractor', exportName: 'extractor', usage: help })) as FactExtractor)
   const modelPath = flags.value('model')
   const model = modelPath === undefined ? undefined : ((await loadPlugin(modelPath, { flag: '--model', exportName: 'model', usage: help })) as GenerativeModel)
+  // createServer reads --data's checkpoint (synchronously): timed for the start-up line below.
+  const opening = performance.now()
   const server = createServer({
     embedder,
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
@@ -176,6 +188,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
     ...(extractor === undefined ? {} : { memoryBank: { extractor } }),
     ...omitUndefined({ model }),
   })
+  const openedMs = performance.now() - opening
   let url: string
   let boundGrpc: number | undefined
   try {
@@ -202,6 +215,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const kept = { log: 'every write on disk before it is answered', checkpoint: 'snapshots after changes', none: 'written at a clean stop' }[durability ?? 'log']
   const restoredNote = server.restored ? ` (restored${server.replayed > 0 ? `, ${server.replayed} writes replayed from the log` : ''})` : ''
   console.log(`  embedder ${embedder.name}; ${dataDir ? `state in ${dataDir}${restoredNote}, durability ${durability ?? 'log'}: ${kept}` : 'state in memory (pass --data DIR to keep it)'}`)
+  console.log(`  ${startupLine(openedMs, dataDir !== undefined)}`)
   if (server.logKeptAside !== undefined) console.log(`  --accept-log-loss: started without the damaged write-ahead log, kept aside as ${server.logKeptAside}`)
   if (credentialsOut !== undefined) console.log(`  ${await writeServeCredentials(server, credentialsOut)}`)
   return new Promise<number>((resolve) => {
