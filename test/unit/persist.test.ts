@@ -263,7 +263,7 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
     expect(loadIndex(path).search({ vector: wide[5] as number[], topK: 10 })).toEqual(exact.search({ vector: wide[5] as number[], topK: 10 }))
   })
 
-  it('sums the HNSW graph there too (last, its bytes checked before the graph reads them): same answers, and a damaged graph is refused first', () => {
+  it('sums the HNSW graph there too (first, its bytes checked before the graph is returned): same answers, and a damaged graph is refused first', () => {
     const graphIndex = createIndex({ dimensions: 8, metric: 'l2' })
     graphIndex.addMany(data.slice(0, 1500).map((vector, i) => ({ id: `g${i}`, vector, text: `word${i % 17}` })))
     const path = join(dir, 'worker-c')

@@ -148,10 +148,14 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const store = dims === undefined ? undefined : VectorStore.sized(dims, extent, shared)
   const rows = store && new Map([['vectors.f32', bytesOf(store.slice(extent))], ['norms.f32', bytesOf(store.sliceInvNorms(extent))]])
   // Hashed on a worker in the order they are read: each is still checked before it is parsed.
+  // The graph comes first: it reads its own file while the worker hashes it, so this thread starts
+  // at once instead of waiting for the worker to start and sum a first file, and the worker sums
+  // the sections while the graph is read (last, this thread waited for the graph's sum at the end).
   // Rows in shared memory (a store in a WebAssembly memory, or one the pool will scan) are read
   // there by that worker while this thread parses the records and the text index, so they come
-  // after them; the graph comes last: it reads its own file while the worker hashes it.
-  files.sumAhead(['ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows?.keys() ?? []), ...(hnsw ? ['hnsw.bin'] : [])], rows)
+  // after them.
+  files.sumAhead([...(hnsw ? ['hnsw.bin'] : []), 'ids.bin', 'texts.bin', 'metadata.bin', 'postings.bin', 'forward.bin', 'values.bin', ...(rows?.keys() ?? [])], rows)
+  const graph = hnsw ? readGraph(files, options, dims) : undefined
   const ids = readIds(sections('ids.bin'), extent)
   if (!ids) throw fail('ids.bin')()
   const texts = readTexts(sections('texts.bin'), extent, fail('texts.bin'))
@@ -159,7 +163,6 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const sparse = readSparse(options.text.bm25, sections('postings.bin'), sections('forward.bin'), extent, textTotalLength, { postings: fail('postings.bin'), forward: fail('forward.bin') })
   const values = readValues(sections('values.bin'), extent, fail('values.bin'))
   for (const [name, bytes] of rows ?? []) files.readWhole(name, bytes)
-  const graph = hnsw ? readGraph(files, options, dims) : undefined
   files.reading = undefined
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
