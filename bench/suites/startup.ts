@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Analyzer, chunkText, createHashingEmbedder, loadIndex } from '@quarry/core'
@@ -56,19 +56,31 @@ function corpusKind(): CorpusKind {
  * the spawn to the first retrieveContexts answer (200, top 10), then kills it (SIGKILL: no final
  * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process. Also: an
  * empty folder's time to first answer (the process's fixed start: Node and the modules, plus tsx
- * compiling the sources with STARTUP_FROM=source). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides; STARTUP_DATA=DIR reuses a folder of N chunks built by an earlier run (not timed); STARTUP_ROUNDS=R rounds (15).
+ * compiling the sources with STARTUP_FROM=source). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides (N,M,...: a row for each); STARTUP_DATA=DIR reuses a folder of N chunks built by an earlier run (not timed; DIR,DIR2,... one per size); STARTUP_ROUNDS=R rounds (15).
  * The server runs from the built packages (dist/, compiled first), as an installed `quarry` does;
  * STARTUP_FROM=source runs the workspace's TypeScript sources through tsx instead.
  */
 export async function runStartup(ctx: SuiteContext): Promise<void> {
-  const chunks = Number(process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? 100_000 : 1_000_000))
+  // STARTUP_CHUNKS=N,M measures each size in turn (one row each), STARTUP_DATA=DIR,DIR2 their folders.
+  const sizes = (process.env['STARTUP_CHUNKS'] ?? (ctx.quick ? '100000' : '1000000')).split(',').map(Number)
+  const folders = process.env['STARTUP_DATA']?.split(',')
+  if (folders !== undefined && folders.length !== sizes.length) throw new Error(`STARTUP_DATA names ${folders.length} folders for ${sizes.length} sizes (STARTUP_CHUNKS)`)
   const kind = corpusKind()
   const from: StartFrom = process.env['STARTUP_FROM'] === 'source' ? 'source' : 'dist'
   if (from === 'dist') buildDist('adapters')
+  const measured = []
+  // The host's load averages (1, 5, 15 min) before and after: the targets hold on a quiet machine.
+  const loadBefore = loadavg()
+  for (const [i, chunks] of sizes.entries()) measured.push(await measureSize(chunks, kind, from, folders?.[i]))
+  const rows = measured.map((m) => m.row)
+  writeFileSync(join(ctx.resultsDir, kind === 'ann' ? 'startup-ann.json' : 'startup.json'), `${JSON.stringify({ suite: 'startup', date: new Date().toISOString(), node: process.version, quick: ctx.quick, loadavg: { before: loadBefore, after: loadavg() }, rows, times: measured.map((m) => ({ chunks: m.row.chunks, ...m.times })) }, null, 1)}\n`)
+}
+
+/** One size's rounds: its folder built (or `reused`, STARTUP_DATA), then served and loaded in interleaved rounds. */
+async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, reused: string | undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-bench-startup-'))
   try {
     // STARTUP_DATA=DIR reuses a folder an earlier run of this suite built (its build is not timed).
-    const reused = process.env['STARTUP_DATA']
     const data = reused ?? join(dir, 'data')
     const buildSeconds = reused === undefined ? await buildDataFolder(data, chunks, kind) : Number.NaN
     // Read anew before each use: a start may checkpoint a new generation and remove the old one.
@@ -140,7 +152,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
       rounds,
     }
     printTable(`quarry serve --data with ${chunks} RAG chunks: spawn → first retrieveContexts answer, against core's loadIndex of the corpus (medians of ${rounds} interleaved rounds)`, [row])
-    writeFileSync(join(ctx.resultsDir, kind === 'ann' ? 'startup-ann.json' : 'startup.json'), `${JSON.stringify({ suite: 'startup', date: new Date().toISOString(), node: process.version, quick: ctx.quick, rows: [row], times }, null, 1)}\n`)
+    return { row, times }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
