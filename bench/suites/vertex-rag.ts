@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Analyzer, chunkText, createGloveEmbedder, createIndex, type SearchRequest } from '@quarry/core'
 import { VertexRagEngine } from '@quarry/adapters'
@@ -77,6 +77,8 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
     },
   }
   const wayNames = Object.keys(ways)
+  // The host's load averages (1, 5, 15 min) before and after the ingest rounds: the ratios hold on a quiet machine.
+  const loadBefore = loadavg()
   const rounds = ctx.quick ? 2 : 5
   const seconds = new Map<string, number[]>()
   const corpora: Record<string, string> = {}
@@ -97,6 +99,7 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
     }
   }
   rmSync(dir, { recursive: true, force: true })
+  const ingestLoad = { before: loadBefore, after: loadavg() }
   const ingestRows = (['knn', 'ann'] as const).flatMap((db) => {
     const core = median(seconds.get(`${db}|core ingest`) ?? [])
     return wayNames.map((way) => {
@@ -148,6 +151,6 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
   printTable(`retrieveContexts against core, top-10, with the query embedding (${queries.length} queries, interleaved)`, rows)
   writeFileSync(
     join(ctx.resultsDir, 'vertex-rag.json'),
-    `${JSON.stringify({ suite: 'vertex-rag', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, files: files.length, chunks: chunks.length, clients: CLIENTS, rounds, ingest: ingestRows, queries: queries.length, rows }, null, 1)}\n`,
+    `${JSON.stringify({ suite: 'vertex-rag', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, files: files.length, chunks: chunks.length, clients: CLIENTS, rounds, loadavg: ingestLoad, ingest: ingestRows, queries: queries.length, rows }, null, 1)}\n`,
   )
 }
