@@ -287,7 +287,7 @@ export const SUITES: readonly Suite[] = [
     files: ['http.json'],
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the server process\'s CPU time per request (what the transport costs Quarry, apart from the client). The floor (second table) runs the same clients against servers that do no work: a bare `node:http` one, a grpc-js one, and a minimal gRPC one on `node:http2`. Small reads (third table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry) and of the clients\' (what Google\'s clients cost). The floor (second table) runs the same clients against servers that do no work: a bare `node:http` one, a grpc-js one, and a minimal gRPC one on `node:http2`. Small reads (third table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -300,7 +300,7 @@ export const SUITES: readonly Suite[] = [
             call,
             ...clients.flatMap((n) => {
               const row = at(call, n)
-              const cpu = num(row, 'grpc / rest server µs') === undefined ? '' : `, server CPU ${ratio(num(row, 'grpc / rest server µs'))}`
+              const cpu = num(row, 'grpc / rest server µs') === undefined ? '' : `; CPU: server ${ratio(num(row, 'grpc / rest server µs'))}, client ${ratio(num(row, 'grpc / rest client µs'))}`
               const grpc = `${ratio(num(row, 'grpc / rest rps'))}${n === 1 ? `, p50 ${ratio(num(row, 'grpc / rest p50'))}` : ''}${cpu}`
               return [['in-process rps', 'rest rps', 'grpc rps', 'grpc raw rps'].map((k) => fmt(num(row, k))).join(' / '), ratio(num(row, 'rest / bare rps')), row === undefined ? '' : grpc]
             }),
@@ -315,7 +315,7 @@ export const SUITES: readonly Suite[] = [
           const counts = [...new Set(floor.map((x) => num(x, 'clients') ?? 0))]
           const cell = (server: string, n: number): string => {
             const x = floor.find((f) => f['server'] === server && num(f, 'clients') === n)
-            return `${fmt(num(x, 'rps'))} rps, p50 ${fmt(num(x, 'p50 ms'))} ms, server ${fmt(num(x, 'server µs'))} µs`
+            return `${fmt(num(x, 'rps'))} rps, p50 ${fmt(num(x, 'p50 ms'))} ms; CPU µs: server ${fmt(num(x, 'server µs'))}, client ${fmt(num(x, 'client µs'))}`
           }
           return [...table(['no-work server (the floor)', ...counts.map((n) => `${n} client${n === 1 ? '' : 's'}`)], servers.map((server) => [server, ...counts.map((n) => cell(server, n))])), '']
         })(),

@@ -82,6 +82,8 @@ const SMALL_READ_CLIENTS = 16
 const SMALL_READ_ROUNDS = 8
 
 type Stat = { rps: number; p50: number; p99: number }
+/** A round's figures with the CPU microseconds per request of the server's process and of the clients'. */
+type Measured = Stat & { cpu: number; clientCpu: number }
 
 /** A score as every transport can tell it: unset (proto3's 0) as 0, at float precision. */
 const f32 = (v: number | null | undefined): number => Math.fround(v ?? 0)
@@ -455,6 +457,14 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     return rawCall(c.rpc, c.request(body))
   }
   const serverCpu = async (): Promise<number> => (await ask({ op: 'cpu' })) as number
+  /** A round's figures, with the CPU microseconds per request of the server's process and of the clients' (this one). */
+  const measured = async (requests: number, round: () => Promise<Stat>): Promise<Measured> => {
+    const before = await serverCpu()
+    const client = process.cpuUsage()
+    const stat = await round()
+    const used = process.cpuUsage(client)
+    return { ...stat, cpu: ((await serverCpu()) - before) / requests, clientCpu: (used.user + used.system) / requests }
+  }
 
   // Before timing: the first gRPC call of each client (it loads the protos and opens the
   // connection), then one answer of each call over every transport against the in-process one.
@@ -476,15 +486,12 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(calls)) {
     for (const concurrency of c.clients ?? [1, 8, 32]) {
-      /** A round of one mode: the clients' figures, and the server process's CPU microseconds per request. */
-      const measure = async (mode: Mode): Promise<Stat & { cpu: number }> => {
-        const before = await serverCpu()
-        const stat = mode === 'in-process' ? ((await ask({ op: 'measure', call: name, concurrency, perClient })) as Stat) : await closedLoop(concurrency, perClient, queries, (q, i) => send(c, mode, c.body(q, i)))
-        return { ...stat, cpu: ((await serverCpu()) - before) / (concurrency * perClient) }
-      }
+      // In process, the loop runs in the server's process: the bench's own CPU is then only waiting.
+      const measure = (mode: Mode): Promise<Measured> =>
+        measured(concurrency * perClient, async () => (mode === 'in-process' ? ((await ask({ op: 'measure', call: name, concurrency, perClient })) as Stat) : closedLoop(concurrency, perClient, queries, (q, i) => send(c, mode, c.body(q, i)))))
       // A warm-up round of each, then ROUNDS measured rounds, interleaved (the order rotating); medians.
       for (const mode of MODES) await measure(mode)
-      const runs = new Map<Mode, (Stat & { cpu: number })[]>(MODES.map((m) => [m, []]))
+      const runs = new Map<Mode, Measured[]>(MODES.map((m) => [m, []]))
       for (let round = 0; round < ROUNDS; round++) {
         for (let j = 0; j < MODES.length; j++) {
           const mode = MODES[(j + round) % MODES.length] as Mode
@@ -493,8 +500,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       }
       const [a, r, b, g, raw] = MODES.map((m) => {
         const xs = runs.get(m) ?? []
-        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), cpu: median(xs.map((x) => x.cpu)) }
-      }) as [Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }, Stat & { cpu: number }]
+        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), cpu: median(xs.map((x) => x.cpu)), clientCpu: median(xs.map((x) => x.clientCpu)) }
+      }) as [Measured, Measured, Measured, Measured, Measured]
       const eachRound = (over: Mode, under: Mode): string => (runs.get(over) ?? []).map((x, k) => (x.rps / ((runs.get(under) ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' ')
       rows.push({
         call: name,
@@ -528,7 +535,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
         'grpc raw / rest rps': raw.rps / r.rps,
         'grpc / rest p50': g.p50 / r.p50,
         'grpc raw / rest p50': raw.p50 / r.p50,
+        'rest client µs': r.clientCpu,
+        'grpc client µs': g.clientCpu,
+        'grpc raw client µs': raw.clientCpu,
         'grpc / rest server µs': g.cpu / r.cpu,
+        'grpc / rest client µs': g.clientCpu / r.clientCpu,
       })
     }
   }
@@ -549,13 +560,10 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
   const floorRows: Record<string, string | number>[] = []
   for (const concurrency of FLOOR_CLIENTS) {
-    const measure = async (mode: FloorMode): Promise<Stat & { cpu: number }> => {
-      const before = await serverCpu()
-      const stat = await closedLoop(concurrency, Math.ceil(floorPerRound / concurrency), queries, () => echoOnce(mode))
-      return { ...stat, cpu: ((await serverCpu()) - before) / (concurrency * Math.ceil(floorPerRound / concurrency)) }
-    }
+    const each = Math.ceil(floorPerRound / concurrency)
+    const measure = (mode: FloorMode): Promise<Measured> => measured(concurrency * each, () => closedLoop(concurrency, each, queries, () => echoOnce(mode)))
     for (const mode of FLOOR_MODES) await measure(mode)
-    const runs = new Map<FloorMode, (Stat & { cpu: number })[]>(FLOOR_MODES.map((m) => [m, []]))
+    const runs = new Map<FloorMode, Measured[]>(FLOOR_MODES.map((m) => [m, []]))
     for (let round = 0; round < ROUNDS; round++) {
       for (let j = 0; j < FLOOR_MODES.length; j++) {
         const mode = FLOOR_MODES[(j + round) % FLOOR_MODES.length] as FloorMode
@@ -564,7 +572,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     }
     for (const mode of FLOOR_MODES) {
       const xs = runs.get(mode) ?? []
-      floorRows.push({ server: mode, clients: concurrency, rps: median(xs.map((x) => x.rps)), 'p50 ms': median(xs.map((x) => x.p50)), 'p99 ms': median(xs.map((x) => x.p99)), 'server µs': median(xs.map((x) => x.cpu)) })
+      floorRows.push({ server: mode, clients: concurrency, rps: median(xs.map((x) => x.rps)), 'p50 ms': median(xs.map((x) => x.p50)), 'p99 ms': median(xs.map((x) => x.p99)), 'server µs': median(xs.map((x) => x.cpu)), 'client µs': median(xs.map((x) => x.clientCpu)) })
     }
   }
   for (const client of Object.values(echoClients)) client.close()
