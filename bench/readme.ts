@@ -285,9 +285,17 @@ export const SUITES: readonly Suite[] = [
   {
     name: 'http',
     files: ['http.json'],
+    data: ([r]) => {
+      // The floor, in a line: each transport against a server that does no work, with the same clients.
+      const floor = list(r, 'floor')
+      const counts = [...new Set(floor.map((x) => num(x, 'clients') ?? 0))]
+      const at = (server: string, key: string): string => counts.map((n) => fmt(num(floor.find((f) => f['server'] === server && num(f, 'clients') === n), key))).join(' / ')
+      const servers = [...new Set(floor.map((x) => String(x['server'])))]
+      return `${fmt(num(r, 'passages'))} passages, ${fmt(num(r, 'perClient'))} requests per client per round.${floor.length === 0 ? '' : ` The floor, servers that do no work, at ${counts.join(' / ')} clients: ${servers.map((server) => `${server} p50 ${at(server, 'p50 ms')} ms, ${at(server, 'rps')} rps`).join('; ')}.`}`
+    },
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry) and of the clients\' (what Google\'s clients cost). The floor (second table) runs the same clients against servers that do no work: a bare `node:http` one, a grpc-js one, and a minimal gRPC one on `node:http2`. Small reads (third table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry) and of the clients\' (what Google\'s clients cost). The floor (under Data) runs the same clients against servers that do no work: a bare `node:http` one (http echo), a grpc-js one, and a minimal gRPC one on `node:http2` (http2 echo). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -308,18 +316,6 @@ export const SUITES: readonly Suite[] = [
         ),
         '',
         ...(() => {
-          // The floor: each transport against a server that does no work, with the same clients.
-          const floor = list(r, 'floor')
-          if (floor.length === 0) return []
-          const servers = [...new Set(floor.map((x) => String(x['server'])))]
-          const counts = [...new Set(floor.map((x) => num(x, 'clients') ?? 0))]
-          const cell = (server: string, n: number): string => {
-            const x = floor.find((f) => f['server'] === server && num(f, 'clients') === n)
-            return `${fmt(num(x, 'rps'))} rps, p50 ${fmt(num(x, 'p50 ms'))} ms; CPU µs: server ${fmt(num(x, 'server µs'))}, client ${fmt(num(x, 'client µs'))}`
-          }
-          return [...table(['no-work server (the floor)', ...counts.map((n) => `${n} client${n === 1 ? '' : 's'}`)], servers.map((server) => [server, ...counts.map((n) => cell(server, n))])), '']
-        })(),
-        ...(() => {
           // Small reads, a column each: REST / bare requests per second, the median ratio, and the rounds' lowest and highest.
           const reads = list(r, 'smallReads')
           if (reads.length === 0) return []
@@ -328,8 +324,7 @@ export const SUITES: readonly Suite[] = [
             ...table(
               [`small read, ${fmt(num(reads[0], 'clients'))} clients`, ...reads.map((x) => String(x['call']))],
               [
-                ['REST / bare rps', ...reads.map((x) => `${fmt(num(x, 'rest rps'))} / ${fmt(num(x, 'bare rps'))}`)],
-                ['REST / bare', ...reads.map((x) => ratio(num(x, 'rest / bare rps')))],
+                ['REST / bare (rps)', ...reads.map((x) => `${ratio(num(x, 'rest / bare rps'))} (${fmt(num(x, 'rest rps'))} / ${fmt(num(x, 'bare rps'))})`)],
                 ['rounds, lowest – highest', ...reads.map((x) => `${Math.min(...rounds(x)).toFixed(2)} – ${Math.max(...rounds(x)).toFixed(2)}`)],
               ],
             ),
