@@ -162,6 +162,30 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     return outcome.ok ? { ok: true, bytes: route.encode(outcome.response) } : { ok: false, status: outcome.status }
   }
 
+  // Calls whose request has arrived start one per turn of the event loop. Node's HTTP/2 sends what
+  // a turn wrote at the start of the next one, and a client's concurrent calls share a connection:
+  // started together, their answers would leave together after the last, with the client idle
+  // until then. One per turn, each answer leaves while the next call runs, and the two processes
+  // work at once (with Google's Node client at 8 and 32 callers, 1.6–1.8 of two cores busy instead
+  // of 1.1–1.2; `bench http`).
+  const ready: (() => void)[] = []
+  let pumping = false
+  const pump = (): void => {
+    ready.shift()?.()
+    if (ready.length > 0) setImmediate(pump)
+    else pumping = false
+  }
+  const start = (call: () => void): void => {
+    if (pumping) {
+      ready.push(call)
+      return
+    }
+    // Nothing waiting: this call runs at once (a lone client pays no extra turn); later ones queue.
+    pumping = true
+    call()
+    setImmediate(pump)
+  }
+
   const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void => {
     stream.on('error', () => undefined)
     const contentType = one(headers[http2.HTTP2_HEADER_CONTENT_TYPE])
@@ -226,15 +250,18 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       const compressed = whole[0] === 1
       const body = whole.subarray(PREFIX_BYTES)
       const client = clientOf(stream.session?.socket?.remoteAddress)
-      const answer = (message: Buffer): void => {
-        run(route, message, client, controller.signal, deadline).then(
-          (result) => reply(stream, result),
-          (error: unknown) => {
-            options.onInternalError(error)
-            fail(stream, 'INTERNAL', 'Internal error encountered.')
-          },
-        )
-      }
+      const answer = (message: Buffer): void =>
+        start(() => {
+          // A call cancelled or past its deadline while it waited for its turn is not run.
+          if (stream.headersSent || stream.destroyed) return
+          run(route, message, client, controller.signal, deadline).then(
+            (result) => reply(stream, result),
+            (error: unknown) => {
+              options.onInternalError(error)
+              fail(stream, 'INTERNAL', 'Internal error encountered.')
+            },
+          )
+        })
       if (!compressed) return answer(body)
       const decompress = DECOMPRESS[encoding]
       if (!decompress) return fail(stream, 'INTERNAL', 'The request message is marked compressed, but the call names no encoding (grpc-encoding).')
