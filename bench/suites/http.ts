@@ -16,6 +16,7 @@ import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
 import type { protos as languageProtos } from '@google-ai/generativelanguage'
 import * as grpcRaw from '@grpc/grpc-js'
 import { loadServiceProtos, type ProtoType } from '../../packages/adapters/src/grpc/protos.js'
+import { framedMessage } from '../../packages/adapters/src/grpc/server.js'
 
 // Google's own Node clients, as users run them (CommonJS; required as test/http/grpc.test.ts does).
 const require = createRequire(import.meta.url)
@@ -240,10 +241,7 @@ async function echoServers(): Promise<{ ports: Record<FloorMode, number>; close:
   const same = (b: Buffer): Buffer => b
   grpcJs.addService({ Echo: { path: '/echo.Echo/Echo', requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same } }, { Echo: (_call: unknown, callback: grpcRaw.sendUnaryData<Buffer>) => callback(null, ECHO_MESSAGE) })
   const grpcJsPort = await new Promise<number>((resolve, reject) => grpcJs.bindAsync('127.0.0.1:0', grpcRaw.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))))
-  // gRPC's length-prefixed message: a byte saying uncompressed, then the length, big-endian.
-  const framed = Buffer.alloc(5 + ECHO_MESSAGE.length)
-  framed.writeUInt32BE(ECHO_MESSAGE.length, 1)
-  ECHO_MESSAGE.copy(framed, 5)
+  const framed = framedMessage(ECHO_MESSAGE)
   const http2: Http2Server = createHttp2Server()
   http2.on('stream', (stream) => {
     stream.resume()

@@ -149,8 +149,8 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const rows = store && new Map([['vectors.f32', bytesOf(store.slice(extent))], ['norms.f32', bytesOf(store.sliceInvNorms(extent))]])
   // Hashed on a worker in the order they are read: each is still checked before it is parsed.
   // The graph comes first: it reads its own file while the worker hashes it, so this thread starts
-  // at once instead of waiting for the worker to start and sum a first file, and the worker sums
-  // the sections while the graph is read (last, this thread waited for the graph's sum at the end).
+  // at once instead of waiting for the worker to sum a first file, and the worker sums the
+  // sections while the graph is read (read last, this thread would wait for the graph's sum).
   // Rows in shared memory (a store in a WebAssembly memory, or one the pool will scan) are read
   // there by that worker while this thread parses the records and the text index, so they come
   // after them.
