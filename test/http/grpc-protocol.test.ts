@@ -75,7 +75,10 @@ function call(path: string, message: Buffer, channel: Record<string, number> = {
 }
 
 beforeAll(async () => {
-  server = createServer({ embedder: createHashingEmbedder({ dimensions: 16 }), grpcPort: 0, maxBodyBytes: LIMIT })
+  // Embedding takes a while, as a model's does: a call that embeds outlives a timer that fires at once.
+  const hashing = createHashingEmbedder({ dimensions: 16 })
+  const slow = { name: 'slow', dimensions: 16, embed: async (texts: readonly string[]) => (await new Promise((r) => setTimeout(r, 30)), hashing.embed(texts)) }
+  server = createServer({ embedder: slow, grpcPort: 0, maxBodyBytes: LIMIT })
   port = (await server.listen()).grpcPort as number
   session = connect(`http://127.0.0.1:${port}`)
 })
@@ -128,6 +131,19 @@ describe('the gRPC server on node:http2', () => {
     const cut = await raw({}, one.subarray(0, one.length - 3))
     expect(cut.headers['grpc-status']).toBe(String(grpc.status.INTERNAL))
     expect(decodeURIComponent(String(cut.headers['grpc-message']))).toBe('The call ended before its request message was whole.')
+  })
+
+  it('keeps a deadline longer than a timer can wait (grpc-timeout allows years): the call is answered', async () => {
+    await server.engines.semanticRetriever.createCorpus({ corpus: { name: 'corpora/patient' } })
+    await server.engines.semanticRetriever.createDocument({ parent: 'corpora/patient', document: { name: 'corpora/patient/documents/d' } })
+    // CreateChunkRequest { parent: 1, chunk: 2 { name: 1, data: 2 { string_value: 1 } } }: it embeds, which the embedder makes slow.
+    const field = (tag: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes])
+    const chunk = Buffer.concat([field(0x0a, Buffer.from('corpora/patient/documents/d/chunks/c')), field(0x12, field(0x0a, Buffer.from('waited for')))])
+    const request = Buffer.concat([field(0x0a, Buffer.from('corpora/patient/documents/d')), field(0x12, chunk)])
+    const made = await raw({ ':path': '/google.ai.generativelanguage.v1beta.RetrieverService/CreateChunk', 'grpc-timeout': '99999999S' }, framed(request))
+    expect([made.headers['grpc-status'], decodeURIComponent(String(made.headers['grpc-message'] ?? ''))]).toEqual(['0', ''])
+    const stored = await server.engines.semanticRetriever.getChunk({ name: 'corpora/patient/documents/d/chunks/c' })
+    expect(stored.ok ? stored.response.data : undefined).toEqual({ stringValue: 'waited for' })
   })
 
   it("writes an error's message percent-encoded, as grpc-js reads it back", async () => {

@@ -74,6 +74,9 @@ export function framedMessage(bytes: Buffer): Buffer {
   return framed
 }
 
+/** The longest a Node timer waits. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** Milliseconds a `grpc-timeout` header allows (at most 8 digits and a unit), or undefined without a valid one. */
 export function timeoutMs(header: string | undefined): number | undefined {
   const match = header === undefined ? null : /^(\d{1,8})([HMSmun])$/.exec(header)
@@ -212,8 +215,10 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     const controller = new AbortController()
     const timeout = timeoutMs(one(headers['grpc-timeout']))
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout
+    // A timer waits at most 2^31 - 1 ms (Node fires a longer one at once); a longer deadline (grpc-timeout
+    // allows years) still reaches the method as its time.
     const timer =
-      timeout === undefined
+      timeout === undefined || timeout > MAX_TIMER_MS
         ? undefined
         : setTimeout(() => {
             controller.abort()
