@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
+import { Analyzer, chunkText, createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
 import { runs } from '../support/runs.js'
 
 // QuarryIndex.prepareText analyzes a record's text ahead of its add (the RAG adapter's uploads
@@ -55,6 +55,38 @@ describe('text prepared ahead (prepareText)', () => {
         expect(prepared.state.sparse.terms).toEqual(plain.state.sparse.terms)
         expect([...prepared.ids()].map((id) => prepared.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
         expect(answers(prepared, queries)).toEqual(answers(plain, queries))
+      }),
+      { numRuns: runs(150) },
+    )
+  })
+
+  it('with the tokens of the Analyzer that chunked the text (tokensFrom): the same records, and no unit read twice', () => {
+    fc.assert(
+      fc.property(fc.array(field, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 8 }), fc.array(fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 4 }), (parts, size, queries) => {
+        const source = parts.join('\n\n')
+        const chunker = new Analyzer()
+        // Chunks start and end mid-unit ("(wave," cut after "wave"): the chunker has not read those pieces.
+        const chunks = chunkText(chunker, source, { size, overlap: size > 1 ? 1 : 0 }).map((c) => c.text)
+        const [plain, prepared] = twins()
+        const other = new Analyzer({ stem: false })
+        other.tokens(source)
+        const ignored = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+        chunks.forEach((t, i) => {
+          const record = { id: `c${i}`, vector: [1, i, 0, -1] }
+          plain.add({ ...record, text: t })
+          prepared.add({ ...record, text: prepared.prepareText(t, { tokensFrom: chunker }) })
+          // An Analyzer with other options is not read from.
+          ignored.add({ ...record, text: ignored.prepareText(t, { tokensFrom: other }) })
+        })
+        // Only the pieces of units a chunk boundary cut are read by the index's analyzer (before any query is); whole units come from the chunker.
+        const cut = new Set(chunks.flatMap((t) => t.split(/\s+/).filter((u, j, us) => u !== '' && (j === 0 || j === us.length - 1))))
+        expect(prepared.state.analyzer.unitsAnalyzed).toBeLessThanOrEqual(cut.size)
+        expect(ignored.state.analyzer.unitsAnalyzed).toBe(plain.state.analyzer.unitsAnalyzed)
+        for (const index of [prepared, ignored]) {
+          expect(index.textStats).toEqual(plain.textStats)
+          expect(index.state.sparse.terms).toEqual(plain.state.sparse.terms)
+          expect(answers(index, queries)).toEqual(answers(plain, queries))
+        }
       }),
       { numRuns: runs(150) },
     )

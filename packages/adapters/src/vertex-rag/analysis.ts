@@ -16,8 +16,11 @@ export type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.j
  * (analysis-worker.ts, for imports): the same functions either way.
  */
 
-/** Tokens of RAG chunking: the analyzer's word tokens (stop words included). */
-const analyzer = new Analyzer()
+/**
+ * Tokens of RAG chunking: the analyzer's word tokens (stop words included). A corpus's index
+ * prepares its chunks' texts with it (ingest.ts): the words it read while chunking are not read again.
+ */
+export const chunkingAnalyzer = new Analyzer()
 
 /** Bytes hashed between two turns of the event loop (a millisecond's work or a few on a busy machine). */
 const HASH_SLICE = 256 * 1024
@@ -46,7 +49,7 @@ export async function analyzeFile(input: AnalysisInput): Promise<Analysis> {
 export async function analyzeHere(input: AnalysisInput): Promise<Analysis> {
   const extracted = await extractText(input.readAs, input.bytes, input.label, input.bounds)
   if (!extracted.ok) return extracted
-  const pieces = chunkText(analyzer, extracted.text, input.chunking)
+  const pieces = chunkText(chunkingAnalyzer, extracted.text, input.chunking)
   if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
   return { ok: true, text: extracted.text, type: extracted.type, pageStarts: extracted.pageStarts, pieces }
 }

@@ -1,6 +1,6 @@
 import type { PreparedText } from '@quarry/core'
 import { replayableRare } from '../rpc/replay.js'
-import { analyzeFile, sha256Of, type Analysis } from './analysis.js'
+import { analyzeFile, chunkingAnalyzer, sha256Of, type Analysis } from './analysis.js'
 import type { RagContext } from './context.js'
 import type { ChunkingPlan } from './chunking.js'
 import { UNBOUNDED, type FileBounds } from './file-bounds.js'
@@ -71,7 +71,7 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
   // Awaited below, after the texts' slices: a failure meanwhile is not unhandled.
   embedding.catch(() => undefined)
   // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
-  const texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t))
+  const texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t, { tokensFrom: chunkingAnalyzer }))
   const vectors = await embedding
   // Ids and stamps are drawn in the order files came, however long each took to read and embed.
   await turn.ready

@@ -17,6 +17,7 @@ import { validateSearch, type SearchRequest } from './search-request.js'
 import { sparseDocument, sparseSearch } from './sparse-search.js'
 import { emptyState, type IndexState } from './state.js'
 import type { PreparedSparse } from '../sparse/sparse-index.js'
+import type { Analyzer } from '../text/analyzer.js'
 import { normalized, toVector, type VectorBuffers } from './vector-input.js'
 
 interface ValidRecord {
@@ -108,12 +109,16 @@ export class QuarryIndex {
    * text, BM25 statistics, term numbers and snapshot bytes); a prepared text never added leaves no
    * trace, and may be made during a {@link saveInSlices}. Throws INVALID_RECORD for text that is
    * not a string or a plain object of string fields.
+   *
+   * `options.tokensFrom`: an {@link Analyzer} that has tokenized this text already (`chunkText`,
+   * `tokens`), with the options of this index's analyzer: the words it has read are not read
+   * again (the same terms; an Analyzer with other options is not used).
    */
-  prepareText(text: TextInput): PreparedText {
+  prepareText(text: TextInput, options: { readonly tokensFrom?: Analyzer } = {}): PreparedText {
     const valid = validateText(text)
     if (valid === undefined) throw new QuarryError('INVALID_RECORD', 'text must be a string or an object of string fields like { title, body }; received undefined.', { path: 'text' })
     const state = this.#state
-    return new PreparedText(valid, state.sparse, state.sparse.prepare(sparseDocument(state.analyzer, valid, state.options.text)))
+    return new PreparedText(valid, state.sparse, state.sparse.prepare(sparseDocument(state.analyzer, valid, state.options.text, options.tokensFrom)))
   }
 
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */

@@ -12,11 +12,12 @@ import { filterSubject, type IndexState } from './state.js'
 /**
  * A record's text as the sparse index sees it: field-boosted term frequencies and length, as
  * the analyzer's term ids (its reused counts: index the document before analyzing the next).
+ * `tokensFrom`: see {@link QuarryIndex.prepareText}.
  */
-export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions): SparseDocument {
+export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions, tokensFrom?: Analyzer): SparseDocument {
   const counts = analyzer.documentCounts()
-  if (typeof text === 'string') analyzer.countTerms(text, options.fields.text?.boost ?? 1, counts)
-  else for (const field of Object.keys(text)) analyzer.countTerms(text[field] as string, options.fields[field]?.boost ?? 1, counts)
+  if (typeof text === 'string') analyzer.countTerms(text, options.fields.text?.boost ?? 1, counts, tokensFrom)
+  else for (const field of Object.keys(text)) analyzer.countTerms(text[field] as string, options.fields[field]?.boost ?? 1, counts, tokensFrom)
   return { counts, length: counts.length }
 }
 

@@ -63,6 +63,7 @@ export class Analyzer {
   #ids = new Map<string, number>()
   #termList: string[] = []
   #epoch: object = {}
+  #unitsAnalyzed = 0
   /** The buffer {@link tokenOffsets} fills, reused text after text. */
   #offsets = new Int32Array(1024)
   /** The counts {@link countTerms} fills for indexing, reused document after document. */
@@ -90,8 +91,24 @@ export class Analyzer {
    * Analyzer's: see {@link termOf}); the same terms in the same order as {@link terms}, without
    * a string per term. Reading the ids ends with the next call that may start a new epoch.
    */
-  countTerms(text: string, weight: number, into: TermCounts): void {
-    this.#forEachTermId(text, (id) => into.add(id, weight))
+  countTerms(text: string, weight: number, into: TermCounts, tokensFrom?: Analyzer): void {
+    this.#forEachTermId(text, (id) => into.add(id, weight), tokensFrom !== undefined && this.#sameAs(tokensFrom) ? tokensFrom : undefined)
+  }
+
+  /**
+   * Whether `other` has these options, so that its tokens of a unit carry the terms this Analyzer
+   * would make of it (the tokenizer, the token length and every rule from token to term match).
+   */
+  #sameAs(other: Analyzer): boolean {
+    const a = this.options
+    const b = other.options
+    if (a === b) return true
+    return sameWords(a.stopWords, b.stopWords) && a.tokenizer === b.tokenizer && a.lowercase === b.lowercase && a.foldAccents === b.foldAccents && a.stem === b.stem && a.minLength === b.minLength && a.maxTokenLength === b.maxTokenLength
+  }
+
+  /** @internal Units this Analyzer has analyzed (read with wink or its shapes) rather than found memoized: tests check that a unit is not analyzed twice. */
+  get unitsAnalyzed(): number {
+    return this.#unitsAnalyzed
   }
 
   /** @internal Empty counts over this Analyzer's ids, reused by every call (read them before the next). */
@@ -112,10 +129,11 @@ export class Analyzer {
     return this.#termList[id] as string
   }
 
-  #forEachTermId(text: string, visit: (id: number) => void): void {
+  /** `tokensFrom`: an Analyzer with these options whose memoized tokens of a unit give its terms, instead of reading the unit again. */
+  #forEachTermId(text: string, visit: (id: number) => void, tokensFrom?: Analyzer): void {
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
-        const ids = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash)
+        const ids = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash, tokensFrom)
         if (typeof ids === 'number') visit(ids)
         else for (let i = 0; i < ids.length; i++) visit(ids[i] as number)
       })
@@ -207,9 +225,13 @@ export class Analyzer {
     return tokens
   }
 
-  /** The term ids of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
-  #unit(text: string, start: number, end: number, hash: number): number | readonly number[] {
-    const terms = this.#analyzeUnit(text.slice(start, end)).terms
+  /**
+   * The term ids of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized;
+   * its terms are those of `tokensFrom`'s tokens when that Analyzer has them.
+   */
+  #unit(text: string, start: number, end: number, hash: number, tokensFrom: Analyzer | undefined): number | readonly number[] {
+    const tokens = tokensFrom === undefined ? undefined : tokensFrom.#unitTokens.find(text, start, end, hash)
+    const terms = tokens ? termsOf(tokens) : this.#analyzeUnit(text.slice(start, end)).terms
     const ids = typeof terms === 'string' ? this.#idOf(terms) : terms.map((t) => this.#idOf(t))
     if (this.#units.size >= UNIT_MEMO_LIMIT) this.#units.clear()
     this.#units.add(text, start, end, hash, ids)
@@ -222,20 +244,17 @@ export class Analyzer {
    * letters or numbers between punctuation: see `shapeTokens`) is read without calling wink.
    */
   #analyzeUnit(unit: string): UnitAnalysis {
+    this.#unitsAnalyzed++
     const max = this.options.maxTokenLength
     return this.#analyzed(shapeTokens(unit, max) ?? directUnitTokens(unit, max))
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {
     const tokens: AnalyzedToken[] = []
-    const terms: string[] = []
     for (const token of raw) {
-      if (!KEPT_TYPES.has(token.type)) continue
-      const term = this.#term(token)
-      tokens.push({ term, start: token.start, end: token.end })
-      if (term !== null) terms.push(term)
+      if (KEPT_TYPES.has(token.type)) tokens.push({ term: this.#term(token), start: token.start, end: token.end })
     }
-    return { terms: terms.length === 1 ? (terms[0] as string) : terms, tokens }
+    return { terms: termsOf(tokens), tokens }
   }
 
   #normalize(value: string): string {
@@ -259,4 +278,17 @@ export class Analyzer {
     this.#memo.set(ownCopy(key), term)
     return term
   }
+}
+
+/** A unit's terms from its analyzed tokens (stop words and short tokens have none): one term as itself, else a list. */
+function termsOf(tokens: readonly AnalyzedToken[]): string | string[] {
+  const terms: string[] = []
+  for (const t of tokens) if (t.term !== null) terms.push(t.term)
+  return terms.length === 1 ? (terms[0] as string) : terms
+}
+
+/** Whether two stopWords options are the same: the same flag, or the same words in the same order. */
+function sameWords(a: boolean | readonly string[], b: boolean | readonly string[]): boolean {
+  if (typeof a === 'boolean' || typeof b === 'boolean') return a === b
+  return a.length === b.length && a.every((w, i) => w === b[i])
 }
