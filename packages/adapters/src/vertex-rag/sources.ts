@@ -230,8 +230,10 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
       return { ok: false, status: rpcStatus('PERMISSION_DENIED', `${file.uri}: a file with more than one name (a hard link); confined imports read only files with one name, so copy it instead.`) }
     }
     if (info.size > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: ${info.size} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
-    // Sizes can lie (files under /proc say 0): read until the end, never past maxBytes + 1.
-    let buffer = Buffer.alloc(Math.min(maxBytes + 1, Math.max(info.size + 1, 64 * 1024)))
+    // Sizes can lie (files under /proc say 0): read until the end, never past maxBytes + 1. A size
+    // given is trusted for the first buffer (a byte more, to see the end): the buffer moves to the
+    // calling thread with the bytes, so a 64 KiB one for every small file would be memory held for nothing.
+    let buffer = Buffer.alloc(Math.min(maxBytes + 1, info.size > 0 ? info.size + 1 : 64 * 1024))
     let length = 0
     for (;;) {
       if (length === buffer.length) {
