@@ -11,9 +11,9 @@ interface Job {
 
 /**
  * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
- * each upload's texts go to the import worker at once, while this thread analyzes them for the
- * index (ingest.ts); until the worker runs and is ready (an import or the 16th upload of the
- * process starts it: import-worker.ts), uploads embed here.
+ * each upload's texts go to the import worker at once (but a share this thread embeds beside it),
+ * while this thread analyzes them for the index (ingest.ts); until the worker runs and is ready (an
+ * import or the 16th upload of the process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedInSlices`
  * call. Each upload gets its own vectors, in order; the vectors of a text do not depend on its
@@ -32,7 +32,7 @@ class EmbedQueue {
   }
 
   embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const onWorker = this.#useWorker ? importWorker.embed(texts, this.#embedder) : undefined
+    const onWorker = this.#useWorker ? this.#besideWorker(texts) : undefined
     if (onWorker) return onWorker
     const done = new Promise<Float32Array[]>((resolve, reject) => this.#jobs.push({ texts, resolve, reject }))
     if (!this.#running) {
@@ -40,6 +40,21 @@ class EmbedQueue {
       setImmediate(() => void this.#run())
     }
     return done
+  }
+
+  /**
+   * The texts' vectors, the first ones embedded on the import worker and the last
+   * {@link HERE_SHARE} here, at once: this thread analyzes the texts for the index meanwhile, which
+   * takes less than embedding them, and would otherwise wait for the worker. Undefined when the
+   * worker does not take them.
+   */
+  #besideWorker(texts: readonly string[]): Promise<Float32Array[]> | undefined {
+    const split = texts.length - Math.floor(texts.length * HERE_SHARE)
+    const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)
+    if (!onWorker || split === texts.length) return onWorker
+    const here = embedInSlices(this.#embedder, texts.slice(split))
+    textsEmbeddedBeside += texts.length - split
+    return Promise.all([onWorker, here]).then(([first, last]) => [...first, ...last])
   }
 
   async #run(): Promise<void> {
@@ -62,6 +77,16 @@ class EmbedQueue {
       at += job.texts.length
     }
   }
+}
+
+/** The share of an upload's texts embedded on this thread while the import worker embeds the others. */
+const HERE_SHARE = 0.25
+
+let textsEmbeddedBeside = 0
+
+/** Texts of uploads embedded on this thread beside the import worker (tests check that the split runs). */
+export function embeddedBesideWorker(): number {
+  return textsEmbeddedBeside
 }
 
 const queues = perCorpus<EmbedQueue>()
