@@ -155,7 +155,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   const fail = (stream: ServerHttp2Stream, code: CodeName, message: string): void => reply(stream, { ok: false, status: rpcStatus(code, message) })
 
   /** Runs a call whose request message has arrived whole; resolves to its answer. */
-  const run = async (route: Route, message: Buffer, client: string | undefined, signal: AbortSignal, deadline: number): Promise<Answer> => {
+  const run = async (route: Route, message: Buffer, client: string | undefined, signal: { readonly aborted: boolean }, deadline: number): Promise<Answer> => {
     const request = decodeRequest(route.requestType, message)
     if (!request.ok) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', request.message, request.violations) }
     if (!route.bound) return { ok: false, status: rpcStatus('UNIMPLEMENTED', `${route.name} is not implemented by Quarry.`) }
@@ -210,9 +210,10 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     const encoding = one(headers['grpc-encoding']) ?? 'identity'
     if (encoding !== 'identity' && !DECOMPRESS[encoding]) return fail(stream, 'UNIMPLEMENTED', `The message encoding "${encoding.slice(0, 40)}" is not supported; send identity, deflate or gzip.`)
 
-    // A cancel (the client's RST_STREAM, or its connection gone) and the deadline both abort the
-    // signal; the deadline also answers DEADLINE_EXCEEDED at once, as a gRPC server does.
-    const controller = new AbortController()
+    // A cancel (the client's RST_STREAM, or its connection gone) and the deadline both mark the
+    // call aborted; the deadline also answers DEADLINE_EXCEEDED at once, as a gRPC server does.
+    // Methods only read `aborted`: a plain flag, not an AbortController per call.
+    const signal = { aborted: false }
     const timeout = timeoutMs(one(headers['grpc-timeout']))
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout
     // A timer waits at most 2^31 - 1 ms (Node fires a longer one at once); a longer deadline (grpc-timeout
@@ -221,12 +222,12 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       timeout === undefined || timeout > MAX_TIMER_MS
         ? undefined
         : setTimeout(() => {
-            controller.abort()
+            signal.aborted = true
             fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
           }, timeout)
     const finish = (): void => {
       if (timer) clearTimeout(timer)
-      if (!stream.headersSent) controller.abort()
+      if (!stream.headersSent) signal.aborted = true
     }
     stream.once('close', finish)
 
@@ -264,7 +265,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
         start(() => {
           // A call cancelled or past its deadline while it waited for its turn is not run.
           if (stream.headersSent || stream.destroyed) return
-          run(route, message, client, controller.signal, deadline).then(
+          run(route, message, client, signal, deadline).then(
             (result) => reply(stream, result),
             (error: unknown) => {
               options.onInternalError(error)

@@ -140,7 +140,7 @@ export interface CallOptions {
    * answers CANCELLED); one that has started runs to its end, so a write is applied whole or not
    * at all.
    */
-  readonly signal?: AbortSignal
+  readonly signal?: { readonly aborted: boolean }
   /** When the caller stops waiting (epoch milliseconds; Infinity or absent: never): a write not applied by then is not applied. */
   readonly deadline?: number
 }
