@@ -295,7 +295,7 @@ export const SUITES: readonly Suite[] = [
     },
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16); gRPC with Google\'s own clients, one per service shared by the concurrent clients, and raw over one grpc-js channel. Transports interleave by round after a warm-up. Cells are requests per second in process / over REST / over gRPC (Google\'s clients) / over raw gRPC (grpc-js and protobuf.js); REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry) and of the clients\' (what Google\'s clients cost). The floor (under Data) runs the same clients against servers that do no work: a bare `node:http` one (http echo), a grpc-js one, and a minimal gRPC one on `node:http2` (http2 echo). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16). Each transport is called two ways: raw, with Node\'s own clients (node:http keep-alive with JSON; one node:http2 connection with protobuf.js messages), which measures the server; and with the clients users run, Google\'s own, on REST (`fallback: true`) and on gRPC, one per service shared by the concurrent clients. Transports interleave by round after a warm-up. Cells are requests per second in process / REST / gRPC / Google\'s REST / Google\'s gRPC; REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares the same way of calling, raw / Google\'s: requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry). The floor (under Data) runs the raw clients against servers that do no work: a bare `node:http` one (http echo) and a minimal gRPC one on `node:http2` (http2 echo). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -308,9 +308,9 @@ export const SUITES: readonly Suite[] = [
             call,
             ...clients.flatMap((n) => {
               const row = at(call, n)
-              const cpu = num(row, 'grpc / rest server µs') === undefined ? '' : `; CPU: server ${ratio(num(row, 'grpc / rest server µs'))}, client ${ratio(num(row, 'grpc / rest client µs'))}`
-              const grpc = `${ratio(num(row, 'grpc / rest rps'))}${n === 1 ? `, p50 ${ratio(num(row, 'grpc / rest p50'))}` : ''}${cpu}`
-              return [['in-process rps', 'rest rps', 'grpc rps', 'grpc raw rps'].map((k) => fmt(num(row, k))).join(' / '), ratio(num(row, 'rest / bare rps')), row === undefined ? '' : grpc]
+              const both = (key: string): string => `${ratio(num(row, `grpc / rest ${key}`))} / ${ratio(num(row, `google grpc / rest ${key}`))}`
+              const grpc = `${both('rps')}${n === 1 ? `; p50 ${both('p50')}` : ''}; server CPU ${both('server µs')}`
+              return [['in-process rps', 'rest rps', 'grpc rps', 'google-rest rps', 'google-grpc rps'].map((k) => fmt(num(row, k))).join(' / '), ratio(num(row, 'rest / bare rps')), row === undefined ? '' : grpc]
             }),
           ]),
         ),

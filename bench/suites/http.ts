@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Agent, createServer as createBareServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createHttp2Server, type Http2Server } from 'node:http2'
+import { connect as connectHttp2, createServer as createHttp2Server, type ClientHttp2Session, type Http2Server } from 'node:http2'
 import { createGloveEmbedder } from '@quarry/core'
 import { createServer, type Outcome } from '@quarry/adapters'
 import { npmCorpus } from '../lib/npm-corpus.js'
@@ -14,7 +14,6 @@ import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
 import type { protos as languageProtos } from '@google-ai/generativelanguage'
-import * as grpcRaw from '@grpc/grpc-js'
 import { loadServiceProtos, type ProtoType } from '../../packages/adapters/src/grpc/protos.js'
 import { framedMessage } from '../../packages/adapters/src/grpc/server.js'
 
@@ -22,19 +21,24 @@ import { framedMessage } from '../../packages/adapters/src/grpc/server.js'
 const require = createRequire(import.meta.url)
 const aiplatform = require('@google-cloud/aiplatform') as typeof import('@google-cloud/aiplatform')
 const { v1beta } = require('@google-ai/generativelanguage') as typeof import('@google-ai/generativelanguage')
-/** The clients' own grpc-js (their google-gax's), for the insecure channel credentials. */
-const { grpc } = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js') }
+/** The clients' own google-gax: its grpc-js (insecure channel credentials) and OAuth client (a local token for REST). */
+const gax = createRequire(require.resolve('@google-cloud/aiplatform'))('google-gax') as { grpc: typeof import('@grpc/grpc-js'); googleAuthLibrary: { OAuth2Client: new () => { setCredentials(c: { access_token: string; expiry_date: number }): void } } }
 
 const SELF = fileURLToPath(import.meta.url)
 
-type Mode = 'in-process' | 'rest' | 'bare' | 'grpc' | 'grpc-raw'
-const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc', 'grpc-raw']
+/**
+ * Each call is sent two ways over each transport. Raw: Node's own clients (node:http with JSON,
+ * node:http2 with protobuf.js messages), so the ratio is the server's. Google's: the clients users
+ * run, on REST (`fallback: true`) and on gRPC (their default).
+ */
+type Mode = 'in-process' | 'rest' | 'bare' | 'grpc' | 'google-rest' | 'google-grpc'
+const MODES: readonly Mode[] = ['in-process', 'rest', 'bare', 'grpc', 'google-rest', 'google-grpc']
 /** The modes whose clients run in the bench's process, against the server's. */
 type WireMode = Exclude<Mode, 'in-process'>
 type Json = Record<string, unknown>
 type Engines = ReturnType<typeof createServer>['engines']
 
-/** Google's clients on their default transport, one per service (all concurrent clients share it). */
+/** Google's clients on one transport, one per service (all concurrent clients share it). */
 interface GoogleClients {
   readonly rag: InstanceType<typeof aiplatform.v1beta1.VertexRagServiceClient>
   readonly retriever: InstanceType<typeof v1beta.RetrieverServiceClient>
@@ -56,7 +60,7 @@ interface Call {
   /** GET (no body) or POST (default). */
   readonly method?: 'GET'
   readonly path: string
-  /** The RPC's full gRPC path (`/package.Service/Method`), for the raw grpc-js client. */
+  /** The RPC's full gRPC path (`/package.Service/Method`), for the raw gRPC client. */
   readonly rpc: string
   /** Concurrent clients measured (default 1, 8, 32). */
   readonly clients?: readonly number[]
@@ -64,8 +68,8 @@ interface Call {
   readonly request: (body: Json) => Json
   /** The call in process, in the server's process. */
   readonly local: (engines: Engines, request: Json) => Promise<Outcome<unknown>>
-  /** The call through Google's client, in the bench's process. */
-  readonly grpc: (clients: GoogleClients, request: Json) => Promise<unknown>
+  /** The call through Google's client (on either transport), in the bench's process. */
+  readonly google: (clients: GoogleClients, request: Json) => Promise<unknown>
   /** What every transport must answer alike: ids in order, each with its scores at float precision (gRPC's `float` fields are 32-bit). */
   readonly hits: (response: unknown) => string[]
 }
@@ -98,7 +102,7 @@ function callsOf(names: Names): Record<string, Call> {
       body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
       request: (b) => ({ parent, ...b }),
       local: (e, r) => e.vertexRag.v1beta1.retrieveContexts(r),
-      grpc: async (g, r) => (await g.rag.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
+      google: async (g, r) => (await g.rag.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
       hits: (response) => {
         const contexts = (response as { contexts?: { contexts?: { sourceUri?: string | null; text?: string | null; score?: number | null; distance?: number | null }[] | null } | null }).contexts?.contexts ?? []
         return contexts.map((c) => `${c.sourceUri ?? ''} ${JSON.stringify(c.text ?? '')} score ${f32(c.score)} distance ${f32(c.distance)}`)
@@ -110,7 +114,7 @@ function callsOf(names: Names): Record<string, Call> {
       body: (q) => ({ query: q, resultsCount: 10 }),
       request: (b) => ({ name: 'corpora/bench', ...b }),
       local: (e, r) => e.semanticRetriever.queryCorpus(r),
-      grpc: async (g, r) => (await g.retriever.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
+      google: async (g, r) => (await g.retriever.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
       hits: (response) => {
         const chunks = (response as { relevantChunks?: { chunkRelevanceScore?: number | null; chunk?: { name?: string | null } | null }[] | null }).relevantChunks ?? []
         return chunks.map((c) => `${c.chunk?.name ?? ''} score ${f32(c.chunkRelevanceScore)}`)
@@ -122,7 +126,7 @@ function callsOf(names: Names): Record<string, Call> {
       body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
       request: (b) => ({ parent: engine, ...b }),
       local: (e, r) => e.memoryBank.retrieveMemories(r),
-      grpc: async (g, r) => (await g.memory.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
+      google: async (g, r) => (await g.memory.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
       hits: (response) => {
         const memories = (response as { retrievedMemories?: { distance?: number | null; memory?: { name?: string | null } | null }[] | null }).retrievedMemories ?? []
         return memories.map((m) => `${m.memory?.name ?? ''} distance ${f32(m.distance)}`)
@@ -137,7 +141,7 @@ function callsOf(names: Names): Record<string, Call> {
       body: () => ({}),
       request: () => ({ name: ragCorpus }),
       local: (e, r) => e.vertexRag.v1beta1.getRagCorpus(r),
-      grpc: async (g, r) => (await g.data.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
+      google: async (g, r) => (await g.data.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
       hits: (response) => {
         const corpus = response as { name?: string | null; displayName?: string | null }
         return [`${corpus.name ?? ''} ${corpus.displayName ?? ''}`]
@@ -218,14 +222,13 @@ async function bareServer(calls: ReadonlyMap<string, (body: Json) => Promise<Out
 const ECHO_JSON = JSON.stringify({ text: 'x'.repeat(188) })
 const ECHO_MESSAGE = Buffer.alloc(200, 7)
 const FLOOR_CLIENTS: readonly number[] = [1, 8]
-type FloorMode = 'http echo' | 'grpc-js echo' | 'http2 echo'
-const FLOOR_MODES: readonly FloorMode[] = ['http echo', 'grpc-js echo', 'http2 echo']
+type FloorMode = 'http echo' | 'http2 echo'
+const FLOOR_MODES: readonly FloorMode[] = ['http echo', 'http2 echo']
 
 /**
  * Servers that do no work, each answering any request with the same 200 bytes: the floor under
- * each transport, set by Node's HTTP/1.1 and HTTP/2 and by the clients. `http echo` is a bare
- * `node:http` server, `grpc-js echo` a grpc-js server (what Quarry's gRPC runs on), `http2 echo`
- * a minimal gRPC server on `node:http2` (headers, one message and trailers; nothing else).
+ * each transport, set by Node's HTTP/1.1 and HTTP/2: `http echo` is a bare `node:http` server,
+ * `http2 echo` a minimal gRPC server on `node:http2` (headers, one message and trailers; nothing else).
  */
 async function echoServers(): Promise<{ ports: Record<FloorMode, number>; close: () => Promise<void> }> {
   const http1 = createBareServer((req, res) => {
@@ -237,10 +240,6 @@ async function echoServers(): Promise<{ ports: Record<FloorMode, number>; close:
   })
   http1.keepAliveTimeout = 65_000
   await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve))
-  const grpcJs = new grpcRaw.Server({ 'grpc.enable_channelz': 0 })
-  const same = (b: Buffer): Buffer => b
-  grpcJs.addService({ Echo: { path: '/echo.Echo/Echo', requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same } }, { Echo: (_call: unknown, callback: grpcRaw.sendUnaryData<Buffer>) => callback(null, ECHO_MESSAGE) })
-  const grpcJsPort = await new Promise<number>((resolve, reject) => grpcJs.bindAsync('127.0.0.1:0', grpcRaw.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))))
   const framed = framedMessage(ECHO_MESSAGE)
   const http2: Http2Server = createHttp2Server()
   http2.on('stream', (stream) => {
@@ -258,13 +257,41 @@ async function echoServers(): Promise<{ ports: Record<FloorMode, number>; close:
     return address.port
   }
   return {
-    ports: { 'http echo': portOf(http1), 'grpc-js echo': grpcJsPort, 'http2 echo': portOf(http2) },
+    ports: { 'http echo': portOf(http1), 'http2 echo': portOf(http2) },
     close: async () => {
-      grpcJs.forceShutdown()
       http1.closeAllConnections()
       await Promise.all([new Promise((resolve) => http1.close(resolve)), new Promise((resolve) => http2.close(resolve))])
     },
   }
+}
+
+/**
+ * One unary gRPC call the plainest way: a node:http2 stream with the message framed, the answer's
+ * one message unframed, and its status from the trailers (or from the headers of a trailers-only answer).
+ */
+function unaryHttp2(session: ClientHttp2Session, path: string, message: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' })
+    const chunks: Buffer[] = []
+    let status: string | undefined
+    let detail = ''
+    const take = (headers: Record<string, unknown>): void => {
+      if (headers['grpc-status'] === undefined) return
+      status = String(headers['grpc-status'])
+      detail = decodeURIComponent(String(headers['grpc-message'] ?? ''))
+    }
+    stream.on('response', take)
+    stream.on('trailers', take)
+    stream.on('data', (c: Buffer) => chunks.push(c))
+    stream.on('error', reject)
+    stream.on('end', () => {
+      const body = Buffer.concat(chunks)
+      if (status !== '0') return reject(new Error(`${path}: grpc-status ${status ?? 'missing'} ${detail}`))
+      if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) return reject(new Error(`${path}: not one uncompressed message`))
+      resolve(body.subarray(5))
+    })
+    stream.end(framedMessage(message))
+  })
 }
 
 /** What the bench asks of the server's process, and what it answers. */
@@ -384,10 +411,12 @@ async function startServerProcess(quick: boolean): Promise<{ ready: Ready; ask: 
  * The transports' cost: retrieveContexts, queryCorpus, retrieveMemories and getRagCorpus (a small
  * read, at 1 and 16 clients), served by one server process (Quarry's REST and gRPC, and a bare
  * `node:http` server on the same engines), called from the bench's process as an app calls
- * `quarry serve`: over loopback REST (keep-alive, JSON), over gRPC as users call it (Google's own
- * clients on their default transport, one client per service shared by all concurrent clients:
- * HTTP/2 multiplexes them over one connection) and raw (one grpc-js channel, protobuf.js messages
- * from the same protos, no client library), and in the server's process with no transport, with 1,
+ * `quarry serve`, two ways over each of REST and gRPC: raw, with Node's own clients (node:http
+ * keep-alive with JSON; one node:http2 connection with protobuf.js messages from the same protos,
+ * no client library), which measures the server; and as users call it, with Google's own clients on
+ * REST (`fallback: true`) and on gRPC (one client per service and transport, shared by all
+ * concurrent clients: HTTP/2 multiplexes them over one connection). And in the server's process
+ * with no transport, with 1,
  * 8 and 32 concurrent clients (a closed loop: each client sends its next request when the last
  * returns). Requests per second, p50 / p99 latency, the server process's CPU per request (what the
  * transport costs Quarry, apart from the client's cost), and the ratios. Before timing, one answer
@@ -401,19 +430,24 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const calls = callsOf(names)
   const smallReads = smallReadsOf(names)
 
-  // Endpoint, port and plaintext credentials only; `universeDomain` keeps google-auth-library from probing the cloud metadata server.
-  const options = { apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
-  const clients: GoogleClients = {
+  // gRPC: endpoint, port and plaintext credentials only; `universeDomain` keeps google-auth-library
+  // from probing the cloud metadata server. REST: plain HTTP, with an OAuth client holding a local token.
+  const auth = new gax.googleAuthLibrary.OAuth2Client()
+  auth.setCredentials({ access_token: 'local', expiry_date: Date.now() + 3.6e6 })
+  type Options = NonNullable<ConstructorParameters<typeof aiplatform.v1beta1.VertexRagServiceClient>[0]>
+  const googleClients = (options: Options): GoogleClients => ({
     rag: new aiplatform.v1beta1.VertexRagServiceClient(options),
     retriever: new v1beta.RetrieverServiceClient(options),
     memory: new aiplatform.v1beta1.MemoryBankServiceClient(options),
     data: new aiplatform.v1beta1.VertexRagDataServiceClient(options),
-  }
-  // The raw way: one grpc-js channel and protobuf.js with the same shipped protos, no client library.
+  })
+  const overGrpc = googleClients({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: gax.grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
+  const overRest = googleClients({ apiEndpoint: '127.0.0.1', port: Number(new URL(url).port), protocol: 'http', fallback: true, authClient: auth as unknown as NonNullable<Options['authClient']> })
+  // The raw way: one node:http2 connection and protobuf.js with the same shipped protos, no client library.
   const rawRoot = loadServiceProtos(['google.cloud.aiplatform.v1beta1.VertexRagService', 'google.cloud.aiplatform.v1beta1.VertexRagDataService', 'google.ai.generativelanguage.v1beta.RetrieverService', 'google.cloud.aiplatform.v1beta1.MemoryBankService'])
-  const rawClient = new grpcRaw.Client(`127.0.0.1:${grpcPort}`, grpcRaw.credentials.createInsecure())
+  const rawSession = connectHttp2(`http://127.0.0.1:${grpcPort}`)
   const rawTypes = new Map<string, [ProtoType, ProtoType]>()
-  const rawCall = (rpc: string, request: Json): Promise<unknown> => {
+  const rawCall = async (rpc: string, request: Json): Promise<unknown> => {
     let types = rawTypes.get(rpc)
     if (!types) {
       const [service, method] = rpc.slice(1).split('/') as [string, string]
@@ -424,9 +458,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       rawTypes.set(rpc, types)
     }
     const [req, res] = types
-    return new Promise((resolve, reject) =>
-      rawClient.makeUnaryRequest(rpc, (v: Json) => Buffer.from(req.encode(req.fromObject(v)).finish()), (b: Buffer) => res.toObject(res.decode(b), { longs: String, enums: String }), request, (e, v) => (e ? reject(e) : resolve(v))),
-    )
+    // The answer decoded, as REST's is parsed: its fields read like JSON's (no further conversion).
+    return res.decode(await unaryHttp2(rawSession, rpc, Buffer.from(req.encode(req.fromObject(request)).finish())))
   }
 
   // A keep-alive agent, as Google's clients keep connections open (one for both servers: its sockets are per port).
@@ -451,7 +484,8 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       if (res.status !== 200) throw new Error(res.text)
       return parsed
     }
-    if (mode === 'grpc') return c.grpc(clients, c.request(body))
+    if (mode === 'google-grpc') return c.google(overGrpc, c.request(body))
+    if (mode === 'google-rest') return c.google(overRest, c.request(body))
     return rawCall(c.rpc, c.request(body))
   }
   const serverCpu = async (): Promise<number> => (await ask({ op: 'cpu' })) as number
@@ -470,11 +504,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   for (const [name, c] of Object.entries(calls)) {
     const body = c.body(queries[0] as string, 0)
     const t = performance.now()
-    await send(c, 'grpc', body)
+    await send(c, 'google-grpc', body)
     firstCallMs[name] = performance.now() - t
     const expected = c.hits(await ask({ op: 'local', call: name, request: c.request(body) }))
     if (expected.length === 0) throw new Error(`${name}: no hits in process`)
-    for (const mode of ['rest', 'bare', 'grpc', 'grpc-raw'] as const) {
+    for (const mode of ['rest', 'bare', 'grpc', 'google-rest', 'google-grpc'] as const) {
       const got = c.hits(await send(c, mode, body))
       if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`${name} over ${mode} answers ${JSON.stringify(got)}, in process ${JSON.stringify(expected)}`)
     }
@@ -496,55 +530,38 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
           runs.get(mode)?.push(await measure(mode))
         }
       }
-      const [a, r, b, g, raw] = MODES.map((m) => {
-        const xs = runs.get(m) ?? []
-        return { rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), cpu: median(xs.map((x) => x.cpu)), clientCpu: median(xs.map((x) => x.clientCpu)) }
-      }) as [Measured, Measured, Measured, Measured, Measured]
+      const med = new Map(
+        MODES.map((m) => {
+          const xs = runs.get(m) ?? []
+          const of = (k: keyof Measured): number => median(xs.map((x) => x[k]))
+          return [m, { rps: of('rps'), p50: of('p50'), p99: of('p99'), cpu: of('cpu'), clientCpu: of('clientCpu') }] as const
+        }),
+      )
+      const at = (m: Mode): Measured => med.get(m) as Measured
       const eachRound = (over: Mode, under: Mode): string => (runs.get(over) ?? []).map((x, k) => (x.rps / ((runs.get(under) ?? [])[k]?.rps ?? NaN)).toFixed(2)).join(' ')
+      /** gRPC against REST, sent the same way: requests per second, p50, and the CPU per request of the server and of the clients. */
+      const versus = (prefix: string, grpcMode: Mode, restMode: Mode): Record<string, string | number> => ({
+        [`${prefix}grpc / rest rps`]: at(grpcMode).rps / at(restMode).rps,
+        [`${prefix}grpc / rest, each round`]: eachRound(grpcMode, restMode),
+        [`${prefix}grpc / rest p50`]: at(grpcMode).p50 / at(restMode).p50,
+        [`${prefix}grpc / rest server µs`]: at(grpcMode).cpu / at(restMode).cpu,
+        [`${prefix}grpc / rest client µs`]: at(grpcMode).clientCpu / at(restMode).clientCpu,
+      })
       rows.push({
         call: name,
         clients: concurrency,
-        'in-process rps': a.rps,
-        'rest rps': r.rps,
-        'bare rps': b.rps,
-        'grpc rps': g.rps,
-        'grpc raw rps': raw.rps,
-        'rest / bare rps': r.rps / b.rps,
+        ...Object.fromEntries(MODES.flatMap((m) => [[`${m} rps`, at(m).rps], [`${m} p50 ms`, at(m).p50], [`${m} p99 ms`, at(m).p99], [`${m} server µs`, at(m).cpu], [`${m} client µs`, at(m).clientCpu]])),
+        'rest / bare rps': at('rest').rps / at('bare').rps,
         'rest / bare, each round': eachRound('rest', 'bare'),
-        'in-process p50 ms': a.p50,
-        'rest p50 ms': r.p50,
-        'bare p50 ms': b.p50,
-        'grpc p50 ms': g.p50,
-        'grpc raw p50 ms': raw.p50,
-        'in-process p99 ms': a.p99,
-        'rest p99 ms': r.p99,
-        'bare p99 ms': b.p99,
-        'grpc p99 ms': g.p99,
-        'grpc raw p99 ms': raw.p99,
-        'in-process server µs': a.cpu,
-        'rest server µs': r.cpu,
-        'bare server µs': b.cpu,
-        'grpc server µs': g.cpu,
-        'grpc raw server µs': raw.cpu,
-        'rest p50 ratio': r.p50 / a.p50,
-        'grpc p50 ratio': g.p50 / a.p50,
-        'grpc / rest rps': g.rps / r.rps,
-        'grpc / rest, each round': eachRound('grpc', 'rest'),
-        'grpc raw / rest rps': raw.rps / r.rps,
-        'grpc / rest p50': g.p50 / r.p50,
-        'grpc raw / rest p50': raw.p50 / r.p50,
-        'rest client µs': r.clientCpu,
-        'grpc client µs': g.clientCpu,
-        'grpc raw client µs': raw.clientCpu,
-        'grpc / rest server µs': g.cpu / r.cpu,
-        'grpc / rest client µs': g.clientCpu / r.clientCpu,
+        ...versus('', 'grpc', 'rest'),
+        ...versus('google ', 'google-grpc', 'google-rest'),
       })
     }
   }
   // The floor: each transport against a server that does no work, with the same clients
-  // (node:http with a keep-alive agent; one grpc-js channel per server, bytes in and out).
+  // (node:http with a keep-alive agent; one node:http2 connection, bytes in and out).
   const floorPerRound = ctx.quick ? 300 : 3000
-  const echoClients = { 'grpc-js echo': new grpcRaw.Client(`127.0.0.1:${echoPorts['grpc-js echo']}`, grpcRaw.credentials.createInsecure()), 'http2 echo': new grpcRaw.Client(`127.0.0.1:${echoPorts['http2 echo']}`, grpcRaw.credentials.createInsecure()) }
+  const echoSession = connectHttp2(`http://127.0.0.1:${echoPorts['http2 echo']}`)
   const echoRequest = Buffer.alloc(60, 1)
   const echoBody = JSON.stringify({ text: 'y'.repeat(50) })
   const echoOnce = async (mode: FloorMode): Promise<void> => {
@@ -553,7 +570,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       if (res.text !== ECHO_JSON) throw new Error(`the http echo answered ${res.text.slice(0, 100)}`)
       return
     }
-    const bytes = await new Promise<Buffer>((resolve, reject) => echoClients[mode].makeUnaryRequest('/echo.Echo/Echo', (b: Buffer) => b, (b: Buffer) => b, echoRequest, (e, v) => (e || !v ? reject(e ?? new Error('no answer')) : resolve(v))))
+    const bytes = await unaryHttp2(echoSession, '/echo.Echo/Echo', echoRequest)
     if (!bytes.equals(ECHO_MESSAGE)) throw new Error(`the ${mode} answered ${bytes.length} other bytes`)
   }
   const floorRows: Record<string, string | number>[] = []
@@ -573,7 +590,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       floorRows.push({ server: mode, clients: concurrency, rps: median(xs.map((x) => x.rps)), 'p50 ms': median(xs.map((x) => x.p50)), 'p99 ms': median(xs.map((x) => x.p99)), 'server µs': median(xs.map((x) => x.cpu)), 'client µs': median(xs.map((x) => x.clientCpu)) })
     }
   }
-  for (const client of Object.values(echoClients)) client.close()
+  echoSession.close()
 
   // Small reads, REST against bare only: more rounds, each with enough requests to span many
   // scheduler slices, in the order bare, REST, REST, bare (drift over a round pair cancels); medians.
@@ -605,15 +622,15 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
   }
   agent.destroy()
-  rawClient.close()
-  await Promise.all([clients.rag.close(), clients.retriever.close(), clients.memory.close(), clients.data.close()])
+  rawSession.close()
+  await Promise.all([overGrpc, overRest].flatMap((g) => [g.rag.close(), g.retriever.close(), g.memory.close(), g.data.close()]))
   await ask({ op: 'close' })
   child.disconnect()
-  printTable(`in process vs REST (loopback, keep-alive) vs gRPC (Google's clients), server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
+  printTable(`in process vs REST (loopback, keep-alive) vs gRPC, raw and with Google's clients, server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
   printTable(`small reads, REST vs a bare node:http server, ${SMALL_READ_CLIENTS} keep-alive clients, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', grpcClients: 'one per service, shared by the concurrent clients', grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
 
 if (process.argv[2] === '--http-server-child') {
