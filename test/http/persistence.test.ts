@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createHashingEmbedder } from '@quarry/core'
+import { crc32, createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 
 /** `dataDir`: state survives a restart whole, across the three APIs; interrupted snapshots are ignored. */
@@ -82,5 +82,37 @@ describe('dataDir persistence', () => {
     writeFileSync(join(dataDir, 'CURRENT'), 'garbage\n')
     expect(() => createServer({ embedder, dataDir })).toThrow(/does not name a snapshot .* remove the folder to start empty/)
     expect(existsSync(join(dataDir, 'CURRENT'))).toBe(true)
+  })
+
+  it('refuses a log whose write reads other values on replay, naming the record and its method', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-data-'))
+    const crashed = mkdtempSync(join(tmpdir(), 'quarry-crashed-'))
+    dirs.push(dataDir, crashed)
+    const first = createServer({ embedder, dataDir })
+    const { url } = await first.listen()
+    await post(url, '/v1beta/corpora', { name: 'corpora/c' })
+    // The folder as a crash would leave it: the write acknowledged, in the log, not yet in a checkpoint.
+    cpSync(dataDir, crashed, { recursive: true })
+    await first.close()
+    const log = readdirSync(crashed).find((e) => /^wal-\d+\.log$/.test(e)) as string
+    const bytes = readFileSync(join(crashed, log))
+    // The log's first record (after the 64-byte header and seals, its 12-byte frame header) is the
+    // createCorpus; its clock reading becomes a value of another kind, the same length, with the
+    // frame's payload checksum made to match, so only the replay can tell.
+    const length = bytes.readUInt32LE(64)
+    const payload = bytes.subarray(76, 76 + length)
+    const at = payload.indexOf('["clock",')
+    expect(at).toBeGreaterThan(0)
+    payload.write('["clocx",', at, 'latin1')
+    bytes.writeUInt32LE(crc32(payload), 72)
+    writeFileSync(join(crashed, log), bytes)
+
+    const second = createServer({ embedder, dataDir: crashed, onInternalError: () => undefined })
+    const started = second.listen()
+    await expect(started).rejects.toMatchObject({ code: 'INVALID_SNAPSHOT' })
+    await expect(started).rejects.toThrow(`record 0 of the write-ahead log in ${crashed} (google.ai.generativelanguage.v1beta.RetrieverService.CreateCorpus@v1beta) does not replay here: value 0 is clocx, the write asked for clock. A log replays on the Quarry version and options (embedder, extractor) that wrote it`)
+    await second.close()
+    // Nothing was changed: the tampered log is still there, as it was.
+    expect(readFileSync(join(crashed, log)).equals(bytes)).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { replayable, replayableClock, replayableRare, recording, replaying } from '../../packages/adapters/src/rpc/replay.js'
+import { ReplayDivergence, replayable, replayableClock, replayableRare, recording, replaying } from '../../packages/adapters/src/rpc/replay.js'
 
 /**
  * rpc/replay.ts: a trace keeps a write's outside values in the order the write asked for them,
@@ -53,5 +53,23 @@ describe('replay traces', () => {
       ['bound', 'over'],
       ['clock', Date.UTC(2026, 0, 1)],
     ])
+  })
+
+  it('fails a replay that reads another kind of value, even when the write caught the divergence', async () => {
+    const clock = replayableClock(steps())
+    // The write asks for an embedding where the log recorded a clock reading, and swallows the error as a method answering INTERNAL would.
+    const swallowed = replaying([['clock', 5]], async () => {
+      await replayable('embed', () => Promise.resolve([1])).catch(() => undefined)
+      return 'answered'
+    })
+    await expect(swallowed).rejects.toThrow(new ReplayDivergence('value 0 is clock, the write asked for embed'))
+    await expect(replaying([['clock', 5]], async () => clock().getTime())).resolves.toBe(5)
+  })
+
+  it('fails a replay that reads fewer values than the log recorded', async () => {
+    const clock = replayableClock(steps())
+    const error = await replaying([['clock', 5], ['clock', 6]], async () => clock().getTime()).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ReplayDivergence)
+    expect((error as ReplayDivergence).detail).toBe('the write read 1 outside values; the log recorded 2')
   })
 })

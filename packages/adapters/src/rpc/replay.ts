@@ -16,15 +16,25 @@ import type { RandomId } from './names.js'
 /** The values one write read from outside, in the order it read them (JSON, with Uint8Array byte strings). */
 export type Trace = unknown[]
 
-type Mode = { readonly kind: 'record'; readonly trace: Trace } | { readonly kind: 'replay'; readonly trace: Trace; next: number }
+/** Replaying: the next value to hand back, and the first divergence (kept even if the write caught it and answered an error). */
+type Replay = { readonly kind: 'replay'; readonly trace: Trace; next: number; diverged?: string }
+type Mode = { readonly kind: 'record'; readonly trace: Trace } | Replay
 
 const current = new AsyncLocalStorage<Mode>()
 
-/** Thrown when a replayed write asks for a value the recording does not have (the log does not fit this code). */
-class ReplayDivergence extends Error {
-  constructor(what: string) {
-    super(`replaying the write-ahead log diverged: ${what}`)
+/**
+ * Thrown when a replayed write asks for a value the recording does not have (the log does not fit
+ * this code or these options). The replay it happens in remembers it: a method that catches it and
+ * answers an error still fails its replay with this reason.
+ */
+export class ReplayDivergence extends Error {
+  readonly detail: string
+  constructor(detail: string) {
+    super(`replaying the write-ahead log diverged: ${detail}`)
     this.name = 'ReplayDivergence'
+    this.detail = detail
+    const mode = current.getStore()
+    if (mode?.kind === 'replay') mode.diverged ??= detail
   }
 }
 
@@ -45,8 +55,9 @@ export function outsideWrites<T>(fn: () => T): T {
 
 /** Runs `write` with the values a recording kept; every one must be consumed. */
 export async function replaying<T>(trace: Trace, write: () => Promise<T>): Promise<T> {
-  const mode = { kind: 'replay' as const, trace, next: 0 }
+  const mode: Replay = { kind: 'replay', trace, next: 0 }
   const result = await current.run(mode, write)
+  if (mode.diverged !== undefined) throw new ReplayDivergence(mode.diverged)
   if (mode.next !== trace.length) throw new ReplayDivergence(`the write read ${mode.next} outside values; the log recorded ${trace.length}`)
   return result
 }
@@ -122,7 +133,7 @@ function replayableSync<T>(kind: string, compute: () => T): T {
   return value
 }
 
-function take(mode: { readonly trace: Trace; next: number }, kind: string): unknown {
+function take(mode: Replay, kind: string): unknown {
   const entry = mode.trace[mode.next]
   if (!Array.isArray(entry) || entry[0] !== kind) throw new ReplayDivergence(`value ${mode.next} is ${Array.isArray(entry) ? String(entry[0]) : 'missing'}, the write asked for ${kind}`)
   mode.next++

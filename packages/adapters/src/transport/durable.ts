@@ -5,7 +5,7 @@ import type { DataDir } from './data-dir.js'
 import type { UploadContent } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import type { Outcome } from '../rpc/outcome.js'
-import { recording, replaying } from '../rpc/replay.js'
+import { ReplayDivergence, recording, replaying } from '../rpc/replay.js'
 import { decodeLogRecord, encodeLogRecord, type LogRecord } from './log-record.js'
 import { rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from './bound-methods.js'
@@ -345,7 +345,13 @@ export class DurableWrites {
     }
     const bound = this.#bound.get(record.k)
     if (!bound) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} names ${record.k}, which this Quarry does not serve; start the version of Quarry that wrote it.`)
-    const outcome = await replaying(record.t, () => bound.call(record.r, content))
+    let outcome: Outcome<unknown>
+    try {
+      outcome = await replaying(record.t, () => bound.call(record.r, content))
+    } catch (error) {
+      if (!(error instanceof ReplayDivergence)) throw error
+      throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) does not replay here: ${error.detail}. A log replays on the Quarry version and options (embedder, extractor) that wrote it: start that one (its last checkpoint takes the writes in), or restore the folder from a backup.`)
+    }
     if (!outcome.ok) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) failed on replay: ${outcome.status.message}`)
   }
 }
