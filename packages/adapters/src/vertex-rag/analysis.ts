@@ -18,7 +18,8 @@ export type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.j
 
 /**
  * Tokens of RAG chunking: the analyzer's word tokens (stop words included). A corpus's index
- * prepares its chunks' texts with it (ingest.ts): the words it read while chunking are not read again.
+ * prepares its chunks' texts with it (ingest.ts): the words it read while chunking on this thread
+ * (an upload's) are not read again; words it has not read (an import chunked on the worker) are.
  */
 export const chunkingAnalyzer = new Analyzer()
 
