@@ -168,6 +168,17 @@ export class Analyzer {
     this.#units = new UnitTable()
   }
 
+  /**
+   * Forgets what this Analyzer memoized: each unit's tokens and terms, each token's term. The next
+   * texts are read as new ones are; term ids stay. For a long-lived Analyzer whose texts will not
+   * come back, and for measuring a first reading.
+   */
+  forgetMemos(): void {
+    this.#units = new UnitTable()
+    this.#unitTokens.clear()
+    this.#memo.clear()
+  }
+
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
   tokens(text: string): AnalyzedToken[] {
     const out: AnalyzedToken[] = []
