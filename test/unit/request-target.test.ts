@@ -7,7 +7,7 @@ import { runs } from '../support/runs.js'
  * requestTarget against its oracle, the URL parser the REST edge used for every request: the same
  * path (an encoded `:` read as `:`) and the same query parameters, for targets made of the
  * characters that skip the parser (`/`, letters, `:`, `@`, `'`...) and of those that need it
- * (`%`, `.` segments, `\`, `?`, `#`, spaces, non-ASCII).
+ * (`%`, `.` segments, `\`, `?`, `#`, spaces, non-ASCII), and query strings plain or not.
  */
 function oracle(raw: string): { path: string; query: [string, string][] } {
   const url = new URL(`http://localhost${raw.startsWith('/') ? raw : `/${raw}`}`)
@@ -17,11 +17,16 @@ function oracle(raw: string): { path: string; query: [string, string][] } {
 const plain = "abcXYZ019_-~!$&'()*+,;=:@/"
 const hostile = `${plain}%.\\?#= "<>\`{}é\u0000`
 const targetOf = (alphabet: string) => fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }).map((cs) => `/${cs.join('')}`)
+// Query strings near the plain ones the parser is skipped for (`pageSize=5&pageToken=a-b_c`), and
+// what makes them need it: `%`, `+`, an empty name, a missing `=`, `;`, `#`, a second `?`.
+const queryText = (alphabet: string, maxLength: number) => fc.array(fc.constantFrom(...alphabet), { maxLength }).map((cs) => cs.join(''))
+const pair = fc.tuple(queryText('aZ09_-.~%+;#?é ', 6), fc.constantFrom('=', '', '=='), queryText('aZ09_-.~=%+;é ', 6)).map(([name, eq, value]) => `${name}${eq}${value}`)
+const withQuery = fc.tuple(targetOf(plain), fc.array(pair, { minLength: 1, maxLength: 4 })).map(([path, pairs]) => `${path}?${pairs.join('&')}`)
 
 describe('requestTarget', () => {
   it('reads a target as the URL parser does, and skips it for plain paths', () => {
     fc.assert(
-      fc.property(fc.oneof(targetOf(plain), targetOf(hostile), fc.string()), (raw) => {
+      fc.property(fc.oneof(targetOf(plain), targetOf(hostile), withQuery, fc.string()), (raw) => {
         const got = requestTarget(raw)
         expect({ path: got.path, query: [...(got.query ?? [])] }).toEqual(oracle(raw))
       }),
@@ -35,5 +40,7 @@ describe('requestTarget', () => {
     expect(got.path).toBe('/v1beta/corpora/c:query')
     expect([...(got.query ?? [])]).toEqual([['pageSize', '2'], ['alt', 'json'], ['pageSize', '3']])
     expect(requestTarget('/v1beta1/a/../b').path).toBe('/v1beta1/b')
+    expect([...(requestTarget('/v1/x/ragFiles?pageSize=5&pageToken=Ab-_9&alt=json').query ?? [])]).toEqual([['pageSize', '5'], ['pageToken', 'Ab-_9'], ['alt', 'json']])
+    expect([...(requestTarget('/v1/x?a=1+2&b=%41').query ?? [])]).toEqual([['a', '1 2'], ['b', 'A']])
   })
 })

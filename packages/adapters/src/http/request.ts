@@ -62,10 +62,20 @@ export interface RequestTarget {
   readonly query: URLSearchParams | undefined
 }
 
+/** A query string of `name=value` pairs of unreserved characters only (no `%`, `+`, `;`): its pairs are its text split at `&` and `=`. */
+const PLAIN_QUERY = /^[\w\-.~]+=[\w\-.~]*(?:&[\w\-.~]+=[\w\-.~]*)*$/
+
 /** The path (`%3A` read as `:`) and query string of a request's target, as the URL parser reads them. */
 export function requestTarget(raw: string | undefined): RequestTarget {
   // Most targets are plain: their own path, with no URL object made per request.
   if (raw !== undefined && PLAIN_PATH.test(raw)) return { path: raw, query: undefined }
+  // So are most query strings (`?pageSize=5&pageToken=...`): parsed alone, without a URL object.
+  const mark = raw?.indexOf('?') ?? -1
+  if (raw !== undefined && mark > 0) {
+    const path = raw.slice(0, mark)
+    const search = raw.slice(mark + 1)
+    if (PLAIN_PATH.test(path) && PLAIN_QUERY.test(search)) return { path, query: new URLSearchParams(search) }
+  }
   // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
   const url = new URL(`http://localhost${raw?.startsWith('/') === true ? raw : `/${raw ?? ''}`}`)
   // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
