@@ -81,6 +81,10 @@ describe('a file on its own thread', () => {
   it('gives what the calling thread gives, and is stopped at its time bound without stopping the next file', async () => {
     const big = new TextEncoder().encode(wordsText(300_000))
     expect(await analyzeFile(input('big.txt', big))).toEqual(await analyzeHere(input('big.txt', big)))
+    // Over 1 MiB, in memory of its own: copied to shared memory a slice at a time before the thread reads it.
+    const bigger = new TextEncoder().encode(`${wordsText(2_500_000)} café 🦅`)
+    expect(bigger.buffer instanceof SharedArrayBuffer).toBe(false)
+    expect(await analyzeFile(input('bigger.txt', bigger))).toEqual(await analyzeHere(input('bigger.txt', bigger)))
     expect(await analyzeFile(input('slow.txt', new TextEncoder().encode(wordsText(600_000)), { timeoutMs: 1 }))).toEqual({
       ok: false,
       bound: true,

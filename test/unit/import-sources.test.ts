@@ -211,6 +211,25 @@ describe('import sources', () => {
     expect(await readSource({ uri: 'file:///pipe', path: join(root, 'pipe') }, 100)).toEqual({ ok: false, status: { code: 3, message: 'file:///pipe: not a regular file; not read.' } })
   })
 
+  it('reads a file byte for byte, alone in its memory: a big one in shared memory, a small one outside Node\'s pool', async () => {
+    const root = tmp()
+    // Around the 1 MiB line between the two kinds of buffer, and a small file Node's pool would take.
+    for (const size of [100, 1024 * 1024 - 1, 1024 * 1024, 3 * 1024 * 1024 + 7]) {
+      const bytes = Buffer.alloc(size)
+      for (let i = 0; i < size; i++) bytes[i] = (i * 131 + 7) % 251
+      writeFileSync(join(root, `f${size}.txt`), bytes)
+      const read = await readSource({ uri: `file:///f${size}.txt`, path: join(root, `f${size}.txt`) }, 64 * 1024 * 1024)
+      if (!read.ok) throw new Error(read.status.message)
+      expect(Buffer.compare(Buffer.from(read.bytes), bytes)).toBe(0)
+      expect(read.bytes.byteOffset).toBe(0)
+      // analysis.ts moves an ArrayBuffer to another thread, or shares a SharedArrayBuffer: never Node's pool.
+      expect(read.bytes.buffer instanceof SharedArrayBuffer).toBe(size + 1 > 1024 * 1024)
+      expect(read.bytes.buffer.byteLength).toBe(size + 1)
+      // Whatever the reads did not write is zero, not old memory.
+      expect(new Uint8Array(read.bytes.buffer)[size]).toBe(0)
+    }
+  })
+
   it('refuses a file whose folder was swapped for a link out of the roots between the walk and the read', async () => {
     const root = realpathSync(tmp())
     const outside = realpathSync(tmp())

@@ -86,14 +86,14 @@ export async function analyzeSource(job: SourceJob): Promise<SourceAnalysis> {
 }
 
 /**
- * A {@link SourceAnalysis} as it crosses between threads: the bytes' buffer moved (not copied),
+ * A {@link SourceAnalysis} as it crosses between threads: the bytes' buffer moved or shared (not copied),
  * the chunks as their offsets into the text (the receiving thread slices the texts: one copy of
  * the text crosses, not one per chunk).
  */
 export type WireAnalysis =
   | { readonly read: Exclude<ReadResult, { ok: true }> }
   | {
-      readonly read: { readonly ok: true; readonly buffer: ArrayBuffer; readonly offset: number; readonly length: number }
+      readonly read: { readonly ok: true; readonly buffer: ArrayBuffer | SharedArrayBuffer; readonly offset: number; readonly length: number }
       readonly sha256: string
       readonly analysis?: WireOfAnalysis
       /** The chunks' vectors end to end (chunks × dimensions), when the worker embedded them. */
@@ -108,8 +108,10 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
   const { read } = result
   if (!read.ok) return { wire: { read }, transfer: [] }
   const bytes = read.bytes
-  // readSource's bytes sit alone in their buffer (Buffer.alloc, never the shared pool): it can move.
-  const buffer = bytes.buffer as ArrayBuffer
+  // readSource's bytes sit alone in their buffer (never Node's shared pool): it can move, or, in
+  // shared memory, go without a copy.
+  const buffer = bytes.buffer as ArrayBuffer | SharedArrayBuffer
+  const moved = buffer instanceof SharedArrayBuffer ? [] : [buffer]
   const analysis = result.analysis
   const wireAnalysis = analysis && analysisToWire(analysis)
   const vectors = result.vectors ? joinVectors(result.vectors) : undefined
@@ -119,7 +121,7 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
     ...(wireAnalysis ? { analysis: wireAnalysis } : {}),
     ...(vectors ? { vectors } : {}),
   }
-  return { wire, transfer: vectors ? [buffer, vectors.buffer as ArrayBuffer] : [buffer] }
+  return { wire, transfer: vectors ? [...moved, vectors.buffer as ArrayBuffer] : moved }
 }
 
 /** Vectors of one length end to end in one new buffer (it moves between threads whole). */
@@ -140,7 +142,7 @@ export function splitVectors(flat: Float32Array, count: number): Float32Array[] 
 export function fromWire(wire: WireAnalysis): SourceAnalysis {
   if (!('sha256' in wire)) return { read: wire.read }
   const { read, sha256, analysis, vectors: flat } = wire
-  // A Buffer, as readSource's own bytes are (a view of the moved buffer: no copy).
+  // A Buffer, as readSource's own bytes are (a view of the moved or shared buffer: no copy).
   const bytes = Buffer.from(read.buffer, read.offset, read.length)
   if (!analysis?.ok) return { read: { ok: true, bytes }, sha256, ...(analysis ? { analysis } : {}) }
   const ready = analysisFromWire(analysis) as Extract<Analysis, { ok: true }>

@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads'
 import { outsideWrites } from '../rpc/replay.js'
 import type { AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 import { overBound } from './file-bounds.js'
+import { yieldTurn } from './slices.js'
 import { startThread } from './threads.js'
 
 /**
@@ -58,6 +59,7 @@ class BoundedThreads {
     const thread = this.#idle ?? (await this.#start())
     this.#idle = undefined
     if (!thread) return undefined
+    const bytes = await sharedBytes(input.bytes)
     thread.ref()
     return new Promise<Outcome>((resolve) => {
       const settle = (outcome: Outcome, keep: boolean): void => {
@@ -84,7 +86,7 @@ class BoundedThreads {
       const onExit = (): void => settle({ ok: false, message: `${input.label}: could not be read (its thread stopped).` }, false)
       const timer = input.bounds.timeoutMs > 0 ? setTimeout(() => settle(over(`reading it took more than ${input.bounds.timeoutMs / 1000} s`), false), input.bounds.timeoutMs) : undefined
       thread.on('message', onMessage).on('error', onError).on('exit', onExit)
-      thread.postMessage({ readAs: input.readAs, label: input.label, bytes: input.bytes, chunking: input.chunking, bounds: input.bounds } satisfies AnalysisInput)
+      thread.postMessage({ readAs: input.readAs, label: input.label, bytes, chunking: input.chunking, bounds: input.bounds } satisfies AnalysisInput)
     })
   }
 
@@ -120,6 +122,25 @@ class BoundedThreads {
         }),
     )
   }
+}
+
+/** Bytes copied to shared memory between two turns of the event loop. */
+const COPY_SLICE = 1024 * 1024
+
+/**
+ * The file's bytes in shared memory, which a thread reads without a copy: as they are when they
+ * are there already (an upload's body, a file an import read: http/replies.ts, sources.ts), else
+ * copied there a slice at a time. Posted as they were, a big file's copy would hold the event loop
+ * for tens of milliseconds in one piece.
+ */
+async function sharedBytes(bytes: Uint8Array): Promise<Uint8Array> {
+  if (bytes.buffer instanceof SharedArrayBuffer || bytes.length <= COPY_SLICE) return bytes
+  const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
+  for (let at = 0; at < bytes.length; at += COPY_SLICE) {
+    if (at > 0) await yieldTurn()
+    shared.set(bytes.subarray(at, at + COPY_SLICE), at)
+  }
+  return shared
 }
 
 /** The process's file threads. */

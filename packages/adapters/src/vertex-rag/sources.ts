@@ -199,6 +199,20 @@ async function openedPath(fd: number): Promise<string | undefined> {
 
 export type ReadResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly status: RpcStatus }
 
+
+/** Files over this many bytes are read into shared memory (see {@link readBuffer}). */
+const SHARED_READ_BYTES = 1024 * 1024
+
+/**
+ * A buffer to read a file into, alone in its memory (never Node's shared pool: analysis.ts moves
+ * it between threads) and not zeroed on this thread (for a big file, milliseconds): the caller
+ * zeroes what the reads leave unwritten. A big one is shared memory, which the threads that analyze
+ * the file (bounded-analysis.ts) and the import worker's answers pass on without a copy.
+ */
+function readBuffer(size: number): Buffer {
+  return size > SHARED_READ_BYTES ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
+}
+
 /**
  * Reads one located file: opened without following links and without blocking (a file swapped
  * for a FIFO after the walk cannot stall the server), checked to be a regular file of at most
@@ -233,12 +247,12 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
     // Sizes can lie (files under /proc say 0): read until the end, never past maxBytes + 1. A size
     // given is trusted for the first buffer (a byte more, to see the end): the buffer moves to the
     // calling thread with the bytes, so a 64 KiB one for every small file would be memory held for nothing.
-    let buffer = Buffer.alloc(Math.min(maxBytes + 1, info.size > 0 ? info.size + 1 : 64 * 1024))
+    let buffer = readBuffer(Math.min(maxBytes + 1, info.size > 0 ? info.size + 1 : 64 * 1024))
     let length = 0
     for (;;) {
       if (length === buffer.length) {
         if (length > maxBytes) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', `${file.uri}: larger than ${maxBytes} bytes; a file takes at most ${maxBytes} (maxFileBytes).`) }
-        const grown = Buffer.alloc(Math.min(maxBytes + 1, buffer.length * 2))
+        const grown = readBuffer(Math.min(maxBytes + 1, buffer.length * 2))
         buffer.copy(grown)
         buffer = grown
       }
@@ -246,6 +260,7 @@ export async function readSource(file: SourceFile, maxBytes: number): Promise<Re
       if (bytesRead === 0) break
       length += bytesRead
     }
+    if (!(buffer.buffer instanceof SharedArrayBuffer)) buffer.fill(0, length)
     return { ok: true, bytes: buffer.subarray(0, length) }
   } catch (error) {
     return { ok: false, status: rpcStatus('NOT_FOUND', `${file.uri}: cannot be read (${errno(error)}).`) }
