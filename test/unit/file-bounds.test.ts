@@ -85,6 +85,12 @@ describe('a file on its own thread', () => {
     const bigger = new TextEncoder().encode(`${wordsText(2_500_000)} café 🦅`)
     expect(bigger.buffer instanceof SharedArrayBuffer).toBe(false)
     expect(await analyzeFile(input('bigger.txt', bigger))).toEqual(await analyzeHere(input('bigger.txt', bigger)))
+    // A PDF over 1 MiB already in shared memory, as an upload's body or an import's read is: PDF.js reads it there.
+    const pdfBytes = pagesPdf(Array.from({ length: 40 }, (_, i) => wordsText(30_000, i + 1)))
+    const sharedPdf = Buffer.from(new SharedArrayBuffer(pdfBytes.length))
+    pdfBytes.copy(sharedPdf)
+    expect(pdfBytes.length).toBeGreaterThan(1024 * 1024)
+    expect(await analyzeFile(input('shared.pdf', sharedPdf))).toEqual(await analyzeHere(input('shared.pdf', pdfBytes)))
     expect(await analyzeFile(input('slow.txt', new TextEncoder().encode(wordsText(600_000)), { timeoutMs: 1 }))).toEqual({
       ok: false,
       bound: true,

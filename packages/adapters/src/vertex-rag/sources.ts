@@ -199,7 +199,6 @@ async function openedPath(fd: number): Promise<string | undefined> {
 
 export type ReadResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly status: RpcStatus }
 
-
 /** Files over this many bytes are read into shared memory (see {@link readBuffer}). */
 const SHARED_READ_BYTES = 1024 * 1024
 
