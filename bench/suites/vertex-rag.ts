@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Analyzer, chunkText, createGloveEmbedder, createIndex, type SearchRequest } from '@quarry/core'
 import { VertexRagEngine } from '@quarry/adapters'
 import { chunkingAnalyzer } from '../../packages/adapters/src/vertex-rag/analysis.js'
+import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
@@ -88,9 +89,10 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
       for (let j = 0; j < wayNames.length; j++) {
         const way = wayNames[(j + round) % wayNames.length] as string
         // Every round ingests the same files: the chunker's memo of analyzed words (process-wide,
-        // which the corpus index reads its terms from) is emptied first, so each way reads the text
-        // as it would read new text, as core's fresh index does.
+        // which the corpus index reads its terms from), and the import worker's, are emptied
+        // first, so each way reads the text as it would read new text, as core's fresh index does.
         chunkingAnalyzer.forgetMemos()
+        importWorker.forgetMemos()
         global.gc?.()
         const t = performance.now()
         const corpus = await (ways[way] as (db: Db) => Promise<string | undefined>)(db)

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
-import { analyzeSource, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
+import { analyzeSource, chunkingAnalyzer, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
 import type { WorkerMessage } from './import-worker.js'
 
 /**
@@ -32,6 +32,10 @@ function vectorsOf(result: SourceAnalysis, embedder: Embedder | undefined): Prom
 async function answer(message: WorkerMessage): Promise<void> {
   if ('forget' in message) {
     embedders.delete(message.forget)
+    return
+  }
+  if ('forgetMemos' in message) {
+    chunkingAnalyzer.forgetMemos()
     return
   }
   try {

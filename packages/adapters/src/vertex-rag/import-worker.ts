@@ -41,6 +41,7 @@ export type WorkerMessage =
   | { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef }
   | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef }
   | { readonly forget: number }
+  | { readonly forgetMemos: true }
 
 class ImportWorker {
   #thread: Worker | undefined
@@ -152,6 +153,15 @@ class ImportWorker {
         instead,
       })
     })
+  }
+
+  /**
+   * Tells the thread to forget the words its chunking has read (`Analyzer.forgetMemos`), as the
+   * calling thread's `chunkingAnalyzer.forgetMemos()` does here: the next files read as new text
+   * there too (`bench vertex-rag` reads the same files every round). Nothing when it does not run.
+   */
+  forgetMemos(): void {
+    this.#thread?.postMessage({ forgetMemos: true } satisfies WorkerMessage)
   }
 
   /** Holds the process open until message `id` is answered. */
