@@ -88,10 +88,6 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
   // Events rather than an async iterator: a small body is one 'data' and one 'end', with no promise per chunk.
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
-    // A large body of a declared length is copied into place as it arrives: joined at its end, its
-    // copy (tens of ms for 25 MB) would hold the event loop in one piece. Its memory is shared, so
-    // the threads that read an upload (vertex-rag/bounded-analysis.ts) get it without a copy.
-    const whole = declared > JOIN_AT_END_BYTES ? Buffer.from(new SharedArrayBuffer(declared)) : undefined
     let size = 0
     // Left unread from here (no bound, or no end): the answer closes the connection (see `send`).
     const cut = (httpStatus: number, status: RpcStatus): void => {
@@ -112,15 +108,16 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
           return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
         }
       }
-      if (size > limit) cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
-      else if (whole !== undefined && size <= whole.length) chunk.copy(whole, size - chunk.length)
-      else chunks.push(chunk)
+      if (size <= limit) chunks.push(chunk)
+      else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
     }
     const onEnd = (): void => {
       done()
-      const body = whole !== undefined ? bodyOf(whole, size, chunks) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
-      bodies.set(req, body)
-      resolve(body)
+      const joined = size > JOIN_AT_END_BYTES ? joinInSlices(chunks, size) : Promise.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+      joined.then((body) => {
+        bodies.set(req, body)
+        resolve(body)
+      }, reject)
     }
     const onError = (error: Error): void => {
       done()
@@ -143,16 +140,29 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
   })
 }
 
-/** Bodies over this many bytes are copied into one buffer as they arrive (see `readBody`). */
+/** Bodies over this many bytes are joined a slice at a time (see {@link joinInSlices}). */
 const JOIN_AT_END_BYTES = 1024 * 1024
 
 /**
- * The `size` bytes received into `whole` (Node's parser passes on no more than the declared
- * length), then any past it (`beyond`); never the part of `whole` nothing was written to.
+ * A large body's chunks joined into one buffer, about a MiB between two turns of the event loop:
+ * joined at once, the copy (tens of ms for 25 MB) would hold the loop in one piece. Its memory is
+ * shared, so the threads that read an upload (vertex-rag/bounded-analysis.ts) get it without a
+ * copy. Made once the body has arrived: nothing is set aside for a length only declared.
  */
-function bodyOf(whole: Buffer, size: number, beyond: readonly Buffer[]): Buffer {
-  if (beyond.length > 0) return Buffer.concat([whole, ...beyond])
-  return size === whole.length ? whole : Buffer.from(whole.subarray(0, size))
+async function joinInSlices(chunks: readonly Buffer[], size: number): Promise<Buffer> {
+  const whole = Buffer.from(new SharedArrayBuffer(size))
+  let at = 0
+  let sinceTurn = 0
+  for (const chunk of chunks) {
+    if (sinceTurn >= JOIN_AT_END_BYTES) {
+      await new Promise((resolve) => setImmediate(resolve))
+      sinceTurn = 0
+    }
+    chunk.copy(whole, at)
+    at += chunk.length
+    sinceTurn += chunk.length
+  }
+  return whole
 }
 
 /** Reads and drops a body the server will not use (so the connection can be reused). */
