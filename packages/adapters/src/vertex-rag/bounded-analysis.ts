@@ -56,10 +56,11 @@ class BoundedThreads {
   }
 
   async #run(input: AnalysisInput): Promise<Outcome> {
+    // Before the thread is taken: a kept thread that stops meanwhile is not handed the file.
+    const bytes = await sharedBytes(input.bytes)
     const thread = this.#idle ?? (await this.#start())
     this.#idle = undefined
     if (!thread) return undefined
-    const bytes = await sharedBytes(input.bytes)
     thread.ref()
     return new Promise<Outcome>((resolve) => {
       const settle = (outcome: Outcome, keep: boolean): void => {
