@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { SHARED_ABOVE_BYTES, sharedCopy } from '../rpc/shared-bytes.js'
 import { codeName, httpStatusOf, rpcStatus, type RpcStatus } from '../rpc/status.js'
 
 /**
@@ -113,7 +114,9 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
     }
     const onEnd = (): void => {
       done()
-      const joined = size > JOIN_AT_END_BYTES ? joinInSlices(chunks, size) : Promise.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+      // A large body is joined a slice at a time, into shared memory (rpc/shared-bytes.ts): the
+      // threads that read an upload get it without a copy.
+      const joined = size > SHARED_ABOVE_BYTES ? sharedCopy(chunks) : Promise.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
       joined.then((body) => {
         bodies.set(req, body)
         resolve(body)
@@ -138,31 +141,6 @@ export async function readBody(req: IncomingMessage, limit: number, receiving?: 
     req.on('error', onError)
     req.on('close', onClose)
   })
-}
-
-/** Bodies over this many bytes are joined a slice at a time (see {@link joinInSlices}). */
-const JOIN_AT_END_BYTES = 1024 * 1024
-
-/**
- * A large body's chunks joined into one buffer, about a MiB between two turns of the event loop:
- * joined at once, the copy (tens of ms for 25 MB) would hold the loop in one piece. Its memory is
- * shared, so the threads that read an upload (vertex-rag/bounded-analysis.ts) get it without a
- * copy. Made once the body has arrived: nothing is set aside for a length only declared.
- */
-async function joinInSlices(chunks: readonly Buffer[], size: number): Promise<Buffer> {
-  const whole = Buffer.from(new SharedArrayBuffer(size))
-  let at = 0
-  let sinceTurn = 0
-  for (const chunk of chunks) {
-    if (sinceTurn >= JOIN_AT_END_BYTES) {
-      await new Promise((resolve) => setImmediate(resolve))
-      sinceTurn = 0
-    }
-    chunk.copy(whole, at)
-    at += chunk.length
-    sinceTurn += chunk.length
-  }
-  return whole
 }
 
 /** Reads and drops a body the server will not use (so the connection can be reused). */

@@ -1,9 +1,9 @@
 import { extname } from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { outsideWrites } from '../rpc/replay.js'
+import { SHARED_ABOVE_BYTES, sharedCopy } from '../rpc/shared-bytes.js'
 import type { AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 import { overBound } from './file-bounds.js'
-import { yieldTurn } from './slices.js'
 import { startThread } from './threads.js'
 
 /**
@@ -56,8 +56,9 @@ class BoundedThreads {
   }
 
   async #run(input: AnalysisInput): Promise<Outcome> {
-    // Before the thread is taken: a kept thread that stops meanwhile is not handed the file.
-    const bytes = await sharedBytes(input.bytes)
+    // In shared memory, which the thread reads without a copy (copied there a slice at a time if
+    // need be); before the thread is taken: a kept thread that stops meanwhile is not handed the file.
+    const bytes = input.bytes.buffer instanceof SharedArrayBuffer || input.bytes.length <= SHARED_ABOVE_BYTES ? input.bytes : await sharedCopy([input.bytes])
     const thread = this.#idle ?? (await this.#start())
     this.#idle = undefined
     if (!thread) return undefined
@@ -123,25 +124,6 @@ class BoundedThreads {
         }),
     )
   }
-}
-
-/** Bytes copied to shared memory between two turns of the event loop. */
-const COPY_SLICE = 1024 * 1024
-
-/**
- * The file's bytes in shared memory, which a thread reads without a copy: as they are when they
- * are there already (an upload's body, a file an import read: http/replies.ts, sources.ts), else
- * copied there a slice at a time. Posted as they were, a big file's copy would hold the event loop
- * for tens of milliseconds in one piece.
- */
-async function sharedBytes(bytes: Uint8Array): Promise<Uint8Array> {
-  if (bytes.buffer instanceof SharedArrayBuffer || bytes.length <= COPY_SLICE) return bytes
-  const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
-  for (let at = 0; at < bytes.length; at += COPY_SLICE) {
-    if (at > 0) await yieldTurn()
-    shared.set(bytes.subarray(at, at + COPY_SLICE), at)
-  }
-  return shared
 }
 
 /** The process's file threads. */

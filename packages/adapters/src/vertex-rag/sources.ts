@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs'
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { SHARED_ABOVE_BYTES } from '../rpc/shared-bytes.js'
 import { failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { ImportRoot } from './options.js'
 
@@ -199,9 +200,6 @@ async function openedPath(fd: number): Promise<string | undefined> {
 
 export type ReadResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly status: RpcStatus }
 
-/** Files over this many bytes are read into shared memory (see {@link readBuffer}). */
-const SHARED_READ_BYTES = 1024 * 1024
-
 /**
  * A buffer to read a file into, alone in its memory (never Node's shared pool: analysis.ts moves
  * it between threads) and not zeroed on this thread (for a big file, milliseconds): the caller
@@ -209,7 +207,7 @@ const SHARED_READ_BYTES = 1024 * 1024
  * the file (bounded-analysis.ts) and the import worker's answers pass on without a copy.
  */
 function readBuffer(size: number): Buffer {
-  return size > SHARED_READ_BYTES ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
+  return size > SHARED_ABOVE_BYTES ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
 }
 
 /**
