@@ -2,7 +2,7 @@ import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer
 import { TermCounts } from './term-counts.js'
 import { ownCopy, type RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
-import { UnitTable } from './unit-table.js'
+import { hashRange, UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
 import { defaultStopWords, directUnitTokens, porter2, WINK_MAX_RUN } from './wink.js'
 import { shapeTokens } from './wink-shapes.js'
@@ -34,6 +34,25 @@ const UNIT_MEMO_LIMIT = 500_000
  * indexing reads ids, queries add the terms they bring).
  */
 const VOCABULARY_LIMIT = 2_000_000
+
+/**
+ * @internal The units an Analyzer read for the first time (see {@link Analyzer.logUnits}): their
+ * tokens, for an Analyzer with the same options on another thread to learn
+ * ({@link Analyzer.learnUnits}) instead of reading the units again.
+ */
+export interface UnitLog {
+  /** The options of the Analyzer that read them: another's log is ignored. */
+  readonly options: string
+  /** The units, end to end; unit u ends at `unitEnds[u]`. */
+  readonly units: string
+  readonly unitEnds: Int32Array
+  /** Unit u's tokens end at `tokenEnds[u]` among the tokens below. */
+  readonly tokenEnds: Int32Array
+  /** Each token's start and end within its unit. */
+  readonly offsets: Int32Array
+  /** Each token's term (null: a stop word or too short). */
+  readonly terms: readonly (string | null)[]
+}
 
 /** Entries of the token-offset buffer an Analyzer keeps between texts (4 MB: texts of up to 512k tokens). */
 const OFFSETS_KEPT = 1 << 20
@@ -68,6 +87,10 @@ export class Analyzer {
   #offsets = new Int32Array(1024)
   /** The counts {@link countTerms} fills for indexing, reused document after document. */
   #counts: TermCounts | undefined
+  /** Units read for the first time and their tokens, since the last {@link takeUnitLog}, once {@link logUnits} is called. */
+  #log: { units: string[]; tokens: (readonly AnalyzedToken[])[] } | undefined
+  /** The options as {@link UnitLog.options} gives them (computed on first use). */
+  #optionsKey: string | undefined
 
   constructor(options: unknown = undefined) {
     this.options = resolveAnalyzerOptions(options)
@@ -179,6 +202,68 @@ export class Analyzer {
     this.#memo.clear()
   }
 
+  /**
+   * @internal From now on, notes the tokens of every unit this Analyzer reads for the first time
+   * (from {@link tokens} and {@link tokenOffsets}) until {@link takeUnitLog} hands them out.
+   */
+  logUnits(): void {
+    this.#log ??= { units: [], tokens: [] }
+  }
+
+  /** @internal The units noted since the last call (see {@link logUnits}), or undefined if none; the note starts over. */
+  takeUnitLog(): UnitLog | undefined {
+    const log = this.#log
+    if (log === undefined || log.units.length === 0) return undefined
+    this.#log = { units: [], tokens: [] }
+    const unitEnds = new Int32Array(log.units.length)
+    const tokenEnds = new Int32Array(log.units.length)
+    let chars = 0
+    let count = 0
+    for (let u = 0; u < log.units.length; u++) {
+      chars += (log.units[u] as string).length
+      count += (log.tokens[u] as readonly AnalyzedToken[]).length
+      unitEnds[u] = chars
+      tokenEnds[u] = count
+    }
+    const offsets = new Int32Array(2 * count)
+    const terms: (string | null)[] = []
+    for (const tokens of log.tokens) {
+      for (const t of tokens) {
+        offsets[2 * terms.length] = t.start
+        offsets[2 * terms.length + 1] = t.end
+        terms.push(t.term)
+      }
+    }
+    return { options: this.#optionsOf(), units: log.units.join(''), unitEnds, tokenEnds, offsets, terms }
+  }
+
+  /**
+   * @internal Memoizes the tokens of the units in `log` (another Analyzer's {@link takeUnitLog}),
+   * so that reading them here, or `tokensFrom` this Analyzer, finds them instead of reading them
+   * again. A log of an Analyzer with other options is ignored: its tokens might differ.
+   */
+  learnUnits(log: UnitLog): void {
+    if (log.options !== this.#optionsOf()) return
+    const { units, unitEnds, tokenEnds, offsets, terms } = log
+    for (let u = 0, start = 0, first = 0; u < unitEnds.length; u++) {
+      const end = unitEnds[u] as number
+      const last = tokenEnds[u] as number
+      const hash = hashRange(units, start, end)
+      if (this.#unitTokens.find(units, start, end, hash) === undefined) {
+        const tokens: AnalyzedToken[] = []
+        for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number })
+        if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
+        this.#unitTokens.add(units, start, end, hash, tokens)
+      }
+      start = end
+      first = last
+    }
+  }
+
+  #optionsOf(): string {
+    return (this.#optionsKey ??= JSON.stringify(this.options))
+  }
+
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
   tokens(text: string): AnalyzedToken[] {
     const out: AnalyzedToken[] = []
@@ -230,7 +315,15 @@ export class Analyzer {
 
   /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
   #unitTokensOf(text: string, start: number, end: number, hash: number): readonly AnalyzedToken[] {
-    const tokens = this.#analyzeUnit(text.slice(start, end)).tokens
+    const unit = text.slice(start, end)
+    const tokens = this.#analyzeUnit(unit).tokens
+    const log = this.#log
+    if (log !== undefined) {
+      // Nobody takes it: not kept without bound.
+      if (log.units.length >= UNIT_MEMO_LIMIT) this.#log = { units: [], tokens: [] }
+      this.#log?.units.push(unit)
+      this.#log?.tokens.push(tokens)
+    }
     if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
     this.#unitTokens.add(text, start, end, hash, tokens)
     return tokens
@@ -238,10 +331,10 @@ export class Analyzer {
 
   /**
    * The term ids of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized;
-   * its terms are those of `tokensFrom`'s tokens when that Analyzer has them.
+   * its terms are those of the tokens `tokensFrom` (else this Analyzer) has of it, if any.
    */
   #unit(text: string, start: number, end: number, hash: number, tokensFrom: Analyzer | undefined): number | readonly number[] {
-    const tokens = tokensFrom === undefined ? undefined : tokensFrom.#unitTokens.find(text, start, end, hash)
+    const tokens = (tokensFrom ?? this).#unitTokens.find(text, start, end, hash)
     const terms = tokens ? termsOf(tokens) : this.#analyzeUnit(text.slice(start, end)).terms
     const ids = typeof terms === 'string' ? this.#idOf(terms) : terms.map((t) => this.#idOf(t))
     if (this.#units.size >= UNIT_MEMO_LIMIT) this.#units.clear()
