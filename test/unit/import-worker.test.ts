@@ -7,12 +7,13 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createGloveEmbedder, createHashingEmbedder, type Embedder } from '@quarry/core'
-import { analyzeSource, fromWire, toWire, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
+import { Analyzer } from '@quarry/core'
+import { analyzeSource, chunkingAnalyzer, fromWire, toWire, type SourceAnalysis, type SourceJob } from '../../packages/adapters/src/vertex-rag/analysis.js'
 import { FILE_BOUNDS_DEFAULT } from '../../packages/adapters/src/vertex-rag/file-bounds.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { defaultEmbedder } from '../../packages/adapters/src/rpc/default-embedder.js'
 import { recording } from '../../packages/adapters/src/rpc/replay.js'
-import { READ_AHEAD_BYTES, READ_WINDOW, ReadAhead } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
+import { READ_AHEAD_BYTES, READ_WINDOW, READY_FOR_HERE, ReadAhead } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
 
 /**
  * The import worker reads, hashes and chunks a file exactly as the calling thread does
@@ -132,6 +133,20 @@ describe('the import worker', () => {
     expect(importWorker.embedded - embedded).toBe(3 * names.length)
   })
 
+  it('hands this thread the units its chunking read, so the index reads the chunks without reading their words again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quarry-worker-'))
+    dirs.push(root)
+    // Words no other test reads: new to both threads.
+    const words = Array.from({ length: 60 }, (_, i) => `zorvex${i}qua${(i * 7919) % 997}`)
+    const text = `${words.join(' ')}; plus ${words.slice(0, 9).map((w) => `${w}.${w}`).join(', ')} and café-naïve.`
+    writeFileSync(join(root, 'new-words.txt'), text)
+    const there = await importWorker.analyze(jobOf(join(root, 'new-words.txt'), 'new-words.txt'))
+    expect(there.analysis?.ok).toBe(true)
+    const read = chunkingAnalyzer.unitsAnalyzed
+    expect(chunkingAnalyzer.tokens(text)).toEqual(new Analyzer().tokens(text))
+    expect(chunkingAnalyzer.unitsAnalyzed).toBe(read)
+  })
+
   it('sends an embedder\'s recipe once and has the thread forget it once the embedder is collected', async () => {
     setFlagsFromString('--expose-gc')
     const gc = runInNewContext('gc') as () => void
@@ -174,6 +189,40 @@ describe('the import worker', () => {
 })
 
 describe('reading ahead', () => {
+  it('balances: while the worker is behind, files are sent without embedding and embedded here, each with the vectors the embedder gives', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 8 })
+    const files = Array.from({ length: 3 * READ_WINDOW }, (_, i) => ({ uri: `gs://b/f${i}.txt`, path: `/nowhere/f${i}.txt`, size: 100 }))
+    const textsOf = (i: number): string[] => [`file ${i} first chunk`, `file ${i} second chunk`]
+    const asked: boolean[] = []
+    // A slow worker: each file takes a few ms; its vectors are marked (all 7s) to tell them apart.
+    const analyze = async (job: SourceJob, embed: boolean): Promise<SourceAnalysis> => {
+      const i = files.findIndex((f) => f === job.file)
+      asked[i] = embed
+      await new Promise((resolve) => setTimeout(resolve, 2))
+      const texts = textsOf(i)
+      const analysis = { ok: true as const, text: texts.join(' '), type: 'RAG_FILE_TYPE_TXT' as const, pageStarts: undefined, pieces: texts.map((t) => ({ text: t, start: 0, end: 0, firstToken: 0, tokens: 1 })) }
+      return { read: { ok: true, bytes: Buffer.from(job.file.uri) }, sha256: job.file.uri, analysis, ...(embed ? { vectors: texts.map(() => new Float32Array(8).fill(7)) } : {}) }
+    }
+    const ahead = new ReadAhead({ embedder, files, jobOf: (file) => jobOf(file.path, file.uri.slice(8), { file }), analyze, balance: true })
+    for (let i = 0; i < files.length; i++) {
+      const read = await ahead.read(i)
+      if (!read.ok) throw new Error('unread')
+      ahead.analysis(i, read.bytes)
+      const vectors = await ahead.embed(i, textsOf(i))
+      const expected = asked[i] ? textsOf(i).map(() => new Float32Array(8).fill(7)) : await embedder.embed(textsOf(i))
+      expect(vectors, `file ${i}`).toEqual(expected)
+    }
+    // At the start nothing is ready: half the first window is embedded here, the other half there.
+    expect(asked.slice(0, READ_WINDOW).filter((e) => !e).length).toBe(READ_WINDOW / 2)
+    expect(asked.slice(0, READ_WINDOW / 2).every((e) => !e)).toBe(true)
+    expect(READY_FOR_HERE).toBe(12)
+    // Without balance, every file goes to the worker to embed.
+    asked.length = 0
+    const plain = new ReadAhead({ embedder, files, jobOf: (file) => jobOf(file.path, file.uri.slice(8), { file }), analyze })
+    for (let i = 0; i < files.length; i++) await plain.read(i)
+    expect(asked.every((e) => e)).toBe(true)
+  })
+
   it('holds at most READ_WINDOW files and READ_AHEAD_BYTES bytes read ahead, the one asked for always started', async () => {
     const started: number[] = []
     const sizes = [5, 20, 10, 30, 1, 1, 1].map((mb) => mb * 1024 * 1024)

@@ -123,8 +123,11 @@ describe('batched RAG ingest', () => {
       expect(op.response).toMatchObject({ importedRagFilesCount: '59', failedRagFilesCount: '1' })
       // Every file was read and chunked on the worker thread (the file without words too), or none was.
       expect(importWorker.answered - answered).toBe(worker ? 60 : 0)
-      // With an embedder that has a recipe, the worker embedded the chunks of every file with words.
-      expect(importWorker.embedded - embedded).toBe(portable ? 59 : 0)
+      // With an embedder that has a recipe, the worker embedded the chunks of files with words, but
+      // for those this thread took while the worker was behind (read-ahead.ts); without, none.
+      const onWorker = importWorker.embedded - embedded
+      if (portable) expect(onWorker).toBeGreaterThan(0)
+      expect(onWorker).toBeLessThanOrEqual(portable ? 59 : 0)
       await oneByOne(oracle.ctx, oracle.corpus, uris, first)
       // The import's operation draws its id and time after its files': the oracle draws them too.
       oracle.ctx.numericId()
@@ -177,8 +180,11 @@ describe('batched RAG ingest', () => {
     expect(await replaying(trace, () => importRagFiles(replayed.ctx, 'v1beta1', request))).toEqual(result)
     expect(replayed.calls()).toBe(calls)
     expect(snapshot(replayed.corpus)).toEqual(snapshot(recorded.corpus))
-    // The recorded import embedded on the worker (39 files with words); the replay embedded nothing anywhere.
-    expect(importWorker.embedded - embedded).toBe(portable ? 39 : 0)
+    // The recorded import embedded on the worker (some of the 39 files with words; this thread the
+    // others); the replay embedded nothing anywhere.
+    const onWorker = importWorker.embedded - embedded
+    if (portable) expect(onWorker).toBeGreaterThan(0)
+    expect(onWorker).toBeLessThanOrEqual(portable ? 39 : 0)
   })
   }
 

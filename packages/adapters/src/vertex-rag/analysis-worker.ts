@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
 import { analyzeSource, chunkingAnalyzer, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
-import type { WorkerMessage } from './import-worker.js'
+import type { WorkerMessage, WorkerReply } from './import-worker.js'
 
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
@@ -12,6 +12,15 @@ import type { WorkerMessage } from './import-worker.js'
  * analysis (without vectors if embedding failed: the calling thread then embeds), the vectors of
  * texts, or an error (the calling thread then does the work itself).
  */
+
+// Every answer carries the units chunking read for the first time (import-worker.ts learns them).
+chunkingAnalyzer.logUnits()
+
+/** Posts an answer with the units read since the last one. */
+function reply(answer: WorkerReply & { readonly id: number }, transfer: ArrayBuffer[] = []): void {
+  const units = chunkingAnalyzer.takeUnitLog()
+  parentPort?.postMessage(units ? { ...answer, units } : answer, transfer)
+}
 
 /** Embedders by the id the calling thread gave them; each recipe is sent once. */
 const embedders = new Map<number, Embedder>()
@@ -45,19 +54,19 @@ async function answer(message: WorkerMessage): Promise<void> {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')
       const flat = joinVectors(await embedChecked(embedder, message.texts))
-      return parentPort?.postMessage({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
+      return reply({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }
     const result = await analyzeSource(message.job)
     const vectors = await vectorsOf(result, embed ? embedders.get(embed.id) : undefined)
     const { wire, transfer } = toWire(vectors ? { ...result, vectors } : result)
-    parentPort?.postMessage({ id: message.id, wire }, transfer)
+    reply({ id: message.id, wire }, transfer)
   } catch (error) {
-    parentPort?.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) })
+    reply({ id: message.id, error: error instanceof Error ? error.message : String(error) })
   }
 }
 
 parentPort?.on('message', (message: WorkerMessage) => void answer(message))
 // Loaded: uploads may send their texts now (until this, they embed on the calling thread).
-parentPort?.postMessage({ ready: true })
+parentPort?.postMessage({ ready: true } satisfies WorkerReply)
 // A message that cannot be read has no id to answer: the thread stops, and the calling thread does its files.
 parentPort?.on('messageerror', () => process.exit(1))

@@ -1,3 +1,4 @@
+import { embedderRecipe } from '@quarry/core'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
@@ -143,8 +144,8 @@ export async function importRagFiles(ctx: RagContext, version: ApiVersion, reque
     return { file: f, maxBytes: ctx.options.maxFileBytes, readAs: name, label: f.uri, chunking, bounds: ctx.options.fileBounds, skipSha256: importedFrom(corpus, f.uri)?.sha256 }
   }
   const onWorker = ctx.options.importWorker && (files.length >= IMPORT_WORKER_MIN_FILES || importWorker.running)
-  const analyze = onWorker ? (job: SourceJob) => importWorker.analyze(job, ctx.options.embedder) : analyzeSource
-  const ahead = new ReadAhead({ embedder: ctx.options.embedder, files, jobOf, analyze })
+  const analyze = onWorker ? (job: SourceJob, embed: boolean) => importWorker.analyze(job, embed ? ctx.options.embedder : undefined) : analyzeSource
+  const ahead = new ReadAhead({ embedder: ctx.options.embedder, files, jobOf, analyze, balance: onWorker && embedderRecipe(ctx.options.embedder) !== undefined })
   const pending = new PendingFiles(corpus)
   try {
     for (const [i, f] of files.entries()) {

@@ -1,9 +1,9 @@
 import type { Worker } from 'node:worker_threads'
-import { embedderRecipe, type Embedder, type EmbedderRecipe } from '@quarry/core'
+import { embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from '@quarry/core'
 import { embedInSlices } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { startThread } from './threads.js'
-import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
+import { analyzeSource, chunkingAnalyzer, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
 
 /**
  * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
@@ -19,16 +19,22 @@ import { analyzeSource, fromWire, splitVectors, type SourceAnalysis, type Source
 
 /** A message with the thread: what to do with its answer, and how the calling thread does the work instead. */
 interface Waiting {
-  readonly answer: (reply: Reply) => void
+  readonly answer: (reply: WorkerReply) => void
   readonly instead: () => void
 }
 
-type Reply =
-  | { readonly id: number; readonly wire: WireAnalysis }
-  | { readonly id: number; readonly vectors: Float32Array }
-  | { readonly id: number; readonly error: string }
+export type WorkerReply =
+  | (Answer & {
+      /**
+       * The units the thread's chunking read for the first time since its last answer, with their
+       * tokens: learned here, so indexing a file the thread chunked does not read its words again.
+       */
+      readonly units?: UnitLog
+    })
   /** The thread has loaded its modules: it answers at once from now on. */
   | { readonly ready: true }
+
+type Answer = { readonly id: number; readonly wire: WireAnalysis } | { readonly id: number; readonly vectors: Float32Array } | { readonly id: number; readonly error: string }
 
 /** The embedder a message names: its number on the thread, and its recipe the first time. */
 type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
@@ -199,7 +205,7 @@ class ImportWorker {
         warn(`the import worker could not start (${error instanceof Error ? error.message : String(error)})`)
         return undefined
       }
-      thread.on('message', (reply: Reply) => this.#settle(reply))
+      thread.on('message', (reply: WorkerReply) => this.#settle(reply))
       thread.on('messageerror', () => this.#fail(thread, 'an answer of the import worker could not be read'))
       thread.on('error', (error) => this.#fail(thread, `the import worker failed (${error.message})`))
       thread.on('exit', (code) => this.#fail(thread, `the import worker stopped (exit code ${code})`))
@@ -209,11 +215,13 @@ class ImportWorker {
     })
   }
 
-  #settle(reply: Reply): void {
+  #settle(reply: WorkerReply): void {
     if ('ready' in reply) {
       this.#ready = true
       return
     }
+    // Before the answer is taken: the index reads the file's units from the chunker's memo (ingest.ts).
+    if (reply.units) chunkingAnalyzer.learnUnits(reply.units)
     const waiting = this.#waiting.get(reply.id)
     if (!waiting) return
     this.#waiting.delete(reply.id)

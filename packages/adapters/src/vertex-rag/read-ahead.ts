@@ -23,8 +23,21 @@ export const READ_WINDOW = 48
 export const READ_AHEAD_BYTES = 32 * 1024 * 1024
 
 /**
+ * Files analyzed and waiting for this thread, below which the next file sent to the import worker
+ * is embedded here instead (see {@link ReadAhead}); at most half the window of files read ahead is
+ * to be embedded here (at the start nothing is ready yet).
+ */
+export const READY_FOR_HERE = 12
+const HERE_AHEAD_MAX = READ_WINDOW / 2
+
+/**
  * An import's files read, analyzed and embedded ahead. On the import worker with an embedder that
- * has a recipe (core's own), each file comes back embedded. Otherwise embedding goes in batches
+ * has a recipe (core's own), files come back embedded, except those this thread embeds itself,
+ * each alone, to keep both threads busy: a file sent to the worker while fewer than
+ * {@link READY_FOR_HERE} of its files wait here analyzed (the worker is behind) is embedded here.
+ * Indexing a KNN corpus leaves this thread room for about half the embedding, an ANN one for
+ * little. The count of files waiting says where the threads stand now; a share steered file by
+ * file would swing, as its effect shows a window of files later. Otherwise embedding goes in batches
  * across files: when file i needs its vectors, the files after it are read and chunked until the batch holds
  * {@link IMPORT_BATCH_TEXTS} texts, and one `embedInSlices` (slices.ts) embeds them all; the reads and analyses
  * run {@link READ_WINDOW} files ahead, through `analyze` (on the import worker, or on this
@@ -37,7 +50,7 @@ export class ReadAhead {
   readonly #embedder: Embedder
   readonly #files: readonly SourceFile[]
   readonly #jobOf: (file: SourceFile) => SourceJob
-  readonly #analyze: (job: SourceJob) => Promise<SourceAnalysis>
+  readonly #analyze: (job: SourceJob, embed: boolean) => Promise<SourceAnalysis>
   /** Files read and analyzed ahead (at most {@link READ_WINDOW} past the one asked for), by file. */
   readonly #ahead = new Map<number, Promise<SourceAnalysis>>()
   /** What was read ahead of files the import has taken the read of, until it takes their analysis. */
@@ -47,24 +60,39 @@ export class ReadAhead {
   readonly #alone = new Set<number>()
   /** Bytes (as the walk saw them) of the files in {@link #ahead}. */
   #aheadBytes = 0
+  /** Files read ahead whose analysis has come, not taken yet. */
+  readonly #ready = new Set<number>()
+  readonly #balance: boolean
+  /** Files `analyze` was asked not to embed: this thread embeds them. */
+  readonly #here = new Set<number>()
+  /** Files of {@link #here} not taken yet. */
+  #hereAhead = 0
 
   constructor(options: {
     readonly embedder: Embedder
     readonly files: readonly SourceFile[]
     /** What reading and analyzing file i asks (its chunking, its size limit, how it is named). */
     readonly jobOf: (file: SourceFile) => SourceJob
-    /** Reads, hashes and analyzes a file: analysis.ts `analyzeSource`, here or on the import worker. */
-    readonly analyze: (job: SourceJob) => Promise<SourceAnalysis>
+    /**
+     * Reads, hashes and analyzes a file: analysis.ts `analyzeSource`, here or on the import
+     * worker; `embed`: and embeds its chunks there, if it can (the vectors come with the analysis).
+     */
+    readonly analyze: (job: SourceJob, embed: boolean) => Promise<SourceAnalysis>
+    /** Whether `analyze` runs on another thread that embeds when asked: then this thread takes a share of the embedding. */
+    readonly balance?: boolean
   }) {
     this.#embedder = options.embedder
     this.#files = options.files
     this.#jobOf = options.jobOf
     this.#analyze = options.analyze
+    this.#balance = options.balance ?? false
   }
 
   /** File i's bytes: read ahead, or read now. */
   async read(i: number): Promise<ReadResult> {
     const done = await this.#start(i)
+    this.#ready.delete(i)
+    if (this.#here.has(i)) this.#hereAhead--
     if (this.#ahead.delete(i)) this.#aheadBytes -= sizeOf(this.#files[i] as SourceFile)
     // Kept for analysis(i), which the import asks next unless the read failed.
     if (done.read.ok) this.#taken.set(i, done)
@@ -80,13 +108,21 @@ export class ReadAhead {
       if (this.#ahead.has(k) || this.#taken.has(k)) continue
       const file = this.#files[k] as SourceFile
       if (k > j && this.#aheadBytes + sizeOf(file) > READ_AHEAD_BYTES) break
-      const doing = this.#analyze(this.#jobOf(file))
+      const doing = this.#analyze(this.#jobOf(file), !this.#embedsHere(k))
       // Awaited in its turn (a failure surfaces there, as a read done then would); not unhandled meanwhile.
-      doing.catch(() => undefined)
+      doing.then(() => this.#ready.add(k), () => undefined)
       this.#ahead.set(k, doing)
       this.#aheadBytes += sizeOf(file)
     }
     return this.#ahead.get(j) ?? Promise.resolve(this.#taken.get(j) as SourceAnalysis)
+  }
+
+  /** Whether this thread is to embed file k, sent to be read ahead now (see {@link READY_FOR_HERE}). */
+  #embedsHere(k: number): boolean {
+    if (!this.#balance || this.#ready.size >= READY_FOR_HERE || this.#hereAhead >= HERE_AHEAD_MAX) return false
+    this.#here.add(k)
+    this.#hereAhead++
+    return true
   }
 
   /** File i's analysis and sha256 if they were done ahead on these bytes (the read the import took). */
@@ -104,7 +140,8 @@ export class ReadAhead {
     const ahead = this.#vectors.get(i)
     this.#vectors.delete(i)
     if (ahead && sameTexts(ahead.texts, texts)) return ahead.vectors
-    if (this.#alone.delete(i)) return embedInSlices(this.#embedder, texts)
+    // Files after this one are with the worker: a batch would wait for them.
+    if (this.#alone.delete(i) || this.#here.delete(i)) return embedInSlices(this.#embedder, texts)
     const members = [{ i, texts }, ...(await this.#following(i, texts.length))]
     let vectors: Float32Array[]
     try {
