@@ -36,9 +36,9 @@ const UNIT_MEMO_LIMIT = 500_000
 const VOCABULARY_LIMIT = 2_000_000
 
 /**
- * @internal The units an Analyzer read for the first time (see {@link Analyzer.logUnits}): their
- * tokens, for an Analyzer with the same options on another thread to learn
- * ({@link Analyzer.learnUnits}) instead of reading the units again.
+ * The units an Analyzer read for the first time, with their tokens: what one thread's Analyzer
+ * hands another with the same options, so that it need not read the units again (the RAG
+ * adapter's import worker does this). A structured-cloneable value.
  */
 export interface UnitLog {
   /** The options of the Analyzer that read them: another's log is ignored. */
