@@ -3,6 +3,8 @@ import { Code, httpStatusOf, codeName } from '@quarry/adapters'
 import { bool, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMessage, repeated, string, timestamp } from '../../packages/adapters/src/rpc/proto-json.js'
 import { derivedId, parseName, seededRandomId } from '../../packages/adapters/src/rpc/names.js'
 import { pageOf } from '../../packages/adapters/src/rpc/paging.js'
+import { UNARY, method, serveTable } from '../../packages/adapters/src/rpc/methods.js'
+import { Mutex } from '../../packages/adapters/src/rpc/mutex.js'
 import { violation } from '../support/rpc-failure.js'
 
 const Inner = message('test.Inner', { value: string, count: int64 })
@@ -114,5 +116,45 @@ describe('page cursors', () => {
     expect(p2.items.map((x) => x.seq)).toEqual([6, 8, 10, 12])
     expect(p2.nextPageToken).toBeUndefined()
     expect(violation(() => pageOf(items, (x) => x.seq, 'M', { pageToken: p1.nextPageToken as string }, limits)).field).toBe('pageToken')
+  })
+})
+
+describe('a write started ahead (methods.ts `ahead`)', () => {
+  it('starts only for a write that waits for another, with its own request, before its turn', async () => {
+    const events: string[] = []
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const table = {
+      put: method({
+        rpc: 'Put',
+        write: true,
+        shape: UNARY,
+        http: [],
+        ahead: (_ctx: null, request: unknown) => {
+          events.push(`ahead ${(request as { n: number }).n}`)
+          if ((request as { n: number }).n === 3) throw new Error('unreadable ahead')
+        },
+        run: async (_ctx: null, request: unknown) => {
+          const { n } = request as { n: number }
+          events.push(`run ${n}`)
+          if (n === 1) await gate
+          return { n }
+        },
+      }),
+    }
+    const service = serveTable(table, null, { writes: new Mutex(), onInternalError: () => undefined })
+    const calls = [1, 2, 3].map((n) => service.put({ n }))
+    // The first write has its turn at once: nothing to start ahead. The others wait, and start ahead when called.
+    expect(events).toEqual(['ahead 2', 'ahead 3'])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(events).toEqual(['ahead 2', 'ahead 3', 'run 1'])
+    release()
+    const outcomes = await Promise.all(calls)
+    // An ahead that throws changes nothing: its write runs (and answers) in its turn.
+    expect(outcomes).toEqual([1, 2, 3].map((n) => ({ ok: true, response: { n } })))
+    expect(events).toEqual(['ahead 2', 'ahead 3', 'run 1', 'run 2', 'run 3'])
+    // Alone again: no ahead.
+    await service.put({ n: 4 })
+    expect(events.slice(5)).toEqual(['run 4'])
   })
 })

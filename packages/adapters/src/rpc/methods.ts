@@ -51,6 +51,12 @@ export interface MethodSpec<C, R, S extends CallShape = CallShape, U extends boo
   readonly run: (ctx: C, request: unknown, content: UploadContent | undefined) => Promise<R>
   /** Writes are serialized and schedule a snapshot; reads run beside them. */
   readonly write: boolean
+  /**
+   * Work a write may start when it must wait for the writes before it: what depends on the request
+   * alone (an upload's chunking and embedding), never on the state. `run` finds it by the request
+   * object; a call that starts at once has none.
+   */
+  readonly ahead?: (ctx: C, request: unknown, content: UploadContent | undefined) => void
   readonly shape: S
   readonly http: readonly HttpBinding[]
   /** The method takes file content as a second argument (uploads). */
@@ -162,16 +168,47 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
         if (!served) throw failure('UNIMPLEMENTED', `${spec.rpc} is served in ${(spec.versions ?? []).join(', ')} only; call it through that version (this is ${options.version ?? ''}).`)
         return spec.run(ctx, request, content)
       }, options.onInternalError)
+    const ahead = spec.ahead
+    const startAhead = ahead
+      ? (request: unknown, content: UploadContent | undefined): void => {
+          try {
+            if (served) ahead(ctx, request, content)
+          } catch {
+            // A request that cannot be read ahead is read (and refused) in its turn.
+          }
+        }
+      : undefined
     out[name] = spec.write
-      ? (request, content, call) =>
-          options.writes.run(() => {
+      ? withAhead((request, content, call) => {
+          if (startAhead && options.writes.busy) startAhead(request, content)
+          return options.writes.run(() => {
             // Waited for the writes before it past its caller's patience: not applied.
             const abandoned = call === undefined ? undefined : abandonedStatus(call)
             return abandoned ? Promise.resolve({ ok: false as const, status: abandoned }) : run(request, content)
           })
+        }, startAhead)
       : (request, content) => run(request, content)
   }
   return out as ServiceMethods<T>
+}
+
+type Ahead = (request: unknown, content: UploadContent | undefined) => void
+
+/** A service method's `ahead` (see {@link MethodSpec.ahead}), for a write lock other than the engine's (a server's log). */
+const AHEADS = new WeakMap<object, Ahead>()
+
+function withAhead<F extends object>(fn: F, ahead: Ahead | undefined): F {
+  if (ahead) AHEADS.set(fn, ahead)
+  return fn
+}
+
+/**
+ * What a service method can start while its write waits for a lock of the caller's (a server's
+ * write-ahead log serializes writes before they reach the engine's): its table's `ahead`, bound
+ * to the engine; undefined for methods without.
+ */
+export function aheadOf(serviceMethod: object): Ahead | undefined {
+  return AHEADS.get(serviceMethod)
 }
 
 /** The status of a call its caller gave up on (DEADLINE_EXCEEDED or CANCELLED), or undefined while it waits. */

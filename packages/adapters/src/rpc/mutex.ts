@@ -4,13 +4,21 @@
  */
 export class Mutex {
   #tail: Promise<void> = Promise.resolve()
+  /** Tasks run or waiting. */
+  #held = 0
 
   run<T>(task: () => Promise<T>): Promise<T> {
+    this.#held++
     const result = this.#tail.then(task)
     this.#tail = result.then(
-      () => undefined,
-      () => undefined,
+      () => void this.#held--,
+      () => void this.#held--,
     )
     return result
+  }
+
+  /** Whether a task runs or waits: one given now would wait. */
+  get busy(): boolean {
+    return this.#held > 0
   }
 }

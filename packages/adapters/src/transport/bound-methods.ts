@@ -4,6 +4,7 @@ import { REASONING_ENGINE_TABLE, REASONING_ENGINE_TABLE_V1 } from '../memory-ban
 import { ManagedTopic } from '../memory-bank/schema.js'
 import type { MemoryBank } from '../memory-bank/service.js'
 import type { CallOptions, HttpBinding, MethodTable, ServiceMethods, UploadContent } from '../rpc/methods.js'
+import { aheadOf } from '../rpc/methods.js'
 import { MIXIN_HTTP } from '../rpc/mixins.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { Code } from '../rpc/status.js'
@@ -38,6 +39,8 @@ export interface BoundMethod {
   readonly call: (request: Record<string, unknown>, content: UploadContent | undefined, options?: CallOptions) => Promise<Outcome<unknown>>
   /** Whether a success changes state: the method table's `write` (reads and queries do not). */
   readonly mutates: boolean
+  /** What the write can start while it waits for a lock before the engine's (rpc/methods.ts `ahead`). */
+  readonly ahead?: (request: Record<string, unknown>, content: UploadContent | undefined) => void
   readonly enums: EnumRules
 }
 
@@ -68,8 +71,10 @@ function tableMethods<T extends MethodTable<never>>(table: T, service: ServiceMe
     // An engine's own operations / locations / IAM entries: bound once per version across engines (mixinMethods).
     if (spec.service !== undefined && MIXIN_SERVICES.has(spec.service)) return []
     const serve = call[name] as Serve
+    const ahead = aheadOf(serve)
     return [
       {
+        ...(ahead ? { ahead } : {}),
         service: spec.service === undefined ? fqService : spec.service.includes('.') ? spec.service : `${pkg}.${spec.service}`,
         rpc: spec.rpc,
         version,

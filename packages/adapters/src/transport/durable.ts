@@ -297,6 +297,7 @@ export class DurableWrites {
       call: async (request, content, options) => {
         // The log the write went into: a checkpoint may start a new one before it is synced.
         let log: WriteAheadLog | undefined
+        if (this.#lock.busy) bound.ahead?.(request, content)
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
