@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { crc32, createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
+import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 
 /** `dataDir`: state survives a restart whole, across the three APIs; interrupted snapshots are ignored. */
 const dirs: string[] = []
@@ -114,5 +115,50 @@ describe('dataDir persistence', () => {
     await second.close()
     // Nothing was changed: the tampered log is still there, as it was.
     expect(readFileSync(join(crashed, log)).equals(bytes)).toBe(true)
+  })
+
+  it('replays uploads that were chunked and embedded ahead on the import worker while they waited for the log', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'quarry-data-'))
+    const crashed = mkdtempSync(join(tmpdir(), 'quarry-crashed-'))
+    dirs.push(dataDir, crashed)
+    const first = createServer({ embedder, dataDir })
+    const { url } = await first.listen()
+    const op = await post(url, '/v1beta1/projects/p/locations/l/ragCorpora', { displayName: 'R' })
+    const corpus = (op.response as { name: string }).name
+    const upload = async (name: string, text: string): Promise<void> => {
+      const body = `--b\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"ragFile":{"displayName":"${name}"}}\r\n--b\r\nContent-Disposition: form-data; name="file"\r\n\r\n${text}\r\n--b--\r\n`
+      const res = await fetch(`${url}/upload/v1beta1/${corpus}/ragFiles:upload`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body })
+      expect(res.status).toBe(200)
+    }
+    // The 16th upload of the process starts the import worker; it is ready a moment later.
+    for (let i = 0; i < 16; i++) await upload(`warm${i}.txt`, `warm up ${i}`)
+    for (let t = 0; !importWorker.ready && t < 200; t++) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(importWorker.ready).toBe(true)
+    const ahead = importWorker.uploadsAnalyzed
+    const words = ['desert', 'spice', 'ocean', 'storm', 'garden', 'rose', 'river', 'stone']
+    await Promise.all(Array.from({ length: 12 }, (_, i) => upload(`f${i}.txt`, `marker${i} ${words.map((w, k) => words[(k * (i + 3)) % words.length] ?? w).join(' ')} end${i}.`)))
+    // Uploads that waited for the log's lock were read on the worker meanwhile.
+    expect(importWorker.uploadsAnalyzed - ahead).toBeGreaterThan(0)
+    const observed = async (at: string): Promise<unknown> => {
+      const files = (await get(at, `/v1beta1/${corpus}/ragFiles?pageSize=100`)) as { ragFiles: { displayName: string }[] }
+      const found = []
+      for (let i = 0; i < 12; i++) found.push(await post(at, '/v1beta1/projects/p/locations/l:retrieveContexts', { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: `marker${i} end${i}`, ragRetrievalConfig: { topK: 3 } } }))
+      return { files, found }
+    }
+    const before = await observed(url)
+    // Each file's chunk is its own text (read ahead or not): the best context for its markers.
+    for (let i = 0; i < 12; i++) {
+      const contexts = ((before as { found: { contexts: { contexts: { text: string; sourceDisplayName: string }[] } }[] }).found[i]?.contexts.contexts ?? [])
+      expect(contexts[0]?.sourceDisplayName).toBe(`f${i}.txt`)
+      expect(contexts[0]?.text).toMatch(new RegExp(`^marker${i} .* end${i}\\.$`))
+    }
+    // The folder as a crash would leave it: the uploads in the log, not in a checkpoint; a replay rebuilds them.
+    cpSync(dataDir, crashed, { recursive: true })
+    await first.close()
+    const second = createServer({ embedder, dataDir: crashed })
+    const { url: url2 } = await second.listen()
+    expect(second.replayed).toBeGreaterThanOrEqual(12)
+    expect(await observed(url2)).toEqual(before)
+    await second.close()
   })
 })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, type Embedder } from '@quarry/core'
-import { seededRandomId, steppingClock } from '@quarry/adapters'
+import { VertexRagEngine, seededRandomId, steppingClock } from '@quarry/adapters'
 import { RagContext } from '../../packages/adapters/src/vertex-rag/context.js'
 import { createRagCorpus } from '../../packages/adapters/src/vertex-rag/corpora.js'
 import { deleteRagFile, importRagFiles, uploadRagFile } from '../../packages/adapters/src/vertex-rag/files.js'
@@ -241,6 +241,46 @@ describe('batched RAG ingest', () => {
     expect(embeddedBesideWorker() - beside).toBeGreaterThan(contents.length)
     expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
     expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))
+  })
+
+  it('uploads that wait for their turn in the service are chunked and embedded ahead on the worker: the state and answers of uploads one at a time', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
+    dirs.push(root)
+    writeFiles(root, texts(9, 20))
+    const starter = await engine(root, 'knn', true, true)
+    await importRagFiles(starter.ctx, 'v1beta1', { parent: starter.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
+    expect(importWorker.ready).toBe(true)
+    // Files 3 and 7 fail (no words, an unsupported type): a refusal done ahead is the same refusal.
+    const contents = texts(12, 12).map((t, i) => (i === 3 ? '   ' : t))
+    const names = contents.map((_, i) => (i === 7 ? `u${i}.bin` : `u${i}.txt`))
+    const service = (): VertexRagEngine => new VertexRagEngine({ embedder: createHashingEmbedder({ dimensions: 32 }), clock: steppingClock('2026-01-01T00:00:00Z'), randomId: seededRandomId(5) })
+    const together = service()
+    const inTurn = service()
+    const corpusOf = async (e: VertexRagEngine): Promise<string> => {
+      const op = await e.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', vectorDbConfig: { ragManagedDb: { ann: {} } } } })
+      return (op.ok ? op.response.response?.name : '') as string
+    }
+    const [a, b] = [await corpusOf(together), await corpusOf(inTurn)]
+    const request = (parent: string, i: number) => ({ parent, ragFile: { displayName: names[i] }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
+    const ahead = importWorker.uploadsAnalyzed
+    const atOnce = await Promise.all(contents.map((t, i) => together.v1beta1.uploadRagFile(request(a, i), t)))
+    // The first had its turn at once; the 11 others waited, and were read on the worker meanwhile.
+    expect(importWorker.uploadsAnalyzed - ahead).toBe(11)
+    const oneByOne = []
+    for (const [i, t] of contents.entries()) oneByOne.push(await inTurn.v1beta1.uploadRagFile(request(b, i), t))
+    expect(importWorker.uploadsAnalyzed - ahead).toBe(11)
+    const withoutParent = (x: unknown): string => JSON.stringify(x).replaceAll(a, 'C').replaceAll(b, 'C')
+    expect(withoutParent(atOnce)).toBe(withoutParent(oneByOne))
+    expect(atOnce.filter((o) => o.ok && o.response.error !== undefined)).toHaveLength(2)
+    const state = async (e: VertexRagEngine, parent: string): Promise<string> => {
+      const listed = await e.v1beta1.listRagFiles({ parent, pageSize: 100 })
+      const found = []
+      for (const q of ['river stone', 'vector index search', 'garden rose tulip']) {
+        for (const alpha of [1, 0, 0.5]) found.push(await e.v1beta1.retrieveContexts({ parent: L, vertexRagStore: { ragResources: [{ ragCorpus: parent }] }, query: { text: q, ragRetrievalConfig: { topK: 8, hybridSearch: { alpha } } } }))
+      }
+      return withoutParent({ listed, found })
+    }
+    expect(await state(together, a)).toBe(await state(inTurn, b))
   })
 
   it('a concurrent upload the embedder refuses fails alone', async () => {

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
-import { analyzeSource, chunkingAnalyzer, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
+import { analysisToWire, analyzeFile, analyzeSource, chunkingAnalyzer, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
 import type { WorkerMessage, WorkerReply } from './import-worker.js'
 
 /**
@@ -50,6 +50,15 @@ async function answer(message: WorkerMessage): Promise<void> {
   try {
     const { embed } = message
     if (embed?.recipe) embedders.set(embed.id, embedderFromRecipe(embed.recipe))
+    if ('upload' in message) {
+      const analysis = await analyzeFile(message.upload)
+      const embedder = embed ? embedders.get(embed.id) : undefined
+      const vectors = embedder && analysis.ok ? await embedChecked(embedder, analysis.pieces.map((p) => p.text)).catch(() => undefined) : undefined
+      const wire = analysisToWire(analysis)
+      const flat = vectors && joinVectors(vectors)
+      const transfer = [...(wire.ok ? [wire.pieces.buffer as ArrayBuffer] : []), ...(flat ? [flat.buffer as ArrayBuffer] : [])]
+      return reply({ id: message.id, analysis: wire, ...(flat ? { vectors: flat } : {}) }, transfer)
+    }
     if ('texts' in message) {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')

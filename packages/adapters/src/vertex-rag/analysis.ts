@@ -163,7 +163,7 @@ export function analysisToWire(analysis: Analysis): WireOfAnalysis {
   return { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
 }
 
-function analysisFromWire(wire: WireOfAnalysis): Analysis {
+export function analysisFromWire(wire: WireOfAnalysis): Analysis {
   if (!wire.ok) return wire
   const { text, pieces: at } = wire
   const pieces: TextChunk[] = []

@@ -20,7 +20,7 @@ interface Job {
  * batch. If a batch fails, each upload of it is embedded alone, so only the one whose texts the
  * embedder refuses fails. A lone upload waits one turn of the event loop, no more.
  */
-class EmbedQueue {
+export class EmbedQueue {
   readonly #embedder: Embedder
   readonly #useWorker: boolean
   #jobs: Job[] = []

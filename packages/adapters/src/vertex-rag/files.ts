@@ -2,17 +2,18 @@ import { embedderRecipe } from '@quarry/core'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
-import { readMessage } from '../rpc/proto-json.js'
+import { readMessage, type Infer } from '../rpc/proto-json.js'
 import { RpcFailure, codeName, failure, invalidArgument, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { chunkingOf } from './chunking.js'
 import type { RagContext } from './context.js'
 import { analyzeSource, type SourceJob } from './analysis.js'
-import { ingestFile, type FileInput } from './ingest.js'
-import { IMPORT_WORKER_MIN_FILES, importWorker } from './import-worker.js'
+import { ingestFile, type FileInput, type IngestVia } from './ingest.js'
+import { IMPORT_WORKER_MIN_FILES, importWorker, type UploadAnalysis } from './import-worker.js'
 import { PendingFiles } from './pending-files.js'
 import { IMPORT_BATCH_TEXTS, ReadAhead } from './read-ahead.js'
 import type { ImportRoot } from './options.js'
-import { embedQueueOf } from './embed-queue.js'
+import { embedQueueOf, type EmbedQueue } from './embed-queue.js'
+import { needsThread } from './bounded-analysis.js'
 import { locateSources, type SourceFile } from './sources.js'
 import type { ListRagFilesResponseJson, MetadataValueJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
 import { DeleteRagFileRequest, GetRagFileRequest, ImportRagFilesRequest, ListRagFilesRequest, UploadRagFileRequest, requestSchema, type ApiVersion } from './schema.js'
@@ -26,8 +27,27 @@ import { decodeRead, encodeRead } from './read-trace.js'
 export type UploadContent = string | Uint8Array
 
 export async function uploadRagFile(ctx: RagContext, version: ApiVersion, request: unknown, content: UploadContent | undefined): Promise<UploadRagFileResponseJson> {
-  const { parent, ragFile = {}, uploadRagFileConfig = {} } = readMessage(requestSchema(UploadRagFileRequest, version), request)
-  const corpus = ctx.corpus(parent, 'parent')
+  const message = readMessage(requestSchema(UploadRagFileRequest, version), request)
+  const corpus = ctx.corpus(message.parent, 'parent')
+  const ahead = typeof request === 'object' && request !== null ? uploadsAhead.get(request) : undefined
+  if (ahead) uploadsAhead.delete(request as object)
+  const read = ahead?.content === content ? ahead : undefined
+  const upload = read ?? uploadInput(ctx, message, content)
+  if ('error' in upload) return upload
+  const queue = (): EmbedQueue => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker)
+  const via: IngestVia = read
+    ? { analysis: read.done.then((d) => d.analysis), embed: async (texts) => (await read.done).vectorsOf(texts) ?? queue().embed(texts) }
+    : { embed: (texts) => queue().embed(texts) }
+  const result = await ingestFile(ctx, corpus, upload.input, via)
+  if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
+  return { ragFile: fileJson(result.file, version) }
+}
+
+type UploadMessage = Infer<typeof UploadRagFileRequest>
+
+/** An upload's file as ingest takes it, from its request and content (throws on a bad request). */
+function uploadInput(ctx: RagContext, message: UploadMessage, content: UploadContent | undefined): { readonly input: FileInput } | { readonly error: RpcStatus } {
+  const { ragFile = {}, uploadRagFileConfig = {} } = message
   const displayName = ragFile.displayName ?? ''
   if (displayName === '') throw invalidArgument('ragFile.displayName', 'displayName is required: the uploaded file\'s name (its extension says how to read it; text is assumed without one).')
   if (content === undefined) throw invalidArgument('content', 'an upload needs the file content (the multipart "file" part over HTTP, the second argument in process).')
@@ -37,19 +57,39 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   // An upload is one file: it takes maxFileBytes like an imported one.
   if (bytes.length > ctx.options.maxFileBytes) return { error: rpcStatus('INVALID_ARGUMENT', `${displayName}: ${bytes.length} bytes; a file takes at most ${ctx.options.maxFileBytes} (maxFileBytes).`) }
   const readAs = /\.[A-Za-z0-9]+$/.test(displayName) ? displayName : `${displayName}.txt`
-  const result = await ingestFile(ctx, corpus, {
-    displayName,
-    description: ragFile.description,
-    userMetadata: ragFile.userMetadata,
-    source: { kind: 'upload' },
-    readAs,
-    label: displayName,
-    bytes,
-    chunking,
-    bounds: ctx.options.fileBounds,
-  }, { embed: (texts) => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker).embed(texts) })
-  if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
-  return { ragFile: fileJson(result.file, version) }
+  return {
+    input: {
+      displayName,
+      description: ragFile.description,
+      userMetadata: ragFile.userMetadata,
+      source: { kind: 'upload' },
+      readAs,
+      label: displayName,
+      bytes,
+      chunking,
+      bounds: ctx.options.fileBounds,
+    },
+  }
+}
+
+/** Uploads chunked and embedded on the import worker while they waited for their turn, by request. */
+const uploadsAhead = new WeakMap<object, { readonly content: UploadContent | undefined; readonly input: FileInput; readonly done: Promise<UploadAnalysis> }>()
+
+/**
+ * Starts an upload's chunking and embedding on the import worker while it waits for the writes
+ * before it (methods.ts `ahead`): they depend on the request and the engine's embedder alone.
+ * The worker hands over the units it read, so the index reads the chunks without reading their
+ * words again. A small text file only (the others go to a bounded thread), with an embedder of
+ * core's, once the worker runs.
+ */
+export function uploadAhead(ctx: RagContext, version: ApiVersion, request: unknown, content: UploadContent | undefined): void {
+  if (!ctx.options.importWorker || typeof request !== 'object' || request === null) return
+  const { embedder } = ctx.options
+  if (embedderRecipe(embedder) === undefined) return
+  const upload = uploadInput(ctx, readMessage(requestSchema(UploadRagFileRequest, version), request), content)
+  if ('error' in upload || needsThread(upload.input)) return
+  const done = importWorker.analyzeUpload(upload.input, embedder)
+  if (done) uploadsAhead.set(request, { content, input: upload.input, done })
 }
 
 /** One file of an import: read (or handed back on replay), ingested through the read-ahead, its metadata given. */

@@ -3,7 +3,7 @@ import { embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from
 import { embedInSlices } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { startThread } from './threads.js'
-import { analyzeSource, chunkingAnalyzer, fromWire, splitVectors, type SourceAnalysis, type SourceJob, type WireAnalysis } from './analysis.js'
+import { analysisFromWire, analyzeFile, analyzeSource, chunkingAnalyzer, fromWire, splitVectors, type Analysis, type AnalysisInput, type SourceAnalysis, type SourceJob, type WireAnalysis, type WireOfAnalysis } from './analysis.js'
 
 /**
  * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
@@ -34,7 +34,17 @@ export type WorkerReply =
   /** The thread has loaded its modules: it answers at once from now on. */
   | { readonly ready: true }
 
-type Answer = { readonly id: number; readonly wire: WireAnalysis } | { readonly id: number; readonly vectors: Float32Array } | { readonly id: number; readonly error: string }
+type Answer =
+  | { readonly id: number; readonly wire: WireAnalysis }
+  | { readonly id: number; readonly analysis: WireOfAnalysis; readonly vectors?: Float32Array }
+  | { readonly id: number; readonly vectors: Float32Array }
+  | { readonly id: number; readonly error: string }
+
+/** An upload chunked (and embedded) on the thread: its analysis, and the vectors of texts if they are its chunks' (undefined otherwise). */
+export interface UploadAnalysis {
+  readonly analysis: Analysis
+  readonly vectorsOf: (texts: readonly string[]) => Float32Array[] | undefined
+}
 
 /** The embedder a message names: its number on the thread, and its recipe the first time. */
 type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
@@ -46,6 +56,7 @@ type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
 export type WorkerMessage =
   | { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef }
   | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef }
+  | { readonly id: number; readonly upload: AnalysisInput; readonly embed?: EmbedderRef }
   | { readonly forget: number }
   | { readonly forgetMemos: true }
 
@@ -60,6 +71,7 @@ class ImportWorker {
   readonly #waiting = new Map<number, Waiting>()
   #answered = 0
   #embedded = 0
+  #uploadsAnalyzed = 0
   /** Ids of the embedders whose recipe the thread has. */
   readonly #embedders = new WeakMap<Embedder, number>()
   #nextEmbedder = 0
@@ -79,6 +91,11 @@ class ImportWorker {
   /** Files and uploads whose chunks the thread embedded (tests check that ingest uses it). */
   get embedded(): number {
     return this.#embedded
+  }
+
+  /** Uploads the thread has chunked (tests check that uploads waiting for their turn use it). */
+  get uploadsAnalyzed(): number {
+    return this.#uploadsAnalyzed
   }
 
   /** Embedders whose recipe the thread holds: each is forgotten there once collected here (tests check it). */
@@ -128,6 +145,39 @@ class ImportWorker {
   }
 
   /**
+   * An upload's bytes chunked on the thread, and their chunks embedded there with `embedder` if it
+   * has a recipe, once the thread is ready (undefined before: the caller does it). The units its
+   * chunking reads come with the answer (#settle). If the thread fails, it is done here.
+   */
+  analyzeUpload(input: AnalysisInput, embedder: Embedder): Promise<UploadAnalysis> | undefined {
+    const thread = this.#thread
+    if (!thread || !this.#ready) return undefined
+    const ref = this.#refOf(embedder)
+    return new Promise((resolve, reject) => {
+      const instead = (): void => void analyzeFile(input).then((analysis) => resolve({ analysis, vectorsOf: () => undefined }), reject)
+      const id = this.#next++
+      try {
+        thread.postMessage({ id, upload: input, ...(ref ? { embed: ref } : {}) } satisfies WorkerMessage)
+      } catch {
+        return instead()
+      }
+      if (ref?.recipe) this.#sent(embedder, ref.id)
+      this.#wait(thread, id, {
+        answer: (reply) => {
+          if (!('analysis' in reply)) return instead()
+          this.#uploadsAnalyzed++
+          const analysis = analysisFromWire(reply.analysis)
+          const texts = analysis.ok ? analysis.pieces.map((p) => p.text) : []
+          const vectors = reply.vectors && splitVectors(reply.vectors, texts.length)
+          if (vectors) this.#embedded++
+          resolve({ analysis, vectorsOf: (asked) => (vectors && asked.length === texts.length && asked.every((t, k) => t === texts[k]) ? vectors : undefined) })
+        },
+        instead,
+      })
+    })
+  }
+
+  /**
    * An upload's texts embedded on the thread, if it is ready and `embedder` has a recipe (this
    * thread meanwhile analyzes the texts for the index); undefined otherwise: the caller embeds
    * them itself. The 16th upload of a process (IMPORT_WORKER_MIN_FILES) starts the thread if no
@@ -152,7 +202,7 @@ class ImportWorker {
       if (ref.recipe) this.#sent(embedder, ref.id)
       this.#wait(thread, id, {
         answer: (reply) => {
-          if (!('vectors' in reply)) return instead()
+          if (!('vectors' in reply) || !reply.vectors) return instead()
           this.#embedded++
           resolve(splitVectors(reply.vectors, texts.length))
         },

@@ -26,9 +26,9 @@ export interface FileInput {
 type IngestResult = { readonly kind: 'imported' | 'skipped'; readonly file: RagFileState } | { readonly kind: 'failed'; readonly message: string }
 
 /** How {@link ingestFile} gets what others may have computed for it; by default it does everything itself, at once. */
-interface IngestVia {
-  /** The file's analysis, done ahead (an import reading ahead); done here when absent. */
-  readonly analysis?: Analysis
+export interface IngestVia {
+  /** The file's analysis, done ahead (an import reading ahead) or under way (an upload's, on the import worker); done here when absent. */
+  readonly analysis?: Analysis | Promise<Analysis>
   /** The bytes' sha256, computed ahead with the analysis; computed here when absent. */
   readonly sha256?: string
   /** How the chunks' vectors are computed (a batch shared with other files); the file alone by default. */
@@ -129,10 +129,10 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
  * bounds are then; a replayed file within them is read without them (it fitted when it was
  * acknowledged).
  */
-async function boundedAnalysis(input: FileInput, ahead: Analysis | undefined): Promise<Analysis> {
+async function boundedAnalysis(input: FileInput, ahead: Analysis | Promise<Analysis> | undefined): Promise<Analysis> {
   let analysis: Analysis | undefined
   const over = await replayableRare<string>('bound', async (replaying) => {
-    analysis = replaying ? await analyzeFile({ ...input, bounds: UNBOUNDED }) : (ahead ?? (await analyzeFile(input)))
+    analysis = replaying ? await analyzeFile({ ...input, bounds: UNBOUNDED }) : await (ahead ?? analyzeFile(input))
     return !analysis.ok && analysis.bound ? analysis.message : undefined
   })
   return over !== undefined ? { ok: false, message: over, bound: true } : (analysis as Analysis)

@@ -3,7 +3,7 @@ import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { RagContext } from './context.js'
 import type { ImportRoot } from './options.js'
 import { createRagCorpus, deleteRagCorpus, getRagCorpus, listRagCorpora, updateRagCorpus } from './corpora.js'
-import { deleteRagFile, getRagFile, importRagFiles, listRagFiles, uploadRagFile } from './files.js'
+import { deleteRagFile, getRagFile, importRagFiles, listRagFiles, uploadAhead, uploadRagFile } from './files.js'
 import * as metadata from './metadata.js'
 import type { ContextJson, ImportRagFilesResponseJson, RagCorpusJson, RagDataSchemaJson, RagEngineConfigJson, RagMetadataJson } from './resources.js'
 import { retrieveContexts } from './retrieve.js'
@@ -84,6 +84,7 @@ export const RAG_DATA_TABLE = {
   uploadRagFile: method({
     rpc: 'UploadRagFile',
     run: (c: RagCall, r, content) => uploadRagFile(c.ctx, c.version, r, content),
+    ahead: (c: RagCall, r, content) => uploadAhead(c.ctx, c.version, r, content),
     write,
     shape: UNARY,
     content: true,
