@@ -96,6 +96,16 @@ async function answers(ctx: RagContext, corpus: RagCorpusState): Promise<unknown
   return out
 }
 
+/** Starts the import worker, ready to answer, if earlier tests have not: an import of 20 files starts it. */
+async function startWorker(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
+  dirs.push(root)
+  writeFiles(root, texts(9, 20))
+  const starter = await engine(root, 'knn', true, true)
+  await importRagFiles(starter.ctx, 'v1beta1', { parent: starter.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
+  expect(importWorker.ready).toBe(true)
+}
+
 /** The file-by-file oracle: each file ingested alone, in the import's order. */
 async function oneByOne(ctx: RagContext, corpus: RagCorpusState, uris: readonly string[], contents: readonly string[]): Promise<void> {
   for (const [i, uri] of uris.entries()) {
@@ -221,13 +231,7 @@ describe('batched RAG ingest', () => {
   })
 
   it('uploads embed on the import worker while their texts are analyzed for the index: the state of uploads embedded here', async () => {
-    // An import of 20 files starts the worker (and it answers, so it is ready) if earlier tests have not.
-    const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
-    dirs.push(root)
-    writeFiles(root, texts(9, 20))
-    const starter = await engine(root, 'knn', true, true)
-    await importRagFiles(starter.ctx, 'v1beta1', { parent: starter.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
-    expect(importWorker.ready).toBe(true)
+    await startWorker()
     const contents = texts(8, 24).filter((t) => t.trim() !== '')
     const onWorker = await engine(tmpdir(), 'ann', true, true)
     const here = await engine(tmpdir(), 'ann', false, true)
@@ -244,12 +248,7 @@ describe('batched RAG ingest', () => {
   })
 
   it('uploads that wait for their turn in the service are chunked and embedded ahead on the worker: the state and answers of uploads one at a time', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'quarry-batch-'))
-    dirs.push(root)
-    writeFiles(root, texts(9, 20))
-    const starter = await engine(root, 'knn', true, true)
-    await importRagFiles(starter.ctx, 'v1beta1', { parent: starter.corpus.name, importRagFilesConfig: { gcsSource: { uris: ['gs://b/docs'] }, ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } })
-    expect(importWorker.ready).toBe(true)
+    await startWorker()
     // Files 3 and 7 fail (no words, an unsupported type): a refusal done ahead is the same refusal.
     const contents = texts(12, 12).map((t, i) => (i === 3 ? '   ' : t))
     const names = contents.map((_, i) => (i === 7 ? `u${i}.bin` : `u${i}.txt`))
