@@ -89,7 +89,10 @@ export function uploadAhead(ctx: RagContext, version: ApiVersion, request: unkno
   const upload = uploadInput(ctx, readMessage(requestSchema(UploadRagFileRequest, version), request), content)
   if ('error' in upload || needsThread(upload.input)) return
   const done = importWorker.analyzeUpload(upload.input, embedder)
-  if (done) uploadsAhead.set(request, { content, input: upload.input, done })
+  if (!done) return
+  // Awaited in the write's turn (a failure surfaces there); a write abandoned before its turn never awaits it.
+  done.catch(() => undefined)
+  uploadsAhead.set(request, { content, input: upload.input, done })
 }
 
 /** One file of an import: read (or handed back on replay), ingested through the read-ahead, its metadata given. */
