@@ -140,8 +140,11 @@ describe('the import worker', () => {
     const words = Array.from({ length: 60 }, (_, i) => `zorvex${i}qua${(i * 7919) % 997}`)
     const text = `${words.join(' ')}; plus ${words.slice(0, 9).map((w) => `${w}.${w}`).join(', ')} and café-naïve.`
     writeFileSync(join(root, 'new-words.txt'), text)
+    const answered = importWorker.answered
     const there = await importWorker.analyze(jobOf(join(root, 'new-words.txt'), 'new-words.txt'))
     expect(there.analysis?.ok).toBe(true)
+    // Read on the worker, not here (where the units would be this thread's own).
+    expect(importWorker.answered - answered).toBe(1)
     const read = chunkingAnalyzer.unitsAnalyzed
     expect(chunkingAnalyzer.tokens(text)).toEqual(new Analyzer().tokens(text))
     expect(chunkingAnalyzer.unitsAnalyzed).toBe(read)

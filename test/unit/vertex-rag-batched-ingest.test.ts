@@ -282,6 +282,25 @@ describe('batched RAG ingest', () => {
     expect(await state(together, a)).toBe(await state(inTurn, b))
   })
 
+  it('an upload whose request changed before its turn is read as it reads then, not as it was read ahead', async () => {
+    await startWorker()
+    const service = new VertexRagEngine({ embedder: createHashingEmbedder({ dimensions: 32 }), randomId: seededRandomId(6) })
+    const op = await service.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })
+    const parent = (op.ok ? op.response.response?.name : '') as string
+    const text = '# Title\n\nriver stone harbor spice desert planet ocean storm garden tulip rose'
+    const requests = ['a.txt', 'b.txt'].map((name) => ({ parent, ragFile: { displayName: name }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }))
+    const ahead = importWorker.uploadsAnalyzed
+    const calls = requests.map((r) => service.v1beta1.uploadRagFile(r, text))
+    // The second waited, and was read ahead as a text file; its name changes before its turn.
+    expect(importWorker.uploadsAnalyzed).toBe(ahead)
+    ;(requests[1] as { ragFile: { displayName: string } }).ragFile.displayName = 'b.md'
+    const [, second] = await Promise.all(calls)
+    expect(importWorker.uploadsAnalyzed - ahead).toBe(1)
+    expect(second?.ok && second.response.ragFile).toMatchObject({ displayName: 'b.md' })
+    const listed = await service.v1beta1.listRagFiles({ parent })
+    expect(listed.ok && listed.response.ragFiles?.map((f) => f.displayName)).toEqual(['a.txt', 'b.md'])
+  })
+
   it('a concurrent upload the embedder refuses fails alone', async () => {
     const inner = createHashingEmbedder({ dimensions: 32 })
     const embedder: Embedder = { name: inner.name, dimensions: 32, embed: async (t) => (t.some((x) => x.includes('poison')) ? Promise.reject(new Error('refused')) : inner.embed(t)) }

@@ -53,8 +53,9 @@ export interface MethodSpec<C, R, S extends CallShape = CallShape, U extends boo
   readonly write: boolean
   /**
    * Work a write may start when it must wait for the writes before it: what depends on the request
-   * alone (an upload's chunking and embedding), never on the state. `run` finds it by the request
-   * object; a call that starts at once has none.
+   * and the engine's options alone (an upload's chunking and embedding), never on the state. `run`
+   * finds it by the request object, and uses it only if the request still reads the same; a call
+   * that starts at once has none.
    */
   readonly ahead?: (ctx: C, request: unknown, content: UploadContent | undefined) => void
   readonly shape: S

@@ -6,7 +6,8 @@ import type { WorkerMessage, WorkerReply } from './import-worker.js'
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
  * import sends it, one message per file, and embeds their chunks when the message names an
- * embedder; embeds an upload's chunk texts. Embedders are rebuilt here from their recipe (core's
+ * embedder; embeds an upload's chunk texts; chunks and embeds an upload's bytes while the upload
+ * waits for its turn (files.ts `uploadAhead`). Embedders are rebuilt here from their recipe (core's
  * embed/recipes.ts: the same code on the same shared vectors, so the same bits as on the calling
  * thread). Answers move the bytes' and vectors' buffers. Every message gets an answer: the
  * analysis (without vectors if embedding failed: the calling thread then embeds), the vectors of

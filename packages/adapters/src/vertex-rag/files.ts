@@ -29,15 +29,11 @@ export type UploadContent = string | Uint8Array
 export async function uploadRagFile(ctx: RagContext, version: ApiVersion, request: unknown, content: UploadContent | undefined): Promise<UploadRagFileResponseJson> {
   const message = readMessage(requestSchema(UploadRagFileRequest, version), request)
   const corpus = ctx.corpus(message.parent, 'parent')
-  const ahead = typeof request === 'object' && request !== null ? uploadsAhead.get(request) : undefined
-  if (ahead) uploadsAhead.delete(request as object)
-  const read = ahead?.content === content ? ahead : undefined
-  const upload = read ?? uploadInput(ctx, message, content)
+  const upload = uploadInput(ctx, message, content)
   if ('error' in upload) return upload
   const queue = (): EmbedQueue => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker)
-  const via: IngestVia = read
-    ? { analysis: read.done.then((d) => d.analysis), embed: async (texts) => (await read.done).vectorsOf(texts) ?? queue().embed(texts) }
-    : { embed: (texts) => queue().embed(texts) }
+  const embed = (texts: readonly string[]): Promise<Float32Array[]> => queue().embed(texts)
+  const via: IngestVia = doneAhead(request, content, upload.input, embed) ?? { embed }
   const result = await ingestFile(ctx, corpus, upload.input, via)
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
@@ -72,26 +68,54 @@ function uploadInput(ctx: RagContext, message: UploadMessage, content: UploadCon
   }
 }
 
+/**
+ * What the import worker did ahead for this upload (see {@link uploadAhead}), if it read the same
+ * content the same way (a request changed since is read again); its vectors serve only the texts
+ * they were made of, `embed` the others.
+ */
+function doneAhead(request: unknown, content: UploadContent | undefined, input: FileInput, embed: (texts: readonly string[]) => Promise<Float32Array[]>): IngestVia | undefined {
+  const ahead = typeof request === 'object' && request !== null ? uploadsAhead.get(request) : undefined
+  if (!ahead) return undefined
+  uploadsAhead.delete(request as object)
+  const read = ahead.input
+  const same = ahead.content === content && read.readAs === input.readAs && read.chunking.size === input.chunking.size && read.chunking.overlap === input.chunking.overlap && read.bounds === input.bounds
+  if (!same) return undefined
+  const analysis = ahead.done.then((d) => d.analysis)
+  // A replay reads the file itself and never awaits it.
+  analysis.catch(() => undefined)
+  return { analysis, embed: async (texts) => (await ahead.done).vectorsOf(texts) ?? embed(texts) }
+}
+
 /** Uploads chunked and embedded on the import worker while they waited for their turn, by request. */
 const uploadsAhead = new WeakMap<object, { readonly content: UploadContent | undefined; readonly input: FileInput; readonly done: Promise<UploadAnalysis> }>()
+
+/** Uploads with the import worker ahead of their turn, at most (each holds its bytes there, then its chunks and vectors here). */
+const UPLOADS_AHEAD_MAX = 16
+let uploadsAheadNow = 0
 
 /**
  * Starts an upload's chunking and embedding on the import worker while it waits for the writes
  * before it (methods.ts `ahead`): they depend on the request and the engine's embedder alone.
  * The worker hands over the units it read, so the index reads the chunks without reading their
  * words again. A small text file only (the others go to a bounded thread), with an embedder of
- * core's, once the worker runs.
+ * core's, once the worker is ready, {@link UPLOADS_AHEAD_MAX} at a time.
  */
 export function uploadAhead(ctx: RagContext, version: ApiVersion, request: unknown, content: UploadContent | undefined): void {
   if (!ctx.options.importWorker || typeof request !== 'object' || request === null) return
+  // Started once (behind a server's log lock, then the engine's).
+  if (uploadsAhead.has(request) || uploadsAheadNow >= UPLOADS_AHEAD_MAX) return
   const { embedder } = ctx.options
   if (embedderRecipe(embedder) === undefined) return
   const upload = uploadInput(ctx, readMessage(requestSchema(UploadRagFileRequest, version), request), content)
   if ('error' in upload || needsThread(upload.input)) return
   const done = importWorker.analyzeUpload(upload.input, embedder)
   if (!done) return
+  uploadsAheadNow++
   // Awaited in the write's turn (a failure surfaces there); a write abandoned before its turn never awaits it.
-  done.catch(() => undefined)
+  done.then(
+    () => void uploadsAheadNow--,
+    () => void uploadsAheadNow--,
+  )
   uploadsAhead.set(request, { content, input: upload.input, done })
 }
 

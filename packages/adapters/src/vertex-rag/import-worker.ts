@@ -8,8 +8,9 @@ import { analysisFromWire, analyzeFile, analyzeSource, chunkingAnalyzer, fromWir
 /**
  * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
  * files (analysis.ts `analyzeSource`; embedding when the engine's embedder is one of core's, with
- * a recipe: embed/recipes.ts) while the calling thread indexes the files before them, and embeds
- * an upload's chunks while the calling thread analyzes them for the index (ingest.ts).
+ * a recipe: embed/recipes.ts) while the calling thread indexes the files before them, embeds
+ * an upload's chunks while the calling thread analyzes them for the index (ingest.ts), and chunks
+ * and embeds an upload that waits for its turn (files.ts `uploadAhead`).
  * Started by the first import that asks for it and kept for the next ones (its start loads the
  * analyzer's model: ~0.1 s), it holds the process open only while a file is with it (ref'd then,
  * unref'd when idle). A thread that cannot start, or that dies, is not started again: its files

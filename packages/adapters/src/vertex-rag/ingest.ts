@@ -124,7 +124,7 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
 }
 
 /**
- * The file's analysis (`ahead`: done ahead by an import) within its bounds. The write-ahead log
+ * The file's analysis (`ahead`: done ahead by an import, or under way for an upload) within its bounds. The write-ahead log
  * records a file that went over one, so a replay fails it the same way whatever the machine or the
  * bounds are then; a replayed file within them is read without them (it fitted when it was
  * acknowledged).
