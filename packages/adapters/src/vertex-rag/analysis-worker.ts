@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
-import { analysisToWire, analyzeFile, analyzeSource, chunkingAnalyzer, joinVectors, toWire, type SourceAnalysis } from './analysis.js'
+import { analysisToWire, analyzeFile, analyzeSource, chunkingAnalyzer, joinVectors, toWire, type Analysis } from './analysis.js'
 import type { WorkerMessage, WorkerReply } from './import-worker.js'
 
 /**
@@ -34,9 +34,9 @@ async function embedChecked(embedder: Embedder, texts: readonly string[]): Promi
 }
 
 /** The file's chunk vectors, or undefined when there is nothing to embed or the embedder fails (the calling thread then embeds). */
-function vectorsOf(result: SourceAnalysis, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
-  if (!embedder || !result.analysis?.ok) return Promise.resolve(undefined)
-  return embedChecked(embedder, result.analysis.pieces.map((p) => p.text)).catch(() => undefined)
+function vectorsOf(analysis: Analysis | undefined, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
+  if (!embedder || !analysis?.ok) return Promise.resolve(undefined)
+  return embedChecked(embedder, analysis.pieces.map((p) => p.text)).catch(() => undefined)
 }
 
 async function answer(message: WorkerMessage): Promise<void> {
@@ -53,8 +53,7 @@ async function answer(message: WorkerMessage): Promise<void> {
     if (embed?.recipe) embedders.set(embed.id, embedderFromRecipe(embed.recipe))
     if ('upload' in message) {
       const analysis = await analyzeFile(message.upload)
-      const embedder = embed ? embedders.get(embed.id) : undefined
-      const vectors = embedder && analysis.ok ? await embedChecked(embedder, analysis.pieces.map((p) => p.text)).catch(() => undefined) : undefined
+      const vectors = await vectorsOf(analysis, embed ? embedders.get(embed.id) : undefined)
       const wire = analysisToWire(analysis)
       const flat = vectors && joinVectors(vectors)
       const transfer = [...(wire.ok ? [wire.pieces.buffer as ArrayBuffer] : []), ...(flat ? [flat.buffer as ArrayBuffer] : [])]
@@ -67,7 +66,7 @@ async function answer(message: WorkerMessage): Promise<void> {
       return reply({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }
     const result = await analyzeSource(message.job)
-    const vectors = await vectorsOf(result, embed ? embedders.get(embed.id) : undefined)
+    const vectors = await vectorsOf(result.analysis, embed ? embedders.get(embed.id) : undefined)
     const { wire, transfer } = toWire(vectors ? { ...result, vectors } : result)
     reply({ id: message.id, wire }, transfer)
   } catch (error) {

@@ -124,6 +124,11 @@ export function toWire(result: SourceAnalysis): { wire: WireAnalysis; transfer: 
   return { wire, transfer: vectors ? [...moved, vectors.buffer as ArrayBuffer] : moved }
 }
 
+/** Whether two lists hold the same texts in the same order (vectors made of one serve the other). */
+export function sameTexts(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((t, k) => t === b[k])
+}
+
 /** Vectors of one length end to end in one new buffer (it moves between threads whole). */
 export function joinVectors(vectors: readonly Float32Array[]): Float32Array {
   const dim = vectors[0]?.length ?? 0

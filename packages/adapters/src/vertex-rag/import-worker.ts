@@ -3,7 +3,7 @@ import { embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from
 import { embedInSlices } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { startThread } from './threads.js'
-import { analysisFromWire, analyzeFile, analyzeSource, chunkingAnalyzer, fromWire, splitVectors, type Analysis, type AnalysisInput, type SourceAnalysis, type SourceJob, type WireAnalysis, type WireOfAnalysis } from './analysis.js'
+import { analysisFromWire, analyzeFile, analyzeSource, chunkingAnalyzer, fromWire, sameTexts, splitVectors, type Analysis, type AnalysisInput, type SourceAnalysis, type SourceJob, type WireAnalysis, type WireOfAnalysis } from './analysis.js'
 
 /**
  * The import worker: one thread per process that reads, hashes, chunks and embeds an import's
@@ -124,15 +124,7 @@ class ImportWorker {
       const thread = this.#started()
       if (!thread) return instead()
       const embed = embedder && this.#refOf(embedder)
-      const id = this.#next++
-      try {
-        thread.postMessage({ id, job, ...(embed ? { embed } : {}) } satisfies WorkerMessage)
-      } catch {
-        // Not sent (it cannot be copied): done here, as without the thread.
-        return instead()
-      }
-      if (embedder && embed?.recipe) this.#sent(embedder, embed.id)
-      this.#wait(thread, id, {
+      this.#ask(thread, (id) => ({ id, job, ...(embed ? { embed } : {}) }), embedder, embed, {
         answer: (reply) => {
           // The thread threw on this file: done again here, where an error surfaces as it would without the thread.
           if (!('wire' in reply)) return instead()
@@ -156,14 +148,7 @@ class ImportWorker {
     const ref = this.#refOf(embedder)
     return new Promise((resolve, reject) => {
       const instead = (): void => void analyzeFile(input).then((analysis) => resolve({ analysis, vectorsOf: () => undefined }), reject)
-      const id = this.#next++
-      try {
-        thread.postMessage({ id, upload: input, ...(ref ? { embed: ref } : {}) } satisfies WorkerMessage)
-      } catch {
-        return instead()
-      }
-      if (ref?.recipe) this.#sent(embedder, ref.id)
-      this.#wait(thread, id, {
+      this.#ask(thread, (id) => ({ id, upload: input, ...(ref ? { embed: ref } : {}) }), embedder, ref, {
         answer: (reply) => {
           if (!('analysis' in reply)) return instead()
           this.#uploadsAnalyzed++
@@ -171,7 +156,7 @@ class ImportWorker {
           const texts = analysis.ok ? analysis.pieces.map((p) => p.text) : []
           const vectors = reply.vectors && splitVectors(reply.vectors, texts.length)
           if (vectors) this.#embedded++
-          resolve({ analysis, vectorsOf: (asked) => (vectors && asked.length === texts.length && asked.every((t, k) => t === texts[k]) ? vectors : undefined) })
+          resolve({ analysis, vectorsOf: (asked) => (vectors && sameTexts(asked, texts) ? vectors : undefined) })
         },
         instead,
       })
@@ -194,14 +179,7 @@ class ImportWorker {
     if (!thread || !this.#ready) return undefined
     return new Promise((resolve, reject) => {
       const instead = (): void => void embedInSlices(embedder, texts).then(resolve, reject)
-      const id = this.#next++
-      try {
-        thread.postMessage({ id, texts, embed: ref } satisfies WorkerMessage)
-      } catch {
-        return instead()
-      }
-      if (ref.recipe) this.#sent(embedder, ref.id)
-      this.#wait(thread, id, {
+      this.#ask(thread, (id) => ({ id, texts, embed: ref }), embedder, ref, {
         answer: (reply) => {
           if (!('vectors' in reply) || !reply.vectors) return instead()
           this.#embedded++
@@ -219,6 +197,22 @@ class ImportWorker {
    */
   forgetMemos(): void {
     this.#thread?.postMessage({ forgetMemos: true } satisfies WorkerMessage)
+  }
+
+  /**
+   * Posts the message `message` numbers (and notes that the thread has `embedder`'s recipe once
+   * `ref` carries it), then waits for its answer. One that cannot be posted (it cannot be copied)
+   * is done here, as without the thread.
+   */
+  #ask(thread: Worker, message: (id: number) => WorkerMessage, embedder: Embedder | undefined, ref: EmbedderRef | undefined, waiting: Waiting): void {
+    const id = this.#next++
+    try {
+      thread.postMessage(message(id))
+    } catch {
+      return waiting.instead()
+    }
+    if (embedder && ref?.recipe) this.#sent(embedder, ref.id)
+    this.#wait(thread, id, waiting)
   }
 
   /** Holds the process open until message `id` is answered. */

@@ -1,6 +1,6 @@
 import type { Embedder } from '@quarry/core'
 import { embedInSlices } from './slices.js'
-import type { Analysis, SourceAnalysis, SourceJob } from './analysis.js'
+import { sameTexts, type Analysis, type SourceAnalysis, type SourceJob } from './analysis.js'
 import type { ReadResult, SourceFile } from './sources.js'
 
 /** Texts an import embeds in one call (about what core's ingest gets in one batch). */
@@ -180,8 +180,4 @@ export class ReadAhead {
 /** A file's size as the walk saw it (0 when unknown: a write-ahead log written before sizes were recorded). */
 function sizeOf(file: SourceFile): number {
   return file.size ?? 0
-}
-
-function sameTexts(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((t, k) => t === b[k])
 }

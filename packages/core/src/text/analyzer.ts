@@ -252,8 +252,7 @@ export class Analyzer {
       if (this.#unitTokens.find(units, start, end, hash) === undefined) {
         const tokens: AnalyzedToken[] = []
         for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number })
-        if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
-        this.#unitTokens.add(units, start, end, hash, tokens)
+        this.#memoizeTokens(units, start, end, hash, tokens)
       }
       start = end
       first = last
@@ -317,16 +316,20 @@ export class Analyzer {
   #unitTokensOf(text: string, start: number, end: number, hash: number): readonly AnalyzedToken[] {
     const unit = text.slice(start, end)
     const tokens = this.#analyzeUnit(unit).tokens
-    const log = this.#log
-    if (log !== undefined) {
+    if (this.#log !== undefined) {
       // Nobody takes it: not kept without bound.
-      if (log.units.length >= UNIT_MEMO_LIMIT) this.#log = { units: [], tokens: [] }
-      this.#log?.units.push(unit)
-      this.#log?.tokens.push(tokens)
+      if (this.#log.units.length >= UNIT_MEMO_LIMIT) this.#log = { units: [], tokens: [] }
+      this.#log.units.push(unit)
+      this.#log.tokens.push(tokens)
     }
+    this.#memoizeTokens(text, start, end, hash, tokens)
+    return tokens
+  }
+
+  /** Files a unit's tokens in the memo, which starts over when full. */
+  #memoizeTokens(text: string, start: number, end: number, hash: number, tokens: readonly AnalyzedToken[]): void {
     if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
     this.#unitTokens.add(text, start, end, hash, tokens)
-    return tokens
   }
 
   /**
