@@ -168,6 +168,7 @@ export function analysisToWire(analysis: Analysis): WireOfAnalysis {
   return { ok: true, text: analysis.text, type: analysis.type, pageStarts: analysis.pageStarts, pieces }
 }
 
+/** The {@link Analysis} a {@link WireOfAnalysis} carries: the chunk texts sliced from its one text. */
 export function analysisFromWire(wire: WireOfAnalysis): Analysis {
   if (!wire.ok) return wire
   const { text, pieces: at } = wire

@@ -24,6 +24,7 @@ interface Waiting {
   readonly instead: () => void
 }
 
+/** What the thread posts: an answer to a message (by its id), or that it has loaded. */
 export type WorkerReply =
   | (Answer & {
       /**
