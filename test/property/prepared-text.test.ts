@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { Analyzer, chunkText, createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
+import { Analyzer, chunkText, chunkTokenized, createIndex, PreparedText, type QuarryIndex, type TextInput } from '@quarry/core'
 import { runs } from '../support/runs.js'
 
 // QuarryIndex.prepareText analyzes a record's text ahead of its add (the RAG adapter's uploads
@@ -89,6 +89,54 @@ describe('text prepared ahead (prepareText)', () => {
         }
       }),
       { numRuns: runs(150) },
+    )
+  })
+
+  // Runs over wink's 256-character bound are cut at punctuation from the run's start, so a part
+  // starting mid-run would cut them elsewhere: the parts' two end runs are read as text.
+  const longRun = fc.constantFrom(`${'ab,'.repeat(100)}cd`, `x${'y'.repeat(300)}.z`, `https://e.org/${'p/'.repeat(140)}q`)
+  const piece = fc.oneof({ weight: 6, arbitrary: words }, { weight: 1, arbitrary: longRun }, { weight: 2, arbitrary: fc.constantFrom('(wave', 'flow)', '"heat"', '--', '...', '😀x', 'a\u00a0b') })
+  const gap = fc.constantFrom(' ', '  ', '\n', '\n\n', '\t', '\u00a0', ' \u2009', '')
+
+  it('within the tokens of the text it is part of: the records of plain text, and only the end runs read', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(piece, gap), { minLength: 1, maxLength: 40 }), fc.array(fc.tuple(fc.nat(), fc.nat())), fc.integer({ min: 1, max: 8 }), fc.array(fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 4 }), (pieces, cuts, size, queries) => {
+        const source = pieces.map(([p, g]) => p + g).join('')
+        const chunker = new Analyzer()
+        const tokenized = chunker.tokenized(source)
+        const overlap = size > 1 ? 1 : 0
+        // The same chunks as chunkText, and the same tokens as tokens().
+        const chunks = chunkTokenized(tokenized, { size, overlap })
+        expect(chunks).toEqual(chunkText(new Analyzer(), source, { size, overlap }))
+        expect(new Analyzer().tokens(source)).toEqual([...tokenized.terms].map((term, i) => ({ term, start: tokenized.offsets[2 * i], end: tokenized.offsets[2 * i + 1] })))
+        // The chunks, the chunks widened to the text's start and end (as the RAG adapter's are), and parts cut anywhere.
+        const parts = [
+          ...chunks.map((c) => ({ start: c.start, end: c.end })),
+          { start: 0, end: source.length },
+          ...cuts.map(([a, b]) => ({ start: Math.min(a, b) % (source.length + 1), end: Math.max(a, b) % (source.length + 1) })).map(({ start, end }) => ({ start, end: Math.max(start, end) })),
+        ].filter((p) => p.end > p.start && source.slice(p.start, p.end).trim() !== '')
+        const [plain, prepared] = twins()
+        const other = new Analyzer({ stem: false })
+        const ignored = createIndex({ dimensions: 4, metric: 'cosine', dense: 'exact', text: { fields: { title: { boost: 2 } } } })
+        parts.forEach(({ start, end }, i) => {
+          const t = source.slice(start, end)
+          const record = { id: `p${i}`, vector: [1, i, 0, -1] }
+          plain.add({ ...record, text: t })
+          prepared.add({ ...record, text: prepared.prepareText(t, { within: { tokens: tokenized, start } }) })
+          // Tokens of an Analyzer with other options, or a text that is not the part at start: read in full.
+          const wrong = i % 2 === 0 ? { tokens: other.tokenized(source), start } : { tokens: tokenized, start: start + 1 }
+          ignored.add({ ...record, text: ignored.prepareText(t, { within: wrong }) })
+        })
+        // The index's analyzer reads at most the two end runs of each part (fewer when memoized), never the runs between.
+        expect(prepared.state.analyzer.unitsAnalyzed).toBeLessThanOrEqual(2 * parts.length)
+        for (const index of [prepared, ignored]) {
+          expect(index.textStats).toEqual(plain.textStats)
+          expect(index.state.sparse.terms).toEqual(plain.state.sparse.terms)
+          expect([...index.ids()].map((id) => index.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
+          expect(answers(index, queries)).toEqual(answers(plain, queries))
+        }
+      }),
+      { numRuns: runs(200) },
     )
   })
 

@@ -14,7 +14,7 @@ import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } fro
 import { PreparedText, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
-import { sparseDocument, sparseSearch } from './sparse-search.js'
+import { sparseDocument, sparseSearch, type TextWithin } from './sparse-search.js'
 import { emptyState, type IndexState } from './state.js'
 import type { PreparedSparse } from '../sparse/sparse-index.js'
 import type { Analyzer } from '../text/analyzer.js'
@@ -113,12 +113,17 @@ export class QuarryIndex {
    * `options.tokensFrom`: an {@link Analyzer} that has tokenized this text already (`chunkText`,
    * `tokens`), with the options of this index's analyzer: the words it has read are not read
    * again (the same terms; an Analyzer with other options is not used).
+   *
+   * `options.within`: the text is part of a text tokenized already (`Analyzer.tokenized`, then
+   * `chunkTokenized`): `tokens.source` from `start` on, such as a chunk. Its terms are counted from
+   * those tokens, reading only the words the cut may have split at its two ends; the same terms.
+   * A text that is not that part, or tokens of an Analyzer with other options, are read in full.
    */
-  prepareText(text: TextInput, options: { readonly tokensFrom?: Analyzer } = {}): PreparedText {
+  prepareText(text: TextInput, options: { readonly tokensFrom?: Analyzer; readonly within?: TextWithin } = {}): PreparedText {
     const valid = validateText(text)
     if (valid === undefined) throw new QuarryError('INVALID_RECORD', 'text must be a string or an object of string fields like { title, body }; received undefined.', { path: 'text' })
     const state = this.#state
-    return new PreparedText(valid, state.sparse, state.sparse.prepare(sparseDocument(state.analyzer, valid, state.options.text, options.tokensFrom)))
+    return new PreparedText(valid, state.sparse, state.sparse.prepare(sparseDocument(state.analyzer, valid, state.options.text, options.tokensFrom, options.within)))
   }
 
   /** Adds a new record; throws DUPLICATE_ID if the id exists (use {@link upsert} to replace). */

@@ -3,7 +3,7 @@ import { toBitset } from '../filter/predicate.js'
 import type { Label } from '../ids.js'
 import type { MetricOps } from '../metric/metric.js'
 import type { QueryTerm, SparseDocument } from '../sparse/sparse-index.js'
-import type { Analyzer } from '../text/analyzer.js'
+import type { Analyzer, TokenizedText } from '../text/analyzer.js'
 import type { ResolvedTextOptions } from './options.js'
 import type { TextInput } from './record.js'
 import type { Hit, SearchResult } from './results.js'
@@ -12,13 +12,20 @@ import { filterSubject, type IndexState } from './state.js'
 /**
  * A record's text as the sparse index sees it: field-boosted term frequencies and length, as
  * the analyzer's term ids (its reused counts: index the document before analyzing the next).
- * `tokensFrom`: see {@link QuarryIndex.prepareText}.
+ * `tokensFrom` and `within`: see {@link QuarryIndex.prepareText}.
  */
-export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions, tokensFrom?: Analyzer): SparseDocument {
+export function sparseDocument(analyzer: Analyzer, text: TextInput, options: ResolvedTextOptions, tokensFrom?: Analyzer, within?: TextWithin): SparseDocument {
   const counts = analyzer.documentCounts()
-  if (typeof text === 'string') analyzer.countTerms(text, options.fields.text?.boost ?? 1, counts, tokensFrom)
+  if (typeof text === 'string' && within !== undefined) analyzer.countTermsWithin(within.tokens, within.start, text, options.fields.text?.boost ?? 1, counts)
+  else if (typeof text === 'string') analyzer.countTerms(text, options.fields.text?.boost ?? 1, counts, tokensFrom)
   else for (const field of Object.keys(text)) analyzer.countTerms(text[field] as string, options.fields[field]?.boost ?? 1, counts, tokensFrom)
   return { counts, length: counts.length }
+}
+
+/** Where a record's text sits in a text tokenized already: it is `tokens.source` from `start` on. */
+export interface TextWithin {
+  readonly tokens: TokenizedText
+  readonly start: number
 }
 
 /** Query text → weighted terms (a repeated query term counts once per occurrence, as in Lucene). */

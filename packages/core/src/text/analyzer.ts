@@ -1,4 +1,5 @@
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
+import { isWinkSpace } from './char-class.js'
 import { TermCounts } from './term-counts.js'
 import { ownCopy, type RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
@@ -51,6 +52,21 @@ export interface UnitLog {
   /** Each token's start and end within its unit. */
   readonly offsets: Int32Array
   /** Each token's term (null: a stop word or too short). */
+  readonly terms: readonly (string | null)[]
+}
+
+/**
+ * A text's kept tokens as an Analyzer read them, in flat arrays: what chunking reads
+ * (`chunkTokenized`), and what an index with the same analyzer options counts a chunk's terms
+ * from without reading the chunk's words again (`QuarryIndex.prepareText`'s `within`).
+ */
+export interface TokenizedText {
+  /** The Analyzer that read the text: its options made the terms. */
+  readonly analyzer: Analyzer
+  readonly source: string
+  /** Token i spans `offsets[2i]` to `offsets[2i + 1]` of the source. */
+  readonly offsets: Int32Array
+  /** Token i's term (null: a stop word or too short). */
   readonly terms: readonly (string | null)[]
 }
 
@@ -116,6 +132,43 @@ export class Analyzer {
    */
   countTerms(text: string, weight: number, into: TermCounts, tokensFrom?: Analyzer): void {
     this.#forEachTermId(text, (id) => into.add(id, weight), tokensFrom !== undefined && this.#sameAs(tokensFrom) ? tokensFrom : undefined)
+  }
+
+  /**
+   * @internal {@link countTerms} of `text`, the part of `tokenized.source` from `start` on (a
+   * chunk), read from the tokens `tokenized` holds rather than from the text: the same terms in
+   * the same order. wink reads each run between its spaces on its own, so the part's whole runs
+   * have the tokens they have in the source; the runs at its two ends, which the cut may have
+   * split, are read as text. Reads all of `text` when `tokenized` was made by an Analyzer with
+   * other options, by the Unicode tokenizer, or of another text.
+   */
+  countTermsWithin(tokenized: TokenizedText, start: number, text: string, weight: number, into: TermCounts): void {
+    const { source, offsets, terms } = tokenized
+    if (this.options.tokenizer !== 'wink' || !this.#sameAs(tokenized.analyzer) || !source.startsWith(text, start)) {
+      this.countTerms(text, weight, into, tokenized.analyzer)
+      return
+    }
+    const end = start + text.length
+    // [headEnd, tailStart) starts and ends with a space, unless the part has none (then it is one run).
+    let headEnd = start
+    while (headEnd < end && !isWinkSpace(source.charCodeAt(headEnd))) headEnd++
+    let tailStart = end
+    while (tailStart > headEnd && !isWinkSpace(source.charCodeAt(tailStart - 1))) tailStart--
+    if (headEnd > start) this.countTerms(source.slice(start, headEnd), weight, into, tokenized.analyzer)
+    // Tokens never cross a space: those starting in [headEnd, tailStart) lie inside it.
+    const count = offsets.length / 2
+    let lo = 0
+    let hi = count
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((offsets[2 * mid] as number) < headEnd) lo = mid + 1
+      else hi = mid
+    }
+    for (let i = lo; i < count && (offsets[2 * i] as number) < tailStart; i++) {
+      const term = terms[i]
+      if (term !== null && term !== undefined) into.add(this.#idOf(term), weight)
+    }
+    if (tailStart < end) this.countTerms(source.slice(tailStart, end), weight, into, tokenized.analyzer)
   }
 
   /**
@@ -271,14 +324,32 @@ export class Analyzer {
   }
 
   /**
+   * @internal The tokens {@link tokens} returns, in flat arrays (for chunking: see
+   * {@link TokenizedText}). With `progress`, each time the tokens read reach `every` more
+   * characters, `onPart` is given the tokens read so far (valid during the call only): the
+   * chunks `chunkTokenized` makes of them, all but the last, are chunks of the whole text.
+   */
+  tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
+    const terms: (string | null)[] = []
+    const offsets = this.tokenOffsets(text, terms, progress && { every: progress.every, onPart: (sofar) => progress.onPart({ analyzer: this, source: text, offsets: sofar, terms }) }).slice()
+    return { analyzer: this, source: text, offsets, terms }
+  }
+
+  /**
    * @internal The offsets of the tokens {@link tokens} returns, without their terms and without an
    * object per token: `[start0, end0, start1, end1, …]`. A view of a buffer this Analyzer reuses:
-   * read it before the next call.
+   * read it before the next call. With `terms`, each token's term is pushed onto it too; with
+   * `progress`, the offsets so far are given to `onPart` each `every` characters.
    */
-  tokenOffsets(text: string): Int32Array {
+  tokenOffsets(text: string, terms?: (string | null)[], progress?: { readonly every: number; readonly onPart: (sofar: Int32Array) => void }): Int32Array {
     let out = this.#offsets
     let n = 0
-    this.#forEachToken(text, false, (start, end) => {
+    let mark = progress?.every ?? Infinity
+    this.#forEachToken(text, terms !== undefined, (start, end, term) => {
+      if (start >= mark) {
+        progress?.onPart(out.subarray(0, n))
+        mark = start + (progress?.every ?? Infinity)
+      }
       if (n + 2 > out.length) {
         const grown = new Int32Array(out.length * 2)
         grown.set(out)
@@ -286,6 +357,7 @@ export class Analyzer {
       }
       out[n++] = start
       out[n++] = end
+      terms?.push(term)
     })
     // A buffer grown for a very long text is not kept (the view returned still holds it).
     this.#offsets = out.length <= OFFSETS_KEPT ? out : new Int32Array(1024)

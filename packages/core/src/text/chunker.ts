@@ -1,5 +1,5 @@
 import { QuarryError, describe } from '../errors.js'
-import type { Analyzer } from './analyzer.js'
+import type { Analyzer, TokenizedText } from './analyzer.js'
 
 /** A piece of a text: its characters and where they sit in the source. */
 export interface TextChunk {
@@ -18,13 +18,29 @@ export interface TextChunk {
  * whitespace and punctuation between tokens stay inside a chunk.
  */
 export function chunkText(analyzer: Analyzer, source: string, options: { size: number; overlap: number }): TextChunk[] {
-  const { size, overlap } = options
+  checkChunking(options)
+  return chunksOf(source, analyzer.tokenOffsets(source), options)
+}
+
+/**
+ * {@link chunkText} of a text tokenized already (`Analyzer.tokenized`): the same chunks. An index
+ * with the same analyzer options can then count each chunk's terms from the tokens
+ * (`QuarryIndex.prepareText`'s `within`) instead of reading its words again.
+ */
+export function chunkTokenized(tokenized: TokenizedText, options: { size: number; overlap: number }): TextChunk[] {
+  checkChunking(options)
+  return chunksOf(tokenized.source, tokenized.offsets, options)
+}
+
+function checkChunking({ size, overlap }: { size: number; overlap: number }): void {
   if (!Number.isInteger(size) || size < 1) throw new QuarryError('INVALID_OPTION', `chunk size must be a positive integer; received ${describe(size)}.`, { path: 'size' })
   if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) {
     throw new QuarryError('INVALID_OPTION', `chunk overlap must be an integer from 0 to size - 1 (${size - 1}); received ${describe(overlap)}.`, { path: 'overlap' })
   }
-  // Token i spans offsets[2i] .. offsets[2i + 1].
-  const offsets = analyzer.tokenOffsets(source)
+}
+
+/** The chunks of `source` whose token i spans offsets[2i] .. offsets[2i + 1]. */
+function chunksOf(source: string, offsets: Int32Array, { size, overlap }: { size: number; overlap: number }): TextChunk[] {
   const count = offsets.length / 2
   const chunks: TextChunk[] = []
   for (let first = 0; first < count; first += size - overlap) {
