@@ -11,7 +11,7 @@ import { ingestFile, type FileInput } from '../../packages/adapters/src/vertex-r
 import { FILE_BOUNDS_DEFAULT } from '../../packages/adapters/src/vertex-rag/file-bounds.js'
 import { resolveVertexRagOptions } from '../../packages/adapters/src/vertex-rag/options.js'
 import { importWorker } from '../../packages/adapters/src/vertex-rag/import-worker.js'
-import { embeddedBesideWorker } from '../../packages/adapters/src/vertex-rag/embed-queue.js'
+import { embeddedBesideWorker, embeddedEarly } from '../../packages/adapters/src/vertex-rag/embed-queue.js'
 import { IMPORT_BATCH_TEXTS } from '../../packages/adapters/src/vertex-rag/read-ahead.js'
 import { retrieveContexts } from '../../packages/adapters/src/vertex-rag/retrieve.js'
 import type { RagCorpusState, RagFileState } from '../../packages/adapters/src/vertex-rag/state.js'
@@ -230,18 +230,22 @@ describe('batched RAG ingest', () => {
     expect(snapshot(concurrent.corpus)).toEqual(snapshot(sequential.corpus))
   })
 
-  it('uploads embed on the import worker while their texts are analyzed for the index: the state of uploads embedded here', async () => {
+  it('uploads embed on the import worker while their texts are chunked and analyzed for the index: the state of uploads embedded here', async () => {
     await startWorker()
     const contents = texts(8, 24).filter((t) => t.trim() !== '')
     const onWorker = await engine(tmpdir(), 'ann', true, true)
     const here = await engine(tmpdir(), 'ann', false, true)
     const embedded = importWorker.embedded
     const beside = embeddedBesideWorker()
+    const early = embeddedEarly()
     const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
       uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }, text)
     for (const [i, t] of contents.entries()) expect(await upload(onWorker, t, i)).toEqual(await upload(here, t, i))
-    expect(importWorker.embedded - embedded).toBe(contents.length)
-    // Each upload's last chunks were embedded on this thread beside the worker, the first ones there.
+    // Each upload's first chunks went to the worker while the rest of its text was chunked (a part
+    // of the text at a time), the others once it was.
+    expect(importWorker.embedded - embedded).toBeGreaterThan(2 * contents.length)
+    expect(embeddedEarly() - early).toBeGreaterThan(2 * contents.length)
+    // Of those, the last were embedded on this thread beside the worker, the first ones there.
     expect(embeddedBesideWorker() - beside).toBeGreaterThan(contents.length)
     expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
     expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))

@@ -1,4 +1,4 @@
-import type { TextChunk } from '@quarry/core'
+import type { TextChunk, TokenizedText } from '@quarry/core'
 import type { ChunkingPlan } from './chunking.js'
 import type { FileBounds } from './file-bounds.js'
 import type { RagFileTypeName } from './resources.js'
@@ -10,7 +10,15 @@ import type { RagFileTypeName } from './resources.js'
 
 /** A file's text and chunks: what embedding needs, a function of its bytes, name and chunking alone. */
 export type Analysis =
-  | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts: readonly number[] | undefined; readonly pieces: readonly TextChunk[] }
+  | {
+      readonly ok: true
+      readonly text: string
+      readonly type: RagFileTypeName
+      readonly pageStarts: readonly number[] | undefined
+      readonly pieces: readonly TextChunk[]
+      /** The text's tokens, when chunked on this thread with `keepTokens` (never sent between threads): the index counts each chunk's terms from them. */
+      readonly tokens?: TokenizedText
+    }
   /** `bound`: over a bound of file-bounds.ts. */
   | { readonly ok: false; readonly message: string; readonly bound?: true }
 

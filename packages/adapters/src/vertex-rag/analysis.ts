@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { Analyzer, chunkText, type TextChunk } from '@quarry/core'
+import { Analyzer, chunkText, chunkTokenized, type TextChunk, type TokenizedText } from '@quarry/core'
 import { analyzeBounded, needsThread } from './bounded-analysis.js'
 import type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.js'
 import type { ChunkingPlan } from './chunking.js'
@@ -41,18 +41,45 @@ export async function sha256Of(bytes: Uint8Array): Promise<string> {
  * stopped at the time bound (bounded-analysis.ts); a small text file here, where that takes
  * a few milliseconds.
  */
-export async function analyzeFile(input: AnalysisInput): Promise<Analysis> {
+export async function analyzeFile(input: AnalysisInput, here: AnalyzeHere = {}): Promise<Analysis> {
   const bounded = needsThread(input) ? await analyzeBounded(input) : undefined
-  return bounded === undefined ? analyzeHere(input) : analysisFromWire(bounded)
+  return bounded === undefined ? analyzeHere(input, here) : analysisFromWire(bounded)
 }
 
+/** What an analysis on the calling thread does beside chunking (an upload's: ingest.ts). */
+export interface AnalyzeHere {
+  /** Keep the text's tokens: the index counts each chunk's terms from them. */
+  readonly keepTokens?: boolean
+  /**
+   * Given the chunks known for sure while the text is still being read (all of them but the last,
+   * a part of the text at a time, in order, each once), so that their embedding can start.
+   */
+  readonly onChunks?: (chunks: readonly TextChunk[]) => void
+}
+
+/** Parts of a text read between two calls of {@link AnalyzeHere.onChunks}. */
+const EARLY_PARTS = 4
+
 /** {@link analyzeFile} on this thread: what the bounded thread runs. */
-export async function analyzeHere(input: AnalysisInput): Promise<Analysis> {
+export async function analyzeHere(input: AnalysisInput, here: AnalyzeHere = {}): Promise<Analysis> {
   const extracted = await extractText(input.readAs, input.bytes, input.label, input.bounds)
   if (!extracted.ok) return extracted
-  const pieces = chunkText(chunkingAnalyzer, extracted.text, input.chunking)
+  const { text } = extracted
+  const { keepTokens = false, onChunks } = here
+  let given = 0
+  const progress = onChunks && {
+    every: Math.ceil(text.length / EARLY_PARTS),
+    onPart: (sofar: TokenizedText) => {
+      // All but the last chunk of the tokens so far are chunks of the whole text.
+      const known = chunkTokenized(sofar, input.chunking).slice(given, -1)
+      given += known.length
+      if (known.length > 0) onChunks(known)
+    },
+  }
+  const tokens = keepTokens || progress ? chunkingAnalyzer.tokenized(text, progress) : undefined
+  const pieces = tokens ? chunkTokenized(tokens, input.chunking) : chunkText(chunkingAnalyzer, text, input.chunking)
   if (pieces.length === 0) return { ok: false, message: `${input.label}: the file has no words to index.` }
-  return { ok: true, text: extracted.text, type: extracted.type, pageStarts: extracted.pageStarts, pieces }
+  return { ok: true, text, type: extracted.type, pageStarts: extracted.pageStarts, pieces, ...(keepTokens && tokens ? { tokens } : {}) }
 }
 
 /** One file of an import to read and analyze. */

@@ -1,4 +1,5 @@
 import type { Embedder } from '@quarry/core'
+import { sameTexts } from './analysis.js'
 import { embedInSlices } from './slices.js'
 import { importWorker } from './import-worker.js'
 import { perCorpus, type RagCorpusState } from './state.js'
@@ -43,6 +44,16 @@ export class EmbedQueue {
   }
 
   /**
+   * One upload's embedding, begun while its text is still being chunked: the chunks known so far
+   * go to the import worker as they come (`early`, from analysis.ts `onChunks`), so that it embeds
+   * them while this thread reads the rest of the text. `embed` then takes their vectors and embeds
+   * the chunks that came last here, where the text's analysis for the index takes less time.
+   */
+  beginEarly(): EarlyEmbedding {
+    return new EarlyEmbedding(this, this.#useWorker ? this.#embedder : undefined)
+  }
+
+  /**
    * The texts' vectors, the first ones embedded on the import worker and the last
    * {@link HERE_SHARE} here, at once: this thread analyzes the texts for the index meanwhile, which
    * takes less than embedding them, and would otherwise wait for the worker. Undefined when the
@@ -79,10 +90,55 @@ export class EmbedQueue {
   }
 }
 
+/** See {@link EmbedQueue.beginEarly}. */
+export class EarlyEmbedding {
+  readonly #queue: EmbedQueue
+  readonly #embedder: Embedder | undefined
+  /** The texts the worker took, in order, and their vectors. */
+  readonly #sent: { readonly texts: readonly string[]; readonly vectors: Promise<Float32Array[]> }[] = []
+
+  constructor(queue: EmbedQueue, embedder: Embedder | undefined) {
+    this.#queue = queue
+    this.#embedder = embedder
+  }
+
+  /** The texts the worker did not take (then neither these nor later ones go to it: those it took are the upload's first). */
+  #refused = false
+
+  /** The next texts of the upload, in order: embedded on the import worker from now, if it runs and takes them. */
+  early(texts: readonly string[]): void {
+    // Only a running worker: starting it is `embed`'s to decide (the worker counts the uploads that ask).
+    const vectors = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embed(texts, this.#embedder)
+    if (!vectors) {
+      this.#refused = true
+      return
+    }
+    // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
+    vectors.catch(() => undefined)
+    this.#sent.push({ texts, vectors })
+    textsEmbeddedEarly += texts.length
+  }
+
+  /** All the upload's texts' vectors: the worker's for the texts it took (when they are these texts' first), the rest's embedded here. */
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const sent = this.#sent.flatMap((s) => s.texts)
+    if (sent.length === 0 || !sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)
+    const rest = texts.slice(sent.length)
+    const [first, last] = await Promise.all([Promise.all(this.#sent.map((s) => s.vectors)), rest.length === 0 ? [] : this.#queue.embed(rest)])
+    return [...first.flat(), ...last]
+  }
+}
+
 /** The share of an upload's texts embedded on this thread while the import worker embeds the others. */
 const HERE_SHARE = 0.25
 
 let textsEmbeddedBeside = 0
+let textsEmbeddedEarly = 0
+
+/** Texts of uploads sent to the import worker while the rest of their text was still being chunked (tests check that it runs). */
+export function embeddedEarly(): number {
+  return textsEmbeddedEarly
+}
 
 /** Texts of uploads embedded on this thread beside the import worker (tests check that the split runs). */
 export function embeddedBesideWorker(): number {

@@ -12,7 +12,7 @@ import { IMPORT_WORKER_MIN_FILES, importWorker, type UploadAnalysis } from './im
 import { PendingFiles } from './pending-files.js'
 import { IMPORT_BATCH_TEXTS, ReadAhead } from './read-ahead.js'
 import type { ImportRoot } from './options.js'
-import { embedQueueOf, type EmbedQueue } from './embed-queue.js'
+import { embedQueueOf, type EarlyEmbedding, type EmbedQueue } from './embed-queue.js'
 import { needsThread } from './bounded-analysis.js'
 import { locateSources, type SourceFile } from './sources.js'
 import type { ListRagFilesResponseJson, MetadataValueJson, RagFileJson, UploadRagFileResponseJson } from './resources.js'
@@ -33,10 +33,15 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   if ('error' in upload) return upload
   const queue = (): EmbedQueue => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker)
   const embed = (texts: readonly string[]): Promise<Float32Array[]> => queue().embed(texts)
-  const via: IngestVia = doneAhead(request, content, upload.input, embed) ?? { embed }
+  const via: IngestVia = doneAhead(request, content, upload.input, embed) ?? embeddedEarly(queue().beginEarly())
   const result = await ingestFile(ctx, corpus, upload.input, via)
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
+}
+
+/** An upload chunked here whose first chunks are embedded while the rest are chunked. */
+function embeddedEarly(early: EarlyEmbedding): IngestVia {
+  return { early: (texts) => early.early(texts), embed: (texts) => early.embed(texts) }
 }
 
 type UploadMessage = Infer<typeof UploadRagFileRequest>

@@ -1,4 +1,4 @@
-import type { PreparedText } from '@quarry/core'
+import type { PreparedText, TextChunk } from '@quarry/core'
 import { replayableRare } from '../rpc/replay.js'
 import { analyzeFile, chunkingAnalyzer, sha256Of, type Analysis } from './analysis.js'
 import type { RagContext } from './context.js'
@@ -33,6 +33,8 @@ export interface IngestVia {
   readonly sha256?: string
   /** How the chunks' vectors are computed (a batch shared with other files); the file alone by default. */
   readonly embed?: (texts: readonly string[]) => Promise<Float32Array[]>
+  /** Given the chunks known while the file is still being chunked here (analysis.ts `onChunks`), so their embedding can start. */
+  readonly early?: (texts: readonly string[]) => void
   /** Where the file waits for a batched index add; without, it goes in at once. */
   readonly pending?: PendingFiles
 }
@@ -64,14 +66,16 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
   const sha256 = via.sha256 ?? (await sha256Of(input.bytes))
   const previous = sameSource(corpus, input.source)
   if (previous && previous.sha256 === sha256) return { kind: 'skipped', file: previous }
-  const analysis = await boundedAnalysis(input, via.analysis)
+  const analysis = await boundedAnalysis(input, via.analysis, via.early)
   if (!analysis.ok) return { kind: 'failed', message: analysis.message }
   const { pieces } = analysis
   const embedding = ctx.embed(pieces.map((p) => p.text), via.embed)
   // Awaited below, after the texts' slices: a failure meanwhile is not unhandled.
   embedding.catch(() => undefined)
   // While the chunks are embedded (an upload's on the import worker), their texts are analyzed for the index.
-  const texts = await mapInSlices(chunkTexts(analysis), (t) => corpus.index.prepareText(t, { tokensFrom: chunkingAnalyzer }))
+  // An analysis made here keeps its tokens: each chunk's terms are counted from them.
+  const tokens = analysis.tokens
+  const texts = await mapInSlices(chunkTexts(analysis), ({ text, start }) => corpus.index.prepareText(text, tokens ? { within: { tokens, start } } : { tokensFrom: chunkingAnalyzer }))
   const vectors = await embedding
   // Ids and stamps are drawn in the order files came, however long each took to read and embed.
   await turn.ready
@@ -129,25 +133,32 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
  * bounds are then; a replayed file within them is read without them (it fitted when it was
  * acknowledged).
  */
-async function boundedAnalysis(input: FileInput, ahead: Analysis | Promise<Analysis> | undefined): Promise<Analysis> {
+async function boundedAnalysis(input: FileInput, ahead: Analysis | Promise<Analysis> | undefined, early: IngestVia['early']): Promise<Analysis> {
   let analysis: Analysis | undefined
   const over = await replayableRare<string>('bound', async (replaying) => {
-    analysis = replaying ? await analyzeFile({ ...input, bounds: UNBOUNDED }) : await (ahead ?? analyzeFile(input))
+    // Made here, the analysis keeps its tokens (the index counts the chunks' terms from them).
+    const onChunks = early && !replaying ? (chunks: readonly TextChunk[]) => early(chunks.map((c) => c.text)) : undefined
+    analysis = replaying ? await analyzeFile({ ...input, bounds: UNBOUNDED }, { keepTokens: true }) : await (ahead ?? analyzeFile(input, { keepTokens: true, ...(onChunks ? { onChunks } : {}) }))
     return !analysis.ok && analysis.bound ? analysis.message : undefined
   })
   return over !== undefined ? { ok: false, message: over, bound: true } : (analysis as Analysis)
 }
 
 /**
- * The texts of a file's chunks: the first starts at the text's start and the last ends at its end,
- * so leading markup ("# ") and final punctuation are kept; chunks in between run from token to token.
+ * The texts of a file's chunks, and where each starts in the file's text: the first starts at the
+ * text's start and the last ends at its end, so leading markup ("# ") and final punctuation are
+ * kept; chunks in between run from token to token.
  */
-function chunkTexts(analysis: Extract<Analysis, { ok: true }>): string[] {
+function chunkTexts(analysis: Extract<Analysis, { ok: true }>): { text: string; start: number }[] {
   const { text, pieces } = analysis
   const lastIndex = pieces.length - 1
   const lead = text.length - text.trimStart().length
   const tail = text.trimEnd().length
-  return pieces.map((p, i) => (i === 0 || i === lastIndex ? text.slice(i === 0 ? lead : p.start, i === lastIndex ? tail : p.end) : p.text))
+  return pieces.map((p, i) => {
+    if (i !== 0 && i !== lastIndex) return { text: p.text, start: p.start }
+    const start = i === 0 ? lead : p.start
+    return { text: text.slice(start, i === lastIndex ? tail : p.end), start }
+  })
 }
 
 /** Rewrites a file's chunk records after its metadata changed (vectors and text kept); chunks not in the index yet are left to their add. */
