@@ -108,7 +108,7 @@ describe('text prepared ahead (prepareText)', () => {
         // The same chunks as chunkText, and the same tokens as tokens().
         const chunks = chunkTokenized(tokenized, { size, overlap })
         expect(chunks).toEqual(chunkText(new Analyzer(), source, { size, overlap }))
-        expect(new Analyzer().tokens(source)).toEqual([...tokenized.terms].map((term, i) => ({ term, start: tokenized.offsets[2 * i], end: tokenized.offsets[2 * i + 1] })))
+        expect(new Analyzer().tokens(source)).toEqual([...tokenized.ids].map((id, i) => ({ term: id < 0 ? null : chunker.termOf(id), start: tokenized.offsets[2 * i], end: tokenized.offsets[2 * i + 1] })))
         // The chunks, the chunks widened to the text's start and end (as the RAG adapter's are), and parts cut anywhere.
         const parts = [
           ...chunks.map((c) => ({ start: c.start, end: c.end })),
@@ -123,8 +123,10 @@ describe('text prepared ahead (prepareText)', () => {
           const record = { id: `p${i}`, vector: [1, i, 0, -1] }
           plain.add({ ...record, text: t })
           prepared.add({ ...record, text: prepared.prepareText(t, { within: { tokens: tokenized, start } }) })
-          // Tokens of an Analyzer with other options, or a text that is not the part at start: read in full.
-          const wrong = i % 2 === 0 ? { tokens: other.tokenized(source), start } : { tokens: tokenized, start: start + 1 }
+          // Tokens of an Analyzer with other options, a text that is not the part at start, ids of a vocabulary that
+          // started over since (as if: ids shifted, of another epoch): read in full.
+          const stale = { ...tokenized, ids: tokenized.ids.map((id) => (id < 0 ? id : id + 1)), epoch: {} }
+          const wrong = [{ tokens: other.tokenized(source), start }, { tokens: tokenized, start: start + 1 }, { tokens: stale, start }][i % 3] as { tokens: typeof tokenized; start: number }
           ignored.add({ ...record, text: ignored.prepareText(t, { within: wrong }) })
         })
         // The index's analyzer reads at most the two end runs of each part (fewer when memoized), never the runs between.

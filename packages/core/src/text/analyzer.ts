@@ -18,10 +18,28 @@ export interface AnalyzedToken {
   readonly end: number
 }
 
+/**
+ * A token as the memo of units keeps it: `id` is its term's id in the Analyzer's vocabulary,
+ * numbered when {@link Analyzer.tokenized} first needs it (UNNUMBERED before; NO_TERM: none). The
+ * memo starts over with the vocabulary, so a numbered id is of the current epoch.
+ */
+interface MemoToken extends AnalyzedToken {
+  id: number
+}
+
+const UNNUMBERED = -2
+const NO_TERM = -1
+
+/** What the Analyzer's `#forEachToken` gives of each token beside its offsets: nothing, its term, or its term and id. */
+const OFFSETS = 0
+const TERMS = 1
+const IDS = 2
+type TokenParts = typeof OFFSETS | typeof TERMS | typeof IDS
+
 /** A wink unit analyzed: its terms (none, one — most units are one word: no array — or several) and its kept tokens, offsets within the unit. */
 interface UnitAnalysis {
   readonly terms: string | readonly string[]
-  readonly tokens: readonly AnalyzedToken[]
+  readonly tokens: readonly MemoToken[]
 }
 
 /**
@@ -66,8 +84,10 @@ export interface TokenizedText {
   readonly source: string
   /** Token i spans `offsets[2i]` to `offsets[2i + 1]` of the source. */
   readonly offsets: Int32Array
-  /** Token i's term (null: a stop word or too short). */
-  readonly terms: readonly (string | null)[]
+  /** Token i's term id in the analyzer's vocabulary (-1: none, a stop word or too short). */
+  readonly ids: Int32Array
+  /** The analyzer's vocabulary epoch the ids are of: once it starts over, they are not read. */
+  readonly epoch: object
 }
 
 /** Entries of the token-offset buffer an Analyzer keeps between texts (4 MB: texts of up to 512k tokens). */
@@ -92,7 +112,7 @@ export class Analyzer {
    * by unit, kept apart: only {@link tokens} (chunks, snippets) fills the second.
    */
   #units = new UnitTable<number | readonly number[]>()
-  readonly #unitTokens = new UnitTable<readonly AnalyzedToken[]>()
+  readonly #unitTokens = new UnitTable<readonly MemoToken[]>()
   readonly #maxRun: number
   /** Term ids: dense from 0, by term and by id, for the current {@link epoch}. */
   #ids = new Map<string, number>()
@@ -105,6 +125,8 @@ export class Analyzer {
   #counts: TermCounts | undefined
   /** Units read for the first time and their tokens, since the last {@link takeUnitLog}, once {@link logUnits} is called. */
   #log: { units: string[]; tokens: (readonly AnalyzedToken[])[] } | undefined
+  /** Another Analyzer's term ids (a TokenizedText's) → this one's + 1 (0: not looked up yet), for {@link countTermsWithin}. */
+  #translation: { readonly from: Analyzer; readonly fromEpoch: object; readonly epoch: object; table: Int32Array } | undefined
   /** The options as {@link UnitLog.options} gives them (computed on first use). */
   #optionsKey: string | undefined
 
@@ -143,9 +165,9 @@ export class Analyzer {
    * other options, by the Unicode tokenizer, or of another text.
    */
   countTermsWithin(tokenized: TokenizedText, start: number, text: string, weight: number, into: TermCounts): void {
-    const { source, offsets, terms } = tokenized
-    if (this.options.tokenizer !== 'wink' || !this.#sameAs(tokenized.analyzer) || !source.startsWith(text, start)) {
-      this.countTerms(text, weight, into, tokenized.analyzer)
+    const { source, offsets, ids, analyzer: from } = tokenized
+    if (this.options.tokenizer !== 'wink' || !this.#sameAs(from) || tokenized.epoch !== from.#epoch || !source.startsWith(text, start)) {
+      this.countTerms(text, weight, into, from)
       return
     }
     const end = start + text.length
@@ -154,9 +176,9 @@ export class Analyzer {
     while (headEnd < end && !isWinkSpace(source.charCodeAt(headEnd))) headEnd++
     let tailStart = end
     while (tailStart > headEnd && !isWinkSpace(source.charCodeAt(tailStart - 1))) tailStart--
-    if (headEnd > start) this.countTerms(source.slice(start, headEnd), weight, into, tokenized.analyzer)
+    if (headEnd > start) this.countTerms(source.slice(start, headEnd), weight, into, from)
     // Tokens never cross a space: those starting in [headEnd, tailStart) lie inside it.
-    const count = offsets.length / 2
+    const count = ids.length
     let lo = 0
     let hi = count
     while (lo < hi) {
@@ -164,11 +186,37 @@ export class Analyzer {
       if ((offsets[2 * mid] as number) < headEnd) lo = mid + 1
       else hi = mid
     }
+    let table = this.#translationFrom(from)
     for (let i = lo; i < count && (offsets[2 * i] as number) < tailStart; i++) {
-      const term = terms[i]
-      if (term !== null && term !== undefined) into.add(this.#idOf(term), weight)
+      const theirs = ids[i] as number
+      if (theirs < 0) continue
+      if (theirs >= table.length) table = this.#growTranslation(theirs + 1)
+      let mine = table[theirs] as number
+      if (mine === 0) {
+        mine = this.#idOf(from.#termList[theirs] as string) + 1
+        table[theirs] = mine
+      }
+      into.add(mine - 1, weight)
     }
-    if (tailStart < end) this.countTerms(source.slice(tailStart, end), weight, into, tokenized.analyzer)
+    if (tailStart < end) this.countTerms(source.slice(tailStart, end), weight, into, from)
+  }
+
+  /** `from`'s term ids → this Analyzer's + 1 (0: not looked up yet), while both vocabularies last. */
+  #translationFrom(from: Analyzer): Int32Array {
+    const t = this.#translation
+    if (t !== undefined && t.from === from && t.fromEpoch === from.#epoch && t.epoch === this.#epoch) return t.table
+    this.#translation = { from, fromEpoch: from.#epoch, epoch: this.#epoch, table: new Int32Array(Math.max(1024, from.#termList.length)) }
+    return this.#translation.table
+  }
+
+  #growTranslation(min: number): Int32Array {
+    const t = this.#translation as { table: Int32Array }
+    let size = t.table.length * 2
+    while (size < min) size *= 2
+    const table = new Int32Array(size)
+    table.set(t.table)
+    t.table = table
+    return table
   }
 
   /**
@@ -242,6 +290,8 @@ export class Analyzer {
     this.#termList = []
     this.#epoch = {}
     this.#units = new UnitTable()
+    // Their tokens' ids were of the epoch that ended.
+    this.#unitTokens.clear()
   }
 
   /**
@@ -303,8 +353,8 @@ export class Analyzer {
       const last = tokenEnds[u] as number
       const hash = hashRange(units, start, end)
       if (this.#unitTokens.find(units, start, end, hash) === undefined) {
-        const tokens: AnalyzedToken[] = []
-        for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number })
+        const tokens: MemoToken[] = []
+        for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number, id: UNNUMBERED })
         this.#memoizeTokens(units, start, end, hash, tokens)
       }
       start = end
@@ -319,7 +369,7 @@ export class Analyzer {
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
   tokens(text: string): AnalyzedToken[] {
     const out: AnalyzedToken[] = []
-    this.#forEachToken(text, true, (start, end, term) => out.push({ term, start, end }))
+    this.#forEachToken(text, TERMS, (start, end, term) => out.push({ term, start, end }))
     return out
   }
 
@@ -330,26 +380,41 @@ export class Analyzer {
    * chunks `chunkTokenized` makes of them, all but the last, are chunks of the whole text.
    */
   tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
-    const terms: (string | null)[] = []
-    const offsets = this.tokenOffsets(text, terms, progress && { every: progress.every, onPart: (sofar) => progress.onPart({ analyzer: this, source: text, offsets: sofar, terms }) }).slice()
-    return { analyzer: this, source: text, offsets, terms }
+    this.#renewIfFull()
+    const epoch = this.#epoch
+    let offsets = new Int32Array(1024)
+    let ids = new Int32Array(512)
+    let n = 0
+    let mark = progress?.every ?? Infinity
+    this.#forEachToken(text, IDS, (start, end, _term, id) => {
+      if (start >= mark) {
+        progress?.onPart({ analyzer: this, source: text, offsets: offsets.subarray(0, 2 * n), ids: ids.subarray(0, n), epoch })
+        mark = start + (progress?.every ?? Infinity)
+      }
+      if (n === ids.length) {
+        const grownOffsets = new Int32Array(offsets.length * 2)
+        grownOffsets.set(offsets)
+        offsets = grownOffsets
+        const grownIds = new Int32Array(ids.length * 2)
+        grownIds.set(ids)
+        ids = grownIds
+      }
+      offsets[2 * n] = start
+      offsets[2 * n + 1] = end
+      ids[n++] = id
+    })
+    return { analyzer: this, source: text, offsets: offsets.subarray(0, 2 * n), ids: ids.subarray(0, n), epoch }
   }
 
   /**
    * @internal The offsets of the tokens {@link tokens} returns, without their terms and without an
    * object per token: `[start0, end0, start1, end1, …]`. A view of a buffer this Analyzer reuses:
-   * read it before the next call. With `terms`, each token's term is pushed onto it too; with
-   * `progress`, the offsets so far are given to `onPart` each `every` characters.
+   * read it before the next call.
    */
-  tokenOffsets(text: string, terms?: (string | null)[], progress?: { readonly every: number; readonly onPart: (sofar: Int32Array) => void }): Int32Array {
+  tokenOffsets(text: string): Int32Array {
     let out = this.#offsets
     let n = 0
-    let mark = progress?.every ?? Infinity
-    this.#forEachToken(text, terms !== undefined, (start, end, term) => {
-      if (start >= mark) {
-        progress?.onPart(out.subarray(0, n))
-        mark = start + (progress?.every ?? Infinity)
-      }
+    this.#forEachToken(text, OFFSETS, (start, end) => {
       if (n + 2 > out.length) {
         const grown = new Int32Array(out.length * 2)
         grown.set(out)
@@ -357,7 +422,6 @@ export class Analyzer {
       }
       out[n++] = start
       out[n++] = end
-      terms?.push(term)
     })
     // A buffer grown for a very long text is not kept (the view returned still holds it).
     this.#offsets = out.length <= OFFSETS_KEPT ? out : new Int32Array(1024)
@@ -365,27 +429,36 @@ export class Analyzer {
   }
 
   /**
-   * Visits every kept-type token in order: its offsets and, with `terms`, its term (null if a stop
-   * word or too short; without `terms` the unicode tokenizer's tokens are not analyzed: null).
+   * Visits every kept-type token in order: its offsets and, as `parts` asks, its term (null if a
+   * stop word or too short; with OFFSETS the unicode tokenizer's tokens are not analyzed: null)
+   * and its term id (IDS; else NO_TERM).
    */
-  #forEachToken(text: string, terms: boolean, visit: (start: number, end: number, term: string | null) => void): void {
+  #forEachToken(text: string, parts: TokenParts, visit: (start: number, end: number, term: string | null, id: number) => void): void {
     if (this.options.tokenizer === 'wink') {
       forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
         const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
         for (let i = 0; i < tokens.length; i++) {
-          const t = tokens[i] as AnalyzedToken
-          visit(t.start + start, t.end + start, t.term)
+          const t = tokens[i] as MemoToken
+          visit(t.start + start, t.end + start, t.term, parts === IDS ? this.#numbered(t) : NO_TERM)
         }
       })
       return
     }
     for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
-      if (KEPT_TYPES.has(token.type)) visit(token.start, token.end, terms ? this.#term(token) : null)
+      if (!KEPT_TYPES.has(token.type)) continue
+      const term = parts === OFFSETS ? null : this.#term(token)
+      visit(token.start, token.end, term, parts === IDS && term !== null ? this.#idOf(term) : NO_TERM)
     }
   }
 
+  /** A memoized token's term id, numbered on first need. */
+  #numbered(token: MemoToken): number {
+    if (token.id === UNNUMBERED) token.id = token.term === null ? NO_TERM : this.#idOf(token.term)
+    return token.id
+  }
+
   /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
-  #unitTokensOf(text: string, start: number, end: number, hash: number): readonly AnalyzedToken[] {
+  #unitTokensOf(text: string, start: number, end: number, hash: number): readonly MemoToken[] {
     const unit = text.slice(start, end)
     const tokens = this.#analyzeUnit(unit).tokens
     if (this.#log !== undefined) {
@@ -399,7 +472,7 @@ export class Analyzer {
   }
 
   /** Files a unit's tokens in the memo, which starts over when full. */
-  #memoizeTokens(text: string, start: number, end: number, hash: number, tokens: readonly AnalyzedToken[]): void {
+  #memoizeTokens(text: string, start: number, end: number, hash: number, tokens: readonly MemoToken[]): void {
     if (this.#unitTokens.size >= UNIT_MEMO_LIMIT) this.#unitTokens.clear()
     this.#unitTokens.add(text, start, end, hash, tokens)
   }
@@ -429,9 +502,9 @@ export class Analyzer {
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {
-    const tokens: AnalyzedToken[] = []
+    const tokens: MemoToken[] = []
     for (const token of raw) {
-      if (KEPT_TYPES.has(token.type)) tokens.push({ term: this.#term(token), start: token.start, end: token.end })
+      if (KEPT_TYPES.has(token.type)) tokens.push({ term: this.#term(token), start: token.start, end: token.end, id: UNNUMBERED })
     }
     return { terms: termsOf(tokens), tokens }
   }
