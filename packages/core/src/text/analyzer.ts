@@ -374,10 +374,12 @@ export class Analyzer {
   }
 
   /**
-   * @internal The tokens {@link tokens} returns, in flat arrays (for chunking: see
-   * {@link TokenizedText}). With `progress`, each time the tokens read reach `every` more
-   * characters, `onPart` is given the tokens read so far (valid during the call only): the
-   * chunks `chunkTokenized` makes of them, all but the last, are chunks of the whole text.
+   * The tokens {@link tokens} returns, in flat arrays, their terms as ids of this Analyzer's
+   * vocabulary: chunk them with `chunkTokenized`, and an index with these analyzer options counts
+   * each chunk's terms from them (`QuarryIndex.prepareText`'s `within`). With `progress`, each time
+   * the tokens read reach `every` more characters, `onPart` is given the tokens read so far (valid
+   * during the call only; it must not use this Analyzer): the chunks `chunkTokenized` makes of
+   * them, all but the last, are chunks of the whole text, so their embedding can start.
    */
   tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
     this.#renewIfFull()
