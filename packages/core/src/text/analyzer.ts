@@ -125,8 +125,12 @@ export class Analyzer {
   #counts: TermCounts | undefined
   /** Units read for the first time and their tokens, since the last {@link takeUnitLog}, once {@link logUnits} is called. */
   #log: { units: string[]; tokens: (readonly AnalyzedToken[])[] } | undefined
-  /** Another Analyzer's term ids (a TokenizedText's) → this one's + 1 (0: not looked up yet), for {@link countTermsWithin}. */
-  #translation: { readonly from: Analyzer; readonly fromEpoch: object; readonly epoch: object; table: Int32Array } | undefined
+  /**
+   * This Analyzer's term ids (of its {@link tokenized} texts) → another's + 1 (0: not looked up
+   * yet), for that one's {@link countTermsWithin}. One at a time: a table is as long as this
+   * vocabulary, so the indexes that count from this Analyzer's tokens do not each keep one.
+   */
+  #translation: { readonly to: Analyzer; readonly toEpoch: object; readonly epoch: object; table: Int32Array } | undefined
   /** The options as {@link UnitLog.options} gives them (computed on first use). */
   #optionsKey: string | undefined
 
@@ -186,11 +190,11 @@ export class Analyzer {
       if ((offsets[2 * mid] as number) < headEnd) lo = mid + 1
       else hi = mid
     }
-    let table = this.#translationFrom(from)
+    let table = from.#translationTo(this)
     for (let i = lo; i < count && (offsets[2 * i] as number) < tailStart; i++) {
       const theirs = ids[i] as number
       if (theirs < 0) continue
-      if (theirs >= table.length) table = this.#growTranslation(theirs + 1)
+      if (theirs >= table.length) table = from.#growTranslation(theirs + 1)
       let mine = table[theirs] as number
       if (mine === 0) {
         mine = this.#idOf(from.#termList[theirs] as string) + 1
@@ -201,11 +205,11 @@ export class Analyzer {
     if (tailStart < end) this.countTerms(source.slice(tailStart, end), weight, into, from)
   }
 
-  /** `from`'s term ids → this Analyzer's + 1 (0: not looked up yet), while both vocabularies last. */
-  #translationFrom(from: Analyzer): Int32Array {
+  /** This Analyzer's term ids → `to`'s + 1 (0: not looked up yet), while both vocabularies last (see `#translation`). */
+  #translationTo(to: Analyzer): Int32Array {
     const t = this.#translation
-    if (t !== undefined && t.from === from && t.fromEpoch === from.#epoch && t.epoch === this.#epoch) return t.table
-    this.#translation = { from, fromEpoch: from.#epoch, epoch: this.#epoch, table: new Int32Array(Math.max(1024, from.#termList.length)) }
+    if (t !== undefined && t.to === to && t.toEpoch === to.#epoch && t.epoch === this.#epoch) return t.table
+    this.#translation = { to, toEpoch: to.#epoch, epoch: this.#epoch, table: new Int32Array(Math.max(1024, this.#termList.length)) }
     return this.#translation.table
   }
 
