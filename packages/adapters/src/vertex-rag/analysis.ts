@@ -18,8 +18,9 @@ export type { Analysis, AnalysisInput, WireOfAnalysis } from './analysis-types.j
 
 /**
  * Tokens of RAG chunking: the analyzer's word tokens (stop words included). A corpus's index
- * prepares its chunks' texts with it (ingest.ts): the words it read while chunking on this thread
- * (an upload's) are not read again; words it has not read (an import chunked on the worker) are.
+ * prepares its chunks' texts with it (ingest.ts): an upload chunked on this thread keeps its text's
+ * tokens, from which the index counts each chunk's terms; the words of an import chunked on the
+ * worker are learned from it, and not read again either, unless the memo has dropped them.
  */
 export const chunkingAnalyzer = new Analyzer()
 

@@ -12,8 +12,9 @@ interface Job {
 
 /**
  * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
- * each upload's texts go to the import worker at once (but a share this thread embeds beside it),
- * while this thread analyzes them for the index (ingest.ts); until the worker runs and is ready (an
+ * each upload's texts go to the import worker, the first ones while the rest of its text is still
+ * being chunked ({@link beginEarly}), the others at once (a share of them this thread embeds beside
+ * it) while this thread analyzes them for the index (ingest.ts); until the worker runs and is ready (an
  * import or the 16th upload of the process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedInSlices`
