@@ -108,7 +108,7 @@ describe('text prepared ahead (prepareText)', () => {
         // The same chunks as chunkText, and the same tokens as tokens().
         const chunks = chunkTokenized(tokenized, { size, overlap })
         expect(chunks).toEqual(chunkText(new Analyzer(), source, { size, overlap }))
-        expect(new Analyzer().tokens(source)).toEqual([...tokenized.ids].map((id, i) => ({ term: id < 0 ? null : chunker.termOf(id), start: tokenized.offsets[2 * i], end: tokenized.offsets[2 * i + 1] })))
+        expect(new Analyzer().tokens(source)).toEqual([...tokenized.ids].map((id, i) => ({ term: id < 0 ? null : chunker.tokenTermOf(id), start: tokenized.offsets[2 * i], end: tokenized.offsets[2 * i + 1] })))
         // The chunks, the chunks widened to the text's start and end (as the RAG adapter's are), and parts cut anywhere.
         const parts = [
           ...chunks.map((c) => ({ start: c.start, end: c.end })),
@@ -129,10 +129,12 @@ describe('text prepared ahead (prepareText)', () => {
           prepared.add({ ...record, text: prepared.prepareText(t, { within: { tokens: tokenized, start } }) })
           alternate.add({ ...record, text: alternate.prepareText(t, { within: { tokens: tokenized, start } }) })
           alternatePlain.add({ ...record, text: t })
-          // Tokens of an Analyzer with other options, a text that is not the part at start, ids of a vocabulary that
-          // started over since (as if: ids shifted, of another epoch): read in full.
+          // Tokens of an Analyzer with other options, a text that is not the part at start, ids of a token vocabulary
+          // that started over since (as if: ids shifted, of another epoch): read in full.
           const stale = { ...tokenized, ids: tokenized.ids.map((id) => (id < 0 ? id : id + 1)), epoch: {} }
-          const wrong = [{ tokens: other.tokenized(source), start }, { tokens: tokenized, start: start + 1 }, { tokens: stale, start }][i % 3] as { tokens: typeof tokenized; start: number }
+          // And tokens whose analyzer is not this copy's Analyzer (another copy of the library): read in full too.
+          const foreign = { ...tokenized, analyzer: { options: chunker.options } as unknown as Analyzer }
+          const wrong = [{ tokens: other.tokenized(source), start }, { tokens: tokenized, start: start + 1 }, { tokens: stale, start }, { tokens: foreign, start }][i % 4] as { tokens: typeof tokenized; start: number }
           ignored.add({ ...record, text: ignored.prepareText(t, { within: wrong }) })
         })
         // The index's analyzer reads at most the two end runs of each part (fewer when memoized), never the runs between.
@@ -190,6 +192,11 @@ describe('text prepared ahead (prepareText)', () => {
     expect(() => index.prepareText(42 as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text' }) as Error)
     expect(() => index.prepareText({ title: 7 } as unknown as TextInput)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text.title' }) as Error)
     expect(() => index.prepareText(undefined as unknown as string)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD' }) as Error)
+    // A part of a tokenized text must say where it starts: an integer offset from 0.
+    const tokens = new Analyzer().tokenized('shock waves in the boundary layer')
+    for (const start of [-3, 0.5, Number.NaN, undefined, '6']) {
+      expect(() => index.prepareText('waves', { within: { tokens, start: start as number } })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION', path: 'within.start' }) as Error)
+    }
     // A PreparedText given as text to prepare again, or one that is not this copy's class: refused, not stored as { text }.
     expect(() => index.prepareText(index.prepareText('flow') as unknown as TextInput)).toThrowError(expect.objectContaining({ code: 'INVALID_RECORD', path: 'text' }) as Error)
     const foreign = Object.assign(Object.create({ constructor: { name: 'PreparedText' } }) as object, { text: 'flow' })

@@ -1,5 +1,5 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
-import { QuarryError } from '../errors.js'
+import { QuarryError, describe } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
 import { compileFilter } from '../filter/evaluate.js'
 import { planDense } from '../dense/planner.js'
@@ -114,14 +114,19 @@ export class QuarryIndex {
    * `tokens`), with the options of this index's analyzer: the words it has read are not read
    * again (the same terms; an Analyzer with other options is not used).
    *
-   * `options.within`: the text is part of a text tokenized already (`Analyzer.tokenized`, then
-   * `chunkTokenized`): `tokens.source` from `start` on, such as a chunk. Its terms are counted from
-   * those tokens, reading only the words the cut may have split at its two ends; the same terms.
-   * A text that is not that part, or tokens of an Analyzer with other options, are read in full.
+   * `options.within`: the text (a string) is part of a text tokenized already (`Analyzer.tokenized`,
+   * then `chunkTokenized`): `tokens.source` from `start` on, such as a chunk. Its terms are counted
+   * from those tokens, reading only the words the cut may have split at its two ends; the same
+   * terms. A text that is not that part, tokens of an Analyzer with other options, and text fields
+   * (an object) are read in full. Throws INVALID_OPTION when `start` is not an integer from 0.
    */
   prepareText(text: TextInput, options: { readonly tokensFrom?: Analyzer; readonly within?: TextWithin } = {}): PreparedText {
     const valid = validateText(text)
     if (valid === undefined) throw new QuarryError('INVALID_RECORD', 'text must be a string or an object of string fields like { title, body }; received undefined.', { path: 'text' })
+    const start: unknown = options.within?.start
+    if (options.within !== undefined && (typeof start !== 'number' || !Number.isInteger(start) || start < 0)) {
+      throw new QuarryError('INVALID_OPTION', `within.start must be the integer offset (0 or more) in within.tokens.source where the text starts; received ${describe(start)}.`, { path: 'within.start' })
+    }
     const state = this.#state
     return new PreparedText(valid, state.sparse, state.sparse.prepare(sparseDocument(state.analyzer, valid, state.options.text, options.tokensFrom, options.within)))
   }

@@ -19,16 +19,27 @@ export interface AnalyzedToken {
 }
 
 /**
- * A token as the memo of units keeps it: `id` is its term's id in the Analyzer's vocabulary,
- * numbered when {@link Analyzer.tokenized} first needs it (UNNUMBERED before; NO_TERM: none). The
- * memo starts over with the vocabulary, so a numbered id is of the current epoch.
+ * A token as the memo of units keeps it: `id` is its term's id in the Analyzer's token
+ * vocabulary (NO_TERM: none), numbered in `generation` of that vocabulary, when
+ * {@link Analyzer.tokenized} first needs it (generation -1: not yet).
  */
 interface MemoToken extends AnalyzedToken {
   id: number
+  generation: number
 }
 
-const UNNUMBERED = -2
 const NO_TERM = -1
+
+/**
+ * Distinct terms the token vocabulary ({@link Analyzer.tokenized}'s ids) numbers before it starts
+ * over, between two texts. Its ids are read only while an index counts the chunks of a text, so
+ * it is bounded more tightly than indexing's vocabulary: the RAG adapter's one chunking Analyzer
+ * numbers the words of every upload.
+ */
+const TOKEN_VOCABULARY_LIMIT = 250_000
+
+/** Indexes whose term ids an Analyzer's tokenized texts keep translated into, at most. */
+const TRANSLATIONS_KEPT = 4
 
 /** What the Analyzer's `#forEachToken` gives of each token beside its offsets: nothing, its term, or its term and id. */
 const OFFSETS = 0
@@ -84,10 +95,18 @@ export interface TokenizedText {
   readonly source: string
   /** Token i spans `offsets[2i]` to `offsets[2i + 1]` of the source. */
   readonly offsets: Int32Array
-  /** Token i's term id in the analyzer's vocabulary (-1: none, a stop word or too short). */
+  /** Token i's term id in the analyzer's token vocabulary (-1: none, a stop word or too short). */
   readonly ids: Int32Array
-  /** The analyzer's vocabulary epoch the ids are of: once it starts over, they are not read. */
+  /** The token vocabulary's epoch the ids are of: once it starts over, they are not read. */
   readonly epoch: object
+}
+
+/** See the Analyzer's `#translations`. */
+interface Translation {
+  readonly to: WeakRef<Analyzer>
+  readonly toEpoch: object
+  readonly epoch: object
+  table: Int32Array
 }
 
 /** Entries of the token-offset buffer an Analyzer keeps between texts (4 MB: texts of up to 512k tokens). */
@@ -125,12 +144,17 @@ export class Analyzer {
   #counts: TermCounts | undefined
   /** Units read for the first time and their tokens, since the last {@link takeUnitLog}, once {@link logUnits} is called. */
   #log: { units: string[]; tokens: (readonly AnalyzedToken[])[] } | undefined
+  /** The token vocabulary: {@link tokenized}'s term ids, apart from indexing's; `generation` counts its starts. */
+  #tokenIds = new Map<string, number>()
+  #tokenTerms: string[] = []
+  #tokenEpoch: object = {}
+  #tokenGeneration = 0
   /**
-   * This Analyzer's term ids (of its {@link tokenized} texts) → another's + 1 (0: not looked up
-   * yet), for that one's {@link countTermsWithin}. One at a time: a table is as long as this
-   * vocabulary, so the indexes that count from this Analyzer's tokens do not each keep one.
+   * Token-vocabulary ids → another Analyzer's term ids + 1 (0: not looked up yet), for that one's
+   * {@link countTermsWithin}: kept here, for the last few Analyzers that counted (weakly held: a
+   * dropped index's analyzer is not kept alive), most recent first.
    */
-  #translation: { readonly to: Analyzer; readonly toEpoch: object; readonly epoch: object; table: Int32Array } | undefined
+  #translations: Translation[] = []
   /** The options as {@link UnitLog.options} gives them (computed on first use). */
   #optionsKey: string | undefined
 
@@ -166,12 +190,14 @@ export class Analyzer {
    * the same order. wink reads each run between its spaces on its own, so the part's whole runs
    * have the tokens they have in the source; the runs at its two ends, which the cut may have
    * split, are read as text. Reads all of `text` when `tokenized` was made by an Analyzer with
-   * other options, by the Unicode tokenizer, or of another text.
+   * other options (or of another copy of this library), by the Unicode tokenizer, in a token
+   * vocabulary that has started over since, or of another text (`start` an integer from 0).
    */
   countTermsWithin(tokenized: TokenizedText, start: number, text: string, weight: number, into: TermCounts): void {
     const { source, offsets, ids, analyzer: from } = tokenized
-    if (this.options.tokenizer !== 'wink' || !this.#sameAs(from) || tokenized.epoch !== from.#epoch || !source.startsWith(text, start)) {
-      this.countTerms(text, weight, into, from)
+    const usable = this.options.tokenizer === 'wink' && #tokenEpoch in from && this.#sameAs(from) && tokenized.epoch === from.#tokenEpoch
+    if (!usable || !Number.isInteger(start) || start < 0 || !source.startsWith(text, start)) {
+      this.countTerms(text, weight, into, usable ? from : undefined)
       return
     }
     const end = start + text.length
@@ -190,14 +216,15 @@ export class Analyzer {
       if ((offsets[2 * mid] as number) < headEnd) lo = mid + 1
       else hi = mid
     }
-    let table = from.#translationTo(this)
+    const translation = from.#translationTo(this)
+    let table = translation.table
     for (let i = lo; i < count && (offsets[2 * i] as number) < tailStart; i++) {
       const theirs = ids[i] as number
       if (theirs < 0) continue
-      if (theirs >= table.length) table = from.#growTranslation(theirs + 1)
+      if (theirs >= table.length) table = growTranslation(translation, theirs + 1)
       let mine = table[theirs] as number
       if (mine === 0) {
-        mine = this.#idOf(from.#termList[theirs] as string) + 1
+        mine = this.#idOf(from.#tokenTerms[theirs] as string) + 1
         table[theirs] = mine
       }
       into.add(mine - 1, weight)
@@ -205,22 +232,17 @@ export class Analyzer {
     if (tailStart < end) this.countTerms(source.slice(tailStart, end), weight, into, from)
   }
 
-  /** This Analyzer's term ids → `to`'s + 1 (0: not looked up yet), while both vocabularies last (see `#translation`). */
-  #translationTo(to: Analyzer): Int32Array {
-    const t = this.#translation
-    if (t !== undefined && t.to === to && t.toEpoch === to.#epoch && t.epoch === this.#epoch) return t.table
-    this.#translation = { to, toEpoch: to.#epoch, epoch: this.#epoch, table: new Int32Array(Math.max(1024, this.#termList.length)) }
-    return this.#translation.table
-  }
-
-  #growTranslation(min: number): Int32Array {
-    const t = this.#translation as { table: Int32Array }
-    let size = t.table.length * 2
-    while (size < min) size *= 2
-    const table = new Int32Array(size)
-    table.set(t.table)
-    t.table = table
-    return table
+  /** The translation of this token vocabulary into `to`'s term ids (see `#translations`), made if need be. */
+  #translationTo(to: Analyzer): Translation {
+    const kept = this.#translations
+    const at = kept.findIndex((t) => t.to.deref() === to)
+    const found = at < 0 ? undefined : kept[at]
+    if (at >= 0) kept.splice(at, 1)
+    // Grown as ids come (a table as long as the whole vocabulary would be mostly unread).
+    const translation = found !== undefined && found.toEpoch === to.#epoch && found.epoch === this.#tokenEpoch ? found : { to: new WeakRef(to), toEpoch: to.#epoch, epoch: this.#tokenEpoch, table: new Int32Array(1024) }
+    kept.unshift(translation)
+    if (kept.length > TRANSLATIONS_KEPT) kept.pop()
+    return translation
   }
 
   /**
@@ -294,8 +316,6 @@ export class Analyzer {
     this.#termList = []
     this.#epoch = {}
     this.#units = new UnitTable()
-    // Their tokens' ids were of the epoch that ended.
-    this.#unitTokens.clear()
   }
 
   /**
@@ -358,7 +378,7 @@ export class Analyzer {
       const hash = hashRange(units, start, end)
       if (this.#unitTokens.find(units, start, end, hash) === undefined) {
         const tokens: MemoToken[] = []
-        for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number, id: UNNUMBERED })
+        for (let t = first; t < last; t++) tokens.push({ term: terms[t] ?? null, start: offsets[2 * t] as number, end: offsets[2 * t + 1] as number, id: NO_TERM, generation: -1 })
         this.#memoizeTokens(units, start, end, hash, tokens)
       }
       start = end
@@ -386,8 +406,13 @@ export class Analyzer {
    * them, all but the last, are chunks of the whole text, so their embedding can start.
    */
   tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
-    this.#renewIfFull()
-    const epoch = this.#epoch
+    if (this.#tokenTerms.length >= TOKEN_VOCABULARY_LIMIT) {
+      this.#tokenIds = new Map()
+      this.#tokenTerms = []
+      this.#tokenEpoch = {}
+      this.#tokenGeneration++
+    }
+    let epoch = this.#tokenEpoch
     let offsets = new Int32Array(1024)
     let ids = new Int32Array(512)
     let n = 0
@@ -395,6 +420,8 @@ export class Analyzer {
     this.#forEachToken(text, IDS, (start, end, _term, id) => {
       if (start >= mark) {
         progress?.onPart({ analyzer: this, source: text, offsets: offsets.subarray(0, 2 * n), ids: ids.subarray(0, n), epoch })
+        // A part that tokenized with this Analyzer may have started its token vocabulary over: these ids are then not read.
+        if (this.#tokenEpoch !== epoch) epoch = {}
         mark = start + (progress?.every ?? Infinity)
       }
       if (n === ids.length) {
@@ -453,14 +480,33 @@ export class Analyzer {
     for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
       if (!KEPT_TYPES.has(token.type)) continue
       const term = parts === OFFSETS ? null : this.#term(token)
-      visit(token.start, token.end, term, parts === IDS && term !== null ? this.#idOf(term) : NO_TERM)
+      visit(token.start, token.end, term, parts === IDS && term !== null ? this.#tokenIdOf(term) : NO_TERM)
     }
   }
 
-  /** A memoized token's term id, numbered on first need. */
+  /** A memoized token's id in the token vocabulary, numbered on first need in each of its generations. */
   #numbered(token: MemoToken): number {
-    if (token.id === UNNUMBERED) token.id = token.term === null ? NO_TERM : this.#idOf(token.term)
+    if (token.generation !== this.#tokenGeneration) {
+      token.id = token.term === null ? NO_TERM : this.#tokenIdOf(token.term)
+      token.generation = this.#tokenGeneration
+    }
     return token.id
+  }
+
+  /** The id of a term in the token vocabulary (numbered on first sight). */
+  #tokenIdOf(term: string): number {
+    let id = this.#tokenIds.get(term)
+    if (id === undefined) {
+      id = this.#tokenTerms.length
+      this.#tokenIds.set(term, id)
+      this.#tokenTerms.push(term)
+    }
+    return id
+  }
+
+  /** @internal The term of a token-vocabulary id (a {@link TokenizedText}'s `ids`). */
+  tokenTermOf(id: number): string {
+    return this.#tokenTerms[id] as string
   }
 
   /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
@@ -510,7 +556,7 @@ export class Analyzer {
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {
     const tokens: MemoToken[] = []
     for (const token of raw) {
-      if (KEPT_TYPES.has(token.type)) tokens.push({ term: this.#term(token), start: token.start, end: token.end, id: UNNUMBERED })
+      if (KEPT_TYPES.has(token.type)) tokens.push({ term: this.#term(token), start: token.start, end: token.end, id: NO_TERM, generation: -1 })
     }
     return { terms: termsOf(tokens), tokens }
   }
@@ -549,4 +595,14 @@ function termsOf(tokens: readonly AnalyzedToken[]): string | string[] {
 function sameWords(a: boolean | readonly string[], b: boolean | readonly string[]): boolean {
   if (typeof a === 'boolean' || typeof b === 'boolean') return a === b
   return a.length === b.length && a.every((w, i) => w === b[i])
+}
+
+/** Grows a translation's table to at least `min` entries (doubling); the new entries are 0, not looked up. */
+function growTranslation(translation: Translation, min: number): Int32Array {
+  let size = translation.table.length * 2
+  while (size < min) size *= 2
+  const table = new Int32Array(size)
+  table.set(translation.table)
+  translation.table = table
+  return table
 }
