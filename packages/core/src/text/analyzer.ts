@@ -133,10 +133,8 @@ export class Analyzer {
   #units = new UnitTable<number | readonly number[]>()
   readonly #unitTokens = new UnitTable<readonly MemoToken[]>()
   readonly #maxRun: number
-  /** Term ids: dense from 0, by term and by id, for the current {@link epoch}. */
-  #ids = new Map<string, number>()
-  #termList: string[] = []
-  #epoch: object = {}
+  /** Indexing's term ids, for the current {@link epoch}. */
+  #vocabulary = new Vocabulary()
   #unitsAnalyzed = 0
   /** The buffer {@link tokenOffsets} fills, reused text after text. */
   #offsets = new Int32Array(1024)
@@ -144,10 +142,8 @@ export class Analyzer {
   #counts: TermCounts | undefined
   /** Units read for the first time and their tokens, since the last {@link takeUnitLog}, once {@link logUnits} is called. */
   #log: { units: string[]; tokens: (readonly AnalyzedToken[])[] } | undefined
-  /** The token vocabulary: {@link tokenized}'s term ids, apart from indexing's; `generation` counts its starts. */
-  #tokenIds = new Map<string, number>()
-  #tokenTerms: string[] = []
-  #tokenEpoch: object = {}
+  /** The token vocabulary: {@link tokenized}'s term ids, apart from indexing's; `#tokenGeneration` counts its starts. */
+  #tokenVocabulary = new Vocabulary()
   #tokenGeneration = 0
   /**
    * Token-vocabulary ids → another Analyzer's term ids + 1 (0: not looked up yet), for that one's
@@ -170,7 +166,7 @@ export class Analyzer {
     this.#renewIfFull()
     const out: string[] = []
     // The same array all along: ids start over only between texts.
-    const list = this.#termList
+    const list = this.#vocabulary.terms
     this.#forEachTermId(text, (id) => out.push(list[id] as string))
     return out
   }
@@ -195,7 +191,7 @@ export class Analyzer {
    */
   countTermsWithin(tokenized: TokenizedText, start: number, text: string, weight: number, into: TermCounts): void {
     const { source, offsets, ids, analyzer: from } = tokenized
-    const usable = this.options.tokenizer === 'wink' && #tokenEpoch in from && this.#sameAs(from) && tokenized.epoch === from.#tokenEpoch
+    const usable = this.options.tokenizer === 'wink' && #tokenVocabulary in from && this.#sameAs(from) && tokenized.epoch === from.#tokenVocabulary.epoch
     if (!usable || !Number.isInteger(start) || start < 0 || !source.startsWith(text, start)) {
       this.countTerms(text, weight, into, usable ? from : undefined)
       return
@@ -224,7 +220,7 @@ export class Analyzer {
       if (theirs >= table.length) table = growTranslation(translation, theirs + 1)
       let mine = table[theirs] as number
       if (mine === 0) {
-        mine = this.#idOf(from.#tokenTerms[theirs] as string) + 1
+        mine = this.#vocabulary.idOf(from.#tokenVocabulary.terms[theirs] as string) + 1
         table[theirs] = mine
       }
       into.add(mine - 1, weight)
@@ -239,7 +235,7 @@ export class Analyzer {
     const found = at < 0 ? undefined : kept[at]
     if (at >= 0) kept.splice(at, 1)
     // Grown as ids come (a table as long as the whole vocabulary would be mostly unread).
-    const translation = found !== undefined && found.toEpoch === to.#epoch && found.epoch === this.#tokenEpoch ? found : { to: new WeakRef(to), toEpoch: to.#epoch, epoch: this.#tokenEpoch, table: new Int32Array(1024) }
+    const translation = found !== undefined && found.toEpoch === to.#vocabulary.epoch && found.epoch === this.#tokenVocabulary.epoch ? found : { to: new WeakRef(to), toEpoch: to.#vocabulary.epoch, epoch: this.#tokenVocabulary.epoch, table: new Int32Array(1024) }
     kept.unshift(translation)
     if (kept.length > TRANSLATIONS_KEPT) kept.pop()
     return translation
@@ -271,12 +267,12 @@ export class Analyzer {
 
   /** @internal Changes (a new object) whenever term ids start over. */
   get epoch(): object {
-    return this.#epoch
+    return this.#vocabulary.epoch
   }
 
   /** @internal The term numbered `id` (see {@link countTerms}). */
   termOf(id: number): string {
-    return this.#termList[id] as string
+    return this.#vocabulary.terms[id] as string
   }
 
   /** `tokensFrom`: an Analyzer with these options whose memoized tokens of a unit give its terms, instead of reading the unit again. */
@@ -291,19 +287,8 @@ export class Analyzer {
     }
     for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
       const term = this.#term(token)
-      if (term !== null) visit(this.#idOf(term))
+      if (term !== null) visit(this.#vocabulary.idOf(term))
     }
-  }
-
-  /** The id of a term (numbered on first sight). */
-  #idOf(term: string): number {
-    let id = this.#ids.get(term)
-    if (id === undefined) {
-      id = this.#termList.length
-      this.#ids.set(term, id)
-      this.#termList.push(term)
-    }
-    return id
   }
 
   /**
@@ -311,10 +296,8 @@ export class Analyzer {
    * units memoized as ids and the counts over them.
    */
   #renewIfFull(): void {
-    if (this.#termList.length < VOCABULARY_LIMIT) return
-    this.#ids = new Map()
-    this.#termList = []
-    this.#epoch = {}
+    if (this.#vocabulary.terms.length < VOCABULARY_LIMIT) return
+    this.#vocabulary = new Vocabulary()
     this.#units = new UnitTable()
   }
 
@@ -406,13 +389,11 @@ export class Analyzer {
    * them, all but the last, are chunks of the whole text, so their embedding can start.
    */
   tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
-    if (this.#tokenTerms.length >= TOKEN_VOCABULARY_LIMIT) {
-      this.#tokenIds = new Map()
-      this.#tokenTerms = []
-      this.#tokenEpoch = {}
+    if (this.#tokenVocabulary.terms.length >= TOKEN_VOCABULARY_LIMIT) {
+      this.#tokenVocabulary = new Vocabulary()
       this.#tokenGeneration++
     }
-    let epoch = this.#tokenEpoch
+    let epoch = this.#tokenVocabulary.epoch
     let offsets = new Int32Array(1024)
     let ids = new Int32Array(512)
     let n = 0
@@ -421,7 +402,7 @@ export class Analyzer {
       if (start >= mark) {
         progress?.onPart({ analyzer: this, source: text, offsets: offsets.subarray(0, 2 * n), ids: ids.subarray(0, n), epoch })
         // A part that tokenized with this Analyzer may have started its token vocabulary over: these ids are then not read.
-        if (this.#tokenEpoch !== epoch) epoch = {}
+        if (this.#tokenVocabulary.epoch !== epoch) epoch = {}
         mark = start + (progress?.every ?? Infinity)
       }
       if (n === ids.length) {
@@ -480,33 +461,22 @@ export class Analyzer {
     for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
       if (!KEPT_TYPES.has(token.type)) continue
       const term = parts === OFFSETS ? null : this.#term(token)
-      visit(token.start, token.end, term, parts === IDS && term !== null ? this.#tokenIdOf(term) : NO_TERM)
+      visit(token.start, token.end, term, parts === IDS && term !== null ? this.#tokenVocabulary.idOf(term) : NO_TERM)
     }
   }
 
   /** A memoized token's id in the token vocabulary, numbered on first need in each of its generations. */
   #numbered(token: MemoToken): number {
     if (token.generation !== this.#tokenGeneration) {
-      token.id = token.term === null ? NO_TERM : this.#tokenIdOf(token.term)
+      token.id = token.term === null ? NO_TERM : this.#tokenVocabulary.idOf(token.term)
       token.generation = this.#tokenGeneration
     }
     return token.id
   }
 
-  /** The id of a term in the token vocabulary (numbered on first sight). */
-  #tokenIdOf(term: string): number {
-    let id = this.#tokenIds.get(term)
-    if (id === undefined) {
-      id = this.#tokenTerms.length
-      this.#tokenIds.set(term, id)
-      this.#tokenTerms.push(term)
-    }
-    return id
-  }
-
   /** @internal The term of a token-vocabulary id (a {@link TokenizedText}'s `ids`). */
   tokenTermOf(id: number): string {
-    return this.#tokenTerms[id] as string
+    return this.#tokenVocabulary.terms[id] as string
   }
 
   /** The analyzed tokens of the unit text[start, end), not memoized yet (`hash` is its hashRange), memoized. */
@@ -536,7 +506,7 @@ export class Analyzer {
   #unit(text: string, start: number, end: number, hash: number, tokensFrom: Analyzer | undefined): number | readonly number[] {
     const tokens = (tokensFrom ?? this).#unitTokens.find(text, start, end, hash)
     const terms = tokens ? termsOf(tokens) : this.#analyzeUnit(text.slice(start, end)).terms
-    const ids = typeof terms === 'string' ? this.#idOf(terms) : terms.map((t) => this.#idOf(t))
+    const ids = typeof terms === 'string' ? this.#vocabulary.idOf(terms) : terms.map((t) => this.#vocabulary.idOf(t))
     if (this.#units.size >= UNIT_MEMO_LIMIT) this.#units.clear()
     this.#units.add(text, start, end, hash, ids)
     return ids
@@ -605,4 +575,23 @@ function growTranslation(translation: Translation, min: number): Int32Array {
   table.set(translation.table)
   translation.table = table
   return table
+}
+
+/** Terms numbered densely from 0 in the order first seen; a new Vocabulary (a new `epoch`) when one starts over. */
+class Vocabulary {
+  readonly #ids = new Map<string, number>()
+  /** The terms by id. */
+  readonly terms: string[] = []
+  readonly epoch: object = {}
+
+  /** The id of a term (numbered on first sight). */
+  idOf(term: string): number {
+    let id = this.#ids.get(term)
+    if (id === undefined) {
+      id = this.terms.length
+      this.#ids.set(term, id)
+      this.terms.push(term)
+    }
+    return id
+  }
 }
