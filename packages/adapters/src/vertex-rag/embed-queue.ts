@@ -97,14 +97,13 @@ export class EarlyEmbedding {
   readonly #embedder: Embedder | undefined
   /** The texts the worker took, in order, and their vectors. */
   readonly #sent: { readonly texts: readonly string[]; readonly vectors: Promise<Float32Array[]> }[] = []
+  /** The texts the worker did not take (then neither these nor later ones go to it: those it took are the upload's first). */
+  #refused = false
 
   constructor(queue: EmbedQueue, embedder: Embedder | undefined) {
     this.#queue = queue
     this.#embedder = embedder
   }
-
-  /** The texts the worker did not take (then neither these nor later ones go to it: those it took are the upload's first). */
-  #refused = false
 
   /** The next texts of the upload, in order: embedded on the import worker from now, if it runs and takes them. */
   early(texts: readonly string[]): void {

@@ -217,7 +217,7 @@ export class Analyzer {
     for (let i = lo; i < count && (offsets[2 * i] as number) < tailStart; i++) {
       const theirs = ids[i] as number
       if (theirs < 0) continue
-      if (theirs >= table.length) table = growTranslation(translation, theirs + 1)
+      if (theirs >= table.length) table = translation.table = grown(table, theirs + 1)
       let mine = table[theirs] as number
       if (mine === 0) {
         mine = this.#vocabulary.idOf(from.#tokenVocabulary.terms[theirs] as string) + 1
@@ -406,12 +406,8 @@ export class Analyzer {
         mark = start + (progress?.every ?? Infinity)
       }
       if (n === ids.length) {
-        const grownOffsets = new Int32Array(offsets.length * 2)
-        grownOffsets.set(offsets)
-        offsets = grownOffsets
-        const grownIds = new Int32Array(ids.length * 2)
-        grownIds.set(ids)
-        ids = grownIds
+        offsets = grown(offsets, 2 * n + 2)
+        ids = grown(ids, n + 1)
       }
       offsets[2 * n] = start
       offsets[2 * n + 1] = end
@@ -429,11 +425,7 @@ export class Analyzer {
     let out = this.#offsets
     let n = 0
     this.#forEachToken(text, OFFSETS, (start, end) => {
-      if (n + 2 > out.length) {
-        const grown = new Int32Array(out.length * 2)
-        grown.set(out)
-        out = grown
-      }
+      if (n + 2 > out.length) out = grown(out, n + 2)
       out[n++] = start
       out[n++] = end
     })
@@ -567,14 +559,13 @@ function sameWords(a: boolean | readonly string[], b: boolean | readonly string[
   return a.length === b.length && a.every((w, i) => w === b[i])
 }
 
-/** Grows a translation's table to at least `min` entries (doubling); the new entries are 0, not looked up. */
-function growTranslation(translation: Translation, min: number): Int32Array {
-  let size = translation.table.length * 2
+/** A copy of `array` with room for at least `min` entries (its length doubled as often as needed; the new entries 0). */
+function grown(array: Int32Array, min: number): Int32Array<ArrayBuffer> {
+  let size = Math.max(array.length, 1) * 2
   while (size < min) size *= 2
-  const table = new Int32Array(size)
-  table.set(translation.table)
-  translation.table = table
-  return table
+  const out = new Int32Array(size)
+  out.set(array)
+  return out
 }
 
 /** Terms numbered densely from 0 in the order first seen; a new Vocabulary (a new `epoch`) when one starts over. */
