@@ -184,8 +184,8 @@ export class Analyzer {
    * @internal {@link countTerms} of `text`, the part of `tokenized.source` from `start` on (a
    * chunk), read from the tokens `tokenized` holds rather than from the text: the same terms in
    * the same order. wink reads each run between its spaces on its own, so the part's whole runs
-   * have the tokens they have in the source; the runs at its two ends, which the cut may have
-   * split, are read as text. Reads all of `text` when `tokenized` was made by an Analyzer with
+   * have the tokens they have in the source; a run at either end that the cut split is read
+   * as text. Reads all of `text` when `tokenized` was made by an Analyzer with
    * other options (or of another copy of this library), by the Unicode tokenizer, in a token
    * vocabulary that has started over since, or of another text (`start` an integer from 0).
    */
@@ -197,11 +197,13 @@ export class Analyzer {
       return
     }
     const end = start + text.length
-    // [headEnd, tailStart) starts and ends with a space, unless the part has none (then it is one run).
+    // A run at the part's start (end) that starts (ends) the source, or follows (precedes) a space
+    // there, is whole in the part too. So [headEnd, tailStart) holds the whole runs only; if the
+    // part has no space and a cut end, it is empty.
     let headEnd = start
-    while (headEnd < end && !isWinkSpace(source.charCodeAt(headEnd))) headEnd++
+    if (start > 0 && !isWinkSpace(source.charCodeAt(start - 1))) while (headEnd < end && !isWinkSpace(source.charCodeAt(headEnd))) headEnd++
     let tailStart = end
-    while (tailStart > headEnd && !isWinkSpace(source.charCodeAt(tailStart - 1))) tailStart--
+    if (end < source.length && !isWinkSpace(source.charCodeAt(end))) while (tailStart > headEnd && !isWinkSpace(source.charCodeAt(tailStart - 1))) tailStart--
     if (headEnd > start) this.countTerms(source.slice(start, headEnd), weight, into, from)
     // Tokens never cross a space: those starting in [headEnd, tailStart) lie inside it.
     const count = ids.length
