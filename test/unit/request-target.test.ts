@@ -5,13 +5,21 @@ import { runs } from '../support/runs.js'
 
 /**
  * requestTarget against its oracle, the URL parser the REST edge used for every request: the same
- * path (an encoded `:` read as `:`) and the same query parameters, for targets made of the
- * characters that skip the parser (`/`, letters, `:`, `@`, `'`...) and of those that need it
- * (`%`, `.` segments, `\`, `?`, `#`, spaces, non-ASCII), and query strings plain or not.
+ * path (an encoded `:` read as `:`) and the same query parameters (grouped by name, as a
+ * request's fields take them), for targets made of the characters that skip the parser (`/`,
+ * letters, `:`, `@`, `'`...) and of those that need it (`%`, `.` segments, `\`, `?`, `#`, spaces,
+ * non-ASCII), and query strings plain or not.
  */
-function oracle(raw: string): { path: string; query: [string, string][] } {
+function oracle(raw: string): { path: string; query: [string, string[]][] } {
   const url = new URL(`http://localhost${raw.startsWith('/') ? raw : `/${raw}`}`)
-  return { path: url.pathname.replace(/%3A/gi, ':'), query: [...url.searchParams] }
+  return { path: url.pathname.replace(/%3A/gi, ':'), query: grouped([...url.searchParams]) }
+}
+
+/** Parameters as requestTarget gives them: each name once, in the order names first came, with its values in order. */
+function grouped(pairs: readonly [string, string][]): [string, string[]][] {
+  const byName = new Map<string, string[]>()
+  for (const [name, value] of pairs) byName.set(name, [...(byName.get(name) ?? []), value])
+  return [...byName]
 }
 
 const plain = "abcXYZ019_-~!$&'()*+,;=:@/"
@@ -38,9 +46,9 @@ describe('requestTarget', () => {
     expect(requestTarget('/v1beta1/projects/p/locations/l/ragCorpora/1')).toEqual({ path: '/v1beta1/projects/p/locations/l/ragCorpora/1', query: undefined })
     const got = requestTarget('/v1beta/corpora/c%3Aquery?pageSize=2&alt=json&pageSize=3')
     expect(got.path).toBe('/v1beta/corpora/c:query')
-    expect([...(got.query ?? [])]).toEqual([['pageSize', '2'], ['alt', 'json'], ['pageSize', '3']])
+    expect([...(got.query ?? [])]).toEqual([['pageSize', ['2', '3']], ['alt', ['json']]])
     expect(requestTarget('/v1beta1/a/../b').path).toBe('/v1beta1/b')
-    expect([...(requestTarget('/v1/x/ragFiles?pageSize=5&pageToken=Ab-_9&alt=json').query ?? [])]).toEqual([['pageSize', '5'], ['pageToken', 'Ab-_9'], ['alt', 'json']])
-    expect([...(requestTarget('/v1/x?a=1+2&b=%41').query ?? [])]).toEqual([['a', '1 2'], ['b', 'A']])
+    expect([...(requestTarget('/v1/x/ragFiles?pageSize=5&pageToken=Ab-_9&alt=json').query ?? [])]).toEqual([['pageSize', ['5']], ['pageToken', ['Ab-_9']], ['alt', ['json']]])
+    expect([...(requestTarget('/v1/x?a=1+2&b=%41').query ?? [])]).toEqual([['a', ['1 2']], ['b', ['A']]])
   })
 })

@@ -53,4 +53,22 @@ describe('routeMatcher', () => {
     }
     expect(names(match('/v1beta1/projects/p/locations/l/ragCorpora/1'))).toContain('GET /v1beta1/{name=projects/*/locations/*/ragCorpora/*}')
   })
+
+  it('remembers the routes of recent paths, and answers the same before and after it forgets them', () => {
+    const fresh = routeMatcher(routes)
+    // Two templates match it (PATCH's and GET / DELETE's): its routes are put in table order, once.
+    const corpus = '/v1beta1/projects/p/locations/l/ragCorpora/1'
+    const first = fresh(corpus)
+    expect(fresh(corpus)).toBe(first)
+    // More paths than are kept (1,024), each asked twice, then the first ones again.
+    const paths = Array.from({ length: 1500 }, (_, i) => (i % 3 === 0 ? `/v1beta1/projects/p/locations/l/ragCorpora/${i}` : i % 3 === 1 ? `/v1beta1/projects/p/locations/l/ragCorpora/${i}/ragFiles/${i}` : `/v1beta/corpora/c${i}:query`))
+    for (const path of [...paths, ...paths.slice(0, 50)]) {
+      expect(names(fresh(path)), path).toEqual(oracle(path))
+      expect(names(fresh(path)), path).toEqual(oracle(path))
+    }
+    // A path longer than those kept is answered as well.
+    const long = `/v1beta1/projects/${'p'.repeat(600)}/locations/l/ragCorpora/1`
+    expect(names(fresh(long))).toEqual(oracle(long))
+    expect(names(fresh(long))).toEqual(oracle(long))
+  })
 })

@@ -56,10 +56,13 @@ function emptyBody(body: Buffer): boolean {
 /** A target of only characters a URL path keeps as they are (no `%`, `.`, `\\`, `?`): parsing it as a URL changes nothing. */
 const PLAIN_PATH = /^\/[\w\-~!$&'()*+,;=:@/]*$/
 
+/** A request's query parameters: each name's values in order, the names in the order they came. */
+export type QueryParams = ReadonlyMap<string, readonly string[]>
+
 /** What routing reads of a request's target: the path routes match, and the query string (undefined: none). */
 export interface RequestTarget {
   readonly path: string
-  readonly query: URLSearchParams | undefined
+  readonly query: QueryParams | undefined
 }
 
 /** A query string of `name=value` pairs of unreserved characters only (no `%`, `+`, `;`): its pairs are its text split at `&` and `=`. */
@@ -67,23 +70,47 @@ const PLAIN_QUERY = /^[\w\-.~]+=[\w\-.~]*(?:&[\w\-.~]+=[\w\-.~]*)*$/
 
 /** The path (`%3A` read as `:`) and query string of a request's target, as the URL parser reads them. */
 export function requestTarget(raw: string | undefined): RequestTarget {
-  // Most targets are plain: their own path, with no URL object made per request.
-  if (raw !== undefined && PLAIN_PATH.test(raw)) return { path: raw, query: undefined }
-  // So are most query strings (`?pageSize=5&pageToken=...`): parsed alone, without a URL object.
-  const mark = raw?.indexOf('?') ?? -1
+  // Most targets are plain: their own path, with no URL object made per request. So are most
+  // query strings (`?pageSize=5&pageToken=...`): split as they are, with nothing to decode.
+  const mark = raw === undefined ? -1 : raw.indexOf('?')
+  if (raw !== undefined && mark < 0 && PLAIN_PATH.test(raw)) return { path: raw, query: undefined }
   if (raw !== undefined && mark > 0) {
     const path = raw.slice(0, mark)
     const search = raw.slice(mark + 1)
-    if (PLAIN_PATH.test(path) && PLAIN_QUERY.test(search)) return { path, query: new URLSearchParams(search) }
+    if (PLAIN_PATH.test(path) && PLAIN_QUERY.test(search)) return { path, query: plainQuery(search) }
   }
   // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
   const url = new URL(`http://localhost${raw?.startsWith('/') === true ? raw : `/${raw ?? ''}`}`)
   // Routes match the raw path (an encoded "/" stays inside its segment); only the bound values are decoded.
-  return { path: url.pathname.replace(/%3A/gi, ':'), query: url.searchParams }
+  return { path: url.pathname.replace(/%3A/gi, ':'), query: paramsOf(url.searchParams) }
+}
+
+/** The parameters of a {@link PLAIN_QUERY} string: what URLSearchParams reads of it. */
+function plainQuery(search: string): QueryParams {
+  const params = new Map<string, string[]>()
+  for (const pair of search.split('&')) {
+    const eq = pair.indexOf('=')
+    const name = pair.slice(0, eq)
+    const value = pair.slice(eq + 1)
+    const values = params.get(name)
+    if (values === undefined) params.set(name, [value])
+    else values.push(value)
+  }
+  return params
+}
+
+function paramsOf(search: URLSearchParams): QueryParams {
+  const params = new Map<string, string[]>()
+  for (const [name, value] of search) {
+    const values = params.get(name)
+    if (values === undefined) params.set(name, [value])
+    else values.push(value)
+  }
+  return params
 }
 
 /** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */
-export function buildRequest(route: Route, match: RegExpExecArray, query: URLSearchParams | undefined, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
+export function buildRequest(route: Route, match: RegExpExecArray, query: QueryParams | undefined, body: Buffer, contentType: string): { request: Record<string, unknown>; upload: Uint8Array | undefined } {
   let request: Record<string, unknown> = {}
   let upload: Uint8Array | undefined
   if (route.multipart) {
@@ -101,12 +128,11 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: URLSea
     // (An empty JSON object carries no field: Google's front end takes it, and the Gen AI SDK's DELETEs send one.)
     throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${route.method} ${route.template} takes no body; send its fields as query parameters.`))
   }
-  for (const key of query === undefined ? [] : new Set(query.keys())) {
+  for (const [key, values] of query ?? []) {
     if (TRANSPORT_PARAMS.has(key)) continue
-    if (key.split('.').some((part) => FORBIDDEN_KEYS.has(part))) {
+    if (key.includes('.') ? key.split('.').some((part) => FORBIDDEN_KEYS.has(part)) : FORBIDDEN_KEYS.has(key)) {
       throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${key}": Cannot bind query parameter.`, [{ field: key, description: 'not a field of this request' }]))
     }
-    const values = query?.getAll(key) ?? []
     setPath(request, key, values.length === 1 ? values[0] : values)
   }
   route.compiled.fields.forEach((field, i) => {

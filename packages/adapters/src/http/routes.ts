@@ -119,7 +119,7 @@ export function routeMatcher(routes: readonly Route[]): (path: string) => readon
     const star = segment === '' ? undefined : at.star.get(verbOf(segment))
     if (star !== undefined) walk(star, segments, i + 1, found)
   }
-  return (path) => {
+  const find = (path: string): readonly Route[] => {
     const candidates: Shape[] = []
     walk(root, path.split('/'), 0, candidates)
     for (const list of tailsOf(path)) candidates.push(...list)
@@ -134,4 +134,21 @@ export function routeMatcher(routes: readonly Route[]): (path: string) => readon
     // One template: its routes are in table order already; several: back to table order.
     return more === undefined ? one.routes : more.sort((x, y) => (order.get(x) ?? 0) - (order.get(y) ?? 0))
   }
+  // Clients ask the same paths again and again (an operation polled, a list paged, one corpus
+  // queried): the routes of the last RECENT_PATHS are kept, and found with one lookup.
+  const recent = new Map<string, readonly Route[]>()
+  return (path) => {
+    const known = recent.get(path)
+    if (known !== undefined) return known
+    const routes = find(path)
+    if (path.length <= RECENT_PATH_CHARS) {
+      if (recent.size >= RECENT_PATHS) recent.clear()
+      recent.set(path, routes)
+    }
+    return routes
+  }
 }
+
+/** Paths whose routes {@link routeMatcher} keeps (forgotten all at once when full), and the longest it keeps. */
+const RECENT_PATHS = 1024
+const RECENT_PATH_CHARS = 512

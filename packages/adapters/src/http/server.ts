@@ -143,7 +143,7 @@ export function createRestServer(options: RestOptions): Server {
       sendStatus(res, outcome.status)
       return
     }
-    const alt = query?.get('$alt') ?? query?.get('alt') ?? ''
+    const alt = query?.get('$alt')?.[0] ?? query?.get('alt')?.[0] ?? ''
     const response = /enum-encoding=int/.test(alt) ? encodeEnums(outcome.response, route.enums) : outcome.response
     if (route.stream) sendStream(res, [response], alt.split(';')[0] === 'sse')
     else send(res, 200, response)

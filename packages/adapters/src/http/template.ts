@@ -67,6 +67,10 @@ function escape(s: string): string {
 
 /** Sets `request.a.b = value` for the field path `a.b`. */
 export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  if (!path.includes('.')) {
+    target[path] = value
+    return
+  }
   const parts = path.split('.')
   let node = target
   for (const part of parts.slice(0, -1)) {
