@@ -53,9 +53,6 @@ function emptyBody(body: Buffer): boolean {
   return text === '' || text === '""'
 }
 
-/** A target of only characters a URL path keeps as they are (no `%`, `.`, `\\`, `?`): parsing it as a URL changes nothing. */
-const PLAIN_PATH = /^\/[\w\-~!$&'()*+,;=:@/]*$/
-
 /** A request's query parameters: each name's values in order, the names in the order they came. */
 export type QueryParams = ReadonlyMap<string, readonly string[]>
 
@@ -65,19 +62,20 @@ export interface RequestTarget {
   readonly query: QueryParams | undefined
 }
 
-/** A query string of `name=value` pairs of unreserved characters only (no `%`, `+`, `;`): its pairs are its text split at `&` and `=`. */
-const PLAIN_QUERY = /^[\w\-.~]+=[\w\-.~]*(?:&[\w\-.~]+=[\w\-.~]*)*$/
+/**
+ * A plain target: a path of only characters a URL path keeps as they are (no `%`, `.`, `\\`, `?`),
+ * then perhaps a query string of `name=value` pairs of unreserved characters only (no `%`, `+`,
+ * `;`). Parsing it as a URL changes nothing: its path is its text up to `?`, its pairs the rest
+ * split at `&` and `=`.
+ */
+const PLAIN_TARGET = /^\/[\w\-~!$&'()*+,;=:@/]*(?:\?[\w\-.~]+=[\w\-.~]*(?:&[\w\-.~]+=[\w\-.~]*)*)?$/
 
 /** The path (`%3A` read as `:`) and query string of a request's target, as the URL parser reads them. */
 export function requestTarget(raw: string | undefined): RequestTarget {
-  // Most targets are plain: their own path, with no URL object made per request. So are most
-  // query strings (`?pageSize=5&pageToken=...`): split as they are, with nothing to decode.
-  const mark = raw === undefined ? -1 : raw.indexOf('?')
-  if (raw !== undefined && mark < 0 && PLAIN_PATH.test(raw)) return { path: raw, query: undefined }
-  if (raw !== undefined && mark > 0) {
-    const path = raw.slice(0, mark)
-    const search = raw.slice(mark + 1)
-    if (PLAIN_PATH.test(path) && PLAIN_QUERY.test(search)) return { path, query: plainQuery(search) }
+  // Most targets are plain (`?pageSize=5&pageToken=...` included): no URL object made per request.
+  if (raw !== undefined && PLAIN_TARGET.test(raw)) {
+    const mark = raw.indexOf('?')
+    return mark < 0 ? { path: raw, query: undefined } : { path: raw.slice(0, mark), query: plainQuery(raw, mark + 1) }
   }
   // Appended, not resolved: a path starting with "//" would otherwise read as a host name.
   const url = new URL(`http://localhost${raw?.startsWith('/') === true ? raw : `/${raw ?? ''}`}`)
@@ -85,16 +83,19 @@ export function requestTarget(raw: string | undefined): RequestTarget {
   return { path: url.pathname.replace(/%3A/gi, ':'), query: paramsOf(url.searchParams) }
 }
 
-/** The parameters of a {@link PLAIN_QUERY} string: what URLSearchParams reads of it. */
-function plainQuery(search: string): QueryParams {
+/** The parameters of a {@link PLAIN_TARGET}'s query string, from `at` on: what URLSearchParams reads of it. */
+function plainQuery(target: string, at: number): QueryParams {
   const params = new Map<string, string[]>()
-  for (const pair of search.split('&')) {
-    const eq = pair.indexOf('=')
-    const name = pair.slice(0, eq)
-    const value = pair.slice(eq + 1)
+  while (at < target.length) {
+    const amp = target.indexOf('&', at)
+    const end = amp < 0 ? target.length : amp
+    const eq = target.indexOf('=', at)
+    const name = target.slice(at, eq)
+    const value = target.slice(eq + 1, end)
     const values = params.get(name)
     if (values === undefined) params.set(name, [value])
     else values.push(value)
+    at = end + 1
   }
   return params
 }
