@@ -150,6 +150,42 @@ describe('text prepared ahead (prepareText)', () => {
     )
   })
 
+  it('tokenized tells the tokens read so far as the reading reaches each mark; their chunks but the last are the whole text\'s', () => {
+    const mark = fc.oneof({ weight: 8, arbitrary: fc.integer({ min: -5, max: 2000 }) }, { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity) })
+    fc.assert(
+      fc.property(fc.array(fc.tuple(piece, gap), { minLength: 1, maxLength: 30 }), fc.array(mark, { maxLength: 6 }), fc.integer({ min: 1, max: 8 }), (pieces, marks, size) => {
+        const source = pieces.map(([p, g]) => p + g).join('')
+        const overlap = size > 1 ? 1 : 0
+        const whole = new Analyzer().tokenized(source)
+        const chunks = chunkTokenized(whole, { size, overlap })
+        // The oracle: the finite marks in order; the first token starting at or past a mark tells the tokens
+        // before it, once for all the marks it passes.
+        const finite = marks.filter(Number.isFinite).sort((a, b) => a - b)
+        const expected: number[] = []
+        let next = 0
+        for (let i = 0; i < whole.ids.length; i++) {
+          const start = whole.offsets[2 * i] as number
+          if (next >= finite.length || start < (finite[next] as number)) continue
+          expected.push(i)
+          while (next < finite.length && (finite[next] as number) <= start) next++
+        }
+        const told: number[] = []
+        const got = new Analyzer().tokenized(source, {
+          marks,
+          onPart: (sofar) => {
+            told.push(sofar.ids.length)
+            expect([...sofar.offsets]).toEqual([...whole.offsets.subarray(0, sofar.offsets.length)])
+            const known = chunkTokenized(sofar, { size, overlap }).slice(0, -1)
+            expect(known).toEqual(chunks.slice(0, known.length))
+          },
+        })
+        expect(told).toEqual(expected)
+        expect([...got.offsets]).toEqual([...whole.offsets])
+      }),
+      { numRuns: runs(150) },
+    )
+  })
+
   it('the snapshot is the plain one byte for byte, texts prepared before any add; another index analyzes the text itself', () => {
     const texts: TextInput[] = ['Shock waves in the boundary layer', { title: 'Heat transfer', body: 'flows of heat, naïve café' }, 'x-ray me@x.org U.S. 3.5', 'layer flows flow Flowing']
     const [plain, prepared] = twins()

@@ -245,8 +245,9 @@ describe('batched RAG ingest', () => {
     // of the text at a time), the others once it was.
     expect(importWorker.embedded - embedded).toBeGreaterThan(2 * contents.length)
     expect(embeddedEarly() - early).toBeGreaterThan(2 * contents.length)
-    // Of those, the last were embedded on this thread beside the worker, the first ones there.
-    expect(embeddedBesideWorker() - beside).toBeGreaterThan(contents.length)
+    // Of the last part's (after 90% of the text: a few chunks), a quarter was embedded on this
+    // thread beside the worker, the rest there.
+    expect(embeddedBesideWorker() - beside).toBeGreaterThan(contents.length / 2)
     expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
     expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))
   })

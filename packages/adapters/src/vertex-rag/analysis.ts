@@ -58,8 +58,14 @@ export interface AnalyzeHere {
   readonly onChunks?: (chunks: readonly TextChunk[]) => void
 }
 
-/** Parts of a text read between two calls of {@link AnalyzeHere.onChunks}. */
-const EARLY_PARTS = 4
+/**
+ * Where in a text (fractions of its length) the chunks known so far go to {@link AnalyzeHere.onChunks}.
+ * Later rather than evenly spread: the chunks after the last mark are the ones the upload waits
+ * for once its text is read, so that part is kept small; the worker has the time the text's
+ * reading takes to embed the first, larger ones. (Even quarters: the worker was still embedding
+ * the last part when this thread had done the rest.)
+ */
+const EARLY_MARKS = [0.4, 0.7, 0.9]
 
 /** {@link analyzeFile} on this thread: what the bounded thread runs. */
 export async function analyzeHere(input: AnalysisInput, here: AnalyzeHere = {}): Promise<Analysis> {
@@ -69,7 +75,7 @@ export async function analyzeHere(input: AnalysisInput, here: AnalyzeHere = {}):
   const { keepTokens = false, onChunks } = here
   let given = 0
   const progress = onChunks && {
-    every: Math.ceil(text.length / EARLY_PARTS),
+    marks: EARLY_MARKS.map((at) => Math.floor(text.length * at)),
     onPart: (sofar: TokenizedText) => {
       // All but the last chunk of the tokens so far are chunks of the whole text.
       const known = chunkTokenized(sofar, input.chunking).slice(given, -1)

@@ -385,12 +385,13 @@ export class Analyzer {
   /**
    * The tokens {@link tokens} returns, in flat arrays, their terms as ids of this Analyzer's
    * vocabulary: chunk them with `chunkTokenized`, and an index with these analyzer options counts
-   * each chunk's terms from them (`QuarryIndex.prepareText`'s `within`). With `progress`, each time
-   * the tokens read reach `every` more characters, `onPart` is given the tokens read so far (valid
-   * during the call only; it must not use this Analyzer): the chunks `chunkTokenized` makes of
-   * them, all but the last, are chunks of the whole text, so their embedding can start.
+   * each chunk's terms from them (`QuarryIndex.prepareText`'s `within`). With `progress`, when the
+   * tokens read first reach each of `marks` (character offsets into `text`; those that are not
+   * finite numbers are ignored), `onPart` is given the tokens read so far (valid during the call
+   * only; it must not use this Analyzer): the chunks `chunkTokenized` makes of them, all but the
+   * last, are chunks of the whole text, so their embedding can start.
    */
-  tokenized(text: string, progress?: { readonly every: number; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
+  tokenized(text: string, progress?: { readonly marks: readonly number[]; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
     if (this.#tokenVocabulary.terms.length >= TOKEN_VOCABULARY_LIMIT) {
       this.#tokenVocabulary = new Vocabulary()
       this.#tokenGeneration++
@@ -399,13 +400,16 @@ export class Analyzer {
     let offsets = new Int32Array(1024)
     let ids = new Int32Array(512)
     let n = 0
-    let mark = progress?.every ?? Infinity
+    const marks = (progress?.marks ?? []).filter(Number.isFinite).sort((a, b) => a - b)
+    let next = 0
+    let mark = marks[0] ?? Infinity
     this.#forEachToken(text, IDS, (start, end, _term, id) => {
       if (start >= mark) {
         progress?.onPart({ analyzer: this, source: text, offsets: offsets.subarray(0, 2 * n), ids: ids.subarray(0, n), epoch })
         // A part that tokenized with this Analyzer may have started its token vocabulary over: these ids are then not read.
         if (this.#tokenVocabulary.epoch !== epoch) epoch = {}
-        mark = start + (progress?.every ?? Infinity)
+        while (next < marks.length && (marks[next] as number) <= start) next++
+        mark = marks[next] ?? Infinity
       }
       if (n === ids.length) {
         offsets = grown(offsets, 2 * n + 2)
