@@ -153,7 +153,8 @@ export function message<const F extends Record<string, FieldType>>(name: string,
 
 /** `display_name` → `displayName`. */
 export function camelCase(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+  // Most names come in lowerCamelCase already (every JSON client sends them so): no regex run.
+  return name.includes('_') ? name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : name
 }
 
 function join(path: string, key: string): string {
