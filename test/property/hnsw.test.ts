@@ -131,7 +131,9 @@ describe('graph hits are the graph candidates ordered by distance then id', () =
           expect(hits.map((h) => h.distance)).toEqual(expected.map((e) => state.ops.distance(e.key)))
         }
       }),
-      { numRuns: runs(12) },
+      // Two fixed cases take both ways for every metric (the random ones may not: with dot's few
+      // distinct distances, about a quarter of them tie at every query's cut).
+      { numRuns: runs(12), examples: [[1, 1, 8], [42, 1, 32]] },
     )
     expect(tiedAtCut).toBeGreaterThan(0)
     expect(clean).toBeGreaterThan(0)
