@@ -33,6 +33,14 @@ function answers(index: QuarryIndex, queries: readonly string[]): unknown[] {
   return queries.flatMap((q) => [index.search({ text: q, topK: 8 }).hits, index.search({ text: q, vector: [0.5, -0.2, 0.1, 0.9], topK: 8 }).hits])
 }
 
+/** `index` holds what `oracle` (fed plain text) holds: text statistics, vocabulary (term numbers), records, and answers. */
+function expectSameAs(index: QuarryIndex, oracle: QuarryIndex, queries: readonly string[]): void {
+  expect(index.textStats).toEqual(oracle.textStats)
+  expect(index.state.sparse.terms).toEqual(oracle.state.sparse.terms)
+  expect([...index.ids()].map((id) => index.get(id))).toEqual([...oracle.ids()].map((id) => oracle.get(id)))
+  expect(answers(index, queries)).toEqual(answers(oracle, queries))
+}
+
 describe('text prepared ahead (prepareText)', () => {
   it('gives the records plain text gives: same hits and scores, same text statistics, prepared in any order', () => {
     fc.assert(
@@ -50,11 +58,8 @@ describe('text prepared ahead (prepareText)', () => {
           plain.upsert({ id: String(id), text: t, vector: v as number[] })
           prepared.upsert({ id: String(id), text: ahead.get(i) as PreparedText, vector: v as number[] })
         })
-        expect(prepared.textStats).toEqual(plain.textStats)
         // Term numbers follow the adds, whatever the order of preparing: the same vocabulary.
-        expect(prepared.state.sparse.terms).toEqual(plain.state.sparse.terms)
-        expect([...prepared.ids()].map((id) => prepared.get(id))).toEqual([...plain.ids()].map((id) => plain.get(id)))
-        expect(answers(prepared, queries)).toEqual(answers(plain, queries))
+        expectSameAs(prepared, plain, queries)
       }),
       { numRuns: runs(150) },
     )
@@ -139,12 +144,7 @@ describe('text prepared ahead (prepareText)', () => {
         })
         // The index's analyzer reads at most the two end runs of each part (fewer when memoized), never the runs between.
         expect(prepared.state.analyzer.unitsAnalyzed).toBeLessThanOrEqual(2 * parts.length)
-        for (const [index, oracle] of [[prepared, plain], [alternate, alternatePlain], [ignored, plain]] as const) {
-          expect(index.textStats).toEqual(oracle.textStats)
-          expect(index.state.sparse.terms).toEqual(oracle.state.sparse.terms)
-          expect([...index.ids()].map((id) => index.get(id))).toEqual([...oracle.ids()].map((id) => oracle.get(id)))
-          expect(answers(index, queries)).toEqual(answers(oracle, queries))
-        }
+        for (const [index, oracle] of [[prepared, plain], [alternate, alternatePlain], [ignored, plain]] as const) expectSameAs(index, oracle, queries)
       }),
       { numRuns: runs(200) },
     )

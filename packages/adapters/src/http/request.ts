@@ -90,11 +90,7 @@ function plainQuery(target: string, at: number): QueryParams {
     const amp = target.indexOf('&', at)
     const end = amp < 0 ? target.length : amp
     const eq = target.indexOf('=', at)
-    const name = target.slice(at, eq)
-    const value = target.slice(eq + 1, end)
-    const values = params.get(name)
-    if (values === undefined) params.set(name, [value])
-    else values.push(value)
+    addParam(params, target.slice(at, eq), target.slice(eq + 1, end))
     at = end + 1
   }
   return params
@@ -102,12 +98,14 @@ function plainQuery(target: string, at: number): QueryParams {
 
 function paramsOf(search: URLSearchParams): QueryParams {
   const params = new Map<string, string[]>()
-  for (const [name, value] of search) {
-    const values = params.get(name)
-    if (values === undefined) params.set(name, [value])
-    else values.push(value)
-  }
+  for (const [name, value] of search) addParam(params, name, value)
   return params
+}
+
+function addParam(params: Map<string, string[]>, name: string, value: string): void {
+  const values = params.get(name)
+  if (values === undefined) params.set(name, [value])
+  else values.push(value)
 }
 
 /** The request message of a call: path-bound fields, then the body where the route puts it, then query parameters. */

@@ -47,8 +47,9 @@ export class EmbedQueue {
   /**
    * One upload's embedding, begun while its text is still being chunked: the chunks known so far
    * go to the import worker as they come (`early`, from analysis.ts `onChunks`), so that it embeds
-   * them while this thread reads the rest of the text. `embed` then takes their vectors and embeds
-   * the chunks that came last here, where the text's analysis for the index takes less time.
+   * them while this thread reads the rest of the text. The returned `embed` then takes their
+   * vectors, and has the chunks that came last embedded as {@link embed} does (on the worker, a
+   * share of them here).
    */
   beginEarly(): EarlyEmbedding {
     return new EarlyEmbedding(this, this.#useWorker ? this.#embedder : undefined)
@@ -119,7 +120,7 @@ export class EarlyEmbedding {
     textsEmbeddedEarly += texts.length
   }
 
-  /** All the upload's texts' vectors: the worker's for the texts it took (when they are these texts' first), the rest's embedded here. */
+  /** All the upload's texts' vectors: the worker's for the texts it took (when they are these texts' first), the rest's as `EmbedQueue.embed` makes them. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const sent = this.#sent.flatMap((s) => s.texts)
     if (sent.length === 0 || !sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)

@@ -33,14 +33,14 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
   if ('error' in upload) return upload
   const queue = (): EmbedQueue => embedQueueOf(corpus, ctx.options.embedder, ctx.options.importWorker)
   const embed = (texts: readonly string[]): Promise<Float32Array[]> => queue().embed(texts)
-  const via: IngestVia = doneAhead(request, content, upload.input, embed) ?? embeddedEarly(queue().beginEarly())
+  const via: IngestVia = doneAhead(request, content, upload.input, embed) ?? earlyVia(queue().beginEarly())
   const result = await ingestFile(ctx, corpus, upload.input, via)
   if (result.kind === 'failed') return { error: rpcStatus('INVALID_ARGUMENT', result.message) }
   return { ragFile: fileJson(result.file, version) }
 }
 
 /** An upload chunked here whose first chunks are embedded while the rest are chunked. */
-function embeddedEarly(early: EarlyEmbedding): IngestVia {
+function earlyVia(early: EarlyEmbedding): IngestVia {
   return { early: (texts) => early.early(texts), embed: (texts) => early.embed(texts) }
 }
 

@@ -383,7 +383,7 @@ export class Analyzer {
   }
 
   /**
-   * The tokens {@link tokens} returns, in flat arrays, their terms as ids of this Analyzer's
+   * The tokens {@link tokens} returns, in flat arrays, their terms as ids of this Analyzer's token
    * vocabulary: chunk them with `chunkTokenized`, and an index with these analyzer options counts
    * each chunk's terms from them (`QuarryIndex.prepareText`'s `within`). With `progress`, when the
    * tokens read first reach each of `marks` (character offsets into `text`; those that are not
