@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads'
 import { embedderFromRecipe, type Embedder } from '@quarry/core'
 import { analysisToWire, analyzeFile, analyzeSource, chunkingAnalyzer, joinVectors, toWire, type Analysis } from './analysis.js'
 import type { WorkerMessage, WorkerReply } from './import-worker.js'
+import { SharedVectors } from './shared-vectors.js'
 
 /**
  * The import worker's thread (started by import-worker.ts): reads, hashes and chunks the files an
@@ -33,6 +34,20 @@ async function embedChecked(embedder: Embedder, texts: readonly string[]): Promi
   return vectors
 }
 
+/**
+ * Embeds the texts this thread takes from the front of `shared` until it meets those the calling
+ * thread takes from the back, writing each vector there as it is made; returns how many it took.
+ */
+async function embedShared(embedder: Embedder, texts: readonly string[], shared: SharedVectors): Promise<number> {
+  let taken = 0
+  for (let i = shared.claimFront(); i >= 0; i = shared.claimFront()) {
+    const [vector] = await embedChecked(embedder, [texts[i] as string])
+    shared.write(i, vector as Float32Array)
+    taken++
+  }
+  return taken
+}
+
 /** The file's chunk vectors, or undefined when there is nothing to embed or the embedder fails (the calling thread then embeds). */
 function vectorsOf(analysis: Analysis | undefined, embedder: Embedder | undefined): Promise<Float32Array[] | undefined> {
   if (!embedder || !analysis?.ok) return Promise.resolve(undefined)
@@ -62,6 +77,7 @@ async function answer(message: WorkerMessage): Promise<void> {
     if ('texts' in message) {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')
+      if (message.shared) return reply({ id: message.id, front: await embedShared(embedder, message.texts, new SharedVectors(message.shared, message.texts.length, embedder.dimensions)) })
       const flat = joinVectors(await embedChecked(embedder, message.texts))
       return reply({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }

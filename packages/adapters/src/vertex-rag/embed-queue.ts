@@ -1,7 +1,7 @@
 import type { Embedder } from '@quarry/core'
 import { sameTexts } from './analysis.js'
 import { embedInSlices } from './slices.js'
-import { importWorker } from './import-worker.js'
+import { importWorker, type WorkerEmbedding } from './import-worker.js'
 import { perCorpus, type RagCorpusState } from './state.js'
 
 interface Job {
@@ -13,8 +13,9 @@ interface Job {
 /**
  * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
  * each upload's texts go to the import worker, the first ones while the rest of its text is still
- * being chunked ({@link beginEarly}), the others at once (a share of them this thread embeds beside
- * it) while this thread analyzes them for the index (ingest.ts); until the worker runs and is ready (an
+ * being chunked ({@link beginEarly}), the others at once, while this thread analyzes them for the
+ * index (ingest.ts), then embeds those the worker has not begun; or, when none went early, a share
+ * of them this thread embeds beside it. Until the worker runs and is ready (an
  * import or the 16th upload of the process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedInSlices`
@@ -47,9 +48,9 @@ export class EmbedQueue {
   /**
    * One upload's embedding, begun while its text is still being chunked: the chunks known so far
    * go to the import worker as they come (`early`, from analysis.ts `onChunks`), so that it embeds
-   * them while this thread reads the rest of the text. The returned `embed` then takes their
-   * vectors, and has the chunks that came last embedded as {@link embed} does (on the worker, a
-   * share of them here).
+   * them while this thread reads the rest of the text. The returned `embed` sends the chunks that
+   * came last there too, and takes all their vectors; its `help` embeds here, once this thread has
+   * nothing else to do, those the worker has not begun.
    */
   beginEarly(): EarlyEmbedding {
     return new EarlyEmbedding(this, this.#useWorker ? this.#embedder : undefined)
@@ -63,7 +64,7 @@ export class EmbedQueue {
    */
   #besideWorker(texts: readonly string[]): Promise<Float32Array[]> | undefined {
     const split = texts.length - Math.floor(texts.length * HERE_SHARE)
-    const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)
+    const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)?.vectors
     if (!onWorker || split === texts.length) return onWorker
     const here = embedInSlices(this.#embedder, texts.slice(split))
     textsEmbeddedBeside += texts.length - split
@@ -96,8 +97,8 @@ export class EmbedQueue {
 export class EarlyEmbedding {
   readonly #queue: EmbedQueue
   readonly #embedder: Embedder | undefined
-  /** The texts the worker took, in order, and their vectors. */
-  readonly #sent: { readonly texts: readonly string[]; readonly vectors: Promise<Float32Array[]> }[] = []
+  /** The texts the worker took, in order, and their embedding there. */
+  readonly #sent: { readonly texts: readonly string[]; readonly embedding: WorkerEmbedding }[] = []
   /** The texts the worker did not take (then neither these nor later ones go to it: those it took are the upload's first). */
   #refused = false
 
@@ -109,24 +110,39 @@ export class EarlyEmbedding {
   /** The next texts of the upload, in order: embedded on the import worker from now, if it runs and takes them. */
   early(texts: readonly string[]): void {
     // Only a running worker: starting it is `embed`'s to decide (the worker counts the uploads that ask).
-    const vectors = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embed(texts, this.#embedder)
-    if (!vectors) {
-      this.#refused = true
-      return
-    }
-    // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
-    vectors.catch(() => undefined)
-    this.#sent.push({ texts, vectors })
-    textsEmbeddedEarly += texts.length
+    if (!this.#send(texts)) this.#refused = true
+    else textsEmbeddedEarly += texts.length
   }
 
-  /** All the upload's texts' vectors: the worker's for the texts it took (when they are these texts' first), the rest's as `EmbedQueue.embed` makes them. */
+  /**
+   * All the upload's texts' vectors: the worker's for the texts it took (when they are these
+   * texts' first), and the rest's, sent to it too; or, if it took none, as `EmbedQueue.embed` makes them.
+   */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const sent = this.#sent.flatMap((s) => s.texts)
     if (sent.length === 0 || !sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)
     const rest = texts.slice(sent.length)
-    const [first, last] = await Promise.all([Promise.all(this.#sent.map((s) => s.vectors)), rest.length === 0 ? [] : this.#queue.embed(rest)])
-    return [...first.flat(), ...last]
+    const last = rest.length === 0 || this.#send(rest) ? [] : this.#queue.embed(rest)
+    const [first, after] = await Promise.all([Promise.all(this.#sent.map((s) => s.embedding.vectors)), last])
+    return [...first.flat(), ...after]
+  }
+
+  /**
+   * Embeds here what the worker has not begun of the upload's texts, the last ones first, rather
+   * than wait for it: for a caller with nothing else left to do (ingest.ts, before it awaits the vectors).
+   */
+  async help(): Promise<void> {
+    for (let i = this.#sent.length - 1; i >= 0; i--) await this.#sent[i]?.embedding.help()
+  }
+
+  /** Sends texts to the worker (a running one, which takes them); false when they stay here. */
+  #send(texts: readonly string[]): boolean {
+    const embedding = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embed(texts, this.#embedder)
+    if (!embedding) return false
+    // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
+    embedding.vectors.catch(() => undefined)
+    this.#sent.push({ texts, embedding })
+    return true
   }
 }
 

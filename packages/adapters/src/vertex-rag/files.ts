@@ -41,7 +41,7 @@ export async function uploadRagFile(ctx: RagContext, version: ApiVersion, reques
 
 /** An upload chunked here whose first chunks are embedded while the rest are chunked. */
 function earlyVia(early: EarlyEmbedding): IngestVia {
-  return { early: (texts) => early.early(texts), embed: (texts) => early.embed(texts) }
+  return { early: (texts) => early.early(texts), embed: (texts) => early.embed(texts), help: () => early.help() }
 }
 
 type UploadMessage = Infer<typeof UploadRagFileRequest>

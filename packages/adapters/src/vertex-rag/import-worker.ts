@@ -3,6 +3,7 @@ import { embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from
 import { embedInSlices } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { startThread } from './threads.js'
+import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from './shared-vectors.js'
 import { analysisFromWire, analyzeFile, analyzeSource, chunkingAnalyzer, fromWire, sameTexts, splitVectors, type Analysis, type AnalysisInput, type SourceAnalysis, type SourceJob, type WireAnalysis, type WireOfAnalysis } from './analysis.js'
 
 /**
@@ -40,12 +41,26 @@ type Answer =
   | { readonly id: number; readonly wire: WireAnalysis }
   | { readonly id: number; readonly analysis: WireOfAnalysis; readonly vectors?: Float32Array }
   | { readonly id: number; readonly vectors: Float32Array }
+  /** Texts embedded through shared memory (shared-vectors.ts): the thread wrote the first `front` vectors. */
+  | { readonly id: number; readonly front: number }
   | { readonly id: number; readonly error: string }
 
 /** An upload chunked (and embedded) on the thread: its analysis, and the vectors of texts if they are its chunks' (undefined otherwise). */
 export interface UploadAnalysis {
   readonly analysis: Analysis
   readonly vectorsOf: (texts: readonly string[]) => Float32Array[] | undefined
+}
+
+/**
+ * An upload's texts being embedded on the thread. The thread takes them from the first on;
+ * {@link help} embeds here, from the last one back, those it has not begun (shared-vectors.ts),
+ * for a caller that has nothing else to do than wait.
+ */
+export interface WorkerEmbedding {
+  /** The texts' vectors, in order: the thread's and those {@link help} made here. */
+  readonly vectors: Promise<Float32Array[]>
+  /** Embeds here the texts the thread has not begun, from the last one back; resolves once they are embedded. */
+  help(): Promise<void>
 }
 
 /** The embedder a message names: its number on the thread, and its recipe the first time. */
@@ -57,7 +72,7 @@ type EmbedderRef = { readonly id: number; readonly recipe?: EmbedderRecipe }
  */
 export type WorkerMessage =
   | { readonly id: number; readonly job: SourceJob; readonly embed?: EmbedderRef }
-  | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef }
+  | { readonly id: number; readonly texts: readonly string[]; readonly embed: EmbedderRef; readonly shared?: SharedArrayBuffer }
   | { readonly id: number; readonly upload: AnalysisInput; readonly embed?: EmbedderRef }
   | { readonly forget: number }
   | { readonly forgetMemos: true }
@@ -169,26 +184,56 @@ class ImportWorker {
    * thread meanwhile analyzes the texts for the index); undefined otherwise: the caller embeds
    * them itself. The 16th upload of a process (IMPORT_WORKER_MIN_FILES) starts the thread if no
    * import has; uploads use it once it is ready. The vectors are the bits `embedder.embed(texts)`
-   * gives here; if the thread fails them, they are embedded here.
+   * gives here; if the thread fails them, they are embedded here. A caller with nothing left to do
+   * but wait calls `help`: this thread then embeds the texts the thread has not begun.
    */
-  embed(texts: readonly string[], embedder: Embedder): Promise<Float32Array[]> | undefined {
+  embed(texts: readonly string[], embedder: Embedder): WorkerEmbedding | undefined {
     const ref = texts.length > 0 ? this.#refOf(embedder) : undefined
     if (!ref) return undefined
     // A few uploads do not pay for the thread's start; the IMPORT_WORKER_MIN_FILES-th starts it.
     if (!this.#thread && ++this.#uploads < IMPORT_WORKER_MIN_FILES) return undefined
     const thread = this.#started()
     if (!thread || !this.#ready) return undefined
-    return new Promise((resolve, reject) => {
+    const shared = texts.length <= SHAREABLE_TEXTS ? SharedVectors.create(texts.length, embedder.dimensions) : undefined
+    const helped = shared && new HelpedTexts(texts, shared)
+    let helping: Promise<unknown> = Promise.resolve()
+    let helpedAll: (vectors: Float32Array[]) => void = () => undefined
+    const vectors = new Promise<Float32Array[]>((resolve, reject) => {
+      helpedAll = resolve
       const instead = (): void => void embedInSlices(embedder, texts).then(resolve, reject)
-      this.#ask(thread, (id) => ({ id, texts, embed: ref }), embedder, ref, {
+      this.#ask(thread, (id) => ({ id, texts, embed: ref, ...(shared ? { shared: shared.buffer } : {}) }), embedder, ref, {
         answer: (reply) => {
-          if (!('vectors' in reply) || !reply.vectors) return instead()
+          const flat = 'vectors' in reply && !helped ? reply.vectors : undefined
+          const front = 'front' in reply && helped ? reply.front : undefined
+          if (flat === undefined && front === undefined) return instead()
           this.#embedded++
-          resolve(splitVectors(reply.vectors, texts.length))
+          if (flat) return resolve(splitVectors(flat, texts.length))
+          // The thread wrote the first `front` vectors; this thread took the others (help), or is making them.
+          void helping.then(() => {
+            const all = helped?.gather(front as number)
+            if (all) resolve(all)
+            else instead()
+          })
         },
         instead,
       })
     })
+    const help = async (): Promise<void> => {
+      if (!helped) return
+      helping = helped.help((text) => this.#embedHere(embedder, text))
+      // Every text has its vector: the thread's answer is not waited for.
+      const all = await helping
+      if (all) helpedAll(all as Float32Array[])
+    }
+    return { vectors, help }
+  }
+
+  /** One text's vector, embedded here by a caller that would otherwise wait for the thread (checked; throws if it is not one of the embedder's dimensions). */
+  async #embedHere(embedder: Embedder, text: string): Promise<Float32Array> {
+    const [vector] = await embedder.embed([text])
+    if (vector?.length !== embedder.dimensions) throw new Error('the embedder returned a vector of another length')
+    textsHelped++
+    return vector
   }
 
   /**
@@ -299,6 +344,13 @@ function warn(why: string): void {
  * short script that uploads a few files starts no thread).
  */
 export const IMPORT_WORKER_MIN_FILES = 16
+
+let textsHelped = 0
+
+/** Texts of uploads embedded on this thread while it waited for the worker (tests check that it runs). */
+export function textsEmbeddedHelping(): number {
+  return textsHelped
+}
 
 /** The process's import worker. */
 export const importWorker = new ImportWorker()

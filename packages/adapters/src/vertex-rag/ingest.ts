@@ -35,6 +35,11 @@ export interface IngestVia {
   readonly embed?: (texts: readonly string[]) => Promise<Float32Array[]>
   /** Given the chunks known while the file is still being chunked here (analysis.ts `onChunks`), so their embedding can start. */
   readonly early?: (texts: readonly string[]) => void
+  /**
+   * Embeds here the chunks another thread has not begun (`EarlyEmbedding.help`): called once
+   * nothing is left to do but wait for the vectors, so this thread works rather than waits.
+   */
+  readonly help?: () => Promise<void>
   /** Where the file waits for a batched index add; without, it goes in at once. */
   readonly pending?: PendingFiles
 }
@@ -76,6 +81,7 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
   // An analysis made here keeps its tokens: each chunk's terms are counted from them.
   const tokens = analysis.tokens
   const texts = await mapInSlices(chunkTexts(analysis), ({ text, start }) => corpus.index.prepareText(text, tokens ? { within: { tokens, start } } : { tokensFrom: chunkingAnalyzer }))
+  await via.help?.()
   const vectors = await embedding
   // Ids and stamps are drawn in the order files came, however long each took to read and embed.
   await turn.ready

@@ -1,0 +1,104 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from '../../packages/adapters/src/vertex-rag/shared-vectors.js'
+import { importWorker, IMPORT_WORKER_MIN_FILES, textsEmbeddedHelping } from '../../packages/adapters/src/vertex-rag/import-worker.js'
+import { runs } from '../support/runs.js'
+
+// An upload's texts embedded by the import worker and the calling thread at once, through shared
+// memory: the worker takes texts from the front, the calling thread (help) from the back. The
+// oracle is the embedder run on every text here: each text gets exactly its vector, each text is
+// embedded once (bar the one the worker is on when the calling thread runs out), and nothing is
+// lost however the two threads' steps interleave.
+
+const DIMS = 3
+
+/** The oracle's vector of a text: its index and length, so a vector in the wrong place shows. */
+function vectorOf(text: string): Float32Array {
+  return Float32Array.from([Number(text.slice(1)), text.length, 1])
+}
+
+describe('texts shared with the import worker (shared-vectors.ts)', () => {
+  it('front and back claims split the texts once each, whatever the interleaving; help gathers every vector, embedding only what the worker did not write', async () => {
+    // The worker's steps (take a text, write its vector) before help, and during each text help
+    // embeds; or the worker pauses on a text it took (in flight: help must not wait for it).
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.nat({ max: 45 }), fc.array(fc.nat({ max: 3 }), { maxLength: 45 }), fc.boolean(), async (count, first, during, pauses) => {
+        const texts = Array.from({ length: count }, (_, i) => `t${i}`)
+        const shared = SharedVectors.create(count, DIMS)
+        // The worker's side, on the same buffer as its thread would see it.
+        const worker = new SharedVectors(shared.buffer, count, DIMS)
+        const written: number[] = []
+        let paused = -1
+        const workerSteps = (n: number): void => {
+          for (let k = 0; k < n && paused < 0; k++) {
+            const i = worker.claimFront()
+            if (i < 0) return
+            if (pauses && written.length === Math.floor(count / 2)) paused = i
+            else {
+              worker.write(i, vectorOf(texts[i] as string))
+              written.push(i)
+            }
+          }
+        }
+        workerSteps(first)
+        const embeddedHere: number[] = []
+        let call = 0
+        const all = await new HelpedTexts(texts, shared).help(async (text) => {
+          embeddedHere.push(Number(text.slice(1)))
+          workerSteps(during[call++] ?? 0)
+          return vectorOf(text)
+        })
+        expect(all?.map((v) => [...v])).toEqual(texts.map((t) => [...vectorOf(t)]))
+        // The worker wrote the first texts, in order; help embedded each of the others once (the
+        // paused one included), the last first, and none the worker wrote.
+        expect(written).toEqual(written.map((_, k) => k))
+        expect([...embeddedHere].sort((a, b) => a - b)).toEqual(texts.map((_, i) => i).filter((i) => !written.includes(i)))
+        const fromBack = embeddedHere.filter((i) => i !== paused)
+        expect(fromBack).toEqual(fromBack.map((_, k) => count - 1 - k))
+        if (paused >= 0) expect(embeddedHere).toContain(paused)
+        expect(shared.claimBack()).toBe(-1)
+        expect(worker.claimFront()).toBe(-1)
+      }),
+      { numRuns: runs(200) },
+    )
+  })
+
+  it('a vector is written in order and read once written; a buffer of another size, or too many texts, is refused', () => {
+    const shared = SharedVectors.create(3, DIMS)
+    expect(shared.claimFront()).toBe(0)
+    expect(shared.claimFront()).toBe(1)
+    expect(() => shared.write(1, vectorOf('t1'))).toThrow(/not the next/)
+    expect(() => shared.write(0, Float32Array.from([1, 2]))).toThrow(/3 long/)
+    expect(() => shared.read(0)).toThrow(/not written/)
+    shared.write(0, vectorOf('t0'))
+    expect([...shared.read(0)]).toEqual([...vectorOf('t0')])
+    expect(shared.done).toBe(1)
+    expect(shared.front).toBe(2)
+    expect(() => new SharedVectors(shared.buffer, 4, DIMS)).toThrow(/does not fit/)
+    expect(() => SharedVectors.create(SHAREABLE_TEXTS + 1, 1)).toThrow(/does not fit/)
+    // A help whose embedder fails gives no vectors: the caller embeds them all again, where the error surfaces.
+    return expect(new HelpedTexts(['t0', 't1', 't2'], shared).help(async () => Promise.reject(new Error('down')))).resolves.toBeUndefined()
+  })
+
+  it('the import worker and this thread embed one upload\'s texts at once: each text its own vector, bit for bit', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 32 })
+    // Uploads start the worker at their IMPORT_WORKER_MIN_FILES-th ask; then it loads.
+    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
+    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    // Enough texts that both threads take some: this thread starts at once from the back, the worker from the front once the message is there.
+    const texts = Array.from({ length: 20_000 }, (_, i) => `text ${i} of the upload, word${i % 97} word${i % 13}`)
+    const before = textsEmbeddedHelping()
+    const job = importWorker.embed(texts, embedder)
+    if (!job) throw new Error('the worker did not take the texts')
+    await job.help()
+    const vectors = await job.vectors
+    const helped = textsEmbeddedHelping() - before
+    expect(helped).toBeGreaterThan(0)
+    expect(helped).toBeLessThan(texts.length)
+    const oracle = await embedder.embed(texts)
+    expect(vectors.length).toBe(texts.length)
+    const bytes = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+    vectors.forEach((v, i) => expect(bytes(v).equals(bytes(oracle[i] as Float32Array))).toBe(true))
+  })
+})
