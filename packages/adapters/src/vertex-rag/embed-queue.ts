@@ -116,11 +116,12 @@ export class EarlyEmbedding {
 
   /**
    * All the upload's texts' vectors: the worker's for the texts it took (when they are these
-   * texts' first), and the rest's, sent to it too; or, if it took none, as `EmbedQueue.embed` makes them.
+   * texts' first), and the rest's, sent to it too (all of them for an upload too short to send any
+   * early); or, if the worker does not take them, as `EmbedQueue.embed` makes them.
    */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const sent = this.#sent.flatMap((s) => s.texts)
-    if (sent.length === 0 || !sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)
+    if (!sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)
     const rest = texts.slice(sent.length)
     const last = rest.length === 0 || this.#send(rest) ? [] : this.#queue.embed(rest)
     const [first, after] = await Promise.all([Promise.all(this.#sent.map((s) => s.embedding.vectors)), last])
