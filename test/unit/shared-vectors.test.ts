@@ -89,7 +89,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
     // Enough texts that both threads take some: this thread starts at once from the back, the worker from the front once the message is there.
     const texts = Array.from({ length: 20_000 }, (_, i) => `text ${i} of the upload, word${i % 97} word${i % 13}`)
     const before = textsEmbeddedHelping()
-    const job = importWorker.embed(texts, embedder)
+    const job = importWorker.embedHelped(texts, embedder)
     if (!job) throw new Error('the worker did not take the texts')
     await job.help()
     const vectors = await job.vectors

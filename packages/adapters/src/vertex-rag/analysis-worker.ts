@@ -36,16 +36,14 @@ async function embedChecked(embedder: Embedder, texts: readonly string[]): Promi
 
 /**
  * Embeds the texts this thread takes from the front of `shared` until it meets those the calling
- * thread takes from the back, writing each vector there as it is made; returns how many it took.
+ * thread takes from the back, writing each vector there as it is made. A failure leaves the text
+ * unwritten: the calling thread embeds it (and reports the embedder's error).
  */
-async function embedShared(embedder: Embedder, texts: readonly string[], shared: SharedVectors): Promise<number> {
-  let taken = 0
+async function embedShared(embedder: Embedder, texts: readonly string[], shared: SharedVectors): Promise<void> {
   for (let i = shared.claimFront(); i >= 0; i = shared.claimFront()) {
     const [vector] = await embedChecked(embedder, [texts[i] as string])
     shared.write(i, vector as Float32Array)
-    taken++
   }
-  return taken
 }
 
 /** The file's chunk vectors, or undefined when there is nothing to embed or the embedder fails (the calling thread then embeds). */
@@ -77,7 +75,8 @@ async function answer(message: WorkerMessage): Promise<void> {
     if ('texts' in message) {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')
-      if (message.shared) return reply({ id: message.id, front: await embedShared(embedder, message.texts, new SharedVectors(message.shared, message.texts.length, embedder.dimensions)) })
+      // The calling thread takes these vectors from the shared buffer, and awaits no answer.
+      if (message.shared) return void (await embedShared(embedder, message.texts, new SharedVectors(message.shared, message.texts.length, embedder.dimensions)))
       const flat = joinVectors(await embedChecked(embedder, message.texts))
       return reply({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }

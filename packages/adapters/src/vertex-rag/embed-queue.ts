@@ -64,7 +64,7 @@ export class EmbedQueue {
    */
   #besideWorker(texts: readonly string[]): Promise<Float32Array[]> | undefined {
     const split = texts.length - Math.floor(texts.length * HERE_SHARE)
-    const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)?.vectors
+    const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)
     if (!onWorker || split === texts.length) return onWorker
     const here = embedInSlices(this.#embedder, texts.slice(split))
     textsEmbeddedBeside += texts.length - split
@@ -138,7 +138,7 @@ export class EarlyEmbedding {
 
   /** Sends texts to the worker (a running one, which takes them); false when they stay here. */
   #send(texts: readonly string[]): boolean {
-    const embedding = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embed(texts, this.#embedder)
+    const embedding = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embedHelped(texts, this.#embedder)
     if (!embedding) return false
     // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
     embedding.vectors.catch(() => undefined)

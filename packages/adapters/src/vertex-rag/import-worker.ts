@@ -41,8 +41,6 @@ type Answer =
   | { readonly id: number; readonly wire: WireAnalysis }
   | { readonly id: number; readonly analysis: WireOfAnalysis; readonly vectors?: Float32Array }
   | { readonly id: number; readonly vectors: Float32Array }
-  /** Texts embedded through shared memory (shared-vectors.ts): the thread wrote the first `front` vectors. */
-  | { readonly id: number; readonly front: number }
   | { readonly id: number; readonly error: string }
 
 /** An upload chunked (and embedded) on the thread: its analysis, and the vectors of texts if they are its chunks' (undefined otherwise). */
@@ -51,15 +49,11 @@ export interface UploadAnalysis {
   readonly vectorsOf: (texts: readonly string[]) => Float32Array[] | undefined
 }
 
-/**
- * An upload's texts being embedded on the thread. The thread takes them from the first on;
- * {@link help} embeds here, from the last one back, those it has not begun (shared-vectors.ts),
- * for a caller that has nothing else to do than wait.
- */
+/** An upload's texts being embedded on the thread and here ({@link ImportWorker.embedHelped}). */
 export interface WorkerEmbedding {
-  /** The texts' vectors, in order: the thread's and those {@link help} made here. */
+  /** The texts' vectors, in order, once {@link help} has run. */
   readonly vectors: Promise<Float32Array[]>
-  /** Embeds here the texts the thread has not begun, from the last one back; resolves once they are embedded. */
+  /** Embeds here the texts the thread has not begun, the last first, and the one it is on; then the vectors resolve. */
   help(): Promise<void>
 }
 
@@ -184,48 +178,59 @@ class ImportWorker {
    * thread meanwhile analyzes the texts for the index); undefined otherwise: the caller embeds
    * them itself. The 16th upload of a process (IMPORT_WORKER_MIN_FILES) starts the thread if no
    * import has; uploads use it once it is ready. The vectors are the bits `embedder.embed(texts)`
-   * gives here; if the thread fails them, they are embedded here. A caller with nothing left to do
-   * but wait calls `help`: this thread then embeds the texts the thread has not begun.
+   * gives here; if the thread fails them, they are embedded here.
    */
-  embed(texts: readonly string[], embedder: Embedder): WorkerEmbedding | undefined {
+  embed(texts: readonly string[], embedder: Embedder): Promise<Float32Array[]> | undefined {
     const ref = texts.length > 0 ? this.#refOf(embedder) : undefined
     if (!ref) return undefined
     // A few uploads do not pay for the thread's start; the IMPORT_WORKER_MIN_FILES-th starts it.
     if (!this.#thread && ++this.#uploads < IMPORT_WORKER_MIN_FILES) return undefined
     const thread = this.#started()
     if (!thread || !this.#ready) return undefined
-    const shared = texts.length <= SHAREABLE_TEXTS ? SharedVectors.create(texts.length, embedder.dimensions) : undefined
-    const helped = shared && new HelpedTexts(texts, shared)
-    let helping: Promise<unknown> = Promise.resolve()
-    let helpedAll: (vectors: Float32Array[]) => void = () => undefined
-    const vectors = new Promise<Float32Array[]>((resolve, reject) => {
-      helpedAll = resolve
+    return new Promise((resolve, reject) => {
       const instead = (): void => void embedInSlices(embedder, texts).then(resolve, reject)
-      this.#ask(thread, (id) => ({ id, texts, embed: ref, ...(shared ? { shared: shared.buffer } : {}) }), embedder, ref, {
+      this.#ask(thread, (id) => ({ id, texts, embed: ref }), embedder, ref, {
         answer: (reply) => {
-          const flat = 'vectors' in reply && !helped ? reply.vectors : undefined
-          const front = 'front' in reply && helped ? reply.front : undefined
-          if (flat === undefined && front === undefined) return instead()
+          if (!('vectors' in reply) || !reply.vectors) return instead()
           this.#embedded++
-          if (flat) return resolve(splitVectors(flat, texts.length))
-          // The thread wrote the first `front` vectors; this thread took the others (help), or is making them.
-          void helping.then(() => {
-            const all = helped?.gather(front as number)
-            if (all) resolve(all)
-            else instead()
-          })
+          resolve(splitVectors(reply.vectors, texts.length))
         },
         instead,
       })
     })
-    const help = async (): Promise<void> => {
-      if (!helped) return
-      helping = helped.help((text) => this.#embedHere(embedder, text))
-      // Every text has its vector: the thread's answer is not waited for.
-      const all = await helping
-      if (all) helpedAll(all as Float32Array[])
+  }
+
+  /**
+   * An upload's texts embedded on the thread, which is running and ready, and here: the thread
+   * takes them from the first one on and writes their vectors into shared memory
+   * (shared-vectors.ts), and the caller, once it has nothing left to do but wait, calls `help`,
+   * which embeds here the texts the thread has not begun and the one it is on, and gives every
+   * vector: the caller never waits for the thread, which sends no answer. Undefined when the
+   * thread does not run, `embedder` has no recipe, or the texts are too many to share.
+   */
+  embedHelped(texts: readonly string[], embedder: Embedder): WorkerEmbedding | undefined {
+    const thread = this.#thread
+    const ref = texts.length > 0 && texts.length <= SHAREABLE_TEXTS ? this.#refOf(embedder) : undefined
+    if (!thread || !this.#ready || !ref) return undefined
+    const shared = SharedVectors.create(texts.length, embedder.dimensions)
+    try {
+      thread.postMessage({ id: this.#next++, texts, embed: ref, shared: shared.buffer } satisfies WorkerMessage)
+    } catch {
+      return undefined
     }
-    return { vectors, help }
+    if (ref.recipe) this.#sent(embedder, ref.id)
+    const helped = new HelpedTexts(texts, shared)
+    let help: () => Promise<void> = async () => undefined
+    const vectors = new Promise<Float32Array[]>((resolve, reject) => {
+      help = async () => {
+        const all = await helped.help((text) => this.#embedHere(embedder, text))
+        if (all && shared.front > 0) this.#embedded++
+        // A text that failed here: all are embedded again, where the embedder's error surfaces.
+        if (all) resolve(all)
+        else await embedInSlices(embedder, texts).then(resolve, reject)
+      }
+    })
+    return { vectors, help: () => help() }
   }
 
   /** One text's vector, embedded here by a caller that would otherwise wait for the thread (checked; throws if it is not one of the embedder's dimensions). */

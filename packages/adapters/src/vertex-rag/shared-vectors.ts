@@ -88,8 +88,8 @@ export class SharedVectors {
 }
 
 /**
- * The calling thread's side of texts shared with the worker: the vectors it made itself
- * ({@link help}), and all the vectors once every text has one ({@link gather}).
+ * The calling thread's side of texts shared with the worker: {@link help} embeds the texts the
+ * worker has not, and gives every vector.
  */
 export class HelpedTexts {
   readonly #texts: readonly string[]
@@ -103,7 +103,7 @@ export class HelpedTexts {
   }
 
   /**
-   * Embeds here (`embedOne`, checked: one vector of the buffer's length) the texts the worker has
+   * Embeds here (`embedOne`: a vector of the buffer's dimensions, or a throw) the texts the worker has
    * not taken, the last first, then the one it is on if it has not written it (rather than wait
    * for it); returns every vector then, or undefined if one is missing (`embedOne` failed: the
    * caller has them embedded again, where the error surfaces).
@@ -116,13 +116,13 @@ export class HelpedTexts {
     } catch {
       return undefined
     }
-    return this.gather(shared.front)
+    return this.#gather()
   }
 
-  /** Every text's vector (the first `front` from the buffer, where the worker wrote them, unless made here), or undefined if one is missing. */
-  gather(front: number): Float32Array[] | undefined {
+  /** Every text's vector (from the buffer where the worker wrote it, unless made here), or undefined if one is missing. */
+  #gather(): Float32Array[] | undefined {
     const out: Float32Array[] = []
-    const written = Math.min(front, this.#shared.done)
+    const written = this.#shared.done
     for (let i = 0; i < this.#texts.length; i++) {
       const vector = this.#here[i] ?? (i < written ? this.#shared.read(i) : undefined)
       if (!vector) return undefined
