@@ -12,7 +12,9 @@ import { SharedVectors } from './shared-vectors.js'
  * embed/recipes.ts: the same code on the same shared vectors, so the same bits as on the calling
  * thread). Answers move the bytes' and vectors' buffers. Every message gets an answer: the
  * analysis (without vectors if embedding failed: the calling thread then embeds), the vectors of
- * texts, or an error (the calling thread then does the work itself).
+ * texts, or an error (the calling thread then does the work itself); but texts shared in memory
+ * (shared-vectors.ts) get their vectors written there, and no answer but an error nobody awaits
+ * (the calling thread embeds what was not written).
  */
 
 // Every answer carries the units chunking read for the first time (import-worker.ts learns them).
