@@ -86,8 +86,9 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
     // Uploads start the worker at their IMPORT_WORKER_MIN_FILES-th ask; then it loads.
     for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
     await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
-    // Enough texts that both threads take some: this thread starts at once from the back, the worker from the front once the message is there.
-    const texts = Array.from({ length: 20_000 }, (_, i) => `text ${i} of the upload, word${i % 97} word${i % 13}`)
+    // Enough texts that both threads take some: this thread starts at once from the back, the worker
+    // from the front once the message is there, a fraction of a second before this thread could finish.
+    const texts = Array.from({ length: 60_000 }, (_, i) => `text ${i} of the upload, word${i % 97} word${i % 13}`)
     const before = textsEmbeddedHelping()
     const job = importWorker.embedHelped(texts, embedder)
     if (!job) throw new Error('the worker did not take the texts')

@@ -235,14 +235,13 @@ describe('batched RAG ingest', () => {
     const contents = texts(8, 24).filter((t) => t.trim() !== '')
     const onWorker = await engine(tmpdir(), 'ann', true, true)
     const here = await engine(tmpdir(), 'ann', false, true)
-    const embedded = importWorker.embedded
     const early = embeddedEarly()
     const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
       uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }, text)
     for (const [i, t] of contents.entries()) expect(await upload(onWorker, t, i)).toEqual(await upload(here, t, i))
     // Each upload's first chunks went to the worker while the rest of its text was chunked (a part
-    // of the text at a time), the others once it was.
-    expect(importWorker.embedded - embedded).toBeGreaterThan(2 * contents.length)
+    // of the text at a time), the others once it was. How many of them the worker embedded, and
+    // how many this thread did rather than wait, depends on timing: shared-vectors.test.ts checks that split.
     expect(embeddedEarly() - early).toBeGreaterThan(2 * contents.length)
     expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
     expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))
@@ -296,7 +295,8 @@ describe('batched RAG ingest', () => {
     expect(importWorker.uploadsAnalyzed).toBe(ahead)
     ;(requests[1] as { ragFile: { displayName: string } }).ragFile.displayName = 'b.md'
     const [, second] = await Promise.all(calls)
-    expect(importWorker.uploadsAnalyzed - ahead).toBe(1)
+    // The worker read it ahead (its answer may come after both uploads: the first does not wait for the worker).
+    await expect.poll(() => importWorker.uploadsAnalyzed - ahead).toBe(1)
     expect(second?.ok && second.response.ragFile).toMatchObject({ displayName: 'b.md' })
     const listed = await service.v1beta1.listRagFiles({ parent })
     expect(listed.ok && listed.response.ragFiles?.map((f) => f.displayName)).toEqual(['a.txt', 'b.md'])
