@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from '../../packages/adapters/src/vertex-rag/shared-vectors.js'
 import { importWorker, IMPORT_WORKER_MIN_FILES, textsEmbeddedHelping } from '../../packages/adapters/src/vertex-rag/import-worker.js'
+import { EmbedQueue } from '../../packages/adapters/src/vertex-rag/embed-queue.js'
+import { longestHold } from '../support/event-loop.js'
 import { runs } from '../support/runs.js'
 
 // An upload's texts embedded by the import worker and the calling thread at once, through shared
@@ -81,25 +83,52 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
     return expect(new HelpedTexts(['t0', 't1', 't2'], shared).help(async () => Promise.reject(new Error('down')))).resolves.toBeUndefined()
   })
 
-  it('the import worker and this thread embed one upload\'s texts at once: each text its own vector, bit for bit', async () => {
-    const embedder = createHashingEmbedder({ dimensions: 32 })
+  it('the import worker and this thread embed one upload\'s texts at once: each text its own vector, bit for bit, this thread\'s part in slices', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 256 })
     // Uploads start the worker at their IMPORT_WORKER_MIN_FILES-th ask; then it loads.
     for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
     await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
     // Enough texts that both threads take some: this thread starts at once from the back, the worker
     // from the front once the message is there, a fraction of a second before this thread could finish.
-    const texts = Array.from({ length: 60_000 }, (_, i) => `text ${i} of the upload, word${i % 97} word${i % 13}`)
-    const before = textsEmbeddedHelping()
-    const job = importWorker.embedHelped(texts, embedder)
-    if (!job) throw new Error('the worker did not take the texts')
-    await job.help()
-    const vectors = await job.vectors
-    const helped = textsEmbeddedHelping() - before
-    expect(helped).toBeGreaterThan(0)
-    expect(helped).toBeLessThan(texts.length)
+    const words = Array.from({ length: 40 }, (_, k) => `word${k}`).join(' ')
+    const texts = Array.from({ length: 60_000 }, (_, i) => `text ${i} of the upload, ${words} w${i % 97} w${i % 13}`)
     const oracle = await embedder.embed(texts)
-    expect(vectors.length).toBe(texts.length)
     const bytes = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength)
-    vectors.forEach((v, i) => expect(bytes(v).equals(bytes(oracle[i] as Float32Array))).toBe(true))
-  })
+    // This thread's part goes in slices: the event loop turns every few ms (issue 41's 50 ms bound,
+    // in this thread's CPU time; a collection or a busy machine can stretch one run: the best of three).
+    let best = Infinity
+    for (let attempt = 0; attempt < 3 && best > 50; attempt++) {
+      const before = textsEmbeddedHelping()
+      const job = importWorker.embedHelped(texts, embedder)
+      if (!job) throw new Error('the worker did not take the texts')
+      let vectors: Float32Array[] = []
+      const holds = await longestHold(async () => {
+        await job.help()
+        vectors = await job.vectors
+      })
+      best = Math.min(best, holds.hold - holds.idle)
+      const helped = textsEmbeddedHelping() - before
+      expect(helped).toBeGreaterThan(0)
+      expect(helped).toBeLessThan(texts.length)
+      expect(vectors.length).toBe(texts.length)
+      vectors.forEach((v, i) => expect(bytes(v).equals(bytes(oracle[i] as Float32Array))).toBe(true))
+    }
+    expect(best).toBeLessThanOrEqual(50)
+  }, 60_000)
+
+  it('an upload\'s early texts over one message\'s 65,535 go in several, and keep their order', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
+    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    const texts = Array.from({ length: SHAREABLE_TEXTS + 5_000 }, (_, i) => `t${i} w${i % 101}`)
+    const sent = importWorker.helpedSent
+    const upload = new EmbedQueue(embedder, true).beginEarly()
+    upload.early(texts.slice(0, SHAREABLE_TEXTS + 10))
+    const vectors = upload.embed(texts)
+    await upload.help()
+    const oracle = await embedder.embed(texts)
+    expect((await vectors).map((v) => [...v])).toEqual(oracle.map((v) => [...v]))
+    // Early: one full message and one of 10 texts; then the rest in one.
+    expect(importWorker.helpedSent - sent).toBe(3)
+  }, 60_000)
 })

@@ -236,6 +236,7 @@ describe('batched RAG ingest', () => {
     const onWorker = await engine(tmpdir(), 'ann', true, true)
     const here = await engine(tmpdir(), 'ann', false, true)
     const early = embeddedEarly()
+    const helped = importWorker.helpedSent
     const upload = (e: { ctx: RagContext; corpus: RagCorpusState }, text: string, i: number) =>
       uploadRagFile(e.ctx, 'v1beta1', { parent: e.corpus.name, ragFile: { displayName: `u${i}.txt` }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }, text)
     for (const [i, t] of contents.entries()) expect(await upload(onWorker, t, i)).toEqual(await upload(here, t, i))
@@ -243,6 +244,8 @@ describe('batched RAG ingest', () => {
     // of the text at a time), the others once it was. How many of them the worker embedded, and
     // how many this thread did rather than wait, depends on timing: shared-vectors.test.ts checks that split.
     expect(embeddedEarly() - early).toBeGreaterThan(2 * contents.length)
+    // Every upload's last chunks went as one message at least, which this thread helps with rather than wait.
+    expect(importWorker.helpedSent - helped).toBeGreaterThanOrEqual(contents.length)
     expect(snapshot(onWorker.corpus)).toEqual(snapshot(here.corpus))
     expect(await answers(onWorker.ctx, onWorker.corpus)).toEqual(await answers(here.ctx, here.corpus))
   })

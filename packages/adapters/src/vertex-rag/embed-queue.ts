@@ -2,6 +2,7 @@ import type { Embedder } from '@quarry/core'
 import { sameTexts } from './analysis.js'
 import { embedInSlices } from './slices.js'
 import { importWorker, type WorkerEmbedding } from './import-worker.js'
+import { SHAREABLE_TEXTS } from './shared-vectors.js'
 import { perCorpus, type RagCorpusState } from './state.js'
 
 interface Job {
@@ -13,9 +14,10 @@ interface Job {
 /**
  * The texts of uploads to one corpus. With core's embedder (one with a recipe) and `useWorker`,
  * each upload's texts go to the import worker, the first ones while the rest of its text is still
- * being chunked ({@link beginEarly}), the others at once, while this thread analyzes them for the
- * index (ingest.ts), then embeds those the worker has not begun; or, when none went early, a share
- * of them this thread embeds beside it. Until the worker runs and is ready (an
+ * being chunked ({@link beginEarly}), the others once it is, while this thread analyzes them for
+ * the index (ingest.ts), then embeds those the worker has not begun. When the worker was not ready
+ * as the upload began, and for an upload read ahead whose texts changed, a share of them this
+ * thread embeds beside it. Until the worker runs and is ready (an
  * import or the 16th upload of the process starts it: import-worker.ts), uploads embed here.
  * Otherwise concurrent uploads are embedded together: what arrives while a batch is
  * being embedded (or in the same turn of the event loop) goes into the next one, in one `embedInSlices`
@@ -136,13 +138,19 @@ export class EarlyEmbedding {
     for (let i = this.#sent.length - 1; i >= 0; i--) await this.#sent[i]?.embedding.help()
   }
 
-  /** Sends texts to the worker (a running one, which takes them); false when they stay here. */
+  /**
+   * Sends texts to the worker (a running one, which takes them), in messages of at most
+   * {@link SHAREABLE_TEXTS}; false when they stay here (those of a later message, if an earlier one went).
+   */
   #send(texts: readonly string[]): boolean {
-    const embedding = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embedHelped(texts, this.#embedder)
-    if (!embedding) return false
-    // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
-    embedding.vectors.catch(() => undefined)
-    this.#sent.push({ texts, embedding })
+    for (let at = 0; at < texts.length; at += SHAREABLE_TEXTS) {
+      const part = texts.length <= SHAREABLE_TEXTS ? texts : texts.slice(at, at + SHAREABLE_TEXTS)
+      const embedding = this.#refused || !this.#embedder || !importWorker.ready ? undefined : importWorker.embedHelped(part, this.#embedder)
+      if (!embedding) return false
+      // Awaited by `embed`; an upload that fails before it leaves them unread, not unhandled.
+      embedding.vectors.catch(() => undefined)
+      this.#sent.push({ texts: part, embedding })
+    }
     return true
   }
 }

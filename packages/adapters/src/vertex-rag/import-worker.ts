@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
-import { embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from '@quarry/core'
-import { embedInSlices } from './slices.js'
+import { embedAll, embedderRecipe, type Embedder, type EmbedderRecipe, type UnitLog } from '@quarry/core'
+import { embedInSlices, slicePauser } from './slices.js'
 import { outsideWrites } from '../rpc/replay.js'
 import { startThread } from './threads.js'
 import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from './shared-vectors.js'
@@ -83,6 +83,7 @@ class ImportWorker {
   #answered = 0
   #embedded = 0
   #uploadsAnalyzed = 0
+  #helpedSent = 0
   /** Ids of the embedders whose recipe the thread has. */
   readonly #embedders = new WeakMap<Embedder, number>()
   #nextEmbedder = 0
@@ -99,9 +100,14 @@ class ImportWorker {
     return this.#answered
   }
 
-  /** Files and uploads whose chunks the thread embedded (tests check that ingest uses it). */
+  /** Files and texts messages whose chunks the thread embedded (of a helped message, some: {@link embedHelped}); tests check that ingest uses it. */
   get embedded(): number {
     return this.#embedded
+  }
+
+  /** Texts messages sent to the thread to be embedded there and here ({@link embedHelped}; tests check that uploads use it). */
+  get helpedSent(): number {
+    return this.#helpedSent
   }
 
   /** Uploads the thread has chunked (tests check that uploads waiting for their turn use it). */
@@ -219,11 +225,12 @@ class ImportWorker {
       return undefined
     }
     if (ref.recipe) this.#sent(embedder, ref.id)
+    this.#helpedSent++
     const helped = new HelpedTexts(texts, shared)
     let help: () => Promise<void> = async () => undefined
     const vectors = new Promise<Float32Array[]>((resolve, reject) => {
       help = async () => {
-        const all = await helped.help((text) => this.#embedHere(embedder, text))
+        const all = await helped.help((text) => this.#embedHere(embedder, text), slicePauser())
         if (all && shared.front > 0) this.#embedded++
         // A text that failed here: all are embedded again, where the embedder's error surfaces.
         if (all) resolve(all)
@@ -233,12 +240,11 @@ class ImportWorker {
     return { vectors, help: () => help() }
   }
 
-  /** One text's vector, embedded here by a caller that would otherwise wait for the thread (checked; throws if it is not one of the embedder's dimensions). */
+  /** One text's vector, embedded here by a caller that would otherwise wait for the thread (checked as `embedAll` checks: its length and values). */
   async #embedHere(embedder: Embedder, text: string): Promise<Float32Array> {
-    const [vector] = await embedder.embed([text])
-    if (vector?.length !== embedder.dimensions) throw new Error('the embedder returned a vector of another length')
+    const [vector] = await embedAll(embedder, [text])
     textsHelped++
-    return vector
+    return vector as Float32Array
   }
 
   /**

@@ -106,13 +106,22 @@ export class HelpedTexts {
    * Embeds here (`embedOne`: a vector of the buffer's dimensions, or a throw) the texts the worker has
    * not taken, the last first, then the one it is on if it has not written it (rather than wait
    * for it); returns every vector then, or undefined if one is missing (`embedOne` failed: the
-   * caller has them embedded again, where the error surfaces).
+   * caller has them embedded again, where the error surfaces). `pause`, awaited before each text,
+   * lets the caller's event loop turn (slices.ts `slicePauser`): a text taken is embedded first.
    */
-  async help(embedOne: (text: string) => Promise<Float32Array>): Promise<Float32Array[] | undefined> {
+  async help(embedOne: (text: string) => Promise<Float32Array>, pause: () => Promise<void> = async () => undefined): Promise<Float32Array[] | undefined> {
     const shared = this.#shared
     try {
-      for (let i = shared.claimBack(); i >= 0; i = shared.claimBack()) this.#here[i] = await embedOne(this.#texts[i] as string)
-      for (let i = shared.front - 1; i >= shared.done; i--) this.#here[i] ??= await embedOne(this.#texts[i] as string)
+      for (;;) {
+        await pause()
+        const i = shared.claimBack()
+        if (i < 0) break
+        this.#here[i] = await embedOne(this.#texts[i] as string)
+      }
+      for (let i = shared.front - 1; i >= shared.done; i--) {
+        await pause()
+        if (i >= shared.done) this.#here[i] ??= await embedOne(this.#texts[i] as string)
+      }
     } catch {
       return undefined
     }

@@ -39,6 +39,19 @@ function nextTurn(): void {
 const SLICE_MS = 5
 
 /**
+ * A pause for a loop of small steps that cannot be sized ahead (one text at a time): each call
+ * yields a turn once {@link SLICE_MS} have passed since the last turn, and costs nothing otherwise.
+ */
+export function slicePauser(): () => Promise<void> {
+  let since = performance.now()
+  return async () => {
+    if (performance.now() - since <= SLICE_MS) return
+    await yieldTurn()
+    since = performance.now()
+  }
+}
+
+/**
  * `fn` over `items` in order, in slices of {@link SLICE_MS}, each in a turn of its own (the first
  * in the caller's: a small list takes no turn, so small concurrent uploads finish in the order they
  * came, as before slicing).
