@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from '../../packages/adapters/src/vertex-rag/shared-vectors.js'
-import { importWorker, IMPORT_WORKER_MIN_FILES, textsEmbeddedHelping } from '../../packages/adapters/src/vertex-rag/import-worker.js'
+import { importWorker, IMPORT_WORKER_MIN_FILES } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { EmbedQueue } from '../../packages/adapters/src/vertex-rag/embed-queue.js'
 import { longestHold } from '../support/event-loop.js'
 import { runs } from '../support/runs.js'
@@ -98,7 +98,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
     // in this thread's CPU time; a collection or a busy machine can stretch one run: the best of three).
     let best = Infinity
     for (let attempt = 0; attempt < 3 && best > 50; attempt++) {
-      const before = textsEmbeddedHelping()
+      const before = importWorker.textsHelped
       const job = importWorker.embedHelped(texts, embedder)
       if (!job) throw new Error('the worker did not take the texts')
       let vectors: Float32Array[] = []
@@ -107,7 +107,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
         vectors = await job.vectors
       })
       best = Math.min(best, holds.hold - holds.idle)
-      const helped = textsEmbeddedHelping() - before
+      const helped = importWorker.textsHelped - before
       expect(helped).toBeGreaterThan(0)
       expect(helped).toBeLessThan(texts.length)
       expect(vectors.length).toBe(texts.length)

@@ -78,7 +78,10 @@ async function answer(message: WorkerMessage): Promise<void> {
       const embedder = embedders.get(message.embed.id)
       if (!embedder) throw new Error('an embedder the thread was not sent')
       // The calling thread takes these vectors from the shared buffer, and awaits no answer.
-      if (message.shared) return void (await embedShared(embedder, message.texts, new SharedVectors(message.shared, message.texts.length, embedder.dimensions)))
+      if (message.shared) {
+        await embedShared(embedder, message.texts, new SharedVectors(message.shared, message.texts.length, embedder.dimensions))
+        return
+      }
       const flat = joinVectors(await embedChecked(embedder, message.texts))
       return reply({ id: message.id, vectors: flat }, [flat.buffer as ArrayBuffer])
     }

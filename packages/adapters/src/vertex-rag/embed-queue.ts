@@ -69,7 +69,6 @@ export class EmbedQueue {
     const onWorker = importWorker.embed(split < texts.length ? texts.slice(0, split) : texts, this.#embedder)
     if (!onWorker || split === texts.length) return onWorker
     const here = embedInSlices(this.#embedder, texts.slice(split))
-    textsEmbeddedBeside += texts.length - split
     return Promise.all([onWorker, here]).then(([first, last]) => [...first, ...last])
   }
 
@@ -158,17 +157,11 @@ export class EarlyEmbedding {
 /** The share of an upload's texts embedded on this thread while the import worker embeds the others. */
 const HERE_SHARE = 0.25
 
-let textsEmbeddedBeside = 0
 let textsEmbeddedEarly = 0
 
 /** Texts of uploads sent to the import worker while the rest of their text was still being chunked (tests check that it runs). */
 export function embeddedEarly(): number {
   return textsEmbeddedEarly
-}
-
-/** Texts of uploads embedded on this thread beside the import worker (tests check that the split runs). */
-export function embeddedBesideWorker(): number {
-  return textsEmbeddedBeside
 }
 
 const queues = perCorpus<EmbedQueue>()

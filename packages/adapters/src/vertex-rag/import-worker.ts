@@ -84,6 +84,7 @@ class ImportWorker {
   #embedded = 0
   #uploadsAnalyzed = 0
   #helpedSent = 0
+  #textsHelped = 0
   /** Ids of the embedders whose recipe the thread has. */
   readonly #embedders = new WeakMap<Embedder, number>()
   #nextEmbedder = 0
@@ -108,6 +109,11 @@ class ImportWorker {
   /** Texts messages sent to the thread to be embedded there and here ({@link embedHelped}; tests check that uploads use it). */
   get helpedSent(): number {
     return this.#helpedSent
+  }
+
+  /** Texts of helped messages this thread embedded rather than wait for the thread (tests check that it runs). */
+  get textsHelped(): number {
+    return this.#textsHelped
   }
 
   /** Uploads the thread has chunked (tests check that uploads waiting for their turn use it). */
@@ -243,7 +249,7 @@ class ImportWorker {
   /** One text's vector, embedded here by a caller that would otherwise wait for the thread (checked as `embedAll` checks: its length and values). */
   async #embedHere(embedder: Embedder, text: string): Promise<Float32Array> {
     const [vector] = await embedAll(embedder, [text])
-    textsHelped++
+    this.#textsHelped++
     return vector as Float32Array
   }
 
@@ -355,13 +361,6 @@ function warn(why: string): void {
  * short script that uploads a few files starts no thread).
  */
 export const IMPORT_WORKER_MIN_FILES = 16
-
-let textsHelped = 0
-
-/** Texts of uploads embedded on this thread while it waited for the worker (tests check that it runs). */
-export function textsEmbeddedHelping(): number {
-  return textsHelped
-}
 
 /** The process's import worker. */
 export const importWorker = new ImportWorker()
