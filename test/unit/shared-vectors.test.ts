@@ -131,4 +131,23 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
     // Early: one full message and one of 10 texts; then the rest in one.
     expect(importWorker.helpedSent - sent).toBe(3)
   }, 60_000)
+
+  it('an upload of one text, none sent early, is embedded here: no message to the worker; two texts go to it', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
+    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    const queue = new EmbedQueue(embedder, true)
+    const [one, two] = [['a single chunk of words'], ['the first chunk', 'the second chunk']]
+    const sent = importWorker.helpedSent
+    const single = queue.beginEarly()
+    const alone = single.embed(one)
+    await single.help()
+    expect(importWorker.helpedSent).toBe(sent)
+    const pair = queue.beginEarly()
+    const both = pair.embed(two)
+    await pair.help()
+    expect(importWorker.helpedSent).toBe(sent + 1)
+    const oracle = await embedder.embed([...one, ...two])
+    expect([...(await alone), ...(await both)].map((v) => [...v])).toEqual(oracle.map((v) => [...v]))
+  }, 60_000)
 })

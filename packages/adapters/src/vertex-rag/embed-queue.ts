@@ -118,12 +118,16 @@ export class EarlyEmbedding {
   /**
    * All the upload's texts' vectors: the worker's for the texts it took (when they are these
    * texts' first), and the rest's, sent to it too (all of them for an upload too short to send any
-   * early); or, if the worker does not take them, as `EmbedQueue.embed` makes them.
+   * early; a single text stays here); or, if the worker does not take them, as `EmbedQueue.embed` makes them.
    */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const sent = this.#sent.flatMap((s) => s.texts)
     if (!sameTexts(sent, texts.slice(0, sent.length))) return this.#queue.embed(texts)
     const rest = texts.slice(sent.length)
+    // An upload of one text, none sent early, is embedded here once the worker runs: this thread
+    // would take the text back, or embed the one the worker is on rather than wait (help), so the
+    // message only costs. Before, it goes as any upload does (which counts towards starting the worker).
+    if (sent.length === 0 && rest.length === 1 && this.#embedder && importWorker.ready) return embedInSlices(this.#embedder, rest)
     const last = rest.length === 0 || this.#send(rest) ? [] : this.#queue.embed(rest)
     const [first, after] = await Promise.all([Promise.all(this.#sent.map((s) => s.embedding.vectors)), last])
     return [...first.flat(), ...after]
