@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createHashingEmbedder } from '@quarry/core'
+import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { HelpedTexts, SHAREABLE_TEXTS, SharedVectors } from '../../packages/adapters/src/vertex-rag/shared-vectors.js'
 import { importWorker, IMPORT_WORKER_MIN_FILES } from '../../packages/adapters/src/vertex-rag/import-worker.js'
 import { EmbedQueue } from '../../packages/adapters/src/vertex-rag/embed-queue.js'
@@ -18,6 +18,12 @@ const DIMS = 3
 /** The oracle's vector of a text: its index and length, so a vector in the wrong place shows. */
 function vectorOf(text: string): Float32Array {
   return Float32Array.from([Number(text.slice(1)), text.length, 1])
+}
+
+/** The import worker running and ready: uploads start it at their IMPORT_WORKER_MIN_FILES-th ask; then it loads. */
+async function workerReady(embedder: Embedder): Promise<void> {
+  for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
+  await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
 }
 
 describe('texts shared with the import worker (shared-vectors.ts)', () => {
@@ -85,9 +91,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
 
   it('the import worker and this thread embed one upload\'s texts at once: each text its own vector, bit for bit, this thread\'s part in slices', async () => {
     const embedder = createHashingEmbedder({ dimensions: 256 })
-    // Uploads start the worker at their IMPORT_WORKER_MIN_FILES-th ask; then it loads.
-    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
-    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    await workerReady(embedder)
     // Enough texts that both threads take some: this thread starts at once from the back, the worker
     // from the front once the message is there, a fraction of a second before this thread could finish.
     const words = Array.from({ length: 40 }, (_, k) => `word${k}`).join(' ')
@@ -118,8 +122,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
 
   it('an upload\'s early texts over one message\'s 65,535 go in several, and keep their order', async () => {
     const embedder = createHashingEmbedder({ dimensions: 16 })
-    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
-    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    await workerReady(embedder)
     const texts = Array.from({ length: SHAREABLE_TEXTS + 5_000 }, (_, i) => `t${i} w${i % 101}`)
     const sent = importWorker.helpedSent
     const upload = new EmbedQueue(embedder, true).beginEarly()
@@ -134,8 +137,7 @@ describe('texts shared with the import worker (shared-vectors.ts)', () => {
 
   it('an upload of one text, none sent early, is embedded here: no message to the worker; two texts go to it', async () => {
     const embedder = createHashingEmbedder({ dimensions: 16 })
-    for (let i = 0; i <= IMPORT_WORKER_MIN_FILES && !importWorker.running; i++) importWorker.embed(['warm'], embedder)
-    await expect.poll(() => importWorker.ready, { timeout: 20_000 }).toBe(true)
+    await workerReady(embedder)
     const queue = new EmbedQueue(embedder, true)
     const [one, two] = [['a single chunk of words'], ['the first chunk', 'the second chunk']]
     const sent = importWorker.helpedSent

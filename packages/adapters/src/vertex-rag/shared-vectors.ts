@@ -109,7 +109,7 @@ export class HelpedTexts {
    * caller has them embedded again, where the error surfaces). `pause`, awaited before each text,
    * lets the caller's event loop turn (slices.ts `slicePauser`): a text taken is embedded first.
    */
-  async help(embedOne: (text: string) => Promise<Float32Array>, pause: () => Promise<void> = async () => undefined): Promise<Float32Array[] | undefined> {
+  async help(embedOne: (text: string) => Promise<Float32Array>, pause: () => Promise<void> | undefined = () => undefined): Promise<Float32Array[] | undefined> {
     const shared = this.#shared
     try {
       for (;;) {

@@ -40,14 +40,16 @@ const SLICE_MS = 5
 
 /**
  * A pause for a loop of small steps that cannot be sized ahead (one text at a time): each call
- * yields a turn once {@link SLICE_MS} have passed since the last turn, and costs nothing otherwise.
+ * yields a turn once {@link SLICE_MS} have passed since the last turn (a promise to await), and
+ * otherwise returns nothing, so a caller that checks takes not even a microtask.
  */
-export function slicePauser(): () => Promise<void> {
+export function slicePauser(): () => Promise<void> | undefined {
   let since = performance.now()
-  return async () => {
-    if (performance.now() - since <= SLICE_MS) return
-    await yieldTurn()
-    since = performance.now()
+  return () => {
+    if (performance.now() - since <= SLICE_MS) return undefined
+    return yieldTurn().then(() => {
+      since = performance.now()
+    })
   }
 }
 
@@ -58,12 +60,10 @@ export function slicePauser(): () => Promise<void> {
  */
 export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T) => U): Promise<U[]> {
   const out: U[] = []
-  let since = performance.now()
+  const pause = slicePauser()
   for (const item of items) {
-    if (performance.now() - since > SLICE_MS) {
-      await yieldTurn()
-      since = performance.now()
-    }
+    const turn = pause()
+    if (turn) await turn
     out.push(fn(item))
   }
   return out
