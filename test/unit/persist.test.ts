@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createIndex, loadIndex, QuarryError } from '@quarry/core'
 import { clustered } from '../support/random.js'
 import { decodeManifest, encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
-import { backgroundSumsFilled, backgroundSumsStarted, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
+import { backgroundSumsFilled, backgroundSumsPrepared, backgroundSumsStarted, prepareLoad, replaceBackgroundSumThreshold } from '../../packages/core/src/persist/background-sums.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'quarry-persist-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -232,6 +232,37 @@ describe('loadIndex with the checksums computed on a worker thread', () => {
     }
     for (const id of ['w1', 'w8', 'w1999']) expect(loaded.get(id)).toEqual(index.get(id))
     expect(loaded.get('w7')).toBeUndefined()
+  })
+
+  it('takes the worker prepareLoad booted ahead (one, however often called): same answers, and damage still refused', async () => {
+    const path = join(dir, 'worker-prepared')
+    index.save(path)
+    const prepared = backgroundSumsPrepared()
+    const started = backgroundSumsStarted()
+    prepareLoad()
+    prepareLoad()
+    // Let it boot, as a server's imports do: the load then starts hashing at once.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const loaded = loadIndex(path)
+    expect(backgroundSumsPrepared()).toBe(prepared + 1)
+    expect(backgroundSumsStarted()).toBe(started + 1)
+    for (const query of data.slice(0, 10)) {
+      const request = { vector: query, text: 'word3 other2', topK: 10 }
+      expect(loaded.search(request)).toEqual(index.search(request))
+    }
+    // The second call found one waiting and booted none: this load starts its own.
+    loadIndex(path)
+    expect(backgroundSumsPrepared()).toBe(prepared + 1)
+    expect(backgroundSumsStarted()).toBe(started + 2)
+    const file = join(current(path), 'texts.bin')
+    const bytes = readFileSync(file)
+    const flipped = Buffer.from(bytes)
+    flipped[bytes.length >> 1] = (flipped[bytes.length >> 1] as number) ^ 0x40
+    writeFileSync(file, flipped)
+    prepareLoad()
+    expect(() => loadIndex(path)).toThrowError(/texts\.bin does not match its checksum/)
+    expect(backgroundSumsPrepared()).toBe(prepared + 2)
+    writeFileSync(file, bytes)
   })
 
   it('refuses a corrupted, truncated or extended file with the same messages as an inline check', () => {

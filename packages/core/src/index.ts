@@ -11,6 +11,7 @@ export { WriteAheadLog, crc32, readLog } from './persist/log.js'
 export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'
 // The generation protocol every folder Quarry writes follows (an index's save, a server's --data).
 export { writeGeneration, writeGenerationInSlices, readGeneration } from './persist/generations.js'
+export { prepareLoad } from './persist/background-sums.js'
 export type { GenerationFile, GenerationFormat, GenerationView, GenerationWrite, GenerationWriter, ReadGenerationOptions } from './persist/generations.js'
 export type { BlockingCall, SliceOptions, Step, Steps } from './persist/steps.js'
 export { DirectoryLock } from './persist/lock.js'

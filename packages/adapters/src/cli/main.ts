@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { QuarryError } from '@quarry/core'
+import { prepareLoad, QuarryError } from '@quarry/core'
 import { CliError, usageError } from './fail.js'
 import { packageVersion } from '../package-root.js'
 import { quarryCommand } from './invocation.js'
@@ -43,7 +43,17 @@ const COMMANDS: readonly Command[] = [
       return 0
     },
   },
-  { name: 'serve', args: '[options]', summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)", run: async (args) => (await import('./serve.js')).runServe(args) },
+  {
+    name: 'serve',
+    args: '[options]',
+    summary: "serve Google's retrieval REST APIs locally (Semantic Retriever, RAG Engine, Memory Bank)",
+    run: async (args) => {
+      // With --data, the checkpoint's load will hash its files on a worker thread: booted now, its
+      // start overlaps importing the server's modules instead of delaying the load.
+      if (args.some((a) => a === '--data' || a.startsWith('--data='))) prepareLoad()
+      return (await import('./serve.js')).runServe(args)
+    },
+  },
   { name: 'credentials', args: '[options]', summary: "how Google's REST SDKs and ADK get their token from quarry serve (application-default credentials)", run: async (args) => (await import('./credentials.js')).runCredentials(args) },
   { name: 'help', args: '[command]', summary: "this text, or a command's options", run: async (args) => runHelp(args) },
 ]

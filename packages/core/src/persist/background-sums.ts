@@ -12,7 +12,8 @@ import type { FileSum } from './manifest.js'
  * rows) is read by the worker straight into it and hashed there: the main thread does not read it
  * at all, and goes on parsing other files meanwhile. It never keeps the process alive (unref'd), and a
  * worker that makes no progress for a while (it could not start) is given up: the caller hashes
- * the file itself.
+ * the file itself. {@link prepareLoad} boots one ahead, so that a program about to load
+ * (a server reading its data folder) pays the worker's start while it does other work.
  */
 
 /** Below this many bytes in all, a worker's start (tens of milliseconds) costs more than it saves. */
@@ -60,10 +61,13 @@ const PENDING = 0
 const DONE = 1
 const FAILED = 2
 
-/** The worker's code (evaluated, see startEvalWorker: its modules taken with import()). */
+/**
+ * The worker's code (evaluated, see startEvalWorker: its modules taken with import()): it boots,
+ * then waits for its one job in a message, so that a worker booted ahead can be given it later.
+ */
 const SOURCE = `
-Promise.all([import('node:worker_threads'), import('node:fs'), import('node:crypto')]).then(([{ workerData }, { readSync }, { createHash }]) => {
-  const { fds, targets, state, sizes, digests, progress } = workerData
+Promise.all([import('node:worker_threads'), import('node:fs'), import('node:crypto')]).then(([{ parentPort }, { readSync }, { createHash }]) => parentPort.once('message', (job) => {
+  const { fds, targets, state, sizes, digests, progress } = job
   const buffer = Buffer.allocUnsafe(1 << 20)
   for (let i = 0; i < fds.length; i++) {
     try {
@@ -89,8 +93,61 @@ Promise.all([import('node:worker_threads'), import('node:fs'), import('node:cryp
     Atomics.notify(state, i)
     Atomics.notify(progress, 0)
   }
-})
+  process.exit(0)
+}))
 `
+
+/** How long a worker booted ahead waits to be given a load before it goes. */
+const SPARE_MS = 30_000
+
+let spare: { readonly worker: Worker; readonly expiry: NodeJS.Timeout } | undefined
+
+let prepared = 0
+
+/** Loads that hashed on a worker booted ahead (for tests). */
+export function backgroundSumsPrepared(): number {
+  return prepared
+}
+
+function bootWorker(): Worker {
+  const worker = startEvalWorker(SOURCE)
+  worker.unref()
+  // A failure to start shows as no progress (the main thread may be blocked and never see the event).
+  worker.on('error', () => undefined)
+  return worker
+}
+
+/**
+ * Boots the worker thread the next large load hashes its files on (see loadIndex and
+ * readGeneration), in the background, so that its start (tens of milliseconds of its own thread)
+ * overlaps what the caller does before it loads. It never keeps the process alive, and goes after
+ * 30 seconds unless a load took it. Calling it again while one waits does nothing.
+ */
+export function prepareLoad(): void {
+  if (spare !== undefined) return
+  try {
+    const worker = bootWorker()
+    const expiry = setTimeout(() => {
+      if (spare?.worker !== worker) return
+      spare = undefined
+      void worker.terminate()
+    }, SPARE_MS)
+    expiry.unref()
+    spare = { worker, expiry }
+  } catch {
+    // No worker can start here: loads hash on the calling thread, as they would anyway.
+  }
+}
+
+/** The worker booted ahead, if one waits (it is the caller's now); else a new one. */
+function takeWorker(): Worker {
+  const ahead = spare
+  if (ahead === undefined) return bootWorker()
+  spare = undefined
+  clearTimeout(ahead.expiry)
+  prepared++
+  return ahead.worker
+}
 
 /** Sums of open files, computed ahead on a worker thread. */
 export class BackgroundSums {
@@ -112,11 +169,10 @@ export class BackgroundSums {
       const target = targets[i]
       return target === undefined ? null : { buffer: target.buffer, offset: target.byteOffset, length: target.byteLength }
     })
-    this.#worker = startEvalWorker(SOURCE, { workerData: { fds, targets: places, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress } })
-    this.#worker.unref()
+    this.#worker = takeWorker()
+    // Queued until the worker listens; delivered even while this thread waits in Atomics.wait.
+    this.#worker.postMessage({ fds, targets: places, state: this.#state, sizes: this.#sizes, digests: this.#digests, progress: this.#progress })
     started++
-    // A failure to start shows as no progress (the main thread may be blocked and never see the event).
-    this.#worker.on('error', () => undefined)
   }
 
   /**
