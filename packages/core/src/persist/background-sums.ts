@@ -134,6 +134,13 @@ export function prepareLoad(): void {
     }, SPARE_MS)
     expiry.unref()
     spare = { worker, expiry }
+    // One that died before a load took it (it could not start) is forgotten, not handed a job
+    // that would wait out the stall before the load hashed the files itself.
+    worker.once('exit', () => {
+      if (spare?.worker !== worker) return
+      clearTimeout(expiry)
+      spare = undefined
+    })
   } catch {
     // No worker can start here: loads hash on the calling thread, as they would anyway.
   }
