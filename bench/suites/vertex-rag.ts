@@ -25,9 +25,9 @@ const CHUNKING = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixed
  * chunks (500 per call, chunks given) against importRagFiles of the files (one request),
  * uploadRagFile one file at a time, and uploadRagFile from CLIENTS clients at once; chunks/s, and
  * the ratio to core's on the same vector DB: the median of the rounds' own ratios (and, beside
- * it, the ratio of the medians). A warm-up round goes first, not counted. Then retrieveContexts at alpha 1 / 0 / 0.5 against
- * core's search with the same request, each call including the query embedding, interleaved in
- * blocks of 20 queries.
+ * it, the ratio of the medians). A warm-up round goes first, not counted. Then retrieveContexts
+ * at alpha 1 / 0 / 0.5 against core's search with the same request, each call including the query
+ * embedding, interleaved in blocks of 20 queries.
  */
 export async function runVertexRag(ctx: SuiteContext): Promise<void> {
   const embedder = createGloveEmbedder()
@@ -82,8 +82,9 @@ export async function runVertexRag(ctx: SuiteContext): Promise<void> {
   const wayNames = Object.keys(ways)
   // The host's load averages (1, 5, 15 min) before and after the ingest rounds: the ratios hold on a quiet machine.
   const loadBefore = loadavg()
-  // Round 0 warms the process (JIT, the import worker, the memos' tables) and is not counted; the
-  // counted rounds rotate the order so that each way runs in each position equally often.
+  // Round -1 (in round 0's order) warms the process (JIT, the import worker, the memos' tables) and
+  // is not counted; the counted rounds rotate the order so that each way runs in each position
+  // equally often.
   const rounds = ctx.quick ? 2 : 2 * wayNames.length
   const seconds = new Map<string, number[]>()
   const corpora: Record<string, string> = {}
