@@ -6,12 +6,12 @@
  * are widened to two float64 pairs, and two float64x2 accumulators hold exactly those four partial
  * sums, each lane summing the same products (or squared differences) in the same order; the
  * remainder (dim mod 4) goes to the first sum and the four are added as JavaScript adds them. So a
- * key is the same number whichever kernel computes it, while a scan runs 2.7–2.9× as fast on one
- * thread (bench/README.md, exact).
+ * key is the same number whichever kernel computes it, while a scan runs faster on one thread
+ * (bench/README.md, exact: "SIMD vs JS kernels").
  *
- * The module is written here byte by byte (3.3 kB, no toolchain): four functions,
- * dot or squared distance, over consecutive rows or over a list of labels, two rows per loop as
- * `dotAt2` does. They read a store's rows where they are: the store keeps its rows in a
+ * The module is written here byte by byte (a few kB, no toolchain): four functions,
+ * dot or squared distance, over consecutive rows (one at a time) or over a list of labels (two
+ * at a time, as `dotAt2` does). They read a store's rows where they are: the store keeps its rows in a
  * WebAssembly memory (dense/vector-store.ts) whose first bytes are scratch slots, one per thread
  * that scans (the calling thread and up to `SIMD_SLOTS - 1` scan pool workers), each holding the
  * query as float64, a block of raw sums and a block of labels.
@@ -310,7 +310,13 @@ const LABELS = 5
 
 /**
  * One kernel: `l2` picks squared distance over dot, `labelled` reads row numbers from `labels`.
- * Two rows per pass of the outer loop, then the last row alone when `n` is odd.
+ * Consecutive rows go one per pass of the outer loop: read as one stream, they come from memory
+ * at its full speed at every dimension. Two rows at a time (row r and row r + 1, each read
+ * forward) read as two streams a row apart, and once rows are about 480 bytes or longer (120
+ * dimensions) the processor's prefetching stops keeping up with them: a scan of rows that are not
+ * in the caches then ran several times slower on these machines (bench exact, 128-d). Listed
+ * rows, read wherever the labels point, go two per pass, so that the loads of both are in flight
+ * at once; then the last row alone when `n` is odd.
  */
 function kernel(l2: boolean, labelled: boolean): number[] {
   const first = labelled ? 6 : 5
@@ -434,18 +440,8 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...(two ? store(1, T0, B0, B1) : []),
   ]
 
-  const body = [
-    ...get(DIM),
-    ...i32(-4),
-    0x71, // i32.and
-    ...set(DIM4),
-    ...get(DIM),
-    ...i32(4),
-    ...mul,
-    ...set(STRIDE),
-    ...i32(0),
-    ...set(R),
-    // Pairs while r + 1 < n.
+  /** Listed rows two at a time while r + 1 < n. */
+  const pairs = [
     ...block,
     ...loop,
     ...get(R),
@@ -463,15 +459,33 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...br(0),
     ...end,
     ...end,
-    // The last row when n is odd.
+  ]
+
+  const body = [
+    ...get(DIM),
+    ...i32(-4),
+    0x71, // i32.and
+    ...set(DIM4),
+    ...get(DIM),
+    ...i32(4),
+    ...mul,
+    ...set(STRIDE),
+    ...i32(0),
+    ...set(R),
+    ...(labelled ? pairs : []),
+    // The rows left one at a time (all of them when consecutive; the last when `n` is odd).
+    ...block,
+    ...loop,
     ...get(R),
     ...get(N),
-    0x49, // i32.lt_u
-    0x04,
-    0x40, // if
+    ...geU,
+    ...brIf(1),
     ...rowPtr(0),
     ...set(PA),
     ...rows(false),
+    ...inc(R, 1),
+    ...br(0),
+    ...end,
     ...end,
     ...end,
   ]
