@@ -54,7 +54,9 @@ function corpusKind(): CorpusKind {
  * on no model), checkpointed by the server's own writer (DataDir). Each round spawns the real
  * `quarry serve --data DIR --embedder hashing --port 0` (default durability: log) and times from
  * the spawn to the first retrieveContexts answer (200, top 10), then kills it (SIGKILL: no final
- * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process. Also: an
+ * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process, and in a
+ * fresh `node` that loads it and nothing else (timed there around the call: the stricter
+ * baseline, free of this process's other steps; and from its spawn). Also: an
  * empty folder's time to first answer (the process's fixed start: Node and the modules, plus tsx
  * compiling the sources with STARTUP_FROM=source). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides (N,M,...: a row for each); STARTUP_DATA=DIR reuses a folder of N chunks built by an earlier run (not timed; DIR,DIR2,... one per size); STARTUP_ROUNDS=R rounds (15).
  * The server runs from the built packages (dist/, compiled first), as an installed `quarry` does;
@@ -73,7 +75,7 @@ export async function runStartup(ctx: SuiteContext): Promise<void> {
   const loadBefore = loadavg()
   for (const [i, chunks] of sizes.entries()) measured.push(await measureSize(chunks, kind, from, folders?.[i]))
   const rows = measured.map((m) => m.row)
-  writeFileSync(join(ctx.resultsDir, kind === 'ann' ? 'startup-ann.json' : 'startup.json'), `${JSON.stringify({ suite: 'startup', date: new Date().toISOString(), node: process.version, quick: ctx.quick, loadavg: { before: loadBefore, after: loadavg() }, rows, times: measured.map((m) => ({ chunks: m.row.chunks, ...m.times })) }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, kind === 'ann' ? 'startup-ann.json' : 'startup.json'), `${JSON.stringify({ suite: 'startup', date: new Date().toISOString(), node: process.version, cpus: ctx.cpus, quick: ctx.quick, loadavg: { before: loadBefore, after: loadavg() }, rows, times: measured.map((m) => ({ chunks: m.row.chunks, ...m.times })) }, null, 1)}\n`)
 }
 
 /** One size's rounds: its folder built (or `reused`, STARTUP_DATA), then served and loaded in interleaved rounds. */
@@ -89,7 +91,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
     const embedder = createHashingEmbedder({ dimensions: 256 })
     // Single rounds move by ±1 s on this shared host (page cache, other jobs): the median of 15.
     const rounds = Number(process.env['STARTUP_ROUNDS'] ?? 15)
-    const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], empty: [] as number[] }
+    const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], fresh: [] as number[], empty: [] as number[] }
     // One unmeasured start first: the folder was just written, and the first process to read it
     // (page cache, the binary's code) would pay for all that follow.
     await firstAnswer(from, data)
@@ -111,7 +113,9 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
           times.empty.push((await firstAnswer(from, empty, false)).answer)
         },
         async () => {
-          times.process.push(await loadedInProcess(from, corpusDir(), chunks))
+          const fresh = await loadedInProcess(from, corpusDir(), chunks)
+          times.process.push(fresh.spawned)
+          times.fresh.push(fresh.load)
         },
       ]
       if (round % 2 === 1) steps.reverse()
@@ -126,7 +130,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
         await step()
       }
     }
-    const m = { first: median(times.first), listening: median(times.listening), opened: median(times.opened), load: median(times.load), process: median(times.process), empty: median(times.empty) }
+    const m = { first: median(times.first), listening: median(times.listening), opened: median(times.opened), load: median(times.load), process: median(times.process), fresh: median(times.fresh), empty: median(times.empty) }
     // Each round's own ratio too (its steps ran back to back), whose median a slow spell on the host moves less.
     const perRound = (over: number[]): number => median(times.first.map((first, i) => first / (over[i] as number)))
     const row = {
@@ -149,6 +153,9 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
       'node + core loadIndex, spawn → loaded s': m.process,
       'first answer / (spawn → loaded)': m.first / m.process,
       'first answer / (spawn → loaded), median of rounds': perRound(times.process),
+      // The stricter baseline: the load alone, in a process that did nothing before it.
+      'core loadIndex in a fresh process s': m.fresh,
+      'first answer / fresh-process load, median of rounds': perRound(times.fresh),
       rounds,
     }
     printTable(`quarry serve --data with ${chunks} RAG chunks: spawn → first retrieveContexts answer, against core's loadIndex of the corpus (medians of ${rounds} interleaved rounds)`, [row])
@@ -223,21 +230,27 @@ async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<
 }
 
 /**
- * Seconds from spawning `node` to a script's line saying it loaded the corpus with core's
- * `loadIndex`, and nothing else (the built package as the server runs, or its sources): what the
- * smallest program that loads the snapshot takes, Node's start and core's modules included.
+ * A fresh `node` that loads the corpus with core's `loadIndex` and nothing else (the built package
+ * as the server runs, or its sources): seconds from the spawn to its line saying it loaded (what
+ * the smallest program that loads the snapshot takes, Node's start and core's modules included),
+ * and the load alone, timed in that process around the call (no state of the bench's own process
+ * in it: the bench's in-process loads follow its other steps, and have run slower than this one).
  */
-async function loadedInProcess(from: StartFrom, corpusDir: string, chunks: number): Promise<number> {
+async function loadedInProcess(from: StartFrom, corpusDir: string, chunks: number): Promise<{ spawned: number; load: number }> {
   const core = from === 'dist' ? DIST_CORE : join(ROOT, 'packages', 'core', 'src', 'index.ts')
   const script = [
     `const { loadIndex, createHashingEmbedder } = await import(${JSON.stringify(pathToFileURL(core).href)})`,
-    `const index = loadIndex(${JSON.stringify(corpusDir)}, { embedder: createHashingEmbedder({ dimensions: 256 }) })`,
-    'console.log(`loaded ${index.size}`)',
+    'const embedder = createHashingEmbedder({ dimensions: 256 })',
+    'const start = performance.now()',
+    `const index = loadIndex(${JSON.stringify(corpusDir)}, { embedder })`,
+    'console.log(`loaded ${index.size} in ${((performance.now() - start) / 1000).toFixed(4)} s`)',
   ].join('\n')
   return whileRunning([...(from === 'source' ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], 'the load script', async (start, line) => {
-    const size = Number((await line(/loaded (\d+)/))[1])
+    const loaded = await line(/loaded (\d+) in ([\d.]+) s/)
+    const spawned = (performance.now() - start) / 1000
+    const size = Number(loaded[1])
     if (size !== chunks) throw new Error(`the corpus holds ${size} chunks, not ${chunks}`)
-    return (performance.now() - start) / 1000
+    return { spawned, load: Number(loaded[2]) }
   })
 }
 
