@@ -440,22 +440,20 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...(two ? store(1, T0, B0, B1) : []),
   ]
 
-  /** Listed rows two at a time while r + 1 < n. */
-  const pairs = [
+  /** Rows `m` at a time (1 or 2) while r + m − 1 < n. */
+  const pass = (m: 1 | 2): number[] => [
     ...block,
     ...loop,
     ...get(R),
-    ...i32(1),
-    ...add,
+    ...(m === 2 ? [...i32(1), ...add] : []),
     ...get(N),
     ...geU,
     ...brIf(1),
     ...rowPtr(0),
     ...set(PA),
-    ...rowPtr(1),
-    ...set(PB),
-    ...rows(true),
-    ...inc(R, 2),
+    ...(m === 2 ? [...rowPtr(1), ...set(PB)] : []),
+    ...rows(m === 2),
+    ...inc(R, m),
     ...br(0),
     ...end,
     ...end,
@@ -472,21 +470,9 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...set(STRIDE),
     ...i32(0),
     ...set(R),
-    ...(labelled ? pairs : []),
-    // The rows left one at a time (all of them when consecutive; the last when `n` is odd).
-    ...block,
-    ...loop,
-    ...get(R),
-    ...get(N),
-    ...geU,
-    ...brIf(1),
-    ...rowPtr(0),
-    ...set(PA),
-    ...rows(false),
-    ...inc(R, 1),
-    ...br(0),
-    ...end,
-    ...end,
+    // Listed rows in pairs first; then one at a time (all of them when consecutive, the last when `n` is odd).
+    ...(labelled ? pass(2) : []),
+    ...pass(1),
     ...end,
   ]
   const locals = vec([
