@@ -113,7 +113,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
           times.empty.push((await firstAnswer(from, empty, false)).answer)
         },
         async () => {
-          const fresh = await loadedInProcess(from, corpusDir(), chunks)
+          const fresh = await freshLoad(from, corpusDir(), chunks)
           times.process.push(fresh.spawned)
           times.fresh.push(fresh.load)
         },
@@ -236,7 +236,7 @@ async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<
  * and the load alone, timed in that process around the call (no state of the bench's own process
  * in it: the bench's in-process loads follow its other steps, and have run slower than this one).
  */
-async function loadedInProcess(from: StartFrom, corpusDir: string, chunks: number): Promise<{ spawned: number; load: number }> {
+async function freshLoad(from: StartFrom, corpusDir: string, chunks: number): Promise<{ spawned: number; load: number }> {
   const core = from === 'dist' ? DIST_CORE : join(ROOT, 'packages', 'core', 'src', 'index.ts')
   const script = [
     `const { loadIndex, createHashingEmbedder } = await import(${JSON.stringify(pathToFileURL(core).href)})`,
