@@ -5,21 +5,23 @@
  * a reloaded index orders its terms, and so sums its scores, exactly like the saved one.
  */
 export class PostingList {
-  labels = new Uint32Array(4)
-  tfs = new Float32Array(4)
-  length = 0
-  maxTf = 0
-  minLength = Infinity
+  // A load restores one list per term: its arrays are adopted as given, not allocated and replaced.
+  private constructor(
+    public labels: Uint32Array<ArrayBuffer>,
+    public tfs: Float32Array<ArrayBuffer>,
+    public length: number,
+    public maxTf: number,
+    public minLength: number,
+  ) {}
+
+  /** An empty list, room for 4 postings. */
+  static empty(): PostingList {
+    return new PostingList(new Uint32Array(4), new Float32Array(4), 0, 0, Infinity)
+  }
 
   /** A list as a snapshot stored it: the arrays (adopted, exactly `labels.length` postings) and its exact bounds. */
   static restore(labels: Uint32Array<ArrayBuffer>, tfs: Float32Array<ArrayBuffer>, maxTf: number, minLength: number): PostingList {
-    const list = new PostingList()
-    list.labels = labels
-    list.tfs = tfs
-    list.length = labels.length
-    list.maxTf = maxTf
-    list.minLength = minLength
-    return list
+    return new PostingList(labels, tfs, labels.length, maxTf, minLength)
   }
 
   add(label: number, tf: number, docLength: number): void {

@@ -270,7 +270,7 @@ export class SparseIndex {
       id = this.#terms.length
       this.#termIds.set(term, id)
       this.#terms.push(term)
-      this.#postings.push(new PostingList())
+      this.#postings.push(PostingList.empty())
     }
     return id
   }
