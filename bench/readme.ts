@@ -406,7 +406,7 @@ const HEADER = `# Benchmarks
 
 \`npx -y pnpm@12.4.2 bench [suite ...] [--quick]\` runs the suites (all when none is named; one file each in \`bench/suites/\`, shared helpers in \`bench/lib/\`) and writes \`bench/results/<suite>.json\` and a plot; \`--quick\` runs small sizes into \`results/quick/\`. \`npx -y pnpm@12.4.2 bench:readme\` then rewrites this page from the result files.
 
-Method, for every suite: the machine is shared and noisy, so engines compared side by side run in one process on seeded data, interleaved in chunks in a seeded random order, and a ratio is the median of paired per-chunk or per-round ratios: it holds where absolute times do not. Ground truth comes from Quarry's exact path (itself checked against a plain brute force in the tests), cached in \`~/.cache/quarry/bench\` (or \`$QUARRY_CACHE_DIR\`). Only the quality suites read \`../shared\`, and they skip without it. Earlier runs, and why figures moved, are in git history.
+Method, for every suite: the machine is shared and noisy, so engines compared side by side run in one process on seeded data (each suite in a process of its own, when one command names several), interleaved in chunks in a seeded random order, and a ratio is the median of paired per-chunk or per-round ratios: it holds where absolute times do not. Ground truth comes from Quarry's exact path (itself checked against a plain brute force in the tests), cached in \`~/.cache/quarry/bench\` (or \`$QUARRY_CACHE_DIR\`). Only the quality suites read \`../shared\`, and they skip without it. Earlier runs, and why figures moved, are in git history.
 `
 
 /** The README for the results in `resultsDir`. */

@@ -1,5 +1,7 @@
 // `pnpm bench [suite ...] [--quick]`: runs benchmark suites, each writing bench/results/<suite>.json
-// and a plot, and printing its tables. Side-by-side comparisons run in one process, interleaved.
+// and a plot, and printing its tables. Side-by-side comparisons run in one process, interleaved;
+// each suite of several runs in a process of its own (see below).
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -62,11 +64,25 @@ if (unknown.length > 0) {
 const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results', quick ? 'quick' : '')
 mkdirSync(resultsDir, { recursive: true })
 const ctx: SuiteContext = { quick, resultsDir, cpus: availableParallelism() }
-for (const name of names.length > 0 ? names : Object.keys(SUITES)) {
+const chosen = names.length > 0 ? names : Object.keys(SUITES)
+/** Set in the process that runs one suite for a run of several (it leaves the README to its parent). */
+const CHILD = 'QUARRY_BENCH_SUITE_PROCESS'
+const inChild = process.env[CHILD] !== undefined
+for (const name of chosen) {
   const t = performance.now()
-  console.log(`\n### suite ${name}${quick ? ' (quick)' : ''}`)
-  await (SUITES[name] as (ctx: SuiteContext) => Promise<void>)(ctx)
-  console.log(`\n### suite ${name} done in ${((performance.now() - t) / 1000).toFixed(0)} s; results in ${resultsDir}`)
+  if (!inChild) console.log(`\n### suite ${name}${quick ? ' (quick)' : ''}`)
+  if (chosen.length === 1) await (SUITES[name] as (ctx: SuiteContext) => Promise<void>)(ctx)
+  else {
+    // A fresh process per suite, as JMH forks one per benchmark: a suite run after others would
+    // otherwise inherit their heap (a load timed in it pays for collecting theirs) and the type
+    // feedback of code they shared (a call site that has seen many functions stops inlining).
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), name, ...(quick ? ['--quick'] : [])], { stdio: 'inherit', env: { ...process.env, [CHILD]: '1' } })
+    if (child.status !== 0) {
+      console.error(`suite ${name} failed (${child.status === null ? `signal ${child.signal}` : `exit code ${child.status}`}); the suites after it did not run`)
+      process.exit(1)
+    }
+  }
+  if (!inChild) console.log(`\n### suite ${name} done in ${((performance.now() - t) / 1000).toFixed(0)} s; results in ${resultsDir}`)
 }
 // The README shows the committed (full) results; quick runs write elsewhere and leave it alone.
-if (!quick) writeFileSync(join(dirname(fileURLToPath(import.meta.url)), 'README.md'), renderBenchReadme(resultsDir))
+if (!quick && !inChild) writeFileSync(join(dirname(fileURLToPath(import.meta.url)), 'README.md'), renderBenchReadme(resultsDir))
