@@ -68,6 +68,31 @@ describe('IdMap against a Map', () => {
     )
   })
 
+  it('finds every id of any length and any UTF-16 code units, before and after a restore', () => {
+    // The table hashes code units: ids that differ only in the last one, or only in its high
+    // bits, or by a trailing NUL, must still be told apart.
+    const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
+    const id = fc.array(unit, { minLength: 1, maxLength: 9 }).map((units) => units.join(''))
+    fc.assert(
+      fc.property(fc.uniqueArray(id, { maxLength: 300 }), (ids) => {
+        const map = new IdMap()
+        ids.forEach((each, label) => expect(map.assign(each)).toBe(label))
+        const restored = IdMap.restore(ids.slice(), []) as IdMap
+        for (const m of [map, restored]) {
+          expect(m.size).toBe(ids.length)
+          ids.forEach((each, label) => expect(m.labelOf(each)).toBe(label))
+          for (const each of ids) {
+            // A near miss: the last code unit changed, or one added.
+            const other = each.slice(0, -1) + String.fromCharCode((each.charCodeAt(each.length - 1) + 0x8000) & 0xffff)
+            expect(m.has(other)).toBe(ids.includes(other))
+            expect(m.has(`${each}\u0000`)).toBe(ids.includes(`${each}\u0000`))
+          }
+        }
+      }),
+      { numRuns: runs(200) },
+    )
+  })
+
   it('refuses to restore an id held by two labels', () => {
     expect(IdMap.restore(['a', 'b', 'a'], [])).toBeUndefined()
     expect(IdMap.restore(['a', undefined, 'b'], [1])?.labelOf('b')).toBe(2)
