@@ -64,8 +64,8 @@ interface Suite {
   /** What makes the figures comparable (the pairing, the order, what is charged to whom). */
   readonly method: string
   readonly command?: string
-  /** What the run was made of (sizes, counts), from the results: one more item of the list. */
-  readonly data?: (results: readonly Json[]) => string
+  /** What the run was made of (sizes, counts), from the results: one more item of the list (none when undefined). */
+  readonly data?: (results: readonly Json[]) => string | undefined
   readonly render: (results: readonly Json[]) => string[]
 }
 
@@ -380,7 +380,7 @@ export const SUITES: readonly Suite[] = [
     measures: 'bytes per record: growth of V8 heap, external memory and RSS after two forced GCs',
     peer: 'hnswlib-node (its graph shows only in RSS), MiniSearch, and plain objects holding the metadata',
     method: 'Each case builds one structure in a child process of its own; inputs are made before the baseline. Figures are bytes per record.',
-    data: ([r]) => (typeof r?.['note'] === 'string' ? `${r['note']}.` : NOT_RECORDED),
+    data: ([r]) => (typeof r?.['note'] === 'string' ? `${r['note']}.` : undefined),
     render: ([r]) => {
       const rows = list(r, 'results')
       const sizes = [...new Set(rows.map((x) => num(x, 'n') ?? 0))].sort((a, b) => a - b)
@@ -418,7 +418,8 @@ export function renderBenchReadme(resultsDir: string): string {
     const recorded = first === undefined ? 'no results recorded' : `${typeof first['date'] === 'string' ? `recorded ${first['date'].slice(0, 10)}` : `date ${NOT_RECORDED}`}; ${machine(first)}`
     // One bullet for what and how: the page stays under 250 lines as suites are added.
     out.push(`## ${suite.name}`, `- Measures ${suite.measures}; against ${suite.peer}. Method: ${suite.method} Run \`${suite.command ?? `${RUN} ${suite.name}`}\`; ${recorded}.`)
-    if (first !== undefined && suite.data) out.push(`- Data: ${suite.data(results)}`)
+    const data = first === undefined ? undefined : suite.data?.(results)
+    if (data !== undefined) out.push(`- Data: ${data}`)
     out.push('')
     if (first !== undefined) out.push(...suite.render(results))
   }
