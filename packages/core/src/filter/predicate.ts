@@ -60,14 +60,23 @@ interface FilterMatch {
   readonly labels: Uint32Array
 }
 
+/** What one run of {@link passingLoop} found: the passing labels in `labels[0..count)`, and the label whose filter call threw, if one did. */
+interface LoopResult {
+  readonly labels: Uint32Array
+  readonly count: number
+  /** The label the filter threw on, or -1. */
+  readonly failed: number
+  readonly cause: unknown
+}
+
 /**
- * Evaluates the filter on every live record in one tight loop (no per-record closure or
- * try/catch: this is the cost of a narrow filtered search). `expected` sizes the output.
+ * Evaluates the filter on every live label in one tight loop (no per-record closure or
+ * try/catch: this is the cost of a narrow filtered search), into `out` (grown when full). It uses
+ * nothing but its arguments: {@link loopFor} compiles copies of this very source text.
  */
-export function materialize(filter: FilterFn, subject: FilterSubject, expected = 64): FilterMatch {
-  const { ids, metadata } = subject
+function passingLoop(filter: FilterFn, ids: readonly (string | undefined)[], metadata: readonly (Readonly<Metadata> | undefined)[], out: Uint32Array): LoopResult {
   const extent = ids.length
-  let labels = new Uint32Array(Math.max(64, Math.min(extent, expected)))
+  let labels = out
   let count = 0
   let label = 0
   try {
@@ -83,9 +92,61 @@ export function materialize(filter: FilterFn, subject: FilterSubject, expected =
       labels[count++] = label
     }
   } catch (cause) {
-    throw filterFailed(ids[label], cause)
+    return { labels, count, failed: label, cause }
   }
-  return { labels: labels.subarray(0, count) }
+  return { labels, count, failed: -1, cause: undefined }
+}
+
+/**
+ * The loop each filter runs in, by the filter's source text. V8 inlines the filter into the loop
+ * only while the loop's call site has seen one function (closures of one function count as one):
+ * with a single loop for every filter, a process that has searched with a second filter function
+ * runs every function-filtered scan about half as fast (100k records: 0.45 ms → 0.95 ms). So a
+ * filter source searched with more than once gets a copy of the loop of its own, compiled from
+ * its text (a fresh copy runs interpreted at first: a source seen once keeps the shared loop).
+ * Up to {@link MAX_LOOPS} sources are kept, the least recently used dropped first; where code
+ * cannot be compiled from strings (`--disallow-code-generation-from-strings`), every filter runs
+ * in the shared loop.
+ */
+const loops = new Map<string, { seen: number; loop: typeof passingLoop | undefined }>()
+const MAX_LOOPS = 64
+let compiled = 0
+let compiling = true
+
+/** Loops compiled for filter sources so far (for tests). */
+export function filterLoopsCompiled(): number {
+  return compiled
+}
+
+function loopFor(filter: FilterFn): typeof passingLoop {
+  if (!compiling) return passingLoop
+  const source = Function.prototype.toString.call(filter)
+  let entry = loops.get(source)
+  if (entry === undefined) {
+    if (loops.size >= MAX_LOOPS) loops.delete(loops.keys().next().value as string)
+    entry = { seen: 0, loop: undefined }
+  } else loops.delete(source)
+  loops.set(source, entry)
+  if (++entry.seen < 2) return passingLoop
+  if (entry.loop === undefined) {
+    try {
+      // The counter makes each copy's text unique: V8 would hand identical texts one compiled function, and with it one call site.
+      entry.loop = new Function('__name', `'use strict'\nreturn ${String(passingLoop)} // ${compiled}`)((f: unknown) => f) as typeof passingLoop
+      compiled++
+    } catch {
+      compiling = false
+      return passingLoop
+    }
+  }
+  return entry.loop
+}
+
+/** Evaluates the filter on every live record (see {@link passingLoop}). `expected` sizes the output. */
+export function materialize(filter: FilterFn, subject: FilterSubject, expected = 64): FilterMatch {
+  const { ids, metadata } = subject
+  const found = loopFor(filter)(filter, ids, metadata, new Uint32Array(Math.max(64, Math.min(ids.length, expected))))
+  if (found.failed >= 0) throw filterFailed(ids[found.failed], found.cause)
+  return { labels: found.labels.subarray(0, found.count) }
 }
 
 /** The labels as a bitset (for the graph's filtered search). */
