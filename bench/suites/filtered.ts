@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createIndex, type PlannerOptions, type QuarryIndex } from '@quarry/core'
+import { createIndex, type FilterFn, type PlannerOptions, type QuarryIndex } from '@quarry/core'
 import { clusteredDataset, gloveDataset, groundTruth, row, type Dataset } from '../lib/datasets.js'
 import { GRAPH, buildHnswlib, buildQuarry } from '../lib/engines.js'
 import { meanRecall, median, percentile } from '../lib/stats.js'
@@ -120,7 +120,7 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
     }
     const quarryRun = (q: number): void => {
       const t = performance.now()
-      const { hits, stats } = index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter: (m) => (m.bucket as number) < below })
+      const { hits, stats } = index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter: bucketBelow(below) })
       quarryLat.push(performance.now() - t)
       quarryResults[q] = hits.map((h) => Number(h.id))
       strategies[stats.strategy] = (strategies[stats.strategy] ?? 0) + 1
@@ -164,22 +164,26 @@ function measureFiltered(ds: Dataset, index: QuarryIndex, native: NativeFilterSe
   return rows
 }
 
-/** One selectivity's declarative-filter p50 and recall under each strategy, forced. */
+/** One selectivity's p50 and recall under each strategy, forced: the declarative filter's, then the function's ("function …"). */
 export interface CrossoverRow {
   selectivity: number
   passing: number
   /** By strategy: p50 ms, recall, and the strategy the stats reported (a fallback shows). */
   strategies: Record<string, { p50ms: number; recall: number; ran: Record<string, number> }>
-  /** What the default planner chose. */
+  /** What the default planner chose for the declarative filter. */
   planned: string
+  /** What it chose for the function. */
+  plannedFunction: string
 }
 
 /**
  * The planner's thresholds measured on the bitset path: the same declarative filter answered by
  * each strategy, forced: an exact scan of the passing rows (`exact: true`), the graph restricted to
  * the bitset (an index whose planner never scans nor post-filters) and the post-filtered graph
- * search (an index whose planner always post-filters). Same records, same graph parameters and
- * seed; interleaved in chunks of 10 queries.
+ * search (an index whose planner always post-filters). Then the same filter as a function, which
+ * must be evaluated on every record before its rows are scanned: evaluated and scanned
+ * (`exact: true`) against post-filtered. Same records, same graph parameters and seed;
+ * interleaved in chunks of 10 queries.
  */
 function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): CrossoverRow[] {
   const build = (planner: PlannerOptions): QuarryIndex => {
@@ -188,10 +192,13 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
     return built
   }
   console.log(`\n== ${ds.name}: crossover, building the forced-graph and forced-post-filter indexes`)
-  const engines: Record<string, { index: QuarryIndex; exact: boolean }> = {
+  const postFiltering = build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 0 })
+  const engines: Record<string, { index: QuarryIndex; exact: boolean; fn?: true }> = {
     'exact-filtered': { index, exact: true },
     'hnsw-filtered': { index: build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 1 }), exact: false },
-    'hnsw-postfilter': { index: build({ exactBelow: 0, exactFilterMax: 0, postFilterAbove: 0 }), exact: false },
+    'hnsw-postfilter': { index: postFiltering, exact: false },
+    'function exact-filtered': { index, exact: true, fn: true },
+    'function hnsw-postfilter': { index: postFiltering, exact: false, fn: true },
   }
   const buckets = Int32Array.from({ length: ds.n }, (_, i) => bucket(i))
   const nq = Math.min(ds.nq, quick ? 30 : 100)
@@ -199,12 +206,13 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
   for (const selectivity of CROSSOVER_SELECTIVITIES) {
     const { below, passing, truth } = filterCase(ds, buckets, nq, selectivity)
     const filter = { op: 'lt', field: 'bucket', value: below } as const
+    const fn = bucketBelow(below)
     const lat: Record<string, number[]> = {}
     const results: Record<string, number[][]> = {}
     const ran: Record<string, Record<string, number>> = {}
     const runs = Object.entries(engines).map(([name, e]) => (q: number): void => {
       const t = performance.now()
-      const { hits, stats } = e.index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter, exact: e.exact })
+      const { hits, stats } = e.index.search({ vector: row(ds.queries, ds.dim, q), topK: K, ef: EF, filter: e.fn ? fn : filter, exact: e.exact })
       ;(lat[name] ??= []).push(performance.now() - t)
       ;(results[name] ??= [])[q] = hits.map((h) => Number(h.id))
       const counts = (ran[name] ??= {})
@@ -212,20 +220,32 @@ function measureCrossover(ds: Dataset, index: QuarryIndex, quick: boolean): Cros
     })
     interleave(runs, nq, Math.round(selectivity * 1e6) + 1)
     const planned = index.search({ vector: row(ds.queries, ds.dim, 0), topK: K, ef: EF, filter }).stats.strategy
+    const plannedFunction = index.search({ vector: row(ds.queries, ds.dim, 0), topK: K, ef: EF, filter: fn }).stats.strategy
     rows.push({
       selectivity,
       passing,
       strategies: Object.fromEntries(Object.keys(engines).map((name) => [name, { p50ms: median(lat[name] ?? []), recall: meanRecall(results[name] ?? [], truth), ran: ran[name] ?? {} }])),
       planned,
+      plannedFunction,
     })
   }
-  printTable(`${ds.name}: declarative filter p50 ms by forced strategy (ef ${EF}, ${nq} queries)`, rows.map((r) => ({
+  printTable(`${ds.name}: declarative filter (then as a function) p50 ms by forced strategy (ef ${EF}, ${nq} queries)`, rows.map((r) => ({
     selectivity: `${r.selectivity * 100}%`,
     passing: r.passing,
     ...Object.fromEntries(Object.entries(r.strategies).flatMap(([name, m]) => [[`${name} ms`, m.p50ms], [`${name} recall`, m.recall]])),
     planner: r.planned,
+    'planner, function': r.plannedFunction,
   })))
   return rows
+}
+
+/**
+ * "bucket < below" as a filter function. One function for every search of the suite: Quarry
+ * compiles a filter's loop per source text (filter/predicate.ts), and two functions of the same
+ * text written in two places would share one loop, whose call then is not inlined.
+ */
+function bucketBelow(below: number): FilterFn {
+  return (m) => (m.bucket as number) < below
 }
 
 /** "bucket < below" at a selectivity: the bound, the records passing, the exact filtered top-K of the first nq queries. */

@@ -55,9 +55,11 @@ describe('filtered search equals exact filtered search', () => {
   const bucketOf = (id: string): number => Number(id.slice(4)) % 1000
   const planned = build('cosine', base)
   const graphOnly = build('cosine', base, { exactFilterMax: 0, postFilterAbove: 1 })
-  const postOnly = build('cosine', base, { postFilterAbove: 0 })
+  // Post-filtering forced: every estimate is at least postFilterAbove, and none is few enough to scan.
+  const postOnly = build('cosine', base, { exactFilterMax: 0, postFilterAbove: 0 })
 
   const cases = [
+    { selectivity: 0.9, below: 900 },
     { selectivity: 0.5, below: 500 },
     { selectivity: 0.1, below: 100 },
     { selectivity: 0.01, below: 10 },
@@ -82,7 +84,8 @@ describe('filtered search equals exact filtered search', () => {
         // filter is evaluated and the passing records are scanned or searched, never fewer found.
         if (name === 'bitset graph forced') expect([...strategies]).toEqual(['hnsw-filtered'])
         else if (name === 'post-filter forced') expect(strategies.has('hnsw-postfilter')).toBe(true)
-        else expect([...strategies]).toEqual([selectivity >= 0.02 ? 'hnsw-postfilter' : 'exact-filtered'])
+        // A function estimated to pass at most exactFilterMax (8,000) records is evaluated and its rows scanned.
+        else expect([...strategies]).toEqual([selectivity * base.length > 8000 ? 'hnsw-postfilter' : 'exact-filtered'])
       })
     }
   }

@@ -70,7 +70,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
   it('a throwing filter fails the search with FILTER_FAILED and never aborts the process, on every path', () => {
     const records = Array.from({ length: 3000 }, (_, i) => ({ id: `r${i}`, vector: [i, i % 7], metadata: { i } }))
     const plans = [
-      { planner: { exactBelow: 0 }, keep: (i: number) => i % 2 === 0, strategy: 'hnsw-postfilter' },
+      { planner: { exactBelow: 0, exactFilterMax: 1000 }, keep: (i: number) => i % 2 === 0, strategy: 'hnsw-postfilter' },
       { planner: { exactBelow: 0, exactFilterMax: 0, postFilterAbove: 1 }, keep: (i: number) => i % 10 === 0, strategy: 'hnsw-filtered' },
       { planner: { exactBelow: 0, postFilterAbove: 1 }, keep: (i: number) => i % 10 === 0, strategy: 'exact-filtered' },
     ]

@@ -14,9 +14,17 @@ describe('planDense on the bitset path', () => {
     expect(planDense({ ...base, selectivity: 0.08, passing: 8000 }).reason).toBe('8000 records pass <= planner.exactFilterMax (8000): scanning them exactly is cheaper than the graph')
   })
 
-  it('post-filters a declarative filter passing more, and a filter function at the same selectivity', () => {
+  it('post-filters a declarative filter passing more, and a filter function estimated to pass more', () => {
     expect(planDense({ ...base, selectivity: 0.08001, passing: 8001 }).strategy).toBe('hnsw-postfilter')
-    expect(planDense({ ...base, selectivity: 0.05 }).strategy).toBe('hnsw-postfilter')
+    expect(planDense({ ...base, selectivity: 0.0801 }).strategy).toBe('hnsw-postfilter')
+  })
+
+  it('evaluates a filter function estimated to pass at most exactFilterMax, then scans what passes unless more do', () => {
+    const planned = planDense({ ...base, selectivity: 0.05 })
+    expect(planned).toEqual({ strategy: 'hnsw-filtered', reason: 'about 5000 records pass <= planner.exactFilterMax (8000): the filter is evaluated on every record' })
+    expect(refinePlan(planned, 5200, PLANNER_DEFAULTS).strategy).toBe('exact-filtered')
+    // The sample said 5,000; 9,000 pass: the graph within them.
+    expect(refinePlan(planned, 9000, PLANNER_DEFAULTS).strategy).toBe('hnsw-filtered')
   })
 
   it('keeps the graph within the bitset for many rows below postFilterAbove, and refines a function by its count', () => {
@@ -42,7 +50,13 @@ describe('a declarative filter over a graph index', () => {
     const oracle = index.search({ vector, topK: 10, exact: true, filter: (m) => (m.i as number) < 100 })
     expect(declarative.stats.strategy).toBe('exact-filtered')
     expect(declarative.hits.map((h) => [h.id, h.distance])).toEqual(oracle.hits.map((h) => [h.id, h.distance]))
-    // 10% of the records: a filter function at the same selectivity post-filters the graph.
-    expect(index.search({ vector, topK: 10, filter: (m) => (m.i as number) < 100 }).stats.strategy).toBe('hnsw-postfilter')
+    // A filter function passing as few is evaluated on every record, then its rows scanned: the same answer.
+    const fn = index.search({ vector, topK: 10, filter: (m) => (m.i as number) < 100 })
+    expect(fn.stats.strategy).toBe('exact-filtered')
+    expect(fn.hits.map((h) => [h.id, h.distance])).toEqual(oracle.hits.map((h) => [h.id, h.distance]))
+    // Estimated to pass more than exactFilterMax, at 10% of the records: it post-filters the graph.
+    const narrow = createIndex({ dimensions: 2, metric: 'l2', planner: { exactBelow: 0, exactFilterMax: 50 } })
+    narrow.addMany(Array.from({ length: 1000 }, (_, i) => ({ id: `r${i}`, vector: [i % 97, i % 89], metadata: { i } })))
+    expect(narrow.search({ vector, topK: 10, filter: (m) => (m.i as number) < 100 }).stats.strategy).toBe('hnsw-postfilter')
   })
 })

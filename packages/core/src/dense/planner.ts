@@ -8,13 +8,15 @@ export interface PlannerOptions {
   exactBelow?: number
   /**
    * A filter passing at most this many records is answered by scanning exactly those records: a
-   * declarative filter (its count is exact) whatever its selectivity, a filter function once
-   * evaluated (below `postFilterAbove`); more use the graph. @defaultValue 8000
+   * declarative filter (its count is exact) whatever its selectivity, a filter function estimated
+   * (from a sample) to pass at most this many once evaluated on every record and counted; more use
+   * the graph. @defaultValue 8000
    */
   exactFilterMax?: number
   /**
-   * A filter estimated to pass at least this fraction of records post-filters a graph search
-   * over-fetched by 1/fraction, without evaluating the filter on every record. @defaultValue 0.02
+   * A filter estimated to pass at least this fraction of records, and more than `exactFilterMax`
+   * records, post-filters a graph search over-fetched by 1/fraction, without evaluating the filter
+   * on every record. @defaultValue 0.02
    */
   postFilterAbove?: number
 }
@@ -75,6 +77,13 @@ export function planDense(input: PlanInput): DensePlan {
   // Known exactly: as few rows as this scan faster than either graph search, at any selectivity.
   if (input.passing !== undefined && input.passing <= options.exactFilterMax) {
     return { strategy: 'exact-filtered', reason: `${input.passing} records pass <= planner.exactFilterMax (${options.exactFilterMax}): scanning them exactly is cheaper than the graph` }
+  }
+  // A filter function estimated to pass as few: evaluated on every record (one tight loop,
+  // filter/predicate.ts), then its passing records scanned, or the graph searched within them when
+  // more pass than the sample said (refinePlan). Cheaper than post-filtering the graph, which must
+  // over-fetch by 1/selectivity (docs/filters.md).
+  if (input.passing === undefined && passing <= options.exactFilterMax) {
+    return { strategy: 'hnsw-filtered', reason: `about ${passing} records pass <= planner.exactFilterMax (${options.exactFilterMax}): the filter is evaluated on every record` }
   }
   if (selectivity >= options.postFilterAbove) {
     return { strategy: 'hnsw-postfilter', reason: `estimated selectivity ${fmt(selectivity)} >= planner.postFilterAbove (${options.postFilterAbove})` }
