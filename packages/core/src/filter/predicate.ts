@@ -101,7 +101,7 @@ function passingLoop(filter: FilterFn, ids: readonly (string | undefined)[], met
  * The loop each filter runs in, by the filter's source text. V8 inlines the filter into the loop
  * only while the loop's call site has seen one function (closures of one function count as one):
  * with a single loop for every filter, a process that has searched with a second filter function
- * runs every function-filtered scan about half as fast (100k records: 0.45 ms → 0.95 ms). So a
+ * runs every function-filtered scan about half as fast (docs/filters.md). So a
  * filter source searched with more than once gets a copy of the loop of its own, compiled from
  * its text (a fresh copy runs interpreted at first: a source seen once keeps the shared loop).
  * Up to {@link MAX_LOOPS} sources are kept, the least recently used dropped first; where code
