@@ -30,5 +30,5 @@ export function testerOf(filter: FilterInput, subject: FilterSubject): (label: L
 
 /** Every passing label, ascending. */
 export function passingLabels(filter: FilterInput, subject: FilterSubject, expected: number): Uint32Array {
-  return filter.kind === 'indexed' ? filter.allowed.toArray() : materialize(filter.fn, subject, expected).labels
+  return filter.kind === 'indexed' ? filter.allowed.toArray(filter.count) : materialize(filter.fn, subject, expected).labels
 }

@@ -57,9 +57,12 @@ export class Bitset {
 
   /** Number of members. */
   count(): number {
+    const words = this.words
     let c = 0
-    for (let i = 0; i < this.words.length; i++) {
-      let v = this.words[i] as number
+    for (let i = 0; i < words.length; i++) {
+      let v = words[i] as number
+      // A narrow filter's bitset is mostly zero words: skipping them halves the count.
+      if (v === 0) continue
       v = v - ((v >>> 1) & 0x55555555)
       v = (v & 0x33333333) + ((v >>> 2) & 0x33333333)
       c += (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
@@ -67,12 +70,13 @@ export class Bitset {
     return c
   }
 
-  /** Members ascending. */
-  toArray(): Uint32Array {
-    const out = new Uint32Array(this.count())
+  /** Members ascending; `count`, when the caller has it, must be {@link count}'s (it sizes the array). */
+  toArray(count = this.count()): Uint32Array {
+    const words = this.words
+    const out = new Uint32Array(count)
     let k = 0
-    for (let w = 0; w < this.words.length; w++) {
-      let v = this.words[w] as number
+    for (let w = 0; w < words.length; w++) {
+      let v = words[w] as number
       while (v !== 0) {
         const t = v & -v
         out[k++] = (w << 5) + (31 - Math.clz32(t))
