@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { createIndex, QuarryError, type FilterFn, type Metadata } from '@quarry/core'
-import { filterLoopsCompiled } from '../../packages/core/src/filter/predicate.js'
+import { filterLoopsCompiled, ignoresId } from '../../packages/core/src/filter/predicate.js'
 import { expectSameRanking, oracleDistances, oracleSearch } from '../support/oracle.js'
 
 /**
@@ -30,6 +30,17 @@ const filters: { fn: FilterFn; keep: (i: number) => boolean }[] = [
   { fn: (m) => m['group'] === 'a' && (m['i'] as number) < 400, keep: (i) => i % 4 === 0 && i < 400 },
   { fn: (_m, id) => id.endsWith('7'), keep: (i) => String(i).endsWith('7') },
   { fn: (m) => (m['i'] as number) > 2990, keep: (i) => i > 2990 },
+  // Filters called without the id (one plain parameter) and with it (the id read other ways).
+  { fn: ({ i }) => (i as number) % 89 === 1, keep: (i) => i % 89 === 1 },
+  { fn: (_m, id = '') => id.endsWith('3'), keep: (i) => String(i).endsWith('3') },
+  { fn: (...args: [Readonly<Metadata>, string]) => args[1].endsWith('5'), keep: (i) => String(i).endsWith('5') },
+  {
+    fn: function (this: unknown, _m: Readonly<Metadata>) {
+      // eslint-disable-next-line prefer-rest-params
+      return (arguments[1] as string).endsWith('9')
+    },
+    keep: (i) => String(i).endsWith('9'),
+  },
 ]
 
 describe('filter functions', () => {
@@ -46,6 +57,14 @@ describe('filter functions', () => {
       // Compiled once per source, at its second search.
       expect(filterLoopsCompiled() - compiledBefore).toBe(round === 0 ? 0 : filters.length)
     }
+  })
+
+  it('leave the id unread only for a filter whose text shows one plain parameter', () => {
+    // Function texts as Function.prototype.toString gives them.
+    for (const text of ['(m) => m.a < 1', 'm => m.a', '({ a, b: c }) => a < c', 'function (m) { return m.x }', 'function named(m) { return true }', 'async (m) => m']) expect(ignoresId(text), text).toBe(true)
+    const readsId = ['(m, id) => id', "(m, id = 'x') => id", '(...a) => a[1]', 'function (m) { return arguments[1] }', '({ a = 1 }) => a', '({ a: { b } }) => b', '([a]) => a', 'function Boolean() { [native code] }', 'function () { [native code] }', 'filter(m) { return m.a }']
+    for (const text of readsId) expect(ignoresId(text), text).toBe(false)
+    expect(ignoresId(String(Boolean))).toBe(false)
   })
 
   it('fail with FILTER_FAILED naming the record, in either loop', () => {
