@@ -208,6 +208,28 @@ describe('scan pool options and lifetime', () => {
     }
   })
 
+  it('a loaded index in WebAssembly memory has its memory sent to the workers by the load, not by its first search', () => {
+    // 20,000 × 32 components: above SIMD_STORE_MIN_COMPONENTS, so the rows load into a memory,
+    // and a scan long enough for the worker to claim chunks of it.
+    const index = createIndex({ dimensions: 32, metric: 'l2', dense: 'exact', scan: POOLED })
+    for (let i = 0; i < 20_000; i++) index.add({ id: `r${i}`, vector: vectorOf(i, 32) })
+    index.save(join(dir, 'in-memory'))
+    const query = vectorOf(4321, 32).map((x) => x * 0.5)
+    const records = new Map(Array.from({ length: 20_000 }, (_, i) => [`r${i}`, vectorOf(i, 32)] as const))
+    const expected = oracleSearch('l2', records, query, 10)
+    const all = oracleDistances('l2', records, query)
+    const sentBefore = scanPool().memoriesSent
+    const byWorkersBefore = scanPool().chunksByWorkers
+    const loaded = loadIndex(join(dir, 'in-memory'))
+    expect(scanPool().memoriesSent - sentBefore).toBe(1)
+    // The searches bring no memory, and the worker scans with the instance it made at the load.
+    for (let i = 0; i < 200 && scanPool().chunksByWorkers === byWorkersBefore; i++) {
+      expectSameRanking(loaded.search({ vector: query, topK: 10 }).hits, expected, 10, all)
+    }
+    expect(scanPool().chunksByWorkers).toBeGreaterThan(byWorkersBefore)
+    expect(scanPool().memoriesSent - sentBefore).toBe(1)
+  })
+
   it('a process whose only work is done exits by itself, pool workers running; a collected store\'s memory is forgotten by the workers', async () => {
     const { out, err, code, signal } = await runNode(['--expose-gc', '--conditions=quarry-source', '--import', 'tsx', fileURLToPath(new URL('./scan-pool-child.ts', import.meta.url))])
     expect(err).toBe('')

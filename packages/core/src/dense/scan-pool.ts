@@ -163,14 +163,35 @@ class ScanPool {
 
   /** The job as worker `w` gets it: with the memory and module when the worker has not been sent them. */
   #jobFor(w: number, job: ScanJob, rows: SimdRows | undefined): ScanJob {
-    if (rows === undefined || w + 1 >= SIMD_SLOTS) return job
+    if (rows === undefined || !this.#markSent(w, rows)) return job
+    return { ...job, simd: { id: rows.id, slotBytes: rows.layout.slotBytes, dataOffset: rows.layout.dataOffset, memory: rows.memory, module: rows.module } }
+  }
+
+  /**
+   * Sends the first `workers` pool threads (started if need be) a store's memory and module ahead
+   * of its first scan, as that scan would: each makes its
+   * instance over it in the background, so that scan runs on every thread from its first chunk
+   * instead of on the calling thread while they instantiate. A load of an exact index calls it
+   * once its rows are read.
+   */
+  share(rows: SimdRows, workers: number): void {
+    if (this.#failed) return
+    this.#start(workers)
+    for (let w = 0; w < workers; w++) {
+      if (this.#markSent(w, rows)) (this.#workers[w] as Worker).postMessage({ hold: { id: rows.id, memory: rows.memory, module: rows.module } })
+    }
+  }
+
+  /** Notes that worker `w` is sent `rows`' memory and module now: false if it was already, or has no SIMD slot. */
+  #markSent(w: number, rows: SimdRows): boolean {
+    if (w + 1 >= SIMD_SLOTS) return false
     const sent = (this.#sent[w] ??= new Set())
-    if (sent.has(rows.id)) return job
+    if (sent.has(rows.id)) return false
     // Watched for collection once, when the first worker is sent it.
     if (!this.#sent.some((other) => other.has(rows.id))) this.#sentMemories.register(rows.memory, rows.id)
     sent.add(rows.id)
     this.#memoriesSent++
-    return { ...job, simd: { id: rows.id, slotBytes: rows.layout.slotBytes, dataOffset: rows.layout.dataOffset, memory: rows.memory, module: rows.module } }
+    return true
   }
 
   /** A memory was collected here: the workers holding an instance over it let it go. */
@@ -357,7 +378,7 @@ function grown(length: number, needed: number): number {
  * A worker: the kernels' and `claimChunks`' own source text, then a message loop. When its slot
  * exists, it makes its SIMD instance over a memory when a job brings one (instantiating the
  * compiled module is not free) and keeps it, by the memory's id, for the following jobs over that
- * memory, until told to forget it. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
+ * memory, until told to forget it; a `hold` message (ScanPool.share) brings one ahead of any job. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
  * It takes `worker_threads` with `import()` (see startEvalWorker); jobs posted before that settles
  * wait in the port.
  */
@@ -369,6 +390,10 @@ const WORKER_SOURCE = [
   "import('node:worker_threads').then(({ parentPort, workerData }) => parentPort.on('message', (job) => {",
   '  if (job.forget !== undefined) {',
   '    held.delete(job.forget)',
+  '    return',
+  '  }',
+  '  if (job.hold !== undefined) {',
+  '    held.set(job.hold.id, { memory: job.hold.memory, kernels: new WebAssembly.Instance(job.hold.module, { quarry: { memory: job.hold.memory } }).exports })',
   '    return',
   '  }',
   '  let simd = null',

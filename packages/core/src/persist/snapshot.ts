@@ -164,6 +164,9 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const values = readValues(sections('values.bin'), extent, fail('values.bin'))
   for (const [name, bytes] of rows ?? []) files.readWhole(name, bytes)
   files.reading = undefined
+  // The rows are in place: the booted threads make their instances over them now, not in the first search.
+  const simd = shared && options.dense === 'exact' ? store?.simd() : undefined
+  if (simd) scanPool().share(simd, workers)
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
 
