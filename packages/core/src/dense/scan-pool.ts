@@ -35,7 +35,8 @@ export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbo
  * - where the rows are in a WebAssembly memory, every thread computes keys with the SIMD kernels
  *   (its own instance and its own scratch slot: the caller 0, worker w slot w + 1; workers beyond
  *   the slots use kernels.ts, which give the same keys). A worker is sent a memory and the module
- *   once, with its first job over that memory, keeps its instance for the jobs that follow (one
+ *   once, with its first job over that memory (or ahead of it: a load shares the memory it read
+ *   the rows into, `share`), keeps its instance for the jobs that follow (one
  *   per memory), and is told to forget it when the memory is collected here (posting a memory with every job would
  *   add a fixed cost to every job and grow a list inside each worker that V8 never shrinks);
  * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
