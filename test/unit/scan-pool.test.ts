@@ -220,6 +220,7 @@ describe('scan pool options and lifetime', () => {
     const all = oracleDistances('l2', records, query)
     const sentBefore = scanPool().memoriesSent
     const byWorkersBefore = scanPool().chunksByWorkers
+    const byKernelsBefore = scanPool().chunksByWorkerKernels
     const loaded = loadIndex(join(dir, 'in-memory'))
     expect(scanPool().memoriesSent - sentBefore).toBe(1)
     // The searches bring no memory, and the worker scans with the instance it made at the load.
@@ -227,6 +228,8 @@ describe('scan pool options and lifetime', () => {
       expectSameRanking(loaded.search({ vector: query, topK: 10 }).hits, expected, 10, all)
     }
     expect(scanPool().chunksByWorkers).toBeGreaterThan(byWorkersBefore)
+    // With the SIMD instance it made from what the load sent: no job brought it the memory.
+    expect(scanPool().chunksByWorkerKernels - byKernelsBefore).toBe(scanPool().chunksByWorkers - byWorkersBefore)
     expect(scanPool().memoriesSent - sentBefore).toBe(1)
   })
 

@@ -64,6 +64,7 @@ class ScanPool {
   #labels = new Uint32Array(new SharedArrayBuffer(4))
   #failed = false
   #chunksByWorkers = 0
+  #chunksByWorkerKernels = 0
   #takenOver = 0
 
   /** Worker threads started so far. */
@@ -74,6 +75,11 @@ class ScanPool {
   /** Chunks of rows the workers have computed so far (the calling thread computes the others). */
   get chunksByWorkers(): number {
     return this.#chunksByWorkers
+  }
+
+  /** Of {@link chunksByWorkers}, those a worker computed with its own SIMD instance (the rest, with kernels.ts). */
+  get chunksByWorkerKernels(): number {
+    return this.#chunksByWorkerKernels
   }
 
   /** Times a memory (and the module) was sent to a worker: once per worker and memory. */
@@ -115,6 +121,7 @@ class ScanPool {
       return undefined
     }
     this.#chunksByWorkers += Atomics.load(job.control, BY_WORKERS)
+    this.#chunksByWorkerKernels += Atomics.load(job.control, BY_WORKER_KERNELS)
     if (!finished) this.#takeOver(job, simd)
     return job.keys
   }
@@ -292,8 +299,10 @@ const NEXT = 0
 const DONE = 1
 const FAILED = 2
 const BY_WORKERS = 3
+/** Of those, the chunks workers computed with their SIMD instance. */
+const BY_WORKER_KERNELS = 4
 /** Then one cell per chunk: 1 once its keys are written. */
-const CHUNK_DONE = 4
+const CHUNK_DONE = 5
 
 /** What is posted to the workers (typed arrays over SharedArrayBuffers are shared, not copied). */
 interface ScanJob {
@@ -328,14 +337,17 @@ interface ScanJob {
  * `scanChunk` (workers run their source text).
  */
 function claimChunks(job: ScanJob, scan: typeof scanKeys, simd: ThreadSimd | null, worker: boolean): number {
-  // Cells as literals (DONE 1, FAILED 2, BY_WORKERS 3): the workers' copy sees no module constants.
+  // Cells as literals (DONE 1, FAILED 2, BY_WORKERS 3, BY_WORKER_KERNELS 4): the workers' copy sees no module constants.
   const c = job.control
   let done = 0
   try {
     for (let chunk = Atomics.add(c, 0, 1); chunk < job.chunks; chunk = Atomics.add(c, 0, 1)) {
       scanChunk(job, chunk, scan, simd)
       done++
-      if (worker) Atomics.add(c, 3, 1)
+      if (worker) {
+        Atomics.add(c, 3, 1)
+        if (simd !== null) Atomics.add(c, 4, 1)
+      }
       if (Atomics.add(c, 1, 1) + 1 === job.chunks) Atomics.notify(c, 1)
     }
   } catch {
@@ -345,7 +357,7 @@ function claimChunks(job: ScanJob, scan: typeof scanKeys, simd: ThreadSimd | nul
   return done
 }
 
-/** Writes the keys of one chunk (with the thread's SIMD kernels when it has them) and marks it done (cell 4 + chunk, CHUNK_DONE). */
+/** Writes the keys of one chunk (with the thread's SIMD kernels when it has them) and marks it done (cell 5 + chunk, CHUNK_DONE). */
 function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys, simd: ThreadSimd | null): void {
   const from = chunk * job.chunkRows
   const to = Math.min(job.count, from + job.chunkRows)
@@ -355,7 +367,7 @@ function scanChunk(job: ScanJob, chunk: number, scan: typeof scanKeys, simd: Thr
   } else {
     scan(job.metric, job.query, job.data, job.invNorms, job.dim, job.labels, from, to, job.keys)
   }
-  Atomics.store(job.control, 4 + chunk, 1)
+  Atomics.store(job.control, 5 + chunk, 1)
 }
 
 /** Waits up to `ms` for every chunk to be done (or a thread to fail); whether all are done. */
