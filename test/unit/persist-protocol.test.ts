@@ -507,7 +507,7 @@ describe('one writer per folder', () => {
 })
 
 describe('stale locks and debris', () => {
-  it('takes over a LOCK naming a dead process on this host, or a reused pid; refuses another host\'s', async () => {
+  it('takes over a LOCK naming a dead process on this host, a zombie or a reused pid; refuses another host\'s', async () => {
     const dir = scratch()
     const index = buildIndex()
     index.save(dir)
@@ -521,6 +521,21 @@ describe('stale locks and debris', () => {
       index.save(dir)
       expect(existsSync(join(dir, 'LOCK'))).toBe(false)
     }
+    // A zombie (killed, never reaped: its parent `sleep` does not wait) that started when the LOCK says: taken over.
+    if (existsSync(`/proc/${process.ppid}/stat`)) {
+      const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+      try {
+        const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))))
+        const stat = (): string[] => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+        for (let i = 0; i < 100 && stat()[0] !== 'Z'; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(stat()[0]).toBe('Z')
+        writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: zombie, host: hostname(), started: Number(stat()[19]), token: 'old' }))
+        index.save(dir)
+        expect(existsSync(join(dir, 'LOCK'))).toBe(false)
+      } finally {
+        parent.kill('SIGKILL')
+      }
+    }
     // The same live pid without a start time to compare: held.
     writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.ppid, host: hostname(), token: 'old' }))
     expect(() => index.save(dir)).toThrowError(expect.objectContaining({ code: 'LOCKED' }) as Error)
@@ -532,7 +547,7 @@ describe('stale locks and debris', () => {
     expect(() => index.save(dir)).toThrowError(/its LOCK is being written/)
     utimesSync(join(dir, 'LOCK'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
     index.save(dir)
-    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000004'])
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000005'])
   })
 
   it('debris of interrupted saves is removed by the next save (index) and the next open (data folder); older generations only after a switch', async () => {

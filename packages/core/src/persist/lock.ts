@@ -96,7 +96,7 @@ function locked(root: string, who: string, remote: boolean): QuarryError {
  * system has no hard links, LOCK is created with O_EXCL and then written.
  */
 function tryCreate(path: string, token: string): boolean {
-  const started = startTime(process.pid)
+  const started = procStat(process.pid)?.started
   const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token }
   const text = `${JSON.stringify(owner)}\n`
   const tmp = `${path}.${token}`
@@ -170,7 +170,10 @@ function judge(path: string, raw: string): { alive: boolean; who: string; remote
   // Our own pid but not in heldHere: left by this process without a release (e.g. a lost lock object).
   if (owner.pid === process.pid) return { alive: false, who, remote: false }
   if (!running(owner.pid)) return { alive: false, who, remote: false }
-  const started = startTime(owner.pid)
+  const stat = procStat(owner.pid)
+  // A zombie (killed, not yet reaped by a parent that never waits) answers signals but holds nothing.
+  if (stat?.state === 'Z' || stat?.state === 'X') return { alive: false, who, remote: false }
+  const started = stat?.started
   if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, remote: false }
   return { alive: true, who, remote: false }
 }
@@ -184,13 +187,14 @@ function running(pid: number): boolean {
   }
 }
 
-/** A process's start time (clock ticks since boot) from /proc, where there is one. */
-function startTime(pid: number): number | undefined {
+/** A process's state letter and start time (clock ticks since boot) from /proc, where there is one. */
+function procStat(pid: number): { state: string | undefined; started: number | undefined } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the parenthesized command name start at field 3; starttime is field 22.
-    const value = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
-    return Number.isFinite(value) ? value : undefined
+    // Fields after the parenthesized command name start at field 3 (the state); starttime is field 22.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const started = Number(fields[19])
+    return { state: fields[0], started: Number.isFinite(started) ? started : undefined }
   } catch {
     return undefined
   }
