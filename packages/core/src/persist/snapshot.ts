@@ -144,7 +144,8 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   const shared = workers > 0
   // An exact index's searches are such scans: its threads boot while the rest is read (a graph's
   // searches need none, so they start with its first big filtered scan, as before).
-  if (shared && options.dense === 'exact') scanPool().prepare(workers)
+  const pooled = shared && options.dense === 'exact'
+  if (pooled) scanPool().prepare(workers)
   const store = dims === undefined ? undefined : VectorStore.sized(dims, extent, shared)
   const rows = store && new Map([['vectors.f32', bytesOf(store.slice(extent))], ['norms.f32', bytesOf(store.sliceInvNorms(extent))]])
   // Hashed on a worker in the order they are read: each is still checked before it is parsed.
@@ -165,7 +166,7 @@ function readState(files: Generation, embedder: Embedder | undefined): IndexStat
   for (const [name, bytes] of rows ?? []) files.readWhole(name, bytes)
   files.reading = undefined
   // The rows are in place: the booted threads make their instances over them now, not in the first search.
-  const simd = shared && options.dense === 'exact' ? store?.simd() : undefined
+  const simd = pooled ? store?.simd() : undefined
   if (simd) scanPool().share(simd, workers)
   return { ...emptyState(options, graph), ids, store, metadata, texts, sparse, values, tie: idTieBreak(ids) }
 }
