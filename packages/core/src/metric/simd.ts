@@ -9,12 +9,12 @@
  * key is the same number whichever kernel computes it, while a scan runs faster on one thread
  * (bench/README.md, exact: "SIMD vs JS kernels").
  *
- * The module is written here byte by byte (a few kB, no toolchain): four functions,
- * dot or squared distance, over consecutive rows (one at a time) or over a list of labels (two
- * at a time, as `dotAt2` does). They read a store's rows where they are: the store keeps its rows in a
- * WebAssembly memory (dense/vector-store.ts) whose first bytes are scratch slots, one per thread
- * that scans (the calling thread and up to `SIMD_SLOTS - 1` scan pool workers), each holding the
- * query as float64, a block of raw sums and a block of labels.
+ * The module is written here byte by byte (a few kB, no toolchain): four functions, dot or
+ * squared distance, over consecutive rows (one at a time) or over a list of labels (four at a
+ * time, each row's sums kept as `dotAt` keeps them). They read a store's rows where they are: the
+ * store keeps its rows in a WebAssembly memory (dense/vector-store.ts) whose first bytes are
+ * scratch slots, one per thread that scans (the calling thread and up to `SIMD_SLOTS - 1` scan
+ * pool workers), each holding the query as float64, a block of raw sums and a block of labels.
  */
 
 /**
@@ -308,6 +308,9 @@ const N = 3
 const OUT = 4
 const LABELS = 5
 
+/** Listed rows per pass of a labelled kernel (at most 4: the locals hold four rows). */
+const LABELLED_ROWS = 4
+
 /**
  * One kernel: `l2` picks squared distance over dot, `labelled` reads row numbers from `labels`.
  * Consecutive rows go one per pass of the outer loop: read as one stream, they come from memory
@@ -315,33 +318,30 @@ const LABELS = 5
  * forward) read as two streams a row apart, and once rows are about 480 bytes or longer (120
  * dimensions) the processor's prefetching stops keeping up with them: a scan of rows that are not
  * in the caches then ran several times slower on these machines (bench exact, 128-d). Listed
- * rows, read wherever the labels point, go two per pass, so that the loads of both are in flight
- * at once; then the last row alone when `n` is odd.
+ * rows, read wherever the labels point, go `LABELLED_ROWS` per pass, each pass loading every row
+ * before any arithmetic, so that their cache misses are in flight together (a list scattered
+ * over memory is bound by those misses, not by the arithmetic); then the rest one at a time.
  */
 function kernel(l2: boolean, labelled: boolean): number[] {
   const first = labelled ? 6 : 5
-  // i32 locals
+  // i32 locals: the row counter, the component counter, dim rounded down to 4, the query's
+  // pointer, the row stride, then one row pointer per row of a pass
   const R = first
   const K = first + 1
   const DIM4 = first + 2
-  const PA = first + 3
-  const PB = first + 4
-  const QK = first + 5
-  const STRIDE = first + 6
-  // v128 locals
-  const A0 = first + 7
-  const A1 = first + 8
-  const B0 = first + 9
-  const B1 = first + 10
-  const VA = first + 11
-  const VB = first + 12
-  const QL = first + 13
-  const QH = first + 14
-  const X = first + 15
-  // f64 locals
-  const S0 = first + 16
-  const T0 = first + 17
-  const XF = first + 18
+  const QK = first + 3
+  const STRIDE = first + 4
+  const P = [0, 1, 2, 3].map((i) => first + 5 + i)
+  // v128 locals: the query's pairs and a scratch, then per row its two accumulators and its loaded components
+  const QL = first + 9
+  const QH = first + 10
+  const X = first + 11
+  const ACC_LO = [0, 1, 2, 3].map((i) => first + 12 + i)
+  const ACC_HI = [0, 1, 2, 3].map((i) => first + 16 + i)
+  const V = [0, 1, 2, 3].map((i) => first + 20 + i)
+  // f64 locals: a scratch, then per row its scalar sum
+  const XF = first + 24
+  const S = [0, 1, 2, 3].map((i) => first + 25 + i)
 
   /** Byte offset of row number `r + plus` (consecutive) or of `labels[r + plus]`. */
   const rowPtr = (plus: number): number[] =>
@@ -383,76 +383,63 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...f64Store(plus * 8),
   ]
 
-  /** The rows at PA (and PB when `two`): vector loop, remainder loop, stores. */
-  const rows = (two: boolean): number[] => [
-    ...v128Zero,
-    ...set(A0),
-    ...v128Zero,
-    ...set(A1),
-    ...(two ? [...v128Zero, ...set(B0), ...v128Zero, ...set(B1)] : []),
-    ...i32(0),
-    ...set(K),
-    ...get(Q),
-    ...set(QK),
-    ...block,
-    ...loop,
-    ...get(K),
-    ...get(DIM4),
-    ...geU,
-    ...brIf(1),
-    ...get(QK),
-    ...v128Load(0),
-    ...set(QL),
-    ...get(QK),
-    ...v128Load(16),
-    ...set(QH),
-    ...get(PA),
-    ...v128Load(),
-    ...set(VA),
-    ...accumulate(A0, VA, false, QL),
-    ...accumulate(A1, VA, true, QH),
-    ...(two ? [...get(PB), ...v128Load(), ...set(VB), ...accumulate(B0, VB, false, QL), ...accumulate(B1, VB, true, QH), ...inc(PB, 16)] : []),
-    ...inc(PA, 16),
-    ...inc(QK, 32),
-    ...inc(K, 4),
-    ...br(0),
-    ...end,
-    ...end,
-    ...get(A0),
-    ...lane(0),
-    ...set(S0),
-    ...(two ? [...get(B0), ...lane(0), ...set(T0)] : []),
-    ...block,
-    ...loop,
-    ...get(K),
-    ...get(DIM),
-    ...geU,
-    ...brIf(1),
-    ...accumulateOne(S0, PA),
-    ...(two ? [...accumulateOne(T0, PB), ...inc(PB, 4)] : []),
-    ...inc(PA, 4),
-    ...inc(QK, 8),
-    ...inc(K, 1),
-    ...br(0),
-    ...end,
-    ...end,
-    ...store(0, S0, A0, A1),
-    ...(two ? store(1, T0, B0, B1) : []),
-  ]
+  /** The `m` rows at P[0..m-1]: vector loop, remainder loop, stores. */
+  const rows = (m: number): number[] => {
+    const each = (f: (i: number) => number[]): number[] => Array.from({ length: m }, (_, i) => f(i)).flat()
+    return [
+      ...each((i) => [...v128Zero, ...set(ACC_LO[i] as number), ...v128Zero, ...set(ACC_HI[i] as number)]),
+      ...i32(0),
+      ...set(K),
+      ...get(Q),
+      ...set(QK),
+      ...block,
+      ...loop,
+      ...get(K),
+      ...get(DIM4),
+      ...geU,
+      ...brIf(1),
+      ...get(QK),
+      ...v128Load(0),
+      ...set(QL),
+      ...get(QK),
+      ...v128Load(16),
+      ...set(QH),
+      // Every row's load before any arithmetic: their cache misses are in flight together.
+      ...each((i) => [...get(P[i] as number), ...v128Load(), ...set(V[i] as number)]),
+      ...each((i) => [...accumulate(ACC_LO[i] as number, V[i] as number, false, QL), ...accumulate(ACC_HI[i] as number, V[i] as number, true, QH), ...inc(P[i] as number, 16)]),
+      ...inc(QK, 32),
+      ...inc(K, 4),
+      ...br(0),
+      ...end,
+      ...end,
+      ...each((i) => [...get(ACC_LO[i] as number), ...lane(0), ...set(S[i] as number)]),
+      ...block,
+      ...loop,
+      ...get(K),
+      ...get(DIM),
+      ...geU,
+      ...brIf(1),
+      ...each((i) => [...accumulateOne(S[i] as number, P[i] as number), ...inc(P[i] as number, 4)]),
+      ...inc(QK, 8),
+      ...inc(K, 1),
+      ...br(0),
+      ...end,
+      ...end,
+      ...each((i) => store(i, S[i] as number, ACC_LO[i] as number, ACC_HI[i] as number)),
+    ]
+  }
 
-  /** Rows `m` at a time (1 or 2) while r + m − 1 < n. */
-  const pass = (m: 1 | 2): number[] => [
+  /** Rows `m` at a time while r + m − 1 < n. */
+  const pass = (m: number): number[] => [
     ...block,
     ...loop,
     ...get(R),
-    ...(m === 2 ? [...i32(1), ...add] : []),
+    ...(m > 1 ? [...i32(m - 1), ...add] : []),
     ...get(N),
     ...geU,
     ...brIf(1),
-    ...rowPtr(0),
-    ...set(PA),
-    ...(m === 2 ? [...rowPtr(1), ...set(PB)] : []),
-    ...rows(m === 2),
+    ...Array.from({ length: m }, (_, i) => [...rowPtr(i), ...set(P[i] as number)]).flat(),
+    ...rows(m),
     ...inc(R, m),
     ...br(0),
     ...end,
@@ -470,15 +457,15 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...set(STRIDE),
     ...i32(0),
     ...set(R),
-    // Listed rows in pairs first; then one at a time (all of them when consecutive, the last when `n` is odd).
-    ...(labelled ? pass(2) : []),
+    // Listed rows LABELLED_ROWS at a time first; then one at a time (all of them when consecutive, the rest of a list).
+    ...(labelled ? pass(LABELLED_ROWS) : []),
     ...pass(1),
     ...end,
   ]
   const locals = vec([
-    [...uleb(7), I32],
-    [...uleb(9), V128],
-    [...uleb(3), F64],
+    [...uleb(9), I32],
+    [...uleb(15), V128],
+    [...uleb(5), F64],
   ])
   const code = [...locals, ...body]
   return [...uleb(code.length), ...code]
