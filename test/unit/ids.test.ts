@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { IdMap } from '../../packages/core/src/ids.js'
+import { hashId, hashIdUnits, IdMap } from '../../packages/core/src/ids.js'
 import { runs } from '../support/runs.js'
 
 describe('IdMap', () => {
@@ -91,6 +91,31 @@ describe('IdMap against a Map', () => {
       }),
       { numRuns: runs(200) },
     )
+  })
+
+  it('hashes an id from its stored bytes (latin1 or UTF-16LE, at any offset) as from the string, and restores with those hashes', () => {
+    // A snapshot's reader hashes each id from the bytes it decodes (persist/sections.ts): one byte
+    // per code unit when every unit is below 256, else two. Any other number would file the id
+    // where a lookup by string never looks.
+    const unit = fc.oneof(fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xffff })).map((c) => String.fromCharCode(c))
+    const id = fc.array(unit, { minLength: 0, maxLength: 11 }).map((units) => units.join(''))
+    fc.assert(
+      fc.property(fc.uniqueArray(id, { minLength: 1, maxLength: 60 }), fc.nat(7), (ids, pad) => {
+        const hashes = new Uint32Array(ids.length)
+        ids.forEach((each, label) => {
+          const wide = [...each].some((c) => c.charCodeAt(0) > 0xff)
+          const stored = Buffer.concat([Buffer.alloc(pad, 0xee), Buffer.from(each, wide ? 'utf16le' : 'latin1'), Buffer.alloc(3, 0xee)])
+          hashes[label] = hashIdUnits(stored, pad, each.length, wide)
+          expect(hashes[label]).toBe(hashId(each))
+          // A latin1 id stored two bytes a unit (as a writer may) hashes the same too.
+          if (!wide) expect(hashIdUnits(Buffer.from(each, 'utf16le'), 0, each.length, true)).toBe(hashId(each))
+        })
+        const restored = IdMap.restore(ids.slice(), [], hashes) as IdMap
+        ids.forEach((each, label) => expect(restored.labelOf(each)).toBe(label))
+      }),
+      { numRuns: runs(300) },
+    )
+    expect(IdMap.restore(['a', 'b', 'a'], [], Uint32Array.from(['a', 'b', 'a'], hashId))).toBeUndefined()
   })
 
   it('refuses to restore an id held by two labels', () => {

@@ -1,6 +1,6 @@
 import { frozenDate, TextColumn, validateText, type Metadata, type MetadataValue, type TextInput } from '../engine/record.js'
 import type { IndexState } from '../engine/state.js'
-import { IdMap, type Label } from '../ids.js'
+import { hashIdUnits, IdMap, type Label } from '../ids.js'
 import type { SectionReader, SectionWriter } from './sections.js'
 import type { Steps } from './steps.js'
 
@@ -35,10 +35,12 @@ export function* writeIds(state: IndexState, out: SectionWriter): Steps {
 
 /** The id map, or undefined when the ids and free labels do not fit together. */
 export function readIds(input: SectionReader, extent: number): IdMap | undefined {
-  const ids = input.strings(extent)
+  // Each id hashed from the bytes it is decoded from: the map is rebuilt without reading every id again.
+  const hashes = new Uint32Array(extent)
+  const ids = input.strings(extent, { of: hashIdUnits, into: hashes })
   const free = input.u32()
   input.end()
-  return IdMap.restore(ids, free)
+  return IdMap.restore(ids, free, hashes)
 }
 
 export function* writeTexts(state: IndexState, out: SectionWriter): Steps {

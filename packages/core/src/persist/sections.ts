@@ -239,8 +239,12 @@ export class SectionReader {
     return n
   }
 
-  /** The next string list (undefined for entries that hold none); `count`, when given, is its length. */
-  strings(count?: number): (string | undefined)[] {
+  /**
+   * The next string list (undefined for entries that hold none); `count`, when given, is its
+   * length. With `hashes`, also `hashes.into[i] = hashes.of(...)` of each entry's stored code
+   * units (one byte each, or two with `wide`), from the bytes it is decoded from.
+   */
+  strings(count?: number, hashes?: { readonly of: UnitsHash; readonly into: Uint32Array }): (string | undefined)[] {
     const n = this.#stringCount(count)
     const out = new Array<string | undefined>(n)
     const buffer = this.#buffer()
@@ -249,14 +253,23 @@ export class SectionReader {
       const { lengths, entries, oneAt, oneBytes, twoAt, twoBytes } = this.#group(n - i)
       const one = new Decoding(buffer, 'latin1', oneAt, oneBytes, 1)
       const two = new Decoding(buffer, 'utf16le', twoAt, twoBytes, 2)
+      // Where the next string of each run starts (its bytes are checked by the decoding).
+      let p1 = oneAt
+      let p2 = twoAt
       for (let e = 0; e < entries; e++) {
         const length = lengths[e] as number
         if (length === ABSENT) {
           out[i++] = undefined
           continue
         }
-        const s = length < WIDE ? one.next(length, lengths, e, 0) : two.next(length - WIDE, lengths, e, WIDE)
+        const wide = length >= WIDE
+        const s = wide ? two.next(length - WIDE, lengths, e, WIDE) : one.next(length, lengths, e, 0)
         if (s === undefined) throw this.#fail()
+        if (hashes !== undefined) {
+          hashes.into[i] = wide ? hashes.of(buffer, p2, length - WIDE, true) : hashes.of(buffer, p1, length, false)
+          if (wide) p2 += (length - WIDE) * 2
+          else p1 += length
+        }
         out[i++] = s
       }
       if (!one.done || !two.done) throw this.#fail()
@@ -323,6 +336,9 @@ export class SectionReader {
     return { lengths, entries, oneAt, oneBytes, twoAt, twoBytes }
   }
 }
+
+/** A hash of `units` code units stored from byte `at` of `bytes`: one byte each, or two (UTF-16LE) with `wide`. */
+export type UnitsHash = (bytes: Uint8Array, at: number, units: number, wide: boolean) => number
 
 /**
  * A string list of a section left in its buffer (SectionReader.stringRefs): each entry decoded
