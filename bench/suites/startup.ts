@@ -53,11 +53,12 @@ function corpusKind(): CorpusKind {
  * the 256-d hashing embedder that `quarry serve --embedder hashing` uses, so the first query waits
  * on no model), checkpointed by the server's own writer (DataDir). Each round spawns the real
  * `quarry serve --data DIR --embedder hashing --port 0` (default durability: log) and times from
- * the spawn to the first retrieveContexts answer (200, top 10), then kills it (SIGKILL: no final
+ * the spawn to the answer of its first request, a retrieveContexts (200, top 10) naming the corpus
+ * (an unmeasured start lists it first), then kills it (SIGKILL: no final
  * snapshot) and times core's `loadIndex` of the same corpus snapshot in this process, and in a
  * fresh `node` that loads it and nothing else (timed there around the call: the stricter
  * baseline, free of this process's other steps; and from its spawn). Also: an
- * empty folder's time to first answer (the process's fixed start: Node and the modules, plus tsx
+ * empty folder's time to first answer, a listRagCorpora (the process's fixed start: Node and the modules, plus tsx
  * compiling the sources with STARTUP_FROM=source). N = 1M (`--quick`: 100k); STARTUP_CHUNKS=N overrides (N,M,...: a row for each); STARTUP_DATA=DIR reuses a folder of N chunks built by an earlier run (not timed; DIR,DIR2,... one per size); STARTUP_ROUNDS=R rounds (15).
  * The server runs from the built packages (dist/, compiled first), as an installed `quarry` does;
  * STARTUP_FROM=source runs the workspace's TypeScript sources through tsx instead.
@@ -93,12 +94,13 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
     const rounds = Number(process.env['STARTUP_ROUNDS'] ?? 15)
     const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], fresh: [] as number[], empty: [] as number[] }
     // One unmeasured start first: the folder was just written, and the first process to read it
-    // (page cache, the binary's code) would pay for all that follow.
-    await firstAnswer(from, data)
+    // (page cache, the binary's code) would pay for all that follow. It lists the corpus's name.
+    const corpus = (await firstAnswer(from, data, undefined)).corpora[0]
+    if (corpus === undefined) throw new Error(`${data} serves no RAG corpus`)
     for (let round = 0; round < rounds; round++) {
       const steps = [
         async () => {
-          const t = await firstAnswer(from, data)
+          const t = await firstAnswer(from, data, corpus)
           times.first.push(t.answer)
           times.listening.push(t.listening)
           times.opened.push(t.opened)
@@ -110,7 +112,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
           if (index.size !== chunks) throw new Error(`the corpus holds ${index.size} chunks, not ${chunks}`)
         },
         async () => {
-          times.empty.push((await firstAnswer(from, empty, false)).answer)
+          times.empty.push((await firstAnswer(from, empty, undefined)).answer)
         },
         async () => {
           const fresh = await freshLoad(from, corpusDir(), chunks)
@@ -208,24 +210,27 @@ export async function buildDataFolder(root: string, chunks: number, kind: Corpus
 
 /**
  * Spawns `quarry serve --data dir` and times (seconds from the spawn) the "serving" line and the
- * first answer of a retrieveContexts on the corpus (or, with `query` false, of a listRagCorpora);
- * with the seconds the server says it took to read the checkpoint (its start-up line).
+ * first answer: a retrieveContexts on `corpus` (its name known beforehand, as a client configured
+ * with its corpus knows it), or without one a listRagCorpora, whose names it returns; with the
+ * seconds the server says it took to read the checkpoint (its start-up line).
  */
-async function firstAnswer(from: StartFrom, dir: string, query = true): Promise<{ listening: number; opened: number; answer: number }> {
+async function firstAnswer(from: StartFrom, dir: string, corpus: string | undefined): Promise<{ listening: number; opened: number; answer: number; corpora: string[] }> {
   return whileRunning(quarryArgs(from, ['serve', '--data', dir, '--embedder', 'hashing', '--port', '0']), 'quarry serve', async (start, line) => {
     const url = (await line(/serving on (http:\/\/[^\s]+)/))[1] as string
     const listening = (performance.now() - start) / 1000
-    const corpora = await call(`${url}/v1/${PARENT}/ragCorpora`, undefined)
-    if (query) {
-      const name = (corpora.ragCorpora as { name: string }[] | undefined)?.[0]?.name
-      const answer = await call(`${url}/v1/${PARENT}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: name }] }, query: { text: QUERY, ragRetrievalConfig: { topK: 10 } } })
+    let corpora: string[] = []
+    if (corpus === undefined) {
+      const listed = await call(`${url}/v1/${PARENT}/ragCorpora`, undefined)
+      corpora = ((listed.ragCorpora as { name: string }[] | undefined) ?? []).map((c) => c.name)
+    } else {
+      const answer = await call(`${url}/v1/${PARENT}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: QUERY, ragRetrievalConfig: { topK: 10 } } })
       const contexts = (answer.contexts as { contexts?: unknown[] } | undefined)?.contexts ?? []
       if (contexts.length !== 10) throw new Error(`the first query answered ${contexts.length} contexts, not 10`)
     }
     const answer = (performance.now() - start) / 1000
     // Printed after the serving line: how long the server took to read the checkpoint of --data.
     const opened = Number((await line(/checkpoint of --data read in ([\d.]+) s/))[1])
-    return { listening, opened, answer }
+    return { listening, opened, answer, corpora }
   })
 }
 
