@@ -299,6 +299,8 @@ const end = [0x0b]
 const brIf = (depth: number): number[] => [0x0d, ...uleb(depth)]
 const br = (depth: number): number[] => [0x0c, ...uleb(depth)]
 const inc = (local: number, by: number): number[] => [...get(local), ...i32(by), ...add, ...set(local)]
+/** Runs `body` while the (unsigned) value `counter` computes is below local `limit`. */
+const whileBelow = (counter: number[], limit: number, body: number[]): number[] => [...block, ...loop, ...counter, ...get(limit), ...geU, ...brIf(1), ...body, ...br(0), ...end, ...end]
 
 /** Parameters: q, rows, dim, n, out, (labels); then these locals. */
 const Q = 0
@@ -392,59 +394,28 @@ function kernel(l2: boolean, labelled: boolean): number[] {
       ...set(K),
       ...get(Q),
       ...set(QK),
-      ...block,
-      ...loop,
-      ...get(K),
-      ...get(DIM4),
-      ...geU,
-      ...brIf(1),
-      ...get(QK),
-      ...v128Load(0),
-      ...set(QL),
-      ...get(QK),
-      ...v128Load(16),
-      ...set(QH),
-      // Every row's load before any arithmetic: their cache misses are in flight together.
-      ...each((i) => [...get(P[i] as number), ...v128Load(), ...set(V[i] as number)]),
-      ...each((i) => [...accumulate(ACC_LO[i] as number, V[i] as number, false, QL), ...accumulate(ACC_HI[i] as number, V[i] as number, true, QH), ...inc(P[i] as number, 16)]),
-      ...inc(QK, 32),
-      ...inc(K, 4),
-      ...br(0),
-      ...end,
-      ...end,
+      ...whileBelow(get(K), DIM4, [
+        ...get(QK),
+        ...v128Load(0),
+        ...set(QL),
+        ...get(QK),
+        ...v128Load(16),
+        ...set(QH),
+        // Every row's load before any arithmetic: their cache misses are in flight together.
+        ...each((i) => [...get(P[i] as number), ...v128Load(), ...set(V[i] as number)]),
+        ...each((i) => [...accumulate(ACC_LO[i] as number, V[i] as number, false, QL), ...accumulate(ACC_HI[i] as number, V[i] as number, true, QH), ...inc(P[i] as number, 16)]),
+        ...inc(QK, 32),
+        ...inc(K, 4),
+      ]),
       ...each((i) => [...get(ACC_LO[i] as number), ...lane(0), ...set(S[i] as number)]),
-      ...block,
-      ...loop,
-      ...get(K),
-      ...get(DIM),
-      ...geU,
-      ...brIf(1),
-      ...each((i) => [...accumulateOne(S[i] as number, P[i] as number), ...inc(P[i] as number, 4)]),
-      ...inc(QK, 8),
-      ...inc(K, 1),
-      ...br(0),
-      ...end,
-      ...end,
+      ...whileBelow(get(K), DIM, [...each((i) => [...accumulateOne(S[i] as number, P[i] as number), ...inc(P[i] as number, 4)]), ...inc(QK, 8), ...inc(K, 1)]),
       ...each((i) => store(i, S[i] as number, ACC_LO[i] as number, ACC_HI[i] as number)),
     ]
   }
 
   /** Rows `m` at a time while r + m − 1 < n. */
-  const pass = (m: number): number[] => [
-    ...block,
-    ...loop,
-    ...get(R),
-    ...(m > 1 ? [...i32(m - 1), ...add] : []),
-    ...get(N),
-    ...geU,
-    ...brIf(1),
-    ...Array.from({ length: m }, (_, i) => [...rowPtr(i), ...set(P[i] as number)]).flat(),
-    ...rows(m),
-    ...inc(R, m),
-    ...br(0),
-    ...end,
-    ...end,
-  ]
+  const pass = (m: number): number[] =>
+    whileBelow(m > 1 ? [...get(R), ...i32(m - 1), ...add] : get(R), N, [...Array.from({ length: m }, (_, i) => [...rowPtr(i), ...set(P[i] as number)]).flat(), ...rows(m), ...inc(R, m)])
 
   const body = [
     ...get(DIM),
