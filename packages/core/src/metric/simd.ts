@@ -299,6 +299,8 @@ const end = [0x0b]
 const brIf = (depth: number): number[] => [0x0d, ...uleb(depth)]
 const br = (depth: number): number[] => [0x0c, ...uleb(depth)]
 const inc = (local: number, by: number): number[] => [...get(local), ...i32(by), ...add, ...set(local)]
+/** `f(0) … f(m - 1)`, one after another. */
+const eachOf = (m: number, f: (i: number) => number[]): number[] => Array.from({ length: m }, (_, i) => f(i)).flat()
 /** Runs `body` while the (unsigned) value `counter` computes is below local `limit`. */
 const whileBelow = (counter: number[], limit: number, body: number[]): number[] => [...block, ...loop, ...counter, ...get(limit), ...geU, ...brIf(1), ...body, ...br(0), ...end, ...end]
 
@@ -310,7 +312,7 @@ const N = 3
 const OUT = 4
 const LABELS = 5
 
-/** Listed rows per pass of a labelled kernel (at most 4: the locals hold four rows). */
+/** Listed rows per pass of a labelled kernel (each row of a pass has locals of its own). */
 const LABELLED_ROWS = 4
 
 /**
@@ -326,6 +328,9 @@ const LABELLED_ROWS = 4
  */
 function kernel(l2: boolean, labelled: boolean): number[] {
   const first = labelled ? 6 : 5
+  const perPass = LABELLED_ROWS
+  /** The locals of each row of a pass, numbered from `at`. */
+  const ofEachRow = (at: number): number[] => Array.from({ length: perPass }, (_, i) => at + i)
   // i32 locals: the row counter, the component counter, dim rounded down to 4, the query's
   // pointer, the row stride, then one row pointer per row of a pass
   const R = first
@@ -333,17 +338,20 @@ function kernel(l2: boolean, labelled: boolean): number[] {
   const DIM4 = first + 2
   const QK = first + 3
   const STRIDE = first + 4
-  const P = [0, 1, 2, 3].map((i) => first + 5 + i)
+  const P = ofEachRow(first + 5)
+  const i32Locals = 5 + perPass
   // v128 locals: the query's pairs and a scratch, then per row its two accumulators and its loaded components
-  const QL = first + 9
-  const QH = first + 10
-  const X = first + 11
-  const ACC_LO = [0, 1, 2, 3].map((i) => first + 12 + i)
-  const ACC_HI = [0, 1, 2, 3].map((i) => first + 16 + i)
-  const V = [0, 1, 2, 3].map((i) => first + 20 + i)
+  const QL = first + i32Locals
+  const QH = QL + 1
+  const X = QL + 2
+  const ACC_LO = ofEachRow(QL + 3)
+  const ACC_HI = ofEachRow(QL + 3 + perPass)
+  const V = ofEachRow(QL + 3 + 2 * perPass)
+  const v128Locals = 3 + 3 * perPass
   // f64 locals: a scratch, then per row its scalar sum
-  const XF = first + 24
-  const S = [0, 1, 2, 3].map((i) => first + 25 + i)
+  const XF = QL + v128Locals
+  const S = ofEachRow(XF + 1)
+  const f64Locals = 1 + perPass
 
   /** Byte offset of row number `r + plus` (consecutive) or of `labels[r + plus]`. */
   const rowPtr = (plus: number): number[] =>
@@ -387,7 +395,7 @@ function kernel(l2: boolean, labelled: boolean): number[] {
 
   /** The `m` rows at P[0..m-1]: vector loop, remainder loop, stores. */
   const rows = (m: number): number[] => {
-    const each = (f: (i: number) => number[]): number[] => Array.from({ length: m }, (_, i) => f(i)).flat()
+    const each = (f: (i: number) => number[]): number[] => eachOf(m, f)
     return [
       ...each((i) => [...v128Zero, ...set(ACC_LO[i] as number), ...v128Zero, ...set(ACC_HI[i] as number)]),
       ...i32(0),
@@ -415,7 +423,7 @@ function kernel(l2: boolean, labelled: boolean): number[] {
 
   /** Rows `m` at a time while r + m − 1 < n. */
   const pass = (m: number): number[] =>
-    whileBelow(m > 1 ? [...get(R), ...i32(m - 1), ...add] : get(R), N, [...Array.from({ length: m }, (_, i) => [...rowPtr(i), ...set(P[i] as number)]).flat(), ...rows(m), ...inc(R, m)])
+    whileBelow(m > 1 ? [...get(R), ...i32(m - 1), ...add] : get(R), N, [...eachOf(m, (i) => [...rowPtr(i), ...set(P[i] as number)]), ...rows(m), ...inc(R, m)])
 
   const body = [
     ...get(DIM),
@@ -434,9 +442,9 @@ function kernel(l2: boolean, labelled: boolean): number[] {
     ...end,
   ]
   const locals = vec([
-    [...uleb(9), I32],
-    [...uleb(15), V128],
-    [...uleb(5), F64],
+    [...uleb(i32Locals), I32],
+    [...uleb(v128Locals), V128],
+    [...uleb(f64Locals), F64],
   ])
   const code = [...locals, ...body]
   return [...uleb(code.length), ...code]
