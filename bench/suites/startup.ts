@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Analyzer, chunkText, createHashingEmbedder, loadIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
-import { sizeOf } from '../lib/disk.js'
+import { readAll, sizeOf } from '../lib/disk.js'
 import { buildDist, DIST_CLI, DIST_CORE } from '../lib/dist.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { median } from '../lib/stats.js'
@@ -129,6 +129,10 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
         await new Promise((resolve) => setTimeout(resolve, 100))
         global.gc?.()
         await new Promise((resolve) => setTimeout(resolve, 1000))
+        // Untimed: each step starts with the folder in the page cache. These hosts reclaim file
+        // pages left unread for about a minute (DAMON pageout), and a file read once per round looks
+        // unread to it: at 1M (1.6 GB) whichever step came first after an eviction read part of the
+        // folder from disk.
         readAll(data)
         await step()
       }
@@ -207,25 +211,6 @@ export async function buildDataFolder(root: string, chunks: number, kind: Corpus
     folder.close()
   }
   return (performance.now() - t) / 1000
-}
-
-/**
- * Reads every file under `dir` (untimed), so that each step starts with the folder in the page
- * cache. These hosts reclaim file pages left unread for about a minute (DAMON pageout), and a
- * file read once per round looks unread to it: at 1M (1.6 GB) whichever step came first after
- * an eviction read part of the folder from disk, and the steps' times spread by 2x.
- */
-function readAll(dir: string): void {
-  const buffer = Buffer.allocUnsafe(8 << 20)
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue
-    const fd = openSync(join(entry.parentPath, entry.name), 'r')
-    try {
-      while (readSync(fd, buffer, 0, buffer.length, null) > 0);
-    } finally {
-      closeSync(fd)
-    }
-  }
 }
 
 /**
