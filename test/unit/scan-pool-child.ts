@@ -1,6 +1,9 @@
 // Spawned by scan-pool.test.ts (with --expose-gc): searches with the scan pool, prints what it
 // found, then simply ends. The test asserts that the process exits by itself (no worker keeps it
-// alive), and that a worker is told to forget a store's memory once the store is collected.
+// alive), and that once a store the pool scanned is collected, the worker that was posted its memory
+// is retired and the memory given back (the process's address space, on Linux), while the live
+// index still searches, with a new worker, to the same answer.
+import { readFileSync } from 'node:fs'
 import { createIndex } from '@quarry/core'
 import { scanPool } from '../../packages/core/src/dense/scan-pool.js'
 
@@ -21,14 +24,29 @@ function scanAndDrop(): void {
   for (let i = 0; i < 4000; i++) other.add({ id: `o${i}`, vector: Float32Array.from({ length: dim }, (_, j) => ((i + j) % 7) - 3) })
   other.search({ vector: query, topK: 3 })
 }
+/** The process's address space in bytes (Linux; else undefined): a store's memory reserves gigabytes of it. */
+function addressSpace(): number | undefined {
+  if (process.platform !== 'linux') return undefined
+  return Number(/VmSize:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) * 1024
+}
+const gc = (globalThis as { gc?: () => void }).gc
+const collect = async (until: () => boolean): Promise<void> => {
+  const deadline = Date.now() + 5000
+  while (!until() && Date.now() < deadline) {
+    gc?.()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+const before = addressSpace()
 scanAndDrop()
 const heldWithBoth = scanPool().memoriesHeld
-const gc = (globalThis as { gc?: () => void }).gc
-const forgetUntil = Date.now() + 5000
-while (scanPool().memoriesHeld >= heldWithBoth && Date.now() < forgetUntil) {
-  gc?.()
-  await new Promise((resolve) => setTimeout(resolve, 20))
-}
+const withBoth = addressSpace()
+await collect(() => scanPool().retired > 0)
+const workersAfter = scanPool().size
+// The retired worker's isolate is torn down in the background: wait for the memory to go.
+await collect(() => before === undefined || (addressSpace() as number) < before + (1 << 30))
+const after = addressSpace()
+const again = index.search({ vector: query, topK: 5 }).hits.map((h) => h.id)
 process.stdout.write(
-  `${JSON.stringify({ workers: scanPool().size, chunksByWorkers: scanPool().chunksByWorkers, ids: ids[0], same: ids.every((x) => x.join() === ids[0]?.join()), heldWithBoth, heldAfter: scanPool().memoriesHeld })}\n`,
+  `${JSON.stringify({ workers: scanPool().size, chunksByWorkers: scanPool().chunksByWorkers, ids: ids[0], same: ids.every((x) => x.join() === ids[0]?.join()), again, heldWithBoth, retired: scanPool().retired, workersAfter, heldAfter: scanPool().memoriesHeld, before, withBoth, after })}\n`,
 )

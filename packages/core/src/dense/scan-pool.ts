@@ -36,9 +36,8 @@ export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbo
  *   (its own instance and its own scratch slot: the caller 0, worker w slot w + 1; workers beyond
  *   the slots use kernels.ts, which give the same keys). A worker is sent a memory and the module
  *   once, with its first job over that memory (or ahead of it: a load shares the memory it read
- *   the rows into, `share`), keeps its instance for the jobs that follow (one
- *   per memory), and is told to forget it when the memory is collected here (posting a memory with every job would
- *   add a fixed cost to every job and grow a list inside each worker that V8 never shrinks);
+ *   the rows into, `share`), and keeps its instance for the jobs that follow (one per memory:
+ *   posting a memory with every job would add a fixed cost to every job);
  * - the scan is cut into chunks of rows; every thread (the caller too) claims the next chunk with
  *   `Atomics.add` until none is left, so a busy or not yet started worker only does less;
  * - the caller waits with `Atomics.wait` (about one chunk's time) for the chunks that workers
@@ -52,14 +51,25 @@ export const SCAN_DEFAULTS: ResolvedScanOptions = { workers: 'auto', parallelAbo
  * process alive) and are built from source text (`eval`), so the pool runs the same from the
  * TypeScript sources, from dist/ and from an installed tarball. A worker that fails sends that
  * scan and every later one back to the calling thread alone (with a process warning).
+ *
+ * A worker is retired (terminated; the next scan that needs its slot starts a new one) once a
+ * shared buffer it was posted, a store's memory or rows, is collected here. A worker's isolate lets
+ * go of a shared buffer only when it collects its own garbage, which an idle worker never does:
+ * told to drop its references instead, it kept every dropped index's rows (and their memory's
+ * address space) alive for the life of the process.
  */
 class ScanPool {
-  #workers: Worker[] = []
+  /** By slot (worker w computes with scratch slot w + 1); a retired worker's slot is empty until a scan needs it. */
+  #workers: (Worker | undefined)[] = []
   /** The memories (their ids) each worker was sent, and so holds an instance over. */
   #sent: Set<number>[] = []
-  /** Memories sent to workers, to tell them when one is collected here. */
-  readonly #sentMemories = new FinalizationRegistry<number>((id) => this.#forget(id))
   #memoriesSent = 0
+  /** The shared buffers (by their number, see #owner) each worker was posted, and so may still hold. */
+  #reached: Set<number>[] = []
+  readonly #owners = new WeakMap<object, number>()
+  #ownersSeen = 0
+  readonly #collected = new FinalizationRegistry<number>((owner) => this.#retireReaching(owner))
+  #retired = 0
   #keys = new Float64Array(new SharedArrayBuffer(8))
   #labels = new Uint32Array(new SharedArrayBuffer(4))
   #failed = false
@@ -67,9 +77,14 @@ class ScanPool {
   #chunksByWorkerKernels = 0
   #takenOver = 0
 
-  /** Worker threads started so far. */
+  /** Worker threads running now (started and not retired). */
   get size(): number {
-    return this.#workers.length
+    return this.#workers.filter((worker) => worker !== undefined).length
+  }
+
+  /** Workers retired so far: each had been posted a shared buffer since collected here. */
+  get retired(): number {
+    return this.#retired
   }
 
   /** Chunks of rows the workers have computed so far (the calling thread computes the others). */
@@ -108,7 +123,11 @@ class ScanPool {
     if (this.#failed) return undefined
     this.#start(workers)
     const job = this.#job(scan, workers)
-    for (let w = 0; w < workers; w++) (this.#workers[w] as Worker).postMessage(this.#jobFor(w, job, scan.simd))
+    const owners = this.#ownersOf(scan)
+    for (let w = 0; w < workers; w++) {
+      this.#reach(w, owners)
+      ;(this.#workers[w] as Worker).postMessage(this.#jobFor(w, job, scan.simd))
+    }
     const started = performance.now()
     // The calling thread's kernels (slot 0); functions are not posted, each worker makes its own.
     const simd = scan.simd === undefined ? null : { kernels: scan.simd.kernels, memory: scan.simd.memory, slot: 0, scan: simdScanKeys }
@@ -185,8 +204,11 @@ class ScanPool {
   share(rows: SimdRows, workers: number): void {
     if (this.#failed) return
     this.#start(workers)
+    const owners = [this.#owner(rows.memory)]
     for (let w = 0; w < workers; w++) {
-      if (this.#markSent(w, rows)) (this.#workers[w] as Worker).postMessage({ hold: { id: rows.id, memory: rows.memory, module: rows.module } })
+      if (!this.#markSent(w, rows)) continue
+      this.#reach(w, owners)
+      ;(this.#workers[w] as Worker).postMessage({ hold: { id: rows.id, memory: rows.memory, module: rows.module } })
     }
   }
 
@@ -195,17 +217,48 @@ class ScanPool {
     if (w + 1 >= SIMD_SLOTS) return false
     const sent = (this.#sent[w] ??= new Set())
     if (sent.has(rows.id)) return false
-    // Watched for collection once, when the first worker is sent it.
-    if (!this.#sent.some((other) => other.has(rows.id))) this.#sentMemories.register(rows.memory, rows.id)
     sent.add(rows.id)
     this.#memoriesSent++
     return true
   }
 
-  /** A memory was collected here: the workers holding an instance over it let it go. */
-  #forget(id: number): void {
+  /**
+   * The shared buffers a scan's job brings a worker: the rows' memory when they are in one (its
+   * `buffer` object changes as it grows, the memory does not), else the rows' and the norms'
+   * SharedArrayBuffers.
+   */
+  #ownersOf(scan: KeyScan): number[] {
+    const memory = scan.simd?.memory
+    const owners = memory === undefined ? [] : [this.#owner(memory)]
+    for (const { buffer } of [scan.data, scan.invNorms]) if (memory === undefined || buffer !== memory.buffer) owners.push(this.#owner(buffer))
+    return owners
+  }
+
+  /** The number of a shared buffer (or memory), watched for collection from the first time it is posted. */
+  #owner(buffer: object): number {
+    let owner = this.#owners.get(buffer)
+    if (owner === undefined) {
+      owner = ++this.#ownersSeen
+      this.#owners.set(buffer, owner)
+      this.#collected.register(buffer, owner)
+    }
+    return owner
+  }
+
+  #reach(w: number, owners: readonly number[]): void {
+    const reached = (this.#reached[w] ??= new Set())
+    for (const owner of owners) reached.add(owner)
+  }
+
+  /** A shared buffer was collected here: the workers that were posted it are retired (see the class). */
+  #retireReaching(owner: number): void {
     this.#workers.forEach((worker, w) => {
-      if (this.#sent[w]?.delete(id)) worker.postMessage({ forget: id })
+      if (worker === undefined || !this.#reached[w]?.has(owner)) return
+      void worker.terminate()
+      this.#workers[w] = undefined
+      this.#sent[w] = new Set()
+      this.#reached[w] = new Set()
+      this.#retired++
     })
   }
 
@@ -218,20 +271,22 @@ class ScanPool {
   }
 
   #start(workers: number): void {
-    while (this.#workers.length < workers) {
-      const worker = startEvalWorker(WORKER_SOURCE, { name: 'quarry-scan', workerData: { slot: this.#workers.length + 1 } })
+    for (let w = 0; w < workers; w++) {
+      if (this.#workers[w] !== undefined) continue
+      const worker = startEvalWorker(WORKER_SOURCE, { name: 'quarry-scan', workerData: { slot: w + 1 } })
       worker.unref()
       worker.on('error', () => this.#fail('a scan worker exited with an error'))
-      this.#workers.push(worker)
+      this.#workers[w] = worker
     }
   }
 
   #fail(why: string): void {
     if (this.#failed) return
     this.#failed = true
-    for (const worker of this.#workers) void worker.terminate()
+    for (const worker of this.#workers) void worker?.terminate()
     this.#workers = []
     this.#sent = []
+    this.#reached = []
     process.emitWarning(`${why}; Quarry's exact scans run on the calling thread from now on.`, { code: 'QUARRY_SCAN_POOL' })
   }
 }
@@ -391,7 +446,7 @@ function grown(length: number, needed: number): number {
  * A worker: the kernels' and `claimChunks`' own source text, then a message loop. When its slot
  * exists, it makes its SIMD instance over a memory when a job brings one (instantiating the
  * compiled module is not free) and keeps it, by the memory's id, for the following jobs over that
- * memory, until told to forget it; a `hold` message (ScanPool.share) brings one ahead of any job. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
+ * memory, for its life (see ScanPool on retired workers); a `hold` message (ScanPool.share) brings one ahead of any job. `__name` is the helper some TypeScript loaders (esbuild's keepNames) wrap functions in.
  * It takes `worker_threads` with `import()` (see startEvalWorker); jobs posted before that settles
  * wait in the port.
  */
@@ -402,10 +457,6 @@ const WORKER_SOURCE = [
   'const held = new Map()',
   'const hold = (rows) => held.set(rows.id, { memory: rows.memory, kernels: new WebAssembly.Instance(rows.module, { quarry: { memory: rows.memory } }).exports })',
   "import('node:worker_threads').then(({ parentPort, workerData }) => parentPort.on('message', (job) => {",
-  '  if (job.forget !== undefined) {',
-  '    held.delete(job.forget)',
-  '    return',
-  '  }',
   '  if (job.hold !== undefined) {',
   '    hold(job.hold)',
   '    return',
