@@ -223,15 +223,14 @@ class ScanPool {
   }
 
   /**
-   * The shared buffers a scan's job brings a worker: the rows' memory when they are in one (its
-   * `buffer` object changes as it grows, the memory does not), else the rows' and the norms'
-   * SharedArrayBuffers.
+   * The shared buffer a scan's job brings a worker that frees the store's rows once collected: the
+   * rows' memory when they are in one (its `buffer` object changes as it grows, the memory does
+   * not), else the rows' SharedArrayBuffer. Not the norms': they move to a new buffer at each
+   * growth of a live store (so watching them would retire the workers at every growth), and the
+   * old ones a worker keeps, 4 bytes a row, add up to less than the store's own norms.
    */
   #ownersOf(scan: KeyScan): number[] {
-    const memory = scan.simd?.memory
-    const owners = memory === undefined ? [] : [this.#owner(memory)]
-    for (const { buffer } of [scan.data, scan.invNorms]) if (memory === undefined || buffer !== memory.buffer) owners.push(this.#owner(buffer))
-    return owners
+    return [this.#owner(scan.simd?.memory ?? scan.data.buffer)]
   }
 
   /** The number of a shared buffer (or memory), watched for collection from the first time it is posted. */
