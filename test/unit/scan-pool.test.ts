@@ -224,7 +224,6 @@ describe('scan pool options and lifetime', () => {
     const expected = oracleSearch('l2', records, query, 10)
     const all = oracleDistances('l2', records, query)
     const sentBefore = scanPool().memoriesSent
-    const retiredBefore = scanPool().retired
     const byWorkersBefore = scanPool().chunksByWorkers
     const byKernelsBefore = scanPool().chunksByWorkerKernels
     const loaded = loadIndex(join(dir, 'in-memory'))

@@ -123,9 +123,9 @@ class ScanPool {
     if (this.#failed) return undefined
     this.#start(workers)
     const job = this.#job(scan, workers)
-    const owners = this.#ownersOf(scan)
+    const owner = this.#ownerOf(scan)
     for (let w = 0; w < workers; w++) {
-      this.#reach(w, owners)
+      this.#reach(w, owner)
       ;(this.#workers[w] as Worker).postMessage(this.#jobFor(w, job, scan.simd))
     }
     const started = performance.now()
@@ -204,10 +204,10 @@ class ScanPool {
   share(rows: SimdRows, workers: number): void {
     if (this.#failed) return
     this.#start(workers)
-    const owners = [this.#owner(rows.memory)]
+    const owner = this.#owner(rows.memory)
     for (let w = 0; w < workers; w++) {
       if (!this.#markSent(w, rows)) continue
-      this.#reach(w, owners)
+      this.#reach(w, owner)
       ;(this.#workers[w] as Worker).postMessage({ hold: { id: rows.id, memory: rows.memory, module: rows.module } })
     }
   }
@@ -223,14 +223,14 @@ class ScanPool {
   }
 
   /**
-   * The shared buffer a scan's job brings a worker that frees the store's rows once collected: the
+   * The number of the shared buffer a scan's job brings a worker that frees the store's rows once collected: the
    * rows' memory when they are in one (its `buffer` object changes as it grows, the memory does
    * not), else the rows' SharedArrayBuffer. Not the norms': they move to a new buffer at each
    * growth of a live store (so watching them would retire the workers at every growth), and the
    * old ones a worker keeps, 4 bytes a row, add up to less than the store's own norms.
    */
-  #ownersOf(scan: KeyScan): number[] {
-    return [this.#owner(scan.simd?.memory ?? scan.data.buffer)]
+  #ownerOf(scan: KeyScan): number {
+    return this.#owner(scan.simd?.memory ?? scan.data.buffer)
   }
 
   /** The number of a shared buffer (or memory), watched for collection from the first time it is posted. */
@@ -244,9 +244,8 @@ class ScanPool {
     return owner
   }
 
-  #reach(w: number, owners: readonly number[]): void {
-    const reached = (this.#reached[w] ??= new Set())
-    for (const owner of owners) reached.add(owner)
+  #reach(w: number, owner: number): void {
+    ;(this.#reached[w] ??= new Set()).add(owner)
   }
 
   /** A shared buffer was collected here: the workers that were posted it are retired (see the class). */
