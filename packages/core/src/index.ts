@@ -5,7 +5,7 @@
  * Every export is listed by name; nothing internal leaks through `export *`.
  * @module @quarry/core
  */
-export { createIndex, loadIndex, QuarryIndex } from './engine/quarry-index.js'
+export { createIndex, loadIndex, QuarryIndex, saveIndexInto } from './engine/quarry-index.js'
 export { SNAPSHOT_VERSION } from './persist/snapshot.js'
 export { WriteAheadLog, crc32, readLog } from './persist/log.js'
 export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'

@@ -1,5 +1,5 @@
-import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
-import { arrayField, indexDirOf, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { loadIndex, saveIndexInto, type GenerationWriter, type Steps } from '@quarry/core'
+import { arrayField, indexDirOf, readState, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
 import type { EngineState, MemoryState, ReasoningEngineState } from './state.js'
@@ -20,7 +20,7 @@ interface Saved {
 
 export function* saveMemoryBank(ctx: MemoryContext, out: GenerationWriter, folder: string): Steps {
   const engines = [...ctx.state.engines.values()]
-  for (const [i, e] of engines.entries()) yield* saveIndex(out, within(folder, `engine-${i}`), e.index)
+  for (const [i, e] of engines.entries()) yield* saveIndexInto(out, within(folder, `engine-${i}`), e.index)
   const saved = engines.map((e, i) => ({ name: e.name, indexDir: `engine-${i}`, memories: streamed(e.memories.values()), sessions: streamed(e.sessions.values()), resource: e.resource }))
   yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), engines: streamed(saved) })
 }

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { QuarryError, type GenerationFile, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
+import { QuarryError, type GenerationFile, type GenerationWriter, type Steps } from '@quarry/core'
 
 /**
  * An engine's `state.json` (its resources beside the core index snapshots): tagged with a format
@@ -79,13 +79,6 @@ function* writeJson(file: GenerationFile, value: unknown): Steps {
     return
   }
   file.text(JSON.stringify(value) ?? 'null')
-}
-
-/** Saves a core index into the subfolder `name` of a generation (in slices when the generation is) and lists its files. */
-export function* saveIndex(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
-  const dir = out.path(name)
-  yield { sync: () => index.save(dir), async: (options) => index.saveInSlices(dir, options) }
-  out.adopt(name)
 }
 
 /**

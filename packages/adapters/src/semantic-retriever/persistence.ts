@@ -1,5 +1,5 @@
-import { loadIndex, type GenerationWriter, type Steps } from '@quarry/core'
-import { arrayField, indexDirOf, mapped, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { loadIndex, saveIndexInto, type GenerationWriter, type Steps } from '@quarry/core'
+import { arrayField, indexDirOf, mapped, readState, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RetrieverContext } from './context.js'
 import type { ChunkState, CorpusState, DocumentState } from './state.js'
 
@@ -18,7 +18,7 @@ interface Saved {
 
 export function* saveRetriever(ctx: RetrieverContext, out: GenerationWriter, folder: string): Steps {
   const corpora = [...ctx.state.corpora.values()]
-  for (const [i, c] of corpora.entries()) yield* saveIndex(out, within(folder, `corpus-${i}`), c.index)
+  for (const [i, c] of corpora.entries()) yield* saveIndexInto(out, within(folder, `corpus-${i}`), c.index)
   const saved = corpora.map((c, i) => {
     const { index: _index, documents, ...rest } = c
     return { ...rest, indexDir: `corpus-${i}`, documents: streamed(mapped(documents.values(), ({ chunks, ...d }) => ({ ...d, chunks: streamed(chunks.values()) }))) }

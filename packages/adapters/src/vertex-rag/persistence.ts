@@ -1,5 +1,5 @@
-import { QuarryError, loadIndex, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
-import { arrayField, indexDirOf, mapped, readState, saveIndex, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { loadIndex, QuarryError, saveIndexInto, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
+import { arrayField, indexDirOf, mapped, readState, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
 import type { RagContext } from './context.js'
 import type { Operation } from '../rpc/operations.js'
 import { filesGoingIn } from './pending-files.js'
@@ -39,7 +39,7 @@ export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string)
   // A file going into an index in slices is in part of it and in no file list: not a state to keep.
   const busy = corpora.find((c) => filesGoingIn(c).size > 0)
   if (busy) throw new QuarryError('BUSY', `files are going into ${busy.name} (an upload or import under way); await it before saving.`)
-  for (const [i, c] of corpora.entries()) yield* saveIndex(out, within(folder, `corpus-${i}`), c.index)
+  for (const [i, c] of corpora.entries()) yield* saveIndexInto(out, within(folder, `corpus-${i}`), c.index)
   const saved = corpora.map((c, i) => {
     const { index: _index, files, schemas, ...rest } = c
     return { ...rest, indexDir: `corpus-${i}`, files: streamed(mapped(files.values(), savedFile)), schemas: [...schemas.values()] }

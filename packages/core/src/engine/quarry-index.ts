@@ -1,3 +1,4 @@
+import { sep } from 'node:path'
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, describe } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
@@ -6,8 +7,9 @@ import { planDense } from '../dense/planner.js'
 import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
-import { readSnapshot, writeSnapshot, writeSnapshotInSlices } from '../persist/snapshot.js'
-import type { SliceOptions } from '../persist/steps.js'
+import { readSnapshot, writeSnapshot, writeSnapshotInSlices, type SnapshotCopy } from '../persist/snapshot.js'
+import type { GenerationWriter } from '../persist/generations.js'
+import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
@@ -41,11 +43,16 @@ export class QuarryIndex {
   readonly #embedder: Embedder | undefined
   /** Saves in slices under way: the index must not change until they settle. */
   #saving = 0
+  /** Writes begun so far (each add, upsert or remove counts, even one that then fails). */
+  #revision = 0
+  /** The last snapshot written or read of this index, and the {@link #revision} it holds. */
+  #copy: { readonly at: SnapshotCopy; readonly revision: number } | undefined
 
-  /** @internal Use {@link createIndex} or `loadIndex`. */
-  constructor(state: IndexState, embedder?: Embedder) {
+  /** @internal Use {@link createIndex} or `loadIndex` (`copy`: the snapshot it was read from). */
+  constructor(state: IndexState, embedder?: Embedder, copy?: SnapshotCopy) {
     this.#state = state
     this.#embedder = embedder
+    if (copy) this.#copy = { at: copy, revision: 0 }
     this.#buffers = { input: new Float32Array(state.options.dimensions ?? 0), unit: new Float32Array(state.options.dimensions ?? 0) }
   }
 
@@ -231,10 +238,14 @@ export class QuarryIndex {
 
   /**
    * Writes the index to `dir` (created if needed, replaced atomically if it exists).
-   * Read it back with `loadIndex(dir)`.
+   * Read it back with `loadIndex(dir)`. An index unchanged since it was last saved or loaded,
+   * whose snapshot is still on disk as it was written, is saved by hard-linking that snapshot's
+   * files (checksums and all) instead of writing them again: milliseconds at any size (on
+   * another filesystem, or where links fail, the files are written).
    */
   save(dir: string): void {
-    writeSnapshot(this.#state, dir)
+    const revision = this.#revision
+    this.#copy = { at: writeSnapshot(this.#state, dir, this.#unchangedCopy()), revision }
   }
 
   /**
@@ -246,7 +257,8 @@ export class QuarryIndex {
   async saveInSlices(dir: string, options: SliceOptions = {}): Promise<void> {
     this.#saving++
     try {
-      await writeSnapshotInSlices(this.#state, dir, options)
+      const revision = this.#revision
+      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#unchangedCopy()), revision }
     } finally {
       this.#saving--
     }
@@ -262,8 +274,26 @@ export class QuarryIndex {
     return this.#state
   }
 
+  /** The last snapshot, when it holds the index as it is now. */
+  #unchangedCopy(): SnapshotCopy | undefined {
+    const copy = this.#copy
+    return copy !== undefined && copy.revision === this.#revision ? copy.at : undefined
+  }
+
+  /**
+   * @internal The snapshot last written was saved inside a generation being written in `from`
+   * (saveIndexInto), committed since as `to`: it lies under `to` now.
+   */
+  movedCopy(from: string, to: string): void {
+    const copy = this.#copy
+    if (copy === undefined || !copy.at.folder.startsWith(`${from}${sep}`)) return
+    this.#copy = { at: { folder: `${to}${copy.at.folder.slice(from.length)}`, seal: copy.at.seal }, revision: copy.revision }
+  }
+
   #writable(): void {
     if (this.#saving > 0) throw new QuarryError('BUSY', 'a saveInSlices of this index is under way; await it before adding, replacing or removing records.')
+    // Every write counts, before it changes anything: a save after it writes the files again.
+    this.#revision++
   }
 
   #validate(record: unknown, into?: Float32Array): ValidRecord {
@@ -344,7 +374,23 @@ export function createIndex(options: IndexOptions & { embedder?: Embedder }): Qu
  * is returned half-loaded.
  */
 export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}): QuarryIndex {
-  return new QuarryIndex(readSnapshot(dir, loadOptions.embedder), loadOptions.embedder)
+  const { state, copy } = readSnapshot(dir, loadOptions.embedder)
+  return new QuarryIndex(state, loadOptions.embedder, copy)
+}
+
+/**
+ * Saves `index` into the subfolder `name` of a generation being written (a server's data folder,
+ * an engine's save): in slices when the generation is, its files listed with the sums of its own
+ * manifest. An index unchanged since its last save or load links that snapshot's files (see
+ * {@link QuarryIndex.save}); once the generation is committed, the index knows its snapshot is
+ * there, so the next generation links it again while it stays unchanged.
+ */
+export function* saveIndexInto(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
+  const dir = out.path(name)
+  yield { sync: () => index.save(dir), async: (options) => index.saveInSlices(dir, options) }
+  out.adopt(name)
+  const from = out.folder
+  out.onCommit((folder) => index.movedCopy(from, folder))
 }
 
 /** The text an embedder sees: the string, or the fields joined by newlines. */

@@ -1,12 +1,12 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
 import { fsyncDir, fsyncDirAsync } from './debris.js'
 import { BackgroundSums } from './background-sums.js'
 import { ChunkReader, ChunkWriter, fsyncCall, readFully } from './files.js'
 import { DirectoryLock } from './lock.js'
-import { decodeManifest, encodeManifest, manifestProblem, type FileSum, type Manifest } from './manifest.js'
+import { decodeManifest, encodeManifest, manifestProblem, manifestSeal, type FileSum, type Manifest } from './manifest.js'
 import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type Steps } from './steps.js'
 
 /**
@@ -42,6 +42,29 @@ const NAME = /^snapshot-(\d{1,15})$/
 
 function generationName(n: number): string {
   return `snapshot-${String(n).padStart(6, '0')}`
+}
+
+/** The folder of generation `number` of `dir` (what writeGeneration returned the number of). */
+export function generationFolder(dir: string, number: number): string {
+  return join(resolve(dir), generationName(number))
+}
+
+/**
+ * A generation folder's manifest and its seal, when the manifest is there and sealed (its seal
+ * checked); undefined otherwise. Not a check of the files: for a save that reuses them, which
+ * compares the seal with the one it recorded when it wrote or read them.
+ */
+export function sealedManifest(folder: string): { readonly seal: string; readonly manifest: Manifest } | undefined {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(join(folder, 'manifest.json'))
+  } catch {
+    return undefined
+  }
+  const seal = manifestSeal(bytes)
+  const decoded = decodeManifest(bytes)
+  if (seal === undefined || decoded.kind !== 'sealed' || manifestProblem(decoded.manifest) !== undefined) return undefined
+  return { seal, manifest: decoded.manifest as Manifest }
 }
 
 /** `dir/CURRENT`'s raw text, or undefined when there is none. */
@@ -103,6 +126,17 @@ export interface GenerationWriter {
    * index.save) with the sums of its own sealed manifest, instead of reading them again.
    */
   adopt(name: string): void
+  /**
+   * Lists `from`, a file of a committed generation, as the file `name` of this one: hard-linked,
+   * not copied, with the sum that generation's sealed manifest gives it (generation files are
+   * never written again once committed, so both names keep the same bytes). Throws the system's
+   * error when the link cannot be made (another filesystem, no such file): then {@link drop} it.
+   */
+  link(name: string, from: string, sum: { readonly bytes: number; readonly sha256: string }): void
+  /** Removes the file `name` written or linked so far, and its listing (a linked file's other name keeps its bytes). */
+  drop(name: string): void
+  /** Runs `committed` with the generation's folder once CURRENT names it (what was written under the temporary folder is there now). */
+  onCommit(committed: (folder: string) => void): void
 }
 
 /** What fills a generation: writes into the folder, yields at safe points (steps.ts), may return fields for the manifest. */
@@ -111,6 +145,7 @@ export type GenerationWrite = (out: GenerationWriter) => Steps<Record<string, un
 class FolderWriter implements GenerationWriter {
   readonly folder: string
   readonly #sums = new Map<string, FileSum>()
+  readonly #committed: ((folder: string) => void)[] = []
 
   constructor(folder: string) {
     this.folder = folder
@@ -142,6 +177,27 @@ class FolderWriter implements GenerationWriter {
     if (decoded?.kind !== 'sealed') throw new Error(`adopt: ${name} holds no generation just written`)
     const files = (decoded.manifest as Manifest).files
     for (const [file, sum] of Object.entries(files)) this.add(`${name}/${current}/${file}`, sum)
+  }
+
+  link(name: string, from: string, sum: FileSum): void {
+    const path = this.path(name)
+    mkdirSync(dirname(path), { recursive: true })
+    linkSync(from, path)
+    this.#sums.set(name, { bytes: sum.bytes, sha256: sum.sha256 })
+  }
+
+  drop(name: string): void {
+    rmSync(this.path(name), { force: true })
+    this.#sums.delete(name)
+  }
+
+  onCommit(committed: (folder: string) => void): void {
+    this.#committed.push(committed)
+  }
+
+  /** Tells those waiting for the commit where the generation is now. */
+  commit(folder: string): void {
+    for (const committed of this.#committed) committed(folder)
   }
 
   /** Every file under the folder with its sum; files not yet summed read (in steps), folders fsynced. */
@@ -213,8 +269,8 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
     const tmp = join(root, `.${name}.tmp-${process.pid}`)
     rmSync(tmp, { recursive: true, force: true })
     mkdirSync(tmp)
+    const out = new FolderWriter(tmp)
     try {
-      const out = new FolderWriter(tmp)
       const fields = (yield* write(out)) ?? {}
       const files = yield* out.seal()
       const own = { format: format.format, version: format.version, generation: number }
@@ -237,6 +293,7 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
       throw error
     }
     yield* writeCurrent(root, name)
+    out.commit(join(root, name))
     for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
     yield fsyncDirCall(root)
     return number
@@ -288,6 +345,8 @@ export class Generation {
   readonly number: number
   readonly folder: string
   readonly manifest: Manifest
+  /** The manifest's own sha256: names this generation's exact content (see {@link sealedManifest}). */
+  readonly seal: string
   /** The file being read, for messages about a failure inside it. */
   reading: string | undefined
   readonly #pinned = new Map<string, number>()
@@ -296,8 +355,9 @@ export class Generation {
   readonly #ahead = new Map<string, Ahead>()
   #sums: BackgroundSums | undefined
 
-  constructor(root: string, format: GenerationFormat, name: string, manifest: Manifest) {
+  constructor(root: string, format: GenerationFormat, name: string, manifest: Manifest, seal: string) {
     this.root = root
+    this.seal = seal
     this.format = format
     this.name = name
     this.number = Number(NAME.exec(name)?.[1])
@@ -566,13 +626,14 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
   const version = manifest.version
   if (version !== format.version) throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
-  if (decoded.kind === 'legacy') throw fail(`${file} carries no checksum of its own (edited by hand?)`)
+  const seal = manifestSeal(bytes)
+  if (decoded.kind === 'legacy' || seal === undefined) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
   const problem = manifestProblem(manifest)
   if (problem !== undefined) throw fail(`${file} ${problem}`)
   if (manifest.generation !== undefined && generationName(manifest.generation) !== name && `snapshot-${manifest.generation}` !== name) {
     throw fail(`${file} belongs to generation ${manifest.generation}, not to ${name}`)
   }
-  return new Generation(root, format, name, manifest as Manifest)
+  return new Generation(root, format, name, manifest as Manifest, seal)
 }
 
 function listing(root: string): string[] {

@@ -35,6 +35,14 @@ export function encodeManifest(manifest: Manifest): Buffer {
   return Buffer.concat([Buffer.from(`{"sha256":"${digest}","manifest":`, 'latin1'), body, Buffer.from(TAIL, 'latin1')])
 }
 
+/**
+ * A sealed manifest's own sha256 (its seal), read from its head without checking it: what names
+ * one generation's exact content (every file's size and sha256) for a later save to reuse.
+ */
+export function manifestSeal(bytes: Buffer): string | undefined {
+  return HEAD.exec(bytes.subarray(0, HEAD_LENGTH).toString('latin1'))?.[1]
+}
+
 /** What a manifest file turned out to be. `legacy`: a bare manifest with no checksum of its own. */
 type DecodedManifest =
   | { readonly kind: 'sealed'; readonly manifest: unknown }

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { scanPool, scanWorkers } from '../dense/scan-pool.js'
 import { VectorStore } from '../dense/vector-store.js'
@@ -8,7 +8,7 @@ import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
 import { QuarryError } from '../errors.js'
 import { metricOps } from '../metric/metric.js'
 import type { Embedder } from '../embed/embedder.js'
-import { asUnreadable, openGeneration, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
+import { asUnreadable, generationFolder, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
 import { SectionReader, SectionWriter } from './sections.js'
@@ -37,18 +37,76 @@ interface IndexFields {
 }
 
 /**
+ * Where a snapshot of an index lies: its generation's folder and its manifest's seal (the sha256
+ * of a manifest listing every file's size and sha256: it names the exact bytes). Recorded by the
+ * index when it is saved or loaded, so that saving it again unchanged links these files instead
+ * of writing them (see {@link writeSnapshot}).
+ */
+export interface SnapshotCopy {
+  readonly folder: string
+  readonly seal: string
+}
+
+/**
  * Writes the index to `dir` as a new generation (`dir/snapshot-N/`, see generations.ts): the
  * folder's lock taken, every file fsynced and listed with its size and sha256 in a sealed
  * manifest, CURRENT switched atomically, older generations removed after. Nothing is built as one
- * whole-index string.
+ * whole-index string. `unchanged`: a snapshot of this same state (the index has not changed since
+ * it was written or read); when it is still there, its manifest still sealed by the seal recorded
+ * and its fields those of the state, its files are hard-linked into the new generation instead of
+ * written (a generation's files are never written again once committed); when any of that fails,
+ * the files are written. Returns where the new snapshot lies.
  */
-export function writeSnapshot(state: IndexState, dir: string): void {
-  writeGeneration(dir, INDEX_FORMAT, (out) => snapshotFiles(state, out))
+export function writeSnapshot(state: IndexState, dir: string, unchanged?: SnapshotCopy): SnapshotCopy {
+  return copyOf(dir, writeGeneration(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged)))
 }
 
 /** {@link writeSnapshot} in slices (steps.ts): the state must not change until it settles. */
-export async function writeSnapshotInSlices(state: IndexState, dir: string, options: SliceOptions = {}): Promise<void> {
-  await writeGenerationInSlices(dir, INDEX_FORMAT, (out) => snapshotFiles(state, out), options)
+export async function writeSnapshotInSlices(state: IndexState, dir: string, options: SliceOptions = {}, unchanged?: SnapshotCopy): Promise<SnapshotCopy> {
+  return copyOf(dir, await writeGenerationInSlices(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged), options))
+}
+
+/** The snapshot generation `number` of `dir` just written: its folder and seal. */
+function copyOf(dir: string, number: number): SnapshotCopy {
+  const folder = generationFolder(dir, number)
+  const sealed = sealedManifest(folder)
+  if (!sealed) throw new Error(`writeSnapshot: ${folder} has no sealed manifest after its commit`)
+  return { folder, seal: sealed.seal }
+}
+
+function* snapshotOrLinks(state: IndexState, out: GenerationWriter, unchanged: SnapshotCopy | undefined): Steps<Record<string, unknown>> {
+  if (unchanged !== undefined && linkSnapshot(state, out, unchanged)) return { ...fieldsOf(state) }
+  return yield* snapshotFiles(state, out)
+}
+
+/**
+ * Hard-links the files of `copy` into the generation being written, when it is still the snapshot
+ * recorded (same seal) of an index with the state's fields, in this format; true when every file
+ * is linked. A link that fails (another filesystem, a file gone) drops the links made, and the
+ * caller writes the files instead: a file is never written through a link to another generation.
+ */
+function linkSnapshot(state: IndexState, out: GenerationWriter, copy: SnapshotCopy): boolean {
+  const sealed = sealedManifest(copy.folder)
+  if (sealed === undefined || sealed.seal !== copy.seal) return false
+  const { manifest } = sealed
+  if (manifest.format !== INDEX_FORMAT.format || manifest.version !== INDEX_FORMAT.version) return false
+  const fields = fieldsOf(state)
+  if (JSON.stringify([manifest.options, manifest.extent, manifest.textTotalLength]) !== JSON.stringify([fields.options, fields.extent, fields.textTotalLength])) return false
+  const linked: string[] = []
+  try {
+    for (const [name, sum] of Object.entries(manifest.files)) {
+      out.link(name, join(copy.folder, ...name.split('/')), sum)
+      linked.push(name)
+    }
+    return true
+  } catch {
+    for (const name of linked) out.drop(name)
+    return false
+  }
+}
+
+function fieldsOf(state: IndexState): IndexFields {
+  return { options: state.options, extent: state.ids.extent, textTotalLength: state.sparse.totalLength }
 }
 
 /**
@@ -85,8 +143,7 @@ function* snapshotFiles(state: IndexState, out: GenerationWriter): Steps<Record<
     const file = out.path('hnsw.bin')
     yield { sync: () => graph.save(file), async: () => graph.saveAsync(file) }
   }
-  const fields: IndexFields = { options: state.options, extent, textTotalLength: state.sparse.totalLength }
-  return { ...fields }
+  return { ...fieldsOf(state) }
 }
 
 /** A float32 array as a raw file, about a megabyte between safe points. */
@@ -108,14 +165,14 @@ function* raw(out: GenerationWriter, name: string, data: Float32Array): Steps {
  * nothing is returned half-loaded. An `embedder` must be the one the index was built with
  * (checked before any data file is read).
  */
-export function readSnapshot(dir: string, embedder: Embedder | undefined): IndexState {
+export function readSnapshot(dir: string, embedder: Embedder | undefined): { readonly state: IndexState; readonly copy: SnapshotCopy } {
   const root = resolve(dir)
   return whileCurrentHolds(root, () => {
     const files = openGeneration(root, INDEX_FORMAT)
     if (!files) throw unreadable(root, INDEX_FORMAT, 'it has no CURRENT snapshot (was it saved with index.save?)')
     files.pin()
     try {
-      return readState(files, embedder)
+      return { state: readState(files, embedder), copy: { folder: files.folder, seal: files.seal } }
     } catch (error) {
       throw asUnreadable(error, files)
     } finally {

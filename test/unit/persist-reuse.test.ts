@@ -1,0 +1,275 @@
+import fc from 'fast-check'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder, createIndex, loadIndex, type QuarryIndex, type RecordInput } from '@quarry/core'
+import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
+import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
+import { runs } from '../support/runs.js'
+
+/**
+ * Saving an index that has not changed since it was last saved or loaded hard-links that
+ * snapshot's files into the new generation instead of writing them again (a server's checkpoint
+ * after one memory was written no longer rewrites every corpus). What must hold: links only when
+ * nothing changed (every kind of write makes the next save write), only from the very snapshot
+ * recorded (its manifest's seal), a failed link never writes through to the other generation, and
+ * every save loads back as the index it saved.
+ */
+const root = mkdtempSync(join(tmpdir(), 'quarry-reuse-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+let scratchCount = 0
+const scratch = (): string => join(root, `s${scratchCount++}`)
+const embedder = createHashingEmbedder({ dimensions: 16 })
+
+/** The data files of `dir`'s current generation (not its manifest), by name: inode and sha256. */
+function current(dir: string): Map<string, { ino: number; sha256: string }> {
+  const generation = join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim())
+  const out = new Map<string, { ino: number; sha256: string }>()
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, e.name)
+      if (e.isDirectory()) walk(path)
+      else if (e.name !== 'manifest.json') out.set(relative(generation, path).split('\\').join('/'), { ino: statSync(path).ino, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') })
+    }
+  }
+  walk(generation)
+  return out
+}
+
+/** The names whose file is the same inode in both listings. */
+function shared(a: Map<string, { ino: number }>, b: Map<string, { ino: number }>): string[] {
+  return [...a].filter(([name, f]) => b.get(name)?.ino === f.ino).map(([name]) => name)
+}
+
+const record = (i: number, word = 'alpha'): RecordInput => ({ id: `r${i}`, text: `${word} record ${i} of the set`, vector: Float32Array.from({ length: 16 }, (_, d) => Math.sin(i * 7 + d * 3) + (d === i % 16 ? 2 : 0)), metadata: { n: i, group: i % 3 === 0 ? 'a' : 'b' } })
+
+/** Every record's stored form and a few searches (ids, order, scores): what a loaded index must answer as the original does. */
+function observe(index: QuarryIndex): unknown {
+  const ids = Array.from({ length: 40 }, (_, i) => `r${i}`)
+  const query = Float32Array.from({ length: 16 }, (_, d) => Math.cos(d))
+  return {
+    size: index.size,
+    records: ids.map((id) => index.get(id) ?? null),
+    dense: index.search({ vector: query, topK: 8 }).hits.map((h) => [h.id, h.score]),
+    text: index.search({ text: 'record alpha', topK: 8 }).hits.map((h) => [h.id, h.score]),
+    filtered: index.search({ vector: query, topK: 5, filter: { field: 'group', op: 'eq', value: 'a' } }).hits.map((h) => [h.id, h.score]),
+  }
+}
+
+describe('saving an unchanged index links its last snapshot', () => {
+  for (const dense of ['exact', 'hnsw'] as const) {
+    it(`${dense}: a second save links every file; a write makes the next one write every file; each loads back as saved`, () => {
+      const dir = scratch()
+      const index = createIndex({ dimensions: 16, dense })
+      index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+      index.save(dir)
+      const first = current(dir)
+      expect([...first.keys()]).toContain('vectors.f32')
+      index.save(dir)
+      const second = current(dir)
+      expect(shared(first, second).sort()).toEqual([...first.keys()].sort())
+      expect(observe(loadIndex(dir))).toEqual(observe(index))
+      index.add(record(30))
+      index.save(dir)
+      const third = current(dir)
+      expect(shared(second, third)).toEqual([])
+      expect(observe(loadIndex(dir))).toEqual(observe(index))
+    })
+  }
+
+  it('a loaded index saved elsewhere links the files it was read from, and loads back the same', () => {
+    const a = scratch()
+    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
+    index.addMany(Array.from({ length: 25 }, (_, i) => record(i)))
+    index.save(a)
+    const loaded = loadIndex(a)
+    const b = scratch()
+    loaded.save(b)
+    expect(shared(current(a), current(b)).sort()).toEqual([...current(a).keys()].sort())
+    expect(observe(loadIndex(b))).toEqual(observe(index))
+  })
+
+  it('every kind of write, even one that fails or changes nothing, makes the next save write', async () => {
+    const writes: [string, (index: QuarryIndex) => unknown][] = [
+      ['add', (i) => i.add(record(50))],
+      ['addMany', (i) => i.addMany([record(51), record(52)])],
+      ['upsert of a new id', (i) => i.upsert(record(53))],
+      ['upsert of an existing id', (i) => i.upsert(record(3, 'beta'))],
+      ['remove', (i) => i.remove('r4')],
+      ['remove of an unknown id', (i) => i.remove('nobody')],
+      ['a failing add', (i) => expect(() => i.add({ id: 'r1', text: 'duplicate id' })).toThrow()],
+      ['ingest', async (i) => i.ingest([{ id: 'r54', text: 'ingested text' }])],
+    ]
+    for (const [what, write] of writes) {
+      const dir = scratch()
+      const index = createIndex({ dimensions: 16, embedder })
+      index.addMany(Array.from({ length: 10 }, (_, i) => record(i)))
+      index.save(dir)
+      const before = current(dir)
+      await write(index)
+      index.save(dir)
+      expect(shared(before, current(dir)), what).toEqual([])
+      expect(observe(loadIndex(dir, { embedder })), what).toEqual(observe(index))
+    }
+  })
+
+  it('links only from the very snapshot recorded: one replaced under the same name by another index is written over, not linked', () => {
+    const dir = scratch()
+    const mine = createIndex({ dimensions: 16 })
+    mine.addMany(Array.from({ length: 12 }, (_, i) => record(i)))
+    mine.save(dir)
+    // The folder is removed and another index saved there: the same generation name, other files.
+    rmSync(dir, { recursive: true })
+    const other = createIndex({ dimensions: 16 })
+    other.addMany(Array.from({ length: 12 }, (_, i) => record(i + 100, 'gamma')))
+    other.save(dir)
+    const theirs = current(dir)
+    const out = scratch()
+    mine.save(out)
+    expect(shared(theirs, current(out))).toEqual([])
+    expect(observe(loadIndex(out))).toEqual(observe(mine))
+    // And a snapshot removed since is written again, whole.
+    const gone = scratch()
+    mine.save(gone)
+    const kept = scratch()
+    rmSync(gone, { recursive: true })
+    mine.save(kept)
+    expect(observe(loadIndex(kept))).toEqual(observe(mine))
+  })
+
+  it('a link that fails midway drops the links made and writes the files, leaving the other snapshot as it was', () => {
+    const a = scratch()
+    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
+    index.addMany(Array.from({ length: 20 }, (_, i) => record(i)))
+    index.save(a)
+    // A file of the recorded snapshot disappears (a link to it fails) after others were linked.
+    const generation = join(a, readFileSync(join(a, 'CURRENT'), 'latin1').trim())
+    rmSync(join(generation, 'vectors.f32'))
+    const before = current(a)
+    const b = scratch()
+    index.save(b)
+    // The files still there are untouched, and the new snapshot shares none of them.
+    expect(current(a)).toEqual(before)
+    expect(shared(before, current(b))).toEqual([])
+    expect(observe(loadIndex(b))).toEqual(observe(index))
+  })
+
+  it('saveInSlices links as save does, and counts as the last snapshot for the next save', async () => {
+    const dir = scratch()
+    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
+    index.addMany(Array.from({ length: 20 }, (_, i) => record(i)))
+    await index.saveInSlices(dir)
+    const first = current(dir)
+    await index.saveInSlices(dir)
+    const second = current(dir)
+    expect(shared(first, second).sort()).toEqual([...first.keys()].sort())
+    index.save(dir)
+    expect(shared(second, current(dir)).sort()).toEqual([...first.keys()].sort())
+    expect(observe(loadIndex(dir))).toEqual(observe(index))
+  })
+
+  it('random writes and saves: every save loads back as the index, and links exactly when nothing was written since the last save or load', () => {
+    type Op = { kind: 'add' | 'remove' | 'upsert'; i: number } | { kind: 'save' } | { kind: 'reload' }
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constantFrom('add' as const, 'remove' as const, 'upsert' as const), i: fc.integer({ min: 0, max: 39 }) }),
+      fc.constant({ kind: 'save' as const }),
+      fc.constant({ kind: 'reload' as const }),
+    )
+    fc.assert(
+      fc.property(fc.constantFrom('exact' as const, 'hnsw' as const), fc.array(op, { minLength: 1, maxLength: 12 }), (dense, ops) => {
+        const dir = scratch()
+        let index = createIndex({ dimensions: 16, dense })
+        index.addMany(Array.from({ length: 8 }, (_, i) => record(i)))
+        let wrote = true
+        let last: Map<string, { ino: number }> | undefined
+        for (const o of [...ops, { kind: 'save' } as Op]) {
+          if (o.kind === 'save') {
+            index.save(dir)
+            const now = current(dir)
+            if (last !== undefined) expect(shared(last, now).length).toBe(wrote ? 0 : now.size)
+            expect(observe(loadIndex(dir))).toEqual(observe(index))
+            last = now
+            wrote = false
+          } else if (o.kind === 'reload') {
+            if (last === undefined) continue
+            // Back to the last save: what was written since is gone, and the loaded index is its snapshot.
+            index = loadIndex(dir)
+            wrote = false
+          } else if (o.kind !== 'add' || !index.has(`r${o.i}`)) {
+            wrote = true
+            if (o.kind === 'remove') index.remove(`r${o.i}`)
+            else if (o.kind === 'upsert') index.upsert(record(o.i, 'delta'))
+            else index.add(record(o.i))
+          }
+        }
+      }),
+      { numRuns: runs(25) },
+    )
+  })
+})
+
+describe('a server data folder checkpoint', () => {
+  it('links the corpora no write touched, writes those written, and loads back every engine as it was', async () => {
+    const dir = scratch()
+    const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+    const rag = engines.vertexRag.v1beta1
+    const corpora: string[] = []
+    for (const name of ['A', 'B']) {
+      const created = await rag.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: name } })
+      if (!created.ok) throw new Error('createRagCorpus')
+      const corpus = created.response.response?.name as string
+      corpora.push(corpus)
+      const up = await rag.uploadRagFile({ parent: corpus, ragFile: { displayName: `${name}.txt` } }, `The ${name} corpus: desert wind, ocean storm and garden rose, told again and again.`)
+      if (!up.ok) throw new Error('uploadRagFile')
+    }
+    const engine = 'projects/p/locations/l/reasoningEngines/1'
+    const memory = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: 'I like tea', scope: { user_id: 'u' } } })
+    if (!memory.ok) throw new Error('createMemory')
+    const observeAll = async (e: typeof engines): Promise<unknown[]> => [
+      ...(await Promise.all(corpora.map((corpus) => e.vertexRag.v1beta1.retrieveContexts({ parent: 'projects/p/locations/l', vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert storm' } })))),
+      await e.memoryBank.retrieveMemories({ parent: engine, scope: { user_id: 'u' }, similaritySearchParams: { searchQuery: 'tea' } }),
+    ]
+    const data = new DataDir(dir, engines)
+    await data.save()
+    const first = current(dir)
+    // An index's own files (its CURRENT is written anew with each save): `corpus-0/snapshot-000001/ids.bin`.
+    const files = (prefix: string): string[] => [...first.keys()].filter((f) => f.startsWith(prefix) && f.includes('/snapshot-')).sort()
+    // One memory written: the corpora are linked, the Memory Bank's index written.
+    const more = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: 'I walk my dog at noon', scope: { user_id: 'u' } } })
+    if (!more.ok) throw new Error('createMemory')
+    await data.save()
+    const second = current(dir)
+    const linked = shared(first, second)
+    expect(linked.filter((f) => f.startsWith('vertex-rag/corpus-')).sort()).toEqual(files('vertex-rag/corpus-'))
+    expect(linked.filter((f) => f.startsWith('memory-bank/engine-'))).toEqual([])
+    // One file uploaded to corpus B: A is linked again (from the generation the last save committed), B written.
+    const up = await rag.uploadRagFile({ parent: corpora[1] as string, ragFile: { displayName: 'more.txt' } }, 'More words about the desert wind.')
+    if (!up.ok) throw new Error('uploadRagFile')
+    await data.save()
+    const third = current(dir)
+    const again = shared(second, third)
+    expect(again.filter((f) => f.startsWith('vertex-rag/corpus-0/')).sort()).toEqual(files('vertex-rag/corpus-0/'))
+    expect(again.filter((f) => f.startsWith('vertex-rag/corpus-1/'))).toEqual([])
+    expect(again.filter((f) => f.startsWith('memory-bank/engine-')).sort()).toEqual([...second.keys()].filter((f) => f.startsWith('memory-bank/engine-') && f.includes('/snapshot-')).sort())
+    const expected = await observeAll(engines)
+    data.close()
+    // A fresh start reads the folder back as it was, and its first checkpoint links everything it read.
+    const fresh = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+    const reopened = new DataDir(dir, fresh)
+    expect(reopened.load()).toBe(true)
+    expect(await observeAll(fresh)).toEqual(expected)
+    await reopened.save()
+    const fourth = current(dir)
+    const indexFiles = [...third.keys()].filter((f) => /\/(corpus|engine)-\d+\/snapshot-/.test(f)).sort()
+    expect(indexFiles.length).toBeGreaterThan(20)
+    expect(shared(third, fourth).filter((f) => /\/(corpus|engine)-\d+\//.test(f)).sort()).toEqual(indexFiles)
+    reopened.close()
+    const last = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+    const final = new DataDir(dir, last)
+    expect(final.load()).toBe(true)
+    expect(await observeAll(last)).toEqual(expected)
+    final.close()
+  })
+})
