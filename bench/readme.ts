@@ -352,10 +352,18 @@ export const SUITES: readonly Suite[] = [
       const cp = list(r, 'checkpoints')
       const sizes = [...new Set(cp.map((x) => num(x, 'chunks') ?? 0))]
       const slicings = [...new Set(cp.map((x) => String(x['slicing'])))]
+      const rag = list(r, 'ragCheckpoints')
       return [
         ...pick(list(r, 'load'), [['mode', 'mode'], ['writesPerS', 'writes/s'], ['writeP50', 'write p50 ms'], ['writeP99', 'write p99 ms'], ['readP99', 'query p99 ms']]),
         '',
-        ...table(['chunks', 'folder MB', ...slicings.flatMap((x) => [`${x}: checkpoint ms`, 'longest pause ms'])], sizes.map((n) => [fmt(n), fmt(num(cp.find((x) => num(x, 'chunks') === n), 'folderMB')), ...slicings.flatMap((x) => { const c = cp.find((y) => num(y, 'chunks') === n && y['slicing'] === x); return [fmt(num(c, 'checkpointMs')), fmt(num(c, 'longestPauseMs'))] })])),
+        // A RAG corpus's checkpoints (a folder of its own, ragCheckpoints) in the same rows, by size.
+        ...table(
+          ['chunks', 'folder MB', ...slicings.flatMap((x) => [`${x}: checkpoint ms`, 'longest pause ms']), 'a RAG corpus instead: after a write to it, ms', 'after a memory written (corpus linked), ms'],
+          [...new Set([...sizes, ...rag.map((x) => num(x, 'chunks') ?? 0)])].sort((a, b) => a - b).map((n) => {
+            const g = rag.find((x) => num(x, 'chunks') === n)
+            return [fmt(n), fmt(num(cp.find((x) => num(x, 'chunks') === n), 'folderMB')), ...slicings.flatMap((x) => { const c = cp.find((y) => num(y, 'chunks') === n && y['slicing'] === x); return [fmt(num(c, 'checkpointMs')), fmt(num(c, 'longestPauseMs'))] }), fmt(num(g, 'written ms')), fmt(num(g, 'linked ms'))]
+          }),
+        ),
         '',
       ]
     },

@@ -1,12 +1,14 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHashingEmbedder } from '@quarry/core'
-import { createServer, type QuarryServer } from '@quarry/adapters'
-import { percentile } from '../lib/stats.js'
+import { createServer, MemoryBank, SemanticRetriever, VertexRagEngine, type QuarryServer } from '@quarry/adapters'
+import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
+import { median, percentile } from '../lib/stats.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
+import { buildDataFolder } from './startup.js'
 // The same way the tests start `quarry serve` in its own process.
 import { startServe, type ServeProcess } from '../../test/support/quarry-process.js'
 
@@ -15,7 +17,10 @@ import { startServe, type ServeProcess } from '../../test/support/quarry-process
  * figures are the persistence's, not the embedder's):
  * - writes and reads of 32 concurrent clients without a data folder and with each durability;
  * - a checkpoint against the state's size: its time, the longest event-loop pause meanwhile
- *   (queries wait that long), the folder's size, and the log it replaces;
+ *   (queries wait that long), the folder's size, and the log it replaces; and one after a write
+ *   to another corpus only (the big one's snapshot linked, not written); and a data folder
+ *   holding a RAG corpus of 100k and 1M chunks checkpointed after a write to the corpus and after
+ *   one elsewhere (a memory: the corpus's snapshot linked);
  * - recovery: a server killed after N logged writes, restarted: time to first answer;
  * - SIGKILLs of `quarry serve --data` under four writers: acknowledged writes lost.
  */
@@ -44,10 +49,54 @@ async function ok(p: Promise<{ status: number; text: string }>): Promise<void> {
 }
 
 const DOC = 'corpora/bench/documents/d'
+const OTHER_CORPUS = 'corpora/other'
+const OTHER_DOC = `${OTHER_CORPUS}/documents/d`
 
 async function setUp(base: string): Promise<void> {
   await ok(call(base, 'POST', '/v1beta/corpora', { name: 'corpora/bench' }))
   await ok(call(base, 'POST', '/v1beta/corpora/bench/documents', { name: DOC }))
+}
+
+/**
+ * Checkpoints (`DataDir.save`, in the server's 8 ms slices) of the data folder `dir` holding one
+ * RAG corpus of `chunks` chunks, loaded: medians of 3 after one memory is written (the corpus
+ * unchanged: its snapshot linked) and of 3 after a small file is uploaded to the corpus (its
+ * snapshot written), interleaved; each checked to have linked or written the corpus's files.
+ */
+async function ragCheckpoint(dir: string, chunks: number): Promise<Record<string, number>> {
+  const embedder = createHashingEmbedder({ dimensions: 256 })
+  const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+  const data = new DataDir(dir, engines)
+  try {
+    if (!data.load()) throw new Error(`${dir} holds no data folder`)
+    const listed = await engines.vertexRag.v1.listRagCorpora({ parent: 'projects/bench/locations/local' })
+    const corpus = listed.ok ? listed.response.ragCorpora?.[0]?.name : undefined
+    if (corpus === undefined) throw new Error(`${dir} holds no RAG corpus`)
+    const engine = 'projects/bench/locations/local/reasoningEngines/1'
+    const vectors = (): number => statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'vertex-rag', 'corpus-0', 'snapshot-000001', 'vectors.f32')).ino
+    const timed = async (): Promise<number> => {
+      const t = performance.now()
+      await data.save({ sliceMs: 8 })
+      return performance.now() - t
+    }
+    const elsewhere: number[] = []
+    const written: number[] = []
+    for (let round = 0; round < 3; round++) {
+      const before = vectors()
+      const memory = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: `I walk my dog at noon, day ${round}`, scope: { user_id: 'u' } } })
+      if (!memory.ok) throw new Error(memory.status.message)
+      elsewhere.push(await timed())
+      if (vectors() !== before) throw new Error('a checkpoint after a memory was written wrote the unchanged corpus again')
+      const upload = await engines.vertexRag.v1.uploadRagFile({ parent: corpus, ragFile: { displayName: `more-${round}.txt` } }, `One more file about the durable corpus, round ${round}.`)
+      if (!upload.ok) throw new Error(upload.status.message)
+      const linked = vectors()
+      written.push(await timed())
+      if (vectors() === linked) throw new Error('a checkpoint after a write to the corpus linked its old snapshot')
+    }
+    return { chunks, folderMB: folderBytes(dir) / 1e6, 'written ms': median(written), 'linked ms': median(elsewhere), 'written / linked': median(written) / median(elsewhere) }
+  } finally {
+    data.close()
+  }
 }
 
 /** The longest gap between 1 ms ticks while `work` runs: how long the event loop stood still. */
@@ -147,6 +196,9 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
       const server = createServer({ embedder: createHashingEmbedder({ dimensions: 64 }), dataDir, durability: 'checkpoint', snapshotDelayMs: 3_600_000 })
       const { url } = await server.listen()
       await setUp(url)
+      // A second, small corpus: a write to it leaves the big one unchanged (the last checkpoint below).
+      await ok(call(url, 'POST', '/v1beta/corpora', { name: OTHER_CORPUS }))
+      await ok(call(url, 'POST', `/v1beta/${OTHER_CORPUS}/documents`, { name: OTHER_DOC }))
       const fillStart = performance.now()
       const writers = 4
       await Promise.all(
@@ -167,11 +219,33 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
         checkpoints.push({ chunks, slicing, checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, fillS })
         console.log(JSON.stringify(checkpoints.at(-1)))
       }
+      {
+        // One write to the other corpus: the big one has not changed since the last checkpoint,
+        // whose files of it the new one links instead of writing them again.
+        await ok(call(url, 'POST', `/v1beta/${OTHER_DOC}/chunks`, { name: `${OTHER_DOC}/chunks/one`, data: { stringValue: 'a write elsewhere' } }))
+        const { ms, pauseMs } = await longestPause(() => server.flush({ sliceMs: 8 }))
+        checkpoints.push({ chunks, slicing: 'a write to another corpus (this one linked)', checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, fillS })
+        console.log(JSON.stringify(checkpoints.at(-1)))
+      }
       await server.close()
       rmSync(dataDir, { recursive: true, force: true })
     }
     printTable('a checkpoint against the state (one corpus of 64-d chunks with text, HNSW graph): longest event-loop pause', checkpoints)
     results['checkpoints'] = checkpoints
+
+    // 2b. A RAG corpus of N chunks (exact search, 256-d; the startup suite's folder) in a data folder:
+    // a checkpoint after a write to the corpus (its snapshot written) against one after a write
+    // elsewhere, a memory (the corpus's snapshot linked), interleaved.
+    const ragCheckpoints: Record<string, number>[] = []
+    for (const chunks of ctx.quick ? [10_000] : [100_000, 1_000_000]) {
+      const dir = join(root, `rag-${chunks}`)
+      await buildDataFolder(dir, chunks)
+      ragCheckpoints.push(await ragCheckpoint(dir, chunks))
+      console.log(JSON.stringify(ragCheckpoints.at(-1)))
+      rmSync(dir, { recursive: true, force: true })
+    }
+    printTable('a checkpoint of a data folder holding a RAG corpus: after a write to it, and after a write elsewhere (a memory; the corpus linked)', ragCheckpoints)
+    results['ragCheckpoints'] = ragCheckpoints
 
     // 3. Recovery: N logged writes, SIGKILL, restart in process; time until listening (replay included).
     const logged = ctx.quick ? 5_000 : 100_000
