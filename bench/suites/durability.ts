@@ -161,7 +161,7 @@ const startChild = (dir: string): Promise<ServeProcess> => startServe(['--embedd
 
 export async function runDurability(ctx: SuiteContext): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'quarry-durability-'))
-  const results: Record<string, unknown> = {}
+  const results: Record<string, unknown> = { suite: 'durability', node: process.version, cpus: ctx.cpus, quick: ctx.quick }
   try {
     // 1. Throughput and tails under 32 clients.
     const perClient = ctx.quick ? 20 : 60
@@ -320,5 +320,5 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
-  writeFileSync(join(ctx.resultsDir, 'durability.json'), `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'durability.json'), `${JSON.stringify({ ...results, date: new Date().toISOString() }, null, 2)}\n`)
 }
