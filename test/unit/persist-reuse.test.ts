@@ -79,6 +79,24 @@ describe('saving an unchanged index links its last snapshot', () => {
     })
   }
 
+  it('linkUnchanged: false writes every file of an unchanged index, and that copy is the one the next save links', async () => {
+    const dir = scratch()
+    const index = createIndex({ dimensions: 16 })
+    index.addMany(Array.from({ length: 10 }, (_, i) => record(i)))
+    index.save(dir)
+    const first = current(dir)
+    index.save(dir, { linkUnchanged: false })
+    const second = current(dir)
+    expect(shared(first, second)).toEqual([])
+    expect([...second].map(([name, f]) => [name, f.sha256])).toEqual([...first].map(([name, f]) => [name, f.sha256]))
+    await index.saveInSlices(dir, { linkUnchanged: false })
+    const third = current(dir)
+    expect(shared(second, third)).toEqual([])
+    index.save(dir)
+    expect(shared(third, current(dir)).sort()).toEqual([...third.keys()].sort())
+    expect(observe(loadIndex(dir))).toEqual(observe(index))
+  })
+
   it('a loaded index saved elsewhere links the files it was read from, and loads back the same', () => {
     const a = scratch()
     const index = createIndex({ dimensions: 16, dense: 'hnsw' })

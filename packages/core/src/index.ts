@@ -6,6 +6,7 @@
  * @module @quarry/core
  */
 export { createIndex, loadIndex, QuarryIndex, saveIndexInto } from './engine/quarry-index.js'
+export type { SaveOptions } from './engine/quarry-index.js'
 export { SNAPSHOT_VERSION } from './persist/snapshot.js'
 export { WriteAheadLog, crc32, readLog } from './persist/log.js'
 export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'

@@ -31,6 +31,17 @@ interface ValidRecord {
   readonly metadata: Readonly<Metadata>
 }
 
+/** How {@link QuarryIndex.save} and {@link QuarryIndex.saveInSlices} write. */
+export interface SaveOptions {
+  /**
+   * An index unchanged since it was last saved or loaded hard-links that snapshot's files into the
+   * new one instead of writing them (while that snapshot is still there as it was). False writes
+   * every file (a copy that shares no file with another snapshot, or a measure of a full write).
+   * @defaultValue true
+   */
+  readonly linkUnchanged?: boolean
+}
+
 /**
  * A collection of records searchable by vector (HNSW or exact) and by text (BM25). Create one with
  * {@link createIndex}, or read a saved one with `loadIndex`. All methods are synchronous: the work
@@ -241,11 +252,12 @@ export class QuarryIndex {
    * Read it back with `loadIndex(dir)`. An index unchanged since it was last saved or loaded,
    * whose snapshot is still on disk as it was written, is saved by hard-linking that snapshot's
    * files (checksums and all) instead of writing them again: milliseconds at any size (on
-   * another filesystem, or where links fail, the files are written).
+   * another filesystem, or where links fail, the files are written; `linkUnchanged: false`
+   * writes them always).
    */
-  save(dir: string): void {
+  save(dir: string, options: SaveOptions = {}): void {
     const revision = this.#revision
-    this.#copy = { at: writeSnapshot(this.#state, dir, this.#unchangedCopy()), revision }
+    this.#copy = { at: writeSnapshot(this.#state, dir, this.#unchangedCopy(options)), revision }
   }
 
   /**
@@ -254,11 +266,11 @@ export class QuarryIndex {
    * written off the main thread. Until it settles the index cannot change: `add`, `addMany`,
    * `upsert`, `remove` and `ingest` throw QuarryError BUSY.
    */
-  async saveInSlices(dir: string, options: SliceOptions = {}): Promise<void> {
+  async saveInSlices(dir: string, options: SliceOptions & SaveOptions = {}): Promise<void> {
     this.#saving++
     try {
       const revision = this.#revision
-      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#unchangedCopy()), revision }
+      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#unchangedCopy(options)), revision }
     } finally {
       this.#saving--
     }
@@ -274,10 +286,10 @@ export class QuarryIndex {
     return this.#state
   }
 
-  /** The last snapshot, when it holds the index as it is now. */
-  #unchangedCopy(): SnapshotCopy | undefined {
+  /** The last snapshot, when it holds the index as it is now (and the save may link it). */
+  #unchangedCopy(options: SaveOptions): SnapshotCopy | undefined {
     const copy = this.#copy
-    return copy !== undefined && copy.revision === this.#revision ? copy.at : undefined
+    return options.linkUnchanged !== false && copy !== undefined && copy.revision === this.#revision ? copy.at : undefined
   }
 
   /**
