@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, createIndex, loadIndex, type QuarryIndex, type RecordInput } from '@quarry/core'
+import { createHashingEmbedder, createIndex, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type GenerationWriter, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { runs } from '../support/runs.js'
@@ -24,14 +24,14 @@ const scratch = (): string => join(root, `s${scratchCount++}`)
 const embedder = createHashingEmbedder({ dimensions: 16 })
 
 /** The data files of `dir`'s current generation (not its manifest), by name: inode and sha256. */
-function current(dir: string): Map<string, { ino: number; sha256: string }> {
+function current(dir: string): Map<string, { ino: number; mtimeMs: number; sha256: string }> {
   const generation = join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim())
-  const out = new Map<string, { ino: number; sha256: string }>()
+  const out = new Map<string, { ino: number; mtimeMs: number; sha256: string }>()
   const walk = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const path = join(d, e.name)
       if (e.isDirectory()) walk(path)
-      else if (e.name !== 'manifest.json') out.set(relative(generation, path).split('\\').join('/'), { ino: statSync(path).ino, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') })
+      else if (e.name !== 'manifest.json') out.set(relative(generation, path).split('\\').join('/'), { ino: statSync(path).ino, mtimeMs: statSync(path).mtimeMs, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') })
     }
   }
   walk(generation)
@@ -97,7 +97,7 @@ describe('saving an unchanged index links its last snapshot', () => {
     expect(observe(loadIndex(dir))).toEqual(observe(index))
   })
 
-  it('a loaded index saved elsewhere links the files it was read from, and loads back the same', () => {
+  it('a loaded index saved into another folder writes a copy that shares no file, unless linkUnchanged: true', () => {
     const a = scratch()
     const index = createIndex({ dimensions: 16, dense: 'hnsw' })
     index.addMany(Array.from({ length: 25 }, (_, i) => record(i)))
@@ -105,8 +105,47 @@ describe('saving an unchanged index links its last snapshot', () => {
     const loaded = loadIndex(a)
     const b = scratch()
     loaded.save(b)
-    expect(shared(current(a), current(b)).sort()).toEqual([...current(a).keys()].sort())
+    expect(shared(current(a), current(b))).toEqual([])
     expect(observe(loadIndex(b))).toEqual(observe(index))
+    const c = scratch()
+    loadIndex(a).save(c, { linkUnchanged: true })
+    expect(shared(current(a), current(c)).sort()).toEqual([...current(a).keys()].sort())
+    expect(observe(loadIndex(c))).toEqual(observe(index))
+  })
+
+  it('a snapshot file written in place since it was recorded is not linked: the save writes the index from memory', () => {
+    const dir = scratch()
+    const index = createIndex({ dimensions: 16 })
+    index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+    index.save(dir)
+    // One byte of the snapshot changed in place (same inode, same size), later than the save.
+    const path = join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'vectors.f32')
+    const fd = openSync(path, 'r+')
+    writeSync(fd, Buffer.from([readFileSync(path)[100]! ^ 0xff]), 0, 1, 100)
+    closeSync(fd)
+    utimesSync(path, new Date(), new Date(Date.now() + 5000))
+    const damaged = current(dir)
+    expect(() => loadIndex(dir)).toThrow(/vectors\.f32/)
+    index.save(dir)
+    expect(shared(damaged, current(dir))).toEqual([])
+    expect(observe(loadIndex(dir))).toEqual(observe(index))
+  })
+
+  it('a generation that fails after the index was saved into it leaves the snapshot before it as the last: the next save links it', () => {
+    const FORMAT: GenerationFormat = { format: 'quarry-test-outer', version: 1, kind: 'test folder', remedy: 'Remove it.' }
+    const dir = scratch()
+    const index = createIndex({ dimensions: 16 })
+    index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+    writeGeneration(dir, FORMAT, (out) => saveIndexInto(out, 'idx', index))
+    const first = current(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'idx'))
+    const failing = function* (out: GenerationWriter): Steps {
+      yield* saveIndexInto(out, 'idx', index)
+      throw new Error('the disk is full')
+    }
+    expect(() => writeGeneration(dir, FORMAT, failing)).toThrow(/disk is full/)
+    writeGeneration(dir, FORMAT, (out) => saveIndexInto(out, 'idx', index))
+    const again = current(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'idx'))
+    expect(shared(first, again).sort()).toEqual([...first.keys()].sort())
   })
 
   it('every kind of write, even one that fails or changes nothing, makes the next save write', async () => {
@@ -145,7 +184,7 @@ describe('saving an unchanged index links its last snapshot', () => {
     other.save(dir)
     const theirs = current(dir)
     const out = scratch()
-    mine.save(out)
+    mine.save(out, { linkUnchanged: true })
     expect(shared(theirs, current(out))).toEqual([])
     expect(observe(loadIndex(out))).toEqual(observe(mine))
     // And a snapshot removed since is written again, whole.
@@ -153,7 +192,7 @@ describe('saving an unchanged index links its last snapshot', () => {
     mine.save(gone)
     const kept = scratch()
     rmSync(gone, { recursive: true })
-    mine.save(kept)
+    mine.save(kept, { linkUnchanged: true })
     expect(observe(loadIndex(kept))).toEqual(observe(mine))
   })
 
@@ -167,8 +206,8 @@ describe('saving an unchanged index links its last snapshot', () => {
     rmSync(join(generation, 'vectors.f32'))
     const before = current(a)
     const b = scratch()
-    index.save(b)
-    // The files still there are untouched, and the new snapshot shares none of them.
+    index.save(b, { linkUnchanged: true })
+    // The files still there are untouched (same bytes, never written: same modification times), and the new snapshot shares none of them.
     expect(current(a)).toEqual(before)
     expect(shared(before, current(b))).toEqual([])
     expect(observe(loadIndex(b))).toEqual(observe(index))

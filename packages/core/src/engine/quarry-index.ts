@@ -1,4 +1,4 @@
-import { sep } from 'node:path'
+import { resolve, sep } from 'node:path'
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, describe } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
@@ -31,13 +31,21 @@ interface ValidRecord {
   readonly metadata: Readonly<Metadata>
 }
 
+/** @internal An index's last snapshot (where, and what) and the count of its writes it holds. */
+export interface CopyRecord {
+  readonly at: SnapshotCopy
+  readonly revision: number
+}
+
 /** How {@link QuarryIndex.save} and {@link QuarryIndex.saveInSlices} write. */
 export interface SaveOptions {
   /**
-   * An index unchanged since it was last saved or loaded hard-links that snapshot's files into the
-   * new one instead of writing them (while that snapshot is still there as it was). False writes
-   * every file (a copy that shares no file with another snapshot, or a measure of a full write).
-   * @defaultValue true
+   * Whether a save of an index unchanged since it was last saved or loaded hard-links that
+   * snapshot's files into the new one instead of writing them (while that snapshot is still there
+   * as it was): by default only when it lies in the folder saved to (a new generation of it; a
+   * save elsewhere writes a copy that shares no file), `true` wherever it lies (on the same
+   * filesystem), `false` never (a full write, as a benchmark of saves wants).
+   * @defaultValue undefined (links into the same folder only)
    */
   readonly linkUnchanged?: boolean
 }
@@ -57,7 +65,7 @@ export class QuarryIndex {
   /** Writes begun so far (each add, upsert or remove counts, even one that then fails). */
   #revision = 0
   /** The last snapshot written or read of this index, and the {@link #revision} it holds. */
-  #copy: { readonly at: SnapshotCopy; readonly revision: number } | undefined
+  #copy: CopyRecord | undefined
 
   /** @internal Use {@link createIndex} or `loadIndex` (`copy`: the snapshot it was read from). */
   constructor(state: IndexState, embedder?: Embedder, copy?: SnapshotCopy) {
@@ -249,15 +257,14 @@ export class QuarryIndex {
 
   /**
    * Writes the index to `dir` (created if needed, replaced atomically if it exists).
-   * Read it back with `loadIndex(dir)`. An index unchanged since it was last saved or loaded,
-   * whose snapshot is still on disk as it was written, is saved by hard-linking that snapshot's
-   * files (checksums and all) instead of writing them again: milliseconds at any size (on
-   * another filesystem, or where links fail, the files are written; `linkUnchanged: false`
-   * writes them always).
+   * Read it back with `loadIndex(dir)`. An index unchanged since it was last saved into or
+   * loaded from `dir`, whose snapshot is still there as it was written, is saved by hard-linking
+   * that snapshot's files (checksums and all) instead of writing them again: milliseconds at any
+   * size (where links fail, the files are written; see {@link SaveOptions.linkUnchanged}).
    */
   save(dir: string, options: SaveOptions = {}): void {
     const revision = this.#revision
-    this.#copy = { at: writeSnapshot(this.#state, dir, this.#unchangedCopy(options)), revision }
+    this.#copy = { at: writeSnapshot(this.#state, dir, this.#linkable(options, dir)), revision }
   }
 
   /**
@@ -270,7 +277,7 @@ export class QuarryIndex {
     this.#saving++
     try {
       const revision = this.#revision
-      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#unchangedCopy(options)), revision }
+      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#linkable(options, dir)), revision }
     } finally {
       this.#saving--
     }
@@ -286,20 +293,37 @@ export class QuarryIndex {
     return this.#state
   }
 
-  /** The last snapshot, when it holds the index as it is now (and the save may link it). */
-  #unchangedCopy(options: SaveOptions): SnapshotCopy | undefined {
+  /**
+   * The last snapshot, when it holds the index as it is now and a save into `dir` may link it: by
+   * default when it lies in `dir` (a new generation of the same folder), anywhere with
+   * `linkUnchanged: true`, never with false.
+   */
+  #linkable(options: SaveOptions, dir: string): SnapshotCopy | undefined {
     const copy = this.#copy
-    return options.linkUnchanged !== false && copy !== undefined && copy.revision === this.#revision ? copy.at : undefined
+    if (options.linkUnchanged === false || copy === undefined || copy.revision !== this.#revision) return undefined
+    return options.linkUnchanged === true || copy.at.folder.startsWith(`${resolve(dir)}${sep}`) ? copy.at : undefined
+  }
+
+  /** @internal Where the last snapshot lies (its generation's folder), if there is one. */
+  get snapshotFolder(): string | undefined {
+    return this.#copy?.at.folder
   }
 
   /**
-   * @internal The snapshot last written was saved inside a generation being written in `from`
-   * (saveIndexInto), committed since as `to`: it lies under `to` now.
+   * @internal A save into `from`, a generation being written (saveIndexInto), has ended: committed
+   * as `to`, where the snapshot written there lies now; or failed (`to` undefined), and then the
+   * snapshot before it, `before`, is the last one again.
    */
-  movedCopy(from: string, to: string): void {
+  settleCopy(from: string, to: string | undefined, before: CopyRecord | undefined): void {
     const copy = this.#copy
     if (copy === undefined || !copy.at.folder.startsWith(`${from}${sep}`)) return
-    this.#copy = { at: { folder: `${to}${copy.at.folder.slice(from.length)}`, seal: copy.at.seal }, revision: copy.revision }
+    if (to === undefined) this.#copy = before
+    else this.#copy = { at: { ...copy.at, folder: `${to}${copy.at.folder.slice(from.length)}` }, revision: copy.revision }
+  }
+
+  /** @internal The record {@link settleCopy} puts back when a save into a generation fails. */
+  get copyRecord(): CopyRecord | undefined {
+    return this.#copy
   }
 
   #writable(): void {
@@ -393,16 +417,20 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
 /**
  * Saves `index` into the subfolder `name` of a generation being written (a server's data folder,
  * an engine's save): in slices when the generation is, its files listed with the sums of its own
- * manifest. An index unchanged since its last save or load links that snapshot's files (see
- * {@link QuarryIndex.save}); once the generation is committed, the index knows its snapshot is
- * there, so the next generation links it again while it stays unchanged.
+ * manifest. An index unchanged since its last save or load into a generation of the same folder
+ * links that snapshot's files (see {@link QuarryIndex.save}; into another folder it writes them, a
+ * copy that shares nothing); once the generation is committed the index knows its snapshot is
+ * there, so the next one links it again while it stays unchanged (if the generation fails, the
+ * snapshot before it is still the last).
  */
 export function* saveIndexInto(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
   const dir = out.path(name)
-  yield { sync: () => index.save(dir), async: (options) => index.saveInSlices(dir, options) }
-  out.adopt(name)
+  const before = index.copyRecord
+  const options: SaveOptions = { linkUnchanged: index.snapshotFolder?.startsWith(`${out.root}${sep}`) === true }
   const from = out.folder
-  out.onCommit((folder) => index.movedCopy(from, folder))
+  out.onSettled((committed) => index.settleCopy(from, committed?.folder, before))
+  yield { sync: () => index.save(dir, options), async: (slices) => index.saveInSlices(dir, { ...slices, ...options }) }
+  out.adopt(name)
 }
 
 /** The text an embedder sees: the string, or the fields joined by newlines. */

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
@@ -6,7 +6,7 @@ import { fsyncDir, fsyncDirAsync } from './debris.js'
 import { BackgroundSums } from './background-sums.js'
 import { ChunkReader, ChunkWriter, fsyncCall, readFully } from './files.js'
 import { DirectoryLock } from './lock.js'
-import { decodeManifest, encodeManifest, manifestProblem, manifestSeal, type FileSum, type Manifest } from './manifest.js'
+import { decodeManifest, manifestProblem, manifestSeal, sealManifest, type FileSum, type Manifest } from './manifest.js'
 import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type Steps } from './steps.js'
 
 /**
@@ -42,11 +42,6 @@ const NAME = /^snapshot-(\d{1,15})$/
 
 function generationName(n: number): string {
   return `snapshot-${String(n).padStart(6, '0')}`
-}
-
-/** The folder of generation `number` of `dir` (what writeGeneration returned the number of). */
-export function generationFolder(dir: string, number: number): string {
-  return join(resolve(dir), generationName(number))
 }
 
 /**
@@ -115,6 +110,8 @@ export interface GenerationFile {
 export interface GenerationWriter {
   /** The temporary folder to write into. */
   readonly folder: string
+  /** The folder whose generation this is (`folder` is inside it). */
+  readonly root: string
   /** The path of a file of the generation (`name` is '/'-separated, relative). */
   path(name: string): string
   /** Creates a file of the generation (its folder must exist), checksummed as it is written. */
@@ -135,8 +132,19 @@ export interface GenerationWriter {
   link(name: string, from: string, sum: { readonly bytes: number; readonly sha256: string }): void
   /** Removes the file `name` written or linked so far, and its listing (a linked file's other name keeps its bytes). */
   drop(name: string): void
-  /** Runs `committed` with the generation's folder once CURRENT names it (what was written under the temporary folder is there now). */
-  onCommit(committed: (folder: string) => void): void
+  /**
+   * Runs `settled` once the write has ended: with the generation's folder, its manifest's seal and
+   * its files once CURRENT names it (what was written under the temporary folder is there now), or
+   * with undefined when the write failed (the temporary folder is gone).
+   */
+  onSettled(settled: (committed: CommittedGeneration | undefined) => void): void
+}
+
+/** A generation just committed: its folder, its manifest's seal (naming its exact content) and its files. */
+export interface CommittedGeneration {
+  readonly folder: string
+  readonly seal: string
+  readonly files: readonly string[]
 }
 
 /** What fills a generation: writes into the folder, yields at safe points (steps.ts), may return fields for the manifest. */
@@ -144,10 +152,12 @@ export type GenerationWrite = (out: GenerationWriter) => Steps<Record<string, un
 
 class FolderWriter implements GenerationWriter {
   readonly folder: string
+  readonly root: string
   readonly #sums = new Map<string, FileSum>()
-  readonly #committed: ((folder: string) => void)[] = []
+  readonly #settled: ((committed: CommittedGeneration | undefined) => void)[] = []
 
-  constructor(folder: string) {
+  constructor(root: string, folder: string) {
+    this.root = root
     this.folder = folder
   }
 
@@ -182,6 +192,9 @@ class FolderWriter implements GenerationWriter {
   link(name: string, from: string, sum: FileSum): void {
     const path = this.path(name)
     mkdirSync(dirname(path), { recursive: true })
+    // Its bytes reach the disk before a generation names them: a snapshot Quarry wrote is there
+    // already (nothing to flush), one copied in by other tools and loaded may not be yet.
+    syncFile(from)
     linkSync(from, path)
     this.#sums.set(name, { bytes: sum.bytes, sha256: sum.sha256 })
   }
@@ -191,13 +204,13 @@ class FolderWriter implements GenerationWriter {
     this.#sums.delete(name)
   }
 
-  onCommit(committed: (folder: string) => void): void {
-    this.#committed.push(committed)
+  onSettled(settled: (committed: CommittedGeneration | undefined) => void): void {
+    this.#settled.push(settled)
   }
 
-  /** Tells those waiting for the commit where the generation is now. */
-  commit(folder: string): void {
-    for (const committed of this.#committed) committed(folder)
+  /** Tells those waiting how the write ended (once). */
+  settle(committed: CommittedGeneration | undefined): void {
+    for (const settled of this.#settled.splice(0)) settled(committed)
   }
 
   /** Every file under the folder with its sum; files not yet summed read (in steps), folders fsynced. */
@@ -219,6 +232,18 @@ class FolderWriter implements GenerationWriter {
     }
     yield* walk(this.folder, '')
     return files
+  }
+}
+
+/** fsync of a file through a descriptor opened for reading (on Windows, where that cannot flush, a no-op). */
+function syncFile(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } catch (error) {
+    if (process.platform !== 'win32') throw error
+  } finally {
+    closeSync(fd)
   }
 }
 
@@ -269,31 +294,39 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
     const tmp = join(root, `.${name}.tmp-${process.pid}`)
     rmSync(tmp, { recursive: true, force: true })
     mkdirSync(tmp)
-    const out = new FolderWriter(tmp)
+    const out = new FolderWriter(root, tmp)
+    let committed: CommittedGeneration | undefined
     try {
-      const fields = (yield* write(out)) ?? {}
-      const files = yield* out.seal()
-      const own = { format: format.format, version: format.version, generation: number }
-      const manifest: Manifest = { ...own, ...fields, ...own, files }
-      // The manifest is written last: a folder without a sealed one is never a generation.
-      const fd = openSync(join(tmp, 'manifest.json'), 'w')
       try {
-        writeSync(fd, encodeManifest(manifest))
-        yield fsyncCall(fd)
-      } finally {
-        closeSync(fd)
+        const fields = (yield* write(out)) ?? {}
+        const files = yield* out.seal()
+        const own = { format: format.format, version: format.version, generation: number }
+        const manifest: Manifest = { ...own, ...fields, ...own, files }
+        // The manifest is written last: a folder without a sealed one is never a generation.
+        const { bytes, seal } = sealManifest(manifest)
+        const fd = openSync(join(tmp, 'manifest.json'), 'w')
+        try {
+          writeSync(fd, bytes)
+          yield fsyncCall(fd)
+        } finally {
+          closeSync(fd)
+        }
+        yield fsyncDirCall(tmp)
+        // A folder with this name that CURRENT does not name is debris of a save that died before its switch.
+        rmSync(join(root, name), { recursive: true, force: true })
+        renameSync(tmp, join(root, name))
+        yield fsyncDirCall(root)
+        committed = { folder: join(root, name), seal, files: Object.keys(files) }
+      } catch (error) {
+        rmSync(tmp, { recursive: true, force: true })
+        throw error
       }
-      yield fsyncDirCall(tmp)
-      // A folder with this name that CURRENT does not name is debris of a save that died before its switch.
-      rmSync(join(root, name), { recursive: true, force: true })
-      renameSync(tmp, join(root, name))
-      yield fsyncDirCall(root)
+      yield* writeCurrent(root, name)
     } catch (error) {
-      rmSync(tmp, { recursive: true, force: true })
+      out.settle(undefined)
       throw error
     }
-    yield* writeCurrent(root, name)
-    out.commit(join(root, name))
+    out.settle(committed)
     for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
     yield fsyncDirCall(root)
     return number

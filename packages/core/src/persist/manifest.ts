@@ -30,9 +30,14 @@ const HEAD_LENGTH = '{"sha256":"","manifest":'.length + 64
 const TAIL = '}\n'
 
 export function encodeManifest(manifest: Manifest): Buffer {
+  return sealManifest(manifest).bytes
+}
+
+/** A manifest's file bytes and its seal (the sha256 of its body, written at its head). */
+export function sealManifest(manifest: Manifest): { readonly bytes: Buffer; readonly seal: string } {
   const body = Buffer.from(JSON.stringify(manifest), 'utf8')
-  const digest = createHash('sha256').update(body).digest('hex')
-  return Buffer.concat([Buffer.from(`{"sha256":"${digest}","manifest":`, 'latin1'), body, Buffer.from(TAIL, 'latin1')])
+  const seal = createHash('sha256').update(body).digest('hex')
+  return { bytes: Buffer.concat([Buffer.from(`{"sha256":"${seal}","manifest":`, 'latin1'), body, Buffer.from(TAIL, 'latin1')]), seal }
 }
 
 /**

@@ -8,7 +8,7 @@ import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
 import { QuarryError } from '../errors.js'
 import { metricOps } from '../metric/metric.js'
 import type { Embedder } from '../embed/embedder.js'
-import { asUnreadable, generationFolder, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
+import { asUnreadable, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
 import { SectionReader, SectionWriter } from './sections.js'
@@ -37,53 +37,76 @@ interface IndexFields {
 }
 
 /**
- * Where a snapshot of an index lies: its generation's folder and its manifest's seal (the sha256
- * of a manifest listing every file's size and sha256: it names the exact bytes). Recorded by the
+ * Where a snapshot of an index lies and what it holds: its generation's folder, its manifest's
+ * seal (the sha256 of a manifest listing every file's size and sha256: it names the exact bytes),
+ * and each file's inode, size and modification time when it was written or read. Recorded by the
  * index when it is saved or loaded, so that saving it again unchanged links these files instead
  * of writing them (see {@link writeSnapshot}).
  */
 export interface SnapshotCopy {
   readonly folder: string
   readonly seal: string
+  readonly stamps: ReadonlyMap<string, FileStamp>
 }
+
+/** What a file's metadata says of its bytes: another inode, size or modification time means they may have changed. */
+type FileStamp = string
 
 /**
  * Writes the index to `dir` as a new generation (`dir/snapshot-N/`, see generations.ts): the
  * folder's lock taken, every file fsynced and listed with its size and sha256 in a sealed
  * manifest, CURRENT switched atomically, older generations removed after. Nothing is built as one
  * whole-index string. `unchanged`: a snapshot of this same state (the index has not changed since
- * it was written or read); when it is still there, its manifest still sealed by the seal recorded
- * and its fields those of the state, its files are hard-linked into the new generation instead of
- * written (a generation's files are never written again once committed); when any of that fails,
- * the files are written. Returns where the new snapshot lies.
+ * it was written or read); when it is still there, its manifest sealed by the seal recorded, each
+ * file the same inode with the same size and modification time as then, and its fields those of
+ * the state, its files are hard-linked into the new generation instead of written (a generation's
+ * files are never written again once committed); when any of that fails, the files are written.
+ * Returns where the new snapshot lies.
  */
 export function writeSnapshot(state: IndexState, dir: string, unchanged?: SnapshotCopy): SnapshotCopy {
-  return copyOf(dir, writeGeneration(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged)))
+  let copy: SnapshotCopy | undefined
+  writeGeneration(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged, (c) => (copy = c)))
+  return committedCopy(copy)
 }
 
 /** {@link writeSnapshot} in slices (steps.ts): the state must not change until it settles. */
 export async function writeSnapshotInSlices(state: IndexState, dir: string, options: SliceOptions = {}, unchanged?: SnapshotCopy): Promise<SnapshotCopy> {
-  return copyOf(dir, await writeGenerationInSlices(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged), options))
+  let copy: SnapshotCopy | undefined
+  await writeGenerationInSlices(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged, (c) => (copy = c)), options)
+  return committedCopy(copy)
 }
 
-/** The snapshot generation `number` of `dir` just written: its folder and seal. */
-function copyOf(dir: string, number: number): SnapshotCopy {
-  const folder = generationFolder(dir, number)
-  const sealed = sealedManifest(folder)
-  if (!sealed) throw new Error(`writeSnapshot: ${folder} has no sealed manifest after its commit`)
-  return { folder, seal: sealed.seal }
+function committedCopy(copy: SnapshotCopy | undefined): SnapshotCopy {
+  if (copy === undefined) throw new Error('writeSnapshot: the generation committed without telling where')
+  return copy
 }
 
-function* snapshotOrLinks(state: IndexState, out: GenerationWriter, unchanged: SnapshotCopy | undefined): Steps<Record<string, unknown>> {
+function* snapshotOrLinks(state: IndexState, out: GenerationWriter, unchanged: SnapshotCopy | undefined, committed: (copy: SnapshotCopy) => void): Steps<Record<string, unknown>> {
+  out.onSettled((c) => {
+    if (c !== undefined) committed({ folder: c.folder, seal: c.seal, stamps: stampsOf(c.folder, c.files) })
+  })
   if (unchanged !== undefined && linkSnapshot(state, out, unchanged)) return { ...fieldsOf(state) }
   return yield* snapshotFiles(state, out)
 }
 
+/** The stamps of a generation's files (those it lists), taken as it is committed or read. */
+function stampsOf(folder: string, files: readonly string[]): Map<string, FileStamp> {
+  return new Map(files.map((name) => [name, stampOf(join(folder, ...name.split('/')))]))
+}
+
+function stampOf(path: string): FileStamp {
+  const stat = statSync(path, { bigint: true })
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
+}
+
 /**
  * Hard-links the files of `copy` into the generation being written, when it is still the snapshot
- * recorded (same seal) of an index with the state's fields, in this format; true when every file
- * is linked. A link that fails (another filesystem, a file gone) drops the links made, and the
- * caller writes the files instead: a file is never written through a link to another generation.
+ * recorded (same seal, every file the inode, size and modification time recorded: not rewritten
+ * or replaced since) of an index with the state's fields, in this format; true when every file is
+ * linked. A file damaged in place without any of those changing (a failing disk) is carried over
+ * and refused by the next load, as it would be in the snapshot itself. A link that fails (another
+ * filesystem, a file gone) drops the links made, and the caller writes the files instead: a file
+ * is never written through a link to another generation.
  */
 function linkSnapshot(state: IndexState, out: GenerationWriter, copy: SnapshotCopy): boolean {
   const sealed = sealedManifest(copy.folder)
@@ -95,7 +118,9 @@ function linkSnapshot(state: IndexState, out: GenerationWriter, copy: SnapshotCo
   const linked: string[] = []
   try {
     for (const [name, sum] of Object.entries(manifest.files)) {
-      out.link(name, join(copy.folder, ...name.split('/')), sum)
+      const from = join(copy.folder, ...name.split('/'))
+      if (copy.stamps.get(name) !== stampOf(from)) throw new Error(`${name} changed since it was recorded`)
+      out.link(name, from, sum)
       linked.push(name)
     }
     return true
@@ -172,7 +197,9 @@ export function readSnapshot(dir: string, embedder: Embedder | undefined): { rea
     if (!files) throw unreadable(root, INDEX_FORMAT, 'it has no CURRENT snapshot (was it saved with index.save?)')
     files.pin()
     try {
-      return { state: readState(files, embedder), copy: { folder: files.folder, seal: files.seal } }
+      // Stamped before the read: a file changed while it is read was changed after its stamp, and is not linked later.
+      const stamps = stampsOf(files.folder, Object.keys(files.manifest.files))
+      return { state: readState(files, embedder), copy: { folder: files.folder, seal: files.seal, stamps } }
     } catch (error) {
       throw asUnreadable(error, files)
     } finally {
