@@ -94,9 +94,10 @@ function stampsOf(folder: string, files: readonly string[]): Map<string, FileSta
   return new Map(files.map((name) => [name, stampOf(join(folder, ...name.split('/')))]))
 }
 
+/** A file's stamp; '' (which no file has) when it cannot be read, so it is never linked. */
 function stampOf(path: string): FileStamp {
-  const stat = statSync(path, { bigint: true })
-  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
+  const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
+  return stat === undefined ? '' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
 }
 
 /**
@@ -119,7 +120,8 @@ function linkSnapshot(state: IndexState, out: GenerationWriter, copy: SnapshotCo
   try {
     for (const [name, sum] of Object.entries(manifest.files)) {
       const from = join(copy.folder, ...name.split('/'))
-      if (copy.stamps.get(name) !== stampOf(from)) throw new Error(`${name} changed since it was recorded`)
+      const stamp = stampOf(from)
+      if (stamp === '' || copy.stamps.get(name) !== stamp) throw new Error(`${name} changed since it was recorded`)
       out.link(name, from, sum)
       linked.push(name)
     }
