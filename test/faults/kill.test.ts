@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -9,7 +9,8 @@ import { startServe } from '../support/quarry-process.js'
  * Nothing acknowledged is lost (issue 18): `quarry serve --data DIR` (durability `log`, the
  * default) with four concurrent writers over REST on two APIs (Semantic Retriever chunks, Memory
  * Bank memories), killed with SIGKILL at random moments and restarted on the same folder. Every
- * write answered 200 must be there after the last restart, and nothing that was never sent.
+ * write answered 200 must be there after the last restart, and nothing that was never sent. The
+ * second case checkpoints every 50 ms, each checkpoint linking a corpus no write touches.
  */
 const KILLS = 12
 const WRITERS = 4
@@ -99,6 +100,96 @@ describe('quarry serve --data under SIGKILL', () => {
       expect(chunks.length + memories.length).toBe(present.size)
     } finally {
       await last.kill()
+    }
+  }, 240_000)
+
+  it(`keeps every acknowledged write and an untouched corpus over ${KILLS} kills with a checkpoint every 50 ms, each linking that corpus`, async () => {
+    // Checkpoints every 50 ms while writes go on: each one links the files of a corpus no write
+    // touches (its index unchanged) instead of writing them, and a kill can land in any of them.
+    const folder = mkdtempSync(join(tmpdir(), 'quarry-kill-links-'))
+    const STILL = 'corpora/still/documents/d'
+    const query = { query: 'passage about quiet rivers', resultsCount: 10 }
+    /** The current checkpoint, and the inode of the untouched corpus's vectors in it (corpora/still, created first: corpus-0). */
+    const checkpoint = (): { generation: string; inode: bigint } => {
+      const generation = readFileSync(join(folder, 'CURRENT'), 'latin1').trim()
+      return { generation, inode: statSync(join(folder, generation, 'semantic-retriever', 'corpus-0', 'snapshot-000001', 'vectors.f32'), { bigint: true }).ino }
+    }
+    const random = prng(43)
+    const acked = new Set<string>()
+    const sent = new Set<string>()
+    let expected = ''
+    let first: { generation: string; inode: bigint } | undefined
+    let linkedRounds = 0
+    try {
+      for (let round = 0; round < KILLS; round++) {
+        const server = await startServe(['--embedder', 'hashing', '--data', folder, '--checkpoint-seconds', '0.05'])
+        const base = server.base
+        if (round === 0) {
+          expect(await post(base, '/v1beta/corpora', { name: 'corpora/still' })).toBe(200)
+          expect(await post(base, '/v1beta/corpora/still/documents', { name: STILL })).toBe(200)
+          const requests = Array.from({ length: 100 }, (_, i) => ({ chunk: { name: `${STILL}/chunks/s${i}`, data: { stringValue: `passage ${i} about ${i % 3 === 0 ? 'quiet rivers' : 'loud cities'} and ${i % 7} stones` } } }))
+          expect(await post(base, `/v1beta/${STILL}/chunks:batchCreate`, { requests })).toBe(200)
+          expect(await post(base, '/v1beta/corpora', { name: 'corpora/kill' })).toBe(200)
+          expect(await post(base, '/v1beta/corpora/kill/documents', { name: DOC })).toBe(200)
+          const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
+          expected = await answer.text()
+          expect(answer.status, expected).toBe(200)
+        } else {
+          // The untouched corpus answers as it did, after a restart from checkpoints that linked it.
+          const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
+          expect(await answer.text()).toBe(expected)
+        }
+        let killed = false
+        let firstAck: () => void = () => undefined
+        const acknowledged = new Promise<void>((resolve) => (firstAck = resolve))
+        const writer = async (w: number): Promise<void> => {
+          for (let i = 0; !killed; i++) {
+            const id = `r${round}-w${w}-${i}`
+            sent.add(id)
+            try {
+              const status =
+                (w + i) % 2 === 0
+                  ? await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: `chunk ${id}` } })
+                  : await post(base, `${ENGINE}/memories`, { fact: `fact ${id}`, scope: { user_id: `u${w}` } })
+              if (status === 200) {
+                acked.add(id)
+                firstAck()
+              }
+            } catch {
+              // The connection died with the server.
+            }
+          }
+        }
+        const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
+        await acknowledged
+        await new Promise((r) => setTimeout(r, 100 + Math.floor(random() * 400)))
+        const killing = server.kill()
+        killed = true
+        await Promise.all(writers)
+        await killing
+        // Linked: a later checkpoint holds the first one's file of the untouched corpus.
+        const now = checkpoint()
+        first ??= now
+        if (now.generation !== first.generation && now.inode === first.inode) linkedRounds++
+      }
+      const last = await startServe(['--embedder', 'hashing', '--data', folder])
+      try {
+        const base = last.base
+        const chunks = (await listAll(base, `/v1beta/${DOC}/chunks`, 'chunks')).map((c) => String(c['name']).slice(`${DOC}/chunks/`.length))
+        const memories = (await listAll(base, `${ENGINE}/memories`, 'memories')).map((m) => String(m['fact']).slice('fact '.length))
+        const present = new Set([...chunks, ...memories])
+        expect(acked.size).toBeGreaterThan(KILLS * WRITERS)
+        expect({ lost: [...acked].filter((id) => !present.has(id)), invented: [...present].filter((id) => !sent.has(id)) }).toEqual({ lost: [], invented: [] })
+        expect(chunks.length + memories.length).toBe(present.size)
+        const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
+        expect(await answer.text()).toBe(expected)
+        // Checkpoints were taken between kills, and linked the untouched corpus, round after round.
+        expect(linkedRounds).toBeGreaterThanOrEqual(KILLS - 2)
+      } finally {
+        await last.kill()
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
     }
   }, 240_000)
 })
