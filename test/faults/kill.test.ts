@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { prng } from '../support/random.js'
-import { startServe } from '../support/quarry-process.js'
+import { startServe, type ServeProcess } from '../support/quarry-process.js'
 
 /**
  * Nothing acknowledged is lost (issue 18): `quarry serve --data DIR` (durability `log`, the
@@ -41,63 +41,77 @@ async function listAll(base: string, path: string, items: string): Promise<Recor
 const ENGINE = '/v1beta1/projects/p/locations/l/reasoningEngines/1'
 const DOC = 'corpora/kill/documents/d'
 
+/** What the writers sent and what the server acknowledged (200), by write id. */
+interface Writes {
+  readonly sent: Set<string>
+  readonly acked: Set<string>
+}
+
+/**
+ * One round: four writers (chunks and memories in turn) until the server is SIGKILLed, at a
+ * random moment at least `minMs` after this process's first acknowledged write (a loaded machine
+ * may take seconds to answer the first one; a kill before it would test nothing).
+ */
+async function writeUntilKilled(server: ServeProcess, round: number, writes: Writes, random: () => number, minMs: number): Promise<void> {
+  const base = server.base
+  let killed = false
+  let firstAck: () => void = () => undefined
+  const acknowledged = new Promise<void>((resolve) => (firstAck = resolve))
+  const writer = async (w: number): Promise<void> => {
+    for (let i = 0; !killed; i++) {
+      const id = `r${round}-w${w}-${i}`
+      writes.sent.add(id)
+      try {
+        const status =
+          (w + i) % 2 === 0
+            ? await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: `chunk ${id}` } })
+            : await post(base, `${ENGINE}/memories`, { fact: `fact ${id}`, scope: { user_id: `u${w}` } })
+        if (status === 200) {
+          writes.acked.add(id)
+          firstAck()
+        }
+      } catch {
+        // The connection died with the server: the write may or may not have been applied.
+      }
+    }
+  }
+  const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
+  await acknowledged
+  await new Promise((r) => setTimeout(r, minMs + Math.floor(random() * (500 - minMs))))
+  const killing = server.kill()
+  killed = true
+  await Promise.all(writers)
+  await killing
+}
+
+/** After the last restart: every acknowledged write is there, nothing that was never sent, each once. */
+async function expectNothingLost(base: string, writes: Writes): Promise<void> {
+  const chunks = (await listAll(base, `/v1beta/${DOC}/chunks`, 'chunks')).map((c) => String(c['name']).slice(`${DOC}/chunks/`.length))
+  const memories = (await listAll(base, `${ENGINE}/memories`, 'memories')).map((m) => String(m['fact']).slice('fact '.length))
+  const present = new Set([...chunks, ...memories])
+  const lost = [...writes.acked].filter((id) => !present.has(id))
+  const invented = [...present].filter((id) => !writes.sent.has(id))
+  expect(writes.acked.size).toBeGreaterThan(KILLS * WRITERS)
+  expect({ lost, invented }).toEqual({ lost: [], invented: [] })
+  // Each id at most once (a replay applies a write once).
+  expect(chunks.length + memories.length).toBe(present.size)
+}
+
 describe('quarry serve --data under SIGKILL', () => {
   it(`keeps every acknowledged write over ${KILLS} kills with ${WRITERS} concurrent writers on two APIs`, async () => {
     const random = prng(18)
-    const acked = new Set<string>()
-    const sent = new Set<string>()
-    let setUp = false
+    const writes: Writes = { sent: new Set(), acked: new Set() }
     for (let round = 0; round < KILLS; round++) {
       const server = await start()
-      const base = server.base
-      if (!setUp) {
-        expect(await post(base, '/v1beta/corpora', { name: 'corpora/kill' })).toBe(200)
-        expect(await post(base, '/v1beta/corpora/kill/documents', { name: DOC })).toBe(200)
-        setUp = true
+      if (round === 0) {
+        expect(await post(server.base, '/v1beta/corpora', { name: 'corpora/kill' })).toBe(200)
+        expect(await post(server.base, '/v1beta/corpora/kill/documents', { name: DOC })).toBe(200)
       }
-      let killed = false
-      // The kill comes at a random moment after this process's first acknowledged write (a loaded
-      // machine may take seconds to answer the first one; a kill before it would test nothing).
-      let firstAck: () => void = () => undefined
-      const acknowledged = new Promise<void>((resolve) => (firstAck = resolve))
-      const writer = async (w: number): Promise<void> => {
-        for (let i = 0; !killed; i++) {
-          const id = `r${round}-w${w}-${i}`
-          sent.add(id)
-          try {
-            const status =
-              (w + i) % 2 === 0
-                ? await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: `chunk ${id}` } })
-                : await post(base, `${ENGINE}/memories`, { fact: `fact ${id}`, scope: { user_id: `u${w}` } })
-            if (status === 200) {
-              acked.add(id)
-              firstAck()
-            }
-          } catch {
-            // The connection died with the server: the write may or may not have been applied.
-          }
-        }
-      }
-      const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
-      await acknowledged
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 500)))
-      const killing = server.kill()
-      killed = true
-      await Promise.all(writers)
-      await killing
+      await writeUntilKilled(server, round, writes, random, 0)
     }
     const last = await start()
-    const base = last.base
     try {
-      const chunks = (await listAll(base, `/v1beta/${DOC}/chunks`, 'chunks')).map((c) => String(c['name']).slice(`${DOC}/chunks/`.length))
-      const memories = (await listAll(base, `${ENGINE}/memories`, 'memories')).map((m) => String(m['fact']).slice('fact '.length))
-      const present = new Set([...chunks, ...memories])
-      const lost = [...acked].filter((id) => !present.has(id))
-      const invented = [...present].filter((id) => !sent.has(id))
-      expect(acked.size).toBeGreaterThan(KILLS * WRITERS)
-      expect({ lost, invented }).toEqual({ lost: [], invented: [] })
-      // Each id at most once (a replay applies a write once).
-      expect(chunks.length + memories.length).toBe(present.size)
+      await expectNothingLost(last.base, writes)
     } finally {
       await last.kill()
     }
@@ -108,15 +122,17 @@ describe('quarry serve --data under SIGKILL', () => {
     // touches (its index unchanged) instead of writing them, and a kill can land in any of them.
     const folder = mkdtempSync(join(tmpdir(), 'quarry-kill-links-'))
     const STILL = 'corpora/still/documents/d'
-    const query = { query: 'passage about quiet rivers', resultsCount: 10 }
+    const query = async (base: string): Promise<{ status: number; text: string }> => {
+      const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'passage about quiet rivers', resultsCount: 10 }) })
+      return { status: answer.status, text: await answer.text() }
+    }
     /** The current checkpoint, and the inode of the untouched corpus's vectors in it (corpora/still, created first: corpus-0). */
     const checkpoint = (): { generation: string; inode: bigint } => {
       const generation = readFileSync(join(folder, 'CURRENT'), 'latin1').trim()
       return { generation, inode: statSync(join(folder, generation, 'semantic-retriever', 'corpus-0', 'snapshot-000001', 'vectors.f32'), { bigint: true }).ino }
     }
     const random = prng(43)
-    const acked = new Set<string>()
-    const sent = new Set<string>()
+    const writes: Writes = { sent: new Set(), acked: new Set() }
     let expected = ''
     let first: { generation: string; inode: bigint } | undefined
     let linkedRounds = 0
@@ -131,42 +147,14 @@ describe('quarry serve --data under SIGKILL', () => {
           expect(await post(base, `/v1beta/${STILL}/chunks:batchCreate`, { requests })).toBe(200)
           expect(await post(base, '/v1beta/corpora', { name: 'corpora/kill' })).toBe(200)
           expect(await post(base, '/v1beta/corpora/kill/documents', { name: DOC })).toBe(200)
-          const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
-          expected = await answer.text()
+          const answer = await query(base)
+          expected = answer.text
           expect(answer.status, expected).toBe(200)
         } else {
           // The untouched corpus answers as it did, after a restart from checkpoints that linked it.
-          const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
-          expect(await answer.text()).toBe(expected)
+          expect((await query(base)).text).toBe(expected)
         }
-        let killed = false
-        let firstAck: () => void = () => undefined
-        const acknowledged = new Promise<void>((resolve) => (firstAck = resolve))
-        const writer = async (w: number): Promise<void> => {
-          for (let i = 0; !killed; i++) {
-            const id = `r${round}-w${w}-${i}`
-            sent.add(id)
-            try {
-              const status =
-                (w + i) % 2 === 0
-                  ? await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: `chunk ${id}` } })
-                  : await post(base, `${ENGINE}/memories`, { fact: `fact ${id}`, scope: { user_id: `u${w}` } })
-              if (status === 200) {
-                acked.add(id)
-                firstAck()
-              }
-            } catch {
-              // The connection died with the server.
-            }
-          }
-        }
-        const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
-        await acknowledged
-        await new Promise((r) => setTimeout(r, 100 + Math.floor(random() * 400)))
-        const killing = server.kill()
-        killed = true
-        await Promise.all(writers)
-        await killing
+        await writeUntilKilled(server, round, writes, random, 100)
         // Linked: a later checkpoint holds the first one's file of the untouched corpus.
         const now = checkpoint()
         first ??= now
@@ -174,15 +162,8 @@ describe('quarry serve --data under SIGKILL', () => {
       }
       const last = await startServe(['--embedder', 'hashing', '--data', folder])
       try {
-        const base = last.base
-        const chunks = (await listAll(base, `/v1beta/${DOC}/chunks`, 'chunks')).map((c) => String(c['name']).slice(`${DOC}/chunks/`.length))
-        const memories = (await listAll(base, `${ENGINE}/memories`, 'memories')).map((m) => String(m['fact']).slice('fact '.length))
-        const present = new Set([...chunks, ...memories])
-        expect(acked.size).toBeGreaterThan(KILLS * WRITERS)
-        expect({ lost: [...acked].filter((id) => !present.has(id)), invented: [...present].filter((id) => !sent.has(id)) }).toEqual({ lost: [], invented: [] })
-        expect(chunks.length + memories.length).toBe(present.size)
-        const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(query) })
-        expect(await answer.text()).toBe(expected)
+        await expectNothingLost(last.base, writes)
+        expect((await query(last.base)).text).toBe(expected)
         // Checkpoints were taken between kills and linked the untouched corpus (in most rounds: a
         // kill may land before a round's first checkpoint commits on a slow machine).
         expect(linkedRounds).toBeGreaterThanOrEqual(KILLS / 2)

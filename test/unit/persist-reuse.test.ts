@@ -4,7 +4,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, createIndex, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type GenerationWriter, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
+import { createHashingEmbedder, createIndex, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type Embedder, type GenerationWriter, type IndexOptions, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { runs } from '../support/runs.js'
@@ -45,6 +45,13 @@ function shared(a: Map<string, { ino: number }>, b: Map<string, { ino: number }>
 
 const record = (i: number, word = 'alpha'): RecordInput => ({ id: `r${i}`, text: `${word} record ${i} of the set`, vector: Float32Array.from({ length: 16 }, (_, d) => Math.sin(i * 7 + d * 3) + (d === i % 16 ? 2 : 0)), metadata: { n: i, group: i % 3 === 0 ? 'a' : 'b' } })
 
+/** An index of 16-d records r0 … r(count − 1), created with `options`. */
+function filled(count: number, options: Omit<IndexOptions, 'dimensions'> & { embedder?: Embedder } = {}): QuarryIndex {
+  const index = createIndex({ dimensions: 16, ...options })
+  index.addMany(Array.from({ length: count }, (_, i) => record(i)))
+  return index
+}
+
 /** Every record's stored form and a few searches (ids, order, scores): what a loaded index must answer as the original does. */
 function observe(index: QuarryIndex): unknown {
   const ids = Array.from({ length: 40 }, (_, i) => `r${i}`)
@@ -62,8 +69,7 @@ describe('saving an unchanged index links its last snapshot', () => {
   for (const dense of ['exact', 'hnsw'] as const) {
     it(`${dense}: a second save links every file; a write makes the next one write every file; each loads back as saved`, () => {
       const dir = scratch()
-      const index = createIndex({ dimensions: 16, dense })
-      index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+      const index = filled(30, { dense })
       index.save(dir)
       const first = current(dir)
       expect([...first.keys()]).toContain('vectors.f32')
@@ -81,8 +87,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('linkUnchanged: false writes every file of an unchanged index, and that copy is the one the next save links', async () => {
     const dir = scratch()
-    const index = createIndex({ dimensions: 16 })
-    index.addMany(Array.from({ length: 10 }, (_, i) => record(i)))
+    const index = filled(10)
     index.save(dir)
     const first = current(dir)
     index.save(dir, { linkUnchanged: false })
@@ -99,8 +104,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('a loaded index saved into another folder writes a copy that shares no file, unless linkUnchanged: true', () => {
     const a = scratch()
-    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
-    index.addMany(Array.from({ length: 25 }, (_, i) => record(i)))
+    const index = filled(25, { dense: 'hnsw' })
     index.save(a)
     const loaded = loadIndex(a)
     const b = scratch()
@@ -115,8 +119,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('a snapshot file written in place since it was recorded is not linked: the save writes the index from memory', () => {
     const dir = scratch()
-    const index = createIndex({ dimensions: 16 })
-    index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+    const index = filled(30)
     index.save(dir)
     // One byte of the snapshot changed in place (same inode, same size), later than the save.
     const path = join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'vectors.f32')
@@ -134,8 +137,7 @@ describe('saving an unchanged index links its last snapshot', () => {
   it('a generation that fails after the index was saved into it leaves the snapshot before it as the last: the next save links it', () => {
     const FORMAT: GenerationFormat = { format: 'quarry-test-outer', version: 1, kind: 'test folder', remedy: 'Remove it.' }
     const dir = scratch()
-    const index = createIndex({ dimensions: 16 })
-    index.addMany(Array.from({ length: 30 }, (_, i) => record(i)))
+    const index = filled(30)
     writeGeneration(dir, FORMAT, (out) => saveIndexInto(out, 'idx', index))
     const first = current(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'idx'))
     const failing = function* (out: GenerationWriter): Steps {
@@ -161,8 +163,7 @@ describe('saving an unchanged index links its last snapshot', () => {
     ]
     for (const [what, write] of writes) {
       const dir = scratch()
-      const index = createIndex({ dimensions: 16, embedder })
-      index.addMany(Array.from({ length: 10 }, (_, i) => record(i)))
+      const index = filled(10, { embedder })
       index.save(dir)
       const before = current(dir)
       await write(index)
@@ -174,8 +175,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('links only from the very snapshot recorded: one replaced under the same name by another index is written over, not linked', () => {
     const dir = scratch()
-    const mine = createIndex({ dimensions: 16 })
-    mine.addMany(Array.from({ length: 12 }, (_, i) => record(i)))
+    const mine = filled(12)
     mine.save(dir)
     // The folder is removed and another index saved there: the same generation name, other files.
     rmSync(dir, { recursive: true })
@@ -198,8 +198,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('a link that fails midway drops the links made and writes the files, leaving the other snapshot as it was', () => {
     const a = scratch()
-    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
-    index.addMany(Array.from({ length: 20 }, (_, i) => record(i)))
+    const index = filled(20, { dense: 'hnsw' })
     index.save(a)
     // A file of the recorded snapshot disappears (a link to it fails) after others were linked.
     const generation = join(a, readFileSync(join(a, 'CURRENT'), 'latin1').trim())
@@ -215,8 +214,7 @@ describe('saving an unchanged index links its last snapshot', () => {
 
   it('saveInSlices links as save does, and counts as the last snapshot for the next save', async () => {
     const dir = scratch()
-    const index = createIndex({ dimensions: 16, dense: 'hnsw' })
-    index.addMany(Array.from({ length: 20 }, (_, i) => record(i)))
+    const index = filled(20, { dense: 'hnsw' })
     await index.saveInSlices(dir)
     const first = current(dir)
     await index.saveInSlices(dir)
@@ -237,8 +235,7 @@ describe('saving an unchanged index links its last snapshot', () => {
     fc.assert(
       fc.property(fc.constantFrom('exact' as const, 'hnsw' as const), fc.array(op, { minLength: 1, maxLength: 12 }), (dense, ops) => {
         const dir = scratch()
-        let index = createIndex({ dimensions: 16, dense })
-        index.addMany(Array.from({ length: 8 }, (_, i) => record(i)))
+        let index = filled(8, { dense })
         let wrote = true
         let last: Map<string, { ino: number }> | undefined
         for (const o of [...ops, { kind: 'save' } as Op]) {

@@ -304,11 +304,6 @@ export class QuarryIndex {
     return options.linkUnchanged === true || copy.at.folder.startsWith(`${resolve(dir)}${sep}`) ? copy.at : undefined
   }
 
-  /** @internal Where the last snapshot lies (its generation's folder), if there is one. */
-  get snapshotFolder(): string | undefined {
-    return this.#copy?.at.folder
-  }
-
   /**
    * @internal A save into `from`, a generation being written (saveIndexInto), has ended: committed
    * as `to`, where the snapshot written there lies now; or failed (`to` undefined), and then the
@@ -321,7 +316,7 @@ export class QuarryIndex {
     else this.#copy = { at: { ...copy.at, folder: `${to}${copy.at.folder.slice(from.length)}` }, revision: copy.revision }
   }
 
-  /** @internal The record {@link settleCopy} puts back when a save into a generation fails. */
+  /** @internal The last snapshot and the writes it holds: where it lies, and the record {@link settleCopy} puts back when a save into a generation fails. */
   get copyRecord(): CopyRecord | undefined {
     return this.#copy
   }
@@ -426,7 +421,7 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
 export function* saveIndexInto(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
   const dir = out.path(name)
   const before = index.copyRecord
-  const options: SaveOptions = { linkUnchanged: index.snapshotFolder?.startsWith(`${out.root}${sep}`) === true }
+  const options: SaveOptions = { linkUnchanged: before?.at.folder.startsWith(`${out.root}${sep}`) === true }
   const from = out.folder
   out.onSettled((committed) => index.settleCopy(from, committed?.folder, before))
   yield { sync: () => index.save(dir, options), async: (slices) => index.saveInSlices(dir, { ...slices, ...options }) }

@@ -6,7 +6,7 @@ import { fsyncDir, fsyncDirAsync } from './debris.js'
 import { BackgroundSums } from './background-sums.js'
 import { ChunkReader, ChunkWriter, fsyncCall, readFully } from './files.js'
 import { DirectoryLock } from './lock.js'
-import { decodeManifest, manifestProblem, manifestSeal, sealManifest, type FileSum, type Manifest } from './manifest.js'
+import { decodeManifest, manifestProblem, sealManifest, type FileSum, type Manifest } from './manifest.js'
 import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type Steps } from './steps.js'
 
 /**
@@ -56,10 +56,9 @@ export function sealedManifest(folder: string): { readonly seal: string; readonl
   } catch {
     return undefined
   }
-  const seal = manifestSeal(bytes)
   const decoded = decodeManifest(bytes)
-  if (seal === undefined || decoded.kind !== 'sealed' || manifestProblem(decoded.manifest) !== undefined) return undefined
-  return { seal, manifest: decoded.manifest as Manifest }
+  if (decoded.kind !== 'sealed' || manifestProblem(decoded.manifest) !== undefined) return undefined
+  return { seal: decoded.seal, manifest: decoded.manifest as Manifest }
 }
 
 /** `dir/CURRENT`'s raw text, or undefined when there is none. */
@@ -183,10 +182,9 @@ class FolderWriter implements GenerationWriter {
 
   adopt(name: string): void {
     const current = /^(snapshot-\d{1,15})\n?$/.exec(readFileSync(join(this.path(name), 'CURRENT'), 'latin1'))?.[1]
-    const decoded = current === undefined ? undefined : decodeManifest(readFileSync(join(this.path(name), current, 'manifest.json')))
-    if (decoded?.kind !== 'sealed') throw new Error(`adopt: ${name} holds no generation just written`)
-    const files = (decoded.manifest as Manifest).files
-    for (const [file, sum] of Object.entries(files)) this.add(`${name}/${current}/${file}`, sum)
+    const sealed = current === undefined ? undefined : sealedManifest(join(this.path(name), current))
+    if (sealed === undefined) throw new Error(`adopt: ${name} holds no generation just written`)
+    for (const [file, sum] of Object.entries(sealed.manifest.files)) this.add(`${name}/${current}/${file}`, sum)
   }
 
   link(name: string, from: string, sum: FileSum): void {
@@ -659,14 +657,13 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
   const version = manifest.version
   if (version !== format.version) throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
-  const seal = manifestSeal(bytes)
-  if (decoded.kind === 'legacy' || seal === undefined) throw fail(`${file} carries no checksum of its own (edited by hand?)`)
+  if (decoded.kind === 'legacy') throw fail(`${file} carries no checksum of its own (edited by hand?)`)
   const problem = manifestProblem(manifest)
   if (problem !== undefined) throw fail(`${file} ${problem}`)
   if (manifest.generation !== undefined && generationName(manifest.generation) !== name && `snapshot-${manifest.generation}` !== name) {
     throw fail(`${file} belongs to generation ${manifest.generation}, not to ${name}`)
   }
-  return new Generation(root, format, name, manifest as Manifest, seal)
+  return new Generation(root, format, name, manifest as Manifest, decoded.seal)
 }
 
 function listing(root: string): string[] {

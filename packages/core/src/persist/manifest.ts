@@ -41,34 +41,33 @@ export function sealManifest(manifest: Manifest): { readonly bytes: Buffer; read
 }
 
 /**
- * A sealed manifest's own sha256 (its seal), read from its head without checking it: what names
- * one generation's exact content (every file's size and sha256) for a later save to reuse.
+ * What a manifest file turned out to be. `legacy`: a bare manifest with no checksum of its own.
+ * A sealed one's `seal` (the sha256 of its body) names one generation's exact content (every file's
+ * size and sha256), for a later save to reuse its files.
  */
-export function manifestSeal(bytes: Buffer): string | undefined {
-  return HEAD.exec(bytes.subarray(0, HEAD_LENGTH).toString('latin1'))?.[1]
-}
-
-/** What a manifest file turned out to be. `legacy`: a bare manifest with no checksum of its own. */
 type DecodedManifest =
-  | { readonly kind: 'sealed'; readonly manifest: unknown }
+  | { readonly kind: 'sealed'; readonly manifest: unknown; readonly seal: string }
   | { readonly kind: 'legacy'; readonly manifest: unknown }
   | { readonly kind: 'corrupted' }
   | { readonly kind: 'not-json' }
 
 export function decodeManifest(bytes: Buffer): DecodedManifest {
   const head = HEAD.exec(bytes.subarray(0, HEAD_LENGTH).toString('latin1'))
-  if (!head) return parse(bytes, 'legacy')
+  if (!head) return parse(bytes) ?? { kind: 'not-json' }
   if (bytes.length < HEAD_LENGTH + TAIL.length || bytes.subarray(bytes.length - TAIL.length).toString('latin1') !== TAIL) return { kind: 'corrupted' }
   const body = bytes.subarray(HEAD_LENGTH, bytes.length - TAIL.length)
-  if (createHash('sha256').update(body).digest('hex') !== head[1]) return { kind: 'corrupted' }
-  return parse(body, 'sealed')
+  const seal = head[1] as string
+  if (createHash('sha256').update(body).digest('hex') !== seal) return { kind: 'corrupted' }
+  const parsed = parse(body)
+  return parsed === undefined ? { kind: 'corrupted' } : { kind: 'sealed', manifest: parsed.manifest, seal }
 }
 
-function parse(bytes: Buffer, kind: 'sealed' | 'legacy'): DecodedManifest {
+/** The JSON in `bytes` as a legacy manifest, or undefined when it is not JSON. */
+function parse(bytes: Buffer): { readonly kind: 'legacy'; readonly manifest: unknown } | undefined {
   try {
-    return { kind, manifest: JSON.parse(bytes.toString('utf8')) as unknown }
+    return { kind: 'legacy', manifest: JSON.parse(bytes.toString('utf8')) as unknown }
   } catch {
-    return kind === 'sealed' ? { kind: 'corrupted' } : { kind: 'not-json' }
+    return undefined
   }
 }
 
