@@ -18,7 +18,7 @@ import { startServe, type ServeProcess } from '../../test/support/quarry-process
  * - writes and reads of 32 concurrent clients without a data folder and with each durability;
  * - a checkpoint against the state's size: its time, the longest event-loop pause meanwhile
  *   (queries wait that long), the folder's size, and the log it replaces; and one after a write
- *   to another corpus only (the big one's snapshot linked, not written); and a data folder
+ *   to another corpus only (the big one's snapshot and documents' file linked, not written); and a data folder
  *   holding a RAG corpus of 100k and 1M chunks checkpointed after a write to the corpus and after
  *   one elsewhere (a memory: the corpus's snapshot linked);
  * - recovery: a server killed after N logged writes, restarted: time to first answer;
@@ -223,7 +223,11 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
         // One write to the other corpus: the big one has not changed since the last checkpoint,
         // whose files of it the new one links instead of writing them again.
         await ok(call(url, 'POST', `/v1beta/${OTHER_DOC}/chunks`, { name: `${OTHER_DOC}/chunks/one`, data: { stringValue: 'a write elsewhere' } }))
+        // The big corpus (created first: corpus-0) keeps its documents' file and its snapshot's rows.
+        const bigCorpus = (): number[] => ['corpus-0.json', 'corpus-0/snapshot-000001/vectors.f32'].map((f) => statSync(join(dataDir, readFileSync(join(dataDir, 'CURRENT'), 'latin1').trim(), 'semantic-retriever', f)).ino)
+        const before = bigCorpus()
         const { ms, pauseMs } = await longestPause(() => server.flush({ sliceMs: 8 }))
+        if (bigCorpus().join() !== before.join()) throw new Error('a checkpoint after a write to another corpus wrote the unchanged one again')
         checkpoints.push({ chunks, slicing: 'a write to another corpus (this one linked)', checkpointMs: ms, longestPauseMs: pauseMs, folderMB: folderBytes(dataDir) / 1e6, fillS })
         console.log(JSON.stringify(checkpoints.at(-1)))
       }

@@ -333,14 +333,15 @@ describe('a server data folder (DataDir) under corruption', () => {
   it('refuses an edited chunk text with a message naming the file, not the text', async () => {
     const dir = scratch()
     cpSync(good, dir, { recursive: true })
-    const state = join(dir, 'snapshot-000002', 'semantic-retriever', 'state.json')
+    // A corpus's documents and chunks are in its own file beside state.json.
+    const state = join(dir, 'snapshot-000002', 'semantic-retriever', 'corpus-0.json')
     const text = readFileSync(state, 'utf8')
     expect(text).toContain('ocean storm')
     writeFileSync(state, text.replace('ocean storm', 'ocean calm!'))
     const engines = freshEngines()
     const error = thrown(() => new DataDir(dir, engines).load())
     expectRefusal(error)
-    expect((error as Error).message).toMatch(/snapshot-000002\/semantic-retriever\/state\.json does not match its checksum \(corrupted\)\. Restore the folder from a backup, or remove the folder to start empty\.$/)
+    expect((error as Error).message).toMatch(/snapshot-000002\/semantic-retriever\/corpus-0\.json does not match its checksum \(corrupted\)\. Restore the folder from a backup, or remove the folder to start empty\.$/)
     expect((error as Error).message).not.toContain('calm')
     // Nothing was loaded, and the lock is released (the folder can be opened again).
     expect(await engines.semanticRetriever.listCorpora({})).toEqual({ ok: true, response: {} })

@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import { createHash } from 'node:crypto'
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
+import { closeSync, cpSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, createIndex, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type Embedder, type GenerationWriter, type IndexOptions, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
+import { createHashingEmbedder, createIndex, LinkableFile, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type Embedder, type GenerationWriter, type IndexOptions, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { runs } from '../support/runs.js'
@@ -325,5 +325,234 @@ describe('a server data folder checkpoint', () => {
     expect(final.load()).toBe(true)
     expect(await observeAll(last)).toEqual(expected)
     final.close()
+  })
+})
+
+/** Every page of a list call: its items under `key`. */
+async function everyPage<T>(list: (pageToken: string | undefined) => Promise<{ ok: boolean; response?: unknown }>, key: string): Promise<T[]> {
+  const items: T[] = []
+  let token: string | undefined
+  do {
+    const page = await list(token)
+    if (!page.ok) throw new Error(`list ${key} failed`)
+    const response = page.response as Record<string, unknown>
+    items.push(...((response[key] as T[] | undefined) ?? []))
+    token = response['nextPageToken'] as string | undefined
+  } while (token !== undefined)
+  return items
+}
+
+/** All a Semantic Retriever holds, as its API lists it (every corpus, document and chunk, every field), and a query per corpus (ids, order, scores). */
+async function retrieverContents(sr: SemanticRetriever): Promise<unknown> {
+  const out: unknown[] = []
+  for (const corpus of await everyPage<{ name: string }>((pageToken) => sr.listCorpora({ pageSize: 20, pageToken }), 'corpora')) {
+    const documents = await everyPage<{ name: string }>((pageToken) => sr.listDocuments({ parent: corpus.name, pageSize: 20, pageToken }), 'documents')
+    const chunks = await Promise.all(documents.map((d) => everyPage((pageToken) => sr.listChunks({ parent: d.name, pageSize: 100, pageToken }), 'chunks')))
+    out.push({ corpus, documents, chunks, query: await sr.queryCorpus({ name: corpus.name, query: 'desert storm', resultsCount: 10 }) })
+  }
+  return out
+}
+
+describe('a LinkableFile', () => {
+  it('links the copy committed while unchanged; writes it when changed, when written in place since, and after a failed generation links the copy before', () => {
+    const dir = scratch()
+    const format: GenerationFormat = { format: 'quarry-test', version: 1, kind: 'test folder', remedy: 'Remove it.' }
+    const kept = new LinkableFile()
+    const save = (text: string, fail = false): void => {
+      writeGeneration(dir, format, function* (out) {
+        yield* kept.save(out, 'kept.json', function* (file) {
+          file.text(text)
+        })
+        if (fail) throw new Error('the generation fails after the file')
+      })
+    }
+    const path = (): string => join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'kept.json')
+    save('one')
+    const first = statSync(path()).ino
+    // Unchanged: linked, whatever the writer would have written.
+    save('not written')
+    expect([statSync(path()).ino, readFileSync(path(), 'utf8')]).toEqual([first, 'one'])
+    kept.changed()
+    save('two')
+    expect(statSync(path()).ino).not.toBe(first)
+    expect(readFileSync(path(), 'utf8')).toBe('two')
+    // Written in place since it was committed (its modification time moved): written again, not carried over.
+    utimesSync(path(), new Date(), new Date(Date.now() - 60_000))
+    const touched = statSync(path()).ino
+    save('three')
+    expect(statSync(path()).ino).not.toBe(touched)
+    expect(readFileSync(path(), 'utf8')).toBe('three')
+    const third = statSync(path()).ino
+    expect(() => save('not written', true)).toThrowError('the generation fails after the file')
+    save('not written either')
+    expect([statSync(path()).ino, readFileSync(path(), 'utf8')]).toEqual([third, 'three'])
+  })
+})
+
+describe("a Semantic Retriever corpus's documents file", () => {
+  const fresh = (): { semanticRetriever: SemanticRetriever; vertexRag: VertexRagEngine; memoryBank: MemoryBank } => ({ semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) })
+  const file = (i: number): string => `semantic-retriever/corpus-${i}.json`
+  const ok = async (call: Promise<{ ok: boolean }>): Promise<void> => expect((await call).ok).toBe(true)
+
+  it('is linked into a checkpoint while no write touched its corpus, written after every kind of write to it', async () => {
+    const dir = scratch()
+    const engines = fresh()
+    const sr = engines.semanticRetriever
+    for (const c of ['a', 'b']) {
+      await ok(sr.createCorpus({ corpus: { name: `corpora/${c}` } }))
+      await ok(sr.createDocument({ parent: `corpora/${c}`, document: { name: `corpora/${c}/documents/d` } }))
+      await ok(sr.batchCreateChunks({ parent: `corpora/${c}/documents/d`, requests: ['desert wind', 'ocean storm', 'garden rose'].map((t, i) => ({ chunk: { name: `corpora/${c}/documents/d/chunks/k${i}`, data: { stringValue: `${c} ${t}` } } })) }))
+    }
+    const data = new DataDir(dir, engines)
+    await data.save()
+    let last = current(dir)
+    // Each write to corpus b: the next checkpoint writes b's file and links a's (and a's index).
+    const writes: (() => Promise<{ ok: boolean }>)[] = [
+      () => sr.createDocument({ parent: 'corpora/b', document: { name: 'corpora/b/documents/e', displayName: 'E' } }),
+      () => sr.updateDocument({ document: { name: 'corpora/b/documents/e', displayName: 'E2' }, updateMask: 'displayName' }),
+      () => sr.updateDocument({ document: { name: 'corpora/b/documents/d', customMetadata: [{ key: 'year', numericValue: 2001 }] }, updateMask: 'customMetadata' }),
+      () => sr.createChunk({ parent: 'corpora/b/documents/e', chunk: { name: 'corpora/b/documents/e/chunks/x', data: { stringValue: 'storm over the desert' } } }),
+      () => sr.updateChunk({ chunk: { name: 'corpora/b/documents/e/chunks/x', data: { stringValue: 'calm over the desert' } }, updateMask: 'data' }),
+      () => sr.batchUpdateChunks({ parent: 'corpora/b/documents/d', requests: [{ chunk: { name: 'corpora/b/documents/d/chunks/k0', customMetadata: [{ key: 'tag', stringValue: 't' }] }, updateMask: 'customMetadata' }] }),
+      () => sr.deleteChunk({ name: 'corpora/b/documents/e/chunks/x' }),
+      () => sr.batchDeleteChunks({ parent: 'corpora/b/documents/d', requests: [{ name: 'corpora/b/documents/d/chunks/k1' }] }),
+      () => sr.deleteDocument({ name: 'corpora/b/documents/e' }),
+      () => sr.deleteDocument({ name: 'corpora/b/documents/d', force: true }),
+    ]
+    for (const write of writes) {
+      await ok(write())
+      await data.save()
+      const now = current(dir)
+      expect(now.get(file(0))?.ino).toBe(last.get(file(0))?.ino)
+      expect(now.get(file(1))?.ino).not.toBe(last.get(file(1))?.ino)
+      last = now
+    }
+    // Nothing written (a corpus renamed is in state.json): both linked. A failing write changes nothing: linked too.
+    await ok(sr.updateCorpus({ corpus: { name: 'corpora/b', displayName: 'B' }, updateMask: 'displayName' }))
+    expect((await sr.deleteChunk({ name: 'corpora/b/documents/d/chunks/k9' })).ok).toBe(false)
+    await data.save()
+    const now = current(dir)
+    expect(shared(last, now).filter((f) => f.endsWith('.json')).sort()).toEqual([file(0), file(1)])
+    const expected = await retrieverContents(sr)
+    data.close()
+    // A restart reads the files back, and its first checkpoint links them.
+    const again = fresh()
+    const reopened = new DataDir(dir, again)
+    expect(reopened.load()).toBe(true)
+    expect(await retrieverContents(again.semanticRetriever)).toEqual(expected)
+    await reopened.save()
+    expect(shared(now, current(dir)).filter((f) => f.endsWith('.json')).sort()).toEqual([file(0), file(1)])
+    reopened.close()
+  })
+
+  it('random writes, checkpoints and restarts: every restart reads back what was written, and a file is linked exactly when no write touched its corpus', async () => {
+    type Op =
+      | { kind: 'corpus'; c: number; op: 'create' | 'rename' | 'delete' }
+      | { kind: 'document'; c: number; d: number; op: 'create' | 'update' | 'delete' }
+      | { kind: 'chunk'; c: number; d: number; k: number; op: 'create' | 'update' | 'delete'; word: string }
+      | { kind: 'checkpoint' }
+      | { kind: 'restart' }
+    const small = (max: number): fc.Arbitrary<number> => fc.integer({ min: 0, max })
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant('corpus' as const), c: small(2), op: fc.constantFrom('create' as const, 'rename' as const, 'delete' as const) }),
+      fc.record({ kind: fc.constant('document' as const), c: small(2), d: small(2), op: fc.constantFrom('create' as const, 'update' as const, 'delete' as const) }),
+      fc.record({ kind: fc.constant('chunk' as const), c: small(2), d: small(2), k: small(2), op: fc.constantFrom('create' as const, 'update' as const, 'delete' as const), word: fc.constantFrom('desert', 'storm', 'rose') }),
+      fc.constant({ kind: 'checkpoint' as const }),
+      fc.constant({ kind: 'restart' as const }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 24 }), async (ops) => {
+        const dir = scratch()
+        let engines = fresh()
+        let data = new DataDir(dir, engines)
+        // The corpora whose documents changed since the last checkpoint; each corpus's file then (by corpus name: its place may move), and all it held.
+        const touched = new Set<string>()
+        let files = new Map<string, number>()
+        let checkpointed: unknown = []
+        const corpusName = (c: number): string => `corpora/c${c}`
+        const documentName = (c: number, d: number): string => `${corpusName(c)}/documents/d${d}`
+        try {
+          for (const o of [{ kind: 'corpus', c: 0, op: 'create' } as Op, ...ops, { kind: 'checkpoint' } as Op, { kind: 'restart' } as Op]) {
+            const sr = engines.semanticRetriever
+            if (o.kind === 'checkpoint') {
+              await data.save()
+              const now = current(dir)
+              const names = (await everyPage<{ name: string }>((pageToken) => sr.listCorpora({ pageSize: 20, pageToken }), 'corpora')).map((c) => c.name)
+              const next = new Map<string, number>()
+              for (const [i, name] of names.entries()) {
+                const ino = now.get(file(i))?.ino as number
+                expect(ino).toBeDefined()
+                const before = files.get(name)
+                if (before !== undefined && !touched.has(name)) expect(ino).toBe(before)
+                else expect(ino).not.toBe(before)
+                next.set(name, ino)
+              }
+              files = next
+              touched.clear()
+              checkpointed = await retrieverContents(sr)
+            } else if (o.kind === 'restart') {
+              data.close()
+              engines = fresh()
+              data = new DataDir(dir, engines)
+              data.load()
+              // Exactly what the last checkpoint held (the writes since are gone: no log here).
+              expect(await retrieverContents(engines.semanticRetriever)).toEqual(checkpointed)
+              touched.clear()
+            } else if (o.kind === 'corpus') {
+              const name = corpusName(o.c)
+              if (o.op === 'create' && (await sr.createCorpus({ corpus: { name } })).ok) touched.add(name)
+              if (o.op === 'rename') await sr.updateCorpus({ corpus: { name, displayName: `renamed ${o.c}` }, updateMask: 'displayName' })
+              if (o.op === 'delete' && (await sr.deleteCorpus({ name, force: true })).ok) touched.delete(name)
+            } else if (o.kind === 'document') {
+              const name = documentName(o.c, o.d)
+              const done =
+                o.op === 'create'
+                  ? await sr.createDocument({ parent: corpusName(o.c), document: { name, customMetadata: [{ key: 'd', numericValue: o.d }] } })
+                  : o.op === 'update'
+                    ? await sr.updateDocument({ document: { name, displayName: `doc ${o.d}`, customMetadata: [{ key: 'd', numericValue: o.d + 10 }] }, updateMask: 'displayName,customMetadata' })
+                    : await sr.deleteDocument({ name, force: true })
+              if (done.ok) touched.add(corpusName(o.c))
+            } else {
+              const name = `${documentName(o.c, o.d)}/chunks/k${o.k}`
+              const text = `${o.word} and the ${o.word} again`
+              const done =
+                o.op === 'create'
+                  ? await sr.createChunk({ parent: documentName(o.c, o.d), chunk: { name, data: { stringValue: text } } })
+                  : o.op === 'update'
+                    ? await sr.updateChunk({ chunk: { name, data: { stringValue: text } }, updateMask: 'data' })
+                    : await sr.deleteChunk({ name })
+              if (done.ok) touched.add(corpusName(o.c))
+            }
+          }
+        } finally {
+          data.close()
+        }
+      }),
+      { numRuns: runs(20) },
+    )
+  })
+
+  it('reads a version 1 save (every corpus\'s documents inside state.json) as the same state', async () => {
+    const sr = new SemanticRetriever({ embedder })
+    await ok(sr.createCorpus({ corpus: { name: 'corpora/a' } }))
+    await ok(sr.createDocument({ parent: 'corpora/a', document: { name: 'corpora/a/documents/d', customMetadata: [{ key: 'year', numericValue: 2001 }] } }))
+    await ok(sr.batchCreateChunks({ parent: 'corpora/a/documents/d', requests: ['desert wind', 'ocean storm'].map((t) => ({ chunk: { data: { stringValue: t } } })) }))
+    const saved = scratch()
+    sr.saveTo(saved)
+    // The same save as version 1 wrote it: the documents of corpus-0.json inside state.json, no corpus-0.json.
+    const folder = join(saved, 'snapshot-000001')
+    const state = JSON.parse(readFileSync(join(folder, 'state.json'), 'utf8')) as { corpora: Record<string, unknown>[] } & Record<string, unknown>
+    const documents = (JSON.parse(readFileSync(join(folder, 'corpus-0.json'), 'utf8')) as { documents: unknown }).documents
+    const v1 = { ...state, version: 1, corpora: state.corpora.map(({ documentsFile: _file, ...c }) => ({ ...c, documents })) }
+    const old = scratch()
+    writeGeneration(old, { format: 'quarry-semantic-retriever', version: 1, kind: 'Semantic Retriever save', remedy: '' }, (out) => {
+      cpSync(join(folder, 'corpus-0'), out.path('corpus-0'), { recursive: true })
+      const written = out.create('state.json')
+      written.text(JSON.stringify(v1))
+      return written.finish()
+    })
+    const read = new SemanticRetriever({ embedder })
+    read.loadFrom(old)
+    expect(await retrieverContents(read)).toEqual(await retrieverContents(sr))
   })
 })

@@ -13,6 +13,8 @@ export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'
 // The generation protocol every folder Quarry writes follows (an index's save, a server's --data).
 export { writeGeneration, writeGenerationInSlices, readGeneration } from './persist/generations.js'
 export { prepareLoad } from './persist/background-sums.js'
+export { LinkableFile } from './persist/linkable-file.js'
+export type { FileSum } from './persist/manifest.js'
 export type { CommittedGeneration, GenerationFile, GenerationFormat, GenerationView, GenerationWrite, GenerationWriter, ReadGenerationOptions } from './persist/generations.js'
 export type { BlockingCall, SliceOptions, Step, Steps } from './persist/steps.js'
 export { DirectoryLock } from './persist/lock.js'

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { QuarryError, readGeneration, writeGeneration, type GenerationFormat, type GenerationWriter, type Steps } from '@quarry/core'
+import { QuarryError, readGeneration, writeGeneration, type FileSum, type GenerationFormat, type GenerationWriter, type Steps } from '@quarry/core'
 import type { Mutex } from './mutex.js'
 import type { StateFormat } from './saved-state.js'
 
@@ -8,8 +8,11 @@ export interface EngineStorage {
   readonly format: StateFormat
   /** The state as steps into `folder` of a generation being written ('' is its top). */
   save(out: GenerationWriter, folder: string): Steps
-  /** Replaces the state with the one `save` wrote into `dir` (its generation already checked). */
-  load(dir: string): void
+  /**
+   * Replaces the state with the one `save` wrote into `dir` (its generation already checked);
+   * `sumOf` gives the checked size and sha256 of a file of it (files kept for linking, LinkableFile).
+   */
+  load(dir: string, sumOf: (path: string) => FileSum | undefined): void
   /** Holds off what else changes the state while a save runs, besides writes (Memory Bank: expiry sweeps). */
   hold?<T>(fn: () => Promise<T>): Promise<T>
 }
@@ -19,6 +22,7 @@ function generationFormat(format: StateFormat): GenerationFormat {
   return {
     format: format.format,
     version: format.version,
+    ...(format.reads === undefined ? {} : { reads: format.reads }),
     kind: `${format.engine} save`,
     remedy: 'Restore the folder from a backup, or save the engine again.',
   }
@@ -58,7 +62,7 @@ export class PersistentEngine {
       dir,
       generationFormat(format),
       (generation) => {
-        load(generation.folder)
+        load(generation.folder, generation.sumOf)
         return true
       },
       // Index snapshots inside are checked by loadIndex as it reads them.
@@ -72,9 +76,9 @@ export class PersistentEngine {
     return this.#storage.save(out, folder)
   }
 
-  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation). */
-  loadFolder(dir: string): void {
-    this.#storage.load(dir)
+  /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation, whose `sumOf` it is given). */
+  loadFolder(dir: string, sumOf: (path: string) => FileSum | undefined = () => undefined): void {
+    this.#storage.load(dir, sumOf)
   }
 
   /** @internal Runs `fn` with this engine's writes held off (queued behind it). */

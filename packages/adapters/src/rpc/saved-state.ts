@@ -17,6 +17,8 @@ export interface StateFormat {
   readonly format: string
   /** The version written. */
   readonly version: number
+  /** Earlier versions this Quarry still reads (the restore tells them apart by the saved `version`); none by default. */
+  readonly reads?: readonly number[]
   /** The engine, for messages. */
   readonly engine: string
 }
@@ -48,8 +50,13 @@ export function within(folder: string, name: string): string {
 /** Writes `folder/state.json` of a generation: the format's tag, then the fields, `streamed` lists item by item. */
 export function* writeState(out: GenerationWriter, folder: string, format: StateFormat, state: Readonly<Record<string, unknown>>): Steps {
   const file = out.create(within(folder, 'state.json'))
-  yield* writeJson(file, { format: format.format, version: format.version, ...state })
+  yield* writeStateInto(file, format, state)
   yield* file.finish()
+}
+
+/** The tagged JSON of a state (as {@link writeState} writes it) into a file of a generation, not finished. */
+export function* writeStateInto(file: GenerationFile, format: StateFormat, state: Readonly<Record<string, unknown>>): Steps {
+  yield* writeJson(file, { format: format.format, version: format.version, ...state })
 }
 
 /** JSON.stringify's output for `value`, with `Streamed` lists (and objects holding them) written piece by piece. */
@@ -86,7 +93,11 @@ function* writeJson(file: GenerationFile, value: unknown): Steps {
  * engine's state from it.
  */
 export function readState<T>(dir: string, format: StateFormat, restore: (saved: Record<string, unknown>) => T): T {
-  const path = join(resolve(dir), 'state.json')
+  return readStateFile(join(resolve(dir), 'state.json'), format, restore)
+}
+
+/** A file written by {@link writeStateInto}, checked as {@link readState} checks `state.json`. */
+export function readStateFile<T>(path: string, format: StateFormat, restore: (saved: Record<string, unknown>) => T): T {
   const fail = (what: string): QuarryError =>
     new QuarryError('INVALID_SNAPSHOT', `${path} is not a readable ${format.engine} state: ${what}. Restore the folder from a backup, or start empty without it.`)
   let text: string
@@ -106,7 +117,8 @@ export function readState<T>(dir: string, format: StateFormat, restore: (saved: 
   if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) throw fail('it is not an object')
   const tagged = saved as Record<string, unknown>
   if (tagged.format !== format.format) throw fail(`it is not a ${format.engine} state`)
-  if (tagged.version !== format.version) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${format.version})`)
+  const versions = [...(format.reads ?? []), format.version]
+  if (!versions.includes(tagged.version as number)) throw fail(`version ${String(tagged.version)} is not supported by this Quarry (reads version ${versions.join(' or ')})`)
   try {
     return restore(tagged)
   } catch (error) {

@@ -113,6 +113,7 @@ async function apply(ctx: RetrieverContext, writes: readonly ChunkWrite[]): Prom
   const vectors = await ctx.embed(toEmbed.map((w) => w.text))
   const vectorOf = new Map(toEmbed.map((w, i) => [w, vectors[i] as Float32Array]))
   return writes.map((w) => {
+    w.corpus.documentsFile.changed()
     const vector = vectorOf.get(w) ?? w.corpus.index.get(w.name)?.vector
     const searchable = vector !== undefined && vector.some((x) => x !== 0)
     let chunk: ChunkState
@@ -172,6 +173,7 @@ export async function batchUpdateChunks(ctx: RetrieverContext, request: unknown)
 }
 
 function remove(corpus: CorpusState, document: DocumentState, chunk: ChunkState): void {
+  corpus.documentsFile.changed()
   corpus.index.remove(chunk.name)
   document.chunks.delete(chunk.name)
   corpus.chunkCount--

@@ -1,4 +1,4 @@
-import { createIndex } from '@quarry/core'
+import { createIndex, LinkableFile } from '@quarry/core'
 import { parseName, derivedId } from '../rpc/names.js'
 import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
@@ -26,7 +26,7 @@ export async function createCorpus(ctx: RetrieverContext, request: unknown): Pro
   }
   const { embedder, dense, hnsw, planner } = ctx.options
   const index = createIndex(omitUndefined({ dimensions: embedder.dimensions, metric: 'cosine', dense, embedder, hnsw, planner }))
-  const state: CorpusState = { name, displayName, index, documents: new Map(), chunkCount: 0, ...ctx.stamp() }
+  const state: CorpusState = { name, displayName, index, documents: new Map(), documentsFile: new LinkableFile(), chunkCount: 0, ...ctx.stamp() }
   corpora.set(name, state)
   return corpusJson(state)
 }

@@ -28,6 +28,7 @@ export async function createDocument(ctx: RetrieverContext, request: unknown): P
     throw failure('RESOURCE_EXHAUSTED', `A corpus holds at most ${ctx.options.limits.documentsPerCorpus} documents; "${corpus.name}" is full.`)
   }
   const state: DocumentState = { name, displayName, customMetadata, chunks: new Map(), ...ctx.stamp() }
+  corpus.documentsFile.changed()
   corpus.documents.set(name, state)
   return documentJson(state)
 }
@@ -55,6 +56,7 @@ export async function updateDocument(ctx: RetrieverContext, request: unknown): P
   const customMetadata = paths.has('customMetadata')
     ? readCustomMetadata(document.customMetadata, 'document.customMetadata', ctx.options.limits.customMetadata)
     : target.customMetadata
+  corpus.documentsFile.changed()
   target.displayName = displayName
   if (customMetadata !== target.customMetadata) {
     target.customMetadata = customMetadata
@@ -70,6 +72,7 @@ export async function deleteDocument(ctx: RetrieverContext, request: unknown): P
   if (document.chunks.size > 0 && !force) {
     throw failure('FAILED_PRECONDITION', `Document "${document.name}" holds ${document.chunks.size} chunk(s); delete them first or pass force: true to delete them with it.`, 'force')
   }
+  corpus.documentsFile.changed()
   for (const chunk of document.chunks.values()) corpus.index.remove(chunk.name)
   corpus.chunkCount -= document.chunks.size
   corpus.documents.delete(document.name)

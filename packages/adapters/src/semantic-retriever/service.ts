@@ -24,7 +24,7 @@ export class SemanticRetriever extends PersistentEngine {
   constructor(options: SemanticRetrieverOptions = {}) {
     const ctx = new RetrieverContext(resolveRetrieverOptions(options))
     const writes = new Mutex()
-    super({ format: FORMAT, save: (out, folder) => saveRetriever(ctx, out, folder), load: (dir) => loadRetriever(ctx, dir) }, writes)
+    super({ format: FORMAT, save: (out, folder) => saveRetriever(ctx, out, folder), load: (dir, sumOf) => loadRetriever(ctx, dir, sumOf) }, writes)
     this.#ctx = ctx
     Object.assign(this, serveTable(RETRIEVER_TABLE, ctx, { writes, onInternalError: ctx.options.onInternalError }))
   }

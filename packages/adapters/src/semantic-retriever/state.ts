@@ -1,4 +1,4 @@
-import type { QuarryIndex } from '@quarry/core'
+import type { LinkableFile, QuarryIndex } from '@quarry/core'
 import { rfc3339 } from '../rpc/clock.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { ChunkJson, ChunkStateName, CorpusJson, CustomMetadataJson, DocumentJson } from './resources.js'
@@ -25,6 +25,11 @@ export interface CorpusState extends Timestamps {
   /** One core index per corpus: a record per embedded chunk, id = chunk name. */
   readonly index: QuarryIndex
   readonly documents: Map<string, DocumentState>
+  /**
+   * The documents and chunks as the last checkpoint saved them (linked into the next one while
+   * unchanged): every change to a document or chunk of the corpus calls its `changed()` first.
+   */
+  readonly documentsFile: LinkableFile
   chunkCount: number
 }
 

@@ -59,9 +59,9 @@ export class DataDir {
     let number: number | undefined
     try {
       number = readGeneration(this.root, FORMAT, (generation) => {
-        this.#engines.semanticRetriever.loadFolder(join(generation.folder, 'semantic-retriever'))
-        this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'))
-        this.#engines.memoryBank.loadFolder(join(generation.folder, 'memory-bank'))
+        this.#engines.semanticRetriever.loadFolder(join(generation.folder, 'semantic-retriever'), generation.sumOf)
+        this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'), generation.sumOf)
+        this.#engines.memoryBank.loadFolder(join(generation.folder, 'memory-bank'), generation.sumOf)
         this.#manifest = generation.manifest
         return generation.number
         // The engines' index snapshots are checked by loadIndex as it reads them (once, not twice).

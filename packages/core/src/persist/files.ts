@@ -1,10 +1,19 @@
 import { createHash, type Hash } from 'node:crypto'
-import { closeSync, fsync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, fsync, fsyncSync, openSync, readSync, statSync, writeSync } from 'node:fs'
 import { StringDecoder } from 'node:string_decoder'
 import { promisify } from 'node:util'
 import { runSteps, type BlockingCall, type Steps } from './steps.js'
 
 const CHUNK = 1 << 20
+
+/** What a file's metadata says of its bytes: another device, inode, size or modification time means they may have changed. */
+export type FileStamp = string
+
+/** A file's stamp; '' (which no file has) when it cannot be read, so it is never taken for unchanged. */
+export function stampOf(path: string): FileStamp {
+  const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
+  return stat === undefined ? '' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
+}
 
 /**
  * Checksummed, buffered file I/O for snapshots: everything goes through one ~1 MB buffer, so

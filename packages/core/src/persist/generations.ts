@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { QuarryError } from '../errors.js'
 import { fsyncDir, fsyncDirAsync } from './debris.js'
 import { BackgroundSums } from './background-sums.js'
@@ -30,8 +30,10 @@ import { runSteps, runStepsInSlices, type BlockingCall, type SliceOptions, type 
 export interface GenerationFormat {
   /** The manifest's `format`, e.g. `quarry-index`. */
   readonly format: string
-  /** The manifest's `version`; another version is refused. */
+  /** The manifest's `version` when written; a version neither this one nor one of `reads` is refused. */
   readonly version: number
+  /** Earlier versions still read (their reader tells them apart); none by default. */
+  readonly reads?: readonly number[]
   /** What the folder is, for messages: `Quarry index`. */
   readonly kind: string
   /** What to do about a folder that cannot be read, for messages (a sentence). */
@@ -139,11 +141,12 @@ export interface GenerationWriter {
   onSettled(settled: (committed: CommittedGeneration | undefined) => void): void
 }
 
-/** A generation just committed: its folder, its manifest's seal (naming its exact content) and its files. */
+/** A generation just committed: its folder, its manifest's seal (naming its exact content) and its files with their sums. */
 export interface CommittedGeneration {
   readonly folder: string
   readonly seal: string
-  readonly files: readonly string[]
+  /** Each file ('/'-separated, relative to `folder`) with its size and sha256, as the manifest lists it. */
+  readonly files: Readonly<Record<string, FileSum>>
 }
 
 /** What fills a generation: writes into the folder, yields at safe points (steps.ts), may return fields for the manifest. */
@@ -314,7 +317,7 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
         rmSync(join(root, name), { recursive: true, force: true })
         renameSync(tmp, join(root, name))
         yield fsyncDirCall(root)
-        committed = { folder: join(root, name), seal, files: Object.keys(files) }
+        committed = { folder: join(root, name), seal, files }
       } catch (error) {
         rmSync(tmp, { recursive: true, force: true })
         throw error
@@ -656,7 +659,8 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   const manifest = decoded.manifest as Partial<Manifest> | null
   if (typeof manifest !== 'object' || manifest === null || manifest.format !== format.format) throw fail(`${file} is not a ${format.kind} manifest`)
   const version = manifest.version
-  if (version !== format.version) throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${format.version})`)
+  const versions = [...(format.reads ?? []), format.version]
+  if (!versions.includes(version as number)) throw fail(`${format.kind} version ${String(version)} is not supported by this Quarry (reads version ${versions.join(' or ')})`)
   if (decoded.kind === 'legacy') throw fail(`${file} carries no checksum of its own (edited by hand?)`)
   const problem = manifestProblem(manifest)
   if (problem !== undefined) throw fail(`${file} ${problem}`)
@@ -718,6 +722,8 @@ export interface GenerationView {
   readonly number: number
   /** The manifest, including the fields the writer returned. */
   readonly manifest: Readonly<Record<string, unknown>>
+  /** The size and sha256 the manifest gives a file of this generation (checked before the reader ran), by its path; undefined for a path it does not list. */
+  sumOf(path: string): FileSum | undefined
 }
 
 /** How {@link readGeneration} checks files before its reader runs. */
@@ -749,7 +755,12 @@ export function readGeneration<T>(dir: string, format: GenerationFormat, read: (
       generation.close()
     }
     try {
-      return read({ folder: generation.folder, number: generation.number, manifest: generation.manifest })
+      const { folder, number, manifest } = generation
+      const sumOf = (path: string): FileSum | undefined => {
+        const name = relative(folder, resolve(path)).split(sep).join('/')
+        return Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined
+      }
+      return read({ folder, number, manifest, sumOf })
     } catch (error) {
       throw asUnreadable(error, generation)
     }

@@ -11,6 +11,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { asUnreadable, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
+import { stampOf, type FileStamp } from './files.js'
 import { SectionReader, SectionWriter } from './sections.js'
 import type { SliceOptions, Steps } from './steps.js'
 
@@ -49,9 +50,6 @@ export interface SnapshotCopy {
   readonly stamps: ReadonlyMap<string, FileStamp>
 }
 
-/** What a file's metadata says of its bytes: another inode, size or modification time means they may have changed. */
-type FileStamp = string
-
 /**
  * Writes the index to `dir` as a new generation (`dir/snapshot-N/`, see generations.ts): the
  * folder's lock taken, every file fsynced and listed with its size and sha256 in a sealed
@@ -83,7 +81,7 @@ function committedCopy(copy: SnapshotCopy | undefined): SnapshotCopy {
 
 function* snapshotOrLinks(state: IndexState, out: GenerationWriter, unchanged: SnapshotCopy | undefined, committed: (copy: SnapshotCopy) => void): Steps<Record<string, unknown>> {
   out.onSettled((c) => {
-    if (c !== undefined) committed({ folder: c.folder, seal: c.seal, stamps: stampsOf(c.folder, c.files) })
+    if (c !== undefined) committed({ folder: c.folder, seal: c.seal, stamps: stampsOf(c.folder, Object.keys(c.files)) })
   })
   if (unchanged !== undefined && linkSnapshot(state, out, unchanged)) return { ...fieldsOf(state) }
   return yield* snapshotFiles(state, out)
@@ -92,12 +90,6 @@ function* snapshotOrLinks(state: IndexState, out: GenerationWriter, unchanged: S
 /** The stamps of a generation's files (those it lists), taken as it is committed or read. */
 function stampsOf(folder: string, files: readonly string[]): Map<string, FileStamp> {
   return new Map(files.map((name) => [name, stampOf(join(folder, ...name.split('/')))]))
-}
-
-/** A file's stamp; '' (which no file has) when it cannot be read, so it is never linked. */
-function stampOf(path: string): FileStamp {
-  const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
-  return stat === undefined ? '' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
 }
 
 /**
