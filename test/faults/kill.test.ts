@@ -126,15 +126,16 @@ describe('quarry serve --data under SIGKILL', () => {
       const answer = await fetch(`${base}/v1beta/corpora/still:query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'passage about quiet rivers', resultsCount: 10 }) })
       return { status: answer.status, text: await answer.text() }
     }
-    /** The current checkpoint, and the inode of the untouched corpus's vectors in it (corpora/still, created first: corpus-0). */
-    const checkpoint = (): { generation: string; inode: bigint } => {
+    /** The current checkpoint, and the inodes of the untouched corpus's vectors and documents' file in it (corpora/still, created first: corpus-0). */
+    const checkpoint = (): { generation: string; inode: string } => {
       const generation = readFileSync(join(folder, 'CURRENT'), 'latin1').trim()
-      return { generation, inode: statSync(join(folder, generation, 'semantic-retriever', 'corpus-0', 'snapshot-000001', 'vectors.f32'), { bigint: true }).ino }
+      const inode = (...path: string[]): bigint => statSync(join(folder, generation, 'semantic-retriever', ...path), { bigint: true }).ino
+      return { generation, inode: `${inode('corpus-0', 'snapshot-000001', 'vectors.f32')}:${inode('corpus-0.json')}` }
     }
     const random = prng(43)
     const writes: Writes = { sent: new Set(), acked: new Set() }
     let expected = ''
-    let first: { generation: string; inode: bigint } | undefined
+    let first: { generation: string; inode: string } | undefined
     let linkedRounds = 0
     try {
       for (let round = 0; round < KILLS; round++) {
@@ -155,7 +156,7 @@ describe('quarry serve --data under SIGKILL', () => {
           expect((await query(base)).text).toBe(expected)
         }
         await writeUntilKilled(server, round, writes, random, 100)
-        // Linked: a later checkpoint holds the first one's file of the untouched corpus.
+        // Linked: a later checkpoint holds the first one's files of the untouched corpus.
         const now = checkpoint()
         first ??= now
         if (now.generation !== first.generation && now.inode === first.inode) linkedRounds++
