@@ -209,9 +209,19 @@ class FolderWriter implements GenerationWriter {
     this.#settled.push(settled)
   }
 
-  /** Tells those waiting how the write ended (once). */
+  /**
+   * Tells those waiting how the write ended (once). One that throws does not stop the others, nor
+   * make a committed generation look failed: they only record where copies lie (a copy not
+   * recorded is written again by the next save).
+   */
   settle(committed: CommittedGeneration | undefined): void {
-    for (const settled of this.#settled.splice(0)) settled(committed)
+    for (const settled of this.#settled.splice(0)) {
+      try {
+        settled(committed)
+      } catch {
+        // See above.
+      }
+    }
   }
 
   /** Every file under the folder with its sum; files not yet summed read (in steps), folders fsynced. */
@@ -268,7 +278,9 @@ function fsyncDirCall(dir: string): BlockingCall {
  * Writes a new generation of `dir` (see the protocol above) and returns its number. `write` fills
  * the temporary folder and may return fields for the manifest. The folder's lock is taken for the
  * call (QuarryError LOCKED when another writer holds it), or `options.lock` is used when the
- * caller holds it already. Runs to its end at once; see {@link writeGenerationInSlices}.
+ * caller holds it already. Runs to its end at once; see {@link writeGenerationInSlices}. Throws
+ * only when the generation was not committed (CURRENT still names the one before): once CURRENT
+ * names it, a failure to remove the generations it replaces leaves them to the next save.
  */
 export function writeGeneration(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock } = {}): number {
   return runSteps(generationSteps(dir, format, write, options))
@@ -327,12 +339,29 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
       out.settle(undefined)
       throw error
     }
+    // Committed: what follows only tidies up, and a failure there must not report the generation
+    // as failed (a caller would then drop what the new one names, e.g. the server's next log).
+    // An older generation left behind (say, a file in it held open elsewhere) goes with the next save.
     out.settle(committed)
-    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
-    yield fsyncDirCall(root)
+    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield bestEffort(removal(join(root, entry)))
+    yield bestEffort(fsyncDirCall(root))
     return number
   } finally {
     if (!given) lock.release()
+  }
+}
+
+/** A blocking call whose failure is ignored (tidying up after a commit). */
+function bestEffort(call: BlockingCall): BlockingCall {
+  return {
+    sync: () => {
+      try {
+        call.sync()
+      } catch {
+        // Ignored: see bestEffort.
+      }
+    },
+    async: (options) => call.async(options).catch(() => undefined),
   }
 }
 
