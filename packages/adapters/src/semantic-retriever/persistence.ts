@@ -16,7 +16,7 @@ import type { ChunkState, CorpusState, DocumentState } from './state.js'
 export const FORMAT: StateFormat = { format: 'quarry-semantic-retriever', version: 2, reads: [1], engine: 'Semantic Retriever' }
 
 /** A corpus's documents and their chunks (`corpus-<n>.json`). */
-const DOCUMENTS: StateFormat = { format: 'quarry-semantic-retriever-documents', version: 1, engine: 'Semantic Retriever' }
+const DOCUMENTS: StateFormat = { format: 'quarry-semantic-retriever-documents', version: 1, engine: 'Semantic Retriever corpus documents' }
 
 type SavedDocument = Omit<DocumentState, 'chunks'> & { readonly chunks: readonly ChunkState[] }
 
@@ -44,24 +44,46 @@ export function loadRetriever(ctx: RetrieverContext, dir: string, sumOf: (path: 
     for (const { indexDir, documentsFile: file, documents: inline, ...fields } of arrayField(raw, 'corpora') as unknown as readonly SavedCorpus[]) {
       const index = loadIndex(indexDirOf(dir, indexDir), { embedder: ctx.options.embedder })
       const documentsFile = new LinkableFile()
-      let documents: readonly SavedDocument[]
+      let documents: Map<string, DocumentState>
       if (raw.version === 1) {
-        if (!Array.isArray(inline)) throw new TypeError('documents is not a list')
-        documents = inline
+        documents = documentsOf(inline)
       } else {
         const path = join(dir, documentsFileOf(file))
         // Recorded before it is read (see LinkableFile.read): the next checkpoint links it while the corpus is unchanged.
         documentsFile.read(path, sumOf(path))
-        documents = readStateFile(path, DOCUMENTS, (saved) => arrayField(saved, 'documents') as unknown as readonly SavedDocument[])
+        documents = readStateFile(path, DOCUMENTS, (saved) => documentsOf(saved['documents']))
       }
-      const docs = new Map(documents.map(({ chunks, ...d }) => [d.name, { ...d, chunks: new Map(chunks.map((ch) => [ch.name, { ...ch }])) } as DocumentState]))
-      corpora.set(fields.name, { ...fields, index, documents: docs, documentsFile })
+      corpora.set(fields.name, { ...fields, index, documents, documentsFile })
     }
     return { seq: seqOf(raw), corpora }
   })
   ctx.state.corpora.clear()
   for (const [name, corpus] of corpora) ctx.state.corpora.set(name, corpus)
   ctx.state.seq = seq
+}
+
+/**
+ * A corpus's saved documents as the engine holds them (a TypeError when the list is not one, so
+ * the file it came from is refused): custom metadata frozen, as when it was first stored
+ * (responses hand it out; nothing may change it behind the documents file's back).
+ */
+function documentsOf(saved: unknown): Map<string, DocumentState> {
+  if (!Array.isArray(saved)) throw new TypeError('documents is not a list')
+  return new Map(
+    (saved as SavedDocument[]).map(({ chunks, ...d }) => [
+      d.name,
+      { ...d, customMetadata: deepFrozen(d.customMetadata), chunks: new Map(chunks.map((ch) => [ch.name, { ...ch, customMetadata: deepFrozen(ch.customMetadata) }])) },
+    ]),
+  )
+}
+
+/** `value` (parsed JSON) frozen all the way down. */
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFrozen(inner)
+    Object.freeze(value)
+  }
+  return value
 }
 
 /** The documents file a saved corpus names (`corpus-3.json`): nothing else, never outside the folder. */

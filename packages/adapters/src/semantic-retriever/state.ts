@@ -26,8 +26,9 @@ export interface CorpusState extends Timestamps {
   readonly index: QuarryIndex
   readonly documents: Map<string, DocumentState>
   /**
-   * The documents and chunks as the last checkpoint saved them (linked into the next one while
-   * unchanged): every change to a document or chunk of the corpus calls its `changed()` first.
+   * Keeps the file the documents and chunks are saved to (`corpus-<n>.json`), linked into the next
+   * checkpoint while unchanged: every change to a document or chunk of the corpus calls its
+   * `changed()` first.
    */
   readonly documentsFile: LinkableFile
   chunkCount: number

@@ -751,7 +751,11 @@ export interface GenerationView {
   readonly number: number
   /** The manifest, including the fields the writer returned. */
   readonly manifest: Readonly<Record<string, unknown>>
-  /** The size and sha256 the manifest gives a file of this generation (checked before the reader ran), by its path; undefined for a path it does not list. */
+  /**
+   * The size and sha256 the manifest gives a file of this generation, by its path; undefined for
+   * a path it does not list. Checked before the reader ran, except the data files of nested
+   * generations with `nested` (their reader, loadIndex, checks them).
+   */
   sumOf(path: string): FileSum | undefined
 }
 
