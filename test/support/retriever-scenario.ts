@@ -3,7 +3,8 @@
  * metadata; updates and deletions) run against any version of the engine's API, with a clock
  * that ticks a second per reading: two engines given it hold the same state to the millisecond.
  * test/unit/persist-reuse.test.ts checks that a folder the previous format wrote
- * (test/support/retriever-v1/, made by this history on the commit before format version 2) loads
+ * (test/support/retriever-v1/: this history run and saved with `saveTo` by cf058ce, the commit before
+ * format version 2, hashing embedder of 16 dimensions, clock from `tickingClock`) loads
  * as the same state as this history run today.
  */
 interface Retriever {
