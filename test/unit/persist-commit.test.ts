@@ -12,8 +12,11 @@ import { createServer } from '@quarry/adapters'
  * go on appending acknowledged writes to a log no checkpoint names, lost at the next restart.
  */
 
-/** The folder whose removal fails (EBUSY), as a file held open elsewhere makes it on some systems; none by default. */
-const failing = vi.hoisted(() => ({ path: undefined as string | undefined }))
+/**
+ * The folder whose removal fails (EBUSY, as a file held open elsewhere makes it on some systems),
+ * and the folder whose listing fails (EMFILE: no descriptor left); none by default.
+ */
+const failing = vi.hoisted(() => ({ path: undefined as string | undefined, listing: undefined as string | undefined }))
 const busy = (path: unknown): Error => Object.assign(new Error(`EBUSY: resource busy or locked, rm '${String(path)}'`), { code: 'EBUSY' })
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
@@ -21,7 +24,11 @@ vi.mock('node:fs', async (importOriginal) => {
     if (path === failing.path) throw busy(path)
     fs.rmSync(path, options)
   }
-  return { ...fs, rmSync, default: { ...fs, rmSync } }
+  const readdirSync = ((path: string, options?: unknown) => {
+    if (path === failing.listing) throw Object.assign(new Error(`EMFILE: too many open files, scandir '${path}'`), { code: 'EMFILE' })
+    return (fs.readdirSync as (p: string, o?: unknown) => unknown)(path, options)
+  }) as typeof fs.readdirSync
+  return { ...fs, rmSync, readdirSync, default: { ...fs, rmSync, readdirSync } }
 })
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>()
@@ -63,6 +70,27 @@ describe('a generation is committed once CURRENT names it', () => {
     expect(write('three')).toBe(3)
     expect(generations(dir)).toEqual(['snapshot-000003'])
     expect(readFileSync(join(dir, 'snapshot-000003', 'a.txt'), 'utf8')).toBe('three')
+  })
+
+  it('a folder that cannot be listed once CURRENT was switched leaves the write committed', () => {
+    const dir = scratch()
+    const write = (text: string, failAfter: boolean) => writeGeneration(dir, FORMAT, function* (out) {
+      const file = out.create('a.txt')
+      file.text(text)
+      yield* file.finish()
+      // Told right after the switch: from then on, listing the folder fails.
+      if (failAfter) out.onSettled(() => void (failing.listing = dir))
+    })
+    expect(write('one', false)).toBe(1)
+    try {
+      expect(write('two', true)).toBe(2)
+    } finally {
+      failing.listing = undefined
+    }
+    expect(currentOf(dir)).toBe('snapshot-000002')
+    expect(readFileSync(join(dir, 'snapshot-000002', 'a.txt'), 'utf8')).toBe('two')
+    expect(write('three', false)).toBe(3)
+    expect(generations(dir)).toEqual(['snapshot-000003'])
   })
 
   it("a server's checkpoint whose replaced generation cannot be removed keeps the new log: a write acknowledged after it survives a crash", async () => {

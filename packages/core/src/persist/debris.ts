@@ -21,18 +21,24 @@ export function removeDebris(root: string): void {
   for (const entry of entries) if (DEBRIS.test(entry)) rmSync(join(root, entry), { recursive: true, force: true })
 }
 
-/** Makes a folder's entries (creations, renames, removals) durable; a no-op where folders cannot be fsynced. */
+/**
+ * Makes a folder's entries (creations, renames, removals) durable. Where folders cannot be
+ * fsynced (Windows; file systems answering EINVAL or ENOTSUP) it does nothing; any other failure
+ * (EIO, EMFILE, ...) is thrown: the entries may not be on disk.
+ */
 export function fsyncDir(dir: string): void {
+  if (process.platform === 'win32') return
   let fd: number
   try {
     fd = openSync(dir, 'r')
-  } catch {
-    return
+  } catch (error) {
+    if (unsyncable(error)) return
+    throw error
   }
   try {
     fsyncSync(fd)
-  } catch {
-    // Windows and some file systems refuse fsync on a folder.
+  } catch (error) {
+    if (!unsyncable(error)) throw error
   } finally {
     closeSync(fd)
   }
@@ -40,17 +46,25 @@ export function fsyncDir(dir: string): void {
 
 /** {@link fsyncDir} off the main thread. */
 export async function fsyncDirAsync(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
   let handle
   try {
     handle = await open(dir, 'r')
-  } catch {
-    return
+  } catch (error) {
+    if (unsyncable(error)) return
+    throw error
   }
   try {
     await handle.sync()
-  } catch {
-    // Windows and some file systems refuse fsync on a folder.
+  } catch (error) {
+    if (!unsyncable(error)) throw error
   } finally {
     await handle.close()
   }
+}
+
+/** A file system's answer that folders cannot be fsynced there (not a failure to write). */
+function unsyncable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return code === 'EINVAL' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EISDIR'
 }

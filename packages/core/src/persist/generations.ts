@@ -78,7 +78,10 @@ function currentNumber(root: string): number | undefined {
   return match ? Number(NAME.exec(match[1] as string)?.[1]) : undefined
 }
 
-/** Points `dir/CURRENT` at a generation: a temporary file, fsynced, renamed over (atomic), the folder fsynced. */
+/**
+ * Points `dir/CURRENT` at a generation: a temporary file, fsynced, renamed over (atomic). The
+ * generation is committed from the rename on; the caller then fsyncs the folder.
+ */
 function* writeCurrent(root: string, name: string): Steps {
   const tmp = join(root, `CURRENT.tmp-${process.pid}`)
   const fd = openSync(tmp, 'w')
@@ -89,7 +92,6 @@ function* writeCurrent(root: string, name: string): Steps {
     closeSync(fd)
   }
   renameSync(tmp, join(root, 'CURRENT'))
-  yield fsyncDirCall(root)
 }
 
 /** A file of a generation written through core's checksummed writer: its size and sha256 are listed as written. */
@@ -301,6 +303,7 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
   const given = options.lock
   if (given && (!given.held || given.dir !== root)) throw new Error(`writeGeneration: the lock given is ${given.held ? `for ${given.dir}` : 'released'}, not held for ${root}.`)
   const lock = given ?? DirectoryLock.acquire(root)
+  let switched = false
   try {
     const number = (currentNumber(root) ?? 0) + 1
     const name = generationName(number)
@@ -335,33 +338,35 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
         throw error
       }
       yield* writeCurrent(root, name)
+      switched = true
     } catch (error) {
       out.settle(undefined)
       throw error
     }
-    // Committed: what follows only tidies up, and a failure there must not report the generation
-    // as failed (a caller would then drop what the new one names, e.g. the server's next log).
-    // An older generation left behind (say, a file in it held open elsewhere) goes with the next save.
+    // Committed: CURRENT names the new generation. Nothing after this may report it as failed (a
+    // caller would drop what it names, e.g. the server's next log, and go on with the old one):
+    // making the switch durable and removing the generations it replaces are done as far as they
+    // can be; an older generation left behind (a file in it held open elsewhere) goes with the next save.
     out.settle(committed)
-    for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield bestEffort(removal(join(root, entry)))
-    yield bestEffort(fsyncDirCall(root))
+    try {
+      yield fsyncDirCall(root)
+      for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
+      yield fsyncDirCall(root)
+    } catch {
+      // See above.
+    }
     return number
   } finally {
-    if (!given) lock.release()
+    if (!given) releaseAfter(lock, switched)
   }
 }
 
-/** A blocking call whose failure is ignored (tidying up after a commit). */
-function bestEffort(call: BlockingCall): BlockingCall {
-  return {
-    sync: () => {
-      try {
-        call.sync()
-      } catch {
-        // Ignored: see bestEffort.
-      }
-    },
-    async: (options) => call.async(options).catch(() => undefined),
+/** Releases a generation writer's lock; after a commit, a failure to (the LOCK left) is not the write's. */
+function releaseAfter(lock: DirectoryLock, committed: boolean): void {
+  try {
+    lock.release()
+  } catch (error) {
+    if (!committed) throw error
   }
 }
 
