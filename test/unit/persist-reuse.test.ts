@@ -572,7 +572,12 @@ describe("a Semantic Retriever corpus's documents file", () => {
     await runRetrieverScenario(today)
     const expected = await retrieverContents(today)
     expect(JSON.stringify(expected)).toContain('a calm sea at dawn')
-    expect(await retrieverContents(read)).toEqual(expected)
+    // Everything but the times first, then the times: a change to how often the engine reads its
+    // clock moves them all (then run the scenario on cf058ce again to remake the fixture).
+    const timeless = (contents: unknown): unknown => JSON.parse(JSON.stringify(contents, (key, value: unknown) => (key === 'createTime' || key === 'updateTime' ? undefined : value)))
+    const loaded = await retrieverContents(read)
+    expect(timeless(loaded)).toEqual(timeless(expected))
+    expect(loaded, 'createTime / updateTime differ: see above').toEqual(expected)
     // Custom metadata is frozen once loaded, as when it was stored: a caller cannot change the state through a response.
     const document = await read.getDocument({ name: 'corpora/alpha/documents/d1' })
     const chunk = await read.getChunk({ name: 'corpora/alpha/documents/d1/chunks/k0' })
