@@ -1,4 +1,4 @@
-import { resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, describe } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
@@ -8,6 +8,7 @@ import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
 import { readSnapshot, writeSnapshot, writeSnapshotInSlices, type SnapshotCopy } from '../persist/snapshot.js'
+import { isInside } from '../persist/files.js'
 import type { GenerationWriter } from '../persist/generations.js'
 import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
@@ -301,7 +302,7 @@ export class QuarryIndex {
   #linkable(options: SaveOptions, dir: string): SnapshotCopy | undefined {
     const copy = this.#copy
     if (options.linkUnchanged === false || copy === undefined || copy.revision !== this.#revision) return undefined
-    return options.linkUnchanged === true || copy.at.folder.startsWith(`${resolve(dir)}${sep}`) ? copy.at : undefined
+    return options.linkUnchanged === true || isInside(copy.at.folder, resolve(dir)) ? copy.at : undefined
   }
 
   /**
@@ -311,7 +312,7 @@ export class QuarryIndex {
    */
   settleCopy(from: string, to: string | undefined, before: CopyRecord | undefined): void {
     const copy = this.#copy
-    if (copy === undefined || !copy.at.folder.startsWith(`${from}${sep}`)) return
+    if (copy === undefined || !isInside(copy.at.folder, from)) return
     if (to === undefined) this.#copy = before
     else this.#copy = { at: { ...copy.at, folder: `${to}${copy.at.folder.slice(from.length)}` }, revision: copy.revision }
   }
@@ -421,7 +422,7 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
 export function* saveIndexInto(out: GenerationWriter, name: string, index: QuarryIndex): Steps {
   const dir = out.path(name)
   const before = index.copyRecord
-  const options: SaveOptions = { linkUnchanged: before?.at.folder.startsWith(`${out.root}${sep}`) === true }
+  const options: SaveOptions = { linkUnchanged: before !== undefined && isInside(before.at.folder, out.root) }
   const from = out.folder
   out.onSettled((committed) => index.settleCopy(from, committed?.folder, before))
   yield { sync: () => index.save(dir, options), async: (slices) => index.saveInSlices(dir, { ...slices, ...options }) }

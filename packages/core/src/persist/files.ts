@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto'
 import { closeSync, fsync, fsyncSync, openSync, readSync, statSync, writeSync } from 'node:fs'
+import { sep } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { promisify } from 'node:util'
 import { runSteps, type BlockingCall, type Steps } from './steps.js'
@@ -13,6 +14,16 @@ export type FileStamp = string
 export function stampOf(path: string): FileStamp {
   const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
   return stat === undefined ? '' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`
+}
+
+/** Whether the file at `path` is still as `stamp` (taken earlier) recorded it: one that could not be stamped never is. */
+export function unchangedSince(path: string, stamp: FileStamp | undefined): boolean {
+  return stamp !== undefined && stamp !== '' && stampOf(path) === stamp
+}
+
+/** Whether `path` lies inside the folder `folder` (both absolute). */
+export function isInside(path: string, folder: string): boolean {
+  return path.startsWith(`${folder}${sep}`)
 }
 
 /**

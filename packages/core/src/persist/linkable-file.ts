@@ -1,5 +1,5 @@
-import { join, sep } from 'node:path'
-import { stampOf, type FileStamp } from './files.js'
+import { join } from 'node:path'
+import { isInside, stampOf, unchangedSince, type FileStamp } from './files.js'
 import type { GenerationFile, GenerationWriter } from './generations.js'
 import type { FileSum } from './manifest.js'
 import type { Steps } from './steps.js'
@@ -48,7 +48,7 @@ export class LinkableFile {
       const sum = committed.files[name]
       this.#copy = sum === undefined ? undefined : { path, sum, stamp: stampOf(path), revision }
     })
-    if (before !== undefined && before.revision === revision && before.path.startsWith(`${out.root}${sep}`) && before.stamp !== '' && stampOf(before.path) === before.stamp) {
+    if (before !== undefined && before.revision === revision && isInside(before.path, out.root) && unchangedSince(before.path, before.stamp)) {
       try {
         out.link(name, before.path, before.sum)
         return

@@ -11,7 +11,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { asUnreadable, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
-import { stampOf, type FileStamp } from './files.js'
+import { stampOf, unchangedSince, type FileStamp } from './files.js'
 import { SectionReader, SectionWriter } from './sections.js'
 import type { SliceOptions, Steps } from './steps.js'
 
@@ -112,8 +112,7 @@ function linkSnapshot(state: IndexState, out: GenerationWriter, copy: SnapshotCo
   try {
     for (const [name, sum] of Object.entries(manifest.files)) {
       const from = join(copy.folder, ...name.split('/'))
-      const stamp = stampOf(from)
-      if (stamp === '' || copy.stamps.get(name) !== stamp) throw new Error(`${name} changed since it was recorded`)
+      if (!unchangedSince(from, copy.stamps.get(name))) throw new Error(`${name} changed since it was recorded`)
       out.link(name, from, sum)
       linked.push(name)
     }
