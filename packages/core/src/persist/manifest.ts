@@ -11,8 +11,12 @@ import { createHash } from 'node:crypto'
  * manifest (a field, a file's checksum, the format) is detected, and through it any change to
  * the files it lists. CURRENT stays the bare generation name, as tools and older readers expect.
  */
+
+/** A file's size and content as a generation's manifest lists them. */
 export interface FileSum {
+  /** Its size in bytes. */
   readonly bytes: number
+  /** The sha256 of its bytes, in lowercase hex. */
   readonly sha256: string
 }
 
