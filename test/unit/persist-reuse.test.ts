@@ -1,8 +1,7 @@
 import fc from 'fast-check'
-import { createHash } from 'node:crypto'
-import { closeSync, cpSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
+import { closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, createIndex, LinkableFile, loadIndex, saveIndexInto, writeGeneration, type GenerationFormat, type Embedder, type GenerationWriter, type IndexOptions, type QuarryIndex, type RecordInput, type Steps } from '@quarry/core'
@@ -10,6 +9,7 @@ import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { runRetrieverScenario, tickingClock } from '../support/retriever-scenario.js'
 import { runs } from '../support/runs.js'
+import { current, shared } from '../support/generation-files.js'
 
 /**
  * Saving an index that has not changed since it was last saved or loaded hard-links that
@@ -24,26 +24,6 @@ afterAll(() => rmSync(root, { recursive: true, force: true }))
 let scratchCount = 0
 const scratch = (): string => join(root, `s${scratchCount++}`)
 const embedder = createHashingEmbedder({ dimensions: 16 })
-
-/** The data files of `dir`'s current generation (not its manifest), by name: inode and sha256. */
-function current(dir: string): Map<string, { ino: number; mtimeMs: number; sha256: string }> {
-  const generation = join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim())
-  const out = new Map<string, { ino: number; mtimeMs: number; sha256: string }>()
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const path = join(d, e.name)
-      if (e.isDirectory()) walk(path)
-      else if (e.name !== 'manifest.json') out.set(relative(generation, path).split('\\').join('/'), { ino: statSync(path).ino, mtimeMs: statSync(path).mtimeMs, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') })
-    }
-  }
-  walk(generation)
-  return out
-}
-
-/** The names whose file is the same inode in both listings. */
-function shared(a: Map<string, { ino: number }>, b: Map<string, { ino: number }>): string[] {
-  return [...a].filter(([name, f]) => b.get(name)?.ino === f.ino).map(([name]) => name)
-}
 
 const record = (i: number, word = 'alpha'): RecordInput => ({ id: `r${i}`, text: `${word} record ${i} of the set`, vector: Float32Array.from({ length: 16 }, (_, d) => Math.sin(i * 7 + d * 3) + (d === i % 16 ? 2 : 0)), metadata: { n: i, group: i % 3 === 0 ? 'a' : 'b' } })
 
@@ -447,7 +427,7 @@ describe("a Semantic Retriever corpus's documents file", () => {
     expect((await sr.deleteChunk({ name: 'corpora/b/documents/d/chunks/k9' })).ok).toBe(false)
     await data.save()
     const now = current(dir)
-    expect(shared(last, now).filter((f) => f.endsWith('.json')).sort()).toEqual([file(0), file(1)])
+    expect(shared(last, now).filter((f) => /^semantic-retriever\/corpus-\d+\.json$/.test(f)).sort()).toEqual([file(0), file(1)])
     const expected = await retrieverContents(sr)
     data.close()
     // A restart reads the files back, and its first checkpoint links them.
@@ -456,7 +436,7 @@ describe("a Semantic Retriever corpus's documents file", () => {
     expect(reopened.load()).toBe(true)
     expect(await retrieverContents(again.semanticRetriever)).toEqual(expected)
     await reopened.save()
-    expect(shared(now, current(dir)).filter((f) => f.endsWith('.json')).sort()).toEqual([file(0), file(1)])
+    expect(shared(now, current(dir)).filter((f) => /^semantic-retriever\/corpus-\d+\.json$/.test(f)).sort()).toEqual([file(0), file(1)])
     reopened.close()
   })
 

@@ -1,5 +1,7 @@
-import { createIndex } from '@quarry/core'
+import { createIndex, LinkableFile } from '@quarry/core'
 import { EngineContext } from '../rpc/engine-context.js'
+import type { ServeOptions } from '../rpc/methods.js'
+import type { Mutex } from '../rpc/mutex.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { finishedOperation, remember, type Operation } from '../rpc/operations.js'
 import { failure } from '../rpc/status.js'
@@ -38,6 +40,12 @@ export function parseRevision(name: string | undefined, field: string): Resource
 /** What every Memory Bank operation works on. */
 export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   readonly state: MemoryBankState = { engines: new Map(), operations: new Map(), seq: 0 }
+  /**
+   * `state.json` as last saved or loaded: a checkpoint links that copy while nothing changed the
+   * state since ({@link changed}), so one after writes to other engines does not write it again.
+   * Replaced by a load that succeeds (persistence.ts).
+   */
+  stateFile = new LinkableFile()
   /** Checkpoints under way (see `frozen`). */
   #frozen = 0
   /** Engines made on first use by the write under way (see `applied`); undefined outside one. */
@@ -62,6 +70,20 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     } finally {
       this.#made = undefined
     }
+  }
+
+  /**
+   * Notes a change to the state about to be made: every write (the services' tables call it inside
+   * the write lock, see {@link serveOptions}) and every expiry sweep that removes a memory. The
+   * next save writes `state.json` anew.
+   */
+  changed(): void {
+    this.stateFile.changed()
+  }
+
+  /** How the Memory Bank's services serve their tables: writes under `writes`, each noted as a change. */
+  serveOptions(version: string, writes: Mutex): ServeOptions {
+    return { version, writes, onWrite: () => this.changed(), onInternalError: this.options.onInternalError }
   }
 
   /** Creates a reasoning engine's memory bank (idempotent). */
@@ -131,6 +153,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     for (const m of engine.memories.values()) {
       if (m.expireMs === undefined) continue
       if (m.expireMs <= now) {
+        this.changed()
         engine.memories.delete(m.name)
         engine.index.remove(m.name)
       } else next = Math.min(next, m.expireMs)

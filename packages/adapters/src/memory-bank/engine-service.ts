@@ -22,7 +22,7 @@ export class ReasoningEngines {
   /** @internal Made by MemoryBank over its context and write lock. */
   constructor(ctx: MemoryContext, writes: Mutex) {
     const serve = (version: MemoryApiVersion): ReasoningEngineSurface =>
-      serveTable(version === 'v1' ? REASONING_ENGINE_TABLE_V1 : REASONING_ENGINE_TABLE, { ctx, version }, { version, writes, onInternalError: ctx.options.onInternalError })
+      serveTable(version === 'v1' ? REASONING_ENGINE_TABLE_V1 : REASONING_ENGINE_TABLE, { ctx, version }, ctx.serveOptions(version, writes))
     Object.assign(this, serve('v1beta1'))
     this.v1 = serve('v1')
   }

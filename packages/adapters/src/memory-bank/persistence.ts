@@ -1,14 +1,17 @@
-import { loadIndex, saveIndexInto, type GenerationWriter, type Steps } from '@quarry/core'
-import { arrayField, indexDirOf, readState, seqOf, streamed, within, writeState, type StateFormat } from '../rpc/saved-state.js'
+import { LinkableFile, loadIndex, saveIndexInto, type FileSum, type GenerationWriter, type Steps } from '@quarry/core'
+import { join } from 'node:path'
+import { arrayField, indexDirOf, readState, seqOf, streamed, within, writeStateInto, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
 import type { EngineState, MemoryState, ReasoningEngineState } from './state.js'
 import type { SessionState } from './session-state.js'
 
 /**
- * Memory Bank state on disk: `state.json` (engines, memories, operations) and one core snapshot per
- * reasoning engine, written into a generation as steps (the engine's writes and expiry sweeps held
- * off meanwhile). `state.json` is versioned; its checksum is the generation's.
+ * Memory Bank state on disk: `state.json` (engines, memories, sessions, operations) and one core
+ * snapshot per reasoning engine, written into a generation as steps (the engine's writes and
+ * expiry sweeps held off meanwhile). `state.json` is versioned; its checksum is the generation's.
+ * A checkpoint that finds no write or sweep since the last one (MemoryContext.changed) links the
+ * last `state.json` instead of writing it, as unchanged index snapshots are linked.
  */
 export const FORMAT: StateFormat = { format: 'quarry-memory-bank', version: 1, engine: 'Memory Bank' }
 
@@ -22,10 +25,15 @@ export function* saveMemoryBank(ctx: MemoryContext, out: GenerationWriter, folde
   const engines = [...ctx.state.engines.values()]
   for (const [i, e] of engines.entries()) yield* saveIndexInto(out, within(folder, `engine-${i}`), e.index)
   const saved = engines.map((e, i) => ({ name: e.name, indexDir: `engine-${i}`, memories: streamed(e.memories.values()), sessions: streamed(e.sessions.values()), resource: e.resource }))
-  yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), engines: streamed(saved) })
+  yield* ctx.stateFile.save(out, within(folder, 'state.json'), (file) => writeStateInto(file, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), engines: streamed(saved) }))
 }
 
-export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
+export function loadMemoryBank(ctx: MemoryContext, dir: string, sumOf: (path: string) => FileSum | undefined): void {
+  // Recorded before it is read (see LinkableFile.read), and kept only if the load succeeds: the
+  // next checkpoint links it while nothing changes.
+  const stateFile = new LinkableFile()
+  const path = join(dir, 'state.json')
+  stateFile.read(path, sumOf(path))
   // Everything is read before anything is replaced: a failing load leaves the current state as it was.
   const { saved, engines } = readState(dir, FORMAT, (raw) => {
     const saved = { seq: seqOf(raw), operations: arrayField(raw, 'operations'), engines: arrayField(raw, 'engines') } as unknown as Saved
@@ -42,6 +50,7 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string): void {
   ctx.state.operations.clear()
   for (const op of saved.operations) ctx.state.operations.set(op.name, op)
   ctx.state.seq = saved.seq
+  ctx.stateFile = stateFile
 }
 
 /** Agent Engine Sessions, saved with their engine (a state without them: none). */

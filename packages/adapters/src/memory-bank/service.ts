@@ -36,10 +36,10 @@ export class MemoryBank extends PersistentEngine {
     const ctx = new MemoryContext(resolveMemoryBankOptions(options))
     const writes = new Mutex()
     // A save also defers expiry sweeps: they change the state without a write.
-    super({ format: FORMAT, save: (out, folder) => saveMemoryBank(ctx, out, folder), load: (dir) => loadMemoryBank(ctx, dir), hold: (fn) => ctx.frozen(fn) }, writes)
+    super({ format: FORMAT, save: (out, folder) => saveMemoryBank(ctx, out, folder), load: (dir, sumOf) => loadMemoryBank(ctx, dir, sumOf), hold: (fn) => ctx.frozen(fn) }, writes)
     this.#ctx = ctx
     this.#writes = writes
-    const serve = (version: MemoryApiVersion): MemoryBankSurface => serveTable(MEMORY_TABLE, { ctx, version }, { version, writes, onInternalError: ctx.options.onInternalError })
+    const serve = (version: MemoryApiVersion): MemoryBankSurface => serveTable(MEMORY_TABLE, { ctx, version }, ctx.serveOptions(version, writes))
     Object.assign(this, serve('v1beta1'))
     this.v1 = serve('v1')
     this.sessions = new AgentSessions(ctx, writes)
@@ -66,7 +66,12 @@ export class MemoryBank extends PersistentEngine {
 
   /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). Not an RPC of MemoryBankService. */
   createReasoningEngine(name: string): Promise<Outcome<{ name: string }>> {
-    return this.#writes.run(() => toOutcome(async () => ({ name: this.#ctx.createEngine(name).name }), this.#ctx.options.onInternalError))
+    return this.#writes.run(() =>
+      toOutcome(async () => {
+        this.#ctx.changed()
+        return { name: this.#ctx.createEngine(name).name }
+      }, this.#ctx.options.onInternalError),
+    )
   }
 }
 

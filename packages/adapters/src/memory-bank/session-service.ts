@@ -22,7 +22,7 @@ export class AgentSessions {
   /** @internal Made by MemoryBank over its context and write lock. */
   constructor(ctx: MemoryContext, writes: Mutex) {
     const serve = (version: MemoryApiVersion): SessionSurface =>
-      serveTable(version === 'v1' ? SESSION_TABLE_V1 : SESSION_TABLE, { ctx, version }, { version, writes, onInternalError: ctx.options.onInternalError })
+      serveTable(version === 'v1' ? SESSION_TABLE_V1 : SESSION_TABLE, { ctx, version }, ctx.serveOptions(version, writes))
     Object.assign(this, serve('v1beta1'))
     this.v1 = serve('v1')
   }

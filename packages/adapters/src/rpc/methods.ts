@@ -152,10 +152,15 @@ export interface CallOptions {
   readonly deadline?: number
 }
 
-interface ServeOptions {
+export interface ServeOptions {
   /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
   readonly version?: string
   readonly writes: Mutex
+  /**
+   * Called inside the write lock just before each write runs (not for one abandoned before it ran),
+   * so an engine can note that its state may change (a save links a file only while none ran since).
+   */
+  readonly onWrite?: () => void
   readonly onInternalError: (error: unknown) => void
 }
 
@@ -185,7 +190,9 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
           return options.writes.run(() => {
             // Waited for the writes before it past its caller's patience: not applied.
             const abandoned = call === undefined ? undefined : abandonedStatus(call)
-            return abandoned ? Promise.resolve({ ok: false as const, status: abandoned }) : run(request, content)
+            if (abandoned) return Promise.resolve({ ok: false as const, status: abandoned })
+            options.onWrite?.()
+            return run(request, content)
           })
         }, startAhead)
       : (request, content) => run(request, content)
