@@ -6,6 +6,9 @@ import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
 import { runs } from '../support/runs.js'
 import { prng } from '../support/random.js'
 
+/** A record's own value of a field (a name such as `constructor` is no field of a record that does not set it). */
+const own = (m: Readonly<Metadata>, field: string): unknown => (Object.hasOwn(m, field) ? m[field] : undefined)
+
 /** The filter semantics written plainly: a different type than the stored one never matches. */
 function naive(f: Filter, m: Readonly<Metadata>): boolean {
   const kind = (v: unknown): string => (v instanceof Date ? 'datetime' : Array.isArray(v) ? 'list' : typeof v)
@@ -19,14 +22,14 @@ function naive(f: Filter, m: Readonly<Metadata>): boolean {
     case 'not':
       return !naive(f.filter, m)
     case 'exists':
-      return f.field in m
+      return Object.hasOwn(m, f.field)
     case 'includes':
-      return Array.isArray(m[f.field]) && (m[f.field] as string[]).includes(f.value)
+      return Array.isArray(own(m, f.field)) && (own(m, f.field) as string[]).includes(f.value)
     case 'excludes':
-      return Array.isArray(m[f.field]) && !(m[f.field] as string[]).includes(f.value)
+      return Array.isArray(own(m, f.field)) && !(own(m, f.field) as string[]).includes(f.value)
     case 'in':
     case 'nin': {
-      const v = m[f.field]
+      const v = own(m, f.field)
       if (v === undefined || Array.isArray(v)) return false
       const same = f.values.map(scalar).filter(([k]) => k === kind(v))
       if (same.length === 0) return false
@@ -34,7 +37,7 @@ function naive(f: Filter, m: Readonly<Metadata>): boolean {
       return f.op === 'in' ? hit : !hit
     }
     default: {
-      const v = m[f.field]
+      const v = own(m, f.field)
       const [k, x] = scalar(f.value)
       if (v === undefined || kind(v) !== k) return false
       const s = stored(v) as string | number | boolean
@@ -76,6 +79,36 @@ describe('declarative filters', () => {
       }),
       { numRuns: runs(3000) },
     )
+  })
+
+  it('fields named like what every object inherits (constructor, toString, valueOf) are a record\'s own or missing, on every path', () => {
+    // Fields a plain object inherits: a record has one only when it sets it (here every fourth sets `toString`).
+    const ALSO: MetadataFields = Object.fromEntries(['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'n'].map((name) => [name, 'any' as const]))
+    fc.assert(
+      fc.property(filterArbitrary({ fields: ALSO }), metadataArbitrary({ fields: ALSO }), (f, m) => {
+        expect(compileFilter(f)(m)).toBe(naive(f, m))
+      }),
+      { numRuns: runs(1000) },
+    )
+    expect(compileFilter({ op: 'exists', field: 'constructor' })({ n: 1 })).toBe(false)
+    expect(compileFilter({ op: 'exists', field: 'toString' })({ toString: 'set' })).toBe(true)
+    // Through a whole index, whichever strategy the planner picks (a broad one post-filters a graph
+    // search): every hit passes the filter, and there are as many as asked.
+    const random = prng(5)
+    const index = createIndex({ dimensions: 4 })
+    const stored = Array.from({ length: 20_000 }, (_, i): Metadata => ({ n: i % 100, ...(i % 4 === 0 ? { toString: 'set' } : {}) }))
+    index.addMany(stored.map((metadata, i) => ({ id: `r${i}`, vector: [random(), random(), random(), random()], metadata })))
+    const filters: Filter[] = [
+      { op: 'or', filters: [{ op: 'lt', field: 'n', value: 50 }, { op: 'exists', field: 'constructor' }] },
+      { op: 'and', filters: [{ op: 'lt', field: 'n', value: 50 }, { op: 'not', filter: { op: 'exists', field: 'valueOf' } }] },
+      { op: 'and', filters: [{ op: 'lt', field: 'n', value: 50 }, { op: 'exists', field: 'toString' }] },
+      { op: 'or', filters: [{ op: 'lt', field: 'n', value: 30 }, { op: 'eq', field: 'toString', value: 'set' }] },
+    ]
+    for (const f of filters) {
+      const { hits } = index.search({ vector: [0.5, 0.2, 0.9, 0.4], topK: 10, filter: f })
+      expect(hits.length, JSON.stringify(f)).toBe(10)
+      for (const h of hits) expect(naive(f, stored[Number(h.id.slice(1))] as Metadata), `${h.id} for ${JSON.stringify(f)}`).toBe(true)
+    }
   })
 
   it('value indexes return exactly the brute-force matches, also after removals and replacements', () => {

@@ -8,6 +8,14 @@ function compare(stored: Typed | undefined, wanted: Typed, test: (a: string | nu
 }
 
 /**
+ * A record's own value of a field: never one its metadata object inherits (`constructor`,
+ * `toString` and the like are no record's fields), as the value indexes see them.
+ */
+function own(m: Readonly<Metadata>, field: string): Metadata[string] | undefined {
+  return Object.hasOwn(m, field) ? m[field] : undefined
+}
+
+/**
  * Compiles a declarative filter into a predicate over metadata (used where no value index
  * answers, and as the reference the value index is tested against).
  */
@@ -26,12 +34,12 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
       return (m) => !inner(m)
     }
     case 'exists':
-      return (m) => m[filter.field] !== undefined
+      return (m) => own(m, filter.field) !== undefined
     case 'includes':
     case 'excludes': {
       const { field, value, op } = filter
       return (m) => {
-        const list = m[field]
+        const list = own(m, field)
         if (!Array.isArray(list)) return false
         return list.includes(value) === (op === 'includes')
       }
@@ -41,7 +49,7 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
       const { field, op } = filter
       const wanted = filter.values.map(filterTyped)
       return (m) => {
-        const stored = storedTyped(m[field])
+        const stored = storedTyped(own(m, field))
         if (!stored || stored.kind === 'list') return false
         const sameKind = wanted.filter((w) => w.kind === stored.kind)
         if (sameKind.length === 0) return false
@@ -52,15 +60,15 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
     default: {
       const { field, op } = filter
       const wanted = filterTyped(filter.value)
-      if (op === 'eq') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a === b)
-      if (op === 'ne') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a !== b)
+      if (op === 'eq') return (m) => compare(storedTyped(own(m, field)), wanted, (a, b) => a === b)
+      if (op === 'ne') return (m) => compare(storedTyped(own(m, field)), wanted, (a, b) => a !== b)
       if (!ordered(wanted.kind)) return () => false
       const test =
         op === 'lt' ? (a: string | number | boolean, b: string | number | boolean) => a < b
         : op === 'lte' ? (a: string | number | boolean, b: string | number | boolean) => a <= b
         : op === 'gt' ? (a: string | number | boolean, b: string | number | boolean) => a > b
         : (a: string | number | boolean, b: string | number | boolean) => a >= b
-      return (m) => compare(storedTyped(m[field]), wanted, test)
+      return (m) => compare(storedTyped(own(m, field)), wanted, test)
     }
   }
 }
