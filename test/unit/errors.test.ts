@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest'
-import { createIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Analyzer, chunkText, createHashingEmbedder, createIndex, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
 
 function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
   try {
@@ -15,6 +18,10 @@ function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undef
 describe('bad input gets a QuarryError with a stable code, a path and a fix', () => {
   const index = createIndex({ dimensions: 3, metric: 'cosine' })
   index.add({ id: 'a', vector: [1, 0, 0] })
+  const folder = mkdtempSync(join(tmpdir(), 'quarry-errors-'))
+  afterAll(() => rmSync(folder, { recursive: true, force: true }))
+  const aFile = join(folder, 'a-file')
+  writeFileSync(aFile, 'not a folder')
 
   it.each([
     ['zero dimensions', () => createIndex({ dimensions: 0 }), 'INVALID_OPTION', 'dimensions'],
@@ -55,6 +62,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['query dimension', () => index.search({ vector: [1, 0] }), 'DIMENSION_MISMATCH', 'vector'],
     ['batch with a duplicate', () => index.addMany([{ id: 'n1', vector: [1, 1, 1] }, { id: 'n1', vector: [1, 1, 1] }]), 'DUPLICATE_ID', 'records[1].id'],
     ['batch with a bad vector', () => index.addMany([{ id: 'n2', vector: [1, 1, 1] }, { id: 'n3', vector: [1, 1] }]), 'DIMENSION_MISMATCH', 'records[1].vector'],
+    ['save with no folder', () => index.save(undefined as never), 'INVALID_OPTION', 'dir'],
+    ['save into a file', () => index.save(aFile), 'INVALID_OPTION', 'dir'],
+    ['save under a file', () => index.save(join(aFile, 'sub')), 'INVALID_OPTION', 'dir'],
+    ['loadIndex with no folder', () => loadIndex(undefined as never), 'INVALID_OPTION', 'dir'],
+    ['loadIndex of a folder that does not exist', () => loadIndex(join(folder, 'missing')), 'INVALID_SNAPSHOT', undefined],
+    ['chunkText without options', () => chunkText(new Analyzer(), 'some text', undefined as never), 'INVALID_OPTION', 'options'],
   ] as const)('%s', (_name, f, code, path) => {
     const error = codeOf(f)
     expect(error.code).toBe(code)
@@ -98,6 +111,39 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
       // The index is still usable afterwards.
       expect(index.search({ vector: [3, 3], topK: 1 }).hits[0]?.id).toBe('r3')
     }
+  })
+
+  it('a folder that does not exist is said to be missing; a file given as a folder is named', () => {
+    expect(codeOf(() => loadIndex(join(folder, 'missing'))).message).toContain('the folder does not exist (check the path)')
+    expect(codeOf(() => index.save(aFile)).message).toContain(`${aFile} is a file (or lies under one), not a folder`)
+  })
+
+  it('ingest and query refuse a record or a request without text before embedding anything', async () => {
+    let embedded = 0
+    const counting = createHashingEmbedder({ dimensions: 8 })
+    const embedder = { name: counting.name, dimensions: counting.dimensions, embed: async (texts: readonly string[]) => ((embedded += texts.length), counting.embed(texts)) }
+    const withEmbedder = createIndex({ embedder })
+    const refusal = async (call: Promise<unknown>): Promise<{ code: string; path: string | undefined }> => {
+      const error = await call.then(() => undefined, (e: unknown) => e)
+      expect(error).toBeInstanceOf(QuarryError)
+      return { code: (error as QuarryError).code, path: (error as QuarryError).path }
+    }
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'fine' }, { id: 'b' } as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[1].text' })
+    expect(await refusal(withEmbedder.ingest([null as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0]' })
+    expect(await refusal(withEmbedder.query({ vector: [1] } as never))).toEqual({ code: 'INVALID_QUERY', path: 'text' })
+    expect(embedded).toBe(0)
+    expect(withEmbedder.size).toBe(0)
+    // An index recording an embedder's name and dimensions without its embed function says so.
+    const identityOnly = createIndex({ embedder: { name: 'recorded', dimensions: 3 } as never })
+    const error = await identityOnly.ingest([{ id: 'a', text: 'x' }]).then(() => undefined, (e: unknown) => e)
+    expect((error as QuarryError).code).toBe('EMBEDDER_MISMATCH')
+    expect((error as QuarryError).message).toContain('it records "recorded", but was given no embed(texts) function')
+  })
+
+  it('createIndex() with no options is a text-only index', () => {
+    const textOnly = createIndex()
+    textOnly.add({ id: 'a', text: 'desert wind' })
+    expect(textOnly.search({ text: 'desert' }).hits.map((h) => h.id)).toEqual(['a'])
   })
 
   it('remove of an unknown id returns false; get returns undefined', () => {

@@ -439,7 +439,7 @@ describe('one writer per folder', () => {
     expect(await holder.exited).toBe(0)
     expect(existsSync(join(dir, 'LOCK'))).toBe(false)
     const data = new DataDir(dir, freshEngines())
-    expect(() => new DataDir(dir, freshEngines())).toThrowError(/this process .* already holds it/)
+    expect(() => new DataDir(dir, freshEngines())).toThrowError(/in use by this process \(pid \d+\), which is saving into it already or keeps it open/)
     data.close()
   })
 

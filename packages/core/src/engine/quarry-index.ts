@@ -1,4 +1,3 @@
-import { resolve } from 'node:path'
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, describe } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
@@ -9,7 +8,7 @@ import type { FilterFn } from '../filter/predicate.js'
 import { validateId, type Label } from '../ids.js'
 import { readSnapshot, writeSnapshot, writeSnapshotInSlices, type SnapshotCopy } from '../persist/snapshot.js'
 import { isInside } from '../persist/files.js'
-import type { GenerationWriter } from '../persist/generations.js'
+import { folderArgument, type GenerationWriter } from '../persist/generations.js'
 import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
@@ -92,7 +91,15 @@ export class QuarryIndex {
    */
   async ingest(records: readonly { id: string; text: TextInput; metadata?: Metadata }[], options: EmbedOptions = {}): Promise<void> {
     const embedder = this.#requireEmbedder('ingest')
-    const vectors = await embedAll(embedder, records.map((r) => textForEmbedding(r.text)), options)
+    const texts = records.map((r, i) => {
+      // Checked before anything is embedded: a record without text is refused as addMany refuses a bad one.
+      if (typeof r !== 'object' || r === null) throw new QuarryError('INVALID_RECORD', `records[${i}] must be an object like { id, text }; received ${describe(r)}.`, { path: `records[${i}]` })
+      if (typeof r.text !== 'string' && (typeof r.text !== 'object' || r.text === null)) {
+        throw new QuarryError('INVALID_RECORD', `records[${i}].text must be the text to embed (a string, or fields like { title, body }); received ${describe(r.text)} (records with vectors go to addMany).`, { path: `records[${i}].text` })
+      }
+      return textForEmbedding(r.text)
+    })
+    const vectors = await embedAll(embedder, texts, options)
     this.addMany(records.map((r, i) => ({ id: r.id, text: r.text, vector: vectors[i] as Float32Array, ...(r.metadata ? { metadata: r.metadata } : {}) })))
   }
 
@@ -101,6 +108,9 @@ export class QuarryIndex {
    * (BM25 + dense, fused by `alpha`, default 0.5; alpha 0 skips the embedding).
    */
   async query(request: Omit<SearchRequest, 'vector' | 'id'> & { text: string }): Promise<SearchResult> {
+    if (typeof request !== 'object' || request === null || typeof request.text !== 'string') {
+      throw new QuarryError('INVALID_QUERY', `query needs text: the words to search for, embedded with the index's embedder (search({ vector }) takes a vector); received ${describe(request?.text)}.`, { path: 'text' })
+    }
     if (request.alpha === 0) return this.search(request)
     const embedder = this.#requireEmbedder('query')
     const [vector] = await embedder.embed([request.text])
@@ -111,7 +121,11 @@ export class QuarryIndex {
     const embedder = this.#embedder
     const recorded = this.#state.options.embedder
     if (!embedder) {
-      throw new QuarryError('EMBEDDER_MISMATCH', `${what} needs an embedder: create the index with { embedder } or load it with loadIndex(dir, { embedder })${recorded ? ` (it was built with "${recorded.name}")` : ''}.`, { path: 'embedder' })
+      throw new QuarryError(
+        'EMBEDDER_MISMATCH',
+        `${what} needs an embedder: create the index with { embedder } or load it with loadIndex(dir, { embedder })${recorded ? ` (it records "${recorded.name}", but was given no embed(texts) function for it: an Embedder has name, dimensions and embed)` : ''}.`,
+        { path: 'embedder' },
+      )
     }
     return embedder
   }
@@ -302,7 +316,7 @@ export class QuarryIndex {
   #linkable(options: SaveOptions, dir: string): SnapshotCopy | undefined {
     const copy = this.#copy
     if (options.linkUnchanged === false || copy === undefined || copy.revision !== this.#revision) return undefined
-    return options.linkUnchanged === true || isInside(copy.at.folder, resolve(dir)) ? copy.at : undefined
+    return options.linkUnchanged === true || isInside(copy.at.folder, folderArgument(dir)) ? copy.at : undefined
   }
 
   /**
@@ -395,7 +409,7 @@ function prefixPath(error: unknown, prefix: string): unknown {
  * Give `dimensions` for vector search; records may also carry `text` for BM25 search. Without
  * `dimensions` the index is text-only.
  */
-export function createIndex(options: IndexOptions & { embedder?: Embedder }): QuarryIndex {
+export function createIndex(options: IndexOptions & { embedder?: Embedder } = {}): QuarryIndex {
   const embedder = options.embedder && typeof (options.embedder as Partial<Embedder>).embed === 'function' ? options.embedder : undefined
   return new QuarryIndex(emptyState(resolveIndexOptions(options)), embedder)
 }

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
-import { QuarryError } from '../errors.js'
+import { QuarryError, describe } from '../errors.js'
 import { fsyncDir, fsyncDirAsync } from './debris.js'
 import { BackgroundSums } from './background-sums.js'
 import { ChunkReader, ChunkWriter, fsyncCall, readFully } from './files.js'
@@ -277,6 +277,15 @@ function fsyncDirCall(dir: string): BlockingCall {
 }
 
 /**
+ * The folder a save or a load names, resolved: INVALID_OPTION (path `dir`) for anything but a
+ * non-empty string, instead of Node's own error about a path argument.
+ */
+export function folderArgument(dir: unknown): string {
+  if (typeof dir !== 'string' || dir === '') throw new QuarryError('INVALID_OPTION', `dir must be the path of a folder (a non-empty string); received ${describe(dir)}.`, { path: 'dir' })
+  return resolve(dir)
+}
+
+/**
  * Writes a new generation of `dir` (see the protocol above) and returns its number. `write` fills
  * the temporary folder and may return fields for the manifest. The folder's lock is taken for the
  * call (QuarryError LOCKED when another writer holds it), or `options.lock` is used when the
@@ -298,8 +307,14 @@ export function writeGenerationInSlices(dir: string, format: GenerationFormat, w
 }
 
 function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock }): Steps<number> {
-  const root = resolve(dir)
-  mkdirSync(root, { recursive: true })
+  const root = folderArgument(dir)
+  try {
+    mkdirSync(root, { recursive: true })
+  } catch (error) {
+    const code = errorCode(error)
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new QuarryError('INVALID_OPTION', `${root} is a file (or lies under one), not a folder: save into a folder (it is created if it does not exist).`, { path: 'dir', cause: error })
+    throw error
+  }
   const given = options.lock
   if (given && (!given.held || given.dir !== root)) throw new Error(`writeGeneration: the lock given is ${given.held ? `for ${given.dir}` : 'released'}, not held for ${root}.`)
   const lock = given ?? DirectoryLock.acquire(root)
@@ -718,7 +733,7 @@ function listing(root: string): string[] {
  * the switch). Each retry means a writer finished a generation; after 8 the failure stands.
  */
 export function whileCurrentHolds<T>(dir: string, read: () => T): T {
-  const root = resolve(dir)
+  const root = folderArgument(dir)
   for (let attempt = 0; ; attempt++) {
     const before = currentText(root)
     try {

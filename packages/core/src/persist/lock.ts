@@ -47,7 +47,7 @@ export class DirectoryLock {
   static acquire(dir: string): DirectoryLock {
     const root = resolve(dir)
     mkdirSync(root, { recursive: true })
-    if (heldHere.has(root)) throw locked(root, `this process (pid ${process.pid}) already holds it: an open DataDir or a save in progress`, false)
+    if (heldHere.has(root)) throw locked(root, `this process (pid ${process.pid}), which is saving into it already or keeps it open (a server's data folder)`, false)
     const path = join(root, 'LOCK')
     for (let attempt = 0; attempt < 100; attempt++) {
       const token = randomBytes(12).toString('hex')

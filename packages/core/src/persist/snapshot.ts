@@ -1,5 +1,5 @@
-import { statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { HnswGraph } from '../dense/hnsw.js'
 import { scanPool, scanWorkers } from '../dense/scan-pool.js'
 import { VectorStore } from '../dense/vector-store.js'
@@ -8,7 +8,7 @@ import { emptyState, idTieBreak, type IndexState } from '../engine/state.js'
 import { QuarryError } from '../errors.js'
 import { metricOps } from '../metric/metric.js'
 import type { Embedder } from '../embed/embedder.js'
-import { asUnreadable, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
+import { asUnreadable, folderArgument, openGeneration, sealedManifest, unreadable, whileCurrentHolds, writeGeneration, writeGenerationInSlices, type Generation, type GenerationFormat, type GenerationWriter } from './generations.js'
 import { readSparse, readValues, writeForward, writePostings, writeValues } from './indexes.js'
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
 import { stampOf, unchangedSince, type FileStamp } from './files.js'
@@ -184,10 +184,10 @@ function* raw(out: GenerationWriter, name: string, data: Float32Array): Steps {
  * (checked before any data file is read).
  */
 export function readSnapshot(dir: string, embedder: Embedder | undefined): { readonly state: IndexState; readonly copy: SnapshotCopy } {
-  const root = resolve(dir)
+  const root = folderArgument(dir)
   return whileCurrentHolds(root, () => {
     const files = openGeneration(root, INDEX_FORMAT)
-    if (!files) throw unreadable(root, INDEX_FORMAT, 'it has no CURRENT snapshot (was it saved with index.save?)')
+    if (!files) throw unreadable(root, INDEX_FORMAT, existsSync(root) ? 'it has no CURRENT snapshot (was it saved with index.save?)' : 'the folder does not exist (check the path)')
     files.pin()
     try {
       // Stamped before the read: a file changed while it is read was changed after its stamp, and is not linked later.

@@ -32,7 +32,9 @@ export function chunkTokenized(tokenized: TokenizedText, options: { size: number
   return chunksOf(tokenized.source, tokenized.offsets, options)
 }
 
-function checkChunking({ size, overlap }: { size: number; overlap: number }): void {
+function checkChunking(options: { size: number; overlap: number }): void {
+  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `chunking needs options { size, overlap }: tokens per chunk, and tokens each chunk shares with the one before; received ${describe(options)}.`, { path: 'options' })
+  const { size, overlap } = options
   if (!Number.isInteger(size) || size < 1) throw new QuarryError('INVALID_OPTION', `chunk size must be a positive integer; received ${describe(size)}.`, { path: 'size' })
   if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) {
     throw new QuarryError('INVALID_OPTION', `chunk overlap must be an integer from 0 to size - 1 (${size - 1}); received ${describe(overlap)}.`, { path: 'overlap' })
