@@ -171,6 +171,20 @@ describe('Memory Bank filters: the documented forms', () => {
     expect(failed(await b.listMemories({ parent: E, filter: 'scope = "u1"' })).code).toBe(3)
     expect(failed(await b.listMemories({ parent: E, filter: 'scope != "{\\"user_id\\": \\"u2\\"}"' })).code).toBe(3)
     expect(failed(await b.listMemories({ parent: E, filter: 'topics.other: "x"' })).code).toBe(3)
+    // `topics:*`: a repeated field is present when it has an element (proto3 has no presence for
+    // one; AIP-160 `:*` tests presence), on every path: list, simple and similarity retrieval.
+    const withTopics = ['flies to Oslo', 'flies to Rome in May', 'likes dark mode', 'prefers window seats']
+    expect(await facts('topics:*')).toEqual(withTopics)
+    expect(await facts('NOT topics:*')).toEqual(['has a cat'])
+    expect(await facts('-topics.managed_memory_topic:*', { user_id: 'u1' })).toEqual(['flies to Rome in May', 'has a cat'])
+    const similar = async (filter: string): Promise<string[]> =>
+      (ok(await b.retrieveMemories({ parent: E, scope: { user_id: 'u1' }, filter, similaritySearchParams: { searchQuery: 'cat window flight', topK: 10 } })).retrievedMemories ?? []).map((r) => r.memory?.fact ?? '').sort()
+    expect(await similar('topics:*')).toEqual(['flies to Rome in May', 'likes dark mode', 'prefers window seats'])
+    expect(await similar('NOT topics:*')).toEqual(['has a cat'])
+    // A topic list is tested with ":"; "=" is refused, saying so (it would compare the list as one value).
+    const refused = failed(await b.listMemories({ parent: E, filter: 'topics.custom_memory_topic_label = "travel"' }))
+    expect(refused.code).toBe(3)
+    expect(refused.message).toContain('test it for one with topics.custom_memory_topic_label:"travel"')
   })
 })
 

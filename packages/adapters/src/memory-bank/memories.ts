@@ -68,7 +68,13 @@ export function memoryFilter(filter: string | undefined, field: string): Filter 
     if (f === undefined) throw invalidArgument(field, `a memory filter reads ${FILTER_HELP}; "${key}" is none of them.`)
     return f.field
   }
-  return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare: (e) => (e.field === 'scope' ? scopeEquals(e, field) : undefined) })
+  const compare = (e: Extract<FilterExpr, { k: 'cmp' }>): Filter | undefined => {
+    if (e.field === 'scope') return scopeEquals(e, field)
+    // A list is tested for a member with ":" (the REST reference's form); "=" would compare it as one value and match nothing.
+    if (known(e.field)?.type === 'list') throw invalidArgument(field, `${e.field} is a list of topics: test it for one with ${e.field}:${e.value.t === 'string' ? JSON.stringify(e.value.v) : String(e.value.v)} ("${e.op}" compares single values).`)
+    return undefined
+  }
+  return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare })
 }
 
 export async function createMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {

@@ -124,20 +124,26 @@ export function indexMemory(engine: EngineState, m: MemoryState, vector: Float32
   engine.index.upsert({ id: m.name, vector, metadata: memoryMetadata(m) })
 }
 
-/** The record metadata filters read: scope (whole and per key), fact, times, topics (all, custom, managed), user metadata. */
+/**
+ * The record metadata filters read: scope (whole and per key), fact, times, topics (all, custom,
+ * managed), user metadata. A topic list is there only when it has a topic: a repeated field is
+ * present when not empty (proto3), so `topics:*` holds for the memories with a topic.
+ */
 export function memoryMetadata(m: MemoryState): Metadata {
   const out: Metadata = {
     [SCOPE_FIELD]: m.scopeKey,
     fact: m.fact,
     create_time: new Date(m.createMs),
     update_time: new Date(m.updateMs),
-    topics: m.topics.map(topicLabel),
-    [CUSTOM_TOPICS_FIELD]: m.topics.flatMap((t) => ('customMemoryTopicLabel' in t ? [t.customMemoryTopicLabel] : [])),
-    [MANAGED_TOPICS_FIELD]: m.topics.flatMap((t) => ('managedMemoryTopic' in t ? [t.managedMemoryTopic] : [])),
   }
   const put = (key: string, value: Metadata[string]): void => {
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
   }
+  const custom = m.topics.flatMap((t) => ('customMemoryTopicLabel' in t ? [t.customMemoryTopicLabel] : []))
+  const managed = m.topics.flatMap((t) => ('managedMemoryTopic' in t ? [t.managedMemoryTopic] : []))
+  if (m.topics.length > 0) put('topics', m.topics.map(topicLabel))
+  if (custom.length > 0) put(CUSTOM_TOPICS_FIELD, custom)
+  if (managed.length > 0) put(MANAGED_TOPICS_FIELD, managed)
   for (const [k, v] of Object.entries(m.scope)) put(scopeField(k), v)
   for (const [k, v] of Object.entries(m.metadata)) {
     put(metadataField(k), 'stringValue' in v ? v.stringValue : 'doubleValue' in v ? v.doubleValue : 'boolValue' in v ? v.boolValue : new Date(v.timestampValue))
