@@ -140,10 +140,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect((error as QuarryError).message).toContain('it records "recorded", but was given no embed(texts) function')
   })
 
-  it('createIndex() with no options is a text-only index', () => {
+  it('createIndex() with no options is a text-only index; a dense search of it names what was given', () => {
     const textOnly = createIndex()
     textOnly.add({ id: 'a', text: 'desert wind' })
     expect(textOnly.search({ text: 'desert' }).hits.map((h) => h.id)).toEqual(['a'])
+    expect(codeOf(() => textOnly.search({ id: 'a' }))).toMatchObject({ code: 'INVALID_QUERY', path: 'id' })
+    expect(codeOf(() => textOnly.search({ vector: [1, 0] }))).toMatchObject({ code: 'INVALID_QUERY', path: 'vector' })
   })
 
   it('remove of an unknown id returns false; get returns undefined', () => {

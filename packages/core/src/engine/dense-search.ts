@@ -28,7 +28,8 @@ export interface PreparedQuery {
  */
 export function prepareQuery(state: IndexState, r: ValidatedSearch, buffers: VectorBuffers): PreparedQuery {
   if (!state.store) {
-    throw new QuarryError('INVALID_QUERY', 'search by vector needs vectors, but this index is text-only (created without dimensions); search by text instead.', { path: 'vector' })
+    const by = r.id === undefined ? 'vector' : 'id'
+    throw new QuarryError('INVALID_QUERY', `search by ${by === 'id' ? 'example (id)' : 'vector'} needs vectors, but this index is text-only (created without dimensions); search by text instead.`, { path: by })
   }
   const dense = state as DenseState
   const metric = state.options.metric
