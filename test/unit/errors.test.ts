@@ -68,6 +68,9 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['loadIndex with no folder', () => loadIndex(undefined as never), 'INVALID_OPTION', 'dir'],
     ['loadIndex of a folder that does not exist', () => loadIndex(join(folder, 'missing')), 'INVALID_SNAPSHOT', undefined],
     ['chunkText without options', () => chunkText(new Analyzer(), 'some text', undefined as never), 'INVALID_OPTION', 'options'],
+    ['loadIndex with an unknown option', () => loadIndex(folder, { embeder: 1 } as never), 'INVALID_OPTION', 'embeder'],
+    ['a filter key its op does not take', () => index.search({ vector: [1, 0, 0], filter: { op: 'eq', field: 'n', value: 1, values: [2] } as never }), 'INVALID_QUERY', 'filter.values'],
+    ['a misspelt filter key, nested', () => index.search({ vector: [1, 0, 0], filter: { op: 'not', filter: { op: 'exists', feild: 'n', field: 'm' } } as never }), 'INVALID_QUERY', 'filter.filter.feild'],
   ] as const)('%s', (_name, f, code, path) => {
     const error = codeOf(f)
     expect(error.code).toBe(code)

@@ -83,7 +83,7 @@ function objectOption(value: unknown, path: string): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
-function rejectUnknown(value: Record<string, unknown>, known: readonly string[], path: string): void {
+export function rejectUnknown(value: Record<string, unknown>, known: readonly string[], path: string): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
       const where = path ? `${path}.${key}` : key

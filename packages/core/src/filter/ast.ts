@@ -93,5 +93,23 @@ function check(filter: unknown, path: string, depth: number): Filter {
       }
       throw bad(`${path}.op`, `op must be one of and, or, not, ${COMPARISONS.join(', ')}, in, nin, includes, excludes, exists; received ${describe(f.op)}.`)
   }
+  // Checked once the op is known: a misspelt key (`feild`, `values` for `value`) is refused, not ignored.
+  const keys = KEYS[f.op as string] ?? KEYS['eq'] as readonly string[]
+  for (const key of Object.keys(f)) {
+    if (!keys.includes(key)) throw bad(`${path}.${key}`, `a '${String(f.op)}' filter takes ${keys.join(', ')}; "${key}" is none of them.`)
+  }
   return filter as Filter
+}
+
+/** The keys each op's filter takes (every comparison those of `eq`). */
+const KEYS: Readonly<Record<string, readonly string[]>> = {
+  and: ['op', 'filters'],
+  or: ['op', 'filters'],
+  not: ['op', 'filter'],
+  in: ['op', 'field', 'values'],
+  nin: ['op', 'field', 'values'],
+  includes: ['op', 'field', 'value'],
+  excludes: ['op', 'field', 'value'],
+  exists: ['op', 'field'],
+  eq: ['op', 'field', 'value'],
 }
