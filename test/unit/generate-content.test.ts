@@ -105,6 +105,10 @@ describe('generateContent with the default model', () => {
     expect([search.code, search.message]).toEqual([9, "Quarry runs retrieval.vertexRagStore tools and hands functionDeclarations to the model; googleSearch needs Google's service."])
     const none = failed(await models.v1beta1.generateContent({ model: MODEL, contents: [] }))
     expect(none.code).toBe(3)
+    // Content.parts is "Required. Ordered Parts that constitute a single message" (REST reference, Content).
+    const noParts = failed(await models.v1beta1.generateContent({ model: MODEL, contents: [{ role: 'user', parts: [{ text: 'a' }] }, { role: 'model', parts: [] }] }))
+    expect([noParts.code, noParts.message]).toEqual([3, 'contents[1].parts: contents[1].parts must not be empty: a turn has at least one part, e.g. { text: "..." }.'])
+    expect(failed(await models.v1.generateContent({ model: MODEL, contents: [{ role: 'user' }] })).code).toBe(3)
     const missing = failed(await models.v1beta1.generateContent(ask('a', { ragResources: [{ ragCorpus: `${L}/ragCorpora/nope` }] })))
     expect([missing.code, missing.message, missing.details]).toEqual([5, `RagCorpus "${L}/ragCorpora/nope" not found.`, undefined])
   })

@@ -67,6 +67,10 @@ export async function generateContent(call: PredictionCall, request: unknown): P
   const model = parseName(req.model, MODEL, 'model', { model: MODEL_ID })
   const contents = (req.contents ?? []) as readonly ContentJson[]
   if (contents.length === 0) throw invalidArgument('contents', 'contents is required: at least one turn (role "user", a text part) for the model to answer.')
+  // Content.parts: "Required. Ordered Parts that constitute a single message" (REST reference, Content).
+  contents.forEach((c, i) => {
+    if (!Array.isArray(c.parts) || c.parts.length === 0) throw invalidArgument(`contents[${i}].parts`, `contents[${i}].parts must not be empty: a turn has at least one part, e.g. { text: "..." }.`)
+  })
   const tools = req.tools ?? []
   const rag = ragStoreOf(tools)
   let retrieval: { query: string; contexts: readonly ContextJson[] } | undefined
