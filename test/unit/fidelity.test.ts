@@ -210,6 +210,9 @@ describe('responses are proto3 JSON', () => {
     const op = ok(await engine.v1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'empty' } }))
     const response = ok(await engine.v1.retrieveContexts({ parent: L, vertexRagStore: { ragResources: [{ ragCorpus: String(op.response.name) }] }, query: { text: 'anything' } }))
     expect(JSON.stringify(response)).toBe('{"contexts":{}}')
+    // No resource at all names ragResources, the field to fill (the deprecated ragCorpora only when it was used).
+    const none = await engine.v1.retrieveContexts({ parent: L, vertexRagStore: { ragResources: [] }, query: { text: 'anything' } })
+    expect(!none.ok && none.status.details).toEqual([{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'vertexRagStore.ragResources', description: 'exactly one RagResource is supported; received 0.' }] }])
   })
 
   // Context: `optional double score = 6` (written even when 0); `double distance = 3` and `double

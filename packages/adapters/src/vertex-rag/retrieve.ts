@@ -32,7 +32,8 @@ function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
   const store = req.vertexRagStore
   if (!store) throw invalidArgument('vertexRagStore', 'vertexRagStore is required: give ragResources with one RagCorpus.')
   const resources = store.ragResources?.length ? store.ragResources : (store.ragCorpora ?? []).map((ragCorpus) => ({ ragCorpus, ragFileIds: [] }))
-  const field = store.ragResources?.length ? 'vertexRagStore.ragResources' : 'vertexRagStore.ragCorpora'
+  // The deprecated ragCorpora is named only when the request used it (an empty request names ragResources).
+  const field = store.ragResources?.length || !store.ragCorpora?.length ? 'vertexRagStore.ragResources' : 'vertexRagStore.ragCorpora'
   if (resources.length !== 1) throw invalidArgument(field, `exactly one RagResource is supported; received ${resources.length}.`)
   const resource = resources[0] as { ragCorpus?: string; ragFileIds?: string[] }
   const resourceField = field === 'vertexRagStore.ragResources' ? `${field}[0].ragCorpus` : `${field}[0]`
