@@ -20,7 +20,8 @@ import { startServe, type ServeProcess } from '../../test/support/quarry-process
  *   (queries wait that long), the folder's size, and the log it replaces; and one after a write
  *   to another corpus only (the big one's snapshot and documents' file linked, not written); and a data folder
  *   holding a RAG corpus of 100k and 1M chunks checkpointed after a write to the corpus and after
- *   one elsewhere (a memory: the corpus's snapshot linked);
+ *   one elsewhere (a memory: the corpus's snapshot linked); and one holding a Memory Bank of 100k
+ *   memories after a memory is written and after a write to another engine (its state.json linked);
  * - recovery: a server killed after N logged writes, restarted: time to first answer;
  * - SIGKILLs of `quarry serve --data` under four writers: acknowledged writes lost.
  */
@@ -94,6 +95,50 @@ async function ragCheckpoint(dir: string, chunks: number): Promise<Record<string
       if (vectors() === linked) throw new Error('a checkpoint after a write to the corpus linked its old snapshot')
     }
     return { chunks, folderMB: folderBytes(dir) / 1e6, 'written ms': median(written), 'linked ms': median(elsewhere), 'written / linked': median(written) / median(elsewhere) }
+  } finally {
+    data.close()
+  }
+}
+
+/**
+ * Checkpoints (`DataDir.save`, in 8 ms slices) of a data folder whose Memory Bank holds `memories`
+ * memories, each with its first revision: medians of 3 after a write to another engine (a Semantic
+ * Retriever corpus: the bank's `state.json` linked) and of 3 after one memory is written (it
+ * written), interleaved; each checked by the inode of `state.json`.
+ */
+async function memoryBankCheckpoint(dir: string, memories: number): Promise<Record<string, number>> {
+  const hashing = createHashingEmbedder({ dimensions: 64 })
+  const engines = { semanticRetriever: new SemanticRetriever({ embedder: hashing }), vertexRag: new VertexRagEngine({ embedder: hashing }), memoryBank: new MemoryBank({ embedder: hashing }) }
+  const engine = 'projects/bench/locations/local/reasoningEngines/1'
+  for (let i = 0; i < memories; i++) {
+    const made = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: `I keep note number ${i}: the durable bench remembers it, day ${i % 365} of the year.`, scope: { user_id: `u${i % 100}` } } })
+    if (!made.ok) throw new Error(made.status.message)
+  }
+  const data = new DataDir(dir, engines)
+  try {
+    await data.save()
+    const state = (): number => statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'memory-bank', 'state.json')).ino
+    const timed = async (): Promise<number> => {
+      const t = performance.now()
+      await data.save({ sliceMs: 8 })
+      return performance.now() - t
+    }
+    const elsewhere: number[] = []
+    const written: number[] = []
+    for (let round = 0; round < 3; round++) {
+      const before = state()
+      const corpus = await engines.semanticRetriever.createCorpus({ corpus: { displayName: `other ${round}` } })
+      if (!corpus.ok) throw new Error(corpus.status.message)
+      elsewhere.push(await timed())
+      if (state() !== before) throw new Error("a checkpoint after a write to another engine wrote the Memory Bank's unchanged state again")
+      const memory = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: `One more note, round ${round}.`, scope: { user_id: 'u0' } } })
+      if (!memory.ok) throw new Error(memory.status.message)
+      const linked = state()
+      written.push(await timed())
+      if (state() === linked) throw new Error("a checkpoint after a memory was written linked the Memory Bank's old state")
+    }
+    const stateMB = statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'memory-bank', 'state.json')).size / 1e6
+    return { memories, stateMB, 'written ms': median(written), 'linked ms': median(elsewhere) }
   } finally {
     data.close()
   }
@@ -250,6 +295,17 @@ export async function runDurability(ctx: SuiteContext): Promise<void> {
     }
     printTable('a checkpoint of a data folder holding a RAG corpus: after a write to it, and after a write elsewhere (a memory; the corpus linked)', ragCheckpoints)
     results['ragCheckpoints'] = ragCheckpoints
+
+    // 2c. A Memory Bank of N memories: a checkpoint after a memory is written (its state.json
+    // written) against one after a write to another engine (state.json linked), interleaved.
+    const bankCheckpoints: Record<string, number>[] = []
+    for (const memories of ctx.quick ? [5_000] : [100_000]) {
+      const dir = join(root, `bank-${memories}`)
+      bankCheckpoints.push(await memoryBankCheckpoint(dir, memories))
+      rmSync(dir, { recursive: true, force: true })
+    }
+    printTable("a checkpoint of a data folder holding a Memory Bank: after a memory written, and after a write elsewhere (its state.json linked)", bankCheckpoints)
+    results['bankCheckpoints'] = bankCheckpoints
 
     // 3. Recovery: N logged writes, SIGKILL, restart in process; time until listening (replay included).
     const logged = ctx.quick ? 5_000 : 100_000
