@@ -59,6 +59,31 @@ async function setUp(base: string): Promise<void> {
 }
 
 /**
+ * Three interleaved rounds of checkpoints of `data` (`DataDir.save` in the server's 8 ms slices),
+ * timed: one after `elsewhere` (a write that leaves `what` alone: the file `inode()` names must be
+ * linked, the same inode), one after `here` (a write to it: that file must be written anew).
+ */
+async function writtenAndLinked(data: DataDir, inode: () => number, what: string, elsewhere: (round: number) => Promise<void>, here: (round: number) => Promise<void>): Promise<{ written: number[]; elsewhere: number[] }> {
+  const timed = async (): Promise<number> => {
+    const t = performance.now()
+    await data.save({ sliceMs: 8 })
+    return performance.now() - t
+  }
+  const out = { written: [] as number[], elsewhere: [] as number[] }
+  for (let round = 0; round < 3; round++) {
+    const before = inode()
+    await elsewhere(round)
+    out.elsewhere.push(await timed())
+    if (inode() !== before) throw new Error(`a checkpoint after a write elsewhere wrote ${what}, unchanged, again`)
+    await here(round)
+    const linked = inode()
+    out.written.push(await timed())
+    if (inode() === linked) throw new Error(`a checkpoint after a write to ${what} linked its old copy`)
+  }
+  return out
+}
+
+/**
  * Checkpoints (`DataDir.save`, in the server's 8 ms slices) of the data folder `dir` holding one
  * RAG corpus of `chunks` chunks, loaded: medians of 3 after one memory is written (the corpus
  * unchanged: its snapshot linked) and of 3 after a small file is uploaded to the corpus (its
@@ -75,25 +100,13 @@ async function ragCheckpoint(dir: string, chunks: number): Promise<Record<string
     if (corpus === undefined) throw new Error(`${dir} holds no RAG corpus`)
     const engine = 'projects/bench/locations/local/reasoningEngines/1'
     const vectors = (): number => statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'vertex-rag', 'corpus-0', 'snapshot-000001', 'vectors.f32')).ino
-    const timed = async (): Promise<number> => {
-      const t = performance.now()
-      await data.save({ sliceMs: 8 })
-      return performance.now() - t
-    }
-    const elsewhere: number[] = []
-    const written: number[] = []
-    for (let round = 0; round < 3; round++) {
-      const before = vectors()
+    const { written, elsewhere } = await writtenAndLinked(data, vectors, 'the corpus', async (round) => {
       const memory = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: `I walk my dog at noon, day ${round}`, scope: { user_id: 'u' } } })
       if (!memory.ok) throw new Error(memory.status.message)
-      elsewhere.push(await timed())
-      if (vectors() !== before) throw new Error('a checkpoint after a memory was written wrote the unchanged corpus again')
+    }, async (round) => {
       const upload = await engines.vertexRag.v1.uploadRagFile({ parent: corpus, ragFile: { displayName: `more-${round}.txt` } }, `One more file about the durable corpus, round ${round}.`)
       if (!upload.ok) throw new Error(upload.status.message)
-      const linked = vectors()
-      written.push(await timed())
-      if (vectors() === linked) throw new Error('a checkpoint after a write to the corpus linked its old snapshot')
-    }
+    })
     return { chunks, folderMB: folderBytes(dir) / 1e6, 'written ms': median(written), 'linked ms': median(elsewhere), 'written / linked': median(written) / median(elsewhere) }
   } finally {
     data.close()
@@ -118,25 +131,13 @@ async function memoryBankCheckpoint(dir: string, memories: number): Promise<Reco
   try {
     await data.save()
     const state = (): number => statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'memory-bank', 'state.json')).ino
-    const timed = async (): Promise<number> => {
-      const t = performance.now()
-      await data.save({ sliceMs: 8 })
-      return performance.now() - t
-    }
-    const elsewhere: number[] = []
-    const written: number[] = []
-    for (let round = 0; round < 3; round++) {
-      const before = state()
+    const { written, elsewhere } = await writtenAndLinked(data, state, "the Memory Bank's state.json", async (round) => {
       const corpus = await engines.semanticRetriever.createCorpus({ corpus: { displayName: `other ${round}` } })
       if (!corpus.ok) throw new Error(corpus.status.message)
-      elsewhere.push(await timed())
-      if (state() !== before) throw new Error("a checkpoint after a write to another engine wrote the Memory Bank's unchanged state again")
+    }, async (round) => {
       const memory = await engines.memoryBank.createMemory({ parent: engine, memory: { fact: `One more note, round ${round}.`, scope: { user_id: 'u0' } } })
       if (!memory.ok) throw new Error(memory.status.message)
-      const linked = state()
-      written.push(await timed())
-      if (state() === linked) throw new Error("a checkpoint after a memory was written linked the Memory Bank's old state")
-    }
+    })
     const stateMB = statSync(join(dir, readFileSync(join(dir, 'CURRENT'), 'latin1').trim(), 'memory-bank', 'state.json')).size / 1e6
     return { memories, stateMB, 'written ms': median(written), 'linked ms': median(elsewhere) }
   } finally {
