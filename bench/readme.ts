@@ -343,7 +343,7 @@ export const SUITES: readonly Suite[] = [
       const rec = obj(r, 'recovery')
       const kills = obj(r, 'kills')
       // A Memory Bank's checkpoints (bankCheckpoints): in the line, the page holds no more tables.
-      const bank = list(r, 'bankCheckpoints').map((b) => `a Memory Bank of ${fmt(num(b, 'memories'))} memories (state.json ${fmt(num(b, 'stateMB'))} MB) checkpoints in ${fmt(num(b, 'written ms'))} ms after a memory is written, ${fmt(num(b, 'linked ms'))} ms after a write elsewhere (state.json linked)`)
+      const bank = list(r, 'bankCheckpoints').map((b) => `A Memory Bank of ${fmt(num(b, 'memories'))} memories (state.json ${fmt(num(b, 'stateMB'))} MB) checkpoints in ${fmt(num(b, 'written ms'))} ms after a memory is written, ${fmt(num(b, 'linked ms'))} ms after a write elsewhere (state.json linked)`)
       return `recovery: ${fmt(num(rec, 'replayed'))} of ${fmt(num(rec, 'logged'))} logged writes replayed, restart ${fmt((num(rec, 'restartMs') ?? NaN) / 1000)} s; kills: ${fmt(num(kills, 'kills'))} SIGKILLs, ${fmt(num(kills, 'acknowledged'))} acknowledged writes, ${fmt(num(kills, 'lost'))} lost.${bank.length > 0 ? ` ${bank.join('; ')}.` : ''}`
     },
     files: ['durability.json'],
