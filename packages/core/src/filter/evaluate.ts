@@ -7,19 +7,22 @@ function compare(stored: Typed | undefined, wanted: Typed, test: (a: string | nu
   return stored !== undefined && stored.kind === wanted.kind && test(stored.value, wanted.value)
 }
 
-/**
- * A record's own value of a field: never one its metadata object inherits (`constructor`,
- * `toString` and the like are no record's fields), as the value indexes see them.
- */
-function own(m: Readonly<Metadata>, field: string): Metadata[string] | undefined {
-  return Object.hasOwn(m, field) ? m[field] : undefined
-}
+/** The name an inherited-looking field's own value is tested under (see compileFilter). */
+const OWN = '\u0000own'
 
 /**
  * Compiles a declarative filter into a predicate over metadata (used where no value index
  * answers, and as the reference the value index is tested against).
  */
 export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) => boolean {
+  // A field named like something every object inherits (`constructor`, `toString`, `__proto__`)
+  // is a record's only when it sets it, as the value indexes see it: the test reads the record's
+  // own value (moved to a name nothing inherits). Other fields keep the plain property read.
+  if ('field' in filter && filter.field in Object.prototype) {
+    const field = filter.field
+    const test = compileFilter({ ...filter, field: OWN })
+    return (m) => test({ [OWN]: Object.hasOwn(m, field) ? m[field] : undefined } as Readonly<Metadata>)
+  }
   switch (filter.op) {
     case 'and': {
       const parts = filter.filters.map(compileFilter)
@@ -34,12 +37,12 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
       return (m) => !inner(m)
     }
     case 'exists':
-      return (m) => own(m, filter.field) !== undefined
+      return (m) => m[filter.field] !== undefined
     case 'includes':
     case 'excludes': {
       const { field, value, op } = filter
       return (m) => {
-        const list = own(m, field)
+        const list = m[field]
         if (!Array.isArray(list)) return false
         return list.includes(value) === (op === 'includes')
       }
@@ -49,7 +52,7 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
       const { field, op } = filter
       const wanted = filter.values.map(filterTyped)
       return (m) => {
-        const stored = storedTyped(own(m, field))
+        const stored = storedTyped(m[field])
         if (!stored || stored.kind === 'list') return false
         const sameKind = wanted.filter((w) => w.kind === stored.kind)
         if (sameKind.length === 0) return false
@@ -60,15 +63,15 @@ export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) =>
     default: {
       const { field, op } = filter
       const wanted = filterTyped(filter.value)
-      if (op === 'eq') return (m) => compare(storedTyped(own(m, field)), wanted, (a, b) => a === b)
-      if (op === 'ne') return (m) => compare(storedTyped(own(m, field)), wanted, (a, b) => a !== b)
+      if (op === 'eq') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a === b)
+      if (op === 'ne') return (m) => compare(storedTyped(m[field]), wanted, (a, b) => a !== b)
       if (!ordered(wanted.kind)) return () => false
       const test =
         op === 'lt' ? (a: string | number | boolean, b: string | number | boolean) => a < b
         : op === 'lte' ? (a: string | number | boolean, b: string | number | boolean) => a <= b
         : op === 'gt' ? (a: string | number | boolean, b: string | number | boolean) => a > b
         : (a: string | number | boolean, b: string | number | boolean) => a >= b
-      return (m) => compare(storedTyped(own(m, field)), wanted, test)
+      return (m) => compare(storedTyped(m[field]), wanted, test)
     }
   }
 }
