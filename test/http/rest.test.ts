@@ -34,6 +34,10 @@ describe('REST contract', () => {
     expect(malformed.status).toBe(400)
     expect(malformed.json).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } })
     expect(String((malformed.json.error as { message: string }).message)).toMatch(/^Invalid JSON payload received in the request body/)
+    // A byte that is not UTF-8 (0xE9, "é" in Latin-1) is refused, not stored as U+FFFD; the same text as UTF-8 is stored.
+    const latin1 = Uint8Array.from([...Buffer.from('{"displayName":"caf'), 0xe9, ...Buffer.from('"}')])
+    expect(await call(url, 'POST', '/v1beta/corpora', latin1)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'Invalid JSON payload received in the request body: it is not valid UTF-8 (send text as UTF-8).' } } })
+    expect(await call(url, 'POST', '/v1beta/corpora', Buffer.from('{"displayName":"café"}'))).toMatchObject({ status: 200, json: { displayName: 'café' } })
     expect(await call(url, 'POST', '/v1beta/corpora', { displayName: 'x'.repeat(2000) })).toMatchObject({ status: 413, json: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'POST', '/v1beta/corpora', '[1, 2]')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'GET', '/v1beta/corpora/%E0%A4%A')).toMatchObject({ status: 400, json: { error: { code: 400, status: 'INVALID_ARGUMENT' } } })

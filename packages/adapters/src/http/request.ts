@@ -11,7 +11,17 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 /** Query parameters that steer the transport, not the request. */
 const TRANSPORT_PARAMS = new Set(['$alt', 'alt', 'key', 'prettyPrint', '$prettyPrint', 'fields', '$fields', 'access_token', 'uploadType', 'upload_protocol', '$callback', 'callback'])
 
-function parseJson(text: string, what: string): unknown {
+/** Decodes UTF-8, refusing a malformed byte instead of reading it as U+FFFD (Google's JSON front end refuses such a body). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** A body or a part as JSON: INVALID_ARGUMENT when it is not UTF-8, not JSON, or nested too deep. */
+function parseJson(bytes: Uint8Array, what: string): unknown {
+  let text: string
+  try {
+    text = UTF8.decode(bytes)
+  } catch {
+    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: it is not valid UTF-8 (send text as UTF-8).`))
+  }
   const parsed = parseJsonBounded(text)
   if (!parsed.ok) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${parsed.message}`))
   return parsed.value
@@ -117,10 +127,10 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: QueryP
     if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part.'))
     const metadata = parts.find((p) => p.name === 'metadata') ?? parts.find((p) => (p.headers['content-type'] ?? '').includes('json')) ?? parts[0]
     const file = parts.find((p) => p.name === 'file') ?? parts.find((p) => p !== metadata)
-    request = asObject(parseJson(metadata?.body.toString('utf8') ?? '{}', 'metadata part'), 'metadata part')
+    request = asObject(parseJson(metadata?.body ?? Buffer.from('{}'), 'metadata part'), 'metadata part')
     upload = file?.body
   } else if (route.body !== undefined && !emptyBody(body)) {
-    const parsed = asObject(parseJson(body.toString('utf8'), 'request body'), 'request body')
+    const parsed = asObject(parseJson(body, 'request body'), 'request body')
     if (route.body === '*') request = parsed
     else request[route.body] = parsed
   } else if (route.body === undefined && !emptyBody(body) && body.toString('utf8').trim() !== '{}') {
