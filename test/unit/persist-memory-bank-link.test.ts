@@ -2,9 +2,10 @@ import fc from 'fast-check'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder } from '@quarry/core'
+import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, seededRandomId, type Outcome } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
+import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, memoryMetadata } from '../../packages/adapters/src/memory-bank/state.js'
 import { engineState, scratchDir } from '../support/engine-state.js'
 import { current } from '../support/generation-files.js'
 import { runs } from '../support/runs.js'
@@ -159,6 +160,60 @@ describe("the Memory Bank's state.json in a checkpoint", () => {
     expect(stateIno(current(dir))).toBe(stateIno(now))
     expect(engineState(again)['memory-bank']).toEqual(expected)
     reopened.close()
+  })
+
+  it('a save that does not wait for the write lock (saveTo), taken while a write waits for its embedder, does not stand for the state after it', async () => {
+    const base = createHashingEmbedder({ dimensions: 16 })
+    let entered: () => void = () => undefined
+    let release: () => void = () => undefined
+    const waiting = new Promise<void>((resolve) => (entered = resolve))
+    const slow: Embedder = {
+      name: base.name,
+      dimensions: base.dimensions,
+      async embed(texts) {
+        if (texts[0] === 'a slow fact') {
+          entered()
+          await new Promise<void>((resolve) => (release = resolve))
+        }
+        return base.embed(texts)
+      },
+    }
+    const mb = new MemoryBank({ embedder: slow })
+    await ok(mb.createMemory({ parent: E, memoryId: 'a', memory: { fact: 'first', scope: { user_id: 'u' } } }))
+    const dir = scratch()
+    mb.saveTo(dir)
+    const pending = mb.createMemory({ parent: E, memoryId: 'b', memory: { fact: 'a slow fact', scope: { user_id: 'u' } } })
+    await waiting
+    // Between the write's start and its change: what this save writes is the state before it.
+    mb.saveTo(dir)
+    release()
+    await ok(pending)
+    mb.saveTo(dir)
+    const again = new MemoryBank({ embedder: base })
+    again.loadFrom(dir)
+    const listed = (await ok(again.listMemories({ parent: E }))) as { memories?: { name: string }[] }
+    expect(listed.memories?.map((m) => m.name).sort()).toEqual([`${E}/memories/a`, `${E}/memories/b`])
+  })
+
+  it("an index an earlier Quarry saved with empty topic lists is read without them: topics:* and NOT topics:* hold in similarity retrieval too", async () => {
+    const mb = new MemoryBank({ embedder })
+    await ok(mb.createMemory({ parent: E, memoryId: 'a', memory: { fact: 'I like green tea', scope: { user_id: 'u' } } }))
+    await ok(mb.createMemory({ parent: E, memoryId: 'b', memory: { fact: 'I like black tea', scope: { user_id: 'u' }, topics: [{ customMemoryTopicLabel: 'drinks' }] } }))
+    await ok(mb.createMemory({ parent: E, memoryId: 'c', memory: { fact: 'I like tea at noon', scope: { user_id: 'u' } } }))
+    // The records as an earlier Quarry wrote them: every topic list, empty ones too.
+    const engine = mb.engines().get(E)
+    for (const m of engine?.memories.values() ?? []) {
+      const stored = engine?.index.get(m.name)
+      if (m.topics.length === 0 && stored?.vector) engine?.index.upsert({ id: m.name, vector: stored.vector, metadata: { ...memoryMetadata(m), topics: [], [CUSTOM_TOPICS_FIELD]: [], [MANAGED_TOPICS_FIELD]: [] } })
+    }
+    const dir = scratch()
+    mb.saveTo(dir)
+    const again = new MemoryBank({ embedder })
+    again.loadFrom(dir)
+    const similar = async (filter: string, topK: number): Promise<string[]> =>
+      (((await ok(again.retrieveMemories({ parent: E, scope: { user_id: 'u' }, filter, similaritySearchParams: { searchQuery: 'tea', topK } }))) as { readonly retrievedMemories?: readonly { readonly memory: { readonly name: string } }[] }).retrievedMemories ?? []).map((r) => r.memory.name).sort()
+    expect(await similar('NOT topics:*', 10)).toEqual([`${E}/memories/a`, `${E}/memories/c`])
+    expect(await similar('topics:*', 1)).toEqual([`${E}/memories/b`])
   })
 
   it('random writes, reads, checkpoints and restarts: every checkpoint loads back as the state it was taken from, and it is linked exactly when no write ran since', async () => {

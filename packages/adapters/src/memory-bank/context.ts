@@ -73,7 +73,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   }
 
   /**
-   * Notes a change to the state about to be made: every write (the services' tables call it inside
+   * Notes a change to the state: every write once it has run (the services' tables call it inside
    * the write lock, see {@link serveOptions}) and every expiry sweep that removes a memory. The
    * next save writes `state.json` anew.
    */

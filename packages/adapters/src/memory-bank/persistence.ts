@@ -1,9 +1,9 @@
-import { LinkableFile, loadIndex, saveIndexInto, type FileSum, type GenerationWriter, type Steps } from '@quarry/core'
+import { LinkableFile, loadIndex, saveIndexInto, type FileSum, type GenerationWriter, type QuarryIndex, type Steps } from '@quarry/core'
 import { join } from 'node:path'
 import { arrayField, indexDirOf, readState, seqOf, streamed, within, writeStateInto, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
-import type { EngineState, MemoryState, ReasoningEngineState } from './state.js'
+import { memoryMetadata, type EngineState, type MemoryState, type ReasoningEngineState } from './state.js'
 import type { SessionState } from './session-state.js'
 
 /**
@@ -40,8 +40,10 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string, sumOf: (path: st
     const engines = new Map<string, EngineState>()
     for (const e of saved.engines) {
       const index = loadIndex(indexDirOf(dir, e.indexDir), { embedder: ctx.options.embedder })
+      const memories = new Map(e.memories.map((m) => [m.name, { ...m }]))
+      withoutEmptyTopics(index, memories.values())
       // An unknown next expiry: the first sweep makes a full pass and learns it.
-      engines.set(e.name, { name: e.name, index, memories: new Map(e.memories.map((m) => [m.name, { ...m }])), nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions), ...(e.resource ? { resource: { ...e.resource } } : {}) })
+      engines.set(e.name, { name: e.name, index, memories, nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions), ...(e.resource ? { resource: { ...e.resource } } : {}) })
     }
     return { saved, engines }
   })
@@ -56,4 +58,18 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string, sumOf: (path: st
 /** Agent Engine Sessions, saved with their engine (a state without them: none). */
 function sessionsOf(saved: readonly SessionState[] | undefined): Map<string, SessionState> {
   return new Map((saved ?? []).map((s) => [s.name, { ...s, events: [...s.events] }]))
+}
+
+/**
+ * Rewrites the records of memories without topics that an index saved by an earlier Quarry holds
+ * with empty topic lists (`topics:*` would match them): as memoryMetadata writes them now, without
+ * those lists. Once, at the first load of such an index; its next checkpoint writes it anew.
+ */
+function withoutEmptyTopics(index: QuarryIndex, memories: Iterable<MemoryState>): void {
+  for (const m of memories) {
+    if (m.topics.length > 0) continue
+    const stored = index.get(m.name)
+    if (stored?.vector === undefined || !Object.hasOwn(stored.metadata ?? {}, 'topics')) continue
+    index.upsert({ id: m.name, vector: stored.vector, metadata: memoryMetadata(m) })
+  }
 }

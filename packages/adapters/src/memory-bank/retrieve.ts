@@ -107,7 +107,6 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
   } else count(req.simpleRetrievalParams?.pageSize, 'simpleRetrievalParams.pageSize')
   if (!engine) return {}
 
-  const test = compileFilter(filter)
   const similarity = req.similaritySearchParams
   if (similarity) {
     const query = similarity.searchQuery ?? ''
@@ -117,16 +116,16 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     ctx.sweep(engine)
     if (engine.index.size === 0 || vector === undefined || !vector.some((x) => x !== 0)) return {}
     const hits: readonly Hit[] = engine.index.search({ vector, topK, filter }).hits
-    // Checked again on the memory as it is: an index saved by an earlier Quarry holds an empty topic list for a memory without topics.
     const retrieved = hits.flatMap((h) => {
       const m = engine.memories.get(h.id)
       const stored = engine.index.get(h.id)?.vector
-      return m && stored && ctx.visible(m) && test(memoryMetadata(m)) ? [omitUnset({ memory: memoryJson(m), distance: unitDistance(vector, stored) })] : []
+      return m && stored && ctx.visible(m) ? [omitUnset({ memory: memoryJson(m), distance: unitDistance(vector, stored) })] : []
     })
     return omitUnset({ retrievedMemories: retrieved })
   }
   const simple = req.simpleRetrievalParams ?? {}
   const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
+  const test = compileFilter(filter)
   const all = [...engine.memories.values()].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
   const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })

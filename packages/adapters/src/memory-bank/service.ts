@@ -68,8 +68,9 @@ export class MemoryBank extends PersistentEngine {
   createReasoningEngine(name: string): Promise<Outcome<{ name: string }>> {
     return this.#writes.run(() =>
       toOutcome(async () => {
+        const made = this.#ctx.createEngine(name)
         this.#ctx.changed()
-        return { name: this.#ctx.createEngine(name).name }
+        return { name: made.name }
       }, this.#ctx.options.onInternalError),
     )
   }

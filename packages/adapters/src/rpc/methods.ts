@@ -157,8 +157,10 @@ export interface ServeOptions {
   readonly version?: string
   readonly writes: Mutex
   /**
-   * Called inside the write lock just before each write runs (not for one abandoned before it ran),
-   * so an engine can note that its state may change (a save links a file only while none ran since).
+   * Called inside the write lock once each write has run (not for one abandoned before it ran), so
+   * an engine can note that its state may have changed (a save links a file only while none ran
+   * since). At its end, not its start: a write changes the state after awaits (the embedder), and
+   * a save that does not wait for the lock (an engine's saveTo) may come in between.
    */
   readonly onWrite?: () => void
   readonly onInternalError: (error: unknown) => void
@@ -191,8 +193,8 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
             // Waited for the writes before it past its caller's patience: not applied.
             const abandoned = call === undefined ? undefined : abandonedStatus(call)
             if (abandoned) return Promise.resolve({ ok: false as const, status: abandoned })
-            options.onWrite?.()
-            return run(request, content)
+            const onWrite = options.onWrite
+            return onWrite ? run(request, content).finally(onWrite) : run(request, content)
           })
         }, startAhead)
       : (request, content) => run(request, content)
