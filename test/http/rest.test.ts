@@ -129,6 +129,11 @@ describe('REST contract', () => {
     ].join('')
     const uploaded = await call(url, 'POST', `/upload/v1beta1/${corpus}/ragFiles:upload?$alt=json%3Benum-encoding=int`, multipart, { 'content-type': `multipart/form-data; boundary=${boundary}` })
     expect(uploaded.json).toMatchObject({ ragFile: { displayName: 'notes.md', sizeBytes: '38', ragFileType: 1, fileStatus: { state: 1 } } })
+    // A body without its metadata part, or with two files, is refused saying so (not read as metadata, not half taken).
+    const part = (name: string, body: string): string => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.md"\r\nContent-Type: text/markdown\r\n\r\n${body}\r\n`
+    const upload = (body: string): Promise<{ status: number; json: Record<string, unknown> }> => call(url, 'POST', `/upload/v1beta1/${corpus}/ragFiles:upload`, body, { 'content-type': `multipart/form-data; boundary=${boundary}` })
+    expect(await upload(`${part('file', '# Only a file')}--${boundary}--\r\n`)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part; this one has a single part.' } } })
+    expect(await upload(`${multipart.slice(0, multipart.lastIndexOf(`--${boundary}--`))}${part('file', '# A second file')}--${boundary}--\r\n`)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part; this one has several "file" parts (upload one file per request).' } } })
     const found = await call(url, 'POST', '/v1beta1/projects/p/locations/l:retrieveContexts', { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert wind' } })
     expect((found.json.contexts as { contexts: { text: string }[] }).contexts[0]?.text).toBe('# Notes\nThe desert wind erases tracks.')
 

@@ -124,7 +124,11 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: QueryP
   let upload: Uint8Array | undefined
   if (route.multipart) {
     const parts = parseMultipart(body, contentType)
-    if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part.'))
+    const shape = 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part'
+    if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}.`))
+    // Two parts at least (unnamed ones are taken in that order, as multipart/related sends them), one file.
+    if (parts.length === 1) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}; this one has a single part.`))
+    if (parts.filter((p) => p.name === 'file').length > 1) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}; this one has several "file" parts (upload one file per request).`))
     const metadata = parts.find((p) => p.name === 'metadata') ?? parts.find((p) => (p.headers['content-type'] ?? '').includes('json')) ?? parts[0]
     const file = parts.find((p) => p.name === 'file') ?? parts.find((p) => p !== metadata)
     request = asObject(parseJson(metadata?.body ?? Buffer.from('{}'), 'metadata part'), 'metadata part')
