@@ -126,6 +126,11 @@ describe('AIP-160 filter subset', () => {
     expect(message('year ~ 1')).toMatch(/position 6 .*unexpected character "~"/)
     expect(message('')).toMatch(/position 1 .*empty/)
     expect(message('year = 1)')).toMatch(/position 9 .*unexpected "\)"/)
+    // A number run on into letters is named whole where it starts; one past float64's range too.
+    expect(message('year = 0x7E2')).toMatch(/position 8 .*"0x7E2" is not a number: write numbers in decimal \(2018, -1.5, 1e3\), or quote a text value \("0x7E2"\)\.$/)
+    expect(message('year = 12abc AND x = 1')).toMatch(/position 8 .*"12abc" is not a number/)
+    expect(message('price = 1e999')).toMatch(/position 9 .*1e999 is beyond the range of numbers/)
+    expect(message('tiny = 5e-324 AND big = 1.7e308')).toBe('parsed')
   })
 })
 

@@ -91,6 +91,10 @@ function tokenize(filter: string, field: string): Token[] {
     const valuePosition = previous?.kind === 'op' && ['=', '!=', '<', '<=', '>', '>=', ':'].includes(previous.text)
     const number = NUMBER.exec(rest)
     if (number && (c !== '-' || valuePosition)) {
+      // A number run on into letters (0x7E2, 12abc) or past float64's range (1e999) is named as written.
+      const written = number[0] + (/^[\w.]*/.exec(rest.slice(number[0].length))?.[0] ?? '')
+      if (written !== number[0]) throw fail(field, filter, i, `${JSON.stringify(written)} is not a number: write numbers in decimal (2018, -1.5, 1e3), or quote a text value ("${written}").`)
+      if (!Number.isFinite(Number(number[0]))) throw fail(field, filter, i, `${number[0]} is beyond the range of numbers (about ±1.8e308).`)
       out.push({ kind: 'number', value: Number(number[0]), text: number[0], at: i })
       i += number[0].length
       continue
