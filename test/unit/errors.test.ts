@@ -151,6 +151,22 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(codeOf(() => textOnly.search({ vector: [1, 0] }))).toMatchObject({ code: 'INVALID_QUERY', path: 'vector' })
   })
 
+  it('replaceMetadata changes what filters see and nothing else; an unknown id or bad metadata is refused', () => {
+    const ix = createIndex({ dimensions: 3, metric: 'cosine' })
+    ix.addMany([{ id: 'x', vector: [1, 0, 0], text: 'desert wind', metadata: { g: 'a' } }, { id: 'y', vector: [0.9, 0.1, 0], metadata: { g: 'b' } }])
+    const dense = (filter?: { op: 'eq'; field: string; value: string }): unknown => ix.search({ vector: [1, 0, 0], topK: 2, ...(filter ? { filter } : {}) }).hits.map((h) => [h.id, h.score])
+    const before = dense()
+    ix.replaceMetadata('x', { g: 'b', n: 1 })
+    expect(ix.get('x')).toMatchObject({ metadata: { g: 'b', n: 1 }, text: 'desert wind' })
+    expect(Array.from(ix.get('x')?.vector ?? [])).toEqual([1, 0, 0])
+    expect(dense()).toEqual(before)
+    expect(dense({ op: 'eq', field: 'g', value: 'b' })).toEqual(before)
+    expect(dense({ op: 'eq', field: 'g', value: 'a' })).toEqual([])
+    expect(codeOf(() => ix.replaceMetadata('nobody', {}))).toMatchObject({ code: 'UNKNOWN_ID', path: 'id' })
+    expect(codeOf(() => ix.replaceMetadata('x', { n: Number.NaN }))).toMatchObject({ code: 'INVALID_RECORD', path: 'metadata.n' })
+    expect(ix.get('x')?.metadata).toEqual({ g: 'b', n: 1 })
+  })
+
   it('remove of an unknown id returns false; get returns undefined', () => {
     expect(index.remove('nope')).toBe(false)
     expect(index.get('nope')).toBeUndefined()

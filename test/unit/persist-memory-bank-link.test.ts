@@ -200,11 +200,11 @@ describe("the Memory Bank's state.json in a checkpoint", () => {
     await ok(mb.createMemory({ parent: E, memoryId: 'a', memory: { fact: 'I like green tea', scope: { user_id: 'u' } } }))
     await ok(mb.createMemory({ parent: E, memoryId: 'b', memory: { fact: 'I like black tea', scope: { user_id: 'u' }, topics: [{ customMemoryTopicLabel: 'drinks' }] } }))
     await ok(mb.createMemory({ parent: E, memoryId: 'c', memory: { fact: 'I like tea at noon', scope: { user_id: 'u' } } }))
-    // The records as an earlier Quarry wrote them: every topic list, empty ones too.
+    // The records as an earlier Quarry wrote them: all three topic lists, empty ones too (b's managed list).
     const engine = mb.engines().get(E)
     for (const m of engine?.memories.values() ?? []) {
       const stored = engine?.index.get(m.name)
-      if (m.topics.length === 0 && stored?.vector) engine?.index.upsert({ id: m.name, vector: stored.vector, metadata: { ...memoryMetadata(m), topics: [], [CUSTOM_TOPICS_FIELD]: [], [MANAGED_TOPICS_FIELD]: [] } })
+      if (stored?.vector) engine?.index.upsert({ id: m.name, vector: stored.vector, metadata: { topics: [], [CUSTOM_TOPICS_FIELD]: [], [MANAGED_TOPICS_FIELD]: [], ...memoryMetadata(m) } })
     }
     const dir = scratch()
     mb.saveTo(dir)
@@ -214,6 +214,10 @@ describe("the Memory Bank's state.json in a checkpoint", () => {
       (((await ok(again.retrieveMemories({ parent: E, scope: { user_id: 'u' }, filter, similaritySearchParams: { searchQuery: 'tea', topK } }))) as { readonly retrievedMemories?: readonly { readonly memory: { readonly name: string } }[] }).retrievedMemories ?? []).map((r) => r.memory.name).sort()
     expect(await similar('NOT topics:*', 10)).toEqual([`${E}/memories/a`, `${E}/memories/c`])
     expect(await similar('topics:*', 1)).toEqual([`${E}/memories/b`])
+    // b has a custom topic only: its managed list, empty, is gone too.
+    expect(await similar('topics.managed_memory_topic:*', 10)).toEqual([])
+    expect(await similar('NOT topics.managed_memory_topic:*', 10)).toEqual([`${E}/memories/a`, `${E}/memories/b`, `${E}/memories/c`])
+    expect(await similar('topics.custom_memory_topic_label:*', 10)).toEqual([`${E}/memories/b`])
   })
 
   it('random writes, reads, checkpoints and restarts: every checkpoint loads back as the state it was taken from, and it is linked exactly when no write ran since', async () => {

@@ -142,6 +142,7 @@ describe('saving an unchanged index links its last snapshot', () => {
       ['remove of an unknown id', (i) => i.remove('nobody')],
       ['a failing add', (i) => expect(() => i.add({ id: 'r1', text: 'duplicate id' })).toThrow()],
       ['ingest', async (i) => i.ingest([{ id: 'r54', text: 'ingested text' }])],
+      ['replaceMetadata', (i) => i.replaceMetadata('r2', { n: 2, group: 'a' })],
     ]
     for (const [what, write] of writes) {
       const dir = scratch()

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { arrayField, indexDirOf, readState, seqOf, streamed, within, writeStateInto, type StateFormat } from '../rpc/saved-state.js'
 import type { Operation } from '../rpc/operations.js'
 import type { MemoryContext } from './context.js'
-import { memoryMetadata, type EngineState, type MemoryState, type ReasoningEngineState } from './state.js'
+import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, memoryMetadata, type EngineState, type MemoryState, type ReasoningEngineState } from './state.js'
 import type { SessionState } from './session-state.js'
 
 /**
@@ -61,15 +61,18 @@ function sessionsOf(saved: readonly SessionState[] | undefined): Map<string, Ses
 }
 
 /**
- * Rewrites the records of memories without topics that an index saved by an earlier Quarry holds
- * with empty topic lists (`topics:*` would match them): as memoryMetadata writes them now, without
- * those lists. Once, at the first load of such an index; its next checkpoint writes it anew.
+ * Rewrites the metadata of records that an index saved by an earlier Quarry holds with empty topic
+ * lists (every record had all three; `topics:*` would match an empty one): as memoryMetadata
+ * writes it now, a list only when it has a topic. Metadata alone (the graph is left as it is),
+ * once, at the first load of such an index; its next checkpoint writes it anew.
  */
 function withoutEmptyTopics(index: QuarryIndex, memories: Iterable<MemoryState>): void {
   for (const m of memories) {
-    if (m.topics.length > 0) continue
-    const stored = index.get(m.name)
-    if (stored?.vector === undefined || !Object.hasOwn(stored.metadata ?? {}, 'topics')) continue
-    index.upsert({ id: m.name, vector: stored.vector, metadata: memoryMetadata(m) })
+    const stored = index.get(m.name)?.metadata
+    if (stored === undefined) continue
+    const fresh = memoryMetadata(m)
+    if (TOPIC_FIELDS.some((field) => Object.hasOwn(stored, field) && !Object.hasOwn(fresh, field))) index.replaceMetadata(m.name, fresh)
   }
 }
+
+const TOPIC_FIELDS = ['topics', CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD] as const

@@ -157,10 +157,10 @@ export interface ServeOptions {
   readonly version?: string
   readonly writes: Mutex
   /**
-   * Called inside the write lock once each write has run (not for one abandoned before it ran), so
-   * an engine can note that its state may have changed (a save links a file only while none ran
-   * since). At its end, not its start: a write changes the state after awaits (the embedder), and
-   * a save that does not wait for the lock (an engine's saveTo) may come in between.
+   * Called inside the write lock as each write starts and again once it has run (not for one
+   * abandoned before it ran), so an engine can note that its state may have changed (a save links
+   * a file only while none ran since). Both: a write changes the state after awaits (the embedder),
+   * and a save that does not wait for the lock (an engine's saveTo) may come at any point of it.
    */
   readonly onWrite?: () => void
   readonly onInternalError: (error: unknown) => void
@@ -194,7 +194,9 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
             const abandoned = call === undefined ? undefined : abandonedStatus(call)
             if (abandoned) return Promise.resolve({ ok: false as const, status: abandoned })
             const onWrite = options.onWrite
-            return onWrite ? run(request, content).finally(onWrite) : run(request, content)
+            if (!onWrite) return run(request, content)
+            onWrite()
+            return run(request, content).finally(onWrite)
           })
         }, startAhead)
       : (request, content) => run(request, content)

@@ -13,7 +13,7 @@ import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
 import { rejectUnknown, resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
-import { PreparedText, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
+import { PreparedText, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
 import { sparseDocument, sparseSearch, type TextWithin } from './sparse-search.js'
@@ -212,6 +212,22 @@ export class QuarryIndex {
     this.#writable()
     const valid = this.#validate(record, this.#buffers.input)
     this.#write(this.#state.ids.labelOf(valid.id) ?? this.#state.ids.assign(valid.id), valid)
+  }
+
+  /**
+   * @internal Replaces an existing record's metadata alone: its vector, graph links and text stay.
+   * For an engine rewriting the metadata it derives (a Memory Bank upgrading records an earlier
+   * Quarry saved), where an upsert would re-insert every point into the graph.
+   */
+  replaceMetadata(id: string, metadata: Metadata): void {
+    this.#writable()
+    const label = this.#state.ids.labelOf(validateId(id))
+    if (label === undefined) throw new QuarryError('UNKNOWN_ID', `no record has id "${id}"; replaceMetadata changes an existing record (add it first).`, { path: 'id' })
+    const checked = validateMetadata(metadata)
+    const previous = this.#state.metadata[label]
+    if (previous) this.#state.values.remove(label, previous)
+    this.#state.metadata[label] = checked
+    this.#state.values.add(label, checked)
   }
 
   /** Removes a record; returns false when there was none with this id. */

@@ -116,7 +116,7 @@ export function validateText(text: unknown): TextInput | undefined {
 }
 
 /** Validates metadata and returns a frozen copy, so later changes by the caller do not leak in. */
-function validateMetadata(metadata: unknown): Readonly<Metadata> {
+export function validateMetadata(metadata: unknown): Readonly<Metadata> {
   if (metadata === undefined) return EMPTY
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     throw new QuarryError('INVALID_RECORD', `metadata must be a plain object of string, number, boolean or string-list values; received ${describe(metadata)}.`, {
