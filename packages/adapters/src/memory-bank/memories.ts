@@ -1,4 +1,4 @@
-import { parseFilter, type FilterExpr } from '../rpc/aip160.js'
+import { parseFilter, printLiteral, type FilterExpr } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
@@ -71,7 +71,7 @@ export function memoryFilter(filter: string | undefined, field: string): Filter 
   const compare = (e: Extract<FilterExpr, { k: 'cmp' }>): Filter | undefined => {
     if (e.field === 'scope') return scopeEquals(e, field)
     // A list is tested for a member with ":" (the REST reference's form); "=" would compare it as one value and match nothing.
-    if (known(e.field)?.type === 'list') throw invalidArgument(field, `${e.field} is a list of topics: test it for one with ${e.field}:${e.value.t === 'string' ? JSON.stringify(e.value.v) : String(e.value.v)} ("${e.op}" compares single values).`)
+    if (known(e.field)?.type === 'list') throw invalidArgument(field, `${e.field} is a list of topics: test it for one with ${e.field}:${printLiteral(e.value)} ("${e.op}" compares single values).`)
     return undefined
   }
   return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare })

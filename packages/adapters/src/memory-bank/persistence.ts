@@ -68,10 +68,9 @@ function sessionsOf(saved: readonly SessionState[] | undefined): Map<string, Ses
  */
 function withoutEmptyTopics(index: QuarryIndex, memories: Iterable<MemoryState>): void {
   for (const m of memories) {
-    const stored = index.get(m.name)?.metadata
-    if (stored === undefined) continue
-    const fresh = memoryMetadata(m)
-    if (TOPIC_FIELDS.some((field) => Object.hasOwn(stored, field) && !Object.hasOwn(fresh, field))) index.replaceMetadata(m.name, fresh)
+    const stored = index.metadata(m.name)
+    const stale = stored !== undefined && TOPIC_FIELDS.some((field) => Array.isArray(stored[field]) && (stored[field] as readonly string[]).length === 0)
+    if (stale) index.replaceMetadata(m.name, memoryMetadata(m))
   }
 }
 

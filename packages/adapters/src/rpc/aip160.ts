@@ -222,7 +222,8 @@ export function parseFilter(filter: string, field: string): FilterExpr {
   return expr
 }
 
-function printLiteral(v: Literal): string {
+/** A literal as a filter writes it (a string quoted). */
+export function printLiteral(v: Literal): string {
   if (v.t === 'string') return JSON.stringify(v.v)
   return String(v.v)
 }

@@ -249,6 +249,12 @@ export class QuarryIndex {
     return label === undefined ? undefined : this.#state.texts.get(label)
   }
 
+  /** A record's metadata, as `get(id)?.metadata` gives it, without copying its vector. */
+  metadata(id: string): Readonly<Metadata> | undefined {
+    const label = this.#state.ids.labelOf(validateId(id))
+    return label === undefined ? undefined : (this.#state.metadata[label] ?? {})
+  }
+
   /** The stored record (vector as a Float32Array copy), or undefined. */
   get(id: string): StoredRecord | undefined {
     const state = this.#state
