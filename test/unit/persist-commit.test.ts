@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
@@ -14,10 +14,13 @@ import { createServer } from '@quarry/adapters'
 
 /**
  * The folder whose removal fails (EBUSY, as a file held open elsewhere makes it on some systems),
- * and the folder whose listing fails (EMFILE: no descriptor left); none by default.
+ * the folder whose listing fails (EMFILE: no descriptor left), and the folder that cannot be
+ * fsynced (EIO, as a failing disk answers) once CURRENT no longer names `replaced`, i.e. after a
+ * switch: opening it for its fsync fails; none by default.
  */
-const failing = vi.hoisted(() => ({ path: undefined as string | undefined, listing: undefined as string | undefined }))
+const failing = vi.hoisted(() => ({ path: undefined as string | undefined, listing: undefined as string | undefined, sync: undefined as { dir: string; replaced: string } | undefined }))
 const busy = (path: unknown): Error => Object.assign(new Error(`EBUSY: resource busy or locked, rm '${String(path)}'`), { code: 'EBUSY' })
+const ioError = (path: unknown): Error => Object.assign(new Error(`EIO: i/o error, open '${String(path)}'`), { code: 'EIO' })
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
   const rmSync: typeof fs.rmSync = (path, options) => {
@@ -28,16 +31,31 @@ vi.mock('node:fs', async (importOriginal) => {
     if (path === failing.listing) throw Object.assign(new Error(`EMFILE: too many open files, scandir '${path}'`), { code: 'EMFILE' })
     return (fs.readdirSync as (p: string, o?: unknown) => unknown)(path, options)
   }) as typeof fs.readdirSync
-  return { ...fs, rmSync, readdirSync, default: { ...fs, rmSync, readdirSync } }
+  const openSync = ((path: string, ...rest: unknown[]) => {
+    if (switchedAway(fs, path)) throw ioError(path)
+    return (fs.openSync as (p: string, ...r: unknown[]) => number)(path, ...rest)
+  }) as typeof fs.openSync
+  return { ...fs, rmSync, readdirSync, openSync, default: { ...fs, rmSync, readdirSync, openSync } }
 })
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>()
+  const sync = await import('node:fs')
   const rm: typeof fs.rm = async (path, options) => {
     if (path === failing.path) throw busy(path)
     return fs.rm(path, options)
   }
-  return { ...fs, rm, default: { ...fs, rm } }
+  const open = (async (path: string, ...rest: unknown[]) => {
+    if (switchedAway(sync, path)) throw ioError(path)
+    return (fs.open as (p: string, ...r: unknown[]) => Promise<unknown>)(path, ...rest)
+  }) as typeof fs.open
+  return { ...fs, rm, open, default: { ...fs, rm, open } }
 })
+/** Whether `path` is the folder whose fsync fails, and CURRENT there names another generation than `replaced`. */
+function switchedAway(fs: Pick<typeof import('node:fs'), 'readFileSync'>, path: unknown): boolean {
+  const sync = failing.sync
+  if (sync === undefined || path !== sync.dir) return false
+  return fs.readFileSync(`${sync.dir}/CURRENT`, 'latin1').trim() !== sync.replaced
+}
 
 const root = mkdtempSync(join(tmpdir(), 'quarry-commit-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -91,6 +109,107 @@ describe('a generation is committed once CURRENT names it', () => {
     expect(readFileSync(join(dir, 'snapshot-000002', 'a.txt'), 'utf8')).toBe('two')
     expect(write('three', false)).toBe(3)
     expect(generations(dir)).toEqual(['snapshot-000003'])
+  })
+
+  it('a switch the folder cannot be fsynced after is reported, and the generation before is kept until a save is confirmed', () => {
+    const dir = scratch()
+    const write = (text: string, options: { onUnconfirmed?: (error: Error) => void } = {}) =>
+      writeGeneration(dir, FORMAT, function* (out) {
+        const file = out.create('a.txt')
+        file.text(text)
+        yield* file.finish()
+      }, options)
+    expect(write('one')).toBe(1)
+    failing.sync = { dir, replaced: 'snapshot-000001' }
+    try {
+      // Without onUnconfirmed the write throws, after its commit, saying what the folder holds.
+      expect(() => write('two')).toThrow(expect.objectContaining({ code: 'EIO', message: expect.stringContaining('CURRENT names the save just written (snapshot-000002), but the folder could not be synced after the switch (EIO)') }))
+      expect(currentOf(dir)).toBe('snapshot-000002')
+      expect(generations(dir)).toEqual(['snapshot-000001', 'snapshot-000002'])
+      // With it, the write returns its number and the error goes to the callback.
+      const reported: Error[] = []
+      failing.sync = { dir, replaced: 'snapshot-000002' }
+      expect(write('three', { onUnconfirmed: (error) => reported.push(error) })).toBe(3)
+      expect(reported.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(['EIO'])
+      expect(generations(dir)).toEqual(['snapshot-000001', 'snapshot-000002', 'snapshot-000003'])
+    } finally {
+      failing.sync = undefined
+    }
+    // A power loss could leave CURRENT naming any of them: each is whole.
+    for (const [name, text] of [['snapshot-000001', 'one'], ['snapshot-000002', 'two'], ['snapshot-000003', 'three']] as const) expect(readFileSync(join(dir, name, 'a.txt'), 'utf8')).toBe(text)
+    // The next confirmed save removes them all.
+    expect(write('four')).toBe(4)
+    expect(generations(dir)).toEqual(['snapshot-000004'])
+  })
+
+  it("a server's checkpoint that cannot be confirmed keeps the log before and refuses writes until one is; every acknowledged write survives a power loss either way", async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    const dataDir = scratch()
+    const internal: unknown[] = []
+    const server = createServer({ embedder, dataDir, onInternalError: (error) => internal.push(error) })
+    const { url } = await server.listen()
+    const post = async (base: string, path: string, body: unknown): Promise<{ status: number; body: { error?: { status?: string; message?: string } } }> => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      return { status: res.status, body: (await res.json()) as { error?: { status?: string; message?: string } } }
+    }
+    const logs = (dir: string): string[] => readdirSync(dir).filter((e) => /^wal-\d+\.log$/.test(e)).sort()
+    const corporaAfterRestart = async (dir: string): Promise<string[]> => {
+      const restarted = createServer({ embedder, dataDir: dir })
+      const again = await restarted.listen()
+      try {
+        const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
+        return (listed.corpora ?? []).map((c) => c.name)
+      } finally {
+        await restarted.close()
+      }
+    }
+    /** The folder as a power loss could leave it: CURRENT naming `current` (the switch undone, or kept). */
+    const afterPowerLoss = (current: string): string => {
+      const copy = scratch()
+      cpSync(dataDir, copy, { recursive: true })
+      rmSync(join(copy, 'LOCK'), { force: true })
+      writeFileSync(join(copy, 'CURRENT'), `${current}\n`)
+      return copy
+    }
+    try {
+      expect((await post(url, '/v1beta/corpora', { name: 'corpora/before' })).status).toBe(200)
+      await server.flush()
+      expect((await post(url, '/v1beta/corpora', { name: 'corpora/during' })).status).toBe(200)
+      const replaced = currentOf(dataDir)
+      const replacedLogs = logs(dataDir)
+      failing.sync = { dir: dataDir, replaced }
+      try {
+        await expect(server.flush()).rejects.toThrow(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept with the write-ahead log that follows it\. Writes are refused until a checkpoint is confirmed\./)
+        const switched = currentOf(dataDir)
+        expect(switched).not.toBe(replaced)
+        expect(generations(dataDir)).toContain(replaced)
+        for (const log of replacedLogs) expect(logs(dataDir)).toContain(log)
+        // A write now could be undone with the switch: refused, saying why (no local path).
+        const refused = await post(url, '/v1beta/corpora', { name: 'corpora/refused' })
+        expect(refused.status).toBe(503)
+        expect(refused.body.error?.status).toBe('UNAVAILABLE')
+        expect(refused.body.error?.message).toMatch(/^The data folder could not be synced after the last checkpoint \(EIO\): the write was not applied\./)
+        expect(refused.body.error?.message).not.toContain(dataDir)
+        // Reads go on.
+        expect((await fetch(`${url}/v1beta/corpora/before`)).status).toBe(200)
+        // A power loss now: whichever generation CURRENT names, every acknowledged write is there.
+        expect(await corporaAfterRestart(afterPowerLoss(replaced))).toEqual(['corpora/before', 'corpora/during'])
+        expect(await corporaAfterRestart(afterPowerLoss(switched))).toEqual(['corpora/before', 'corpora/during'])
+      } finally {
+        failing.sync = undefined
+      }
+      // The disk answers again: the next checkpoint is confirmed, writes are taken, the kept generations and logs go.
+      await server.flush()
+      expect(generations(dataDir)).toEqual([currentOf(dataDir)])
+      expect((await post(url, '/v1beta/corpora', { name: 'corpora/after' })).status).toBe(200)
+      expect(logs(dataDir)).toHaveLength(1)
+      const crashed = scratch()
+      cpSync(dataDir, crashed, { recursive: true })
+      rmSync(join(crashed, 'LOCK'), { force: true })
+      expect(await corporaAfterRestart(crashed)).toEqual(['corpora/before', 'corpora/during', 'corpora/after'])
+    } finally {
+      await server.close()
+    }
   })
 
   it("a server's checkpoint whose replaced generation cannot be removed keeps the new log: a write acknowledged after it survives a crash", async () => {

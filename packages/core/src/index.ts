@@ -15,7 +15,7 @@ export { writeGeneration, writeGenerationInSlices, readGeneration } from './pers
 export { prepareLoad } from './persist/background-sums.js'
 export { LinkableFile } from './persist/linkable-file.js'
 export type { FileSum } from './persist/manifest.js'
-export type { CommittedGeneration, GenerationFile, GenerationFormat, GenerationView, GenerationWrite, GenerationWriter, ReadGenerationOptions } from './persist/generations.js'
+export type { CommittedGeneration, GenerationFile, GenerationFormat, GenerationView, GenerationWrite, GenerationWriteOptions, GenerationWriter, ReadGenerationOptions } from './persist/generations.js'
 export type { BlockingCall, SliceOptions, Step, Steps } from './persist/steps.js'
 export { DirectoryLock } from './persist/lock.js'
 export { QuarryError } from './errors.js'

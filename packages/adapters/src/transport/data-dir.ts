@@ -82,14 +82,19 @@ export class DataDir {
    * Writes a new generation and switches CURRENT to it. The engines' writes are held off until it
    * is written (one consistent view); reads go on: the generation is written in slices of about
    * `sliceMs` between which the event loop runs, fsyncs and HNSW graphs off the main thread.
+   * Resolves to undefined once the switch is durable, or to the error of the folder's fsync after
+   * it: committed, but a power loss may undo the switch (the generation before is kept; see
+   * `onUnconfirmed` of core's writeGeneration).
    */
-  async save(options: SliceOptions & { readonly fields?: Readonly<Record<string, unknown>> } = {}): Promise<void> {
+  async save(options: SliceOptions & { readonly fields?: Readonly<Record<string, unknown>> } = {}): Promise<Error | undefined> {
     if (!this.#lock.held) throw new Error(`the data folder ${this.root} was closed; open a new DataDir to write to it.`)
     const { semanticRetriever, vertexRag, memoryBank } = this.#engines
     const fields = options.fields ?? {}
-    const write = (): Promise<number> => writeGenerationInSlices(this.root, FORMAT, (out) => this.#write(out, fields), { ...options, lock: this.#lock })
+    let unconfirmed: Error | undefined
+    const write = (): Promise<number> => writeGenerationInSlices(this.root, FORMAT, (out) => this.#write(out, fields), { ...options, lock: this.#lock, onUnconfirmed: (error) => (unconfirmed = error) })
     this.#generation = await semanticRetriever.exclusive(() => vertexRag.exclusive(() => memoryBank.exclusive(write)))
     this.#manifest = fields
+    return unconfirmed
   }
 
   *#write(out: GenerationWriter, fields: Readonly<Record<string, unknown>>): Steps<Record<string, unknown>> {

@@ -62,6 +62,9 @@ const keyOf = (m: BoundMethod): string => `${m.service}.${m.rpc}@${m.version}`
 /** A record this large goes to the log a slice at a time (WriteAheadLog.appendInSlices); a smaller one at once. */
 const SLICED_RECORD_BYTES = 1 << 20
 
+/** How soon a checkpoint whose switch could not be made durable is tried again (at most `checkpointMs`). */
+const UNCONFIRMED_RETRY_MS = 1000
+
 /**
  * The durable write path of a server with a data folder: the bound methods' writes go through one
  * lock (so the log's order is the order writes were applied), are recorded with what they read
@@ -78,6 +81,14 @@ export class DurableWrites {
   #timer: NodeJS.Timeout | undefined
   #dirty = false
   #closed = false
+  /**
+   * Why the last checkpoint's switch may not be durable (the folder's fsync after it failed), until
+   * a checkpoint is: a power loss could bring the generation before back, so its log is kept
+   * (`#kept`) and writes are refused (a write logged after the switch would be lost with it).
+   */
+  #unconfirmed: Error | undefined
+  /** Logs kept for generations a power loss may bring back: removed once a checkpoint is confirmed. */
+  readonly #kept: string[] = []
   /** Writes the last `recover` replayed from the log. */
   replayed = 0
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
@@ -207,10 +218,19 @@ export class DurableWrites {
     this.#timer ??= setTimeout(() => void this.#checkpointSafely(), this.#options.checkpointMs)
   }
 
+  /** While a checkpoint is unconfirmed: the next try soon (writes wait for it). */
+  #retry(): void {
+    if (this.#closed) return
+    this.#dirty = true
+    clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => void this.#checkpointSafely(), Math.min(this.#options.checkpointMs, UNCONFIRMED_RETRY_MS))
+  }
+
   /**
    * Takes a checkpoint now (when anything changed since the last one), in slices of about
    * `sliceMs` (8 by default), the event loop answering requests between them (writes wait for the
-   * checkpoint's end).
+   * checkpoint's end). Throws when it was not written, or was but its switch could not be made
+   * durable (then it is tried again soon, and writes are refused until one is confirmed).
    */
   async checkpoint(options: { readonly sliceMs?: number } = {}): Promise<void> {
     clearTimeout(this.#timer)
@@ -223,21 +243,30 @@ export class DurableWrites {
       const follows = this.#data.generation + 1
       const name = `wal-${String(follows).padStart(6, '0')}.log`
       let next: WriteAheadLog | undefined
+      let unconfirmed: Error | undefined
       try {
         next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
         const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
-        await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
+        unconfirmed = await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
       } catch (error) {
         this.#dirty = true
         next?.close()
         if (next) rmSync(next.path, { force: true })
         throw error
       }
-      // The new generation holds every logged write: its log takes over, the old one goes.
+      // The new generation holds every logged write: its log takes over, the old one goes (with
+      // those kept for earlier unconfirmed switches) once the switch is durable.
       const old = this.#log
       this.#log = next
       old?.close()
-      if (old) rmSync(old.path, { force: true })
+      if (old) this.#kept.push(old.path)
+      this.#unconfirmed = unconfirmed
+      if (unconfirmed) {
+        this.#dirty = true
+        const refused = this.#options.durability === 'log' && !this.#closed ? ' Writes are refused until a checkpoint is confirmed.' : ''
+        throw new Error(`${this.#unconfirmedSwitch(unconfirmed)}${refused}`, { cause: unconfirmed })
+      }
+      for (const path of this.#kept.splice(0)) rmSync(path, { force: true })
     })
   }
 
@@ -250,13 +279,19 @@ export class DurableWrites {
     try {
       await this.checkpoint()
     } catch (error) {
-      throw new Error(this.#onDisk(error), { cause: error })
+      throw new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} Nothing acknowledged is lost either way.` : this.#onDisk(error), { cause: error })
     } finally {
       this.#log?.close()
       this.#log = undefined
       // The folder's lock goes with the last checkpoint: another server may open it now.
       this.#data.close()
     }
+  }
+
+  /** A checkpoint committed whose switch may not be durable: what the folder holds. */
+  #unconfirmedSwitch(error: Error): string {
+    const before = this.#kept.length > 0 ? ', kept with the write-ahead log that follows it' : ', kept'
+    return `checkpoint ${this.#data.generation} of ${this.#data.root} was written, but the folder could not be synced after the switch to it (${errorCode(error)}): after a power loss the folder may hold the checkpoint before instead${before}.`
   }
 
   /** A last checkpoint that failed: why, and what the folder holds instead (read before the log is closed). */
@@ -274,7 +309,8 @@ export class DurableWrites {
       await this.checkpoint()
     } catch (error) {
       this.#options.onInternalError(error)
-      this.#changed()
+      if (this.#unconfirmed) this.#retry()
+      else this.#changed()
     }
   }
 
@@ -299,6 +335,7 @@ export class DurableWrites {
         let log: WriteAheadLog | undefined
         if (this.#lock.busy) bound.ahead?.(request, content)
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
+          if (this.#unconfirmed) return { ok: false, status: unconfirmedRefusal(this.#unconfirmed) }
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
           const parts = await encodeLogRecord({ k: key, r: request, t: trace }, content)
@@ -355,6 +392,17 @@ export class DurableWrites {
     }
     if (!outcome.ok) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) failed on replay: ${outcome.status.message}`)
   }
+}
+
+/** The Status of a write refused while the last checkpoint is unconfirmed; never a local path. */
+function unconfirmedRefusal(error: Error): RpcStatus {
+  return rpcStatus('UNAVAILABLE', `The data folder could not be synced after the last checkpoint (${errorCode(error)}): the write was not applied. Writes resume once a checkpoint is confirmed on disk (tried again every second); check the disk, then retry. Reads keep working.`)
+}
+
+/** The code of a failed system call (never its message, which may hold a local path). */
+function errorCode(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  return typeof code === 'string' ? code : 'I/O error'
 }
 
 /** The Status of a write the disk refused: RESOURCE_EXHAUSTED when it is full, else UNAVAILABLE; never a local path. */

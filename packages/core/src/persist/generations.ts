@@ -289,12 +289,29 @@ export function folderArgument(dir: unknown): string {
  * Writes a new generation of `dir` (see the protocol above) and returns its number. `write` fills
  * the temporary folder and may return fields for the manifest. The folder's lock is taken for the
  * call (QuarryError LOCKED when another writer holds it), or `options.lock` is used when the
- * caller holds it already. Runs to its end at once; see {@link writeGenerationInSlices}. Throws
- * only when the generation was not committed (CURRENT still names the one before): once CURRENT
- * names it, a failure to remove the generations it replaces leaves them to the next save.
+ * caller holds it already. Runs to its end at once; see {@link writeGenerationInSlices}.
+ *
+ * Throws when the generation was not committed (CURRENT still names the one before). Once CURRENT
+ * names it, a failure to remove the generations it replaces leaves them to the next save. One
+ * failure after the switch is reported: the folder's fsync that makes the switch itself durable
+ * ({@link GenerationWriteOptions.onUnconfirmed}).
  */
-export function writeGeneration(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock } = {}): number {
+export function writeGeneration(dir: string, format: GenerationFormat, write: GenerationWrite, options: GenerationWriteOptions = {}): number {
   return runSteps(generationSteps(dir, format, write, options))
+}
+
+/** Options of {@link writeGeneration} and {@link writeGenerationInSlices}. */
+export interface GenerationWriteOptions {
+  /** The folder's lock, when the caller holds it already (else it is taken for the call). */
+  readonly lock?: DirectoryLock
+  /**
+   * Called when the generation was committed (CURRENT names it) but the folder could not be
+   * fsynced after the switch (EIO, say): the switch may not survive a power loss, so CURRENT may
+   * then name the generation before, which is kept (not removed) for that case. A caller that
+   * keeps something the generation before needs (the server's write-ahead log) keeps it too, until
+   * a later save is confirmed. Without this option the write throws instead, after the commit.
+   */
+  readonly onUnconfirmed?: (error: Error) => void
 }
 
 /**
@@ -302,11 +319,11 @@ export function writeGeneration(dir: string, format: GenerationFormat, write: Ge
  * blocking calls (fsyncs, hnswlib's write, removals) run off the main thread. Whatever `write`
  * reads must not change until the promise settles (hold the writers off).
  */
-export function writeGenerationInSlices(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock } & SliceOptions = {}): Promise<number> {
+export function writeGenerationInSlices(dir: string, format: GenerationFormat, write: GenerationWrite, options: GenerationWriteOptions & SliceOptions = {}): Promise<number> {
   return runStepsInSlices(generationSteps(dir, format, write, options), options)
 }
 
-function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: { readonly lock?: DirectoryLock }): Steps<number> {
+function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: GenerationWriteOptions): Steps<number> {
   const root = folderArgument(dir)
   try {
     mkdirSync(root, { recursive: true })
@@ -360,20 +377,37 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
     }
     // Committed: CURRENT names the new generation. Nothing after this may report it as failed (a
     // caller would drop what it names, e.g. the server's next log, and go on with the old one):
-    // making the switch durable and removing the generations it replaces are done as far as they
-    // can be; an older generation left behind (a file in it held open elsewhere) goes with the next save.
+    // removing the generations it replaces is done as far as it can be; an older generation left
+    // behind (a file in it held open elsewhere) goes with the next save.
     out.settle(committed)
+    let unconfirmed: Error | undefined
     try {
       yield fsyncDirCall(root)
-      for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
-      yield fsyncDirCall(root)
-    } catch {
-      // See above.
+    } catch (error) {
+      unconfirmed = error as Error
+    }
+    if (unconfirmed === undefined) {
+      try {
+        for (const entry of readdirSync(root)) if (entry !== name && NAME.test(entry)) yield removal(join(root, entry))
+        yield fsyncDirCall(root)
+      } catch {
+        // See above.
+      }
+    } else {
+      // The switch may be undone by a power loss: the generations before stay, for CURRENT may name them then.
+      if (options.onUnconfirmed === undefined) throw unconfirmedSwitch(root, name, unconfirmed)
+      options.onUnconfirmed(unconfirmed)
     }
     return number
   } finally {
     if (!given) releaseAfter(lock, switched)
   }
+}
+
+/** The error of a save committed whose switch could not be made durable: what the folder holds, what to do. No user data. */
+function unconfirmedSwitch(root: string, name: string, cause: Error): Error {
+  const code = errorCode(cause)
+  return Object.assign(new Error(`${root}: CURRENT names the save just written (${name}), but the folder could not be synced after the switch (${code}): after a power loss it may name the save before, which is kept. Check the disk, then save again.`, { cause }), { code })
 }
 
 /** Releases a generation writer's lock; after a commit, a failure to (the LOCK left) is not the write's. */
