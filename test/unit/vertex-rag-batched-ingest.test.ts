@@ -285,7 +285,7 @@ describe('batched RAG ingest', () => {
     expect(await state(together, a)).toBe(await state(inTurn, b))
   })
 
-  it('an upload whose request changed before its turn is read as it reads then, not as it was read ahead', async () => {
+  it("an upload whose request changed before its turn is read as it reads then, not as it was read ahead (a transport's call: its request is not copied)", async () => {
     await startWorker()
     const service = new VertexRagEngine({ embedder: createHashingEmbedder({ dimensions: 32 }), randomId: seededRandomId(6) })
     const op = await service.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })
@@ -293,7 +293,9 @@ describe('batched RAG ingest', () => {
     const text = '# Title\n\nriver stone harbor spice desert planet ocean storm garden tulip rose'
     const requests = ['a.txt', 'b.txt'].map((name) => ({ parent, ragFile: { displayName: name }, uploadRagFileConfig: { ragFileChunkingConfig: { fixedLengthChunking: CHUNKING } } }))
     const ahead = importWorker.uploadsAnalyzed
-    const calls = requests.map((r) => service.v1beta1.uploadRagFile(r, text))
+    // A caller in this process passes a copy taken at the call (aliasing.test.ts); a transport's
+    // request is the engine's to read, so the ahead read is checked against the one in its turn.
+    const calls = requests.map((r) => service.v1beta1.uploadRagFile(r, text, { transport: true }))
     // The second waited, and was read ahead as a text file; its name changes before its turn.
     expect(importWorker.uploadsAnalyzed).toBe(ahead)
     ;(requests[1] as { ragFile: { displayName: string } }).ragFile.displayName = 'b.md'

@@ -170,7 +170,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (!options.inFlight.enter(client)) return { ok: false, status: rpcStatus('RESOURCE_EXHAUSTED', options.inFlight.message(client)) }
     let outcome: Outcome<unknown>
     try {
-      outcome = await route.bound.call(request.json, undefined, { signal, deadline })
+      outcome = await route.bound.call(request.json, undefined, { signal, deadline, transport: true })
     } finally {
       options.inFlight.leave(client)
     }

@@ -25,6 +25,9 @@ export interface Route {
   readonly mutates: boolean
 }
 
+/** A REST call's request is parsed for it alone, and its response serialized at once: neither is copied (CallOptions.transport). */
+const TRANSPORT = { transport: true } as const
+
 /** The REST routes of bound methods: one per google.api.http binding, below the method's version prefix. */
 export function restRoutes(methods: readonly BoundMethod[]): Route[] {
   return methods.flatMap((bound) =>
@@ -34,7 +37,7 @@ export function restRoutes(methods: readonly BoundMethod[]): Route[] {
         method: binding.verb,
         template,
         rpc: `${bound.service}.${bound.rpc}`,
-        call: (request, upload) => bound.call(request, upload),
+        call: (request, upload) => bound.call(request, upload, TRANSPORT),
         enums: bound.enums,
         ...(binding.body === undefined ? {} : { body: binding.body }),
         ...(binding.media ? { multipart: true } : {}),

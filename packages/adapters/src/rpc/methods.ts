@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import { ApiError } from './api-error.js'
+import { copyData } from './copy-data.js'
 import { LongRunningOperation, longRunning, type OperationLike } from './long-running.js'
 import type { Mutex } from './mutex.js'
 import { toOutcome, type Outcome } from './outcome.js'
@@ -150,6 +151,13 @@ export interface CallOptions {
   readonly signal?: { readonly aborted: boolean }
   /** When the caller stops waiting (epoch milliseconds; Infinity or absent: never): a write not applied by then is not applied. */
   readonly deadline?: number
+  /**
+   * @internal Set by the transports (REST, gRPC), whose request was parsed for this call alone and
+   * whose response is serialized at once: neither is copied. Any other caller gets a copy of the
+   * response and the engine works on a copy of the request, so that neither changing what it got
+   * nor what it passed (even while its write waits for its turn) changes the engine's state.
+   */
+  readonly transport?: boolean
 }
 
 export interface ServeOptions {
@@ -186,8 +194,8 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
           }
         }
       : undefined
-    out[name] = spec.write
-      ? withAhead((request, content, call) => {
+    const method: Serve = spec.write
+      ? (request, content, call) => {
           if (startAhead && options.writes.busy) startAhead(request, content)
           return options.writes.run(() => {
             // Waited for the writes before it past its caller's patience: not applied.
@@ -198,10 +206,27 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
             onWrite()
             return run(request, content).finally(onWrite)
           })
-        }, startAhead)
+        }
       : (request, content) => run(request, content)
+    out[name] = withAhead(copying(method), startAhead)
   }
   return out as ServiceMethods<T>
+}
+
+type Serve = (request: unknown, content?: UploadContent, call?: CallOptions) => Promise<Outcome<unknown>>
+
+/**
+ * A service method for callers in this process: it works on a copy of the request, taken at the
+ * call, and answers a copy of the response, so the caller shares no object with the engine's
+ * state (an operation, an event's JSON, a corpus's config). A transport's calls pass through
+ * ({@link CallOptions.transport}).
+ */
+function copying(method: Serve): Serve {
+  return async (request, content, call) => {
+    if (call?.transport === true) return method(request, content, call)
+    const outcome = await method(copyData(request), content, call)
+    return outcome.ok ? { ok: true, response: copyData(outcome.response) } : outcome
+  }
 }
 
 type Ahead = (request: unknown, content: UploadContent | undefined) => void

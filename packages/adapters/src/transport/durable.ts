@@ -62,6 +62,9 @@ const keyOf = (m: BoundMethod): string => `${m.service}.${m.rpc}@${m.version}`
 /** A record this large goes to the log a slice at a time (WriteAheadLog.appendInSlices); a smaller one at once. */
 const SLICED_RECORD_BYTES = 1 << 20
 
+/** A replayed record is decoded for its call alone and its answer dropped: neither is copied (CallOptions.transport). */
+const REPLAY = { transport: true } as const
+
 /** How soon a checkpoint whose switch could not be made durable is tried again (at most `checkpointMs`). */
 const UNCONFIRMED_RETRY_MS = 1000
 
@@ -385,7 +388,7 @@ export class DurableWrites {
     if (!bound) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} names ${record.k}, which this Quarry does not serve; start the version of Quarry that wrote it.`)
     let outcome: Outcome<unknown>
     try {
-      outcome = await replaying(record.t, () => bound.call(record.r, content))
+      outcome = await replaying(record.t, () => bound.call(record.r, content, REPLAY))
     } catch (error) {
       if (!(error instanceof ReplayDivergence)) throw error
       throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) does not replay here: ${error.detail}. A log replays on the Quarry version and options (embedder, extractor) that wrote it: start that one (its last checkpoint takes the writes in), or restore the folder from a backup.`)
