@@ -56,6 +56,11 @@ interface Names {
 }
 
 /** One call, every way: its REST path and body, the full request (the body plus the resource name the path carries) in process and over gRPC. */
+/** How a service method is called: as a transport calls it (the bare server), or as code in process (no options: its request and response copied). */
+type ServeCall = { readonly transport?: boolean }
+/** The bare server serializes each answer at once, as Quarry's transports do: the engine's own objects, uncopied (CallOptions.transport). */
+const AS_TRANSPORT: ServeCall = { transport: true }
+
 interface Call {
   /** GET (no body) or POST (default). */
   readonly method?: 'GET'
@@ -67,7 +72,7 @@ interface Call {
   readonly body: (q: string, i: number) => Json
   readonly request: (body: Json) => Json
   /** The call in process, in the server's process. */
-  readonly local: (engines: Engines, request: Json) => Promise<Outcome<unknown>>
+  readonly local: (engines: Engines, request: Json, call?: ServeCall) => Promise<Outcome<unknown>>
   /** The call through Google's client (on either transport), in the bench's process. */
   readonly google: (clients: GoogleClients, request: Json) => Promise<unknown>
   /** What every transport must answer alike: ids in order, each with its scores at float precision (gRPC's `float` fields are 32-bit). */
@@ -77,7 +82,7 @@ interface Call {
 /** A small read: its REST path (GET, a query string at most) and the same call in process, for the bare server. */
 interface SmallRead {
   readonly path: string
-  readonly local: (engines: Engines) => Promise<Outcome<unknown>>
+  readonly local: (engines: Engines, call?: ServeCall) => Promise<Outcome<unknown>>
 }
 
 /** Measured rounds of each transport per call and client count (after a warm-up round). */
@@ -101,7 +106,7 @@ function callsOf(names: Names): Record<string, Call> {
       path: `/v1beta1/${parent}:retrieveContexts`,
       body: (q) => ({ vertexRagStore: { ragResources: [{ ragCorpus }] }, query: { text: q, ragRetrievalConfig: { topK: 10 } } }),
       request: (b) => ({ parent, ...b }),
-      local: (e, r) => e.vertexRag.v1beta1.retrieveContexts(r),
+      local: (e, r, call) => e.vertexRag.v1beta1.retrieveContexts(r, undefined, call),
       google: async (g, r) => (await g.rag.retrieveContexts(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveContextsRequest))[0],
       hits: (response) => {
         const contexts = (response as { contexts?: { contexts?: { sourceUri?: string | null; text?: string | null; score?: number | null; distance?: number | null }[] | null } | null }).contexts?.contexts ?? []
@@ -113,7 +118,7 @@ function callsOf(names: Names): Record<string, Call> {
       path: '/v1beta/corpora/bench:query',
       body: (q) => ({ query: q, resultsCount: 10 }),
       request: (b) => ({ name: 'corpora/bench', ...b }),
-      local: (e, r) => e.semanticRetriever.queryCorpus(r),
+      local: (e, r, call) => e.semanticRetriever.queryCorpus(r, undefined, call),
       google: async (g, r) => (await g.retriever.queryCorpus(r as languageProtos.google.ai.generativelanguage.v1beta.IQueryCorpusRequest))[0],
       hits: (response) => {
         const chunks = (response as { relevantChunks?: { chunkRelevanceScore?: number | null; chunk?: { name?: string | null } | null }[] | null }).relevantChunks ?? []
@@ -125,7 +130,7 @@ function callsOf(names: Names): Record<string, Call> {
       path: `/v1beta1/${engine}/memories:retrieve`,
       body: (q, i) => ({ scope: { user_id: `u${i % 50}` }, similaritySearchParams: { searchQuery: q, topK: 5 } }),
       request: (b) => ({ parent: engine, ...b }),
-      local: (e, r) => e.memoryBank.retrieveMemories(r),
+      local: (e, r, call) => e.memoryBank.retrieveMemories(r, undefined, call),
       google: async (g, r) => (await g.memory.retrieveMemories(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IRetrieveMemoriesRequest))[0],
       hits: (response) => {
         const memories = (response as { retrievedMemories?: { distance?: number | null; memory?: { name?: string | null } | null }[] | null }).retrievedMemories ?? []
@@ -140,7 +145,7 @@ function callsOf(names: Names): Record<string, Call> {
       clients: [1, 16],
       body: () => ({}),
       request: () => ({ name: ragCorpus }),
-      local: (e, r) => e.vertexRag.v1beta1.getRagCorpus(r),
+      local: (e, r, call) => e.vertexRag.v1beta1.getRagCorpus(r, undefined, call),
       google: async (g, r) => (await g.data.getRagCorpus(r as aiplatformProtos.google.cloud.aiplatform.v1beta1.IGetRagCorpusRequest))[0],
       hits: (response) => {
         const corpus = response as { name?: string | null; displayName?: string | null }
@@ -154,13 +159,13 @@ function callsOf(names: Names): Record<string, Call> {
 function smallReadsOf(names: Names): Record<string, SmallRead> {
   const { parent, ragCorpus, ragFile, memory } = names
   return {
-    getRagCorpus: { path: `/v1beta1/${ragCorpus}`, local: (e) => e.vertexRag.v1beta1.getRagCorpus({ name: ragCorpus }) },
-    listRagCorpora: { path: `/v1beta1/${parent}/ragCorpora`, local: (e) => e.vertexRag.v1beta1.listRagCorpora({ parent }) },
-    getRagFile: { path: `/v1beta1/${ragFile}`, local: (e) => e.vertexRag.v1beta1.getRagFile({ name: ragFile }) },
-    listRagFiles: { path: `/v1beta1/${ragCorpus}/ragFiles?pageSize=5`, local: (e) => e.vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 5 }) },
-    getCorpus: { path: '/v1beta/corpora/bench', local: (e) => e.semanticRetriever.getCorpus({ name: 'corpora/bench' }) },
-    getDocument: { path: '/v1beta/corpora/bench/documents/d', local: (e) => e.semanticRetriever.getDocument({ name: 'corpora/bench/documents/d' }) },
-    getMemory: { path: `/v1beta1/${memory}`, local: (e) => e.memoryBank.getMemory({ name: memory }) },
+    getRagCorpus: { path: `/v1beta1/${ragCorpus}`, local: (e, call) => e.vertexRag.v1beta1.getRagCorpus({ name: ragCorpus }, undefined, call) },
+    listRagCorpora: { path: `/v1beta1/${parent}/ragCorpora`, local: (e, call) => e.vertexRag.v1beta1.listRagCorpora({ parent }, undefined, call) },
+    getRagFile: { path: `/v1beta1/${ragFile}`, local: (e, call) => e.vertexRag.v1beta1.getRagFile({ name: ragFile }, undefined, call) },
+    listRagFiles: { path: `/v1beta1/${ragCorpus}/ragFiles?pageSize=5`, local: (e, call) => e.vertexRag.v1beta1.listRagFiles({ parent: ragCorpus, pageSize: 5 }, undefined, call) },
+    getCorpus: { path: '/v1beta/corpora/bench', local: (e, call) => e.semanticRetriever.getCorpus({ name: 'corpora/bench' }, undefined, call) },
+    getDocument: { path: '/v1beta/corpora/bench/documents/d', local: (e, call) => e.semanticRetriever.getDocument({ name: 'corpora/bench/documents/d' }, undefined, call) },
+    getMemory: { path: `/v1beta1/${memory}`, local: (e, call) => e.memoryBank.getMemory({ name: memory }, undefined, call) },
   }
 }
 
@@ -190,7 +195,7 @@ async function closedLoop(concurrency: number, perClient: number, queries: reado
 
 /**
  * A bare `node:http` server: the body read and parsed with JSON.parse, the call found by its exact
- * path, the engine called in process, its response written as JSON (an error as 500 with the
+ * path, the engine called in process as a transport calls it (nothing copied), its response written as JSON (an error as 500 with the
  * message); nothing else. What the REST layer is measured against.
  */
 async function bareServer(calls: ReadonlyMap<string, (body: Json) => Promise<Outcome<unknown>>>): Promise<{ server: Server; port: number }> {
@@ -340,8 +345,8 @@ async function serveChild(quick: boolean): Promise<void> {
   const calls = callsOf(names)
   const bare = await bareServer(
     new Map([
-      ...Object.values(calls).map((c) => [c.path, (body: Json) => c.local(engines, c.request(body))] as const),
-      ...Object.values(smallReadsOf(names)).map((r) => [r.path, () => r.local(engines)] as const),
+      ...Object.values(calls).map((c) => [c.path, (body: Json) => c.local(engines, c.request(body), AS_TRANSPORT)] as const),
+      ...Object.values(smallReadsOf(names)).map((r) => [r.path, () => r.local(engines, AS_TRANSPORT)] as const),
     ]),
   )
   const echo = await echoServers()
