@@ -1,3 +1,4 @@
+import protobuf from 'protobufjs'
 import type { FieldViolation, RpcStatus } from '../rpc/status.js'
 import { isType, messageToJson } from './json-message.js'
 import { encodeJson } from './json-wire.js'
@@ -22,7 +23,7 @@ export type Decoded = { readonly ok: true; readonly json: Record<string, unknown
  */
 export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
   try {
-    const message = type.decode(bytes)
+    const message = type.decode(strictReader(bytes))
     // Proto3 JSON writes a Value's NaN or Infinity as the string "NaN" / "Infinity": refused here,
     // before it can turn into a string, as REST refuses a number JSON cannot hold (rpc/proto-json.ts).
     const field = nonFiniteValue(type, message, '', 0)
@@ -36,6 +37,26 @@ export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
   } catch (error) {
     return { ok: false, message: `The request is not a valid ${type.fullName.slice(1)} message: ${error instanceof Error ? error.message.slice(0, 200) : 'undecodable bytes'}.` }
   }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * A reader whose string fields must be UTF-8, as proto3 requires of them and as REST reads its body
+ * (http/request.ts): protobufjs would put U+FFFD in place of a bad byte and the text would be
+ * stored so. Set on this reader alone (protobufjs's own is shared with other code in the process).
+ */
+function strictReader(bytes: Buffer): protobuf.Reader {
+  const reader = protobuf.Reader.create(bytes)
+  reader.string = function strictString(this: protobuf.Reader): string {
+    const field = this.bytes()
+    try {
+      return UTF8.decode(field)
+    } catch {
+      throw new Error('a string field holds bytes that are not UTF-8 (proto3 strings are UTF-8 text)')
+    }
+  }
+  return reader
 }
 
 /** How deep the check below follows messages: deeper than any request proto3 JSON would read. */
