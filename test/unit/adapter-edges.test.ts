@@ -1,20 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, type Outcome } from '@quarry/adapters'
+import { scratchFolders } from '../support/scratch.js'
 
 /** Edge cases found in review: out-of-range times, list members, failing loads, failing embedders, unknown engines. */
-const dirs: string[] = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-const tmp = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'quarry-edge-'))
-  dirs.push(d)
-  return d
-}
+const tmp = scratchFolders('quarry-edge')
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const E = 'projects/p/locations/l/reasoningEngines/1'
 

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
 import { copyData } from '../../packages/adapters/src/rpc/copy-data.js'
+import { scratchFolders } from '../support/scratch.js'
 
 /**
  * A caller in this process shares no object with an engine's state (rpc/methods.ts `copying`): it
@@ -16,15 +14,7 @@ import { copyData } from '../../packages/adapters/src/rpc/copy-data.js'
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const E = 'projects/p/locations/l/reasoningEngines/1'
 const L = 'projects/p/locations/l'
-const dirs: string[] = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-const tmp = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'quarry-alias-'))
-  dirs.push(d)
-  return d
-}
+const tmp = scratchFolders('quarry-alias')
 function ok<T>(o: Outcome<T>): any {
   if (!o.ok) throw new Error(`call failed: ${JSON.stringify(o.status)}`)
   return o.response as any
@@ -356,8 +346,7 @@ describe('Semantic Retriever', () => {
     ok(await sr.createCorpus({ corpus: { name: 'corpora/c' } }))
     const doc = ok(await sr.createDocument({ parent: 'corpora/c', document: { name: 'corpora/c/documents/d', customMetadata: [{ key: 'tags', stringListValue: { values: ['a'] } }] } }))
     const chunk = ok(await sr.createChunk({ parent: doc.name, chunk: { data: { stringValue: 'desert wind' }, customMetadata: [{ key: 'k', stringValue: 'v' }] } }))
-    const dir = mkdtempSync(join(tmpdir(), 'quarry-alias-'))
-    dirs.push(dir)
+    const dir = tmp()
     sr.saveTo(dir)
     const loaded = new SemanticRetriever({ embedder })
     loaded.loadFrom(dir)

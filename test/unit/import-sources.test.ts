@@ -1,26 +1,18 @@
 import { execFileSync } from 'node:child_process'
-import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { linkSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { VertexRagEngine, type Outcome, type VertexRagOptions } from '@quarry/adapters'
 import { readSource } from '../../packages/adapters/src/vertex-rag/sources.js'
+import { scratchFolders } from '../support/scratch.js'
 
 /**
  * What an import may read: file:// only under the import roots, gs:// only under the Cloud Storage
  * folder, links followed but never out, regular files only, limits applied while walking.
  */
-const dirs: string[] = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-const tmp = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'quarry-sources-'))
-  dirs.push(d)
-  return d
-}
+const tmp = scratchFolders('quarry-sources')
 const url = (path: string): string => pathToFileURL(path).href
 const embedder = createHashingEmbedder({ dimensions: 16 })
 
