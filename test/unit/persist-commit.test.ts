@@ -212,6 +212,90 @@ describe('a generation is committed once CURRENT names it', () => {
     }
   })
 
+  it('a flush that cannot be confirmed schedules the next try itself; a close meanwhile waits for the running checkpoint and says what the folder holds', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
+    const { url } = await server.listen()
+    const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+    let closed = false
+    try {
+      expect(await post('corpora/a')).toBe(200)
+      failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+      await expect(server.flush()).rejects.toThrow(/could not be synced after the switch/)
+      expect(await post('corpora/refused')).toBe(503)
+      // The disk answers again: no one calls flush, yet writes resume (the next try was scheduled).
+      failing.sync = undefined
+      await expect.poll(() => post('corpora/b'), { timeout: 10_000, interval: 200 }).toBe(200)
+      expect(generations(dataDir)).toEqual([currentOf(dataDir)])
+      // A close while a checkpoint runs waits for it: that one cannot be confirmed, nor can close's own.
+      expect(await post('corpora/c')).toBe(200)
+      failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+      const flushed = server.flush().then(() => 'confirmed', (error: Error) => error.message)
+      await new Promise((resolve) => setImmediate(resolve))
+      const closing = server.close().then(() => 'closed', (error: Error) => error.message)
+      const [flush, close] = await Promise.all([flushed, closing])
+      closed = true
+      expect(flush).toMatch(/could not be synced after the switch/)
+      // The checkpoint's account, not the lock's release failing on the same folder (EIO, with a path).
+      expect(close).toMatch(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept with the write-ahead log that follows it\. Nothing acknowledged is lost either way\./)
+      failing.sync = undefined
+      // Whichever checkpoint a power loss leaves CURRENT naming, every acknowledged write is there.
+      for (const current of generations(dataDir)) {
+        const copy = scratch()
+        cpSync(dataDir, copy, { recursive: true })
+        rmSync(join(copy, 'LOCK'), { force: true })
+        writeFileSync(join(copy, 'CURRENT'), `${current}\n`)
+        const restarted = createServer({ embedder, dataDir: copy })
+        const again = await restarted.listen()
+        try {
+          const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
+          const names = (listed.corpora ?? []).map((c) => c.name)
+          // The oldest kept generation may predate corpora/c's checkpoint: its log then holds it.
+          expect(names, current).toEqual(['corpora/a', 'corpora/b', 'corpora/c'])
+        } finally {
+          await restarted.close()
+        }
+      }
+    } finally {
+      failing.sync = undefined
+      if (!closed) await server.close()
+    }
+  })
+
+  it('a restart whose first checkpoint cannot be confirmed serves reads, refuses writes until one is, and loses nothing', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    const dataDir = scratch()
+    const first = createServer({ embedder, dataDir })
+    const one = await first.listen()
+    expect((await fetch(`${one.url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'corpora/kept' }) })).status).toBe(200)
+    // A clean stop's checkpoint names no log: the next start takes a checkpoint of its own.
+    await first.close()
+    failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+    const internal: unknown[] = []
+    const server = createServer({ embedder, dataDir, onInternalError: (error) => internal.push(error) })
+    try {
+      const { url } = await server.listen()
+      expect((await fetch(`${url}/v1beta/corpora/kept`)).status).toBe(200)
+      const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+      expect(await post('corpora/refused')).toBe(503)
+      expect(String(internal[0])).toMatch(/could not be synced after the switch/)
+      failing.sync = undefined
+      await expect.poll(() => post('corpora/later'), { timeout: 10_000, interval: 200 }).toBe(200)
+    } finally {
+      failing.sync = undefined
+      await server.close()
+    }
+    const again = createServer({ embedder, dataDir })
+    const { url } = await again.listen()
+    try {
+      const listed = (await (await fetch(`${url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
+      expect((listed.corpora ?? []).map((c) => c.name)).toEqual(['corpora/kept', 'corpora/later'])
+    } finally {
+      await again.close()
+    }
+  })
+
   it("a server's checkpoint whose replaced generation cannot be removed keeps the new log: a write acknowledged after it survives a crash", async () => {
     const embedder = createHashingEmbedder({ dimensions: 16 })
     const dataDir = scratch()

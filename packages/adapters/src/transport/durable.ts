@@ -125,7 +125,11 @@ export class DurableWrites {
     } catch (error) {
       // A server that fails to start leaves the folder free (as a checkpoint that cannot be read does).
       this.#closed = true
-      this.#data.close()
+      try {
+        this.#data.close()
+      } catch {
+        // The start's own error says more (a folder that cannot be synced fails this too).
+      }
       throw error
     }
   }
@@ -166,7 +170,14 @@ export class DurableWrites {
     // another durability): what the disk holds can always be loaded back (#undo).
     if (this.#options.durability === 'log' ? !this.#log : ref !== undefined) {
       this.#dirty = true
-      await this.checkpoint()
+      try {
+        await this.checkpoint()
+      } catch (error) {
+        // Written, but its switch may not be durable: serve reads meanwhile (writes wait for a
+        // checkpoint that is confirmed, tried again soon); anything else refuses the start.
+        if (!this.#unconfirmed) throw error
+        this.#options.onInternalError(error)
+      }
     } else if (this.replayed > 0) {
       // The next checkpoint takes in what was replayed, so the log need not be replayed again.
       this.#changed()
@@ -238,39 +249,52 @@ export class DurableWrites {
   async checkpoint(options: { readonly sliceMs?: number } = {}): Promise<void> {
     clearTimeout(this.#timer)
     this.#timer = undefined
+    try {
+      await this.#lock.run(() => this.#checkpoint(options))
+    } catch (error) {
+      // Writes wait for a confirmed checkpoint: the next try is scheduled whoever called this one.
+      if (this.#unconfirmed) this.#retry()
+      throw error
+    }
+  }
+
+  /**
+   * A checkpoint, under the lock. Whether there is anything to write is asked in its turn: one
+   * asked for while another runs (a flush, the last one at close) waits for it, then writes what
+   * came after it, or tries again what it could not confirm.
+   */
+  async #checkpoint(options: { readonly sliceMs?: number }): Promise<void> {
     if (!this.#dirty) return
-    await this.#lock.run(async () => {
-      this.#dirty = false
-      // The next log exists (its header on disk) before the checkpoint that names it is sealed; a
-      // clean stop's checkpoint names none.
-      const follows = this.#data.generation + 1
-      const name = `wal-${String(follows).padStart(6, '0')}.log`
-      let next: WriteAheadLog | undefined
-      let unconfirmed: Error | undefined
-      try {
-        next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
-        const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
-        unconfirmed = await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
-      } catch (error) {
-        this.#dirty = true
-        next?.close()
-        if (next) rmSync(next.path, { force: true })
-        throw error
-      }
-      // The new generation holds every logged write: its log takes over, the old one goes (with
-      // those kept for earlier unconfirmed switches) once the switch is durable.
-      const old = this.#log
-      this.#log = next
-      old?.close()
-      if (old) this.#kept.push(old.path)
-      this.#unconfirmed = unconfirmed
-      if (unconfirmed) {
-        this.#dirty = true
-        const refused = this.#options.durability === 'log' && !this.#closed ? ' Writes are refused until a checkpoint is confirmed.' : ''
-        throw new Error(`${this.#unconfirmedSwitch(unconfirmed)}${refused}`, { cause: unconfirmed })
-      }
-      for (const path of this.#kept.splice(0)) rmSync(path, { force: true })
-    })
+    this.#dirty = false
+    // The next log exists (its header on disk) before the checkpoint that names it is sealed; a
+    // clean stop's checkpoint names none.
+    const follows = this.#data.generation + 1
+    const name = `wal-${String(follows).padStart(6, '0')}.log`
+    let next: WriteAheadLog | undefined
+    let unconfirmed: Error | undefined
+    try {
+      next = this.#options.durability === 'log' && !this.#closed ? WriteAheadLog.create(join(this.#data.root, name), follows) : undefined
+      const log: LogRef | undefined = next && { name, id: next.identity.id, follows, since: new Date().toISOString() }
+      unconfirmed = await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
+    } catch (error) {
+      this.#dirty = true
+      next?.close()
+      if (next) rmSync(next.path, { force: true })
+      throw error
+    }
+    // The new generation holds every logged write: its log takes over, the old one goes (with
+    // those kept for earlier unconfirmed switches) once the switch is durable.
+    const old = this.#log
+    this.#log = next
+    old?.close()
+    if (old) this.#kept.push(old.path)
+    this.#unconfirmed = unconfirmed
+    if (unconfirmed) {
+      this.#dirty = true
+      const refused = this.#options.durability === 'log' && !this.#closed ? ' Writes are refused until a checkpoint is confirmed.' : ''
+      throw new Error(`${this.#unconfirmedSwitch(unconfirmed)}${refused}`, { cause: unconfirmed })
+    }
+    for (const path of this.#kept.splice(0)) rmSync(path, { force: true })
   }
 
   /** A last checkpoint, then the log closed. */
@@ -279,16 +303,25 @@ export class DurableWrites {
     this.#closed = true
     clearTimeout(this.#timer)
     if (this.#options.durability === 'none') this.#dirty = true
+    let failure: Error | undefined
     try {
       await this.checkpoint()
     } catch (error) {
-      throw new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} Nothing acknowledged is lost either way.` : this.#onDisk(error), { cause: error })
-    } finally {
-      this.#log?.close()
-      this.#log = undefined
-      // The folder's lock goes with the last checkpoint: another server may open it now.
-      this.#data.close()
+      failure = new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} Nothing acknowledged is lost either way.` : this.#onDisk(error), { cause: error })
     }
+    // Then the log, then the folder's lock (another server may open the folder now): each let go
+    // even if the other cannot be; the checkpoint's failure, which says what the folder holds,
+    // is the one reported.
+    const log = this.#log
+    this.#log = undefined
+    for (const release of [() => log?.close(), () => this.#data.close()]) {
+      try {
+        release()
+      } catch (error) {
+        failure ??= error as Error
+      }
+    }
+    if (failure) throw failure
   }
 
   /** A checkpoint committed whose switch may not be durable: what the folder holds. */
@@ -312,8 +345,8 @@ export class DurableWrites {
       await this.checkpoint()
     } catch (error) {
       this.#options.onInternalError(error)
-      if (this.#unconfirmed) this.#retry()
-      else this.#changed()
+      // While unconfirmed, checkpoint() has scheduled its next try.
+      if (!this.#unconfirmed) this.#changed()
     }
   }
 
@@ -336,6 +369,8 @@ export class DurableWrites {
       call: async (request, content, options) => {
         // The log the write went into: a checkpoint may start a new one before it is synced.
         let log: WriteAheadLog | undefined
+        // Refused before waiting its turn (and checked again in it: a checkpoint before it may end unconfirmed).
+        if (this.#unconfirmed) return { ok: false, status: unconfirmedRefusal(this.#unconfirmed) }
         if (this.#lock.busy) bound.ahead?.(request, content)
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
           if (this.#unconfirmed) return { ok: false, status: unconfirmedRefusal(this.#unconfirmed) }
@@ -399,7 +434,7 @@ export class DurableWrites {
 
 /** The Status of a write refused while the last checkpoint is unconfirmed; never a local path. */
 function unconfirmedRefusal(error: Error): RpcStatus {
-  return rpcStatus('UNAVAILABLE', `The data folder could not be synced after the last checkpoint (${errorCode(error)}): the write was not applied. Writes resume once a checkpoint is confirmed on disk (tried again every second); check the disk, then retry. Reads keep working.`)
+  return rpcStatus('UNAVAILABLE', `The data folder could not be synced after the last checkpoint (${errorCode(error)}): the write was not applied. Writes resume once a checkpoint is confirmed on disk (one is tried at least every second); check the disk, then retry. Reads keep working.`)
 }
 
 /** The code of a failed system call (never its message, which may hold a local path). */
