@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
@@ -231,35 +232,111 @@ describe('requests of callers in this process', () => {
     expect(ok(await b.getMemory({ name: created.name }))).toMatchObject({ fact: 'I like coffee', scope: { u: '1' } })
   })
 
-  it('the copy keeps what a request means: deep nesting (which its reader then refuses with a path, limits.test.ts), objects met twice, cycles, an own "__proto__" field, and non-JSON values as they are', () => {
-    let deep: Record<string, unknown> = {}
-    for (let i = 0; i < 10_000; i++) deep = { k: deep }
+  it('copyData copies plain data as JSON would, as deep and as long as it is bounded to, and keeps the rest as it is', () => {
+    let deep: Record<string, unknown> = { end: true }
+    for (let i = 0; i < 300; i++) deep = { k: deep }
     const shared = { s: 1 }
     const cyclic: Record<string, unknown> = { a: [1, 'two', null, true] }
     cyclic['self'] = cyclic
     const parsed = JSON.parse('{"__proto__": {"x": 1}, "y": [2]}') as Record<string, unknown>
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { n: { m: 1 } })
+    const foreign = runInNewContext('({ nested: { value: 1 } })') as { nested: { value: number } }
+    const sparse: unknown[] = []
+    sparse.length = 30_000_000
     const fn = (): void => undefined
     const date = new Date(0)
-    const request = { deep, pair: [shared, shared], cyclic, parsed, fn, date }
-    const copy = copyData(request)
-    expect(copy === request).toBe(false)
+    class Point {
+      x = 1
+    }
+    const point = new Point()
+    const value = { deep, pair: [shared, shared], cyclic, parsed, bare, foreign, sparse, fn, date, point }
+    const copy = copyData(value, { depth: 101, entries: 10_000 })
+    expect(copy === value).toBe(false)
+    // Levels 1 to 101 are copies (the value itself is level 1), the rest the original's.
     let a: unknown = deep
     let b: unknown = copy.deep
-    for (let i = 0; i < 10_000; i++) {
-      expect(b === a).toBe(false)
-      a = (a as { k: unknown }).k
-      b = (b as { k: unknown }).k
+    for (let level = 2; level <= 301; level++) {
+      expect(b === a, `level ${level}`).toBe(level > 101)
+      a = (a as { k?: unknown }).k ?? a
+      b = (b as { k?: unknown }).k ?? b
     }
-    expect(b).toEqual({})
-    expect(copy.pair[0]).toBe(copy.pair[1])
-    expect(copy.pair[0]).not.toBe(shared)
-    expect(copy.cyclic['self']).toBe(copy.cyclic)
+    // What is met twice is copied twice, as JSON would; a cycle ends in the original past the bound.
+    expect(copy.pair[0]).toEqual(shared)
+    expect(copy.pair[0] === copy.pair[1] || copy.pair[0] === shared).toBe(false)
+    let loop: unknown = copy.cyclic
+    let levels = 2
+    while (loop !== cyclic) {
+      loop = (loop as { self: unknown }).self
+      levels++
+    }
+    expect(levels).toBe(102)
     expect(copy.cyclic['a']).toEqual([1, 'two', null, true])
     expect(Object.getPrototypeOf(copy.parsed)).toBe(Object.prototype)
     expect(Object.keys(copy.parsed)).toEqual(['__proto__', 'y'])
     expect(copy.parsed['__proto__']).toEqual({ x: 1 })
-    expect(copy.fn).toBe(fn)
-    expect(copy.date).toBe(date)
+    expect(Object.getPrototypeOf(copy.bare)).toBeNull()
+    expect(copy.bare['n'] === bare['n']).toBe(false)
+    expect(copy.foreign === foreign || copy.foreign.nested === foreign.nested).toBe(false)
+    expect(copy.foreign).toEqual({ nested: { value: 1 } })
+    // Longer than the bound: kept, never walked. Not data: kept.
+    expect(copy.sparse).toBe(sparse)
+    expect([copy.fn, copy.date, copy.point]).toEqual([fn, date, point])
+    expect(copy.point).toBe(point)
+  })
+
+  it('a request that loops back on itself is refused at the depth limit, not copied without end', async () => {
+    const config: Record<string, unknown> = {}
+    config['k'] = config
+    const failed = await new VertexRagEngine({ embedder }).v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: config } })
+    expect(failed.ok).toBe(false)
+    if (!failed.ok) expect(failed.status.message).toMatch(/nests deeper than 100 levels/)
+  })
+
+  it('a list far longer than any request may hold is refused at once, however sparse', async () => {
+    const list: string[] = []
+    list.length = 30_000_000
+    list[0] = 'file:///nowhere'
+    // Every entry read is counted: walking 30 million of them (a copy) would take seconds.
+    let read = 0
+    const uris = new Proxy(list, {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string' && /^\d+$/.test(key)) read++
+        return Reflect.get(target, key, receiver) as unknown
+      },
+    })
+    const rag = new VertexRagEngine({ embedder })
+    const corpus = ok(await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })).response.name
+    const failed = await rag.v1beta1.importRagFiles({ parent: corpus, importRagFilesConfig: { gcsSource: { uris } } })
+    expect(failed.ok).toBe(false)
+    if (!failed.ok) expect(failed.status).toMatchObject({ code: 3, message: expect.stringMatching(/10000|10,000/) })
+    expect(read).toBe(0)
+  })
+
+  it('a request whose reading throws (a getter) is answered INTERNAL, never thrown', async () => {
+    const internal: unknown[] = []
+    const rag = new VertexRagEngine({ embedder, onInternalError: (error) => internal.push(error) })
+    const request = {
+      get name(): string {
+        throw new Error('boom')
+      },
+    }
+    const outcome = await rag.v1beta1.getRagCorpus(request)
+    expect(outcome).toEqual({ ok: false, status: expect.objectContaining({ code: 13, message: 'Internal error encountered.' }) })
+    expect(internal).toHaveLength(1)
+  })
+
+  it("(b) an upload's bytes changed while it waits for its turn are read as they were at the call", async () => {
+    const rag = new VertexRagEngine({ embedder })
+    const s = rag.v1beta1
+    const parent = ok(await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })).response.name
+    const first = s.uploadRagFile({ parent, ragFile: { displayName: 'a.txt' } }, new TextEncoder().encode('desert wind '.repeat(2000)))
+    const bytes = new TextEncoder().encode('river stone harbor')
+    const second = s.uploadRagFile({ parent, ragFile: { displayName: 'b.txt' } }, bytes)
+    bytes.set(new TextEncoder().encode('TAMPERED!'), 0)
+    const file = ok(await second).ragFile
+    await first
+    const found = ok(await s.retrieveContexts({ parent: L, vertexRagStore: { ragResources: [{ ragCorpus: parent, ragFileIds: [file.name.split('/').pop()] }] }, query: { text: 'river stone harbor', ragRetrievalConfig: { topK: 1 } } }))
+    expect(found.contexts.contexts.map((c: { text: string }) => c.text)).toEqual(['river stone harbor'])
   })
 })
 

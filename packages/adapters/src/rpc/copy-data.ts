@@ -1,46 +1,48 @@
-/**
- * A deep copy of request or response JSON for a caller in this process (rpc/methods.ts): plain
- * objects and arrays are copied, without recursion (a request may nest thousands of levels deep
- * before its reader refuses it with a path) and with an object met twice (or a cycle) copied once.
- * Anything else is kept as it is: primitives, and values that are not JSON data (a function, a
- * Date, a typed array), which the request's reader refuses or reads as before.
- */
-export function copyData<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value
-  const copies = new Map<object, object>()
-  const pending: [source: object, target: Record<string, unknown> | unknown[]][] = []
-  const copyOf = (v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v
-    const seen = copies.get(v)
-    if (seen !== undefined) return seen
-    let target: Record<string, unknown> | unknown[]
-    if (Array.isArray(v)) target = new Array<unknown>(v.length)
-    else if (isPlainObject(v)) target = {}
-    else return v
-    copies.set(v, target)
-    pending.push([v, target])
-    return target
-  }
-  const copy = copyOf(value)
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [source, target] = next
-    if (Array.isArray(target)) {
-      const items = source as readonly unknown[]
-      for (let i = 0; i < items.length; i++) target[i] = copyOf(items[i])
-      continue
-    }
-    const fields = source as Readonly<Record<string, unknown>>
-    for (const key of Object.keys(fields)) {
-      const item = copyOf(fields[key])
-      // An own "__proto__" (JSON.parse makes one) stays a field: assigning it would set the prototype.
-      if (key === '__proto__') Object.defineProperty(target, key, { value: item, enumerable: true, writable: true, configurable: true })
-      else target[key] = item
-    }
-  }
-  return copy as T
+/** Bounds of {@link copyData}. */
+export interface CopyBounds {
+  /**
+   * Levels copied (the recursion stops there): deeper values are kept as they are. A request's
+   * reader refuses anything nested deeper than 100 levels (limits.ts), so a request is copied as
+   * deep as it reads it, and a value that loops back on itself ends in a refusal, not in a copy
+   * without end.
+   */
+  readonly depth: number
+  /** A list longer than this is kept as it is (a request's reader refuses it before any work): never walked, however sparse. */
+  readonly entries?: number
 }
 
-function isPlainObject(value: object): boolean {
+/**
+ * A deep copy of request or response JSON for a caller in this process (rpc/methods.ts): plain
+ * objects (of any realm, or without a prototype) and arrays are copied, as JSON would copy them
+ * (an object met twice is copied twice), down to `bounds.depth` levels: the recursion stops
+ * there, however deep or cyclic the value. Anything else is kept as it is: primitives, and values
+ * that are not JSON data (a function, a Date, a class instance), which a request's reader refuses
+ * or reads as before. Holes in a list read as undefined, as they do in the original.
+ */
+export function copyData<T>(value: T, bounds: CopyBounds): T {
+  return copyLevel(value, 1, bounds.depth, bounds.entries ?? Number.POSITIVE_INFINITY) as T
+}
+
+function copyLevel(value: unknown, depth: number, maxDepth: number, maxEntries: number): unknown {
+  if (typeof value !== 'object' || value === null || depth > maxDepth) return value
+  if (Array.isArray(value)) {
+    if (value.length > maxEntries) return value
+    const items = value as readonly unknown[]
+    const copy = new Array<unknown>(items.length)
+    for (let i = 0; i < items.length; i++) copy[i] = copyLevel(items[i], depth + 1, maxDepth, maxEntries)
+    return copy
+  }
   const proto: unknown = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
+  let copy: Record<string, unknown>
+  if (proto === null) copy = Object.create(null) as Record<string, unknown>
+  else if (proto === Object.prototype || Object.getPrototypeOf(proto) === null) copy = {}
+  else return value
+  const fields = value as Readonly<Record<string, unknown>>
+  for (const key of Object.keys(fields)) {
+    const item = copyLevel(fields[key], depth + 1, maxDepth, maxEntries)
+    // An own "__proto__" (JSON.parse makes one) stays a field: assigning it would set the prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
+    else copy[key] = item
+  }
+  return copy
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import { ApiError } from './api-error.js'
-import { copyData } from './copy-data.js'
+import { copyData, type CopyBounds } from './copy-data.js'
+import { DEFAULT_LIMITS } from './limits.js'
 import { LongRunningOperation, longRunning, type OperationLike } from './long-running.js'
 import type { Mutex } from './mutex.js'
 import { toOutcome, type Outcome } from './outcome.js'
@@ -208,7 +209,7 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
           })
         }
       : (request, content) => run(request, content)
-    out[name] = withAhead(copying(method), startAhead)
+    out[name] = withAhead(copying(method, options.onInternalError), startAhead)
   }
   return out as ServiceMethods<T>
 }
@@ -221,13 +222,27 @@ type Serve = (request: unknown, content?: UploadContent, call?: CallOptions) => 
  * state (an operation, an event's JSON, a corpus's config). A transport's calls pass through
  * ({@link CallOptions.transport}).
  */
-function copying(method: Serve): Serve {
-  return async (request, content, call) => {
+function copying(method: Serve, onInternalError: (error: unknown) => void): Serve {
+  return (request, content, call) => {
     if (call?.transport === true) return method(request, content, call)
-    const outcome = await method(copyData(request), content, call)
-    return outcome.ok ? { ok: true, response: copyData(outcome.response) } : outcome
+    // Copied at once, so a write that waits starts its `ahead` at the call, as a transport's does.
+    let ownRequest: unknown
+    let ownContent: UploadContent | undefined
+    try {
+      ownRequest = copyData(request, REQUEST_COPY)
+      ownContent = typeof content === 'string' || content === undefined ? content : Uint8Array.prototype.slice.call(content)
+    } catch (error) {
+      // A request whose copy throws (a getter that throws) is answered as its reading would be, never thrown.
+      return toOutcome(() => Promise.reject(error), onInternalError)
+    }
+    return method(ownRequest, ownContent, call).then((outcome) => (outcome.ok ? toOutcome(async () => copyData(outcome.response, RESPONSE_COPY), onInternalError) : outcome))
   }
 }
+
+/** As deep and as long as a request's reader reads (limits.ts): what it refuses is not walked. */
+const REQUEST_COPY: CopyBounds = { depth: DEFAULT_LIMITS.depth.max + 1, entries: DEFAULT_LIMITS.entries.max }
+/** A response nests what a request put in it (a session's state) in a few levels of its own. */
+const RESPONSE_COPY: CopyBounds = { depth: 2 * DEFAULT_LIMITS.depth.max }
 
 type Ahead = (request: unknown, content: UploadContent | undefined) => void
 
