@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, seededRandomId, steppingClock, type Outcome } from '@quarry/adapters'
 import { copyData } from '../../packages/adapters/src/rpc/copy-data.js'
+import type { GenerativeModel } from '../../packages/adapters/src/generative/model.js'
+import { predictionSurfaces } from '../../packages/adapters/src/generative/service.js'
 import { scratchFolders } from '../support/scratch.js'
 
 /**
@@ -260,16 +262,12 @@ describe('requests of callers in this process', () => {
       a = (a as { k?: unknown }).k ?? a
       b = (b as { k?: unknown }).k ?? b
     }
-    // What is met twice is copied twice, as JSON would; a cycle ends in the original past the bound.
+    // What is met twice is copied once, a cycle as a cycle: the copy has the original's shape.
     expect(copy.pair[0]).toEqual(shared)
-    expect(copy.pair[0] === copy.pair[1] || copy.pair[0] === shared).toBe(false)
-    let loop: unknown = copy.cyclic
-    let levels = 2
-    while (loop !== cyclic) {
-      loop = (loop as { self: unknown }).self
-      levels++
-    }
-    expect(levels).toBe(102)
+    expect(copy.pair[0]).toBe(copy.pair[1])
+    expect(copy.pair[0] === shared).toBe(false)
+    expect(copy.cyclic['self']).toBe(copy.cyclic)
+    expect(copy.cyclic === cyclic).toBe(false)
     expect(copy.cyclic['a']).toEqual([1, 'two', null, true])
     expect(Object.getPrototypeOf(copy.parsed)).toBe(Object.prototype)
     expect(Object.keys(copy.parsed)).toEqual(['__proto__', 'y'])
@@ -282,6 +280,24 @@ describe('requests of callers in this process', () => {
     expect(copy.sparse).toBe(sparse)
     expect([copy.fn, copy.date, copy.point]).toEqual([fn, date, point])
     expect(copy.point).toBe(point)
+  })
+
+  it('an object reached by many paths is copied once: a request of 2^60 paths is answered at once', async () => {
+    let shared: Record<string, unknown> = { leaf: true }
+    for (let i = 0; i < 60; i++) shared = { l: shared, r: shared }
+    const loop: Record<string, unknown> = {}
+    loop['l'] = loop
+    loop['r'] = loop
+    const rag = new VertexRagEngine({ embedder })
+    for (const junk of [shared, loop]) {
+      const refused = await rag.v1beta1.getRagCorpus({ name: `${L}/ragCorpora/1`, junk })
+      expect(refused).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('Unknown name "junk"') } })
+    }
+    // In an opaque field the reader walks every path: it stops at its cap of values, or of depth for the loop.
+    const many = await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: shared } })
+    expect(many).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining("has 10,001 values or more; at most 10,000") } })
+    const deep = await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: loop } })
+    expect(deep).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('nests deeper than 100 levels') } })
   })
 
   it('a request that loops back on itself is refused at the depth limit, not copied without end', async () => {
@@ -403,6 +419,51 @@ describe('Vertex RAG Engine', () => {
     const before = { ...first.chunk.pageSpan }
     first.chunk.pageSpan.firstPage = 999
     expect(ok(await s.retrieveContexts(q)).contexts.contexts[0].chunk.pageSpan).toEqual(before)
+  })
+
+  it("(a) generateContent's model hook gets copies of the contexts it grounds on: changing them changes no corpus", async () => {
+    const rag = new VertexRagEngine({ embedder: createHashingEmbedder({ dimensions: 32 }), gcsRoot: 'test/contract/fixtures/gcs' })
+    const s = rag.v1beta1
+    const corpus = ok(await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })).response.name
+    ok(await s.importRagFiles({ parent: corpus, importRagFilesConfig: { gcsSource: { uris: ['gs://library/dune-pages.pdf'] } } }))
+    const q = { parent: L, vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert spice', ragRetrievalConfig: { topK: 1 } } }
+    const before = ok(await s.retrieveContexts(q)).contexts.contexts[0].chunk.pageSpan
+    let changed = 0
+    const model: GenerativeModel = async (request) => {
+      const span = (request.retrieval?.contexts[0] as { chunk?: { pageSpan?: { firstPage: number } } } | undefined)?.chunk?.pageSpan
+      if (span) {
+        span.firstPage = 999
+        changed++
+      }
+      return { parts: [{ text: 'ok' }] }
+    }
+    const models = predictionSurfaces({ v1: rag.v1, v1beta1: rag.v1beta1 }, { model })
+    ok(await models.v1beta1.generateContent({ model: `${L}/publishers/google/models/gemini-2.5-flash`, contents: [{ role: 'user', parts: [{ text: 'desert spice' }] }], tools: [{ retrieval: { vertexRagStore: { ragResources: [{ ragCorpus: corpus }], ragRetrievalConfig: { topK: 1 } } } }] }))
+    expect(changed).toBe(1)
+    expect(ok(await s.retrieveContexts(q)).contexts.contexts[0].chunk.pageSpan).toEqual(before)
+  })
+
+  it('(b) an opaque field holds JSON data only: a Date, a class instance, a function (toJSON too) or a bigint is refused with its path', async () => {
+    const s = rag().v1beta1
+    class Key {
+      name = 'k'
+    }
+    const cases: [unknown, string][] = [
+      [{ at: new Date(0) }, "'ragCorpus.encryptionSpec.at' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): an instance of Date is not JSON data"],
+      [{ key: new Key() }, "'ragCorpus.encryptionSpec.key' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): an instance of Key is not JSON data"],
+      [{ toJSON: () => 'x'.repeat(5_000_000) }, "'ragCorpus.encryptionSpec.toJSON' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): a function is not JSON data"],
+      [{ n: [1n] }, "'ragCorpus.encryptionSpec.n[0]' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): a bigint is not JSON data"],
+    ]
+    for (const [encryptionSpec, message] of cases) {
+      const refused = await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec } })
+      expect(refused).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining(message) } })
+    }
+    expect(ok(await s.listRagCorpora({ parent: L })).ragCorpora ?? []).toEqual([])
+    // Plain data of another realm, or without a prototype, is JSON data.
+    const foreign = runInNewContext('({ kmsKeyName: "k1" })') as object
+    const created = ok(await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: foreign } }))
+    expect(created.done).toBe(true)
+    expect(ok(await s.listRagCorpora({ parent: L })).ragCorpora.map((c: { displayName: string }) => c.displayName)).toEqual(['c'])
   })
 
   it('control: RagFile, RagEngineConfig and contexts (besides pageSpan) are built per call', async () => {

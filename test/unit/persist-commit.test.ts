@@ -337,3 +337,52 @@ describe('a generation is committed once CURRENT names it', () => {
     }
   })
 })
+
+describe("a server's close", () => {
+  const embedder = createHashingEmbedder({ dimensions: 16 })
+  const names = async (url: string): Promise<string[]> => (((await (await fetch(`${url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }).corpora ?? []).map((c) => c.name)
+  const create = async (url: string, name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+
+  it('called twice waits for the first: the folder is written and let go when either resolves (durability none)', async () => {
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, durability: 'none' })
+    const { url } = await server.listen()
+    for (const n of [1, 2, 3]) expect(await create(url, `corpora/c${n}`)).toBe(200)
+    const closes = [server.close(), server.close()]
+    // Whichever resolves first, the folder is written (durability none writes it at close only) and let go.
+    await Promise.race(closes)
+    expect(existsSync(join(dataDir, 'CURRENT'))).toBe(true)
+    expect(existsSync(join(dataDir, 'LOCK'))).toBe(false)
+    await Promise.all(closes)
+    const again = createServer({ embedder, dataDir, durability: 'none' })
+    const restarted = await again.listen()
+    try {
+      expect(await names(restarted.url)).toEqual(['corpora/c1', 'corpora/c2', 'corpora/c3'])
+    } finally {
+      await again.close()
+    }
+  })
+
+  it('whose last checkpoint cannot be confirmed says what a power loss would cost without a log (durability checkpoint)', async () => {
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, durability: 'checkpoint', onInternalError: () => undefined })
+    const { url } = await server.listen()
+    expect(await create(url, 'corpora/a')).toBe(200)
+    await server.flush()
+    failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+    try {
+      // Without a log a write is taken while unconfirmed (its durability already allows losing it).
+      expect(await create(url, 'corpora/b')).toBe(200)
+      await expect(server.close()).rejects.toThrow(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept\. Without a power loss before the disk writes it, it holds every write; after one, the writes since the checkpoint before are lost \(durability checkpoint keeps no log\)\./)
+    } finally {
+      failing.sync = undefined
+    }
+    const again = createServer({ embedder, dataDir, durability: 'checkpoint' })
+    const restarted = await again.listen()
+    try {
+      expect(await names(restarted.url)).toEqual(['corpora/a', 'corpora/b'])
+    } finally {
+      await again.close()
+    }
+  })
+})

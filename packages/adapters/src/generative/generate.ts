@@ -78,8 +78,8 @@ export async function generateContent(call: PredictionCall, request: unknown): P
     const turn = lastUserTurn(contents)
     if (!turn) throw invalidArgument('contents', 'contents needs a user turn with text (role "user" or unset, a text part): its text is the query the retrieval tool runs.')
     const { request: retrieve, rebase } = storeRetrieval(model.names.location, rag.store, { text: turn.text }, { store: rag.at, query: `contents[${turn.index}]` })
-    // Its request is built here and its answer read at once: nothing to copy (CallOptions.transport).
-    const outcome = await call.rag.retrieveContexts(retrieve, undefined, { transport: true })
+    // Copied as any caller's in process: its contexts go to the model hook, which may change them.
+    const outcome = await call.rag.retrieveContexts(retrieve)
     if (!outcome.ok) throw rebase(new RpcFailure(outcome.status))
     retrieval = { query: turn.text, contexts: outcome.response.contexts.contexts ?? [] }
   }

@@ -1,6 +1,6 @@
 import { omitUndefined } from './omit.js'
 import { DEFAULT_LIMITS, checkCount, checkLength, tooDeep, tooMany, type Limit } from './limits.js'
-import { invalidArgument, invalidPayload } from './status.js'
+import { invalidArgument, invalidPayload, type RpcFailure } from './status.js'
 
 /**
  * A small proto3-JSON reader for requests: each method declares its request message as a schema,
@@ -392,6 +392,7 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
     if (typeof value === 'number' && !Number.isFinite(value)) {
       throw invalidPayload(pathOf(v), `Invalid value at '${pathOf(v)}' (type.googleapis.com/${name}): a number must be finite; NaN and Infinity have no JSON form. Send a finite number, or the text as a string.`)
     }
+    if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') throw notJsonData(pathOf(v), name, `a ${typeof value}`)
     if (typeof value === 'string') {
       if (value.length > DEFAULT_LIMITS.string.max) {
         const over = checkLength(value, DEFAULT_LIMITS.string, pathOf(v))
@@ -402,6 +403,7 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
       found(value.length)
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: `[${i}]`, parent: v, depth: v.depth + 1 })
     } else if (typeof value === 'object' && value !== null) {
+      if (!isPlainData(value)) throw notJsonData(pathOf(v), name, `an instance of ${className(value)}`)
       const keys = Object.keys(value)
       if (keys.length > DEFAULT_LIMITS.entries.max) throw tooMany(keys.length, DEFAULT_LIMITS.entries, pathOf(v))
       found(keys.length)
@@ -416,6 +418,27 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
       }
     }
   }
+}
+
+/**
+ * Whether an object is JSON data, as a transport's request is: a plain object (of any realm, or
+ * without a prototype). A Date, a Map or a class instance would be kept as given in process and
+ * written otherwise (or not at all) to a snapshot, and a `toJSON` function is refused as a function.
+ */
+function isPlainData(value: object): boolean {
+  if (Array.isArray(value)) return true
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === null || Object.getPrototypeOf(proto) === null
+}
+
+/** A class's name for a message (a constructor's own name, never its source). */
+function className(value: object): string {
+  const ctor: unknown = (value as { constructor?: unknown }).constructor
+  return typeof ctor === 'function' && typeof ctor.name === 'string' && ctor.name !== '' ? ctor.name.slice(0, 40) : 'a class'
+}
+
+function notJsonData(path: string, name: string, what: string): RpcFailure {
+  return invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/${name}): ${what} is not JSON data; a value here is an object, a list, text, a number, true, false or null.`)
 }
 
 function readMessageValue(type: MessageType, value: unknown, path: string, depth: number): Record<string, unknown> {

@@ -84,6 +84,8 @@ export class DurableWrites {
   #timer: NodeJS.Timeout | undefined
   #dirty = false
   #closed = false
+  /** The close under way (a second close waits for it). */
+  #closing: Promise<void> | undefined
   /**
    * Why the last checkpoint's switch may not be durable (the folder's fsync after it failed), until
    * a checkpoint is: a power loss could bring the generation before back, so its log is kept
@@ -297,9 +299,16 @@ export class DurableWrites {
     for (const path of this.#kept.splice(0)) rmSync(path, { force: true })
   }
 
-  /** A last checkpoint, then the log closed. */
-  async close(): Promise<void> {
-    if (this.#closed) return
+  /** A last checkpoint, then the log closed; a second call waits for the first one's end. */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing
+    // Closed already by a start that failed (recover): the folder was let go then.
+    if (this.#closed) return Promise.resolve()
+    this.#closing = this.#close()
+    return this.#closing
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
     if (this.#options.durability === 'none') this.#dirty = true
@@ -307,7 +316,7 @@ export class DurableWrites {
     try {
       await this.checkpoint()
     } catch (error) {
-      failure = new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} Nothing acknowledged is lost either way.` : this.#onDisk(error), { cause: error })
+      failure = new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} ${this.#unconfirmedLoss()}` : this.#onDisk(error), { cause: error })
     }
     // Then the log, then the folder's lock (another server may open the folder now): each let go
     // even if the other cannot be; the checkpoint's failure, which says what the folder holds,
@@ -322,6 +331,12 @@ export class DurableWrites {
       }
     }
     if (failure) throw failure
+  }
+
+  /** What a power loss would cost while the last switch is unconfirmed, by durability. */
+  #unconfirmedLoss(): string {
+    if (this.#options.durability === 'log') return 'Nothing acknowledged is lost either way.'
+    return `Without a power loss before the disk writes it, it holds every write; after one, the writes since the checkpoint before are lost (durability ${this.#options.durability} keeps no log).`
   }
 
   /** A checkpoint committed whose switch may not be durable: what the folder holds. */
