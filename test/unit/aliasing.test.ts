@@ -282,22 +282,31 @@ describe('requests of callers in this process', () => {
     expect(copy.point).toBe(point)
   })
 
-  it('an object reached by many paths is copied once: a request of 2^60 paths is answered at once', async () => {
+  it('an object reached by many paths is copied once, and counted once per path: 2^60 paths are refused at once, without being walked', async () => {
     let shared: Record<string, unknown> = { leaf: true }
     for (let i = 0; i < 60; i++) shared = { l: shared, r: shared }
+    const many = 'The request holds more than 1,000,000 values, counting an object once for each place it appears'
+    const rag = new VertexRagEngine({ embedder })
+    // Anywhere in a request: an unknown field, an opaque field, a list of parts that share one part.
+    const part = { text: 'desert spice '.repeat(5), inlineData: { mimeType: 'text/plain', data: 'eA==' } }
+    const contents = Array.from({ length: 2_000 }, () => ({ role: 'user', parts: Array<unknown>(2_000).fill(part) }))
+    for (const outcome of [
+      await rag.v1beta1.getRagCorpus({ name: `${L}/ragCorpora/1`, junk: shared }),
+      await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: shared } }),
+      await rag.v1beta1.augmentPrompt({ parent: L, contents, vertexRagStore: { ragResources: [{ ragCorpus: `${L}/ragCorpora/1` }] } }),
+    ]) {
+      expect(outcome).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining(many) } })
+    }
+    // A loop is met once per level until the depth bound: within the count, and refused by the reader.
     const loop: Record<string, unknown> = {}
     loop['l'] = loop
     loop['r'] = loop
-    const rag = new VertexRagEngine({ embedder })
-    for (const junk of [shared, loop]) {
-      const refused = await rag.v1beta1.getRagCorpus({ name: `${L}/ragCorpora/1`, junk })
-      expect(refused).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('Unknown name "junk"') } })
-    }
-    // In an opaque field the reader walks every path: it stops at its cap of values, or of depth for the loop.
-    const many = await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: shared } })
-    expect(many).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining("has 10,001 values or more; at most 10,000") } })
-    const deep = await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: loop } })
-    expect(deep).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('nests deeper than 100 levels') } })
+    expect(await rag.v1beta1.getRagCorpus({ name: `${L}/ragCorpora/1`, junk: loop })).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('Unknown name "junk"') } })
+    expect(await rag.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: loop } })).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining('nests deeper than 100 levels') } })
+    // Counted as JSON would write it: the root, the list, and each label with its 3 values, twice (10).
+    const label = { key: 'k', value: { strValue: 'v' } }
+    expect(copyData({ a: [label, label] }, { depth: 10, values: 10 })).toEqual({ a: [label, label] })
+    expect(() => copyData({ a: [label, label] }, { depth: 10, values: 9 })).toThrow('The request holds more than 9 values')
   })
 
   it('a request that loops back on itself is refused at the depth limit, not copied without end', async () => {

@@ -159,6 +159,35 @@ describe('proto3 JSON ↔ message, against proto3-json-serializer', () => {
     )
   })
 
+  it('reads a "__proto__" key of a Struct or a map as a field, as REST reads it (where the library sets the prototype)', () => {
+    const type = root.lookupType('google.cloud.aiplatform.v1beta1.GenerateContentRequest')
+    // The request as protobufjs holds it after decoding: the key an own field of the map.
+    const withKey = (value: unknown): Record<string, unknown> => Object.defineProperty({}, '__proto__', { value, enumerable: true, writable: true, configurable: true }) as Record<string, unknown>
+    const Struct = root.lookupType('google.protobuf.Struct')
+    const Value = root.lookupType('google.protobuf.Value')
+    const Schema = root.lookupType('google.cloud.aiplatform.v1beta1.Schema')
+    const message = type.fromObject({ model: 'm', contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT' } }] }] }) as unknown as {
+      contents: { parts: unknown[] }[]
+      tools: { functionDeclarations: { parameters: { properties: unknown } }[] }[]
+    }
+    const args = Struct.create({}) as unknown as { fields: unknown }
+    args.fields = withKey(Value.create({ structValue: Struct.fromObject({ fields: { a: { numberValue: 1 } } }) }))
+    message.contents[0]?.parts.push({ functionCall: { name: 'f', args } })
+    const declaration = message.tools[0]?.functionDeclarations[0]
+    if (declaration) declaration.parameters.properties = withKey(Schema.create({ type: 1, description: 'x' }))
+    const json = messageToJson(type, type.decode(type.encode(message as never).finish())) as {
+      contents: { parts: { functionCall?: { args: object } }[] }[]
+      tools: { functionDeclarations: { parameters: { properties: object } }[] }[]
+    }
+    const readArgs = json.contents[0]?.parts[1]?.functionCall?.args as object
+    const readProperties = json.tools[0]?.functionDeclarations[0]?.parameters.properties as object
+    for (const [read, inner] of [[readArgs, { a: 1 }], [readProperties, { type: 'STRING', description: 'x' }]] as const) {
+      expect(Object.getPrototypeOf(read)).toBe(Object.prototype)
+      expect(Object.keys(read)).toEqual(['__proto__'])
+      expect(Object.getOwnPropertyDescriptor(read, '__proto__')?.value).toMatchObject(inner)
+    }
+  })
+
   it('reads every RFC 3339 time as the library does, fractions of 0 to 9 digits and offsets included', () => {
     const type = root.lookupType('google.protobuf.Timestamp')
     const fraction = fc.stringMatching(/^(\.[0-9]{1,9})?$/)

@@ -237,8 +237,9 @@ describe('a generation is committed once CURRENT names it', () => {
       const [flush, close] = await Promise.all([flushed, closing])
       closed = true
       expect(flush).toMatch(/could not be synced after the switch/)
-      // The checkpoint's account, not the lock's release failing on the same folder (EIO, with a path).
-      expect(close).toMatch(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept with the write-ahead log that follows it\. Nothing acknowledged is lost either way\./)
+      // The checkpoint's account, not the lock's release failing on the same folder (EIO, with a path):
+      // close's own checkpoint could not be written (the folder cannot be synced before a switch now).
+      expect(close).toMatch(/^the last checkpoint could not be written \(EIO\)\. .* holds checkpoint \d+ and the write-ahead log .* with the 0 writes acknowledged after it: nothing acknowledged is lost, the next start replays them\.$/)
       failing.sync = undefined
       // Whichever checkpoint a power loss leaves CURRENT naming, every acknowledged write is there.
       for (const current of generations(dataDir)) {
@@ -383,6 +384,61 @@ describe("a server's close", () => {
       expect(await names(restarted.url)).toEqual(['corpora/a', 'corpora/b'])
     } finally {
       await again.close()
+    }
+  })
+
+  it('whose own checkpoint is not written, after one left unconfirmed, says the writes since are lost (durability checkpoint)', async () => {
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, durability: 'checkpoint', onInternalError: () => undefined })
+    const { url } = await server.listen()
+    expect(await create(url, 'corpora/a')).toBe(200)
+    await server.flush()
+    failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+    try {
+      expect(await create(url, 'corpora/b')).toBe(200)
+      await expect(server.flush()).rejects.toThrow(/could not be synced after the switch/)
+      expect(await create(url, 'corpora/c')).toBe(200)
+      // The folder cannot be synced before a switch either now: the last checkpoint is not written.
+      const message = await server.close().then(() => 'closed', (error: Error) => error.message)
+      expect(message).toMatch(/^the last checkpoint could not be written \(EIO\)\. .* holds checkpoint \d+; the writes since it, kept in memory only \(durability checkpoint\), are lost\.$/)
+    } finally {
+      failing.sync = undefined
+    }
+    const again = createServer({ embedder, dataDir, durability: 'checkpoint' })
+    const restarted = await again.listen()
+    try {
+      expect(await names(restarted.url)).toEqual(['corpora/a', 'corpora/b'])
+    } finally {
+      await again.close()
+    }
+  })
+
+  it('whose own last checkpoint cannot be confirmed says nothing acknowledged is lost (durability log), and nothing is', async () => {
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
+    const { url } = await server.listen()
+    expect(await create(url, 'corpora/a')).toBe(200)
+    await server.flush()
+    expect(await create(url, 'corpora/b')).toBe(200)
+    const before = currentOf(dataDir)
+    failing.sync = { dir: dataDir, replaced: before }
+    try {
+      await expect(server.close()).rejects.toThrow(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept with the write-ahead log that follows it\. Nothing acknowledged is lost either way\.$/)
+    } finally {
+      failing.sync = undefined
+    }
+    // As it is, and as a power loss that undid the switch would leave it.
+    for (const current of [currentOf(dataDir), before]) {
+      const copy = scratch()
+      cpSync(dataDir, copy, { recursive: true })
+      writeFileSync(join(copy, 'CURRENT'), `${current}\n`)
+      const again = createServer({ embedder, dataDir: copy })
+      const restarted = await again.listen()
+      try {
+        expect(await names(restarted.url), current).toEqual(['corpora/a', 'corpora/b'])
+      } finally {
+        await again.close()
+      }
     }
   })
 })

@@ -7,8 +7,10 @@ import type { ProtoType } from './protos.js'
  * full name and matches a regular expression at every message of every call, which was most of a
  * gRPC answer's CPU. Here each type's fields are sorted into kinds once (a plan, cached per type);
  * the well-known types with a JSON form of their own (Timestamp, Duration, FieldMask, Struct,
- * Value, ListValue, Any, the wrappers) are still converted by the library itself, and the final
- * message by protobuf.js's generated `fromObject` / the library's rules for `toObject`.
+ * Value, ListValue, Any, the wrappers) are still converted by the library itself, except Struct,
+ * Value and ListValue read into JSON, done here to keep a "__proto__" key a field
+ * (structValueToJson); the final message is built by protobuf.js's generated `fromObject` / the
+ * library's rules for `toObject`.
  * test/unit/grpc-json-message.test.ts checks both directions against the library on every
  * golden request and response.
  */
@@ -212,6 +214,8 @@ export function messageFromJson(type: ProtoType, json: unknown): ReturnType<Prot
 /** A decoded message's proto3 JSON (enum names, int64 as strings, bytes as base64, the well-known types' own forms). */
 export function messageToJson(type: ProtoType, message: object): unknown {
   const plan = planOf(type)
+  const struct = STRUCT_TO_JSON.get(type.fullName)
+  if (struct) return struct(message)
   if (plan.special) return toProto3JSON(message as Parameters<typeof toProto3JSON>[0])
   const result: Fields = {}
   for (const key of Object.keys(message)) {
@@ -225,7 +229,7 @@ export function messageToJson(type: ProtoType, message: object): unknown {
       if (value.length > 0) result[key] = value.map((v: unknown) => valueToJson(field, v, false))
     } else if (field.map) {
       const map: Fields = {}
-      for (const k of Object.keys(value as Fields)) map[k] = valueToJson(field, (value as Fields)[k], false)
+      for (const k of Object.keys(value as Fields)) setOwn(map, k, valueToJson(field, (value as Fields)[k], false))
       result[key] = map
     } else if (field.kind === 'null') {
       result[key] = null
@@ -235,6 +239,64 @@ export function messageToJson(type: ProtoType, message: object): unknown {
   }
   return result
 }
+
+/**
+ * Sets a key of a JSON object as its own field: assigning "__proto__" (a key protobufjs decodes as
+ * a field, and REST's JSON.parse reads as one) would set the object's prototype instead.
+ */
+function setOwn(object: Fields, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
+  else object[key] = value
+}
+
+interface ValueMessage {
+  readonly nullValue?: unknown
+  readonly numberValue?: unknown
+  readonly stringValue?: unknown
+  readonly boolValue?: unknown
+  readonly structValue?: StructMessage
+  readonly listValue?: ListValueMessage
+}
+interface StructMessage {
+  readonly fields?: Readonly<Record<string, ValueMessage>>
+}
+interface ListValueMessage {
+  readonly values?: readonly ValueMessage[]
+}
+
+/**
+ * google.protobuf.Struct, Value and ListValue as proto3 JSON, as `proto3-json-serializer` writes
+ * them (an empty Value is null, a non-finite number its string), except that every key is set as
+ * the object's own field (setOwn): the library's assignment turned a "__proto__" key into the
+ * object's prototype, a request REST reads as given.
+ */
+function structValueToJson(value: ValueMessage): unknown {
+  const has = (name: keyof ValueMessage): boolean => Object.hasOwn(value, name)
+  if (has('nullValue')) return null
+  if (has('numberValue') && typeof value.numberValue === 'number') return Number.isFinite(value.numberValue) ? value.numberValue : value.numberValue.toString()
+  if (has('stringValue') && typeof value.stringValue === 'string') return value.stringValue
+  if (has('boolValue') && typeof value.boolValue === 'boolean') return value.boolValue
+  if (has('structValue') && typeof value.structValue === 'object') return structToJson(value.structValue)
+  if (has('listValue') && typeof value.listValue === 'object') return listValueToJson(value.listValue)
+  return null
+}
+
+function structToJson(struct: StructMessage): Fields {
+  const out: Fields = {}
+  const fields = struct.fields ?? {}
+  for (const key of Object.keys(fields)) setOwn(out, key, structValueToJson(fields[key] as ValueMessage))
+  return out
+}
+
+function listValueToJson(list: ListValueMessage): unknown[] {
+  return (list.values ?? []).map(structValueToJson)
+}
+
+const STRUCT_TO_JSON: ReadonlyMap<string, (message: object) => unknown> = new Map<string, (message: object) => unknown>([
+  ['.google.protobuf.Struct', (m) => structToJson(m as StructMessage)],
+  ['.google.protobuf.Value', (m) => structValueToJson(m as ValueMessage)],
+  ['.google.protobuf.ListValue', (m) => listValueToJson(m as ListValueMessage)],
+])
 
 /** One decoded value of a field as proto3 JSON (`single`: the field's own, not an element of a repeated or map field). */
 function valueToJson(field: FieldPlan, value: unknown, single: boolean): unknown {

@@ -1,3 +1,5 @@
+import { failure } from './status.js'
+
 /** Bounds of {@link copyData}. */
 export interface CopyBounds {
   /**
@@ -8,6 +10,12 @@ export interface CopyBounds {
   readonly depth: number
   /** A list longer than this is kept as it is (a request's reader refuses it before any work): never walked, however sparse. */
   readonly entries?: number
+  /**
+   * At most this many values, an object counted once for each place it appears (as a reader walks
+   * it, and as JSON would write it): more throws INVALID_ARGUMENT.
+   * Copying a shared object is one visit, but reading the copy is one per place.
+   */
+  readonly values?: number
 }
 
 /**
@@ -26,38 +34,60 @@ export function copyData<T>(value: T, bounds: CopyBounds): T {
 class Copier {
   readonly #maxDepth: number
   readonly #maxEntries: number
+  readonly #maxValues: number
   readonly #copies = new Map<object, unknown>()
+  /** The values under each object copied (itself included), once its copy is done: what meeting it again adds. */
+  readonly #sizes = new Map<object, number>()
+  #values = 0
 
   constructor(bounds: CopyBounds) {
     this.#maxDepth = bounds.depth
     this.#maxEntries = bounds.entries ?? Number.POSITIVE_INFINITY
+    this.#maxValues = bounds.values ?? Number.POSITIVE_INFINITY
   }
 
   copy(value: unknown, depth: number): unknown {
+    this.#count(1)
     if (typeof value !== 'object' || value === null || depth > this.#maxDepth) return value
     const known = this.#copies.get(value)
-    if (known !== undefined) return known
+    if (known !== undefined) {
+      // Met again: as many values again as it held (one, if its copy is still under way: a cycle, refused by depth).
+      this.#count((this.#sizes.get(value) ?? 1) - 1)
+      return known
+    }
+    const before = this.#values
+    let copy: Record<string, unknown> | unknown[]
     if (Array.isArray(value)) {
       if (value.length > this.#maxEntries) return value
       const items = value as readonly unknown[]
-      const copy = new Array<unknown>(items.length)
-      this.#copies.set(value, copy)
-      for (let i = 0; i < items.length; i++) copy[i] = this.copy(items[i], depth + 1)
-      return copy
+      const list = new Array<unknown>(items.length)
+      this.#copies.set(value, list)
+      for (let i = 0; i < items.length; i++) list[i] = this.copy(items[i], depth + 1)
+      copy = list
+    } else {
+      const proto: unknown = Object.getPrototypeOf(value)
+      let object: Record<string, unknown>
+      if (proto === null) object = Object.create(null) as Record<string, unknown>
+      else if (proto === Object.prototype || Object.getPrototypeOf(proto) === null) object = {}
+      else return value
+      this.#copies.set(value, object)
+      const fields = value as Readonly<Record<string, unknown>>
+      for (const key of Object.keys(fields)) {
+        const item = this.copy(fields[key], depth + 1)
+        // An own "__proto__" (JSON.parse makes one) stays a field: assigning it would set the prototype.
+        if (key === '__proto__') Object.defineProperty(object, key, { value: item, enumerable: true, writable: true, configurable: true })
+        else object[key] = item
+      }
+      copy = object
     }
-    const proto: unknown = Object.getPrototypeOf(value)
-    let copy: Record<string, unknown>
-    if (proto === null) copy = Object.create(null) as Record<string, unknown>
-    else if (proto === Object.prototype || Object.getPrototypeOf(proto) === null) copy = {}
-    else return value
-    this.#copies.set(value, copy)
-    const fields = value as Readonly<Record<string, unknown>>
-    for (const key of Object.keys(fields)) {
-      const item = this.copy(fields[key], depth + 1)
-      // An own "__proto__" (JSON.parse makes one) stays a field: assigning it would set the prototype.
-      if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
-      else copy[key] = item
-    }
+    if (this.#maxValues !== Number.POSITIVE_INFINITY) this.#sizes.set(value, this.#values - before + 1)
     return copy
+  }
+
+  #count(n: number): void {
+    this.#values += n
+    if (this.#values > this.#maxValues) {
+      throw failure('INVALID_ARGUMENT', `The request holds more than ${this.#maxValues.toLocaleString('en-US')} values, counting an object once for each place it appears (as it is read, and as JSON would write it); send less, or fewer references to the same objects.`)
+    }
   }
 }

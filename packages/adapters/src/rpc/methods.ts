@@ -239,8 +239,12 @@ function copying(method: Serve, onInternalError: (error: unknown) => void): Serv
   }
 }
 
-/** As deep and as long as a request's reader reads (limits.ts): what it refuses is not walked. */
-const REQUEST_COPY: CopyBounds = { depth: DEFAULT_LIMITS.depth.max + 1, entries: DEFAULT_LIMITS.entries.max }
+/**
+ * As deep and as long as a request's reader reads (limits.ts): what it refuses is not walked. And
+ * at most a million values, counted once per place (over REST or gRPC the body's size bounds them;
+ * in process one shared object can stand for a great many places, each read in turn).
+ */
+const REQUEST_COPY: CopyBounds = { depth: DEFAULT_LIMITS.depth.max + 1, entries: DEFAULT_LIMITS.entries.max, values: 1_000_000 }
 /** A response nests what a request put in it (a session's state) in a few levels of its own. */
 const RESPONSE_COPY: CopyBounds = { depth: 2 * DEFAULT_LIMITS.depth.max }
 

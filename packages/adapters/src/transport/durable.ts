@@ -316,7 +316,10 @@ export class DurableWrites {
     try {
       await this.checkpoint()
     } catch (error) {
-      failure = new Error(this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} ${this.#unconfirmedLoss()}` : this.#onDisk(error), { cause: error })
+      // The unconfirmed account only when this close's own checkpoint is the one written (one
+      // left unconfirmed earlier does not hold the writes taken since, without a log).
+      const own = this.#unconfirmed !== undefined && (error as Error | undefined)?.cause === this.#unconfirmed
+      failure = new Error(own && this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} ${this.#unconfirmedLoss()}` : this.#onDisk(error), { cause: error })
     }
     // Then the log, then the folder's lock (another server may open the folder now): each let go
     // even if the other cannot be; the checkpoint's failure, which says what the folder holds,
