@@ -343,6 +343,28 @@ describe("a server's close", () => {
   const embedder = createHashingEmbedder({ dimensions: 16 })
   const names = async (url: string): Promise<string[]> => (((await (await fetch(`${url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }).corpora ?? []).map((c) => c.name)
   const create = async (url: string, name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+  type Options = Omit<Parameters<typeof createServer>[0], 'embedder' | 'dataDir'>
+  /** The corpora a server started on `dataDir` serves (then stopped). */
+  const namesAfterRestart = async (dataDir: string, options: Options = {}): Promise<string[]> => {
+    const again = createServer({ embedder, dataDir, ...options })
+    const { url } = await again.listen()
+    try {
+      return await names(url)
+    } finally {
+      await again.close()
+    }
+  }
+  /** A server on a new folder holding corpora/a in a confirmed checkpoint, whose folder cannot be synced after the next switch. */
+  const failingAfterA = async (options: Options = {}): Promise<{ server: ReturnType<typeof createServer>; url: string; dataDir: string; before: string }> => {
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, onInternalError: () => undefined, ...options })
+    const { url } = await server.listen()
+    expect(await create(url, 'corpora/a')).toBe(200)
+    await server.flush()
+    const before = currentOf(dataDir)
+    failing.sync = { dir: dataDir, replaced: before }
+    return { server, url, dataDir, before }
+  }
 
   it('called twice waits for the first: the folder is written and let go when either resolves (durability none)', async () => {
     const dataDir = scratch()
@@ -355,22 +377,11 @@ describe("a server's close", () => {
     expect(existsSync(join(dataDir, 'CURRENT'))).toBe(true)
     expect(existsSync(join(dataDir, 'LOCK'))).toBe(false)
     await Promise.all(closes)
-    const again = createServer({ embedder, dataDir, durability: 'none' })
-    const restarted = await again.listen()
-    try {
-      expect(await names(restarted.url)).toEqual(['corpora/c1', 'corpora/c2', 'corpora/c3'])
-    } finally {
-      await again.close()
-    }
+    expect(await namesAfterRestart(dataDir, { durability: 'none' })).toEqual(['corpora/c1', 'corpora/c2', 'corpora/c3'])
   })
 
   it('whose last checkpoint cannot be confirmed says what a power loss would cost without a log (durability checkpoint)', async () => {
-    const dataDir = scratch()
-    const server = createServer({ embedder, dataDir, durability: 'checkpoint', onInternalError: () => undefined })
-    const { url } = await server.listen()
-    expect(await create(url, 'corpora/a')).toBe(200)
-    await server.flush()
-    failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+    const { server, url, dataDir } = await failingAfterA({ durability: 'checkpoint' })
     try {
       // Without a log a write is taken while unconfirmed (its durability already allows losing it).
       expect(await create(url, 'corpora/b')).toBe(200)
@@ -378,22 +389,11 @@ describe("a server's close", () => {
     } finally {
       failing.sync = undefined
     }
-    const again = createServer({ embedder, dataDir, durability: 'checkpoint' })
-    const restarted = await again.listen()
-    try {
-      expect(await names(restarted.url)).toEqual(['corpora/a', 'corpora/b'])
-    } finally {
-      await again.close()
-    }
+    expect(await namesAfterRestart(dataDir, { durability: 'checkpoint' })).toEqual(['corpora/a', 'corpora/b'])
   })
 
   it('whose own checkpoint is not written, after one left unconfirmed, says the writes since are lost (durability checkpoint)', async () => {
-    const dataDir = scratch()
-    const server = createServer({ embedder, dataDir, durability: 'checkpoint', onInternalError: () => undefined })
-    const { url } = await server.listen()
-    expect(await create(url, 'corpora/a')).toBe(200)
-    await server.flush()
-    failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+    const { server, url, dataDir } = await failingAfterA({ durability: 'checkpoint' })
     try {
       expect(await create(url, 'corpora/b')).toBe(200)
       await expect(server.flush()).rejects.toThrow(/could not be synced after the switch/)
@@ -404,25 +404,14 @@ describe("a server's close", () => {
     } finally {
       failing.sync = undefined
     }
-    const again = createServer({ embedder, dataDir, durability: 'checkpoint' })
-    const restarted = await again.listen()
-    try {
-      expect(await names(restarted.url)).toEqual(['corpora/a', 'corpora/b'])
-    } finally {
-      await again.close()
-    }
+    expect(await namesAfterRestart(dataDir, { durability: 'checkpoint' })).toEqual(['corpora/a', 'corpora/b'])
   })
 
   it('whose own last checkpoint cannot be confirmed says nothing acknowledged is lost (durability log), and nothing is', async () => {
-    const dataDir = scratch()
-    const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
-    const { url } = await server.listen()
-    expect(await create(url, 'corpora/a')).toBe(200)
-    await server.flush()
-    expect(await create(url, 'corpora/b')).toBe(200)
-    const before = currentOf(dataDir)
-    failing.sync = { dir: dataDir, replaced: before }
+    const { server, url, dataDir, before } = await failingAfterA()
     try {
+      // Taken and logged: nothing is unconfirmed yet.
+      expect(await create(url, 'corpora/b')).toBe(200)
       await expect(server.close()).rejects.toThrow(/could not be synced after the switch to it \(EIO\): after a power loss the folder may hold the checkpoint before instead, kept with the write-ahead log that follows it\. Nothing acknowledged is lost either way\.$/)
     } finally {
       failing.sync = undefined
@@ -432,13 +421,7 @@ describe("a server's close", () => {
       const copy = scratch()
       cpSync(dataDir, copy, { recursive: true })
       writeFileSync(join(copy, 'CURRENT'), `${current}\n`)
-      const again = createServer({ embedder, dataDir: copy })
-      const restarted = await again.listen()
-      try {
-        expect(await names(restarted.url), current).toEqual(['corpora/a', 'corpora/b'])
-      } finally {
-        await again.close()
-      }
+      expect(await namesAfterRestart(copy), current).toEqual(['corpora/a', 'corpora/b'])
     }
   })
 })
