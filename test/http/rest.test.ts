@@ -38,6 +38,13 @@ describe('REST contract', () => {
     const latin1 = Uint8Array.from([...Buffer.from('{"displayName":"caf'), 0xe9, ...Buffer.from('"}')])
     expect(await call(url, 'POST', '/v1beta/corpora', latin1)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'Invalid JSON payload received in the request body: it is not valid UTF-8 (send text as UTF-8).' } } })
     expect(await call(url, 'POST', '/v1beta/corpora', Buffer.from('{"displayName":"café"}'))).toMatchObject({ status: 200, json: { displayName: 'café' } })
+    // Half of a surrogate pair, escaped, has no UTF-8 form either (gRPC refuses its bytes): refused with where it is.
+    // Both halves, or the escaped backslash before "ud800", are text.
+    const lone = 'Invalid JSON payload received in the request body: a string at \'displayName\' holds half of a UTF-16 surrogate pair (a \\uD800-\\uDFFF escape without its other half), which is not text (a proto3 string is UTF-8). Send both halves, or the character itself.'
+    expect(await call(url, 'POST', '/v1beta/corpora', '{"displayName":"a\\ud800b"}')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: lone } } })
+    expect(await call(url, 'POST', '/v1beta/corpora', '{"displayName":"\\uDC00"}')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: lone } } })
+    expect(await call(url, 'POST', '/v1beta/corpora', '{"displayName":"\\ud83e\\udd80"}')).toMatchObject({ status: 200, json: { displayName: '🦀' } })
+    expect(await call(url, 'POST', '/v1beta/corpora', '{"displayName":"\\\\ud800"}')).toMatchObject({ status: 200, json: { displayName: '\\ud800' } })
     expect(await call(url, 'POST', '/v1beta/corpora', { displayName: 'x'.repeat(2000) })).toMatchObject({ status: 413, json: { error: { code: 413, status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'POST', '/v1beta/corpora', '[1, 2]')).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT' } } })
     expect(await call(url, 'GET', '/v1beta/corpora/%E0%A4%A')).toMatchObject({ status: 400, json: { error: { code: 400, status: 'INVALID_ARGUMENT' } } })

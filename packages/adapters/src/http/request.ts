@@ -24,7 +24,42 @@ function parseJson(bytes: Uint8Array, what: string): unknown {
   }
   const parsed = parseJsonBounded(text)
   if (!parsed.ok) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: ${parsed.message}`))
+  // Only a \u escape can make a lone surrogate (UTF-8 bytes cannot): most bodies skip the walk.
+  const lone = SURROGATE_ESCAPE.test(text) ? loneSurrogateAt(parsed.value) : undefined
+  if (lone !== undefined) {
+    const at = lone === '' ? '' : ` at '${lone.slice(0, 200)}'`
+    throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `Invalid JSON payload received in the ${what}: a string${at} holds half of a UTF-16 surrogate pair (a \\uD800-\\uDFFF escape without its other half), which is not text (a proto3 string is UTF-8). Send both halves, or the character itself.`))
+  }
   return parsed.value
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+/** In a `u` regular expression a pair is one code point: only a lone half is of category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u
+
+/**
+ * The path of the first string (or key) of a parsed body that is not well-formed UTF-16 (a lone
+ * surrogate, which has no UTF-8 form: gRPC refuses its bytes, grpc/codec.ts), '' for the body
+ * itself; undefined when every one is text. The body nests at most 100 levels (parseJsonBounded).
+ */
+function loneSurrogateAt(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = loneSurrogateAt(value[i], `${path}[${i}]`)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      const at = path === '' ? key : `${path}.${key}`
+      if (LONE_SURROGATE.test(key)) return at
+      const found = loneSurrogateAt(item, at)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
 }
 
 /** The media type of a Content-Type header, lowercased, without parameters. */
