@@ -48,15 +48,17 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
  */
 function strictReader(bytes: Buffer): protobuf.Reader {
   const reader = protobuf.Reader.create(bytes)
-  reader.string = function strictString(this: protobuf.Reader): string {
-    const field = this.bytes()
-    try {
-      return UTF8.decode(field)
-    } catch {
-      throw new Error('a string field holds bytes that are not UTF-8 (proto3 strings are UTF-8 text)')
-    }
-  }
+  reader.string = strictString
   return reader
+}
+
+function strictString(this: protobuf.Reader): string {
+  const field = this.bytes()
+  try {
+    return UTF8.decode(field)
+  } catch {
+    throw new Error('a string field holds bytes that are not UTF-8 (proto3 strings are UTF-8 text)')
+  }
 }
 
 /** How deep the check below follows messages: deeper than any request proto3 JSON would read. */

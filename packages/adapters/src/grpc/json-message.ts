@@ -1,4 +1,5 @@
 import { fromProto3JSON, toProto3JSON } from 'proto3-json-serializer'
+import { setOwn } from '../rpc/json-object.js'
 import type { ProtoType } from './protos.js'
 
 /**
@@ -238,15 +239,6 @@ export function messageToJson(type: ProtoType, message: object): unknown {
     }
   }
   return result
-}
-
-/**
- * Sets a key of a JSON object as its own field: assigning "__proto__" (a key protobufjs decodes as
- * a field, and REST's JSON.parse reads as one) would set the object's prototype instead.
- */
-function setOwn(object: Fields, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
-  else object[key] = value
 }
 
 interface ValueMessage {

@@ -1,4 +1,4 @@
-import type { HttpVerb, UploadContent } from '../rpc/methods.js'
+import { TRANSPORT_CALL, type HttpVerb, type UploadContent } from '../rpc/methods.js'
 import type { Outcome } from '../rpc/outcome.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import type { EnumRules } from '../transport/enums.js'
@@ -25,9 +25,6 @@ export interface Route {
   readonly mutates: boolean
 }
 
-/** A REST call's request is parsed for it alone, and its response serialized at once: neither is copied (CallOptions.transport). */
-const TRANSPORT = { transport: true } as const
-
 /** The REST routes of bound methods: one per google.api.http binding, below the method's version prefix. */
 export function restRoutes(methods: readonly BoundMethod[]): Route[] {
   return methods.flatMap((bound) =>
@@ -37,7 +34,7 @@ export function restRoutes(methods: readonly BoundMethod[]): Route[] {
         method: binding.verb,
         template,
         rpc: `${bound.service}.${bound.rpc}`,
-        call: (request, upload) => bound.call(request, upload, TRANSPORT),
+        call: (request, upload) => bound.call(request, upload, TRANSPORT_CALL),
         enums: bound.enums,
         ...(binding.body === undefined ? {} : { body: binding.body }),
         ...(binding.media ? { multipart: true } : {}),

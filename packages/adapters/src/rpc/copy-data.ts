@@ -1,3 +1,4 @@
+import { isPlainObject, setOwn } from './json-object.js'
 import { failure } from './status.js'
 
 /** Bounds of {@link copyData}. */
@@ -65,19 +66,12 @@ class Copier {
       for (let i = 0; i < items.length; i++) list[i] = this.copy(items[i], depth + 1)
       copy = list
     } else {
-      const proto: unknown = Object.getPrototypeOf(value)
-      let object: Record<string, unknown>
-      if (proto === null) object = Object.create(null) as Record<string, unknown>
-      else if (proto === Object.prototype || Object.getPrototypeOf(proto) === null) object = {}
-      else return value
+      if (!isPlainObject(value)) return value
+      // A copy without a prototype when the original has none; else this realm's plain object.
+      const object = (Object.getPrototypeOf(value) === null ? Object.create(null) : {}) as Record<string, unknown>
       this.#copies.set(value, object)
       const fields = value as Readonly<Record<string, unknown>>
-      for (const key of Object.keys(fields)) {
-        const item = this.copy(fields[key], depth + 1)
-        // An own "__proto__" (JSON.parse makes one) stays a field: assigning it would set the prototype.
-        if (key === '__proto__') Object.defineProperty(object, key, { value: item, enumerable: true, writable: true, configurable: true })
-        else object[key] = item
-      }
+      for (const key of Object.keys(fields)) setOwn(object, key, this.copy(fields[key], depth + 1))
       copy = object
     }
     if (this.#maxValues !== Number.POSITIVE_INFINITY) this.#sizes.set(value, this.#values - before + 1)

@@ -161,6 +161,12 @@ export interface CallOptions {
   readonly transport?: boolean
 }
 
+/**
+ * @internal The options of a call whose request was made for it alone and whose answer is used at
+ * once and kept by no one (a transport's, a replayed log record's): nothing is copied.
+ */
+export const TRANSPORT_CALL: CallOptions = { transport: true }
+
 export interface ServeOptions {
   /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
   readonly version?: string

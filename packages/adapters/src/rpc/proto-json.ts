@@ -1,5 +1,6 @@
 import { omitUndefined } from './omit.js'
 import { DEFAULT_LIMITS, checkCount, checkLength, tooDeep, tooMany, type Limit } from './limits.js'
+import { isPlainObject } from './json-object.js'
 import { invalidArgument, invalidPayload, type RpcFailure } from './status.js'
 
 /**
@@ -403,7 +404,9 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
       found(value.length)
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: `[${i}]`, parent: v, depth: v.depth + 1 })
     } else if (typeof value === 'object' && value !== null) {
-      if (!isPlainData(value)) throw notJsonData(pathOf(v), name, `an instance of ${className(value)}`)
+      // A Date, a Map or a class instance would be kept as given in process and written otherwise
+      // (or not at all) to a snapshot; a `toJSON` function is refused as a function.
+      if (!Array.isArray(value) && !isPlainObject(value)) throw notJsonData(pathOf(v), name, `an instance of ${className(value)}`)
       const keys = Object.keys(value)
       if (keys.length > DEFAULT_LIMITS.entries.max) throw tooMany(keys.length, DEFAULT_LIMITS.entries, pathOf(v))
       found(keys.length)
@@ -418,17 +421,6 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
       }
     }
   }
-}
-
-/**
- * Whether an object is JSON data, as a transport's request is: a plain object (of any realm, or
- * without a prototype). A Date, a Map or a class instance would be kept as given in process and
- * written otherwise (or not at all) to a snapshot, and a `toJSON` function is refused as a function.
- */
-function isPlainData(value: object): boolean {
-  if (Array.isArray(value)) return true
-  const proto: unknown = Object.getPrototypeOf(value)
-  return proto === null || Object.getPrototypeOf(proto) === null
 }
 
 /** A class's name for a message (a constructor's own name, never its source). */

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { QuarryError, WriteAheadLog, readLog, type LogReading } from '@quarry/core'
 import type { DataDir } from './data-dir.js'
-import type { UploadContent } from '../rpc/methods.js'
+import { TRANSPORT_CALL, type UploadContent } from '../rpc/methods.js'
 import { Mutex } from '../rpc/mutex.js'
 import type { Outcome } from '../rpc/outcome.js'
 import { ReplayDivergence, recording, replaying } from '../rpc/replay.js'
@@ -61,9 +61,6 @@ const keyOf = (m: BoundMethod): string => `${m.service}.${m.rpc}@${m.version}`
 
 /** A record this large goes to the log a slice at a time (WriteAheadLog.appendInSlices); a smaller one at once. */
 const SLICED_RECORD_BYTES = 1 << 20
-
-/** A replayed record is decoded for its call alone and its answer dropped: neither is copied (CallOptions.transport). */
-const REPLAY = { transport: true } as const
 
 /** How soon a checkpoint whose switch could not be made durable is tried again (at most `checkpointMs`). */
 const UNCONFIRMED_RETRY_MS = 1000
@@ -318,8 +315,9 @@ export class DurableWrites {
     } catch (error) {
       // The unconfirmed account only when this close's own checkpoint is the one written (one
       // left unconfirmed earlier does not hold the writes taken since, without a log).
-      const own = this.#unconfirmed !== undefined && (error as Error | undefined)?.cause === this.#unconfirmed
-      failure = new Error(own && this.#unconfirmed ? `${this.#unconfirmedSwitch(this.#unconfirmed)} ${this.#unconfirmedLoss()}` : this.#onDisk(error), { cause: error })
+      const unconfirmed = this.#unconfirmed
+      const own = unconfirmed !== undefined && (error as Error | undefined)?.cause === unconfirmed
+      failure = new Error(own ? `${this.#unconfirmedSwitch(unconfirmed)} ${this.#unconfirmedLoss()}` : this.#onDisk(error), { cause: error })
     }
     // Then the log, then the folder's lock (another server may open the folder now): each let go
     // even if the other cannot be; the checkpoint's failure, which says what the folder holds,
@@ -441,7 +439,7 @@ export class DurableWrites {
     if (!bound) throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} names ${record.k}, which this Quarry does not serve; start the version of Quarry that wrote it.`)
     let outcome: Outcome<unknown>
     try {
-      outcome = await replaying(record.t, () => bound.call(record.r, content, REPLAY))
+      outcome = await replaying(record.t, () => bound.call(record.r, content, TRANSPORT_CALL))
     } catch (error) {
       if (!(error instanceof ReplayDivergence)) throw error
       throw new QuarryError('INVALID_SNAPSHOT', `record ${index} of the write-ahead log in ${this.#data.root} (${record.k}) does not replay here: ${error.detail}. A log replays on the Quarry version and options (embedder, extractor) that wrote it: start that one (its last checkpoint takes the writes in), or restore the folder from a backup.`)
@@ -463,9 +461,9 @@ function errorCode(error: unknown): string {
 
 /** The Status of a write the disk refused: RESOURCE_EXHAUSTED when it is full, else UNAVAILABLE; never a local path. */
 function diskFailure(error: unknown): RpcStatus {
-  const code = (error as NodeJS.ErrnoException).code
+  const code = errorCode(error)
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return rpcStatus('RESOURCE_EXHAUSTED', 'The data folder\'s disk is full: the write was not applied. Free space and retry; reads keep working.')
   }
-  return rpcStatus('UNAVAILABLE', `The data folder cannot be written (${code ?? 'I/O error'}): the write was not applied. Check its permissions and the disk, then retry; reads keep working.`)
+  return rpcStatus('UNAVAILABLE', `The data folder cannot be written (${code}): the write was not applied. Check its permissions and the disk, then retry; reads keep working.`)
 }
