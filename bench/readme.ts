@@ -298,7 +298,7 @@ export const SUITES: readonly Suite[] = [
     },
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16). Each transport is called two ways: raw, with Node\'s own clients (node:http keep-alive with JSON; one node:http2 connection with protobuf.js messages), which measures the server; and with the clients users run, Google\'s own, on REST (`fallback: true`) and on gRPC, one per service shared by the concurrent clients. Transports interleave by round after a warm-up. Cells are requests per second in process / REST / gRPC / Google\'s REST / Google\'s gRPC; REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares the same way of calling, raw / Google\'s: requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry). The floor (under Data) runs the raw clients against servers that do no work: a bare `node:http` one (http echo) and a minimal gRPC one on `node:http2` (http2 echo). Small reads (second table) run REST against bare alone, 16 clients, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`: a closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16). Each transport is called two ways: raw, with Node\'s own clients (node:http keep-alive with JSON; one node:http2 connection with protobuf.js messages), which measures the server; and with the clients users run, Google\'s own, on REST (`fallback: true`) and on gRPC, one per service shared by the concurrent clients. Transports interleave by round after a warm-up. Cells are requests per second in process / REST / gRPC / Google\'s REST / Google\'s gRPC; REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares the same way of calling, raw / Google\'s: requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry). The floor (under Data) runs the raw clients against servers that do no work: a bare `node:http` one (http echo) and a minimal gRPC one on `node:http2` (http2 echo). Reads at 16 clients (second table: the small reads, then the three queries, each request its own query) run REST against bare alone, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9 for every read).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -319,13 +319,13 @@ export const SUITES: readonly Suite[] = [
         ),
         '',
         ...(() => {
-          // Small reads, a column each: REST / bare requests per second, the median ratio, and the rounds' lowest and highest.
+          // Reads at 16 clients, a column each: REST / bare requests per second, the median ratio, and the rounds' lowest and highest.
           const reads = list(r, 'smallReads')
           if (reads.length === 0) return []
           const rounds = (x: Json): number[] => String(x['rest / bare, each round'] ?? '').split(' ').map(Number)
           return [
             ...table(
-              [`small read, ${fmt(num(reads[0], 'clients'))} clients`, ...reads.map((x) => String(x['call']))],
+              [`read, ${fmt(num(reads[0], 'clients'))} clients`, ...reads.map((x) => String(x['call']))],
               [
                 ['REST / bare (rps)', ...reads.map((x) => `${ratio(num(x, 'rest / bare rps'))} (${fmt(num(x, 'rest rps'))} / ${fmt(num(x, 'bare rps'))})`)],
                 ['rounds, lowest – highest', ...reads.map((x) => `${Math.min(...rounds(x)).toFixed(2)} – ${Math.max(...rounds(x)).toFixed(2)}`)],

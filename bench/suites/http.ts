@@ -87,7 +87,7 @@ interface SmallRead {
 
 /** Measured rounds of each transport per call and client count (after a warm-up round). */
 const ROUNDS = 3
-/** Small reads: concurrent clients, and rounds of each of REST and bare (in the order bare, REST, REST, bare, ...). */
+/** Reads against bare (small reads and the queries): concurrent clients, and rounds of each of REST and bare (in the order bare, REST, REST, bare, ...). */
 const SMALL_READ_CLIENTS = 16
 const SMALL_READ_ROUNDS = 8
 
@@ -597,22 +597,32 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
   echoSession.close()
 
-  // Small reads, REST against bare only: more rounds, each with enough requests to span many
+  // Reads at 16 clients (the target's count), REST against bare only: the small reads, then the
+  // queries (POST, each request its own query): more rounds, each with enough requests to span many
   // scheduler slices, in the order bare, REST, REST, bare (drift over a round pair cancels); medians.
   const perRound = ctx.quick ? 800 : 6000
+  // A query does more engine work per request: fewer requests make a round of about the same length.
+  const perQueryRound = ctx.quick ? 300 : 2000
+  const reads = [
+    ...Object.entries(smallReads).map(([name, read]) => ({ name, path: read.path, body: (): string | undefined => undefined, requests: perRound })),
+    ...(['retrieveContexts', 'queryCorpus', 'retrieveMemories'] as const).map((name) => {
+      const c = calls[name] as Call
+      return { name, path: c.path, body: (i: number): string | undefined => JSON.stringify(c.body(queries[i % queries.length] as string, i)), requests: perQueryRound }
+    }),
+  ]
   const smallReadRows: Record<string, string | number>[] = []
-  for (const [name, read] of Object.entries(smallReads)) {
-    const [overRest, overBare] = await Promise.all([post(read.path, undefined), post(read.path, undefined, barePort)])
+  for (const { name, path, body, requests } of reads) {
+    const [overRest, overBare] = await Promise.all([post(path, body(0)), post(path, body(0), barePort)])
     if (overRest.status !== 200 || JSON.stringify(JSON.parse(overRest.text)) !== JSON.stringify(JSON.parse(overBare.text))) throw new Error(`${name}: REST answers ${overRest.status} ${overRest.text.slice(0, 200)}, bare ${overBare.text.slice(0, 200)}`)
     const round = async (to: string | number): Promise<number> => {
-      let left = perRound
+      let sent = 0
       const t0 = performance.now()
       await Promise.all(
         Array.from({ length: SMALL_READ_CLIENTS }, async () => {
-          while (left-- > 0) if ((await post(read.path, undefined, to)).status !== 200) throw new Error(`${name} failed during the run`)
+          while (sent < requests) if ((await post(path, body(sent++), to)).status !== 200) throw new Error(`${name} failed during the run`)
         }),
       )
-      return perRound / ((performance.now() - t0) / 1000)
+      return requests / ((performance.now() - t0) / 1000)
     }
     await round(barePort)
     await round(port)
@@ -624,7 +634,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       if (k % 2 === 1) bareRps.push(await round(barePort))
     }
     const ratios = restRps.map((r, k) => r / (bareRps[k] ?? NaN))
-    smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
+    smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, requests, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
   }
   agent.destroy()
   rawSession.close()
@@ -632,10 +642,10 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   await ask({ op: 'close' })
   child.disconnect()
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC, raw and with Google's clients, server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
-  printTable(`small reads, REST vs a bare node:http server, ${SMALL_READ_CLIENTS} keep-alive clients, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each`, smallReadRows)
+  printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each (queries: ${perQueryRound})`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, queryReadRequests: perQueryRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
 
 if (process.argv[2] === '--http-server-child') {
