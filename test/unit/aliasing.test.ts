@@ -462,17 +462,24 @@ describe('Vertex RAG Engine', () => {
       [{ key: new Key() }, "'ragCorpus.encryptionSpec.key' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): an instance of Key is not JSON data"],
       [{ toJSON: () => 'x'.repeat(5_000_000) }, "'ragCorpus.encryptionSpec.toJSON' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): a function is not JSON data"],
       [{ n: [1n] }, "'ragCorpus.encryptionSpec.n[0]' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): a bigint is not JSON data"],
+      // JSON writes an undefined list element, or a hole, as null: the stored value would change at a restart.
+      [{ n: [1, undefined] }, "'ragCorpus.encryptionSpec.n[1]' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): undefined (a list element, or a hole in the list) is not JSON data"],
+      // eslint-disable-next-line no-sparse-arrays
+      [{ n: [[1, , 3]] }, "'ragCorpus.encryptionSpec.n[0][1]' (type.googleapis.com/google.cloud.aiplatform.v1beta1.EncryptionSpec): undefined (a list element, or a hole in the list) is not JSON data"],
     ]
     for (const [encryptionSpec, message] of cases) {
       const refused = await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec } })
       expect(refused).toMatchObject({ ok: false, status: { code: 3, message: expect.stringContaining(message) } })
     }
     expect(ok(await s.listRagCorpora({ parent: L })).ragCorpora ?? []).toEqual([])
-    // Plain data of another realm, or without a prototype, is JSON data.
+    // Plain data of another realm, or without a prototype, is JSON data; so is a key whose value
+    // is undefined (absent in JSON as in memory).
     const foreign = runInNewContext('({ kmsKeyName: "k1" })') as object
     const created = ok(await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c', encryptionSpec: foreign } }))
     expect(created.done).toBe(true)
-    expect(ok(await s.listRagCorpora({ parent: L })).ragCorpora.map((c: { displayName: string }) => c.displayName)).toEqual(['c'])
+    const absent = ok(await s.createRagCorpus({ parent: L, ragCorpus: { displayName: 'd', encryptionSpec: { kmsKeyName: 'k2', extra: undefined } } }))
+    expect(absent.done).toBe(true)
+    expect(ok(await s.listRagCorpora({ parent: L })).ragCorpora.map((c: { displayName: string }) => c.displayName)).toEqual(['c', 'd'])
   })
 
   it('control: RagFile, RagEngineConfig and contexts (besides pageSpan) are built per call', async () => {

@@ -394,6 +394,9 @@ function checkOpaque(root: object, path: string, depth: number, name: string): v
       throw invalidPayload(pathOf(v), `Invalid value at '${pathOf(v)}' (type.googleapis.com/${name}): a number must be finite; NaN and Infinity have no JSON form. Send a finite number, or the text as a string.`)
     }
     if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') throw notJsonData(pathOf(v), name, `a ${typeof value}`)
+    // A key whose value is undefined is absent, in memory and in JSON alike; a list element (or a
+    // hole) cannot be absent: kept in memory, it would be written as null to a snapshot.
+    if (value === undefined && v.parent !== undefined && Array.isArray(v.parent.value)) throw notJsonData(pathOf(v), name, 'undefined (a list element, or a hole in the list)')
     if (typeof value === 'string') {
       if (value.length > DEFAULT_LIMITS.string.max) {
         const over = checkLength(value, DEFAULT_LIMITS.string, pathOf(v))
