@@ -195,23 +195,26 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
   return { ...none, response: { contexts: omitUnset({ contexts: [...ranked] }) }, results: ranked === contexts ? results : reordered(ranked, results) }
 }
 
-/** A hit with its file (its record's metadata names it), its chunk (looked up by record id) and its dense measure. */
+/** A hit with its file (its record's metadata names it), its chunk (found by record id) and its dense measure. */
 function found(corpus: RagCorpusState, hit: Hit): { hit: Hit; file: RagFileState; chunk: RagChunkState; dense: DenseMeasure } {
   const fileId = hit.metadata[FILE_FIELD]
   const file = typeof fileId === 'string' ? corpus.files.get(`${corpus.name}/ragFiles/${fileId}`) : undefined
-  const chunk = file ? chunksById(file).get(hit.id) : undefined
+  const chunk = file ? chunkOf(file, hit.id) : undefined
   if (!file || !chunk || hit.key === undefined) throw new Error(`index and resources disagree on ${hit.id}`)
   return { hit, file, chunk, dense: denseMeasure(corpus.metric, hit.key) }
 }
 
-/** Each file's chunks by id, made once per chunk list (an import replaces the list, and with it this map). */
-const byId = new WeakMap<readonly RagChunkState[], ReadonlyMap<string, RagChunkState>>()
-
-function chunksById(file: RagFileState): ReadonlyMap<string, RagChunkState> {
-  const chunks = file.chunks
-  let map = byId.get(chunks)
-  if (!map) byId.set(chunks, (map = new Map(chunks.map((c) => [c.id, c]))))
-  return map
+/**
+ * A file's chunk by its record id. Chunk i of a file has the id `chunkId(file.id, i)` (state.ts),
+ * so the id's ordinal is its place in the list: no map of the file's chunks is built (a first
+ * query after a start would build one per file it touches, each as long as the file).
+ */
+function chunkOf(file: RagFileState, id: string): RagChunkState | undefined {
+  const at = file.id.length + 1
+  if (id.length <= at || !id.startsWith(file.id) || id.charCodeAt(at - 1) !== 0x2d) return undefined
+  const i = Number(id.slice(at))
+  const chunk = Number.isSafeInteger(i) ? file.chunks[i] : undefined
+  return chunk?.id === id ? chunk : undefined
 }
 
 /**
