@@ -65,7 +65,7 @@ function gone(): Error {
 /**
  * The body of a request its framing says has none (no Transfer-Encoding, no Content-Length above
  * 0: RFC 9112 section 6.3), such as most reads: known at once, with nothing to wait for, no timer
- * and no listener. Undefined when a body may follow (then {@link readBody}).
+ * and no listener. Undefined when a body may follow (then {@link receiveBody}).
  */
 export function framedEmpty(req: IncomingMessage): Buffer | undefined {
   const headers = req.headers
@@ -74,76 +74,81 @@ export function framedEmpty(req: IncomingMessage): Buffer | undefined {
   return length === undefined || Number(length) === 0 ? NO_BODY : undefined
 }
 
-export async function readBody(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<Buffer> {
+/** What {@link receiveBody} hands over, once: the body, or why there is none (an HttpFailure, or the client gone). */
+export type Received = { readonly body: Buffer } | { readonly failure: unknown }
+
+/**
+ * Receives a request's body within the limits and calls `done` once, with the body (kept for a
+ * later reader of the same request) or with why it failed: over `limit` (413), the bodies being
+ * received over `receiving`'s budget (429), no progress for its idle time (408), the client gone.
+ * Events rather than a promise: a small body is one 'data' and one 'end', and the REST edge calls
+ * this for every request, so the promise and its hops per request showed in its cost against a
+ * bare `node:http` server (bench/suites/http.ts).
+ */
+export function receiveBody(req: IncomingMessage, limit: number, receiving: Receiving | undefined, done: (received: Received) => void): void {
   const empty = framedEmpty(req)
-  if (empty !== undefined) {
-    if (req.destroyed) throw gone()
-    return empty
-  }
+  if (empty !== undefined) return done(req.destroyed ? { failure: gone() } : { body: empty })
   const known = bodies.get(req)
-  if (known !== undefined) return known
+  if (known !== undefined) return done({ body: known })
   const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > limit) throw new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`))
-  if (req.destroyed) throw gone()
-  if (req.readableEnded) return NO_BODY
-  // Events rather than an async iterator: a small body is one 'data' and one 'end', with no promise per chunk.
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    // Left unread from here (no bound, or no end): the answer closes the connection (see `send`).
-    const cut = (httpStatus: number, status: RpcStatus): void => {
-      done()
-      req.pause()
-      cutShort.add(req)
-      reject(new HttpFailure(httpStatus, status))
-    }
-    const idle = receiving !== undefined
-      ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
-      : undefined
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length
-      idle?.refresh()
-      if (receiving !== undefined) {
-        receiving.pending += chunk.length
-        if (receiving.pending > receiving.budgetBytes) {
-          return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
-        }
+  if (declared > limit) return done({ failure: new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`)) })
+  if (req.destroyed) return done({ failure: gone() })
+  if (req.readableEnded) return done({ body: NO_BODY })
+  const chunks: Buffer[] = []
+  let size = 0
+  const fail = (failure: unknown): void => {
+    settle()
+    done({ failure })
+  }
+  // Left unread from here (no bound, or no end): the answer closes the connection (see `send`).
+  const cut = (httpStatus: number, status: RpcStatus): void => {
+    req.pause()
+    cutShort.add(req)
+    fail(new HttpFailure(httpStatus, status))
+  }
+  const idle = receiving !== undefined
+    ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
+    : undefined
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length
+    idle?.refresh()
+    if (receiving !== undefined) {
+      receiving.pending += chunk.length
+      if (receiving.pending > receiving.budgetBytes) {
+        return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
       }
-      if (size <= limit) chunks.push(chunk)
-      else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
     }
-    const onEnd = (): void => {
-      done()
-      // A large body is joined a slice at a time, into shared memory (rpc/shared-bytes.ts): the
-      // threads that read an upload get it without a copy.
-      const joined = size > SHARED_ABOVE_BYTES ? sharedCopy(chunks) : Promise.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
-      joined.then((body) => {
-        bodies.set(req, body)
-        resolve(body)
-      }, reject)
+    if (size <= limit) chunks.push(chunk)
+    else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
+  }
+  const onEnd = (): void => {
+    settle()
+    const kept = (body: Buffer): void => {
+      bodies.set(req, body)
+      done({ body })
     }
-    const onError = (error: Error): void => {
-      done()
-      reject(error)
-    }
-    // Closed before its end: the client went away.
-    const onClose = (): void => onError(gone())
-    const done = (): void => {
-      clearTimeout(idle)
-      if (receiving !== undefined) receiving.pending -= size
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onError)
-      req.off('close', onClose)
-    }
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onError)
-    req.on('close', onClose)
-  })
+    // A large body is joined a slice at a time, into shared memory (rpc/shared-bytes.ts): the
+    // threads that read an upload get it without a copy.
+    if (size > SHARED_ABOVE_BYTES) sharedCopy(chunks).then(kept, (failure: unknown) => done({ failure }))
+    else kept(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+  }
+  // Closed before its end: the client went away.
+  const onClose = (): void => fail(gone())
+  const settle = (): void => {
+    clearTimeout(idle)
+    if (receiving !== undefined) receiving.pending -= size
+    req.off('data', onData)
+    req.off('end', onEnd)
+    req.off('error', fail)
+    req.off('close', onClose)
+  }
+  req.on('data', onData)
+  req.on('end', onEnd)
+  req.on('error', fail)
+  req.on('close', onClose)
 }
 
-/** Reads and drops a body the server will not use (so the connection can be reused). */
-export async function drain(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<void> {
-  await readBody(req, limit, receiving).catch(() => undefined)
+/** {@link receiveBody} as a promise: the body, or a rejection with why it failed. */
+export function readBody(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<Buffer> {
+  return new Promise((resolve, reject) => receiveBody(req, limit, receiving, (received) => ('body' in received ? resolve(received.body) : reject(received.failure))))
 }

@@ -5,7 +5,7 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { accessCheck, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { drain, framedEmpty, HttpFailure, readBody, Receiving, send, sendStatus, sendStream } from './replies.js'
+import { HttpFailure, receiveBody, Receiving, send, sendStatus, sendStream, type Received } from './replies.js'
 import { buildRequest, checkContentType, requestTarget } from './request.js'
 import { restRoutes, routeMatcher } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
@@ -70,8 +70,11 @@ export function createRestServer(options: RestOptions): Server {
   // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
   const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
 
-  /** Admission: who may ask (Host, Origin, Fetch Metadata), the body in full, then a slot. */
-  const admit = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /**
+   * Admission, once the body is in (or failed): who may ask (Host, Origin, Fetch Metadata), then
+   * the body, then a slot. A refused request is answered 403 whatever became of its body.
+   */
+  const admit = async (req: IncomingMessage, res: ServerResponse, received: Received): Promise<void> => {
     const headers = req.headers
     const rawPath = (req.url ?? '/').split('?', 1)[0] as string
     const admitted = checkAccessOf(headers, options.boundHost())
@@ -83,21 +86,19 @@ export function createRestServer(options: RestOptions): Server {
         ? undefined
         : refuseOtherSite({ site: fetchSite, mode: headers['sec-fetch-mode'], dest: headers['sec-fetch-dest'] }, admitted.cors !== undefined, site?.isPage(rawPath) ?? false)
     if (refused !== undefined) {
-      await drain(req, maxBody, receiving)
       sendStatus(res, rpcStatus('PERMISSION_DENIED', refused), 403)
       return
     }
     if (admitted.ok && admitted.cors !== undefined) {
       for (const [name, value] of Object.entries(corsHeaders(admitted.cors))) res.setHeader(name, value)
       if (req.method === 'OPTIONS') {
-        await drain(req, maxBody, receiving)
         res.writeHead(204, preflightHeaders(admitted.cors, headers['access-control-request-headers']))
         res.end()
         return
       }
     }
-    // Most reads have no body by their framing: nothing to wait for before the slot.
-    const body = framedEmpty(req) ?? (await readBody(req, maxBody, receiving))
+    if ('failure' in received) throw received.failure
+    const body = received.body
     const client = clientOf(req.socket.remoteAddress)
     const slots = site?.isStream(rawPath) === true ? streams : inFlight
     if (!slots.enter(client)) {
@@ -162,7 +163,7 @@ export function createRestServer(options: RestOptions): Server {
         }
       })
     }
-    admit(req, res).catch((error: unknown) => {
+    const failed = (error: unknown): void => {
       if (error instanceof HttpFailure) sendStatus(res, error.status, error.httpStatus)
       else if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
         // The client went away mid-request: nothing to answer, nothing wrong with the server.
@@ -171,7 +172,9 @@ export function createRestServer(options: RestOptions): Server {
         onInternalError(error)
         if (!res.headersSent) sendStatus(res, rpcStatus('INTERNAL', 'Internal error encountered.'))
       }
-    })
+    }
+    // The body first (most reads have none by their framing: at once), before a slot is taken.
+    receiveBody(req, maxBody, receiving, (received) => void admit(req, res, received).catch(failed))
   })
 
   // Clients keep connections open between calls; closing idle ones after Node's default 5 s
