@@ -247,13 +247,16 @@ describe('Fetch Metadata', () => {
   })
 })
 
-/** A POST to `host:port` sending its headers (Content-Length `length`) and `sent` bytes of body; resolves to what came back once the server closes it. */
-function partialPost(host: string, port: number, length: number, sent: number): { answer: Promise<string>; socket: Socket } {
+/**
+ * A POST to `host:port` sending its headers (Content-Length `length`, Host `hostHeader`) and `sent`
+ * bytes of body; resolves to what came back once the server closes it.
+ */
+function partialPost(host: string, port: number, length: number, sent: number, hostHeader = host): { answer: Promise<string>; socket: Socket } {
   const socket = connect(port, host)
   let text = ''
   socket.on('data', (c: Buffer) => (text += c.toString('utf8')))
   socket.on('error', () => undefined)
-  socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${' '.repeat(sent)}`)
+  socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: ${hostHeader}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${' '.repeat(sent)}`)
   return { socket, answer: new Promise((done) => socket.on('close', () => done(text))) }
 }
 
@@ -277,6 +280,41 @@ describe('in process: the bounds behind the flags', () => {
       const held = posts.filter((_, i) => i !== first.i)
       expect((await Promise.all(held.map((h) => h.answer))).map(statusLine)).toEqual(Array(4).fill('HTTP/1.1 408 Request Timeout'))
       // A whole 1,000-byte body would not have fitted beside the 3,600 held; now it does.
+      const after = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/after"}'.padEnd(1_000) })
+      expect(after.status).toBe(200)
+      expect(((await after.json()) as { name: string }).name).toBe('corpora/after')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('answers a request refused by its Host 403 whatever became of its body, and frees its share of the bodies being received', async () => {
+    const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), maxBodyBytes: 1_000, bodyTimeoutMs: 1_000, console: false })
+    const { port } = await server.listen()
+    const refused = (text: string): unknown => (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: { code: number; status: string } }).error
+    try {
+      // A page on another name that resolves here (DNS rebinding) sends bodies and stalls: each is
+      // held (3,600 of the 4,000 bytes the server receives at once), then refused once its body
+      // has stalled, on a connection the server closes (the rest of the body is left unread).
+      const stalled = Array.from({ length: 4 }, () => partialPost('127.0.0.1', port, 1_000, 900, 'rebound.example'))
+      for (const text of await Promise.all(stalled.map((p) => p.answer))) {
+        expect(statusLine(text)).toBe('HTTP/1.1 403 Forbidden')
+        expect(text.toLowerCase()).toContain('\r\nconnection: close\r\n')
+        expect(refused(text)).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' })
+      }
+      // A body declared over the limit from that name is refused the same (403, not 413).
+      const over = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/v1beta/corpora', method: 'POST', agent: false, headers: { host: 'rebound.example', 'content-type': 'application/json', 'content-length': 5_000 } }, (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+        })
+        req.on('error', reject)
+        req.end(' '.repeat(5_000))
+      })
+      expect(over.status).toBe(403)
+      expect((JSON.parse(over.text) as { error: unknown }).error).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' })
+      // The refused bodies' bytes are no longer counted: a whole 1,000-byte body fits beside nothing.
       const after = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/after"}'.padEnd(1_000) })
       expect(after.status).toBe(200)
       expect(((await after.json()) as { name: string }).name).toBe('corpora/after')
