@@ -67,7 +67,7 @@ function gone(): Error {
  * 0: RFC 9112 section 6.3), such as most reads: known at once, with nothing to wait for, no timer
  * and no listener. Undefined when a body may follow (then {@link receiveBody}).
  */
-export function framedEmpty(req: IncomingMessage): Buffer | undefined {
+function framedEmpty(req: IncomingMessage): Buffer | undefined {
   const headers = req.headers
   if (headers['transfer-encoding'] !== undefined) return undefined
   const length = headers['content-length']

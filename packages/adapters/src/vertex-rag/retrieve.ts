@@ -9,7 +9,7 @@ import type { RagContext } from './context.js'
 import { coreThreshold, denseMeasure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure, type DistanceMetric } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
-import { FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
+import { chunkOrdinal, FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
 import { filesGoingIn } from './pending-files.js'
 
 /** Contexts when neither ragRetrievalConfig.topK nor similarityTopK is set. */
@@ -205,15 +205,13 @@ function found(corpus: RagCorpusState, hit: Hit): { hit: Hit; file: RagFileState
 }
 
 /**
- * A file's chunk by its record id. Chunk i of a file has the id `chunkId(file.id, i)` (state.ts),
- * so the id's ordinal is its place in the list: no map of the file's chunks is built (a first
- * query after a start would build one per file it touches, each as long as the file).
+ * A file's chunk by its record id: chunk i of a file has the id `chunkId(file.id, i)`, so the id's
+ * ordinal is its place in the list (no map of the file's chunks is built: a first query after a
+ * start would build one per file it touches, each as long as the file).
  */
 function chunkOf(file: RagFileState, id: string): RagChunkState | undefined {
-  const at = file.id.length + 1
-  if (id.length <= at || !id.startsWith(file.id) || id.charCodeAt(at - 1) !== 0x2d) return undefined
-  const i = Number(id.slice(at))
-  const chunk = Number.isSafeInteger(i) ? file.chunks[i] : undefined
+  const i = chunkOrdinal(file.id, id)
+  const chunk = i === undefined ? undefined : file.chunks[i]
   return chunk?.id === id ? chunk : undefined
 }
 

@@ -100,6 +100,14 @@ export function chunkId(fileId: string, i: number): string {
   return `${fileId}-${String(i).padStart(6, '0')}`
 }
 
+/** The ordinal a chunk id of this file names (the inverse of {@link chunkId}), or undefined when it names none. */
+export function chunkOrdinal(fileId: string, id: string): number | undefined {
+  const at = fileId.length + 1
+  if (id.length <= at || !id.startsWith(fileId) || id.charCodeAt(at - 1) !== 0x2d) return undefined
+  const i = Number(id.slice(at))
+  return Number.isSafeInteger(i) ? i : undefined
+}
+
 export interface RagChunkState {
   /** Record id in the corpus index, also the v1beta1 chunkId: `<fileId>-<6-digit ordinal>`. */
   readonly id: string
