@@ -79,6 +79,25 @@ describe('RAG Engine state (version 2)', () => {
     expect(await answers(again, corpora)).toEqual(expected)
   })
 
+  it('a loaded engine answers, and saves again to the same state, whether or not a file\'s chunk list was made', async () => {
+    const original = JSON.parse(readFileSync(join(saved, 'snapshot-000001', 'state.json'), 'utf8')) as unknown
+    const rag = engine()
+    rag.loadFrom(saved)
+    // Queries find their hits' chunks one by one; a save writes the saved counts and pages back.
+    expect(await answers(rag, corpora)).toEqual(expected)
+    const untouched = join(root, 'untouched')
+    mkdirSync(untouched)
+    rag.saveTo(untouched)
+    expect(JSON.parse(readFileSync(join(untouched, 'snapshot-000001', 'state.json'), 'utf8'))).toEqual(original)
+    // Every file's list made (what a write to it does first): the same state, the same answers.
+    for (const corpus of rag.corpora().values()) for (const file of corpus.files.values()) expect(file.chunks.length).toBeGreaterThan(0)
+    expect(await answers(rag, corpora)).toEqual(expected)
+    const made = join(root, 'made')
+    mkdirSync(made)
+    rag.saveTo(made)
+    expect(JSON.parse(readFileSync(join(made, 'snapshot-000001', 'state.json'), 'utf8'))).toEqual(original)
+  })
+
   it('a loaded file can be deleted: its chunks leave the index, the other contexts keep their order and scores', async () => {
     const rag = engine()
     rag.loadFrom(saved)

@@ -6,6 +6,7 @@ import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { pageOf, type PageRequest } from '../rpc/paging.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { VertexRagEngine } from '../vertex-rag/service.js'
+import { chunkCount } from '../vertex-rag/state.js'
 import type { Engines } from '../transport/bound-methods.js'
 
 /** A Semantic Retriever corpus on the console's start page. */
@@ -90,7 +91,7 @@ export function overview(engines: Engines, generation: number): OverviewJson {
   }
   for (const c of engines.vertexRag.corpora().values()) {
     const managed = c.vectorDbConfig['ragManagedDb'] as { ann?: unknown } | undefined
-    const chunks = [...c.files.values()].reduce((n, f) => n + f.chunks.length, 0)
+    const chunks = [...c.files.values()].reduce((n, f) => n + chunkCount(f), 0)
     at(c.name).ragCorpora.push(omitUndefined({ name: c.name, displayName: c.displayName, files: c.files.size, chunks, kind: managed?.ann === undefined ? ('knn' as const) : ('ann' as const) }))
   }
   const now = engines.memoryBank.now()
@@ -156,5 +157,5 @@ export async function ragChunks(rag: VertexRagEngine, name: string | undefined, 
 export async function ragChunkCounts(rag: VertexRagEngine, parent: string | undefined): Promise<Outcome<RagChunkCountsJson>> {
   const found = await rag.readCorpus(parent)
   if (!found.ok) return found
-  return { ok: true, response: { files: [...found.response.files.values()].map((f) => ({ name: f.name, chunks: f.chunks.length })) } }
+  return { ok: true, response: { files: [...found.response.files.values()].map((f) => ({ name: f.name, chunks: chunkCount(f) })) } }
 }

@@ -3,7 +3,7 @@ import { arrayField, indexDirOf, mapped, readState, seqOf, streamed, within, wri
 import type { RagContext } from './context.js'
 import type { Operation } from '../rpc/operations.js'
 import { filesGoingIn } from './pending-files.js'
-import { chunkId, IndexedChunk, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
+import { chunkId, IndexedChunk, keepSavedChunks, savedChunksOf, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
 
 /**
  * RAG Engine state on disk: `state.json` (corpora, files, schemas, metadata, operations) and one
@@ -28,10 +28,21 @@ interface Saved {
   readonly engineConfigs: readonly RagEngineConfigState[]
 }
 
-/** A file without its chunks' texts (version 2). */
-function savedFile({ metadata, chunks, ...f }: RagFileState): SavedFile {
-  const pageSpans = chunks.some((c) => c.pageSpan) ? chunks.map((c): readonly [number, number] => [c.pageSpan?.firstPage ?? 0, c.pageSpan?.lastPage ?? 0]) : undefined
-  return { ...f, metadata: [...metadata.values()], chunks: chunks.length, ...(pageSpans ? { pageSpans } : {}) }
+/** Each chunk's pages, when any chunk has pages (a PDF's). */
+function pageSpansOf(chunks: readonly RagChunkState[]): SavedFile['pageSpans'] {
+  return chunks.some((c) => c.pageSpan) ? chunks.map((c): readonly [number, number] => [c.pageSpan?.firstPage ?? 0, c.pageSpan?.lastPage ?? 0]) : undefined
+}
+
+/**
+ * A file without its chunks' texts (version 2). Its fields are copied by name, `chunks` aside: a
+ * restored file whose chunk list was never made is written as it was read, without making it.
+ */
+function savedFile(file: RagFileState): SavedFile {
+  const fields: Partial<Record<keyof RagFileState, unknown>> = {}
+  for (const key of Object.keys(file) as (keyof RagFileState)[]) if (key !== 'chunks' && key !== 'metadata') fields[key] = file[key]
+  const kept = savedChunksOf(file)
+  const pageSpans = kept === undefined ? pageSpansOf(file.chunks) : kept.pageSpans
+  return { ...(fields as Omit<SavedFile, 'metadata' | 'chunks' | 'pageSpans'>), metadata: [...file.metadata.values()], chunks: kept?.count ?? file.chunks.length, ...(pageSpans ? { pageSpans } : {}) }
 }
 
 export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string): Steps {
@@ -47,13 +58,10 @@ export function* saveRag(ctx: RagContext, out: GenerationWriter, folder: string)
   yield* writeState(out, folder, FORMAT, { seq: ctx.state.seq, operations: streamed(ctx.state.operations.values()), corpora: streamed(saved), engineConfigs: [...ctx.state.engineConfigs.values()] })
 }
 
-/** The chunks of a saved file, their texts read from the corpus index when asked. */
-function chunksOf(index: QuarryIndex, file: SavedFile): RagChunkState[] {
-  const spans = file.pageSpans
-  return Array.from({ length: file.chunks }, (_, i) => {
-    const span = spans?.[i]
-    return new IndexedChunk(index, chunkId(file.id, i), span ? { firstPage: span[0], lastPage: span[1] } : undefined)
-  })
+/** Chunk `i` of a saved file, its text read from the corpus index when asked. */
+function savedChunk(index: QuarryIndex, file: SavedFile, i: number): RagChunkState {
+  const span = file.pageSpans?.[i]
+  return new IndexedChunk(index, chunkId(file.id, i), span ? { firstPage: span[0], lastPage: span[1] } : undefined)
 }
 
 /** The saved chunk list's shape, checked at load (a TypeError otherwise: readState refuses the state). */
@@ -64,21 +72,33 @@ function checkChunks(file: SavedFile): void {
 }
 
 /**
- * A saved file as the engine holds it, metadata by name. Its chunk objects are made the first
- * time something reads `chunks` (a query's hits, a write to the file, the next save): a load makes
- * none, so its time is the index's, whatever the number of chunks.
+ * A saved file as the engine holds it, metadata by name. Its chunk list is made the first time
+ * something reads `chunks` (a write to the file, its deletion, the console's chunk list); until
+ * then its chunks stay as saved (state.ts `SavedChunks`: a query's hits and a save need no list).
+ * A load makes no chunk object, so its time is the index's, whatever the number of chunks.
  */
 function fileOf(index: QuarryIndex, saved: SavedFile): RagFileState {
   checkChunks(saved)
-  const { metadata, chunks: _chunks, pageSpans: _spans, ...f } = saved
+  const { metadata, chunks: count, pageSpans, ...f } = saved
   const file = { ...f, metadata: new Map(metadata.map((m) => [m.name, { ...m }])) } as Omit<RagFileState, 'chunks'>
   let chunks: readonly RagChunkState[] | undefined
-  return Object.defineProperty(file, 'chunks', {
-    get: () => (chunks ??= chunksOf(index, saved)),
-    set: (value: readonly RagChunkState[]) => (chunks = value),
+  const restored = Object.defineProperty(file, 'chunks', {
+    get: () => {
+      if (chunks === undefined) {
+        chunks = Array.from({ length: count }, (_, i) => savedChunk(index, saved, i))
+        keepSavedChunks(restored, undefined)
+      }
+      return chunks
+    },
+    set: (value: readonly RagChunkState[]) => {
+      chunks = value
+      keepSavedChunks(restored, undefined)
+    },
     enumerable: true,
     configurable: true,
   }) as RagFileState
+  keepSavedChunks(restored, { count, pageSpans, at: (i) => (Number.isSafeInteger(i) && i >= 0 && i < count ? savedChunk(index, saved, i) : undefined) })
+  return restored
 }
 
 /**

@@ -9,7 +9,7 @@ import type { RagContext } from './context.js'
 import { coreThreshold, denseMeasure, scoreOfRelevance, sparseDistanceOf, type DenseMeasure, type DistanceMetric } from './metric.js'
 import type { ContextJson, RetrieveContextsResponseJson } from './resources.js'
 import { RetrieveContextsRequest, requestSchema, type ApiVersion } from './schema.js'
-import { chunkOrdinal, FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
+import { chunkAt, chunkOrdinal, FILE_FIELD, metadataField, sourceUriOf, type RagChunkState, type RagCorpusState, type RagFileState } from './state.js'
 import { filesGoingIn } from './pending-files.js'
 
 /** Contexts when neither ragRetrievalConfig.topK nor similarityTopK is set. */
@@ -211,7 +211,7 @@ function found(corpus: RagCorpusState, hit: Hit): { hit: Hit; file: RagFileState
  */
 function chunkOf(file: RagFileState, id: string): RagChunkState | undefined {
   const i = chunkOrdinal(file.id, id)
-  const chunk = i === undefined ? undefined : file.chunks[i]
+  const chunk = i === undefined ? undefined : chunkAt(file, i)
   return chunk?.id === id ? chunk : undefined
 }
 

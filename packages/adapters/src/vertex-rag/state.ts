@@ -108,6 +108,44 @@ export function chunkOrdinal(fileId: string, id: string): number | undefined {
   return Number.isSafeInteger(i) ? i : undefined
 }
 
+/**
+ * The chunks of a file restored from a save, as saved: a count, and each chunk's pages. They stay
+ * so until something reads the file's whole list (`chunks`, made then): a query's hit makes its
+ * one chunk ({@link chunkAt}), and a save writes the count and pages back as they were, so neither
+ * makes an object per chunk of the file nor keeps them.
+ */
+export interface SavedChunks {
+  readonly count: number
+  readonly pageSpans: readonly (readonly [number, number])[] | undefined
+  /** Chunk `i`, made alone (undefined past the end). */
+  at(i: number): RagChunkState | undefined
+}
+
+/** The restored files whose chunk list is not made yet. */
+const unmade = new WeakMap<RagFileState, SavedChunks>()
+
+/** Marks a restored file's chunks as saved (`chunks` undefined: its list is made, or was replaced, so they are no longer). */
+export function keepSavedChunks(file: RagFileState, chunks: SavedChunks | undefined): void {
+  if (chunks === undefined) unmade.delete(file)
+  else unmade.set(file, chunks)
+}
+
+/** A restored file's chunks as saved, while its list is not made; undefined otherwise. */
+export function savedChunksOf(file: RagFileState): SavedChunks | undefined {
+  return unmade.get(file)
+}
+
+/** How many chunks a file has, without making a restored file's list. */
+export function chunkCount(file: RagFileState): number {
+  return unmade.get(file)?.count ?? file.chunks.length
+}
+
+/** Chunk `i` of a file, without making a restored file's whole list. */
+export function chunkAt(file: RagFileState, i: number): RagChunkState | undefined {
+  const saved = unmade.get(file)
+  return saved === undefined ? file.chunks[i] : saved.at(i)
+}
+
 export interface RagChunkState {
   /** Record id in the corpus index, also the v1beta1 chunkId: `<fileId>-<6-digit ordinal>`. */
   readonly id: string
