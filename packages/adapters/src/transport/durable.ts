@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, linkSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { QuarryError, WriteAheadLog, readLog, type LogReading } from '@quarry/core'
 import type { DataDir } from './data-dir.js'
@@ -152,11 +152,16 @@ export class DurableWrites {
       const path = join(root, damaged.name)
       if (existsSync(path)) {
         this.keptAside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
-        renameSync(path, this.keptAside)
+        linkOrCopy(path, this.keptAside)
+        // The writes replayed from it are on disk only there until a checkpoint holding them is
+        // confirmed: it keeps its name till then (#kept), so a start that fails or a power loss
+        // before that finds it where the checkpoint names it, and replays them again.
+        if (records.length > 0) this.#kept.push(path)
+        else rmSync(path)
       }
     }
     // Every other log is debris: older ones are in the checkpoint, a newer one is what a failed checkpoint left (empty).
-    for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name)) rmSync(join(root, entry), { force: true })
+    for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name) && !this.#kept.includes(join(root, entry))) rmSync(join(root, entry), { force: true })
     for (const [i, bytes] of records.entries()) {
       await this.#replay(bytes, i)
       // The port is bound during the replay (server/server.ts): a turn of the event loop after each
@@ -466,4 +471,13 @@ function diskFailure(error: unknown): RpcStatus {
     return rpcStatus('RESOURCE_EXHAUSTED', 'The data folder\'s disk is full: the write was not applied. Free space and retry; reads keep working.')
   }
   return rpcStatus('UNAVAILABLE', `The data folder cannot be written (${code}): the write was not applied. Check its permissions and the disk, then retry; reads keep working.`)
+}
+
+/** A second name for a file: a hard link (no bytes written, so it works on a full disk), else a copy where the file system has no links. */
+function linkOrCopy(path: string, to: string): void {
+  try {
+    linkSync(path, to)
+  } catch {
+    copyFileSync(path, to)
+  }
 }
