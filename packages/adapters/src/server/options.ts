@@ -49,7 +49,8 @@ export interface QuarryServerOptions {
   /**
    * With dataDir: start even when the write-ahead log the checkpoint names is missing, cut short or
    * damaged (refused otherwise, saying what would be lost): the writes that can be read are
-   * replayed and the log is renamed `<name>.damaged-<time>` (`logKeptAside`). @defaultValue false
+   * replayed and the log is kept aside as `<name>.damaged-<time>` (`logKeptAside`; a hard link,
+   * else a copy). @defaultValue false
    */
   acceptLogLoss?: boolean
   /**

@@ -93,6 +93,8 @@ export class DurableWrites {
   readonly #kept: string[] = []
   /** Writes the last `recover` replayed from the log. */
   replayed = 0
+  /** While `recover` replays the log (the engines hold part of it). */
+  #replaying = false
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
   keptAside: string | undefined
 
@@ -115,7 +117,8 @@ export class DurableWrites {
    * Replays the write-ahead log the checkpoint names (before serving), a torn last record dropped;
    * returns how many writes it replayed. A log that is missing, cut short or damaged where it was
    * sealed is refused (INVALID_SNAPSHOT saying what would be lost), unless `acceptLogLoss`: then
-   * the writes that can be read are replayed and the log is renamed `<name>.damaged-<time>`.
+   * the writes that can be read are replayed and the log is kept aside as `<name>.damaged-<time>`
+   * (it keeps its own name too until a checkpoint holding them is confirmed).
    */
   async recover(): Promise<number> {
     if (this.#log) return 0
@@ -162,11 +165,17 @@ export class DurableWrites {
     }
     // Every other log is debris: older ones are in the checkpoint, a newer one is what a failed checkpoint left (empty).
     for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name) && !this.#kept.includes(join(root, entry))) rmSync(join(root, entry), { force: true })
-    for (const [i, bytes] of records.entries()) {
-      await this.#replay(bytes, i)
-      // The port is bound during the replay (server/server.ts): a turn of the event loop after each
-      // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
-      await new Promise((resolve) => setImmediate(resolve))
+    this.#replaying = true
+    try {
+      for (const [i, bytes] of records.entries()) {
+        await this.#replay(bytes, i)
+        // The port is bound during the replay (server/server.ts): a turn of the event loop after each
+        // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
+        await new Promise((resolve) => setImmediate(resolve))
+        if (this.#closed) throw new Error(`closed while replaying the write-ahead log (${i + 1} of ${records.length} writes): the data folder is as it was, and the next start replays them all`)
+      }
+    } finally {
+      this.#replaying = false
     }
     if (whole && ref) this.#log = WriteAheadLog.resume(join(root, ref.name), whole)
     this.replayed = records.length
@@ -313,10 +322,13 @@ export class DurableWrites {
   async #close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
-    if (this.#options.durability === 'none') this.#dirty = true
+    // Mid-replay the engines hold only part of what the folder does: no checkpoint, the folder
+    // (its checkpoint and its log) is left as it was, and `recover` stops at its next record.
+    const replaying = this.#replaying
+    if (this.#options.durability === 'none' && !replaying) this.#dirty = true
     let failure: Error | undefined
     try {
-      await this.checkpoint()
+      if (!replaying) await this.checkpoint()
     } catch (error) {
       // The unconfirmed account only when this close's own checkpoint is the one written (one
       // left unconfirmed earlier does not hold the writes taken since, without a log).

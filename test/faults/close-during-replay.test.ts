@@ -1,0 +1,112 @@
+import { cpSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs'
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder, readLog } from '@quarry/core'
+import { createServer, type QuarryServerOptions } from '@quarry/adapters'
+import { scratchDir } from '../support/engine-state.js'
+
+/**
+ * A server closed (`close()`) while its start replays the write-ahead log: the port answers
+ * /readyz 503 then. The engines hold only part of the log: the close must take no
+ * checkpoint of them, and leave the folder as it was, so the next start serves every write. Both
+ * with the log whole and with a damaged one accepted (acceptLogLoss), and with durability `none`,
+ * whose close otherwise takes the checkpoint.
+ */
+const embedder = createHashingEmbedder({ dimensions: 16 })
+const DOC = 'corpora/c/documents/d'
+const WRITES = 300
+const roots: string[] = []
+afterAll(() => {
+  for (const r of roots) rmSync(r, { recursive: true, force: true })
+})
+
+async function post(url: string, path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  expect(response.status, await response.text()).toBe(200)
+}
+
+/** Every chunk name served, page by page. */
+async function chunkNames(url: string): Promise<string[]> {
+  const names: string[] = []
+  let token = ''
+  do {
+    const page = (await (await fetch(`${url}/v1beta/${DOC}/chunks?pageSize=100${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)).json()) as { chunks?: { name: string }[]; nextPageToken?: string }
+    names.push(...(page.chunks ?? []).map((c) => c.name.slice(DOC.length + 8)))
+    token = page.nextPageToken ?? ''
+  } while (token !== '')
+  return names
+}
+
+/** A port free now (the server binds it at once: the test polls it while the start replays). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer()
+    probe.on('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** A crash image: a checkpoint, then WRITES chunks in the log only. */
+let image: string
+let logName: string
+let log: Buffer
+const written = Array.from({ length: WRITES }, (_, i) => `w${String(i).padStart(3, '0')}`)
+
+beforeAll(async () => {
+  const live = scratchDir('quarry-replay-live-')
+  roots.push(live)
+  const server = createServer({ embedder, dataDir: live, console: false, snapshotDelayMs: 3_600_000, checkpointBytes: 2 ** 40 })
+  const { url } = await server.listen()
+  await post(url, '/v1beta/corpora', { name: 'corpora/c' })
+  await post(url, '/v1beta/corpora/c/documents', { name: DOC })
+  await server.flush()
+  for (const id of written) await post(url, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: id } })
+  image = scratchDir('quarry-replay-image-')
+  roots.push(image)
+  cpSync(live, image, { recursive: true })
+  rmSync(join(image, 'LOCK'))
+  await server.close()
+  logName = readdirSync(image).find((e) => /^wal-\d+\.log$/.test(e)) as string
+  log = readFileSync(join(image, logName))
+}, 120_000)
+
+describe('a close while the start replays the log', () => {
+  for (const durability of ['none', 'log'] as const) {
+    for (const damaged of [false, true]) {
+      it(`leaves the folder as it was (durability ${durability}, log ${damaged ? 'damaged, accepted' : 'whole'}): the next start serves every write`, async () => {
+        const folder = scratchDir('quarry-replay-')
+        roots.push(folder)
+        cpSync(image, folder, { recursive: true })
+        // The last record cut off: the writes before it can be read.
+        const lastFrame = (readLog(join(folder, logName), undefined).records.at(-1)?.length ?? 0) + 12
+        if (damaged) truncateSync(join(folder, logName), log.length - lastFrame)
+        const expected = damaged ? written.slice(0, -1) : written
+        const options: QuarryServerOptions = { embedder, dataDir: folder, console: false, durability, acceptLogLoss: damaged, onInternalError: () => undefined }
+        const server = createServer(options)
+        const port = await freePort()
+        const listening = server.listen({ port }).then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+        // Closed once the port answers 503: the replay is under way.
+        for (;;) {
+          const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)
+          if (status === 503) break
+          expect(status, 'the start ended before the test could close it mid-replay').toBe(0)
+        }
+        await server.close()
+        const refused = await listening
+        const again = createServer({ ...options, durability: 'log' })
+        const { url } = await again.listen()
+        expect(await chunkNames(url)).toEqual(expected)
+        await again.close()
+        // The start that was closed says so, and what the folder holds.
+        expect(String(refused)).toMatch(/closed while replaying the write-ahead log \(\d+ of \d+ writes\): the data folder is as it was/)
+      })
+    }
+  }
+})
