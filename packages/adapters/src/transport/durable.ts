@@ -485,11 +485,24 @@ function diskFailure(error: unknown): RpcStatus {
   return rpcStatus('UNAVAILABLE', `The data folder cannot be written (${code}): the write was not applied. Check its permissions and the disk, then retry; reads keep working.`)
 }
 
-/** A second name for a file: a hard link (no bytes written, so it works on a full disk), else a copy where the file system has no links. */
+/** Errors of a file system that has no hard links (or none across these names). */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK'])
+
+/**
+ * A second name for a file: a hard link (no bytes written, so it works on a full disk), else a
+ * copy where the file system has no links. A copy that fails is removed, not left half written.
+ */
 function linkOrCopy(path: string, to: string): void {
   try {
     linkSync(path, to)
-  } catch {
+    return
+  } catch (error) {
+    if (!NO_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error
+  }
+  try {
     copyFileSync(path, to)
+  } catch (error) {
+    rmSync(to, { force: true })
+    throw error
   }
 }
