@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder, readLog } from '@quarry/core'
 import { createServer, type QuarryServerOptions } from '@quarry/adapters'
 import { scratchDir } from '../support/engine-state.js'
+import { chunkNames } from '../support/chunk-names.js'
 
 /**
  * A server closed (`close()`) while its start replays the write-ahead log: the port answers
@@ -24,18 +25,6 @@ afterAll(() => {
 async function post(url: string, path: string, body: unknown): Promise<void> {
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   expect(response.status, await response.text()).toBe(200)
-}
-
-/** Every chunk name served, page by page. */
-async function chunkNames(url: string): Promise<string[]> {
-  const names: string[] = []
-  let token = ''
-  do {
-    const page = (await (await fetch(`${url}/v1beta/${DOC}/chunks?pageSize=100${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)).json()) as { chunks?: { name: string }[]; nextPageToken?: string }
-    names.push(...(page.chunks ?? []).map((c) => c.name.slice(DOC.length + 8)))
-    token = page.nextPageToken ?? ''
-  } while (token !== '')
-  return names
 }
 
 /** A port free now (the server binds it at once: the test polls it while the start replays). */
@@ -102,7 +91,7 @@ describe('a close while the start replays the log', () => {
         const refused = await listening
         const again = createServer({ ...options, durability: 'log' })
         const { url } = await again.listen()
-        expect(await chunkNames(url)).toEqual(expected)
+        expect(await chunkNames(url, DOC)).toEqual(expected)
         await again.close()
         // The start that was closed says so, and what the folder holds.
         expect(String(refused)).toMatch(/closed while replaying the write-ahead log \(\d+ of \d+ writes\): the data folder is as it was/)

@@ -8,6 +8,7 @@ import { scratchDir } from '../support/engine-state.js'
 import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
 import { aiplatform, grpc } from '../http/google-gax.js'
 import { multipartUpload } from '../support/multipart-upload.js'
+import { chunkNames } from '../support/chunk-names.js'
 
 /**
  * Issue 41 against the real `quarry serve` process: a damaged write-ahead log is never silent (the
@@ -59,17 +60,6 @@ async function post(base: string, path: string, body: unknown): Promise<number> 
 }
 
 const DOC = 'corpora/sealed/documents/d'
-async function chunkNames(base: string): Promise<string[]> {
-  const names: string[] = []
-  let token = ''
-  do {
-    const json = (await (await fetch(`${base}/v1beta/${DOC}/chunks?pageSize=100${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)).json()) as { chunks?: { name: string }[]; nextPageToken?: string }
-    names.push(...(json.chunks ?? []).map((c) => c.name.slice(DOC.length + 8)))
-    token = json.nextPageToken ?? ''
-  } while (token !== '')
-  return names
-}
-
 async function addChunks(base: string, prefix: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) expect(await post(base, `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${prefix}-${i}`, data: { stringValue: `${prefix} chunk ${i}` } })).toBe(200)
 }
@@ -132,21 +122,21 @@ describe('quarry serve --data with a damaged write-ahead log', () => {
     const accepted = await serve(['--data', cut, '--accept-log-loss'])
     expect(accepted.output()).toMatch(/restored, 19 writes replayed from the log/)
     expect(accepted.output()).toMatch(new RegExp(`kept aside as .*${logName as string}\\.damaged-`))
-    expect(await chunkNames(accepted.base)).toEqual([...range('checkpointed', 30), ...range('logged', 19)])
+    expect(await chunkNames(accepted.base, DOC)).toEqual([...range('checkpointed', 30), ...range('logged', 19)])
     const aside = readdirSync(cut).filter((e) => e.startsWith(`${logName as string}.damaged-`))
     expect(aside).toHaveLength(1)
     expect(readFileSync(join(cut, aside[0] as string))).toEqual(log.subarray(0, log.length - lastFrame))
     expect(await stop(accepted)).toBe(0)
     // Once accepted, the folder is whole again: a plain start serves the same.
     const after = await serve(['--data', cut])
-    expect(await chunkNames(after.base)).toEqual([...range('checkpointed', 30), ...range('logged', 19)])
+    expect(await chunkNames(after.base, DOC)).toEqual([...range('checkpointed', 30), ...range('logged', 19)])
     expect(await stop(after)).toBe(0)
 
     // The log as the kill left it: all 50 acknowledged chunks.
     const whole = copyWith(() => undefined)
     const restarted = await serve(['--data', whole])
     expect(restarted.output()).toMatch(/restored, 20 writes replayed from the log/)
-    expect(await chunkNames(restarted.base)).toEqual([...range('checkpointed', 30), ...range('logged', 20)])
+    expect(await chunkNames(restarted.base, DOC)).toEqual([...range('checkpointed', 30), ...range('logged', 20)])
     expect(await stop(restarted)).toBe(0)
   })
 })
@@ -207,7 +197,7 @@ describe.skipIf(disk === undefined)('a clean stop whose last checkpoint fails', 
     rmSync(filler)
     const restarted = await serve(['--data', data])
     expect(restarted.output()).toMatch(/restored, 7 writes replayed from the log/)
-    expect(await chunkNames(restarted.base)).toEqual(range('kept', 5))
+    expect(await chunkNames(restarted.base, DOC)).toEqual(range('kept', 5))
     expect(await stop(restarted)).toBe(0)
     expect(existsSync(join(data, 'wal-000001.log'))).toBe(false)
   })
