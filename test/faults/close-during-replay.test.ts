@@ -8,11 +8,11 @@ import { scratchDir } from '../support/engine-state.js'
 import { chunkNames } from '../support/chunk-names.js'
 
 /**
- * A server closed (`close()`) while its start replays the write-ahead log: the port answers
- * /readyz 503 then. The engines hold only part of the log: the close must take no
- * checkpoint of them, and leave the folder as it was, so the next start serves every write. Both
- * with the log whole and with a damaged one accepted (acceptLogLoss), and with durability `none`,
- * whose close otherwise takes the checkpoint.
+ * A server closed (`close()`) before its start has replayed the write-ahead log: before `listen`,
+ * or while it replays (the port answers /readyz 503 then). The engines hold only part of the
+ * folder: the close must take no checkpoint of them and leave the folder as it was, so the next
+ * start serves every write. With the log whole and with a damaged one accepted (acceptLogLoss),
+ * and with durability `none`, whose close otherwise takes a checkpoint.
  */
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const DOC = 'corpora/c/documents/d'
@@ -62,6 +62,22 @@ beforeAll(async () => {
   logName = readdirSync(image).find((e) => /^wal-\d+\.log$/.test(e)) as string
   log = readFileSync(join(image, logName))
 }, 120_000)
+
+describe('a close before the start replays the log', () => {
+  it('leaves the folder as it was when the server never listened (durability none, whose close otherwise takes a checkpoint)', async () => {
+    const folder = scratchDir('quarry-replay-')
+    roots.push(folder)
+    cpSync(image, folder, { recursive: true })
+    const server = createServer({ embedder, dataDir: folder, console: false, durability: 'none' })
+    await server.close()
+    // Its checkpoint still names the log, which the next start replays whole.
+    expect(readdirSync(folder).sort()).toEqual(readdirSync(image).sort())
+    const again = createServer({ embedder, dataDir: folder, console: false })
+    const { url } = await again.listen()
+    expect(await chunkNames(url, DOC)).toEqual(written)
+    await again.close()
+  })
+})
 
 describe('a close while the start replays the log', () => {
   for (const durability of ['none', 'log'] as const) {

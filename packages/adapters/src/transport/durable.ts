@@ -93,8 +93,8 @@ export class DurableWrites {
   readonly #kept: string[] = []
   /** Writes the last `recover` replayed from the log. */
   replayed = 0
-  /** While `recover` replays the log (the engines hold part of it). */
-  #replaying = false
+  /** Set once `recover` has replayed the whole log: until then the engines may hold only part of the folder. */
+  #recovered = false
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
   keptAside: string | undefined
 
@@ -165,18 +165,14 @@ export class DurableWrites {
     }
     // Every other log is debris: older ones are in the checkpoint, a newer one is what a failed checkpoint left (empty).
     for (const entry of readdirSync(root)) if (LOG_NAME.test(entry) && !(whole && entry === ref?.name) && !this.#kept.includes(join(root, entry))) rmSync(join(root, entry), { force: true })
-    this.#replaying = true
-    try {
-      for (const [i, bytes] of records.entries()) {
-        await this.#replay(bytes, i)
-        // The port is bound during the replay (server/server.ts): a turn of the event loop after each
-        // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
-        await new Promise((resolve) => setImmediate(resolve))
-        if (this.#closed) throw new Error(`closed while replaying the write-ahead log (${i + 1} of ${records.length} writes): the data folder is as it was, and the next start replays them all`)
-      }
-    } finally {
-      this.#replaying = false
+    for (const [i, bytes] of records.entries()) {
+      await this.#replay(bytes, i)
+      // The port is bound during the replay (server/server.ts): a turn of the event loop after each
+      // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
+      await new Promise((resolve) => setImmediate(resolve))
+      if (this.#closed) throw new Error(`closed while replaying the write-ahead log (${i + 1} of ${records.length} writes): the data folder is as it was, and the next start replays them all`)
     }
+    this.#recovered = true
     if (whole && ref) this.#log = WriteAheadLog.resume(join(root, ref.name), whole)
     this.replayed = records.length
     // A checkpoint now when no sealed log follows the one loaded (a first start, a log lost, or
@@ -322,13 +318,14 @@ export class DurableWrites {
   async #close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
-    // Mid-replay the engines hold only part of what the folder does: no checkpoint, the folder
-    // (its checkpoint and its log) is left as it was, and `recover` stops at its next record.
-    const replaying = this.#replaying
-    if (this.#options.durability === 'none' && !replaying) this.#dirty = true
+    // Before `recover` has replayed the log the checkpoint names (closed before `listen`, or during
+    // its replay), the engines hold only part of the folder: no checkpoint, the folder (checkpoint
+    // and log) is left as it was, and a replay under way stops at its next record.
+    const partial = this.#partial()
+    if (this.#options.durability === 'none' && !partial) this.#dirty = true
     let failure: Error | undefined
     try {
-      if (!replaying) await this.checkpoint()
+      if (!partial) await this.checkpoint()
     } catch (error) {
       // The unconfirmed account only when this close's own checkpoint is the one written (one
       // left unconfirmed earlier does not hold the writes taken since, without a log).
@@ -349,6 +346,17 @@ export class DurableWrites {
       }
     }
     if (failure) throw failure
+  }
+
+  /** Whether the folder may hold writes the engines do not: its checkpoint names a log that `recover` has not replayed whole. */
+  #partial(): boolean {
+    if (this.#recovered) return false
+    try {
+      return logRefOf(this.#data.manifest, this.#data.root) !== undefined
+    } catch {
+      // A log named in a form this Quarry does not read: not replayed here either.
+      return true
+    }
   }
 
   /** What a power loss would cost while the last switch is unconfirmed, by durability. */
