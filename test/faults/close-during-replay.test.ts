@@ -77,6 +77,41 @@ describe('a close before the start replays the log', () => {
     expect(await chunkNames(url, DOC)).toEqual(written)
     await again.close()
   })
+
+  it('ends a start closed in the same turn as its listen: the port is let go, the folder left as it was', async () => {
+    const folder = scratchDir('quarry-replay-')
+    roots.push(folder)
+    cpSync(image, folder, { recursive: true })
+    const port = await freePort()
+    const server = createServer({ embedder, dataDir: folder, console: false, durability: 'none' })
+    const listening = server.listen({ port }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    await server.close()
+    expect(String(await listening)).toMatch(/closed before its write-ahead log was replayed: the data folder is as it was/)
+    // Nothing answers on its port, and the folder is free and whole.
+    expect(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)).toBe(0)
+    expect(readdirSync(folder).sort()).toEqual(readdirSync(image).sort())
+    const again = createServer({ embedder, dataDir: folder, console: false })
+    const { url } = await again.listen()
+    expect(await chunkNames(url, DOC)).toEqual(written)
+    await again.close()
+  })
+
+  it('leaves a log that no checkpoint names alone (a start refuses it): a close writes no checkpoint over it', async () => {
+    const folder = scratchDir('quarry-replay-')
+    roots.push(folder)
+    cpSync(image, folder, { recursive: true })
+    // CURRENT removed: the log's writes are in no checkpoint, and a start says so.
+    for (const entry of readdirSync(folder)) if (entry === 'CURRENT' || entry.startsWith('snapshot-')) rmSync(join(folder, entry), { recursive: true })
+    const refusal = /holds \d+ writes but no checkpoint names it/
+    await expect(createServer({ embedder, dataDir: folder, console: false }).listen()).rejects.toThrow(refusal)
+    const server = createServer({ embedder, dataDir: folder, console: false, durability: 'none' })
+    await server.close()
+    expect(readdirSync(folder)).toEqual([logName])
+    await expect(createServer({ embedder, dataDir: folder, console: false }).listen()).rejects.toThrow(refusal)
+  })
 })
 
 describe('a close while the start replays the log', () => {
@@ -93,15 +128,17 @@ describe('a close while the start replays the log', () => {
         const options: QuarryServerOptions = { embedder, dataDir: folder, console: false, durability, acceptLogLoss: damaged, onInternalError: () => undefined }
         const server = createServer(options)
         const port = await freePort()
+        let settled = false
         const listening = server.listen({ port }).then(
           () => undefined,
           (error: unknown) => error,
-        )
+        ).finally(() => (settled = true))
         // Closed once the port answers 503: the replay is under way.
         for (;;) {
           const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)
           if (status === 503) break
           expect(status, 'the start ended before the test could close it mid-replay').toBe(0)
+          if (settled) throw new Error(`the start failed before the test could close it: ${String(await listening)}`)
         }
         await server.close()
         const refused = await listening

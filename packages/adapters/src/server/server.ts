@@ -92,6 +92,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
     },
     flush: async (flushOptions) => durable?.checkpoint(flushOptions),
     listen: async ({ port = 0, host = '127.0.0.1' } = {}) => {
+      if (closing) throw new Error('the server is closed: create a new one to listen again')
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
         server.listen(port, host, () => resolve())
@@ -101,6 +102,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       // the port answers /readyz with 503 (and the APIs with 503), not with a refused connection.
       try {
         await durable?.recover()
+        // Closed meanwhile (while the port was bound, or its log replayed): the start ends here.
+        if (closing) throw new Error('the server was closed while it started')
       } catch (error) {
         server.close()
         throw error

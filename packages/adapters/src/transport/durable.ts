@@ -57,6 +57,9 @@ function logRefOf(manifest: Readonly<Record<string, unknown>>, root: string): Lo
   return { name: ref.name, id: ref.id, follows: ref.follows, since: ref.since }
 }
 
+/** What a start closed before its log was replayed leaves: the folder untouched, for the next start. */
+const FOLDER_AS_IT_WAS = 'the data folder is as it was, and the next start replays the whole log'
+
 const keyOf = (m: BoundMethod): string => `${m.service}.${m.rpc}@${m.version}`
 
 /** A record this large goes to the log a slice at a time (WriteAheadLog.appendInSlices); a smaller one at once. */
@@ -95,6 +98,8 @@ export class DurableWrites {
   replayed = 0
   /** Set once `recover` has replayed the whole log: until then the engines may hold only part of the folder. */
   #recovered = false
+  /** The start's `recover`, once begun: a close waits for it to settle. */
+  #recovering: Promise<number> | undefined
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
   keptAside: string | undefined
 
@@ -120,18 +125,29 @@ export class DurableWrites {
    * the writes that can be read are replayed and the log is kept aside as `<name>.damaged-<time>`
    * (it keeps its own name too until a checkpoint holding them is confirmed).
    */
-  async recover(): Promise<number> {
-    if (this.#log) return 0
+  recover(): Promise<number> {
+    if (this.#log) return Promise.resolve(0)
+    // Closed before its start got here (a close in the same turn as listen): nothing is touched.
+    if (this.#closed) return Promise.reject(new Error(`closed before its write-ahead log was replayed: ${FOLDER_AS_IT_WAS}`))
+    this.#recovering ??= this.#recoverOrLetGo()
+    return this.#recovering
+  }
+
+  async #recoverOrLetGo(): Promise<number> {
     try {
       return await this.#recover()
     } catch (error) {
-      // A server that fails to start leaves the folder free (as a checkpoint that cannot be read does).
+      // A server that fails to start leaves the folder free (as a checkpoint that cannot be read
+      // does), its log closed if it had resumed it.
       this.#closed = true
-      try {
-        this.#data.close()
-      } catch {
-        // The start's own error says more (a folder that cannot be synced fails this too).
+      for (const release of [() => this.#log?.close(), () => this.#data.close()]) {
+        try {
+          release()
+        } catch {
+          // The start's own error says more (a folder that cannot be synced fails this too).
+        }
       }
+      this.#log = undefined
       throw error
     }
   }
@@ -170,7 +186,7 @@ export class DurableWrites {
       // The port is bound during the replay (server/server.ts): a turn of the event loop after each
       // write lets it answer /readyz (503) and refuse requests instead of leaving them hanging.
       await new Promise((resolve) => setImmediate(resolve))
-      if (this.#closed) throw new Error(`closed while replaying the write-ahead log (${i + 1} of ${records.length} writes): the data folder is as it was, and the next start replays them all`)
+      if (this.#closed) throw new Error(`closed while replaying the write-ahead log (${i + 1} of ${records.length} writes): ${FOLDER_AS_IT_WAS}`)
     }
     this.#recovered = true
     if (whole && ref) this.#log = WriteAheadLog.resume(join(root, ref.name), whole)
@@ -318,6 +334,13 @@ export class DurableWrites {
   async #close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
+    // A start under way stops at its next record (or ends its own checkpoint); one that failed has
+    // let the folder go already, and nothing is written after it.
+    const started = await this.#recovering?.then(
+      () => true,
+      () => false,
+    )
+    if (started === false) return
     // Before `recover` has replayed the log the checkpoint names (closed before `listen`, or during
     // its replay), the engines hold only part of the folder: no checkpoint, the folder (checkpoint
     // and log) is left as it was, and a replay under way stops at its next record.
@@ -348,13 +371,17 @@ export class DurableWrites {
     if (failure) throw failure
   }
 
-  /** Whether the folder may hold writes the engines do not: its checkpoint names a log that `recover` has not replayed whole. */
+  /**
+   * Whether the folder may hold writes the engines do not: a log its checkpoint names that
+   * `recover` has not replayed whole, or one holding writes that no checkpoint names (which a
+   * start refuses: a checkpoint written now would make it debris).
+   */
   #partial(): boolean {
     if (this.#recovered) return false
     try {
-      return logRefOf(this.#data.manifest, this.#data.root) !== undefined
+      return logRefOf(this.#data.manifest, this.#data.root) !== undefined || this.#unnamedLog() !== undefined
     } catch {
-      // A log named in a form this Quarry does not read: not replayed here either.
+      // A log named in a form this Quarry does not read (or a folder that cannot be read): not replayed here either.
       return true
     }
   }
