@@ -63,25 +63,35 @@ beforeAll(async () => {
   log = readFileSync(join(image, logName))
 }, 120_000)
 
+/** A copy of the crash image to start on (removed after the run). */
+function imageCopy(): string {
+  const folder = scratchDir('quarry-replay-')
+  roots.push(folder)
+  cpSync(image, folder, { recursive: true })
+  return folder
+}
+
+/** What the next start on the folder serves (`acceptLogLoss` for a damaged log). */
+async function nextStartServes(folder: string, acceptLogLoss = false): Promise<string[]> {
+  const again = createServer({ embedder, dataDir: folder, console: false, acceptLogLoss })
+  const { url } = await again.listen()
+  const names = await chunkNames(url, DOC)
+  await again.close()
+  return names
+}
+
 describe('a close before the start replays the log', () => {
   it('leaves the folder as it was when the server never listened (durability none, whose close otherwise takes a checkpoint)', async () => {
-    const folder = scratchDir('quarry-replay-')
-    roots.push(folder)
-    cpSync(image, folder, { recursive: true })
+    const folder = imageCopy()
     const server = createServer({ embedder, dataDir: folder, console: false, durability: 'none' })
     await server.close()
     // Its checkpoint still names the log, which the next start replays whole.
     expect(readdirSync(folder).sort()).toEqual(readdirSync(image).sort())
-    const again = createServer({ embedder, dataDir: folder, console: false })
-    const { url } = await again.listen()
-    expect(await chunkNames(url, DOC)).toEqual(written)
-    await again.close()
+    expect(await nextStartServes(folder)).toEqual(written)
   })
 
   it('ends a start closed in the same turn as its listen: the port is let go, the folder left as it was', async () => {
-    const folder = scratchDir('quarry-replay-')
-    roots.push(folder)
-    cpSync(image, folder, { recursive: true })
+    const folder = imageCopy()
     const port = await freePort()
     const server = createServer({ embedder, dataDir: folder, console: false, durability: 'none' })
     const listening = server.listen({ port }).then(
@@ -93,16 +103,11 @@ describe('a close before the start replays the log', () => {
     // Nothing answers on its port, and the folder is free and whole.
     expect(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)).toBe(0)
     expect(readdirSync(folder).sort()).toEqual(readdirSync(image).sort())
-    const again = createServer({ embedder, dataDir: folder, console: false })
-    const { url } = await again.listen()
-    expect(await chunkNames(url, DOC)).toEqual(written)
-    await again.close()
+    expect(await nextStartServes(folder)).toEqual(written)
   })
 
   it('leaves a log that no checkpoint names alone (a start refuses it): a close writes no checkpoint over it', async () => {
-    const folder = scratchDir('quarry-replay-')
-    roots.push(folder)
-    cpSync(image, folder, { recursive: true })
+    const folder = imageCopy()
     // CURRENT removed: the log's writes are in no checkpoint, and a start says so.
     for (const entry of readdirSync(folder)) if (entry === 'CURRENT' || entry.startsWith('snapshot-')) rmSync(join(folder, entry), { recursive: true })
     const refusal = /holds \d+ writes but no checkpoint names it/
@@ -118,9 +123,7 @@ describe('a close while the start replays the log', () => {
   for (const durability of ['none', 'log'] as const) {
     for (const damaged of [false, true]) {
       it(`leaves the folder as it was (durability ${durability}, log ${damaged ? 'damaged, accepted' : 'whole'}): the next start serves every write`, async () => {
-        const folder = scratchDir('quarry-replay-')
-        roots.push(folder)
-        cpSync(image, folder, { recursive: true })
+        const folder = imageCopy()
         // The last record cut off: the writes before it can be read.
         const lastFrame = (readLog(join(folder, logName), undefined).records.at(-1)?.length ?? 0) + 12
         if (damaged) truncateSync(join(folder, logName), log.length - lastFrame)
@@ -142,10 +145,7 @@ describe('a close while the start replays the log', () => {
         }
         await server.close()
         const refused = await listening
-        const again = createServer({ ...options, durability: 'log' })
-        const { url } = await again.listen()
-        expect(await chunkNames(url, DOC)).toEqual(expected)
-        await again.close()
+        expect(await nextStartServes(folder, damaged)).toEqual(expected)
         // The start that was closed says so, and what the folder holds.
         expect(String(refused)).toMatch(/closed while replaying the write-ahead log \(\d+ of \d+ writes\): the data folder is as it was/)
       })
