@@ -44,6 +44,9 @@ function openDurability(options: QuarryServerOptions, engines: Engines, bound: r
   })
 }
 
+/** Why a `listen` ends when `close` came while it started (its port bound, its log replayed, gRPC loading). */
+const CLOSED_WHILE_STARTING = 'the server was closed while it started'
+
 /**
  * The local server: Google's REST paths for the Semantic Retriever (v1beta), Vertex AI RAG Engine
  * (v1, v1beta1) and Memory Bank (v1beta1) over the in-process engines, and gRPC with `grpcPort`.
@@ -103,7 +106,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       try {
         await durable?.recover()
         // Closed meanwhile (while the port was bound, or its log replayed): the start ends here.
-        if (closing) throw new Error('the server was closed while it started')
+        if (closing) throw new Error(CLOSED_WHILE_STARTING)
       } catch (error) {
         server.close()
         throw error
@@ -114,7 +117,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       if (options.grpcPort === undefined) return { host: address.address, port: address.port, url }
       try {
         const { createGrpcServer } = await import('../grpc/server.js')
-        if (closing) throw new Error('the server was closed while it started')
+        if (closing) throw new Error(CLOSED_WHILE_STARTING)
         grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
         return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort, host) }
       } catch (error) {

@@ -344,11 +344,12 @@ export class DurableWrites {
     // Before `recover` has replayed the log the checkpoint names (closed before `listen`, or during
     // its replay), the engines hold only part of the folder: no checkpoint, the folder (checkpoint
     // and log) is left as it was, and a replay under way stops at its next record.
-    const partial = this.#partial()
-    if (this.#options.durability === 'none' && !partial) this.#dirty = true
     let failure: Error | undefined
     try {
-      if (!partial) await this.checkpoint()
+      if (!this.#partial()) {
+        if (this.#options.durability === 'none') this.#dirty = true
+        await this.checkpoint()
+      }
     } catch (error) {
       // The unconfirmed account only when this close's own checkpoint is the one written (one
       // left unconfirmed earlier does not hold the writes taken since, without a log).

@@ -3,7 +3,7 @@ import { arrayField, indexDirOf, mapped, readState, seqOf, streamed, within, wri
 import type { RagContext } from './context.js'
 import type { Operation } from '../rpc/operations.js'
 import { filesGoingIn } from './pending-files.js'
-import { chunkId, IndexedChunk, keepSavedChunks, savedChunksOf, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
+import { chunkId, forgetSavedChunks, IndexedChunk, keepSavedChunks, savedChunksOf, type RagChunkState, type RagCorpusState, type RagDataSchemaState, type RagEngineConfigState, type RagFileState, type RagMetadataState } from './state.js'
 
 /**
  * RAG Engine state on disk: `state.json` (corpora, files, schemas, metadata, operations) and one
@@ -86,13 +86,13 @@ function fileOf(index: QuarryIndex, saved: SavedFile): RagFileState {
     get: () => {
       if (chunks === undefined) {
         chunks = Array.from({ length: count }, (_, i) => savedChunk(index, saved, i))
-        keepSavedChunks(restored, undefined)
+        forgetSavedChunks(restored)
       }
       return chunks
     },
     set: (value: readonly RagChunkState[]) => {
       chunks = value
-      keepSavedChunks(restored, undefined)
+      forgetSavedChunks(restored)
     },
     enumerable: true,
     configurable: true,

@@ -124,10 +124,14 @@ export interface SavedChunks {
 /** The restored files whose chunk list is not made yet. */
 const unmade = new WeakMap<RagFileState, SavedChunks>()
 
-/** Marks a restored file's chunks as saved (`chunks` undefined: its list is made, or was replaced, so they are no longer). */
-export function keepSavedChunks(file: RagFileState, chunks: SavedChunks | undefined): void {
-  if (chunks === undefined) unmade.delete(file)
-  else unmade.set(file, chunks)
+/** Marks a restored file's chunks as still as saved (its list not made). */
+export function keepSavedChunks(file: RagFileState, chunks: SavedChunks): void {
+  unmade.set(file, chunks)
+}
+
+/** A restored file's list is made, or was replaced: its chunks are no longer as saved. */
+export function forgetSavedChunks(file: RagFileState): void {
+  unmade.delete(file)
 }
 
 /** A restored file's chunks as saved, while its list is not made; undefined otherwise. */
