@@ -126,7 +126,9 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
   const simple = req.simpleRetrievalParams ?? {}
   const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
   const test = compileFilter(filter)
-  const all = [...engine.memories.values()].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
+  // The filter's first part is the scope: other scopes' memories are passed over on their key,
+  // without making each one's metadata (an engine holds every user's memories).
+  const all = [...engine.memories.values()].filter((m) => m.scopeKey === scopeKey && ctx.visible(m) && test(memoryMetadata(m)))
   const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }
