@@ -190,8 +190,11 @@ describe('a generation is committed once CURRENT names it', () => {
         expect(refused.body.error?.status).toBe('UNAVAILABLE')
         expect(refused.body.error?.message).toMatch(/^The data folder could not be synced after the last checkpoint \(EIO\): the write was not applied\./)
         expect(refused.body.error?.message).not.toContain(dataDir)
-        // Reads go on.
+        // Reads go on, and /readyz stays 200 while it says writes are refused, and why.
         expect((await fetch(`${url}/v1beta/corpora/before`)).status).toBe(200)
+        const readiness = await fetch(`${url}/readyz`)
+        expect(readiness.status).toBe(200)
+        expect(await readiness.json()).toEqual({ ready: true, writes: 'refused', reason: refused.body.error?.message })
         // A power loss now: whichever generation CURRENT names, every acknowledged write is there.
         expect(await corporaAfterRestart(afterPowerLoss(replaced))).toEqual(['corpora/before', 'corpora/during'])
         expect(await corporaAfterRestart(afterPowerLoss(switched))).toEqual(['corpora/before', 'corpora/during'])
@@ -200,6 +203,7 @@ describe('a generation is committed once CURRENT names it', () => {
       }
       // The disk answers again: the next checkpoint is confirmed, writes are taken, the kept generations and logs go.
       await server.flush()
+      expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ ready: true })
       expect(generations(dataDir)).toEqual([currentOf(dataDir)])
       expect((await post(url, '/v1beta/corpora', { name: 'corpora/after' })).status).toBe(200)
       expect(logs(dataDir)).toHaveLength(1)

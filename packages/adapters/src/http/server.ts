@@ -42,6 +42,8 @@ export interface RestOptions {
   readonly boundHost: () => string | undefined
   /** False while the data folder is restored: then every request but GET /readyz answers 503. */
   readonly ready: () => boolean
+  /** Why writes are refused while the server is otherwise ready (the data folder's disk), for GET /readyz. */
+  readonly writesRefused?: () => string | undefined
   /** The bound on requests held at once, shared with gRPC. */
   readonly inFlight: InFlight
   /** The bound on the site's open streams (the console's events), apart from the requests'. */
@@ -53,7 +55,10 @@ export interface RestOptions {
   readonly site?: Site | undefined
 }
 
-/** The readiness route: 200 `{"ready": true}` once the data folder is restored, 503 before. */
+/**
+ * The readiness route: 200 `{"ready": true}` once the data folder is restored, 503 before. Ready
+ * with writes refused (reads still served) it stays 200 and says so: `"writes": "refused"`, why.
+ */
 const READY_PATH = '/readyz'
 
 /**
@@ -115,8 +120,13 @@ export function createRestServer(options: RestOptions): Server {
     // Readiness: for orchestrators and scripts, behind the same Host / Origin checks as everything.
     const ready = options.ready()
     if (rawPath === READY_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      if (!ready) res.setHeader('retry-after', '1')
-      send(res, ready ? 200 : 503, ready ? { ready: true } : { ready: false, reason: 'restoring the data folder' })
+      if (!ready) {
+        res.setHeader('retry-after', '1')
+        send(res, 503, { ready: false, reason: 'restoring the data folder' })
+        return
+      }
+      const refused = options.writesRefused?.()
+      send(res, 200, refused === undefined ? { ready: true } : { ready: true, writes: 'refused', reason: refused })
       return
     }
     if (!ready) {

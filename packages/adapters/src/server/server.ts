@@ -72,7 +72,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   let boundHost: string | undefined
   // Not ready while `listen` replays the data folder's log (the checkpoint is loaded above, before any port is bound).
   let ready = false
-  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, inFlight, streams, bodyTimeoutMs: options.bodyTimeoutMs ?? 5000, onInternalError, onRequest: options.onRequest, site })
+  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, bodyTimeoutMs: options.bodyTimeoutMs ?? 5000, onInternalError, onRequest: options.onRequest, site })
   // gRPC (node:http2 and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
   // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.

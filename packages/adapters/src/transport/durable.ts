@@ -113,6 +113,14 @@ export class DurableWrites {
     this.methods = methods.map((m) => (!m.mutates ? m : options.durability === 'log' ? this.#journaled(m) : this.#noted(m)))
   }
 
+  /**
+   * Why journaled writes are refused now (the last checkpoint's switch is not confirmed on disk;
+   * one is tried at least every second), or undefined while they are taken. Reads are served either way.
+   */
+  get writeRefusal(): RpcStatus | undefined {
+    return this.#unconfirmed && this.#options.durability === 'log' ? unconfirmedRefusal(this.#unconfirmed) : undefined
+  }
+
   /** Loads the last checkpoint (synchronously); returns whether there was one. */
   load(): boolean {
     return this.#data.load()
@@ -439,10 +447,12 @@ export class DurableWrites {
         // The log the write went into: a checkpoint may start a new one before it is synced.
         let log: WriteAheadLog | undefined
         // Refused before waiting its turn (and checked again in it: a checkpoint before it may end unconfirmed).
-        if (this.#unconfirmed) return { ok: false, status: unconfirmedRefusal(this.#unconfirmed) }
+        const refused = this.writeRefusal
+        if (refused) return { ok: false, status: refused }
         if (this.#lock.busy) bound.ahead?.(request, content)
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
-          if (this.#unconfirmed) return { ok: false, status: unconfirmedRefusal(this.#unconfirmed) }
+          const refusedInTurn = this.writeRefusal
+          if (refusedInTurn) return { ok: false, status: refusedInTurn }
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
           const parts = await encodeLogRecord({ k: key, r: request, t: trace }, content)
