@@ -1,6 +1,6 @@
 import type { MemoryContext } from './context.js'
 import { normalizeFact, retractedStatement, slotOf } from './facts.js'
-import { SCOPE_FIELD, type EngineState, type MemoryState } from './state.js'
+import { SCOPE_FIELD, memoriesOfScope, type EngineState, type MemoryState } from './state.js'
 
 /** What generateMemories does with one fact: Google's consolidation outcomes (GenerateMemoriesResponse.GeneratedMemory.Action). */
 export type Consolidation =
@@ -15,10 +15,6 @@ export interface FactToConsolidate {
   readonly retractedVector?: Float32Array | undefined
 }
 
-/** The memories of a scope, in creation order. */
-function scopeMemories(engine: EngineState, scopeKey: string): MemoryState[] {
-  return [...engine.memories.values()].filter((m) => m.scopeKey === scopeKey)
-}
 
 /** The memory of the scope most similar to `vector`, if its cosine similarity reaches `consolidationSimilarity`. */
 function similar(ctx: MemoryContext, engine: EngineState, scopeKey: string, vector: Float32Array): MemoryState | undefined {
@@ -40,7 +36,7 @@ function similar(ctx: MemoryContext, engine: EngineState, scopeKey: string, vect
  * An update takes the new fact's wording.
  */
 export function consolidate(ctx: MemoryContext, engine: EngineState, scopeKey: string, input: FactToConsolidate): Consolidation {
-  const memories = scopeMemories(engine, scopeKey)
+  const memories = [...memoriesOfScope(engine, scopeKey)]
   const retracted = retractedStatement(input.fact)
   if (retracted !== undefined) {
     const target = memories.find((m) => normalizeFact(m.fact) === retracted) ?? (input.retractedVector && similar(ctx, engine, scopeKey, input.retractedVector))

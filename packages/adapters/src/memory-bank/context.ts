@@ -6,7 +6,7 @@ import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { finishedOperation, remember, type Operation } from '../rpc/operations.js'
 import { failure } from '../rpc/status.js'
 import type { ResolvedMemoryBankOptions } from './options.js'
-import type { EngineState, MemoryBankState, MemoryState } from './state.js'
+import { removeMemory, type EngineState, type MemoryBankState, type MemoryState } from './state.js'
 
 export const ENGINE = 'projects/{project}/locations/{location}/reasoningEngines/{reasoning_engine}'
 /** The short form Google's API also binds (`reasoningEngines/123`). */
@@ -154,7 +154,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
       if (m.expireMs === undefined) continue
       if (m.expireMs <= now) {
         this.changed()
-        engine.memories.delete(m.name)
+        removeMemory(engine, m)
         engine.index.remove(m.name)
       } else next = Math.min(next, m.expireMs)
     }

@@ -1,3 +1,4 @@
+import type { Filter } from '@quarry/core'
 import { MAX_TIMESTAMP_MS } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { MemoryInput } from './schema.js'
@@ -57,4 +58,15 @@ export function readExpiry(memory: MemoryInput, now: number, field: string): num
     return ms
   }
   return undefined
+}
+
+/**
+ * The equalities a filter requires at its top (alone, or ANDed there): each `field = "text"` as
+ * [field, text]. Every record the filter passes meets them all, so a list may pass over records
+ * that fail one on their own fields before making their metadata.
+ */
+export function requiredEquals(filter: Filter | undefined): [field: string, value: string][] {
+  if (filter === undefined) return []
+  const parts = filter.op === 'and' ? filter.filters : [filter]
+  return parts.flatMap((f): [string, string][] => (f.op === 'eq' && typeof f.value === 'string' ? [[f.field, f.value]] : []))
 }

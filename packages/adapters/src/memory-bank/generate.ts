@@ -7,7 +7,7 @@ import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
 import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
-import { indexMemory, memoryJson, memoryMetadata, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
+import { addMemory, removeMemory, indexMemory, memoryJson, memoryMetadata, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
 import { consolidate, type Consolidation } from './consolidate.js'
 import { configuredExpiry } from './engine-config.js'
 import { retractedStatement } from './facts.js'
@@ -66,7 +66,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
     const now = ctx.now()
     const outcome: Consolidation = req.disableConsolidation ? { action: 'CREATED' } : consolidate(ctx, engine, scopeKey, { fact, vector, retractedVector })
     if (outcome.action === 'DELETED') {
-      engine.memories.delete(outcome.memory.name)
+      removeMemory(engine, outcome.memory)
       engine.index.remove(outcome.memory.name)
       generated.push({ memory: { name: outcome.memory.name }, action: 'DELETED' })
       return
@@ -88,7 +88,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
     while (engine.memories.has(name))
     const expireMs = configuredExpiry(engine, 'generateCreated', now)
     const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs, ...ctx.stamp(now) }
-    engine.memories.set(name, m)
+    addMemory(engine, m)
     ctx.expiresAt(engine, expireMs)
     indexMemory(engine, m, vector)
     recordRevision(m, revision, [fact])
@@ -107,7 +107,7 @@ export async function purgeMemories(ctx: MemoryContext, request: unknown, versio
   const matching = engine ? [...engine.memories.values()].filter((m) => test(memoryMetadata(m))) : []
   if (req.force && engine) {
     for (const m of matching) {
-      engine.memories.delete(m.name)
+      removeMemory(engine, m)
       engine.index.remove(m.name)
     }
   }

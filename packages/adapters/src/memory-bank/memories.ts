@@ -7,12 +7,12 @@ import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { compileFilter, type Filter } from '@quarry/core'
 import { MEMORY_ID_RULE, type MemoryContext } from './context.js'
-import { readExpiry, readFact, readMetadata, readScope, readTopics } from './fields.js'
+import { readExpiry, readFact, readMetadata, readScope, readTopics, requiredEquals } from './fields.js'
 import { readRevisionPlan, recordRevision } from './revisions.js'
 import { configuredExpiry } from './engine-config.js'
 import { orderedPage, readOrderBy } from './sessions.js'
 import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
-import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, indexMemory, memoryJson, memoryMetadata, scopeField, scopeKeyOf, type EngineState, type MemoryJson, type MemoryState } from './state.js'
+import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, addMemory, indexMemory, memoriesOfScope, memoryJson, memoryMetadata, removeMemory, scopeField, scopeKeyOf, scopeKeyOfField, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /**
  * What a memory filter reads, by the names Google's REST reference gives them, and the record
@@ -98,7 +98,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown, version
   }
   const [vector] = await ctx.embed([fact])
   const m: MemoryState = { name, displayName: memory.displayName, description: memory.description, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
-  engine.memories.set(name, m)
+  addMemory(engine, m)
   ctx.expiresAt(engine, expireMs)
   indexMemory(engine, m, vector as Float32Array)
   recordRevision(m, revision)
@@ -151,9 +151,28 @@ export async function updateMemory(ctx: MemoryContext, request: unknown, version
 export async function deleteMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { name } = readMessage(DeleteMemoryRequest, request)
   const { engine, memory } = ctx.memory(name, 'name')
-  engine.memories.delete(memory.name)
+  removeMemory(engine, memory)
   engine.index.remove(memory.name)
   return ctx.operation(memory.name, 'DeleteMemoryOperationMetadata', 'google.protobuf.Empty', {}, version)
+}
+
+/**
+ * What a filter's scope equalities (`scope = "{...}"`, `scope.<key> = "v"`, at its top) say of a
+ * memory before its metadata is made: the scope it names, whose memories are looked up rather
+ * than the engine's scanned, and a test of the memory's own scope. Both only pass over memories
+ * the filter refuses.
+ */
+function scopeOfFilter(filter: Filter | undefined): { readonly scopeKey: string | undefined; readonly test: ((m: MemoryState) => boolean) | undefined } {
+  let scopeKey: string | undefined
+  const tests: ((m: MemoryState) => boolean)[] = []
+  for (const [field, value] of requiredEquals(filter)) {
+    const key = scopeKeyOfField(field)
+    if (field === SCOPE_FIELD) {
+      scopeKey ??= value
+      tests.push((m) => m.scopeKey === value)
+    } else if (key !== undefined) tests.push((m) => Object.hasOwn(m.scope, key) && m.scope[key] === value)
+  }
+  return { scopeKey, test: tests.length === 0 ? undefined : (m) => tests.every((t) => t(m)) }
 }
 
 /** What a memories.list `orderBy` sorts by ("Supported fields: * `create_time` * `update_time`"), by either spelling. */
@@ -175,7 +194,13 @@ export async function listMemories(ctx: MemoryContext, request: unknown): Promis
   const order = req.orderBy === undefined || req.orderBy.trim() === '' ? undefined : readOrderBy(req.orderBy, MEMORY_ORDER, 'create_time desc')
   if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
-  const all = [...engine.memories.values()].reverse().filter((m) => ctx.visible(m) && (!test || test(memoryMetadata(m))))
+  const scope = scopeOfFilter(filter)
+  const all: MemoryState[] = []
+  for (const m of scope.scopeKey === undefined ? engine.memories.values() : memoriesOfScope(engine, scope.scopeKey)) {
+    if ((!scope.test || scope.test(m)) && ctx.visible(m) && (!test || test(memoryMetadata(m)))) all.push(m)
+  }
+  // Newest first: both iterate in creation order.
+  all.reverse()
   if (order) {
     const ordered = orderedPage(all, order, `listMemories ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
     return omitUnset({ memories: ordered.items.map(memoryJson), nextPageToken: ordered.nextPageToken })

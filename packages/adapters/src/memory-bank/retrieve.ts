@@ -8,7 +8,7 @@ import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
 import { RetrieveMemoriesRequest, type ConjunctionInput } from './schema.js'
-import { memoryJson, memoryMetadata, metadataField, SCOPE_FIELD, scopeKeyOf, type MemoryJson } from './state.js'
+import { memoriesOfScope, memoryJson, memoryMetadata, metadataField, SCOPE_FIELD, scopeKeyOf, type MemoryJson } from './state.js'
 
 /** Memories when topK / pageSize is unset, and the most a request gets (larger values are coerced). */
 export const DEFAULT_RETRIEVE = 3
@@ -126,9 +126,8 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
   const simple = req.simpleRetrievalParams ?? {}
   const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
   const test = compileFilter(filter)
-  // The filter's first part is the scope: other scopes' memories are passed over on their key,
-  // without making each one's metadata (an engine holds every user's memories).
-  const all = [...engine.memories.values()].filter((m) => m.scopeKey === scopeKey && ctx.visible(m) && test(memoryMetadata(m)))
+  // The filter's first part is the scope: only its memories are read (an engine holds every user's).
+  const all = [...memoriesOfScope(engine, scopeKey)].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
   const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }

@@ -70,6 +70,7 @@ export interface MemoryState {
 /** One reasoning engine's memory bank: its memories (creation order) and their index (fact embeddings). */
 export interface EngineState {
   readonly name: string
+  /** By name, in creation order: added and removed only through addMemory / removeMemory (a scope index follows them). */
   readonly memories: Map<string, MemoryState>
   readonly index: QuarryIndex
   /** No memory expires before this instant (a lower bound: sweeps before it are skipped). */
@@ -109,6 +110,8 @@ export const SCOPE_FIELD = '$scope'
 export const CUSTOM_TOPICS_FIELD = 'topics.custom_memory_topic_label'
 export const MANAGED_TOPICS_FIELD = 'topics.managed_memory_topic'
 export const scopeField = (key: string): string => `s.${key}`
+/** The scope key a filter field names (`s.<key>`, see {@link scopeField}), or undefined. */
+export const scopeKeyOfField = (field: string): string | undefined => (field.startsWith('s.') ? field.slice(2) : undefined)
 export const metadataField = (key: string): string => `m.${key}`
 
 export function scopeKeyOf(scope: Readonly<Record<string, string>>): string {
@@ -175,4 +178,50 @@ export function revisionJson(m: MemoryState, r: RevisionState): MemoryRevisionJs
     labels: r.labels,
     extractedMemories: r.extracted?.map((fact) => ({ fact })),
   })
+}
+
+/**
+ * Each engine's memories by scope (scope key → name → memory, in creation order), keyed by the
+ * engine's `memories` map: made on first use, then kept by {@link addMemory} and {@link removeMemory}.
+ * A scope's reads (retrieval, consolidation, a list filtered by scope) look its memories up
+ * instead of scanning every user's.
+ */
+const byScope = new WeakMap<ReadonlyMap<string, MemoryState>, Map<string, Map<string, MemoryState>>>()
+
+function place(index: Map<string, Map<string, MemoryState>>, m: MemoryState): void {
+  let scope = index.get(m.scopeKey)
+  if (!scope) index.set(m.scopeKey, (scope = new Map()))
+  scope.set(m.name, m)
+}
+
+function scopeIndex(engine: EngineState): Map<string, Map<string, MemoryState>> {
+  let index = byScope.get(engine.memories)
+  if (!index) {
+    index = new Map()
+    for (const m of engine.memories.values()) place(index, m)
+    byScope.set(engine.memories, index)
+  }
+  return index
+}
+
+/** The memories of one scope, in creation order. */
+export function memoriesOfScope(engine: EngineState, scopeKey: string): Iterable<MemoryState> {
+  return scopeIndex(engine).get(scopeKey)?.values() ?? []
+}
+
+/** Adds a new memory to its engine (and to its scope's list, once there is one). */
+export function addMemory(engine: EngineState, m: MemoryState): void {
+  engine.memories.set(m.name, m)
+  const index = byScope.get(engine.memories)
+  if (index) place(index, m)
+}
+
+/** Removes a memory from its engine and its scope's list. */
+export function removeMemory(engine: EngineState, m: MemoryState): void {
+  engine.memories.delete(m.name)
+  const index = byScope.get(engine.memories)
+  const scope = index?.get(m.scopeKey)
+  if (!scope) return
+  scope.delete(m.name)
+  if (scope.size === 0) index?.delete(m.scopeKey)
 }
