@@ -5,9 +5,10 @@ import { MAX_TIMESTAMP_MS, camelCase, readMessage } from '../rpc/proto-json.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
-import { pageByKey } from '../rpc/paging.js'
+import { pageByKeyUnsorted } from '../rpc/paging.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
+import { requiredEquals } from './fields.js'
 import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, UpdateSessionRequest, type SessionInput } from './session-schema.js'
 import { sessionJson, sessionMetadata, type SessionJson, type SessionState } from './session-state.js'
 import type { EngineState } from './state.js'
@@ -202,20 +203,10 @@ const SESSION_ORDER: Readonly<Record<string, (s: SessionState) => number>> = {
   updateTime: (s) => s.updateMs,
 }
 
-/** Sorts by the order's keys, ties by creation (seq, ascending), and pages with a cursor on the last key. */
-export function orderedPage<T extends { readonly seq: number }>(items: T[], order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
-  const keyOf = (item: T): number[] => [...order.keys.map((k) => k(item)), item.seq]
+/** One page by the order's keys, ties by creation (seq, ascending), with a cursor on the last key; `items` in any order. */
+export function orderedPage<T extends { readonly seq: number }>(items: Iterable<T>, order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
   const desc = [...order.desc, false]
-  const compare = (a: T, b: T): number => {
-    const ka = keyOf(a)
-    const kb = keyOf(b)
-    for (let i = 0; i < ka.length; i++) {
-      const d = (ka[i] as number) - (kb[i] as number)
-      if (d !== 0) return desc[i] === true ? -d : d
-    }
-    return 0
-  }
-  return pageByKey(items.sort(compare), keyOf, desc, list, request, { defaultSize: 100, maxSize: 1000 })
+  return pageByKeyUnsorted(items, [...order.keys, (item: T) => item.seq], desc, list, request, { defaultSize: 100, maxSize: 1000 })
 }
 
 /** listSessions: filtered by display_name, user_id, labels; ordered by create_time (default) or update_time; 100 a page unless asked. */
@@ -227,7 +218,9 @@ export async function listSessions(ctx: MemoryContext, request: unknown): Promis
   if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
   const now = ctx.now()
-  const all = [...engine.sessions.values()].filter((s) => live(s, now) && (!test || test(sessionMetadata(s))))
+  // A `user_id = "..."` at the filter's top is tested on the session itself, before its metadata is made.
+  const users = requiredEquals(filter).flatMap(([field, value]) => (field === 'user_id' ? [value] : []))
+  const all = [...engine.sessions.values()].filter((s) => users.every((u) => s.userId === u) && live(s, now) && (!test || test(sessionMetadata(s))))
   const page = orderedPage(all, order, `listSessions ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
   return omitUnset({ sessions: page.items.map(sessionJson), nextPageToken: page.nextPageToken })
 }

@@ -101,3 +101,40 @@ export function pageByKey<T>(all: readonly T[], keyOf: (item: T) => readonly num
   const last = items[items.length - 1]
   return { items, nextPageToken: more && last !== undefined ? encode(list, { k: keyOf(last) }) : undefined }
 }
+
+/**
+ * `pageByKey` over items in any order, the key given by its components (`parts`): the page is
+ * selected (the `size` + 1 smallest keys past the cursor, kept sorted) instead of sorting every
+ * item, and an item is compared without making its key. Same items, order and token as
+ * `pageByKey` over the items sorted by key (keys are unique: their last component is a seq).
+ */
+export function pageByKeyUnsorted<T>(all: Iterable<T>, parts: readonly ((item: T) => number)[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
+  const size = pageSizeOf(request, limits)
+  const n = parts.length
+  // item against a key: < 0 when the item comes first.
+  const against = (item: T, key: readonly number[]): number => {
+    for (let i = 0; i < n; i++) {
+      const d = (parts[i] as (item: T) => number)(item) - (key[i] ?? 0)
+      if (d !== 0) return desc[i] === true ? -d : d
+    }
+    return 0
+  }
+  const cursor = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list, isKeyCursor).k
+  const best: { item: T; key: number[] }[] = []
+  for (const item of all) {
+    if (cursor !== undefined && against(item, cursor) <= 0) continue
+    if (best.length > size && against(item, (best[size] as { key: number[] }).key) >= 0) continue
+    let lo = 0
+    let hi = best.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (against(item, (best[mid] as { key: number[] }).key) > 0) lo = mid + 1
+      else hi = mid
+    }
+    best.splice(lo, 0, { item, key: parts.map((p) => p(item)) })
+    if (best.length > size + 1) best.pop()
+  }
+  const items = best.slice(0, size)
+  const last = items[items.length - 1]
+  return { items: items.map((b) => b.item), nextPageToken: best.length > size && last !== undefined ? encode(list, { k: last.key }) : undefined }
+}
