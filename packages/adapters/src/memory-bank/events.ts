@@ -7,7 +7,8 @@ import { invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { AppendEventRequest, ListEventsRequest } from './session-schema.js'
 import { eventMetadata, type EventState, type SessionEventJson, type SessionState } from './session-state.js'
-import { findSession, orderedPage, readOrderBy, structOf, sweepSessions } from './sessions.js'
+import { pageByKey } from '../rpc/paging.js'
+import { findSession, readOrderBy, structOf, sweepSessions } from './sessions.js'
 
 /**
  * A session's events: appendEvent adds one (its name generated, its `actions.stateDelta` merged
@@ -76,6 +77,18 @@ function eventFilter(filter: string | undefined): Filter | undefined {
 
 const EVENT_ORDER: Readonly<Record<string, (e: EventState) => number>> = { timestamp: (e) => e.timestampMs }
 
+/** Events in (timestamp, seq) order → timestamp descending, ties still by seq ascending (the list's key). */
+function newestFirst(events: readonly EventState[]): EventState[] {
+  const out: EventState[] = []
+  for (let end = events.length; end > 0; ) {
+    let start = end - 1
+    while (start > 0 && (events[start - 1] as EventState).timestampMs === (events[end - 1] as EventState).timestampMs) start--
+    for (let i = start; i < end; i++) out.push(events[i] as EventState)
+    end = start
+  }
+  return out
+}
+
 /** listEvents: by timestamp ascending ("These events are ordered by timestamp in ascending order"), or `timestamp desc`; ties in append order. */
 export async function listEvents(ctx: MemoryContext, request: unknown): Promise<{ sessionEvents?: SessionEventJson[]; nextPageToken?: string }> {
   const req = readMessage(ListEventsRequest, request)
@@ -83,8 +96,11 @@ export async function listEvents(ctx: MemoryContext, request: unknown): Promise<
   const order = readOrderBy(req.orderBy, EVENT_ORDER, 'timestamp')
   const { session } = findSession(ctx, req.parent, 'parent')
   const test = filter ? compileFilter(filter) : undefined
-  const all = session.events.filter((e) => !test || test(eventMetadata(e)))
-  const page = orderedPage(all, order, `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
+  // session.events is kept in (timestamp, seq) order: the list is already sorted, or its reverse.
+  const desc = order.desc[0] === true
+  const kept = test ? session.events.filter((e) => test(eventMetadata(e))) : session.events
+  const sorted = desc ? newestFirst(kept) : kept
+  const page = pageByKey(sorted, (e) => [e.timestampMs, e.seq], [desc, false], `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
   return omitUnset({ sessionEvents: page.items.map((e) => e.json), nextPageToken: page.nextPageToken })
 }
 
