@@ -6,7 +6,7 @@ import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { pageOf, type PageRequest } from '../rpc/paging.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { VertexRagEngine } from '../vertex-rag/service.js'
-import { chunkCount } from '../vertex-rag/state.js'
+import { chunkCount, chunkOrdinal } from '../vertex-rag/state.js'
 import type { Engines } from '../transport/bound-methods.js'
 
 /** A Semantic Retriever corpus on the console's start page. */
@@ -146,8 +146,8 @@ export async function ragChunks(rag: VertexRagEngine, name: string | undefined, 
   if (!found.ok) return found
   const { file } = found.response
   return toOutcome(async () => {
-    const ordinals = new Map(file.chunks.map((c, i) => [c, i]))
-    const page = pageOf(file.chunks, (c) => ordinals.get(c) ?? 0, `console chunks ${file.name}`, pageRequest(pageSize, pageToken), { defaultSize: 20, maxSize: 100 })
+    // Chunk i's id is chunkId(file.id, i): its ordinal is read from it (no map of every chunk per page).
+    const page = pageOf(file.chunks, (c) => chunkOrdinal(file.id, c.id) ?? 0, `console chunks ${file.name}`, pageRequest(pageSize, pageToken), { defaultSize: 20, maxSize: 100 })
     const chunks = page.items.map((c): RagChunkRow => omitUndefined({ chunkId: c.id, text: c.text, pageSpan: c.pageSpan }))
     return omitUndefined({ chunkCount: file.chunks.length, chunks, nextPageToken: page.nextPageToken })
   })
