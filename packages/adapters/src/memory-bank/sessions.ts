@@ -52,10 +52,29 @@ export function findSession(ctx: MemoryContext, name: string | undefined, field:
   return { engine, session }
 }
 
+/**
+ * No session of an engine expires before this instant (by the engine's sessions map): a lower
+ * bound, so a write's sweep passes over every session only once one may have expired. Set by a
+ * sweep, lowered when a session's expiry is set; reads test `live` whatever it says.
+ */
+const sweepBefore = new WeakMap<ReadonlyMap<string, SessionState>, number>()
+
 /** Removes the engine's expired sessions (in writes only: the write-ahead log replays them at the same recorded time). */
 export function sweepSessions(ctx: MemoryContext, engine: EngineState): void {
   const now = ctx.now()
-  for (const s of engine.sessions.values()) if (!live(s, now)) engine.sessions.delete(s.name)
+  if (now < (sweepBefore.get(engine.sessions) ?? Number.NEGATIVE_INFINITY)) return
+  let next = Number.POSITIVE_INFINITY
+  for (const s of engine.sessions.values()) {
+    if (!live(s, now)) engine.sessions.delete(s.name)
+    else next = Math.min(next, s.expireMs)
+  }
+  sweepBefore.set(engine.sessions, next)
+}
+
+/** Notes a session's new expiry for {@link sweepSessions}. */
+function expiresAt(engine: EngineState, expireMs: number): void {
+  const before = sweepBefore.get(engine.sessions)
+  if (before !== undefined && expireMs < before) sweepBefore.set(engine.sessions, expireMs)
 }
 
 /** ttl or expireTime (a oneof) → the expiry instant, at least 24 hours after `fromMs`; undefined when neither is set. */
@@ -118,6 +137,7 @@ export async function createSession(ctx: MemoryContext, request: unknown, versio
     ...ctx.stamp(now),
   }
   engine.sessions.set(name, s)
+  expiresAt(engine, expireMs)
   return ctx.operation(name, 'CreateSessionOperationMetadata', 'Session', sessionJson(s), version)
 }
 
@@ -149,6 +169,7 @@ export async function updateSession(ctx: MemoryContext, request: unknown): Promi
   if (has('labels')) target.labels = labelsOf(session.labels)
   if (has('sessionState')) target.sessionState = structOf(session.sessionState)
   target.expireMs = expireMs
+  expiresAt(engine, expireMs)
   target.updateMs = now
   return sessionJson(target)
 }
