@@ -80,6 +80,15 @@ export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: s
   return { items, nextPageToken: more && last !== undefined ? encode(list, { a: seqOf(last) }) : undefined }
 }
 
+/** Composite keys compared component by component, `desc[i]` reversing component i (a missing one reads as 0). */
+function compareKeys(a: readonly number[], b: readonly number[], desc: readonly boolean[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0)
+    if (d !== 0) return desc[i] === true ? -d : d
+  }
+  return 0
+}
+
 /**
  * One page of `all`, sorted by a composite key (`keyOf`: numbers compared in turn, `desc[i]`
  * reversing component i; the last component unique, a sequence number), for lists a request may
@@ -89,52 +98,64 @@ export function pageOf<T>(all: readonly T[], seqOf: (item: T) => number, list: s
  */
 export function pageByKey<T>(all: readonly T[], keyOf: (item: T) => readonly number[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
   const size = pageSizeOf(request, limits)
-  const compare = (a: readonly number[], b: readonly number[]): number => {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      const d = (a[i] ?? 0) - (b[i] ?? 0)
-      if (d !== 0) return desc[i] === true ? -d : d
-    }
-    return 0
-  }
   const cursor = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list, isKeyCursor).k
-  const { items, more } = after(all, cursor === undefined ? undefined : (item) => compare(keyOf(item), cursor) <= 0, size)
+  const { items, more } = after(all, cursor === undefined ? undefined : (item) => compareKeys(keyOf(item), cursor, desc) <= 0, size)
   const last = items[items.length - 1]
   return { items, nextPageToken: more && last !== undefined ? encode(list, { k: keyOf(last) }) : undefined }
 }
 
 /**
- * `pageByKey` over items in any order, the key given by its components (`parts`): the page is
- * selected (the `size` + 1 smallest keys past the cursor, kept sorted) instead of sorting every
- * item, and an item is compared without making its key. Same items, order and token as
- * `pageByKey` over the items sorted by key (keys are unique: their last component is a seq).
+ * `pageByKey` over items in any order, the key given by its components (`parts`): the page's
+ * `size` + 1 first keys past the cursor are picked in one pass, in a heap whose root is the last
+ * of them (n log size, whatever order the items come in), instead of sorting every item; an item
+ * that cannot make the page is passed over without making its key. Same items, order and token
+ * as `pageByKey` over the items sorted (keys are unique: their last component is a seq).
  */
 export function pageByKeyUnsorted<T>(all: Iterable<T>, parts: readonly ((item: T) => number)[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
   const size = pageSizeOf(request, limits)
-  const n = parts.length
-  // item against a key: < 0 when the item comes first.
+  // The item against a key: < 0 when the item comes first.
   const against = (item: T, key: readonly number[]): number => {
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < parts.length; i++) {
       const d = (parts[i] as (item: T) => number)(item) - (key[i] ?? 0)
       if (d !== 0) return desc[i] === true ? -d : d
     }
     return 0
   }
   const cursor = request.pageToken === undefined || request.pageToken === '' ? undefined : decode(request.pageToken, list, isKeyCursor).k
-  const best: { item: T; key: number[] }[] = []
+  type Kept = { readonly item: T; readonly key: readonly number[] }
+  const heap: Kept[] = []
+  const at = (i: number): Kept => heap[i] as Kept
+  const later = (i: number, j: number): boolean => compareKeys(at(i).key, at(j).key, desc) > 0
+  const swap = (i: number, j: number): void => {
+    const kept = at(i)
+    heap[i] = at(j)
+    heap[j] = kept
+  }
   for (const item of all) {
     if (cursor !== undefined && against(item, cursor) <= 0) continue
-    if (best.length > size && against(item, (best[size] as { key: number[] }).key) >= 0) continue
-    let lo = 0
-    let hi = best.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (against(item, (best[mid] as { key: number[] }).key) > 0) lo = mid + 1
-      else hi = mid
+    if (heap.length > size && against(item, at(0).key) >= 0) continue
+    const entry = { item, key: parts.map((p) => p(item)) }
+    if (heap.length <= size) {
+      // Up from the last leaf while it comes after its parent.
+      heap.push(entry)
+      for (let i = heap.length - 1; i > 0 && later(i, (i - 1) >> 1); i = (i - 1) >> 1) swap(i, (i - 1) >> 1)
+      continue
     }
-    best.splice(lo, 0, { item, key: parts.map((p) => p(item)) })
-    if (best.length > size + 1) best.pop()
+    // The last kept key gives way: down from the root to where the new one belongs.
+    heap[0] = entry
+    for (let i = 0; ; ) {
+      const left = 2 * i + 1
+      const right = left + 1
+      let top = i
+      if (left < heap.length && later(left, top)) top = left
+      if (right < heap.length && later(right, top)) top = right
+      if (top === i) break
+      swap(i, top)
+      i = top
+    }
   }
-  const items = best.slice(0, size)
+  const kept = heap.sort((a, b) => compareKeys(a.key, b.key, desc))
+  const items = kept.slice(0, size)
   const last = items[items.length - 1]
-  return { items: items.map((b) => b.item), nextPageToken: best.length > size && last !== undefined ? encode(list, { k: last.key }) : undefined }
+  return { items: items.map((k) => k.item), nextPageToken: kept.length > size && last !== undefined ? encode(list, { k: last.key }) : undefined }
 }
