@@ -96,11 +96,12 @@ export async function listEvents(ctx: MemoryContext, request: unknown): Promise<
   const order = readOrderBy(req.orderBy, EVENT_ORDER, 'timestamp')
   const { session } = findSession(ctx, req.parent, 'parent')
   const test = filter ? compileFilter(filter) : undefined
-  // session.events is kept in (timestamp, seq) order: the list is already sorted, or its reverse.
-  const desc = order.desc[0] === true
+  // session.events is kept in (timestamp, seq) order: the list is already sorted, or its reverse
+  // (every key of an orderBy is the timestamp: the first one's direction orders it). The key is
+  // one component per orderBy key and the seq, the shape of every ordered list's tokens.
   const kept = test ? session.events.filter((e) => test(eventMetadata(e))) : session.events
-  const sorted = desc ? newestFirst(kept) : kept
-  const page = pageByKey(sorted, (e) => [e.timestampMs, e.seq], [desc, false], `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
+  const sorted = order.desc[0] === true ? newestFirst(kept) : kept
+  const page = pageByKey(sorted, (e) => [...order.keys.map((k) => k(e)), e.seq], [...order.desc, false], `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
   return omitUnset({ sessionEvents: page.items.map((e) => e.json), nextPageToken: page.nextPageToken })
 }
 
