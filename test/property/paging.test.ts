@@ -38,9 +38,11 @@ describe('pageByKeyUnsorted', () => {
         fc.tuple(fc.boolean(), fc.boolean()),
         fc.integer({ min: 0, max: 7 }),
         fc.array(fc.nat(), { maxLength: 20 }),
-        (items, [descA, descB], pageSize, deletions) => {
+        // As lists hold them: in any order, in the asked order, or in its reverse (read from the end).
+        fc.constantFrom('any', 'asked', 'reversed'),
+        (items, [descA, descB], pageSize, deletions, arrival) => {
           const desc = [descA, descB, false]
-          let live = [...items]
+          let live = arrival === 'any' ? [...items] : arrival === 'asked' ? sortedBy(items, desc) : sortedBy(items, desc).reverse()
           let tokenSorted: string | undefined
           let tokenUnsorted: string | undefined
           for (let page = 0; page < 50; page++) {

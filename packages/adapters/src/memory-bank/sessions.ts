@@ -225,7 +225,7 @@ const SESSION_ORDER: Readonly<Record<string, (s: SessionState) => number>> = {
 }
 
 /** One page by the order's keys, ties by creation (seq, ascending), with a cursor on the last key; `items` in any order. */
-export function orderedPage<T extends { readonly seq: number }>(items: Iterable<T>, order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
+export function orderedPage<T extends { readonly seq: number }>(items: readonly T[], order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
   const desc = [...order.desc, false]
   return pageByKeyUnsorted(items, [...order.keys, (item: T) => item.seq], desc, list, request, { defaultSize: 100, maxSize: 1000 })
 }

@@ -107,11 +107,11 @@ export function pageByKey<T>(all: readonly T[], keyOf: (item: T) => readonly num
 /**
  * `pageByKey` over items in any order, the key given by its components (`parts`): the page's
  * `size` + 1 first keys past the cursor are picked in one pass, in a heap whose root is the last
- * of them (n log size, whatever order the items come in), instead of sorting every item; an item
- * that cannot make the page is passed over without making its key. Same items, order and token
+ * of them (n log size at most), instead of sorting every item; an item that cannot make the page
+ * is passed over without making its key. Same items, order and token
  * as `pageByKey` over the items sorted (keys are unique: their last component is a seq).
  */
-export function pageByKeyUnsorted<T>(all: Iterable<T>, parts: readonly ((item: T) => number)[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
+export function pageByKeyUnsorted<T>(all: readonly T[], parts: readonly ((item: T) => number)[], desc: readonly boolean[], list: string, request: PageRequest, limits: PageLimits): Page<T> {
   const size = pageSizeOf(request, limits)
   // The item against a key: < 0 when the item comes first.
   const against = (item: T, key: readonly number[]): number => {
@@ -131,7 +131,14 @@ export function pageByKeyUnsorted<T>(all: Iterable<T>, parts: readonly ((item: T
     heap[i] = at(j)
     heap[j] = kept
   }
-  for (const item of all) {
+  // Items in about the reverse of the asked order (a list kept newest first, asked oldest first)
+  // are read from the end: in the asked order the heap fills once and every later item is passed
+  // over at one comparison, where in its reverse every item would go through the heap.
+  const head = all[0]
+  const tail = all[all.length - 1]
+  const backwards = head !== undefined && tail !== undefined && against(head, parts.map((p) => p(tail))) > 0
+  for (let n = 0; n < all.length; n++) {
+    const item = all[backwards ? all.length - 1 - n : n] as T
     if (cursor !== undefined && against(item, cursor) <= 0) continue
     if (heap.length > size && against(item, at(0).key) >= 0) continue
     const entry = { item, key: parts.map((p) => p(item)) }
