@@ -15,7 +15,6 @@ export interface FactToConsolidate {
   readonly retractedVector?: Float32Array | undefined
 }
 
-
 /** The memory of the scope most similar to `vector`, if its cosine similarity reaches `consolidationSimilarity`. */
 function similar(ctx: MemoryContext, engine: EngineState, scopeKey: string, vector: Float32Array): MemoryState | undefined {
   if (engine.index.size === 0 || !vector.some((x) => x !== 0)) return undefined
