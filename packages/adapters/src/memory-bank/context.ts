@@ -95,7 +95,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
     let engine = this.state.engines.get(name)
     if (!engine) {
       const { embedder } = this.options
-      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY, sessions: new Map() }
+      engine = { name, memories: new Map(), index: createIndex({ dimensions: embedder.dimensions, metric: 'cosine', dense: this.options.dense, embedder }), nextExpiryMs: Number.POSITIVE_INFINITY, sessions: new Map(), nextSessionExpiryMs: Number.POSITIVE_INFINITY }
       this.state.engines.set(name, engine)
       this.#made?.push(name)
     }

@@ -43,7 +43,7 @@ export function loadMemoryBank(ctx: MemoryContext, dir: string, sumOf: (path: st
       const memories = new Map(e.memories.map((m) => [m.name, { ...m }]))
       withoutEmptyTopics(index, memories.values())
       // An unknown next expiry: the first sweep makes a full pass and learns it.
-      engines.set(e.name, { name: e.name, index, memories, nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions), ...(e.resource ? { resource: { ...e.resource } } : {}) })
+      engines.set(e.name, { name: e.name, index, memories, nextExpiryMs: Number.NEGATIVE_INFINITY, sessions: sessionsOf(e.sessions), nextSessionExpiryMs: Number.NEGATIVE_INFINITY, ...(e.resource ? { resource: { ...e.resource } } : {}) })
     }
     return { saved, engines }
   })

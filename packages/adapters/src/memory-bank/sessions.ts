@@ -53,28 +53,24 @@ export function findSession(ctx: MemoryContext, name: string | undefined, field:
 }
 
 /**
- * No session of an engine expires before this instant (by the engine's sessions map): a lower
- * bound, so a write's sweep passes over every session only once one may have expired. Set by a
- * sweep, lowered when a session's expiry is set; reads test `live` whatever it says.
+ * Removes the engine's expired sessions (in writes only: the write-ahead log replays them at the
+ * same recorded time). A pass over the sessions runs only once the earliest known expiry is due,
+ * as the memories' sweep (context.ts); reads test `live` whatever it says.
  */
-const sweepBefore = new WeakMap<ReadonlyMap<string, SessionState>, number>()
-
-/** Removes the engine's expired sessions (in writes only: the write-ahead log replays them at the same recorded time). */
 export function sweepSessions(ctx: MemoryContext, engine: EngineState): void {
   const now = ctx.now()
-  if (now < (sweepBefore.get(engine.sessions) ?? Number.NEGATIVE_INFINITY)) return
+  if (now < engine.nextSessionExpiryMs) return
   let next = Number.POSITIVE_INFINITY
   for (const s of engine.sessions.values()) {
     if (!live(s, now)) engine.sessions.delete(s.name)
     else next = Math.min(next, s.expireMs)
   }
-  sweepBefore.set(engine.sessions, next)
+  engine.nextSessionExpiryMs = next
 }
 
-/** Notes a session's new expiry for {@link sweepSessions}. */
+/** Notes a session's expiry so the sweep comes in time. */
 function expiresAt(engine: EngineState, expireMs: number): void {
-  const before = sweepBefore.get(engine.sessions)
-  if (before !== undefined && expireMs < before) sweepBefore.set(engine.sessions, expireMs)
+  engine.nextSessionExpiryMs = Math.min(engine.nextSessionExpiryMs, expireMs)
 }
 
 /** ttl or expireTime (a oneof) → the expiry instant, at least 24 hours after `fromMs`; undefined when neither is set. */

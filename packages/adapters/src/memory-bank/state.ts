@@ -77,6 +77,8 @@ export interface EngineState {
   nextExpiryMs: number
   /** Its Agent Engine Sessions (SessionService), by name, in creation order. */
   readonly sessions: Map<string, SessionState>
+  /** No session expires before this instant (a lower bound: session sweeps before it are skipped). */
+  nextSessionExpiryMs: number
   /**
    * The ReasoningEngine resource, once created through ReasoningEngineService; absent for an
    * implicit engine (one that came into being when memories or sessions were first written under it).
