@@ -10,6 +10,7 @@ import { createServer, type Outcome } from '@quarry/adapters'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
+import { buildDist } from '../lib/dist.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
@@ -308,8 +309,10 @@ type Ready = { url: string; grpcPort: number; barePort: number; echoPorts: Recor
  * loaded with the bench data, as `quarry serve` runs apart from its clients. It answers the bench's
  * asks over IPC: a call in process (the oracle), a closed loop in process, its CPU time, close.
  */
-async function serveChild(quick: boolean): Promise<void> {
+async function serveChild(quick: boolean, from: ServeFrom): Promise<void> {
   const send = (message: unknown): void => void process.send?.(message)
+  const adapters = import.meta.resolve('@quarry/adapters')
+  if (adapters.includes('/dist/') !== (from === 'dist')) throw new Error(`the server's process was to run ${from}, but @quarry/adapters resolves to ${adapters}`)
   const embedder = createGloveEmbedder()
   const server = createServer({ embedder, grpcPort: 0, onInternalError: (e) => console.error(e) })
   const { url, grpcPort } = await server.listen()
@@ -382,10 +385,25 @@ async function serveChild(quick: boolean): Promise<void> {
   send({ ready })
 }
 
+/**
+ * What the server's process runs: `dist` (default), the built, bundled packages, as an installed
+ * `quarry serve` does (built first); `source` (HTTP_FROM=source), the workspace's TypeScript
+ * sources through tsx, whose keepNames wraps every function the sources make, per request too.
+ */
+type ServeFrom = 'dist' | 'source'
+
+function serveFrom(): ServeFrom {
+  const from = process.env['HTTP_FROM'] ?? 'dist'
+  if (from !== 'dist' && from !== 'source') throw new Error(`HTTP_FROM must be dist or source, not ${from}`)
+  return from
+}
+
 /** The server's process, started: its ports and names, and a way to ask it. */
-async function startServerProcess(quick: boolean): Promise<{ ready: Ready; ask: (ask: Ask) => Promise<unknown>; child: ChildProcess }> {
-  // The same node flags as the bench (TypeScript sources, heap size); its output is the bench's.
-  const child = fork(SELF, ['--http-server-child', quick ? 'quick' : 'full'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+async function startServerProcess(quick: boolean, from: ServeFrom): Promise<{ ready: Ready; ask: (ask: Ask) => Promise<unknown>; child: ChildProcess }> {
+  // The bench's node flags (tsx runs this file, the heap size); without the source condition
+  // `@quarry/core` and `@quarry/adapters` resolve to the built packages. Its output is the bench's.
+  const execArgv = from === 'dist' ? process.execArgv.filter((flag) => flag !== '--conditions=quarry-source') : process.execArgv
+  const child = fork(SELF, ['--http-server-child', quick ? 'quick' : 'full', from], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   let next = 0
   const ready = await new Promise<Ready>((resolve, reject) => {
@@ -426,10 +444,13 @@ async function startServerProcess(quick: boolean): Promise<{ ready: Ready; ask: 
  * returns). Requests per second, p50 / p99 latency, the server process's CPU per request (what the
  * transport costs Quarry, apart from the client's cost), and the ratios. Before timing, one answer
  * of each call over every transport must equal the in-process answer (ids, order, scores). Then
- * the floor: the same clients against servers that do no work (echoServers).
+ * the floor: the same clients against servers that do no work (echoServers). The server's process
+ * runs the built packages, as an installed `quarry serve` does; HTTP_FROM=source runs the sources.
  */
 export async function runHttp(ctx: SuiteContext): Promise<void> {
-  const { ready, ask, child } = await startServerProcess(ctx.quick)
+  const from = serveFrom()
+  if (from === 'dist') buildDist('adapters')
+  const { ready, ask, child } = await startServerProcess(ctx.quick, from)
   const { url, grpcPort, barePort, echoPorts, names } = ready
   const { passages, queries } = corpusOf(ctx.quick)
   const calls = callsOf(names)
@@ -645,11 +666,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each (queries: ${perQueryRound})`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, queryReadRequests: perQueryRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', serverFrom: from, clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, queryReadRequests: perQueryRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
 
 if (process.argv[2] === '--http-server-child') {
-  serveChild(process.argv[3] === 'quick').catch((error: unknown) => {
+  serveChild(process.argv[3] === 'quick', process.argv[4] === 'source' ? 'source' : 'dist').catch((error: unknown) => {
     console.error(error)
     process.exit(1)
   })
