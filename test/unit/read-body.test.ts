@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readBody } from '../../packages/adapters/src/http/replies.js'
+import { receiveBody } from '../../packages/adapters/src/http/replies.js'
 
 /**
  * The REST edge's body reader against the bytes sent: a body over 1 MiB is joined a slice at a time
@@ -11,16 +11,15 @@ import { readBody } from '../../packages/adapters/src/http/replies.js'
 let port: number
 const received: Buffer[] = []
 const server = createServer((req: IncomingMessage, res) => {
-  readBody(req, 64 * 1024 * 1024).then(
-    (body) => {
-      received.push(body)
-      res.end(String(body.length))
-    },
-    (error: unknown) => {
+  receiveBody(req, 64 * 1024 * 1024, undefined, (outcome) => {
+    if ('body' in outcome) {
+      received.push(outcome.body)
+      res.end(String(outcome.body.length))
+    } else {
       res.statusCode = 500
-      res.end(String(error))
-    },
-  )
+      res.end(String(outcome.failure))
+    }
+  })
 })
 
 beforeAll(async () => {
@@ -55,7 +54,7 @@ function pattern(size: number): Buffer {
   return bytes
 }
 
-describe('readBody', () => {
+describe('receiveBody', () => {
   it('gives the bytes sent, with a declared length or without, small or large', async () => {
     for (const size of [0, 1, 1024 * 1024, 1024 * 1024 + 1, 3 * 1024 * 1024 + 5]) {
       const body = pattern(size)

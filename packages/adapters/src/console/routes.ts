@@ -15,8 +15,6 @@ interface ConsoleReplies {
   readonly send: (res: ServerResponse, httpStatus: number, body: unknown) => void
   /** Google's error JSON for a Status. */
   readonly sendStatus: (res: ServerResponse, status: RpcStatus, httpStatus?: number) => void
-  /** The request body, within the server's limit (413 past it). */
-  readonly readBody: (req: IncomingMessage) => Promise<Buffer>
 }
 
 /** The console on a server: its generation, and its pages and endpoints. */
@@ -26,8 +24,8 @@ interface ConsoleSite {
   countWrites(methods: readonly BoundMethod[]): BoundMethod[]
   /** Whether a path (undecoded, no query) is the console's: `/`, `/console` and `/console/...`. */
   owns(path: string): boolean
-  /** Answers `/` and `/console/...` (true), or leaves the request to the API (false). */
-  serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** Answers `/` and `/console/...` (true), or leaves the request to the API (false); `body` is the request's, received whole by the server. */
+  serve(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<boolean>
   /** The console's page (`/`, `/console/index.html`): what a link from another site may open. */
   isPage(path: string): boolean
   /** The event stream, which the server admits apart from the API's requests. */
@@ -38,7 +36,7 @@ type Verb = 'GET' | 'POST'
 
 interface Endpoint {
   readonly verb: Verb
-  readonly answer: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void
+  readonly answer: (req: IncomingMessage, res: ServerResponse, url: URL, body: Buffer) => Promise<void> | void
 }
 
 const PREFIX = '/console/'
@@ -77,8 +75,7 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
     },
     explain: {
       verb: 'POST',
-      answer: async (req, res) => {
-        const body = await replies.readBody(req)
+      answer: async (req, res, _url, body) => {
         const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
         if (type !== 'application/json') {
           replies.sendStatus(res, rpcStatus('INVALID_ARGUMENT', `Send the explain body as JSON with Content-Type application/json; received ${type === '' ? 'no Content-Type' : `"${type.slice(0, 100)}"`}.`), 415)
@@ -94,25 +91,21 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
     },
   }
 
-  const notFound = async (req: IncomingMessage, res: ServerResponse, message: string): Promise<void> => {
-    await replies.readBody(req).catch(() => undefined)
-    replies.sendStatus(res, rpcStatus('NOT_FOUND', message), 404)
-  }
+  const notFound = (res: ServerResponse, message: string): void => replies.sendStatus(res, rpcStatus('NOT_FOUND', message), 404)
 
   const file = async (req: IncomingMessage, res: ServerResponse, name: string, path: string): Promise<void> => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(req, res, `${req.method} is not allowed on ${path} (allowed: GET, HEAD).`)
+    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res, `${req.method} is not allowed on ${path} (allowed: GET, HEAD).`)
     const found = await readConsoleFile(name)
-    if (!found) return notFound(req, res, `The console has no file ${path.slice(0, 200)}.`)
+    if (!found) return notFound(res, `The console has no file ${path.slice(0, 200)}.`)
     res.writeHead(200, staticHeaders(found.contentType, found.body.length))
     res.end(req.method === 'HEAD' ? undefined : found.body)
   }
 
-  const endpoint = async (req: IncomingMessage, res: ServerResponse, name: string, path: string, url: URL): Promise<void> => {
+  const endpoint = async (req: IncomingMessage, res: ServerResponse, name: string, path: string, url: URL, body: Buffer): Promise<void> => {
     const found = Object.hasOwn(endpoints, name) ? endpoints[name] : undefined
-    if (!found) return notFound(req, res, `No console endpoint serves ${path.slice(0, 200)} (endpoints: ${Object.keys(endpoints).map((e) => `${API}${e}`).join(', ')}).`)
-    if (req.method !== found.verb) return notFound(req, res, `${req.method} is not allowed on ${path} (allowed: ${found.verb}).`)
-    if (found.verb === 'GET') await replies.readBody(req)
-    return found.answer(req, res, url)
+    if (!found) return notFound(res, `No console endpoint serves ${path.slice(0, 200)} (endpoints: ${Object.keys(endpoints).map((e) => `${API}${e}`).join(', ')}).`)
+    if (req.method !== found.verb) return notFound(res, `${req.method} is not allowed on ${path} (allowed: ${found.verb}).`)
+    return found.answer(req, res, url, body)
   }
 
   const owns = (path: string): boolean => path === '/' || path === '/console' || path.startsWith(PREFIX)
@@ -122,13 +115,13 @@ export function createConsole(engines: Engines, replies: ConsoleReplies, timing?
     countWrites: (methods) => countWrites(methods, generation),
     isPage: (path) => PAGES.has(path),
     isStream: (path) => path === EVENTS,
-    serve: async (req, res) => {
+    serve: async (req, res, body) => {
       const raw = req.url ?? ''
       const path = raw.split('?', 1)[0] ?? ''
       if (!owns(path)) return false
       const url = new URL(`http://localhost${raw}`)
       if (path === '/') await file(req, res, 'index.html', path)
-      else if (path.startsWith(API)) await endpoint(req, res, path.slice(API.length), path, url)
+      else if (path.startsWith(API)) await endpoint(req, res, path.slice(API.length), path, url, body)
       else await file(req, res, path.slice(PREFIX.length), path)
       return true
     },

@@ -53,9 +53,6 @@ export class Receiving {
   constructor(readonly idleMs: number, readonly budgetBytes: number) {}
 }
 
-/** Bodies already read, so that a later reader (the console's explain) gets the same bytes. */
-const bodies = new WeakMap<IncomingMessage, Buffer>()
-
 const NO_BODY = Buffer.alloc(0)
 
 function gone(): Error {
@@ -78,9 +75,10 @@ function framedEmpty(req: IncomingMessage): Buffer | undefined {
 export type Received = { readonly body: Buffer } | { readonly failure: unknown }
 
 /**
- * Receives a request's body within the limits and calls `done` once, with the body (kept for a
- * later reader of the same request) or with why it failed: over `limit` (413), the bodies being
- * received over `receiving`'s budget (429), no progress for its idle time (408), the client gone.
+ * Receives a request's body within the limits and calls `done` once, with the body or with why it
+ * failed: over `limit` (413), the bodies being received over `receiving`'s budget (429), no
+ * progress for its idle time (408), the client gone. The edge reads each body once, here, and hands
+ * it on (the console's endpoints get it too).
  * Events rather than a promise: a small body is one 'data' and one 'end', and the REST edge calls
  * this for every request, so the promise and its hops per request showed in its cost against a
  * bare `node:http` server (bench/suites/http.ts).
@@ -88,8 +86,6 @@ export type Received = { readonly body: Buffer } | { readonly failure: unknown }
 export function receiveBody(req: IncomingMessage, limit: number, receiving: Receiving | undefined, done: (received: Received) => void): void {
   const empty = framedEmpty(req)
   if (empty !== undefined) return done(req.destroyed ? { failure: gone() } : { body: empty })
-  const known = bodies.get(req)
-  if (known !== undefined) return done({ body: known })
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) return done({ failure: new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`)) })
   if (req.destroyed) return done({ failure: gone() })
@@ -123,14 +119,10 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   }
   const onEnd = (): void => {
     settle()
-    const kept = (body: Buffer): void => {
-      bodies.set(req, body)
-      done({ body })
-    }
     // A large body is joined a slice at a time, into shared memory (rpc/shared-bytes.ts): the
     // threads that read an upload get it without a copy.
-    if (size > SHARED_ABOVE_BYTES) sharedCopy(chunks).then(kept, (failure: unknown) => done({ failure }))
-    else kept(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
+    if (size > SHARED_ABOVE_BYTES) sharedCopy(chunks).then((body) => done({ body }), (failure: unknown) => done({ failure }))
+    else done({ body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) })
   }
   // Closed before its end: the client went away.
   const onClose = (): void => fail(gone())
@@ -146,9 +138,4 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   req.on('end', onEnd)
   req.on('error', fail)
   req.on('close', onClose)
-}
-
-/** {@link receiveBody} as a promise: the body, or a rejection with why it failed. */
-export function readBody(req: IncomingMessage, limit: number, receiving?: Receiving): Promise<Buffer> {
-  return new Promise((resolve, reject) => receiveBody(req, limit, receiving, (received) => ('body' in received ? resolve(received.body) : reject(received.failure))))
 }

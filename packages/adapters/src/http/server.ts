@@ -25,7 +25,8 @@ export interface RequestLogEntry {
 export interface Site {
   /** Whether the path (undecoded, no query) is the site's: only those requests go to `serve`. */
   owns(path: string): boolean
-  serve(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** Answers the request (true), or leaves it to the API (false); `body` is the request's, received whole. */
+  serve(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<boolean>
   /** Whether the path (undecoded, no query) is a page a top-level navigation from another site may open. */
   isPage(path: string): boolean
   /** Whether the path opens a long-lived stream (server-sent events): it takes a stream slot, not an API slot. */
@@ -135,7 +136,7 @@ export function createRestServer(options: RestOptions): Server {
       return
     }
     // The console's pages at / and /console/<file>, its JSON under /console/api/.
-    if (site?.owns(rawPath) === true && (await site.serve(req, res))) return
+    if (site?.owns(rawPath) === true && (await site.serve(req, res, body))) return
     const { path, query } = requestTarget(req.url)
     // The local OAuth token exchange of application-default credentials (token-exchange.ts).
     if (isTokenPath(path)) return answerTokenPath(req, res, path, body)

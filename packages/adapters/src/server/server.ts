@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { createConsole } from '../console/routes.js'
 import type { GrpcServer } from '../grpc/server.js'
 import { localCredentials } from '../http/local-credentials.js'
-import { readBody, send, sendStatus } from '../http/replies.js'
+import { send, sendStatus } from '../http/replies.js'
 import { createRestServer } from '../http/server.js'
 import { MemoryBank } from '../memory-bank/service.js'
 import { SemanticRetriever } from '../semantic-retriever/service.js'
@@ -64,7 +64,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   // With a data folder, writes reach the engines through it; both transports serve the same
   // methods, and the console counts the writes they answer (its generation).
-  const site = options.console === false ? undefined : createConsole(engines, { send, sendStatus, readBody: (req) => readBody(req, maxBody) })
+  const site = options.console === false ? undefined : createConsole(engines, { send, sendStatus })
   const methods = site?.countWrites(durable?.methods ?? bound) ?? durable?.methods ?? bound
   const inFlight = new InFlight(options.maxInFlight ?? 256)
   const streams = new InFlight(options.maxEventStreams ?? 32, { noun: 'event streams', option: 'maxEventStreams' })
