@@ -2,7 +2,7 @@
 // and a plot, and printing its tables. Side-by-side comparisons run in one process, interleaved;
 // each suite of several runs in a process of its own (see below).
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,7 +24,7 @@ import { runStartup } from './suites/startup.js'
 import { runTextLimits } from './suites/text-limits.js'
 import { runTextSpeed } from './suites/text-speed.js'
 import { runVertexRag } from './suites/vertex-rag.js'
-import { renderBenchReadme } from './readme.js'
+import { writeResultPages } from './readme.js'
 
 export interface SuiteContext {
   readonly quick: boolean
@@ -85,4 +85,4 @@ for (const name of chosen) {
   if (!inChild) console.log(`\n### suite ${name} done in ${((performance.now() - t) / 1000).toFixed(0)} s; results in ${resultsDir}`)
 }
 // The README shows the committed (full) results; quick runs write elsewhere and leave it alone.
-if (!quick && !inChild) writeFileSync(join(dirname(fileURLToPath(import.meta.url)), 'README.md'), renderBenchReadme(resultsDir))
+if (!quick && !inChild) writeResultPages(resultsDir)

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { SUITES, renderBenchReadme } from '../../bench/readme.js'
+import { CROSSOVER_END, CROSSOVER_START, SUITES, renderBenchReadme, renderCrossover, withCrossover } from '../../bench/readme.js'
 import { ROOT, read } from './markdown.js'
 
 /** bench/README.md is generated from bench/results/*.json, so it says only what they hold. */
@@ -10,6 +10,18 @@ const RESULTS = join(ROOT, 'bench', 'results')
 describe('bench/README.md', () => {
   it('is what `pnpm bench:readme` makes of the committed results (run it after a bench run)', () => {
     expect(read('bench/README.md')).toBe(renderBenchReadme(RESULTS))
+  })
+
+  it("docs/filters.md's crossover figures are what the committed filtered.json holds", () => {
+    const filtered = JSON.parse(readFileSync(join(RESULTS, 'filtered.json'), 'utf8')) as Record<string, unknown>
+    const page = read('docs/filters.md')
+    expect(page).toBe(withCrossover(page, filtered))
+    // The block is the results' own: the p50 of post-filtering at 10%, as the run recorded it.
+    const crossover = (filtered['crossover'] as Record<string, { selectivity: number; strategies: Record<string, { p50ms: number }> }[]>)['clustered-64d-100k'] ?? []
+    const tenth = crossover.find((r) => r.selectivity === 0.1)
+    const block = page.slice(page.indexOf(CROSSOVER_START), page.indexOf(CROSSOVER_END))
+    expect(block).toContain(renderCrossover(filtered))
+    expect(block.split('\n').find((l) => l.startsWith('| 10,000 (10%) |'))?.split(' | ')[3]).toBe((tenth?.strategies['hnsw-postfilter']?.p50ms ?? Number.NaN).toFixed(3))
   })
 
   it('stays short: at most 250 lines, history in git', () => {
