@@ -294,11 +294,12 @@ export const SUITES: readonly Suite[] = [
       const counts = [...new Set(floor.map((x) => num(x, 'clients') ?? 0))]
       const at = (server: string, key: string): string => counts.map((n) => fmt(num(floor.find((f) => f['server'] === server && num(f, 'clients') === n), key))).join(' / ')
       const servers = [...new Set(floor.map((x) => String(x['server'])))]
-      return `${fmt(num(r, 'passages'))} passages, ${fmt(num(r, 'perClient'))} requests per client per round.${floor.length === 0 ? '' : ` The floor, servers that do no work, at ${counts.join(' / ')} clients: ${servers.map((server) => `${server} p50 ${at(server, 'p50 ms')} ms, ${at(server, 'rps')} rps`).join('; ')}.`}`
+      const from = r?.['serverFrom'] === 'dist' ? 'the built packages' : r?.['serverFrom'] === 'source' ? 'the TypeScript sources (`HTTP_FROM=source`)' : NOT_RECORDED
+      return `${fmt(num(r, 'passages'))} passages, ${fmt(num(r, 'perClient'))} requests per client per round; server code: ${from}.${floor.length === 0 ? '' : ` The floor, servers that do no work, at ${counts.join(' / ')} clients: ${servers.map((server) => `${server} p50 ${at(server, 'p50 ms')} ms, ${at(server, 'rps')} rps`).join('; ')}.`}`
     },
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',
-    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`; it runs the built, bundled packages, as an installed `quarry` does (`HTTP_FROM=source`: the TypeScript sources through tsx). A closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16). Each transport is called two ways: raw, with Node\'s own clients (node:http keep-alive with JSON; one node:http2 connection with protobuf.js messages), which measures the server; and with the clients users run, Google\'s own, on REST (`fallback: true`) and on gRPC, one per service shared by the concurrent clients. Transports interleave by round after a warm-up. Cells are requests per second in process / REST / gRPC / Google\'s REST / Google\'s gRPC; REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares the same way of calling, raw / Google\'s: requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry). The floor (under Data) runs the raw clients against servers that do no work: a bare `node:http` one (http echo) and a minimal gRPC one on `node:http2` (http2 echo). Reads at 16 clients (second table: the small reads, then the three queries, each request its own query) run REST against bare alone, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9 for every read).',
+    method: 'One server process (Quarry\'s REST and gRPC, and the bare server, on the same engines) called from the bench\'s process, as an app calls `quarry serve`; it runs the built, bundled packages, as an installed `quarry` does, unless `HTTP_FROM=source` (Data says which). A closed loop of 1, 8 and 32 clients (getRagCorpus: 1 and 16). Each transport is called two ways: raw, with Node\'s own clients (node:http keep-alive with JSON; one node:http2 connection with protobuf.js messages), which measures the server; and with the clients users run, Google\'s own, on REST (`fallback: true`) and on gRPC, one per service shared by the concurrent clients. Transports interleave by round after a warm-up. Cells are requests per second in process / REST / gRPC / Google\'s REST / Google\'s gRPC; REST / bare is REST against a bare `node:http` server doing the same work; gRPC / REST compares the same way of calling, raw / Google\'s: requests per second, at one client p50 latency (targets ≥ 0.8 and ≤ 1.3), and the CPU time per request of the server\'s process (what the transport costs Quarry). The floor (under Data) runs the raw clients against servers that do no work: a bare `node:http` one (http echo) and a minimal gRPC one on `node:http2` (http2 echo). Reads at 16 clients (second table: the small reads, then the three queries, each request its own query) run REST against bare alone, 8 rounds in the order bare, REST, REST, bare; REST / bare is the median of the rounds\' ratios (target ≥ 0.9 for every read).',
     render: ([r]) => {
       const rows = list(r, 'rows')
       const calls = [...new Set(rows.map((x) => String(x['call'])))]
@@ -455,16 +456,20 @@ const CROSSOVER_COLUMNS: readonly (readonly [string, string])[] = [
  * forced strategy ran another (a fallback), so the page says only what the committed run holds.
  */
 export function renderCrossover(filtered: Json): string {
-  const [name, rowsOf] = Object.entries(obj(filtered, 'crossover'))[0] ?? ['no dataset', []]
+  const [name, rowsOf] = Object.entries(obj(filtered, 'crossover'))[0] ?? ['', []]
   const rows = Array.isArray(rowsOf) ? rowsOf.filter(isObject) : []
+  if (rows.length === 0) throw new Error('filtered.json holds no crossover rows: run `pnpm bench filtered` in full (the crossover is measured on clustered-64d-100k)')
   const at = (r: Json, key: string): Json => obj(obj(r, 'strategies'), key)
+  // The dataset's own date: a run of some datasets only (FILTERED_SETS) leaves the others' figures, and dates, as they were.
+  const date = obj(filtered, 'datasetDates')[name] ?? filtered['date']
   const lines = [
-    `p50 ms on ${name} (${typeof filtered['date'] === 'string' ? `recorded ${filtered['date'].slice(0, 10)}` : `date ${NOT_RECORDED}`}):`,
+    `p50 ms on ${name} (${typeof date === 'string' ? `recorded ${date.slice(0, 10)}` : `date ${NOT_RECORDED}`}):`,
     '',
     ...table(['passing', ...CROSSOVER_COLUMNS.map(([, label]) => label)], rows.map((r) => [`${fmt(num(r, 'passing'))} (${pct(num(r, 'selectivity'))})`, ...CROSSOVER_COLUMNS.map(([key]) => fmt(num(at(r, key), 'p50ms')))])),
     '',
   ]
-  const lower = rows.flatMap((r) => CROSSOVER_COLUMNS.filter(([key]) => (num(at(r, key), 'recall') ?? 1) < 1).map(([key, label]) => `${label} at ${pct(num(r, 'selectivity'))} (${fmt(num(at(r, key), 'recall'))})`))
+  // A recall not recorded is said so, not taken for 1.
+  const lower = rows.flatMap((r) => CROSSOVER_COLUMNS.filter(([key]) => (num(at(r, key), 'recall') ?? 0) < 1).map(([key, label]) => `${label} at ${pct(num(r, 'selectivity'))} (${num(at(r, key), 'recall') === undefined ? NOT_RECORDED : fmt(num(at(r, key), 'recall'))})`))
   const fellBack = rows.flatMap((r) =>
     CROSSOVER_COLUMNS.flatMap(([key, label]) => {
       const other = Object.keys(obj(at(r, key), 'ran')).filter((ran) => ran !== key.replace(/^function /, ''))

@@ -9,6 +9,8 @@ const BUNDLE = join(ROOT, 'scripts', 'bundle.mjs')
 
 /** What `import '@quarry/core'` loads from an installed package (its exports' default). */
 export const DIST_CORE = join(ROOT, 'packages', 'core', 'dist', 'bundle', 'index.js')
+/** What `import '@quarry/adapters'` loads from an installed package. */
+export const DIST_ADAPTERS = join(ROOT, 'packages', 'adapters', 'dist', 'bundle', 'index.js')
 /** What an installed package's `quarry` loads (bin/quarry.mjs outside the workspace): the bundled CLI, whose runCli it calls. */
 export const DIST_CLI = join(ROOT, 'packages', 'adapters', 'dist', 'bundle', 'cli', 'main.js')
 

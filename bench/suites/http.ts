@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Agent, createServer as createBareServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { connect as connectHttp2, createServer as createHttp2Server, type ClientHttp2Session, type Http2Server } from 'node:http2'
 import { createGloveEmbedder } from '@quarry/core'
@@ -10,7 +10,7 @@ import { createServer, type Outcome } from '@quarry/adapters'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { makeQueries } from '../lib/queries.js'
 import { median, percentile } from '../lib/stats.js'
-import { buildDist } from '../lib/dist.js'
+import { buildDist, DIST_ADAPTERS } from '../lib/dist.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
 import type { protos as aiplatformProtos } from '@google-cloud/aiplatform'
@@ -312,7 +312,7 @@ type Ready = { url: string; grpcPort: number; barePort: number; echoPorts: Recor
 async function serveChild(quick: boolean, from: ServeFrom): Promise<void> {
   const send = (message: unknown): void => void process.send?.(message)
   const adapters = import.meta.resolve('@quarry/adapters')
-  if (adapters.includes('/dist/') !== (from === 'dist')) throw new Error(`the server's process was to run ${from}, but @quarry/adapters resolves to ${adapters}`)
+  if ((adapters === pathToFileURL(DIST_ADAPTERS).href) !== (from === 'dist')) throw new Error(`the server's process was to run ${from}, but @quarry/adapters resolves to ${adapters}`)
   const embedder = createGloveEmbedder()
   const server = createServer({ embedder, grpcPort: 0, onInternalError: (e) => console.error(e) })
   const { url, grpcPort } = await server.listen()
