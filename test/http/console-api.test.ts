@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http'
+import { Agent, request as httpRequest } from 'node:http'
 import { readFileSync, readdirSync } from 'node:fs'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
@@ -536,6 +536,41 @@ describe('explain', () => {
     await same(`/v1beta1/${P}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: `${P}/ragCorpora/404` }] }, query: { text: 'x' } }, rag)
     await same(`/v1beta1/${P}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: `${P}/ragCorpora/404` }] }, query: { text: 'x', ranking: { alpha: 2 } } }, rag)
     await same(`/v1beta1/${P}:retrieveContexts`, {}, rag)
+  })
+
+  it('takes the body the server received: over 1 MiB (joined in shared memory) it answers as the same body small; a body sent to a console 404 leaves the kept-alive connection in step', async () => {
+    const { url, port } = await start()
+    await ok(url, 'POST', '/v1beta/corpora', { name: 'corpora/x' })
+    const explainBody = { method: 'semanticRetriever.queryCorpus', version: 'v1beta', name: 'corpora/x', request: { query: 'dunes ünïcode', resultsCount: 3 } }
+    const small = await call(url, 'POST', '/console/api/explain', explainBody)
+    expect(small.status).toBe(200)
+    // The same JSON padded with whitespace past the 1 MiB at which the edge joins bodies into shared memory.
+    const padded = `{${' '.repeat(1_500_000)}${JSON.stringify(explainBody).slice(1)}`
+    const large = await call(url, 'POST', '/console/api/explain', padded)
+    expect({ status: large.status, json: large.json }).toEqual({ status: small.status, json: small.json })
+
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const send = (method: string, path: string, body?: string): Promise<{ status: number; reused: boolean; text: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, method, path, agent, headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text: Buffer.concat(chunks).toString('utf8') }))
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    try {
+      const first = await send('POST', '/console/api/nope', `"${'x'.repeat(2 * 1024 * 1024)}"`)
+      expect(first.status).toBe(404)
+      expect(JSON.parse(first.text)).toMatchObject({ error: { status: 'NOT_FOUND' } })
+      // The next request on the same connection is read as a request, not as the rest of that body.
+      const next = await send('GET', '/console/api/overview')
+      expect({ status: next.status, reused: next.reused }).toEqual({ status: 200, reused: true })
+      expect(JSON.parse(next.text)).toHaveProperty('semanticRetriever')
+    } finally {
+      agent.destroy()
+    }
   })
 
   it('survives hostile explain bodies and scopes / chunk-list parameters: every answer a 4xx or 200 in Google\'s shape, no internal error, the server still answering', async () => {
