@@ -27,6 +27,13 @@ describe('bench/README.md', () => {
     expect(Math.abs(shown - recorded) / recorded).toBeLessThan(0.005)
   })
 
+  it('refuses a results file without crossover rows, and a page without its markers, rather than writing an empty table', () => {
+    const filtered = JSON.parse(readFileSync(join(RESULTS, 'filtered.json'), 'utf8')) as Record<string, unknown>
+    expect(() => renderCrossover({ ...filtered, crossover: {} })).toThrow(/no crossover rows/)
+    expect(() => withCrossover(`# Filters\n${CROSSOVER_END}\n`, filtered)).toThrow(/lacks the crossover markers/)
+    expect(() => withCrossover(`${CROSSOVER_END}\n${CROSSOVER_START}\n`, filtered)).toThrow(/lacks the crossover markers/)
+  })
+
   it('stays short: at most 250 lines, history in git', () => {
     expect(read('bench/README.md').replace(/\n$/, '').split('\n').length).toBeLessThanOrEqual(250)
   })
