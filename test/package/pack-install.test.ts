@@ -71,7 +71,7 @@ let userconfig = ''
  * The environment of a fresh shell outside the workspace with nothing but Node and npm: PATH is
  * `bin` alone, an empty user npmrc, and none of pnpm's npm_* settings, NODE_PATH (pnpm's shims point
  * it at the workspace), NODE_OPTIONS, compiler variables or vitest's. npm runs scripts (those of
- * dependencies, e.g. protobufjs's postinstall) with /bin/sh, named outright since PATH has no sh.
+ * dependencies, should one have any) with /bin/sh, named outright since PATH has no sh.
  */
 function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const keep = ['HOME', 'TMPDIR', 'LANG', 'TZ']
@@ -234,7 +234,10 @@ describe('the packed packages', () => {
         expect(bundled.sourcesContent?.length, `${name}: ${file} carries its sources`).toBe(bundled.sources.length)
         sources.push(...bundled.sources.map((source) => join(dirname(file), source)))
       }
-      expect(sources.filter((s) => !/^src\/.+\.ts$/.test(s)), `${name}: the bundle maps to the package's .ts sources`).toEqual([])
+      // And, in the adapters, to the JavaScript of the packages built into them (scripts/bundle.mjs, BUNDLED).
+      const builtIn = name === 'adapters' ? /\/node_modules\/(protobufjs|@protobufjs\/[^/]+|long|proto3-json-serializer)\/[^/].*\.(js|ts)$/ : undefined
+      expect(sources.filter((s) => !/^src\/.+\.ts$/.test(s) && !(builtIn?.test(s) ?? false)), `${name}: the bundle maps to the package's .ts sources`).toEqual([])
+      if (builtIn) expect(sources.some((s) => builtIn.test(s) && s.includes('/protobufjs/')), 'adapters: protobuf.js is built in').toBe(true)
       expect(sources, `${name}: the bundle maps its main module`).toContain(name === 'core' ? 'src/engine/quarry-index.ts' : 'src/cli/main.ts')
       expect(manifest.exports).toEqual({
         '.': { types: './dist/index.d.ts', default: './dist/bundle/index.js' },
@@ -305,7 +308,7 @@ describe('installed with npm into projects outside the workspace, with no compil
     expect(sizes['@quarry/core alone']).toBeLessThanOrEqual(25 * MB)
   }, 300_000)
 
-  it('core + adapters: no script of ours runs (npm output and installed manifests), no EBADENGINE, node_modules ≤ 120 MB', async () => {
+  it('core + adapters: no install script runs, ours or a dependency\'s (npm output and every installed manifest), no EBADENGINE, node_modules ≤ 120 MB', async () => {
     await npmInstall('npm install core + adapters', app, [tarballs.core as string, tarballs.adapters as string])
     sizes['@quarry/core + @quarry/adapters'] = bytesUnder(join(app, 'node_modules'))
     // Package by package (docs/install.md's table), printed after the run.
@@ -314,20 +317,25 @@ describe('installed with npm into projects outside the workspace, with no compil
       if (!lstatSync(folder).isDirectory() || name.startsWith('.')) continue
       for (const sub of name.startsWith('@') ? readdirSync(folder).map((n) => `${name}/${n}`) : [name]) byPackage[sub] = bytesUnder(join(app, 'node_modules', sub))
     }
-    for (const scope of ['@quarry']) {
-      for (const name of readdirSync(join(app, 'node_modules', scope))) {
-        const folder = join(app, 'node_modules', scope, name)
-        const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; gypfile?: boolean }
-        const lifecycle = Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))
-        expect(lifecycle, `${scope}/${name} has no install scripts`).toEqual([])
-        // npm runs `node-gyp rebuild` for a binding.gyp at a package's root unless gypfile is false.
-        expect(existsSync(join(folder, 'binding.gyp')) && manifest.gypfile !== false, `${scope}/${name}: no implicit node-gyp`).toBe(false)
-      }
+    // No package installed has an install script, ours or a dependency's: protobuf.js, whose every
+    // 7.x release has a postinstall, is built into the adapters' bundle (scripts/bundle.mjs).
+    const packages = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')).flatMap((n) => (n.startsWith('@') ? readdirSync(join(app, 'node_modules', n)).map((m) => `${n}/${m}`) : [n]))
+    expect(packages).toContain('@quarry/adapters')
+    expect(packages.filter((n) => n === 'protobufjs' || n.startsWith('@protobufjs/') || n === 'proto3-json-serializer')).toEqual([])
+    for (const name of packages) {
+      const folder = join(app, 'node_modules', name)
+      const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; gypfile?: boolean }
+      const lifecycle = Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))
+      expect(lifecycle, `${name} has no install scripts`).toEqual([])
+      // npm runs `node-gyp rebuild` for a binding.gyp at a package's root unless gypfile is false.
+      expect(existsSync(join(folder, 'binding.gyp')) && manifest.gypfile !== false, `${name}: no implicit node-gyp`).toBe(false)
     }
+    // Nor does npm say it ran one (with --foreground-scripts it prints "> name@version postinstall").
+    expect(scriptsRun(npmOutput.join('\n'))).toEqual([])
+    // The licenses of what the bundle holds ship with it.
+    const notices = readFileSync(join(app, 'node_modules', '@quarry', 'adapters', 'dist', 'bundle', 'THIRD-PARTY-LICENSES.md'), 'utf8')
+    for (const name of ['protobufjs', 'long', 'proto3-json-serializer']) expect(notices).toMatch(new RegExp(`^## ${name} `, 'm'))
     const output = npmOutput.join('\n')
-    // What npm prints when it runs a script is seen (a dependency's own postinstall), and none is ours.
-    expect(scriptsRun(output)).toContain('> protobufjs@7.6.6 postinstall')
-    expect(scriptsRun(output).filter((line) => line.includes('@quarry/'))).toEqual([])
     expect(output).not.toMatch(/EBADENGINE/)
     expect(output).not.toMatch(/node-gyp|gyp info/)
     expect(sizes['@quarry/core + @quarry/adapters']).toBeLessThanOrEqual(120 * MB)

@@ -1,7 +1,13 @@
-import { existsSync } from 'node:fs'
+import * as fs from 'node:fs'
 import { join } from 'node:path'
 import protobuf from 'protobufjs'
 import { PACKAGE_ROOT } from '../package-root.js'
+
+// In the package, protobuf.js is built into Quarry's own modules (scripts/bundle.mjs: so that no
+// install script of its runs), where its `require("fs")`, tried at load, fails in an ES module and
+// leaves it without a file system: `loadSync` below reads the shipped protos through this one.
+// From the sources it finds the same module itself.
+protobuf.util.fs = fs as unknown as typeof protobuf.util.fs
 
 /**
  * Google's protos, parsed with protobuf.js (the ONLY importer of it). The package ships the
@@ -69,7 +75,7 @@ export function loadServiceProtos(services: readonly string[], options: LoadProt
   const files = new Set(STATUS_FILES)
   for (const service of services) {
     const file = protoFileOf(service)
-    if (existsSync(join(include, file))) files.add(file)
+    if (fs.existsSync(join(include, file))) files.add(file)
   }
   const root = new protobuf.Root()
   root.resolvePath = (_origin, target) => join(include, target)
