@@ -55,6 +55,10 @@ const result = await build({
       setup(b) {
         const inside = (args) => args.path.startsWith('node:') || isBundled(args.path) || (bundled.length > 0 && insideBundled(args.importer))
         b.onResolve({ filter: /^[^./]/ }, (args) => (inside(args) ? undefined : { path: args.path, external: true }))
+        // A built-in package's JavaScript is mapped as it is, not through its own source maps:
+        // those point to sources its package does not ship (the maps would carry no content) and
+        // lose the files' copyright headers.
+        b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => ({ contents: readFileSync(args.path, 'utf8').replace(/^\/\/# sourceMappingURL=.*$/gm, ''), loader: 'js' }))
       },
     },
   ],
@@ -79,18 +83,28 @@ function packageRootOf(file) {
   return { name, folder: parts.slice(0, at + (scoped ? 3 : 2)).join(sep) }
 }
 
-// The licenses of what was built in, one section per package (the bundle's inputs say which).
+// The licenses of what was built in, one section per package: every package the bundle's inputs
+// come from (a dependency the listed ones bring is built in too), with its license file and the
+// copyright lines of the files built in, which their headers hold and a minifier-free bundle
+// keeps only in the source maps.
 if (bundled.length > 0) {
   const packages = new Map()
   for (const input of Object.keys(result.metafile.inputs)) {
     const root = packageRootOf(resolve(input))
-    if (root && isBundled(root.name)) packages.set(root.name, root.folder)
+    if (!root) continue
+    const entry = packages.get(root.name) ?? { folder: root.folder, copyrights: new Set() }
+    for (const line of readFileSync(resolve(input), 'utf8').split('\n')) {
+      const found = /copyright\s+(?:\(c\)\s*|©\s*)?\d{4}.*$/i.exec(line)
+      if (found) entry.copyrights.add(found[0].replace(/\s*\*\/\s*$/, '').replace(/[.\s]+$/, ''))
+    }
+    packages.set(root.name, entry)
   }
-  const sections = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([pkg, folder]) => {
+  const sections = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([pkg, { folder, copyrights }]) => {
     const { version, license } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'))
     const file = readdirSync(folder).find((f) => /^licen[cs]e/i.test(f))
     if (!file) throw new Error(`scripts/bundle.mjs: ${pkg} has no license file to ship with the bundle`)
-    return `## ${pkg} ${version} (${license})\n\n\`\`\`text\n${readFileSync(join(folder, file), 'utf8').trim()}\n\`\`\`\n`
+    const notices = copyrights.size === 0 ? '' : `The files built in say: ${[...copyrights].sort().join('; ')}.\n\n`
+    return `## ${pkg} ${version} (${license})\n\n${notices}\`\`\`text\n${readFileSync(join(folder, file), 'utf8').trim()}\n\`\`\`\n`
   })
   writeFileSync(join(outdir, 'THIRD-PARTY-LICENSES.md'), `# Third-party code in this bundle\n\nBuilt into these modules by scripts/bundle.mjs, under their own licenses:\n\n${sections.join('\n')}`)
 }

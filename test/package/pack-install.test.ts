@@ -232,10 +232,11 @@ describe('the packed packages', () => {
       for (const file of entries.filter((e) => e.startsWith('dist/bundle/') && e.endsWith('.js.map'))) {
         const bundled = JSON.parse(readFileSync(join(dir, 'unpacked', name, 'package', file), 'utf8')) as { sources: string[]; sourcesContent?: unknown[] }
         expect(bundled.sourcesContent?.length, `${name}: ${file} carries its sources`).toBe(bundled.sources.length)
+        expect(bundled.sourcesContent?.filter((content) => typeof content !== 'string').length, `${name}: ${file} carries every source's text`).toBe(0)
         sources.push(...bundled.sources.map((source) => join(dirname(file), source)))
       }
       // And, in the adapters, to the JavaScript of the packages built into them (scripts/bundle.mjs, BUNDLED).
-      const builtIn = name === 'adapters' ? /\/node_modules\/(protobufjs|@protobufjs\/[^/]+|long|proto3-json-serializer)\/[^/].*\.(js|ts)$/ : undefined
+      const builtIn = name === 'adapters' ? /\/node_modules\/(protobufjs|@protobufjs\/[^/]+|long|proto3-json-serializer)\/[^/].*\.js$/ : undefined
       expect(sources.filter((s) => !/^src\/.+\.ts$/.test(s) && !(builtIn?.test(s) ?? false)), `${name}: the bundle maps to the package's .ts sources`).toEqual([])
       if (builtIn) expect(sources.some((s) => builtIn.test(s) && s.includes('/protobufjs/')), 'adapters: protobuf.js is built in').toBe(true)
       expect(sources, `${name}: the bundle maps its main module`).toContain(name === 'core' ? 'src/engine/quarry-index.ts' : 'src/cli/main.ts')
@@ -247,7 +248,8 @@ describe('the packed packages', () => {
       const targets = ['dist/bundle/index.js', 'dist/index.d.ts', 'dist/bundle/testing/index.js', 'dist/testing/index.d.ts', ...(name === 'adapters' ? ['dist/bundle/cli/main.js', 'dist/bundle/vertex-rag/analysis-worker.js'] : [])]
       for (const target of targets) expect(entries, `${name}: ${target}`).toContain(target)
       expect(manifest.peerDependenciesMeta).toMatchObject({ 'fast-check': { optional: true } })
-      expect(manifest.license).toBe('MIT')
+      // The adapters ship Google's protos (Apache-2.0) and build in protobuf.js (BSD-3-Clause), long and proto3-json-serializer (Apache-2.0).
+      expect(manifest.license).toBe(name === 'adapters' ? '(MIT AND Apache-2.0 AND BSD-3-Clause)' : 'MIT')
     }
     const core = packedManifest('core')
     const adapters = packedManifest('adapters')
@@ -319,11 +321,20 @@ describe('installed with npm into projects outside the workspace, with no compil
     }
     // No package installed has an install script, ours or a dependency's: protobuf.js, whose every
     // 7.x release has a postinstall, is built into the adapters' bundle (scripts/bundle.mjs).
-    const packages = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')).flatMap((n) => (n.startsWith('@') ? readdirSync(join(app, 'node_modules', n)).map((m) => `${n}/${m}`) : [n]))
-    expect(packages).toContain('@quarry/adapters')
-    expect(packages.filter((n) => n === 'protobufjs' || n.startsWith('@protobufjs/') || n === 'proto3-json-serializer')).toEqual([])
-    for (const name of packages) {
-      const folder = join(app, 'node_modules', name)
+    // Every package folder, nested node_modules included: [name, folder].
+    const packagesUnder = (modules: string): [string, string][] =>
+      readdirSync(modules)
+        .filter((n) => !n.startsWith('.'))
+        .flatMap((n) => (n.startsWith('@') ? readdirSync(join(modules, n)).map((m) => `${n}/${m}`) : [n]))
+        .flatMap((n): [string, string][] => {
+          const folder = join(modules, n)
+          return [[n, folder], ...(existsSync(join(folder, 'node_modules')) ? packagesUnder(join(folder, 'node_modules')) : [])]
+        })
+    const installed = packagesUnder(join(app, 'node_modules'))
+    expect(installed.map(([n]) => n)).toContain('@quarry/adapters')
+    expect(installed.some(([n, folder]) => folder.split('node_modules').length > 2 && n.length > 0), 'nested packages are looked at too').toBe(true)
+    expect(installed.map(([n]) => n).filter((n) => n === 'protobufjs' || n.startsWith('@protobufjs/') || n === 'proto3-json-serializer')).toEqual([])
+    for (const [name, folder] of installed) {
       const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { scripts?: Record<string, string>; gypfile?: boolean }
       const lifecycle = Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))
       expect(lifecycle, `${name} has no install scripts`).toEqual([])

@@ -6,11 +6,12 @@ import { PACKAGE_ROOT } from '../package-root.js'
 // In the package, protobuf.js is built into Quarry's own modules (scripts/bundle.mjs: so that no
 // install script of its runs), where its `require("fs")`, tried at load, fails in an ES module and
 // leaves it without a file system: `loadSync` below reads the shipped protos through this one.
-// From the sources it finds the same module itself.
+// From the sources it finds the same module itself. (@protobufjs/fetch's own copy stays empty in
+// the bundle, so the asynchronous `Root.load` would fail there: only `loadSync` is used.)
 protobuf.util.fs = fs as unknown as typeof protobuf.util.fs
 
 /**
- * Google's protos, parsed with protobuf.js (the ONLY importer of it). The package ships the
+ * Google's protos, parsed with protobuf.js (with codec.ts, its only importers). The package ships the
  * googleapis .proto files its gRPC server serves and their imports, in `protos/` (copied
  * byte for byte from the pinned `google-proto-files` by scripts/refresh-protos.ts, checked by
  * test/contract/shipped-protos.test.ts). protobuf.js brings its own copy of the well-known types
