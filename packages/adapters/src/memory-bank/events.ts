@@ -7,8 +7,7 @@ import { invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { AppendEventRequest, ListEventsRequest } from './session-schema.js'
 import { eventMetadata, type EventState, type SessionEventJson, type SessionState } from './session-state.js'
-import { pageByKey } from '../rpc/paging.js'
-import { findSession, readOrderBy, structOf, sweepSessions } from './sessions.js'
+import { findSession, readOrderBy, sortedPage, structOf, sweepSessions } from './sessions.js'
 
 /**
  * A session's events: appendEvent adds one (its name generated, its `actions.stateDelta` merged
@@ -97,11 +96,10 @@ export async function listEvents(ctx: MemoryContext, request: unknown): Promise<
   const { session } = findSession(ctx, req.parent, 'parent')
   const test = filter ? compileFilter(filter) : undefined
   // session.events is kept in (timestamp, seq) order: the list is already sorted, or its reverse
-  // (every key of an orderBy is the timestamp: the first one's direction orders it). The key is
-  // one component per orderBy key and the seq, the shape of every ordered list's tokens.
+  // (every key of an orderBy is the timestamp: the first one's direction orders it).
   const kept = test ? session.events.filter((e) => test(eventMetadata(e))) : session.events
   const sorted = order.desc[0] === true ? newestFirst(kept) : kept
-  const page = pageByKey(sorted, (e) => [...order.keys.map((k) => k(e)), e.seq], [...order.desc, false], `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
+  const page = sortedPage(sorted, order, `listEvents ${session.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
   return omitUnset({ sessionEvents: page.items.map((e) => e.json), nextPageToken: page.nextPageToken })
 }
 

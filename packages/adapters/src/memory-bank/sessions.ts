@@ -5,7 +5,7 @@ import { MAX_TIMESTAMP_MS, camelCase, readMessage } from '../rpc/proto-json.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
-import { pageByKeyUnsorted } from '../rpc/paging.js'
+import { pageByKey, pageByKeyUnsorted, type PageRequest } from '../rpc/paging.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
 import { requiredEquals } from './fields.js'
@@ -220,10 +220,26 @@ const SESSION_ORDER: Readonly<Record<string, (s: SessionState) => number>> = {
   updateTime: (s) => s.updateMs,
 }
 
+/** An ordered list's order (readOrderBy): a key per orderBy field, each ascending or descending. */
+type ListOrder<T> = { readonly keys: readonly ((item: T) => number)[]; readonly desc: readonly boolean[] }
+
+/** The page key of an ordered list: the order's keys, then the seq (ties by creation, ascending), so every key is unique. */
+function pageKeyOf<T extends { readonly seq: number }>(order: ListOrder<T>): { parts: ((item: T) => number)[]; desc: boolean[] } {
+  return { parts: [...order.keys, (item: T) => item.seq], desc: [...order.desc, false] }
+}
+
+const ORDERED_LIMITS = { defaultSize: 100, maxSize: 1000 }
+
 /** One page by the order's keys, ties by creation (seq, ascending), with a cursor on the last key; `items` in any order. */
-export function orderedPage<T extends { readonly seq: number }>(items: readonly T[], order: { keys: ((item: T) => number)[]; desc: boolean[] }, list: string, request: { pageSize?: number; pageToken?: string }) {
-  const desc = [...order.desc, false]
-  return pageByKeyUnsorted(items, [...order.keys, (item: T) => item.seq], desc, list, request, { defaultSize: 100, maxSize: 1000 })
+export function orderedPage<T extends { readonly seq: number }>(items: readonly T[], order: ListOrder<T>, list: string, request: PageRequest) {
+  const { parts, desc } = pageKeyOf(order)
+  return pageByKeyUnsorted(items, parts, desc, list, request, ORDERED_LIMITS)
+}
+
+/** {@link orderedPage} over items already in that order (no selection: the page is read off them). */
+export function sortedPage<T extends { readonly seq: number }>(items: readonly T[], order: ListOrder<T>, list: string, request: PageRequest) {
+  const { parts, desc } = pageKeyOf(order)
+  return pageByKey(items, (item) => parts.map((p) => p(item)), desc, list, request, ORDERED_LIMITS)
 }
 
 /** listSessions: filtered by display_name, user_id, labels; ordered by create_time (default) or update_time; 100 a page unless asked. */
