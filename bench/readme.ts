@@ -295,7 +295,7 @@ export const SUITES: readonly Suite[] = [
       const at = (server: string, key: string): string => counts.map((n) => fmt(num(floor.find((f) => f['server'] === server && num(f, 'clients') === n), key))).join(' / ')
       const servers = [...new Set(floor.map((x) => String(x['server'])))]
       const from = r?.['serverFrom'] === 'dist' ? 'the built packages' : r?.['serverFrom'] === 'source' ? 'the TypeScript sources (`HTTP_FROM=source`)' : NOT_RECORDED
-      return `${fmt(num(r, 'passages'))} passages, ${fmt(num(r, 'perClient'))} requests per client per round; server code: ${from}.${floor.length === 0 ? '' : ` The floor, servers that do no work, at ${counts.join(' / ')} clients: ${servers.map((server) => `${server} p50 ${at(server, 'p50 ms')} ms, ${at(server, 'rps')} rps`).join('; ')}.`}`
+      return `${fmt(num(r, 'passages'))} passages, ${fmt(num(r, 'perClient'))} requests per client per round${num(r, 'minRoundClients') === undefined ? '' : `, and at least ${fmt(num(r, 'minRoundClients'))} clients' worth a round (one client sends ${fmt((num(r, 'perClient') ?? NaN) * (num(r, 'minRoundClients') ?? NaN))})`}; server code: ${from}.${floor.length === 0 ? '' : ` The floor, servers that do no work, at ${counts.join(' / ')} clients: ${servers.map((server) => `${server} p50 ${at(server, 'p50 ms')} ms, ${at(server, 'rps')} rps`).join('; ')}.`}`
     },
     measures: 'requests per second and latency of the same calls in process, over REST and over gRPC',
     peer: 'the calls in process, and a bare `node:http` server doing the same work (REST\'s overhead)',

@@ -176,6 +176,19 @@ function corpusOf(quick: boolean): { passages: { text: string }[]; queries: stri
   return { passages, queries: makeQueries(passages, 50).map((q) => q.text) }
 }
 
+/**
+ * A round holds at least this many clients' worth of requests (`perClient` each). One client's
+ * `perClient` alone (150) is over in a tenth of a second, right after the other transports' rounds:
+ * its p50 was then partly of code still warming up (most on the transport with the longer path),
+ * and moved from run to run.
+ */
+const MIN_ROUND_CLIENTS = 8
+
+/** Requests each of `concurrency` clients sends in a round: `perClient`, or more below MIN_ROUND_CLIENTS clients. */
+function perClientAt(concurrency: number, perClient: number): number {
+  return Math.ceil((Math.max(concurrency, MIN_ROUND_CLIENTS) * perClient) / concurrency)
+}
+
 /** The closed loop: `concurrency` clients each sending `perClient` requests, the next when the last returns. */
 async function closedLoop(concurrency: number, perClient: number, queries: readonly string[], send: (q: string, i: number) => Promise<unknown>): Promise<Stat> {
   const latencies: number[] = []
@@ -544,9 +557,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(calls)) {
     for (const concurrency of c.clients ?? [1, 8, 32]) {
+      // Fewer clients send more each, so that every round holds at least MIN_ROUND_CLIENTS clients' worth of requests.
+      const each = perClientAt(concurrency, perClient)
       // In process, the loop runs in the server's process: the bench's own CPU is then only waiting.
       const measure = (mode: Mode): Promise<Measured> =>
-        measured(concurrency * perClient, async () => (mode === 'in-process' ? ((await ask({ op: 'measure', call: name, concurrency, perClient })) as Stat) : closedLoop(concurrency, perClient, queries, (q, i) => send(c, mode, c.body(q, i)))))
+        measured(concurrency * each, async () => (mode === 'in-process' ? ((await ask({ op: 'measure', call: name, concurrency, perClient: each })) as Stat) : closedLoop(concurrency, each, queries, (q, i) => send(c, mode, c.body(q, i)))))
       // A warm-up round of each, then ROUNDS measured rounds, interleaved (the order rotating); medians.
       for (const mode of MODES) await measure(mode)
       const runs = new Map<Mode, Measured[]>(MODES.map((m) => [m, []]))
@@ -576,6 +591,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       rows.push({
         call: name,
         clients: concurrency,
+        'requests per client': each,
         ...Object.fromEntries(MODES.flatMap((m) => [[`${m} rps`, at(m).rps], [`${m} p50 ms`, at(m).p50], [`${m} p99 ms`, at(m).p99], [`${m} server µs`, at(m).cpu], [`${m} client µs`, at(m).clientCpu]])),
         'rest / bare rps': at('rest').rps / at('bare').rps,
         'rest / bare, each round': eachRound('rest', 'bare'),
@@ -666,7 +682,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each (queries: ${perQueryRound})`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)
-  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, quick: ctx.quick, passages: passages.length, perClient, server: 'its own process; clients in the bench process', serverFrom: from, clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, queryReadRequests: perQueryRound, smallReads: smallReadRows }, null, 1)}\n`)
+  writeFileSync(join(ctx.resultsDir, 'http.json'), `${JSON.stringify({ suite: 'http', date: new Date().toISOString(), node: process.version, cpus: ctx.cpus, quick: ctx.quick, passages: passages.length, perClient, minRoundClients: MIN_ROUND_CLIENTS, server: 'its own process; clients in the bench process', serverFrom: from, clients: "raw: node:http (keep-alive) and node:http2 (one connection); Google's: one per service and transport, shared by the concurrent clients", grpcFirstCallMs: firstCallMs, rounds: ROUNDS, rows, floorRequests: floorPerRound, floor: floorRows, smallReadRounds: SMALL_READ_ROUNDS, smallReadRequests: perRound, queryReadRequests: perQueryRound, smallReads: smallReadRows }, null, 1)}\n`)
 }
 
 if (process.argv[2] === '--http-server-child') {
