@@ -182,7 +182,8 @@ function map(one: ValueWriter, id: number): Write {
 function writeTimestamp(json: unknown, w: ProtoWriter): void {
   if (typeof json !== 'string') throw GENERAL
   const { seconds, nanos } = timestampFromJson(json)
-  if (seconds !== undefined) w.uint32(8).int64(longFromValue(seconds, false))
+  // A safe integer goes to the writer as it is: protobuf.js writes the same bits from a number as from its Long, without making one.
+  if (seconds !== undefined) w.uint32(8).int64(Number.isSafeInteger(seconds) ? seconds : longFromValue(seconds, false))
   if (nanos !== undefined) w.uint32(16).int32(nanos | 0)
 }
 
