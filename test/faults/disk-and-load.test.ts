@@ -1,9 +1,10 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, readLog } from '@quarry/core'
+import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
+import { damagedLogImage, READABLE_CHUNKS } from '../support/damaged-log.js'
 import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
 
 const embedder = createHashingEmbedder({ dimensions: 16 })
@@ -73,25 +74,9 @@ describe.skipIf(disk === undefined)('a full disk under quarry serve --data (dura
 
 describe.skipIf(disk === undefined)('accepting a damaged log on a full disk (acceptLogLoss)', () => {
   it('loses none of the writes it could read when the start fails: the log keeps its name until a checkpoint holds them', async () => {
-    // A crash image: a checkpoint, then 6 acknowledged chunks in the log only (its LOCK left out).
-    const live = join(disk as string, 'live')
-    const server = createServer({ embedder, dataDir: live, snapshotDelayMs: 3_600_000, checkpointBytes: 2 ** 40 })
-    const { url } = await server.listen()
-    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/disk' })).status).toBe(200)
-    expect((await call(url, 'POST', '/v1beta/corpora/disk/documents', { name: DOC })).status).toBe(200)
-    await server.flush()
-    for (const id of ['l0', 'l1', 'l2', 'l3', 'l4', 'l5']) expect((await call(url, 'POST', `/v1beta/${DOC}/chunks`, { name: `${DOC}/chunks/${id}`, data: { stringValue: id } })).status).toBe(200)
-    const image = join(disk as string, 'image')
-    cpSync(live, image, { recursive: true })
-    rmSync(join(image, 'LOCK'))
-    await server.close()
-    rmSync(live, { recursive: true })
-    // The last record cut off: 5 of the 6 can be read.
-    const logName = readdirSync(image).find((e) => /^wal-\d+\.log$/.test(e)) as string
-    const log = readFileSync(join(image, logName))
-    const lastFrame = (readLog(join(image, logName), undefined).records.at(-1)?.length ?? 0) + 12
-    truncateSync(join(image, logName), log.length - lastFrame)
-    const readable = ['l0', 'l1', 'l2', 'l3', 'l4']
+    // A crash image: a checkpoint, then 6 acknowledged chunks in the log only (its LOCK left out), the last cut off.
+    const { image, logName, readableBytes } = await damagedLogImage(disk as string, 'image', embedder)
+    const readable = [...READABLE_CHUNKS]
 
     // Accepted on a full disk: the writes are replayed, but the checkpoint that would hold them cannot be written.
     const failed = createServer({ embedder, dataDir: image, acceptLogLoss: true, onInternalError: () => undefined })
@@ -106,7 +91,7 @@ describe.skipIf(disk === undefined)('accepting a damaged log on a full disk (acc
     // Kept aside with the bytes the log had; the log itself gone once the checkpoint was confirmed.
     const aside = readdirSync(image).filter((e) => e.startsWith(`${logName}.damaged-`))
     expect(aside.length).toBeGreaterThan(0)
-    for (const name of aside) expect(readFileSync(join(image, name))).toEqual(log.subarray(0, log.length - lastFrame))
+    for (const name of aside) expect(readFileSync(join(image, name))).toEqual(readableBytes)
     expect(readdirSync(image)).not.toContain(logName)
     await accepted.close()
     const plain = createServer({ embedder, dataDir: image })
