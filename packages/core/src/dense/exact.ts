@@ -6,9 +6,18 @@ import { TopK, type TieBreak } from '../util/top-k.js'
 import { scanPool, scanWorkers, type ResolvedScanOptions } from './scan-pool.js'
 import type { VectorStore } from './vector-store.js'
 
-/** What an exact scan visits: every live label below `extent`, or an explicit list of labels. */
+/** Which labels are live: those with an id (the index's IdMap). */
+export interface LiveLabels {
+  idOf(label: Label): string | undefined
+}
+
+/**
+ * What an exact scan visits: every live label below `extent`, or an explicit list of labels.
+ * Liveness is the index's own object, not a function made per search: the scan's loop then calls
+ * the same method every time, which optimized code keeps (a new closure per search threw it away).
+ */
 export type ScanDomain =
-  | { readonly kind: 'all'; readonly extent: number; readonly isLive: (label: Label) => boolean }
+  | { readonly kind: 'all'; readonly extent: number; readonly live: LiveLabels }
   | { readonly kind: 'labels'; readonly labels: ArrayLike<number> }
 
 /**
@@ -98,18 +107,27 @@ function pooledKeys(store: VectorStore, ops: MetricOps, query: Float32Array, dom
 /** The heap pass of `scanTop` over keys computed beforehand (`keys[i]` for row i or `labels[i]`). */
 function selectTop(keys: Float64Array, k: number, domain: ScanDomain, tie: TieBreak): TopK {
   const top = new TopK(k, tie)
-  if (domain.kind === 'all') {
-    const isLive = domain.isLive
-    for (let label = 0; label < domain.extent; label++) {
-      const d = keys[label] as number
-      if (d <= top.bound && isLive(label as Label)) top.push(d, label as Label)
-    }
-  } else {
-    const labels = domain.labels
-    for (let i = 0; i < labels.length; i++) {
-      const d = keys[i] as number
-      if (d <= top.bound) top.push(d, labels[i] as Label)
-    }
-  }
+  if (domain.kind === 'all') pushLive(keys, domain.extent, domain.live, top)
+  else pushLabelled(keys, domain.labels, top)
   return top
+}
+
+/*
+ * The two loops are functions of their own, apart from the heap's `new`: a process's first scan
+ * runs its loop long enough to be optimized in the middle (on-stack replacement), and code so made
+ * with the `new` inside was thrown away at the next scan's start, which then ran unoptimized too
+ * (V8's --trace-deopt: "Insufficient type feedback for construct").
+ */
+function pushLive(keys: Float64Array, extent: number, live: LiveLabels, top: TopK): void {
+  for (let label = 0; label < extent; label++) {
+    const d = keys[label] as number
+    if (d <= top.bound && live.idOf(label as Label) !== undefined) top.push(d, label as Label)
+  }
+}
+
+function pushLabelled(keys: Float64Array, labels: ArrayLike<number>, top: TopK): void {
+  for (let i = 0; i < labels.length; i++) {
+    const d = keys[i] as number
+    if (d <= top.bound) top.push(d, labels[i] as Label)
+  }
 }

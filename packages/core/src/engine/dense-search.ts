@@ -269,7 +269,7 @@ function graphToHits(state: DenseState, labels: ArrayLike<number>, distances: Ar
 
 /** Every live record, for a full exact scan. */
 function allLive(state: DenseState): ScanDomain {
-  return { kind: 'all', extent: state.ids.extent, isLive: (l: Label) => state.ids.idOf(l) !== undefined }
+  return { kind: 'all', extent: state.ids.extent, live: state.ids }
 }
 
 function toHits(state: DenseState, top: TopK): Hit[] {
