@@ -105,7 +105,7 @@ describe('SIMD kernels give every row the bits of keyAt', () => {
     expect(String(simdScanKeys)).toContain(`const block = ${SIMD_BLOCK_ROWS}`)
     const dim = 100
     const { slotBytes, dataOffset } = simdLayout(dim)
-    expect(slotBytes).toBe(Math.ceil((dim * 8) / 16) * 16 + SIMD_BLOCK_ROWS * 12)
+    expect(slotBytes).toBe(Math.ceil((dim * 8) / 16) * 16 + SIMD_BLOCK_ROWS * 16)
     expect(dataOffset).toBeGreaterThanOrEqual(SIMD_SLOTS * slotBytes)
   })
 })

@@ -53,7 +53,7 @@ export const SIMD_MAX_BYTES = 65_535 * 65_536
 
 /** Where things are in a store's memory for vectors of `dim` components. */
 export interface SimdLayout {
-  /** Bytes of one slot: the query (float64, 16-aligned), the sums block, the labels block. */
+  /** Bytes of one slot: the query (float64, 16-aligned), the sums block, the labels block, the norms block. */
   readonly slotBytes: number
   /** Offset of the first row: after `SIMD_SLOTS` slots, 16-aligned. */
   readonly dataOffset: number
@@ -61,7 +61,7 @@ export interface SimdLayout {
 
 /** The layout of a store of `dim`-component rows. */
 export function simdLayout(dim: number): SimdLayout {
-  const slotBytes = align16(dim * 8) + SIMD_BLOCK_ROWS * 8 + SIMD_BLOCK_ROWS * 4
+  const slotBytes = align16(dim * 8) + SIMD_BLOCK_ROWS * 8 + SIMD_BLOCK_ROWS * 4 + SIMD_BLOCK_ROWS * 4
   return { slotBytes, dataOffset: align16(SIMD_SLOTS * slotBytes) }
 }
 
@@ -79,6 +79,11 @@ export interface SimdExports {
   readonly dotLabels: (q: number, rows: number, dim: number, n: number, out: number, labels: number) => void
   /** Squared distances of the labelled rows, as `dotLabels`. */
   readonly l2Labels: (q: number, rows: number, dim: number, n: number, out: number, labels: number) => void
+  /**
+   * Turns the `n` raw sums (float64) at `sums` into keys in place, as `scanKeys` does: kind 0
+   * (cosine) `1 − sum·norm` with the float32 norms at `norms`, kind 1 (dot) `−sum`.
+   */
+  readonly keys: (sums: number, norms: number, n: number, kind: number) => void
 }
 
 /** A store's rows as the SIMD kernels see them: the memory, its layout, the module and the calling thread's instance. */
@@ -195,29 +200,33 @@ export function simdScanKeys(
   const base = slot * slotBytes
   const qBytes = Math.ceil((dim * 8) / 16) * 16
   new Float64Array(buffer, base, dim).set(q)
-  const sums = new Float64Array(buffer, base + qBytes, block)
-  const labelBlock = new Uint32Array(buffer, base + qBytes + block * 8, block)
+  const sumsAt = base + qBytes
+  const labelsAt = sumsAt + block * 8
+  const normsAt = labelsAt + block * 4
+  const sums = new Float64Array(buffer, sumsAt, block)
+  const labelBlock = new Uint32Array(buffer, labelsAt, block)
+  const normBlock = new Float32Array(buffer, normsAt, block)
+  // No loop here runs once per row of consecutive rows: the kernels make the keys, and blocks are
+  // copied whole. A loop per row ran unoptimized through a process's first scans, and again after
+  // each new store's instance (new functions) made V8 throw its optimized code away.
   for (let start = from; start < to; start += block) {
     const n = Math.min(block, to - start)
     if (labels === null) {
       const rows = dataOffset + start * dim * 4
-      if (kind === 2) kernels.l2(base, rows, dim, n, base + qBytes)
-      else kernels.dot(base, rows, dim, n, base + qBytes)
-    } else {
-      for (let i = 0; i < n; i++) labelBlock[i] = labels[start + i] as number
-      if (kind === 2) kernels.l2Labels(base, dataOffset, dim, n, base + qBytes, base + qBytes + block * 8)
-      else kernels.dotLabels(base, dataOffset, dim, n, base + qBytes, base + qBytes + block * 8)
-    }
-    if (kind === 2) {
-      for (let i = 0; i < n; i++) out[start + i] = sums[i] as number
-    } else if (kind === 1) {
-      for (let i = 0; i < n; i++) out[start + i] = -(sums[i] as number)
+      if (kind === 2) kernels.l2(base, rows, dim, n, sumsAt)
+      else kernels.dot(base, rows, dim, n, sumsAt)
+      if (kind === 0) normBlock.set(invNorms.subarray(start, start + n))
     } else {
       for (let i = 0; i < n; i++) {
-        const row = labels === null ? start + i : (labels[start + i] as number)
-        out[start + i] = 1 - (sums[i] as number) * (invNorms[row] as number)
+        const row = labels[start + i] as number
+        labelBlock[i] = row
+        if (kind === 0) normBlock[i] = invNorms[row] as number
       }
+      if (kind === 2) kernels.l2Labels(base, dataOffset, dim, n, sumsAt, labelsAt)
+      else kernels.dotLabels(base, dataOffset, dim, n, sumsAt, labelsAt)
     }
+    if (kind !== 2) kernels.keys(sumsAt, normsAt, n, kind)
+    out.set(n === block ? sums : sums.subarray(0, n), start)
   }
 }
 
@@ -450,8 +459,63 @@ function kernel(l2: boolean, labelled: boolean): number[] {
   return [...uleb(code.length), ...code]
 }
 
-/** The module: imports `quarry.memory` (shared, up to 65,536 pages), exports the four kernels. */
+/**
+ * `keys(sums, norms, n, kind)`: each of the `n` float64 sums at `sums` becomes its key in place,
+ * with the arithmetic of `scanKeys` (metric/kernels.ts) in its order: kind 0 `1 − sum · norm` (the
+ * float32 norm at `norms + 4i` widened), otherwise `−sum`.
+ */
+function keysFunction(): number[] {
+  const SUMS = 0
+  const NORMS = 1
+  const COUNT = 2
+  const KIND = 3
+  const I = 4
+  const P = 5
+  const f64One = [0x44, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]
+  const body = [
+    ...i32(0),
+    ...set(I),
+    ...whileBelow(get(I), COUNT, [
+      ...get(SUMS),
+      ...get(I),
+      ...i32(8),
+      ...mul,
+      ...add,
+      ...set(P),
+      ...get(P),
+      ...get(KIND),
+      0x45, // i32.eqz
+      0x04, // if, with an f64 result
+      F64,
+      ...f64One,
+      ...get(P),
+      ...f64Load,
+      ...get(NORMS),
+      ...get(I),
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...f32Load,
+      ...f64Promote,
+      ...f64Mul,
+      ...f64Sub,
+      0x05, // else
+      ...get(P),
+      ...f64Load,
+      0x9a, // f64.neg
+      ...end,
+      ...f64Store(),
+      ...inc(I, 1),
+    ]),
+    ...end,
+  ]
+  const code = [...vec([[...uleb(2), I32]]), ...body]
+  return [...uleb(code.length), ...code]
+}
+
+/** The module: imports `quarry.memory` (shared, up to 65,536 pages), exports the four kernels and `keys`. */
 function simdModuleBytes(): Uint8Array {
+  const params4 = [0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([])]
   const params5 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), ...vec([])]
   const params6 = [0x60, ...vec([[I32], [I32], [I32], [I32], [I32], [I32]]), ...vec([])]
   const memoryImport = [...name('quarry'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65_536)]
@@ -460,6 +524,7 @@ function simdModuleBytes(): Uint8Array {
     ['l2', 1],
     ['dotLabels', 2],
     ['l2Labels', 3],
+    ['keys', 4],
   ]
   return new Uint8Array([
     0x00,
@@ -470,13 +535,13 @@ function simdModuleBytes(): Uint8Array {
     0x00,
     0x00,
     0x00, // version 1
-    ...section(1, vec([params5, params6])),
+    ...section(1, vec([params5, params6, params4])),
     ...section(2, vec([memoryImport])),
-    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(1)])),
+    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(1), uleb(2)])),
     ...section(
       7,
       vec(exports.map(([n, index]) => [...name(n), 0x00, ...uleb(index)])),
     ),
-    ...section(10, vec([kernel(false, false), kernel(true, false), kernel(false, true), kernel(true, true)])),
+    ...section(10, vec([kernel(false, false), kernel(true, false), kernel(false, true), kernel(true, true), keysFunction()])),
   ])
 }
