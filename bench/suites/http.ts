@@ -678,7 +678,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   await Promise.all([overGrpc, overRest].flatMap((g) => [g.rag.close(), g.retriever.close(), g.memory.close(), g.data.close()]))
   await ask({ op: 'close' })
   child.disconnect()
-  printTable(`in process vs REST (loopback, keep-alive) vs gRPC, raw and with Google's clients, server in its own process, ${perClient} requests per client, ${passages.length} passages`, rows)
+  printTable(`in process vs REST (loopback, keep-alive) vs gRPC, raw and with Google's clients, server in its own process, ${perClient} requests per client (one client: ${perClientAt(1, perClient)}), ${passages.length} passages`, rows)
   printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each (queries: ${perQueryRound})`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
   console.log(`first gRPC call of each client (loads protos, connects): ${Object.entries(firstCallMs).map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(', ')}`)

@@ -115,8 +115,8 @@ function selectTop(keys: Float64Array, k: number, domain: ScanDomain, tie: TieBr
 /*
  * The two loops are functions of their own, apart from the heap's `new`: a process's first scan
  * runs its loop long enough to be optimized in the middle (on-stack replacement), and code so made
- * with the `new` inside was thrown away at the next scan's start, which then ran unoptimized too
- * (V8's --trace-deopt: "Insufficient type feedback for construct").
+ * with the `new` inside was, in some runs, thrown away at the next scan's start, which then ran
+ * unoptimized too (V8's --trace-deopt: "Insufficient type feedback for construct").
  */
 function pushLive(keys: Float64Array, extent: number, live: LiveLabels, top: TopK): void {
   for (let label = 0; label < extent; label++) {
