@@ -308,6 +308,8 @@ const end = [0x0b]
 const brIf = (depth: number): number[] => [0x0d, ...uleb(depth)]
 const br = (depth: number): number[] => [0x0c, ...uleb(depth)]
 const inc = (local: number, by: number): number[] => [...get(local), ...i32(by), ...add, ...set(local)]
+/** The address of element `index` (a local) of `bytes`-byte elements from the address in local `base`. */
+const elementAt = (base: number, index: number, bytes: number): number[] => [...get(base), ...get(index), ...i32(bytes), ...mul, ...add]
 /** `f(0) … f(m - 1)`, one after another. */
 const eachOf = (m: number, f: (i: number) => number[]): number[] => Array.from({ length: m }, (_, i) => f(i)).flat()
 /** Runs `body` while the (unsigned) value `counter` computes is below local `limit`. */
@@ -384,11 +386,7 @@ function kernel(l2: boolean, labelled: boolean): number[] {
 
   /** out[r + plus] = ((s + lane1(lo)) + lane0(hi)) + lane1(hi): the partial sums added as JavaScript does. */
   const store = (plus: number, s: number, lo: number, hi: number): number[] => [
-    ...get(OUT),
-    ...get(R),
-    ...i32(8),
-    ...mul,
-    ...add,
+    ...elementAt(OUT, R, 8),
     ...get(s),
     ...get(lo),
     ...lane(1),
@@ -476,11 +474,7 @@ function keysFunction(): number[] {
     ...i32(0),
     ...set(I),
     ...whileBelow(get(I), COUNT, [
-      ...get(SUMS),
-      ...get(I),
-      ...i32(8),
-      ...mul,
-      ...add,
+      ...elementAt(SUMS, I, 8),
       ...set(P),
       ...get(P),
       ...get(KIND),
@@ -490,11 +484,7 @@ function keysFunction(): number[] {
       ...f64One,
       ...get(P),
       ...f64Load,
-      ...get(NORMS),
-      ...get(I),
-      ...i32(4),
-      ...mul,
-      ...add,
+      ...elementAt(NORMS, I, 4),
       ...f32Load,
       ...f64Promote,
       ...f64Mul,
