@@ -301,6 +301,11 @@ const f64Promote = [0xbb]
 const f64Add = [0xa0]
 const f64Sub = [0xa1]
 const f64Mul = [0xa2]
+const f64Neg = [0x9a]
+const i32Eqz = [0x45]
+/** `if` whose two arms each leave one f64, and the `else` between them. */
+const ifF64 = [0x04, F64]
+const orElse = [0x05]
 const i32Load = [0x28, ...at(2)]
 const block = [0x02, 0x40]
 const loop = [0x03, 0x40]
@@ -469,6 +474,7 @@ function keysFunction(): number[] {
   const KIND = 3
   const I = 4
   const P = 5
+  /** f64.const 1 (its little-endian IEEE 754 bits). */
   const f64One = [0x44, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]
   const body = [
     ...i32(0),
@@ -478,9 +484,8 @@ function keysFunction(): number[] {
       ...set(P),
       ...get(P),
       ...get(KIND),
-      0x45, // i32.eqz
-      0x04, // if, with an f64 result
-      F64,
+      ...i32Eqz,
+      ...ifF64,
       ...f64One,
       ...get(P),
       ...f64Load,
@@ -489,10 +494,10 @@ function keysFunction(): number[] {
       ...f64Promote,
       ...f64Mul,
       ...f64Sub,
-      0x05, // else
+      ...orElse,
       ...get(P),
       ...f64Load,
-      0x9a, // f64.neg
+      ...f64Neg,
       ...end,
       ...f64Store(),
       ...inc(I, 1),
