@@ -249,8 +249,8 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
       }),
       { numRuns: runs(300) },
     )
-    // The filter path really ran (not only requests without one).
-    expect(filtered).toBeGreaterThan(30)
+    // The filter path really ran (not only requests without one): in over a tenth of the runs, however many FC_RUNS makes.
+    expect(filtered).toBeGreaterThan(runs(300) / 10)
   })
 
   it('Semantic Retriever corpora.query', async () => {
@@ -278,7 +278,7 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
       ),
       { numRuns: runs(300) },
     )
-    expect(filtered).toBeGreaterThan(30)
+    expect(filtered).toBeGreaterThan(runs(300) / 10)
   })
 
   it.each([['default scopes', undefined], ['given scopes', [{ user_id: 'u1' }, { user_id: 'u2', 'agent id': 'x' }]]] as const)('Memory Bank memories.retrieve (%s)', async (_, scopes) => {
@@ -299,6 +299,6 @@ describe('generated Google requests are accepted by Quarry’s own services', ()
       ),
       { numRuns: runs(300) },
     )
-    expect(filtered).toBeGreaterThan(30)
+    expect(filtered).toBeGreaterThan(runs(300) / 10)
   })
 })
