@@ -23,17 +23,31 @@ const QUICK_EXCLUDE = [
   'test/unit/cli-usage.test.ts',
 ]
 if (QUICK && process.env.FC_RUNS === undefined) process.env.FC_RUNS = '0.25'
+// The quick tier shares each worker's modules between its files (isolate: false): importing the
+// sources anew for each file was a third of the tier's time. These files change what a process
+// has loaded or started, so they still get a fresh module graph each: vi.mock of node:fs
+// (persist-commit), QUARRY_HNSW read at @quarry/hnsw's first require (snapshot-fuzz-wasm), the
+// import worker's first start (import-worker). The full tier isolates every file.
+const QUICK_ISOLATED = ['test/unit/persist-commit.test.ts', 'test/property/snapshot-fuzz-wasm.test.ts', 'test/unit/import-worker.test.ts']
 
 export default defineConfig({
   // Tests run in Vite's server (ssr) environment.
   ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
   test: {
-    include: ['test/**/*.test.ts'],
+    // (Each quick project names its own files: a project extending this config adds to its lists.)
+    ...(QUICK ? {} : { include: ['test/**/*.test.ts'] }),
     // Every core (vitest's default leaves one free, which on 2 cores runs the files one by one):
     // tests take their deadlines from what they measure, so a busy neighbour file slows them, it
     // does not fail them.
     maxWorkers: availableParallelism(),
-    ...(QUICK ? { exclude: [...configDefaults.exclude, ...QUICK_EXCLUDE] } : {}),
+    ...(QUICK
+      ? {
+          projects: [
+            { extends: true, test: { name: 'quick', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...QUICK_EXCLUDE, ...QUICK_ISOLATED], isolate: false } },
+            { extends: true, test: { name: 'quick-isolated', include: QUICK_ISOLATED } },
+          ],
+        }
+      : {}),
     // Property tests build real HNSW graphs; give them room on a shared 2-core machine.
     testTimeout: 120_000,
     hookTimeout: 120_000,
