@@ -1,6 +1,6 @@
 import type { MemoryBank } from '../memory-bank/service.js'
 import { live } from '../memory-bank/sessions.js'
-import type { EngineState, MemoryState } from '../memory-bank/state.js'
+import { scopeCount, type EngineState, type MemoryState } from '../memory-bank/state.js'
 import { omitUndefined } from '../rpc/omit.js'
 import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { pageOf, type PageRequest } from '../rpc/paging.js'
@@ -66,13 +66,29 @@ function memoryLive(m: MemoryState, now: number): boolean {
 }
 
 function engineSummary(engine: EngineState, now: number): ReasoningEngineSummary {
-  const memories = [...engine.memories.values()].filter((m) => memoryLive(m, now))
-  return {
-    name: engine.name,
-    memories: memories.length,
-    sessions: [...engine.sessions.values()].filter((s) => live(s, now)).length,
-    scopes: new Set(memories.map((m) => m.scopeKey)).size,
+  // Before an engine's next expiry (a lower bound its sweeps keep) every memory in it is live: the
+  // counts are its maps' sizes, and its scopes those of the scope index, which drops a scope with
+  // its last memory. The console asks again after writes, so this stays O(engines), not
+  // O(memories), until something may have expired and is not yet swept.
+  let memories = engine.memories.size
+  let scopes: number
+  if (now < engine.nextExpiryMs) scopes = scopeCount(engine)
+  else {
+    const keys = new Set<string>()
+    memories = 0
+    for (const m of engine.memories.values()) {
+      if (!memoryLive(m, now)) continue
+      memories++
+      keys.add(m.scopeKey)
+    }
+    scopes = keys.size
   }
+  let sessions = engine.sessions.size
+  if (now >= engine.nextSessionExpiryMs) {
+    sessions = 0
+    for (const s of engine.sessions.values()) if (live(s, now)) sessions++
+  }
+  return { name: engine.name, memories, sessions, scopes }
 }
 
 /**

@@ -211,6 +211,11 @@ export function memoriesOfScope(engine: EngineState, scopeKey: string): Iterable
   return scopeIndex(engine).get(scopeKey)?.values() ?? []
 }
 
+/** How many scopes hold a memory of the engine (expired ones not yet swept included). */
+export function scopeCount(engine: EngineState): number {
+  return scopeIndex(engine).size
+}
+
 /** Adds a new memory to its engine (and to its scope's list, once there is one). */
 export function addMemory(engine: EngineState, m: MemoryState): void {
   engine.memories.set(m.name, m)
