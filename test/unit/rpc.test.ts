@@ -4,7 +4,7 @@ import { bool, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMe
 import { derivedId, parseName, seededRandomId } from '../../packages/adapters/src/rpc/names.js'
 import { pageOf } from '../../packages/adapters/src/rpc/paging.js'
 import { UNARY, method, serveTable } from '../../packages/adapters/src/rpc/methods.js'
-import { Mutex } from '../../packages/adapters/src/rpc/mutex.js'
+import { EngineWrites } from '../../packages/adapters/src/rpc/engine-writes.js'
 import { violation } from '../support/rpc-failure.js'
 
 const Inner = message('test.Inner', { value: string, count: int64 })
@@ -142,7 +142,7 @@ describe('a write started ahead (methods.ts `ahead`)', () => {
         },
       }),
     }
-    const service = serveTable(table, null, { writes: new Mutex(), onInternalError: () => undefined })
+    const service = serveTable(table, null, { writes: new EngineWrites(), onInternalError: () => undefined })
     const calls = [1, 2, 3].map((n) => service.put({ n }))
     // The first write has its turn at once: nothing to start ahead. The others wait, and start ahead when called.
     expect(events).toEqual(['ahead 2', 'ahead 3'])

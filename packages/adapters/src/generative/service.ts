@@ -1,5 +1,5 @@
 import { serveTable, type ServiceMethods } from '../rpc/methods.js'
-import { Mutex } from '../rpc/mutex.js'
+import { EngineWrites } from '../rpc/engine-writes.js'
 import type { ApiVersion } from '../vertex-rag/schema.js'
 import type { VertexRagSurface } from '../vertex-rag/service.js'
 import { PREDICTION_TABLE } from './methods.js'
@@ -18,7 +18,7 @@ export class PredictionSurface {
   constructor(rag: VertexRagSurface, model: GenerativeModel, onInternalError: (error: unknown) => void) {
     this.version = rag.version
     // Nothing here writes: the mutex serializes no one.
-    Object.assign(this, serveTable(PREDICTION_TABLE, { version: rag.version, rag, model }, { version: rag.version, writes: new Mutex(), onInternalError }))
+    Object.assign(this, serveTable(PREDICTION_TABLE, { version: rag.version, rag, model }, { version: rag.version, writes: new EngineWrites(), onInternalError }))
   }
 }
 

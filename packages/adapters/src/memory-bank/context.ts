@@ -1,7 +1,7 @@
 import { createIndex, LinkableFile } from '@quarry/core'
 import { EngineContext } from '../rpc/engine-context.js'
 import type { ServeOptions } from '../rpc/methods.js'
-import type { Mutex } from '../rpc/mutex.js'
+import type { EngineWrites } from '../rpc/engine-writes.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { finishedOperation, remember, type Operation } from '../rpc/operations.js'
 import { failure } from '../rpc/status.js'
@@ -82,7 +82,7 @@ export class MemoryContext extends EngineContext<ResolvedMemoryBankOptions> {
   }
 
   /** How the Memory Bank's services serve their tables: writes under `writes`, each noted as a change. */
-  serveOptions(version: string, writes: Mutex): ServeOptions {
+  serveOptions(version: string, writes: EngineWrites): ServeOptions {
     return { version, writes, onWrite: () => this.changed(), onInternalError: this.options.onInternalError }
   }
 

@@ -1,5 +1,5 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
-import type { Mutex } from '../rpc/mutex.js'
+import type { EngineWrites } from '../rpc/engine-writes.js'
 import type { MemoryContext } from './context.js'
 import { REASONING_ENGINE_TABLE, REASONING_ENGINE_TABLE_V1 } from './engine-methods.js'
 import type { MemoryApiVersion } from './methods.js'
@@ -20,7 +20,7 @@ export class ReasoningEngines {
   readonly v1: ReasoningEngineSurface
 
   /** @internal Made by MemoryBank over its context and write lock. */
-  constructor(ctx: MemoryContext, writes: Mutex) {
+  constructor(ctx: MemoryContext, writes: EngineWrites) {
     const serve = (version: MemoryApiVersion): ReasoningEngineSurface =>
       serveTable(version === 'v1' ? REASONING_ENGINE_TABLE_V1 : REASONING_ENGINE_TABLE, { ctx, version }, ctx.serveOptions(version, writes))
     Object.assign(this, serve('v1beta1'))

@@ -1,5 +1,5 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
-import { Mutex } from '../rpc/mutex.js'
+import { EngineWrites } from '../rpc/engine-writes.js'
 import { toOutcome, type Outcome } from '../rpc/outcome.js'
 import { MemoryContext } from './context.js'
 import { MEMORY_TABLE, type MemoryApiVersion } from './methods.js'
@@ -30,11 +30,11 @@ export class MemoryBank extends PersistentEngine {
   /** Agent Engine resources (ReasoningEngineService, v1beta1 and `.v1`): the same engines, saved with them. */
   readonly reasoningEngines: ReasoningEngines
   readonly #ctx: MemoryContext
-  readonly #writes: Mutex
+  readonly #writes: EngineWrites
 
   constructor(options: MemoryBankOptions = {}) {
     const ctx = new MemoryContext(resolveMemoryBankOptions(options))
-    const writes = new Mutex()
+    const writes = new EngineWrites()
     // A save also defers expiry sweeps: they change the state without a write.
     super({ format: FORMAT, save: (out, folder) => saveMemoryBank(ctx, out, folder), load: (dir, sumOf) => loadMemoryBank(ctx, dir, sumOf), hold: (fn) => ctx.frozen(fn) }, writes)
     this.#ctx = ctx
@@ -66,7 +66,7 @@ export class MemoryBank extends PersistentEngine {
 
   /** Creates a reasoning engine's memory bank (needed first with `explicitEngines`). Not an RPC of MemoryBankService. */
   createReasoningEngine(name: string): Promise<Outcome<{ name: string }>> {
-    return this.#writes.run(() =>
+    return this.#writes.write(() =>
       toOutcome(async () => {
         const made = this.#ctx.createEngine(name)
         this.#ctx.changed()

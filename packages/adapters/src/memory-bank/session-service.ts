@@ -1,5 +1,5 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
-import type { Mutex } from '../rpc/mutex.js'
+import type { EngineWrites } from '../rpc/engine-writes.js'
 import type { MemoryContext } from './context.js'
 import type { MemoryApiVersion } from './methods.js'
 import { SESSION_TABLE, SESSION_TABLE_V1 } from './session-methods.js'
@@ -20,7 +20,7 @@ export class AgentSessions {
   readonly v1: SessionSurface
 
   /** @internal Made by MemoryBank over its context and write lock. */
-  constructor(ctx: MemoryContext, writes: Mutex) {
+  constructor(ctx: MemoryContext, writes: EngineWrites) {
     const serve = (version: MemoryApiVersion): SessionSurface =>
       serveTable(version === 'v1' ? SESSION_TABLE_V1 : SESSION_TABLE, { ctx, version }, ctx.serveOptions(version, writes))
     Object.assign(this, serve('v1beta1'))

@@ -3,7 +3,7 @@ import { ApiError } from './api-error.js'
 import { copyData, type CopyBounds } from './copy-data.js'
 import { DEFAULT_LIMITS } from './limits.js'
 import { LongRunningOperation, longRunning, type OperationLike } from './long-running.js'
-import type { Mutex } from './mutex.js'
+import type { EngineWrites } from './engine-writes.js'
 import { toOutcome, type Outcome } from './outcome.js'
 import { paged, pagedAsync, type PageCallOptions } from './paged.js'
 import { failure, rpcStatus, type RpcStatus } from './status.js'
@@ -170,7 +170,7 @@ export const TRANSPORT_CALL: CallOptions = { transport: true }
 export interface ServeOptions {
   /** The API version this surface answers (methods limited to other versions are UNIMPLEMENTED). */
   readonly version?: string
-  readonly writes: Mutex
+  readonly writes: EngineWrites
   /**
    * Called inside the write lock as each write starts and again once it has run (not for one
    * abandoned before it ran), so an engine can note that its state may have changed (a save links
@@ -204,7 +204,7 @@ export function serveTable<C, T extends MethodTable<C>>(table: T, ctx: C, option
     const method: Serve = spec.write
       ? (request, content, call) => {
           if (startAhead && options.writes.busy) startAhead(request, content)
-          return options.writes.run(() => {
+          return options.writes.write(() => {
             // Waited for the writes before it past its caller's patience: not applied.
             const abandoned = call === undefined ? undefined : abandonedStatus(call)
             if (abandoned) return Promise.resolve({ ok: false as const, status: abandoned })

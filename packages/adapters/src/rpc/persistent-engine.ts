@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { QuarryError, readGeneration, writeGeneration, type FileSum, type GenerationFormat, type GenerationWriter, type Steps } from '@quarry/core'
-import type { Mutex } from './mutex.js'
+import type { EngineWrites } from './engine-writes.js'
 import type { StateFormat } from './saved-state.js'
 
 /** How an engine's state goes into a folder of a generation and back: its persistence.ts. */
@@ -35,9 +35,9 @@ function generationFormat(format: StateFormat): GenerationFormat {
  */
 export class PersistentEngine {
   readonly #storage: EngineStorage
-  readonly #writes: Mutex
+  readonly #writes: EngineWrites
 
-  protected constructor(storage: EngineStorage, writes: Mutex) {
+  protected constructor(storage: EngineStorage, writes: EngineWrites) {
     this.#storage = storage
     this.#writes = writes
   }
@@ -79,6 +79,15 @@ export class PersistentEngine {
   /** @internal Replaces the state with the one `saveSteps` wrote into `dir` (already checked by its generation, whose `sumOf` it is given). */
   loadFolder(dir: string, sumOf: (path: string) => FileSum | undefined = () => undefined): void {
     this.#storage.load(dir, sumOf)
+  }
+
+  /**
+   * @internal Calls `listener` after each write that ran outside a logged one (an in-process
+   * caller's): how a server with a data folder learns of the writes its log did not record.
+   * Returns what stops it.
+   */
+  onUnloggedWrite(listener: () => void): () => void {
+    return this.#writes.onUnloggedWrite(listener)
   }
 
   /** @internal Runs `fn` with this engine's writes held off (queued behind it). */

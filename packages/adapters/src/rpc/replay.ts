@@ -45,6 +45,11 @@ export async function recording<T>(write: () => Promise<T>): Promise<{ result: T
   return { result, trace }
 }
 
+/** Whether the caller runs inside a write that is being recorded into the log or replayed from it. */
+export function insideLoggedWrite(): boolean {
+  return current.getStore() !== undefined
+}
+
 /**
  * Runs `fn` outside any write: what it starts (a worker thread, a timer) and the callbacks it
  * registers do not hold on to the write that happened to start them, nor record into its trace.

@@ -1,5 +1,5 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
-import { Mutex } from '../rpc/mutex.js'
+import { EngineWrites } from '../rpc/engine-writes.js'
 import { RetrieverContext } from './context.js'
 import { RETRIEVER_TABLE } from './methods.js'
 import { resolveRetrieverOptions, type SemanticRetrieverOptions } from './options.js'
@@ -23,7 +23,7 @@ export class SemanticRetriever extends PersistentEngine {
 
   constructor(options: SemanticRetrieverOptions = {}) {
     const ctx = new RetrieverContext(resolveRetrieverOptions(options))
-    const writes = new Mutex()
+    const writes = new EngineWrites()
     super({ format: FORMAT, save: (out, folder) => saveRetriever(ctx, out, folder), load: (dir, sumOf) => loadRetriever(ctx, dir, sumOf) }, writes)
     this.#ctx = ctx
     Object.assign(this, serveTable(RETRIEVER_TABLE, ctx, { writes, onInternalError: ctx.options.onInternalError }))

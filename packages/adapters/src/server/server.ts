@@ -60,6 +60,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const rag = engines.vertexRag.served(options.importRoots ?? options.vertexRag?.importRoots ?? [])
   const bound = bindMethods(engines, rag, predictionSurfaces(rag, omitUndefined({ model: options.model, onInternalError })))
   const durable = openDurability(options, engines, bound, onInternalError)
+  // In-process writes (`server.engines`) reach the engines without the log: the durability layer
+  // hears of each, and saves them with a checkpoint.
+  const unsubscribe = durable ? [engines.semanticRetriever, engines.vertexRag, engines.memoryBank].map((engine) => engine.onUnloggedWrite(() => durable.unloggedWrite())) : []
   const restoredCheckpoint = durable?.load() ?? false
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   // With a data folder, writes reach the engines through it; both transports serve the same
@@ -142,7 +145,11 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
         }),
         grpc?.close(),
       ])
-      await durable?.close()
+      try {
+        await durable?.close()
+      } finally {
+        for (const stop of unsubscribe) stop()
+      }
     },
   }
 }

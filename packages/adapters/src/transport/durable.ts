@@ -102,6 +102,10 @@ export class DurableWrites {
   #recovering: Promise<number> | undefined
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
   keptAside: string | undefined
+  /** Writes the engines ran outside the log (in-process callers'), counted as they end ({@link unloggedWrite}). */
+  #unlogged = 0
+  /** How many of those the last checkpoint began after: all of them are on disk once it is. */
+  #unloggedSaved = 0
 
   constructor(methods: readonly BoundMethod[], data: DataDir, options: DurableOptions) {
     this.#data = data
@@ -252,6 +256,20 @@ export class DurableWrites {
     return undefined
   }
 
+  /**
+   * A write an engine ran outside the log: an in-process caller's (`server.engines`), which no
+   * transport brought here. Memory holds it and the disk does not, so it is saved by the next
+   * checkpoint: the one its durability schedules (with `log`, checkpointMs after), the one taken
+   * before the next write is logged (the log must follow a checkpoint that holds it to replay
+   * exactly), or the last one at close.
+   */
+  unloggedWrite(): void {
+    if (this.#closed) return
+    this.#unlogged++
+    this.#dirty = true
+    if (this.#recovered) this.#changed()
+  }
+
   /** After a successful write: schedules the checkpoint the durability calls for. */
   #changed(): void {
     if (this.#closed || this.#options.durability === 'none') return
@@ -299,6 +317,8 @@ export class DurableWrites {
   async #checkpoint(options: { readonly sliceMs?: number }): Promise<void> {
     if (!this.#dirty) return
     this.#dirty = false
+    // Writes in process wait for the save (it holds the engines' locks): those ended by now are in it.
+    const unlogged = this.#unlogged
     // The next log exists (its header on disk) before the checkpoint that names it is sealed; a
     // clean stop's checkpoint names none.
     const follows = this.#data.generation + 1
@@ -328,6 +348,7 @@ export class DurableWrites {
       throw new Error(`${this.#unconfirmedSwitch(unconfirmed)}${refused}`, { cause: unconfirmed })
     }
     for (const path of this.#kept.splice(0)) rmSync(path, { force: true })
+    this.#unloggedSaved = unlogged
   }
 
   /** A last checkpoint, then the log closed; a second call waits for the first one's end. */
@@ -453,8 +474,32 @@ export class DurableWrites {
         const outcome = await this.#lock.run(async (): Promise<Outcome<unknown>> => {
           const refusedInTurn = this.writeRefusal
           if (refusedInTurn) return { ok: false, status: refusedInTurn }
+          // Writes in process since the last checkpoint are in memory only: the log must follow a
+          // state that holds them, or this write would replay over one without them.
+          if (this.#unlogged !== this.#unloggedSaved) {
+            try {
+              this.#dirty = true
+              await this.#checkpoint({})
+            } catch (error) {
+              this.#options.onInternalError(error)
+              return { ok: false, status: this.writeRefusal ?? diskFailure(error) }
+            }
+          }
+          const unloggedBefore = this.#unlogged
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
+          // One ran while this write did (on its engine, or another): this record alone would not
+          // replay; a checkpoint holds both, and takes this write's place in the log.
+          if (this.#unlogged !== unloggedBefore) {
+            try {
+              this.#dirty = true
+              await this.#checkpoint({})
+            } catch (error) {
+              this.#options.onInternalError(error)
+              return { ok: false, status: rpcStatus('UNAVAILABLE', 'The write was applied in memory, but the checkpoint that was to hold it (with writes made in process meanwhile) could not be written; it may not survive a restart. Check the disk and retry.') }
+            }
+            return result
+          }
           const parts = await encodeLogRecord({ k: key, r: request, t: trace }, content)
           try {
             log = this.#log

@@ -1,5 +1,5 @@
 import { methodNames, serveTable, type ServiceMethods } from '../rpc/methods.js'
-import { Mutex } from '../rpc/mutex.js'
+import { EngineWrites } from '../rpc/engine-writes.js'
 import { RagContext } from './context.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { importRootsOf, resolveVertexRagOptions, type ImportRoot, type VertexRagOptions } from './options.js'
@@ -24,7 +24,7 @@ export interface VertexRagSurface extends ServiceMethods<typeof RAG_SERVICE_TABL
 export class VertexRagSurface {
   readonly version: ApiVersion
 
-  constructor(ctx: RagContext, writes: Mutex, version: ApiVersion, importRoots: readonly ImportRoot[] | undefined = ctx.options.importRoots) {
+  constructor(ctx: RagContext, writes: EngineWrites, version: ApiVersion, importRoots: readonly ImportRoot[] | undefined = ctx.options.importRoots) {
     this.version = version
     const serve = { version, writes, onInternalError: ctx.options.onInternalError }
     const call = { ctx, version, importRoots }
@@ -43,11 +43,11 @@ export class VertexRagEngine extends PersistentEngine {
   readonly v1: VertexRagSurface
   readonly v1beta1: VertexRagSurface
   readonly #ctx: RagContext
-  readonly #writes: Mutex
+  readonly #writes: EngineWrites
 
   constructor(options: VertexRagOptions = {}) {
     const ctx = new RagContext(resolveVertexRagOptions(options))
-    const writes = new Mutex()
+    const writes = new EngineWrites()
     super({ format: FORMAT, save: (out, folder) => saveRag(ctx, out, folder), load: (dir) => loadRag(ctx, dir) }, writes)
     this.#ctx = ctx
     this.#writes = writes

@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+
+/**
+ * Writes made in process through `server.engines` go through no transport, so no write-ahead log
+ * records them; the server hears of each from its engine and saves it with a checkpoint (at the
+ * latest the last one, at close). Before, with durability `log` or `checkpoint`, a clean stop
+ * after such writes alone wrote nothing, and the next start had none of them. Each durability
+ * here: one write of each engine in process, a clean stop, a start on the same folder; the
+ * oracle is what each write answered (names and contents).
+ */
+const dirs: string[] = []
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const ENGINE = 'projects/p/locations/l/reasoningEngines/1'
+
+function serverOn(dir: string, durability: 'log' | 'checkpoint' | 'none'): QuarryServer {
+  return createServer({ embedder: createHashingEmbedder({ dimensions: 16 }), dataDir: dir, durability, console: false })
+}
+
+function ok<T>(out: { ok: true; response: T } | { ok: false; status: { message: string } }): T {
+  if (!out.ok) throw new Error(out.status.message)
+  return out.response
+}
+
+describe('writes made in process (server.engines) with a data folder', () => {
+  for (const durability of ['log', 'checkpoint', 'none'] as const) {
+    it(`are all there after a clean stop and a start (durability ${durability})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quarry-in-process-'))
+      dirs.push(dir)
+      const first = serverOn(dir, durability)
+      await first.listen()
+      const { semanticRetriever, vertexRag, memoryBank } = first.engines
+      ok(await semanticRetriever.createCorpus({ corpus: { name: 'corpora/inproc', displayName: 'made in process' } }))
+      const rag = ok(await vertexRag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'rag in process' } }))
+      const memory = ok(await memoryBank.createMemory({ parent: ENGINE, memory: { fact: 'a fact in process', scope: { user_id: 'u' } } }))
+      ok(await memoryBank.createReasoningEngine('projects/p/locations/l/reasoningEngines/2'))
+      await first.close()
+
+      const second = serverOn(dir, durability)
+      await second.listen()
+      try {
+        expect(ok(await second.engines.semanticRetriever.getCorpus({ name: 'corpora/inproc' })).displayName).toBe('made in process')
+        const ragName = (rag.response as unknown as { name: string }).name
+        expect(ok(await second.engines.vertexRag.v1beta1.getRagCorpus({ name: ragName })).displayName).toBe('rag in process')
+        const memories = ok(await second.engines.memoryBank.listMemories({ parent: ENGINE })).memories ?? []
+        expect(memories.map((m) => [m.name, m.fact])).toEqual([[(memory.response as unknown as { name: string }).name, 'a fact in process']])
+        expect([...second.engines.memoryBank.engines().keys()]).toEqual([ENGINE, 'projects/p/locations/l/reasoningEngines/2'])
+      } finally {
+        await second.close()
+      }
+    })
+  }
+})
