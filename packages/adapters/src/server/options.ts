@@ -104,6 +104,32 @@ export interface QuarryServerOptions {
   console?: boolean
 }
 
+/** Every option of `createServer` (the record makes the compiler name one left out): any other key is refused. */
+export const SERVER_OPTION_KEYS: Readonly<Record<keyof QuarryServerOptions, true>> = {
+  embedder: true,
+  semanticRetriever: true,
+  vertexRag: true,
+  memoryBank: true,
+  model: true,
+  engines: true,
+  maxBodyBytes: true,
+  onInternalError: true,
+  dataDir: true,
+  durability: true,
+  snapshotDelayMs: true,
+  checkpointBytes: true,
+  acceptLogLoss: true,
+  allowedHosts: true,
+  importRoots: true,
+  corsOrigins: true,
+  onRequest: true,
+  grpcPort: true,
+  maxInFlight: true,
+  maxEventStreams: true,
+  bodyTimeoutMs: true,
+  console: true,
+}
+
 export interface QuarryServer {
   readonly server: Server
   readonly engines: Engines

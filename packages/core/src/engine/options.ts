@@ -83,7 +83,11 @@ function objectOption(value: unknown, path: string): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
-export function rejectUnknown(value: Record<string, unknown>, known: readonly string[], path: string): void {
+/**
+ * Throws INVALID_OPTION for the first key of `value` not in `known`, naming it (below `path`) and
+ * listing the known ones: a misspelt option fails at once rather than being ignored.
+ */
+export function rejectUnknownOptions(value: Record<string, unknown>, known: readonly string[], path: string): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
       const where = path ? `${path}.${key}` : key
@@ -98,7 +102,7 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
     fail('options', 'an object like { dimensions: 384, metric: "cosine" }', options)
   }
   const o = options as Record<string, unknown>
-  rejectUnknown(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'scan', 'text', 'embedder'], '')
+  rejectUnknownOptions(o, ['dimensions', 'metric', 'dense', 'hnsw', 'planner', 'scan', 'text', 'embedder'], '')
   const embedder = o.embedder === undefined ? undefined : embedderIdentity(o.embedder)
   const dimensions = o.dimensions === undefined ? embedder?.dimensions : intOption(o.dimensions, 'dimensions', 1, 65536, 0)
   if (embedder && dimensions !== embedder.dimensions) {
@@ -109,9 +113,9 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
   const dense = o.dense ?? 'hnsw'
   if (dense !== 'hnsw' && dense !== 'exact') fail('dense', '"hnsw" or "exact"', dense)
   const h = objectOption(o.hnsw, 'hnsw')
-  rejectUnknown(h, ['m', 'efConstruction', 'efSearch', 'seed'], 'hnsw')
+  rejectUnknownOptions(h, ['m', 'efConstruction', 'efSearch', 'seed'], 'hnsw')
   const p = objectOption(o.planner, 'planner')
-  rejectUnknown(p, ['exactBelow', 'exactFilterMax', 'postFilterAbove'], 'planner')
+  rejectUnknownOptions(p, ['exactBelow', 'exactFilterMax', 'postFilterAbove'], 'planner')
   return {
     dimensions,
     metric: metric as Metric,
@@ -141,7 +145,7 @@ function workerCount(value: unknown): number {
 /** Validates `scan`: workers 'auto' or 0 to 64, parallelAbove a non-negative integer. */
 function resolveScanOptions(value: unknown): ResolvedScanOptions {
   const s = objectOption(value, 'scan')
-  rejectUnknown(s, ['workers', 'parallelAbove'], 'scan')
+  rejectUnknownOptions(s, ['workers', 'parallelAbove'], 'scan')
   return {
     workers: s.workers === undefined || s.workers === 'auto' ? SCAN_DEFAULTS.workers : workerCount(s.workers),
     parallelAbove: intOption(s.parallelAbove, 'scan.parallelAbove', 0, Number.MAX_SAFE_INTEGER, SCAN_DEFAULTS.parallelAbove),
@@ -157,14 +161,14 @@ function finite(value: unknown, path: string, min: number, max: number, fallback
 /** Validates the full-text options (BM25 k1 in [0, 10], b in [0, 1], boosts > 0). */
 function resolveTextOptions(value: unknown): ResolvedTextOptions {
   const t = objectOption(value, 'text')
-  rejectUnknown(t, ['analyzer', 'bm25', 'fields'], 'text')
+  rejectUnknownOptions(t, ['analyzer', 'bm25', 'fields'], 'text')
   const bm25 = objectOption(t.bm25, 'text.bm25')
-  rejectUnknown(bm25, ['k1', 'b'], 'text.bm25')
+  rejectUnknownOptions(bm25, ['k1', 'b'], 'text.bm25')
   const fieldsIn = objectOption(t.fields, 'text.fields')
   const fields: Record<string, { boost: number }> = {}
   for (const [name, spec] of Object.entries(fieldsIn)) {
     const f = objectOption(spec, `text.fields.${name}`)
-    rejectUnknown(f, ['boost'], `text.fields.${name}`)
+    rejectUnknownOptions(f, ['boost'], `text.fields.${name}`)
     const boost = finite(f.boost, `text.fields.${name}.boost`, 0, 1000, 1)
     if (boost === 0) fail(`text.fields.${name}.boost`, 'a number above 0 (leave the field out of the record instead)', 0)
     fields[name] = { boost }

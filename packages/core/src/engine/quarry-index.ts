@@ -12,7 +12,7 @@ import { folderArgument, type GenerationWriter } from '../persist/generations.js
 import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
-import { rejectUnknown, resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
+import { rejectUnknownOptions, resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
 import { PreparedText, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
@@ -446,7 +446,7 @@ export function loadIndex(dir: string, loadOptions: { embedder?: Embedder } = {}
     throw new QuarryError('INVALID_OPTION', `loadIndex's options are an object like { embedder }; received ${describe(loadOptions)}.`, { path: 'options' })
   }
   // Only the embedder: everything else is the snapshot's own (a misspelt option is refused, not ignored).
-  rejectUnknown(loadOptions, ['embedder'], '')
+  rejectUnknownOptions(loadOptions, ['embedder'], '')
   const { state, copy } = readSnapshot(dir, loadOptions.embedder)
   return new QuarryIndex(state, loadOptions.embedder, copy)
 }
