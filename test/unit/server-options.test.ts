@@ -1,19 +1,46 @@
 import { describe, expect, it } from 'vitest'
-import { QuarryError } from '@quarry/core'
-import { createServer } from '@quarry/adapters'
+import { createHashingEmbedder, QuarryError } from '@quarry/core'
+import { createServer, defaultEngines, MemoryBank, MemoryBankServiceClient, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 
-// createServer refuses what it does not know, as core's createIndex does: from JavaScript, a
-// misspelt option (`data` for `dataDir`) was ignored, and the server kept its state in memory.
-describe('createServer options', () => {
-  it('refuses an option it does not know, naming it and the known ones (a misspelt dataDir is no server in memory)', () => {
-    let caught: unknown
-    try {
-      createServer({ data: '/tmp/x', console: false } as never)
-    } catch (error) {
-      caught = error
+// createServer and the engines refuse an option they do not know, as core's createIndex does: from
+// JavaScript, a misspelt option (`data` for `dataDir`, `embeder`) was ignored, and the server kept
+// its state in memory, or the engine embedded with the default model.
+
+function refusal(make: () => unknown): unknown {
+  try {
+    make()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
+describe('options', () => {
+  it('createServer refuses one it does not know, naming it and the known ones', () => {
+    const error = refusal(() => createServer({ data: '/tmp/x', console: false } as never))
+    expect(error).toBeInstanceOf(QuarryError)
+    expect(error).toMatchObject({ code: 'INVALID_OPTION', path: 'data' })
+    expect((error as Error).message).toMatch(/^unknown option data; known options are embedder, .*\bdataDir\b.*\bconsole\.$/)
+  })
+
+  it('each engine refuses one it does not know, naming it and the known ones', () => {
+    for (const [Engine, known] of [
+      [MemoryBank, 'embedder, explicitEngines, consolidationSimilarity'],
+      [SemanticRetriever, 'embedder, dense, hnsw, planner, limits'],
+      [VertexRagEngine, 'embedder, distanceMetric, gcsRoot, importRoots'],
+    ] as const) {
+      const error = refusal(() => new Engine({ embeder: createHashingEmbedder({ dimensions: 8 }) } as never))
+      expect(error, Engine.name).toBeInstanceOf(QuarryError)
+      expect(error, Engine.name).toMatchObject({ code: 'INVALID_OPTION', path: 'embeder' })
+      expect((error as Error).message, Engine.name).toContain(`unknown option embeder; known options are ${known}`)
     }
-    expect(caught).toBeInstanceOf(QuarryError)
-    expect(caught).toMatchObject({ code: 'INVALID_OPTION', path: 'data' })
-    expect((caught as Error).message).toMatch(/^unknown option data; known options are embedder, .*\bdataDir\b.*\bconsole\.$/)
+  })
+
+  it("a client hands its engine only the engine's options: Google's client options beside them change nothing", async () => {
+    const embedder = createHashingEmbedder({ dimensions: 8 })
+    const client = new MemoryBankServiceClient({ apiEndpoint: 'localhost', projectId: 'p', embedder })
+    expect(client.memoryBank).not.toBe(defaultEngines().memoryBank)
+    const [operation] = await client.createMemory({ parent: 'projects/p/locations/l/reasoningEngines/1', memory: { fact: 'a fact', scope: { u: '1' } } })
+    expect(operation.done).toBe(true)
   })
 })

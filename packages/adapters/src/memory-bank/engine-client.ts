@@ -1,7 +1,7 @@
-import { InProcessClient, setsAny, type GoogleClientOptions } from '../rpc/google-client.js'
+import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
-import { sharedEngine } from '../rpc/shared-engines.js'
+import { engineFor } from '../rpc/shared-engines.js'
 import { REASONING_ENGINE_TABLE } from './engine-methods.js'
 import type { MemoryApiVersion } from './methods.js'
 import { MEMORY_BANK_OPTION_KEYS, type MemoryBankOptions } from './options.js'
@@ -28,7 +28,7 @@ export class ReasoningEngineServiceClient extends InProcessClient {
   constructor(options: ReasoningEngineClientOptions = {}) {
     super(options)
     const { memoryBank, version = 'v1beta1', ...rest } = options
-    this.memoryBank = memoryBank ?? (setsAny(rest, MEMORY_BANK_OPTION_KEYS) ? new MemoryBank(rest) : sharedEngine(MemoryBank))
+    this.memoryBank = memoryBank ?? engineFor(MemoryBank, engineOptionsIn<MemoryBankOptions>(rest, MEMORY_BANK_OPTION_KEYS))
     Object.assign(this, clientOfTable(REASONING_ENGINE_TABLE, version === 'v1' ? this.memoryBank.reasoningEngines.v1 : this.memoryBank.reasoningEngines))
   }
 }

@@ -1,4 +1,4 @@
-import { QuarryError, type Embedder } from '@quarry/core'
+import { QuarryError, rejectUnknownOptions, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
@@ -65,6 +65,7 @@ export interface ResolvedMemoryBankOptions {
 }
 
 export function resolveMemoryBankOptions(options: MemoryBankOptions): ResolvedMemoryBankOptions {
+  rejectUnknownOptions(options as Record<string, unknown>, Object.keys(MEMORY_BANK_OPTION_KEYS), '')
   const similarity = options.consolidationSimilarity ?? 0.9
   if (!(similarity > -1 && similarity <= 1)) {
     throw new QuarryError('INVALID_OPTION', `consolidationSimilarity is a cosine similarity in (-1, 1]; received ${String(similarity)}.`, { path: 'consolidationSimilarity' })

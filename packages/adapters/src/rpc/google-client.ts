@@ -27,10 +27,15 @@ export interface GoogleClientOptions {
   libVersion?: string
 }
 
-/** Whether `options` sets any of `keys` (engine options, as opposed to Google client options). */
-export function setsAny(options: object, keys: Readonly<Record<string, true>>): boolean {
+/**
+ * The engine's options among a client's (`keys`: the engine's; the rest are Google's client
+ * options, which change nothing here), or undefined when it sets none: then the client shares the
+ * default engine. The engine refuses keys it does not know; Google's never reach it.
+ */
+export function engineOptionsIn<T extends object>(options: object, keys: Readonly<Record<keyof T, true>>): Partial<T> | undefined {
   const given = options as Readonly<Record<string, unknown>>
-  return Object.keys(keys).some((key) => given[key] !== undefined)
+  const own = Object.fromEntries(Object.keys(keys).flatMap((key) => (given[key] === undefined ? [] : [[key, given[key]]])))
+  return Object.keys(own).length === 0 ? undefined : (own as Partial<T>)
 }
 
 /**

@@ -22,3 +22,11 @@ export function sharedEngine<T extends object>(Engine: new () => T): T {
 export function forgetSharedEngines(): void {
   shared.clear()
 }
+
+/**
+ * A client's engine: a private one of class `Engine` made with `own` (the engine options among the
+ * client's, see google-client.ts `engineOptionsIn`), or the shared one when it sets none.
+ */
+export function engineFor<T extends object, O>(Engine: new (options?: O) => T, own: O | undefined): T {
+  return own === undefined ? sharedEngine(Engine) : new Engine(own)
+}

@@ -1,7 +1,7 @@
-import { InProcessClient, setsAny, type GoogleClientOptions } from '../rpc/google-client.js'
+import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { GENERATIVE_LANGUAGE_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
-import { sharedEngine } from '../rpc/shared-engines.js'
+import { engineFor } from '../rpc/shared-engines.js'
 import { RETRIEVER_TABLE } from './methods.js'
 import { RETRIEVER_OPTION_KEYS, type SemanticRetrieverOptions } from './options.js'
 import { SemanticRetriever } from './service.js'
@@ -31,7 +31,7 @@ export class RetrieverServiceClient extends InProcessClient {
   constructor(options: RetrieverServiceClientOptions = {}) {
     super(options)
     const { retriever, ...rest } = options
-    this.retriever = retriever ?? (setsAny(rest, RETRIEVER_OPTION_KEYS) ? new SemanticRetriever(rest) : sharedEngine(SemanticRetriever))
+    this.retriever = retriever ?? engineFor(SemanticRetriever, engineOptionsIn<SemanticRetrieverOptions>(rest, RETRIEVER_OPTION_KEYS))
     Object.assign(this, clientOfTable(RETRIEVER_TABLE, this.retriever))
   }
 }

@@ -1,4 +1,4 @@
-import { QuarryError, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
+import { QuarryError, rejectUnknownOptions, type Embedder, type HnswOptions, type PlannerOptions } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
@@ -88,6 +88,7 @@ export interface ResolvedRetrieverOptions {
 }
 
 export function resolveRetrieverOptions(options: SemanticRetrieverOptions): ResolvedRetrieverOptions {
+  rejectUnknownOptions(options as Record<string, unknown>, Object.keys(RETRIEVER_OPTION_KEYS), '')
   const limits = { ...RETRIEVER_LIMITS, ...options.limits }
   for (const [key, value] of Object.entries(limits)) {
     if (!Number.isSafeInteger(value) || value < 1) {

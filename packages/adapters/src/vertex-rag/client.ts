@@ -1,7 +1,7 @@
-import { InProcessClient, setsAny, type GoogleClientOptions } from '../rpc/google-client.js'
+import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
-import { sharedEngine } from '../rpc/shared-engines.js'
+import { engineFor } from '../rpc/shared-engines.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { VERTEX_RAG_OPTION_KEYS, type VertexRagOptions } from './options.js'
 import type { ApiVersion } from './schema.js'
@@ -16,7 +16,7 @@ export type VertexRagClientOptions = VertexRagOptions & GoogleClientOptions & { 
 
 function surfaceOf(options: VertexRagClientOptions): { engine: VertexRagEngine; surface: VertexRagSurface } {
   const { engine: given, version = 'v1beta1', ...rest } = options
-  const engine = given ?? (setsAny(rest, VERTEX_RAG_OPTION_KEYS) ? new VertexRagEngine(rest) : sharedEngine(VertexRagEngine))
+  const engine = given ?? engineFor(VertexRagEngine, engineOptionsIn<VertexRagOptions>(rest, VERTEX_RAG_OPTION_KEYS))
   return { engine, surface: version === 'v1' ? engine.v1 : engine.v1beta1 }
 }
 

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { QuarryError, type Embedder } from '@quarry/core'
+import { QuarryError, rejectUnknownOptions, type Embedder } from '@quarry/core'
 import { systemClock, type Clock } from '../rpc/clock.js'
 import { defaultEmbedder } from '../rpc/default-embedder.js'
 import { cryptoRandomId, type RandomId } from '../rpc/names.js'
@@ -167,6 +167,7 @@ export interface ImportRoot {
 }
 
 export function resolveVertexRagOptions(options: VertexRagOptions): ResolvedVertexRagOptions {
+  rejectUnknownOptions(options as Record<string, unknown>, Object.keys(VERTEX_RAG_OPTION_KEYS), '')
   const metric = options.distanceMetric ?? 'COSINE_DISTANCE'
   if (!DISTANCE_METRICS.includes(metric)) {
     throw new QuarryError('INVALID_OPTION', `distanceMetric must be one of ${DISTANCE_METRICS.join(', ')}; received ${String(metric)}.`, { path: 'distanceMetric' })
