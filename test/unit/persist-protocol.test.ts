@@ -12,16 +12,7 @@ import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
 import { runs } from '../support/runs.js'
 import { full } from '../support/tier.js'
-
-/** What `fn` throws (undefined when it returns). */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  return undefined
-}
+import { thrown } from '../support/thrown.js'
 
 /**
  * Issue 18, one checksummed persistence protocol: every file of a core snapshot and of a server's

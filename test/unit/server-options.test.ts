@@ -1,23 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder, QuarryError } from '@quarry/core'
 import { createServer, defaultEngines, MemoryBank, MemoryBankServiceClient, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
+import { thrown } from '../support/thrown.js'
 
 // createServer and the engines refuse an option they do not know, as core's createIndex does: from
 // JavaScript, a misspelt option (`data` for `dataDir`, `embeder`) was ignored, and the server kept
 // its state in memory, or the engine embedded with the default model.
 
-function refusal(make: () => unknown): unknown {
-  try {
-    make()
-  } catch (error) {
-    return error
-  }
-  return undefined
-}
-
 describe('options', () => {
   it('createServer refuses one it does not know, naming it and the known ones', () => {
-    const error = refusal(() => createServer({ data: '/tmp/x', console: false } as never))
+    const error = thrown(() => createServer({ data: '/tmp/x', console: false } as never))
     expect(error).toBeInstanceOf(QuarryError)
     expect(error).toMatchObject({ code: 'INVALID_OPTION', path: 'data' })
     expect((error as Error).message).toMatch(/^unknown option data; known options are embedder, .*\bdataDir\b.*\bconsole\.$/)
@@ -29,7 +21,7 @@ describe('options', () => {
       [SemanticRetriever, 'embedder, dense, hnsw, planner, limits'],
       [VertexRagEngine, 'embedder, distanceMetric, gcsRoot, importRoots'],
     ] as const) {
-      const error = refusal(() => new Engine({ embeder: createHashingEmbedder({ dimensions: 8 }) } as never))
+      const error = thrown(() => new Engine({ embeder: createHashingEmbedder({ dimensions: 8 }) } as never))
       expect(error, Engine.name).toBeInstanceOf(QuarryError)
       expect(error, Engine.name).toMatchObject({ code: 'INVALID_OPTION', path: 'embeder' })
       expect((error as Error).message, Engine.name).toContain(`unknown option embeder; known options are ${known}`)
