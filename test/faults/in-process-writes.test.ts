@@ -10,9 +10,9 @@ import type { WriterAsk, WriterMessage } from '../support/in-process-writer.js'
 
 /**
  * Writes made in process (`server.engines`) beside a server's write-ahead log (durability `log`),
- * then SIGKILL. Such a write does not go through the log: the server saves it with a checkpoint,
- * taken before the next write it logs (a logged write must replay over a state that holds it),
- * or after a logged write that ran while it did (the checkpoint then holds both). Before, a REST
+ * then SIGKILL. Such a write does not go through the log: it takes its turn with the logged writes
+ * (none runs beside it), and the server saves it with a checkpoint taken before the next write it
+ * logs (a logged write must replay over a state that holds it). Before, a REST
  * write into a corpus made in process was logged over a checkpoint without that corpus: after a
  * kill, the start was refused ("does not replay here") and the acknowledged writes were out of
  * reach. The oracle is what each write answered: names, texts and facts after the restart.
@@ -27,7 +27,8 @@ afterAll(() => {
 class Writer {
   readonly #child: ChildProcess
   readonly #messages: WriterMessage[] = []
-  #wake: () => void = () => undefined
+  readonly #waiting = new Set<() => void>()
+  #asked = 0
   readonly url: Promise<string>
 
   constructor(dir: string) {
@@ -37,7 +38,7 @@ class Writer {
     })
     this.#child.on('message', (m: WriterMessage) => {
       this.#messages.push(m)
-      this.#wake()
+      for (const wake of this.#waiting) wake()
     })
     this.url = this.#next((m): m is { ready: string } => 'ready' in m).then((m) => m.ready)
   }
@@ -48,13 +49,20 @@ class Writer {
       const at = this.#messages.findIndex(is)
       if (at >= 0) return this.#messages.splice(at, 1)[0] as T
       if (this.#child.exitCode !== null) throw new Error(`the writer exited (${this.#child.exitCode})`)
-      await new Promise<void>((resolve) => (this.#wake = resolve))
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#waiting.delete(wake)
+          resolve()
+        }
+        this.#waiting.add(wake)
+      })
     }
   }
 
   async ask(ask: WriterAsk): Promise<unknown> {
-    this.#child.send(ask)
-    return (await this.#next((m): m is { answer: unknown } => 'answer' in m)).answer
+    const id = ++this.#asked
+    this.#child.send({ id, ask })
+    return (await this.#next((m): m is { id: number; answer: unknown } => 'id' in m && m.id === id)).answer
   }
 
   /** Resolves once the child's embedder holds a text back. */
@@ -89,6 +97,12 @@ async function chunksOf(server: QuarryServer, document: string): Promise<{ name:
   return (out.response.chunks ?? []).map((c) => ({ name: c.name, text: c.data?.stringValue }))
 }
 
+async function factsOf(server: QuarryServer): Promise<unknown[][]> {
+  const out = await server.engines.memoryBank.listMemories({ parent: ENGINE })
+  if (!out.ok) throw new Error(out.status.message)
+  return (out.response.memories ?? []).map((m) => [m.name, m.fact])
+}
+
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-in-process-'))
   dirs.push(dir)
@@ -113,27 +127,57 @@ describe('in-process writes beside the write-ahead log, then SIGKILL', () => {
     }
   })
 
-  it('an in-process write made while a REST write runs: both are there after the restart', async () => {
+  it('an in-process write asked for while a REST write runs waits its turn; the next REST write saves it first: all are there after the restart', async () => {
     const dir = scratch()
     const writer = new Writer(dir)
     const url = await writer.url
     await post(url, '/v1beta/corpora', { name: 'corpora/race' })
     await post(url, '/v1beta/corpora/race/documents', { name: 'corpora/race/documents/d' })
-    // The REST write waits in the embedder until released; the memory is written meanwhile.
+    // The REST write waits in the embedder until released; the memory is asked for meanwhile.
     const held = post(url, '/v1beta/corpora/race/documents/d/chunks', { data: { stringValue: 'hold this one' } })
     await writer.holding()
-    const memory = (await writer.ask({ op: 'memory', parent: ENGINE, fact: 'made in process' })) as { ok: boolean; response: { response: { name: string } } }
-    expect(memory.ok).toBe(true)
+    const asked = writer.ask({ op: 'memory', parent: ENGINE, fact: 'made in process' }) as Promise<{ ok: boolean; response: { response: { name: string } } }>
     await writer.ask({ op: 'release' })
-    const chunk = await held
+    const [chunk, memory] = await Promise.all([held, asked])
+    expect(memory.ok).toBe(true)
+    // Made after the held write: in memory only until a checkpoint, which this next write takes first.
+    const next = await post(url, '/v1beta/corpora/race/documents/d/chunks', { data: { stringValue: 'the next one' } })
     await writer.kill()
 
     const server = await restarted(dir)
     try {
-      expect(await chunksOf(server, 'corpora/race/documents/d')).toEqual([{ name: chunk['name'], text: 'hold this one' }])
-      const memories = await server.engines.memoryBank.listMemories({ parent: ENGINE })
-      if (!memories.ok) throw new Error(memories.status.message)
-      expect((memories.response.memories ?? []).map((m) => [m.name, m.fact])).toEqual([[memory.response.response.name, 'made in process']])
+      expect(await chunksOf(server, 'corpora/race/documents/d')).toEqual([
+        { name: chunk['name'], text: 'hold this one' },
+        { name: next['name'], text: 'the next one' },
+      ])
+      expect(await factsOf(server)).toEqual([[memory.response.response.name, 'made in process']])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('a REST write that comes while an in-process write runs is logged after it: both are there after the restart', async () => {
+    const dir = scratch()
+    const writer = new Writer(dir)
+    const url = await writer.url
+    await post(url, '/v1beta/corpora', { name: 'corpora/after' })
+    await post(url, '/v1beta/corpora/after/documents', { name: 'corpora/after/documents/d' })
+    // The in-process write waits in the embedder until released; the REST write comes meanwhile.
+    const asked = writer.ask({ op: 'memory', parent: ENGINE, fact: 'hold this fact' }) as Promise<{ ok: boolean; response: { response: { name: string } } }>
+    await writer.holding()
+    const sent = post(url, '/v1beta/corpora/after/documents/d/chunks', { data: { stringValue: 'sent over REST' } })
+    // Time for the request to reach the server (it waits there for the in-process write to end;
+    // were it logged beside it, the in-process write would be in no checkpoint at the kill).
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await writer.ask({ op: 'release' })
+    const [memory, chunk] = await Promise.all([asked, sent])
+    expect(memory.ok).toBe(true)
+    await writer.kill()
+
+    const server = await restarted(dir)
+    try {
+      expect(await chunksOf(server, 'corpora/after/documents/d')).toEqual([{ name: chunk['name'], text: 'sent over REST' }])
+      expect(await factsOf(server)).toEqual([[memory.response.response.name, 'hold this fact']])
     } finally {
       await server.close()
     }

@@ -14,8 +14,8 @@ export type WriterAsk =
   | { readonly op: 'memory'; readonly parent: string; readonly fact: string }
   | { readonly op: 'release' }
 
-/** What the child sends: ready, an ask's answer, or that a held text is being embedded. */
-export type WriterMessage = { readonly ready: string } | { readonly answer: unknown } | { readonly holding: true }
+/** What the child sends: ready, the answer to the ask of that id, or that a held text is being embedded. */
+export type WriterMessage = { readonly ready: string } | { readonly id: number; readonly answer: unknown } | { readonly holding: true }
 
 const send = (message: WriterMessage): void => void process.send?.(message)
 const [dataDir, durability] = process.argv.slice(2) as [string, 'log' | 'checkpoint' | 'none']
@@ -36,12 +36,12 @@ const embedder: Embedder = {
 
 const server = createServer({ embedder, dataDir, durability, console: false })
 const { url } = await server.listen()
-process.on('message', (ask: WriterAsk) => {
+process.on('message', ({ id, ask }: { id: number; ask: WriterAsk }) => {
   const answer = async (): Promise<unknown> => {
     if (ask.op === 'release') return release()
     if (ask.op === 'corpus') return server.engines.semanticRetriever.createCorpus({ corpus: { name: ask.name } })
     return server.engines.memoryBank.createMemory({ parent: ask.parent, memory: { fact: ask.fact, scope: { user_id: 'u' } } })
   }
-  void answer().then((value) => send({ answer: value ?? null }))
+  void answer().then((value) => send({ id, answer: value ?? null }))
 })
 send({ ready: url })

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder } from '@quarry/core'
+import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 
 /**
@@ -52,6 +52,50 @@ describe('writes made in process (server.engines) with a data folder', () => {
         const memories = ok(await second.engines.memoryBank.listMemories({ parent: ENGINE })).memories ?? []
         expect(memories.map((m) => [m.name, m.fact])).toEqual([[(memory.response as unknown as { name: string }).name, 'a fact in process']])
         expect([...second.engines.memoryBank.engines().keys()]).toEqual([ENGINE, 'projects/p/locations/l/reasoningEngines/2'])
+      } finally {
+        await second.close()
+      }
+    })
+  }
+
+  for (const durability of ['log', 'checkpoint', 'none'] as const) {
+    it(`one still running when close() is called is in the last checkpoint (durability ${durability})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quarry-in-process-'))
+      dirs.push(dir)
+      // The embedder holds the fact back until released: the write is under way when close() comes.
+      const hashing = createHashingEmbedder({ dimensions: 16 })
+      let started: () => void = () => undefined
+      const embedding = new Promise<void>((resolve) => (started = resolve))
+      let release: () => void = () => undefined
+      const released = new Promise<void>((resolve) => (release = resolve))
+      const embedder: Embedder = {
+        ...hashing,
+        embed: async (texts) => {
+          if (texts.some((t) => t.includes('held'))) {
+            started()
+            await released
+          }
+          return hashing.embed(texts)
+        },
+      }
+      const first = createServer({ embedder, dataDir: dir, durability, console: false })
+      await first.listen()
+      await first.flush()
+      const written = first.engines.memoryBank.createMemory({ parent: ENGINE, memory: { fact: 'held back', scope: { user_id: 'u' } } })
+      await embedding
+      const closed = first.close()
+      // Time for a close that did not wait for the write to finish without it (the write holds the
+      // durability layer's turn, so the close's last checkpoint comes after it).
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      release()
+      const memory = ok(await written)
+      await closed
+
+      const second = serverOn(dir, durability)
+      await second.listen()
+      try {
+        const memories = ok(await second.engines.memoryBank.listMemories({ parent: ENGINE })).memories ?? []
+        expect(memories.map((m) => [m.name, m.fact])).toEqual([[(memory.response as unknown as { name: string }).name, 'held back']])
       } finally {
         await second.close()
       }

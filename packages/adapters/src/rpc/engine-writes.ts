@@ -1,30 +1,34 @@
 import { Mutex } from './mutex.js'
 import { insideLoggedWrite } from './replay.js'
 
+/** What a write outside a logged one runs through: it runs `write` in its turn and resolves as it does. */
+export type UnloggedRoute = <T>(write: () => Promise<T>) => Promise<T>
+
 /**
- * An engine's write lock (one for its every surface and service), which also tells listeners of
- * each write that ran outside a logged one: an in-process caller's write, not a transport's that a
- * server's write-ahead log records (transport/durable.ts). A server with a data folder listens, and
- * saves such writes with its next checkpoint, taken before it logs another write: the log replays
- * over a checkpoint that holds them. Saves hold the lock with `run`, which tells no one.
+ * An engine's write lock (one for its every surface and service), through which a server also
+ * sees the writes that no write-ahead log records: an in-process caller's (`server.engines`), or
+ * any write when the server keeps no log. Such a write runs through the routes a server gave
+ * (transport/durable.ts: in turn with the logged writes and checkpoints, then noted for the next
+ * checkpoint), then takes this lock; a logged or replayed write takes the lock alone, and so do
+ * saves (`run`).
  */
 export class EngineWrites extends Mutex {
-  readonly #listeners = new Set<() => void>()
+  readonly #routes: UnloggedRoute[] = []
 
-  /** Runs a write in its turn (as `run`); once it has settled, tells the listeners if no log records it. */
+  /** Runs a write in its turn (as `run`), through the routes first when no log records it. */
   write<T>(task: () => Promise<T>): Promise<T> {
     // Read at the call: a logged write's context is its caller's (rpc/replay.ts `recording`).
-    const logged = insideLoggedWrite()
-    const result = this.run(task)
-    if (logged || this.#listeners.size === 0) return result
-    return result.finally(() => {
-      for (const listener of this.#listeners) listener()
-    })
+    if (this.#routes.length === 0 || insideLoggedWrite()) return this.run(task)
+    // The first route given is the outermost.
+    return this.#routes.reduceRight<() => Promise<T>>((inner, route) => () => route(inner), () => this.run(task))()
   }
 
-  /** Calls `listener` after each write outside a logged one; returns what stops it. */
-  onUnloggedWrite(listener: () => void): () => void {
-    this.#listeners.add(listener)
-    return () => void this.#listeners.delete(listener)
+  /** Sends each write outside a logged one through `route`; returns what stops it. */
+  routeUnloggedWrites(route: UnloggedRoute): () => void {
+    this.#routes.push(route)
+    return () => {
+      const at = this.#routes.indexOf(route)
+      if (at >= 0) this.#routes.splice(at, 1)
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { QuarryError, readGeneration, writeGeneration, type FileSum, type GenerationFormat, type GenerationWriter, type Steps } from '@quarry/core'
-import type { EngineWrites } from './engine-writes.js'
+import type { EngineWrites, UnloggedRoute } from './engine-writes.js'
 import type { StateFormat } from './saved-state.js'
 
 /** How an engine's state goes into a folder of a generation and back: its persistence.ts. */
@@ -82,12 +82,12 @@ export class PersistentEngine {
   }
 
   /**
-   * @internal Calls `listener` after each write that ran outside a logged one (an in-process
-   * caller's): how a server with a data folder learns of the writes its log did not record.
-   * Returns what stops it.
+   * @internal Sends each write that no log records (an in-process caller's) through `route`,
+   * before it takes this engine's lock: how a server with a data folder orders such writes with
+   * its own and saves them. Returns what stops it.
    */
-  onUnloggedWrite(listener: () => void): () => void {
-    return this.#writes.onUnloggedWrite(listener)
+  routeUnloggedWrites(route: UnloggedRoute): () => void {
+    return this.#writes.routeUnloggedWrites(route)
   }
 
   /** @internal Runs `fn` with this engine's writes held off (queued behind it). */

@@ -64,8 +64,8 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   const bound = bindMethods(engines, rag, predictionSurfaces(rag, omitUndefined({ model: options.model, onInternalError })))
   const durable = openDurability(options, engines, bound, onInternalError)
   // In-process writes (`server.engines`) reach the engines without the log: the durability layer
-  // hears of each, and saves them with a checkpoint.
-  const unsubscribe = durable ? [engines.semanticRetriever, engines.vertexRag, engines.memoryBank].map((engine) => engine.onUnloggedWrite(() => durable.unloggedWrite())) : []
+  // runs each in turn with its own writes, and saves it with a checkpoint.
+  const unroute = durable ? [engines.semanticRetriever, engines.vertexRag, engines.memoryBank].map((engine) => engine.routeUnloggedWrites((write) => durable.unlogged(write))) : []
   const restoredCheckpoint = durable?.load() ?? false
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024
   // With a data folder, writes reach the engines through it; both transports serve the same
@@ -151,7 +151,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       try {
         await durable?.close()
       } finally {
-        for (const stop of unsubscribe) stop()
+        for (const stop of unroute) stop()
       }
     },
   }

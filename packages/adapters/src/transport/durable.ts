@@ -102,9 +102,9 @@ export class DurableWrites {
   #recovering: Promise<number> | undefined
   /** Where `recover` kept a damaged log aside (with `acceptLogLoss`). */
   keptAside: string | undefined
-  /** Writes the engines ran outside the log (in-process callers'), counted as they end ({@link unloggedWrite}). */
+  /** Writes the engines ran outside the log (in-process callers'), counted as they end ({@link unlogged}). */
   #unlogged = 0
-  /** How many of those the last checkpoint began after: all of them are on disk once it is. */
+  /** How many of those the last confirmed checkpoint holds (it ran after them: they take the same lock). */
   #unloggedSaved = 0
 
   constructor(methods: readonly BoundMethod[], data: DataDir, options: DurableOptions) {
@@ -215,8 +215,9 @@ export class DurableWrites {
         if (!this.#unconfirmed) throw error
         this.#options.onInternalError(error)
       }
-    } else if (this.replayed > 0) {
-      // The next checkpoint takes in what was replayed, so the log need not be replayed again.
+    } else if (this.replayed > 0 || this.#unlogged !== this.#unloggedSaved) {
+      // The next checkpoint takes in what was replayed (so the log need not be replayed again), and
+      // writes made in process before the start.
       this.#changed()
     }
     return this.replayed
@@ -257,17 +258,23 @@ export class DurableWrites {
   }
 
   /**
-   * A write an engine ran outside the log: an in-process caller's (`server.engines`), which no
-   * transport brought here. Memory holds it and the disk does not, so it is saved by the next
-   * checkpoint: the one its durability schedules (with `log`, checkpointMs after), the one taken
-   * before the next write is logged (the log must follow a checkpoint that holds it to replay
-   * exactly), or the last one at close.
+   * Runs a write an engine got outside the log: an in-process caller's (`server.engines`), or with
+   * durability `checkpoint` or `none` any write. It takes its turn with the logged writes and the
+   * checkpoints (one lock: none runs beside it, and a close's checkpoint waits for it). Memory
+   * then holds it and the disk does not, so it is saved by the next checkpoint: the one its
+   * durability schedules (with `log`, checkpointMs after), the one taken before the next write is
+   * logged (a log must follow a state that holds it, to replay exactly), or the last at close.
    */
-  unloggedWrite(): void {
-    if (this.#closed) return
-    this.#unlogged++
-    this.#dirty = true
-    if (this.#recovered) this.#changed()
+  unlogged<T>(write: () => Promise<T>): Promise<T> {
+    return this.#lock.run(async () => {
+      try {
+        return await write()
+      } finally {
+        this.#unlogged++
+        this.#dirty = true
+        if (this.#recovered) this.#changed()
+      }
+    })
   }
 
   /** After a successful write: schedules the checkpoint the durability calls for. */
@@ -317,7 +324,7 @@ export class DurableWrites {
   async #checkpoint(options: { readonly sliceMs?: number }): Promise<void> {
     if (!this.#dirty) return
     this.#dirty = false
-    // Writes in process wait for the save (it holds the engines' locks): those ended by now are in it.
+    // Writes outside the log wait for this lock: every one counted so far is in this checkpoint.
     const unlogged = this.#unlogged
     // The next log exists (its header on disk) before the checkpoint that names it is sealed; a
     // clean stop's checkpoint names none.
@@ -476,30 +483,20 @@ export class DurableWrites {
           if (refusedInTurn) return { ok: false, status: refusedInTurn }
           // Writes in process since the last checkpoint are in memory only: the log must follow a
           // state that holds them, or this write would replay over one without them.
+          // (They take this lock too: none runs while this write does, nor while #undo reloads the disk's state.)
           if (this.#unlogged !== this.#unloggedSaved) {
             try {
               this.#dirty = true
               await this.#checkpoint({})
             } catch (error) {
               this.#options.onInternalError(error)
+              // Written but unconfirmed: tried again soon, as checkpoint() does; writes wait for it.
+              if (this.#unconfirmed) this.#retry()
               return { ok: false, status: this.writeRefusal ?? diskFailure(error) }
             }
           }
-          const unloggedBefore = this.#unlogged
           const { result, trace } = await recording(() => bound.call(request, content, options))
           if (!result.ok) return result
-          // One ran while this write did (on its engine, or another): this record alone would not
-          // replay; a checkpoint holds both, and takes this write's place in the log.
-          if (this.#unlogged !== unloggedBefore) {
-            try {
-              this.#dirty = true
-              await this.#checkpoint({})
-            } catch (error) {
-              this.#options.onInternalError(error)
-              return { ok: false, status: rpcStatus('UNAVAILABLE', 'The write was applied in memory, but the checkpoint that was to hold it (with writes made in process meanwhile) could not be written; it may not survive a restart. Check the disk and retry.') }
-            }
-            return result
-          }
           const parts = await encodeLogRecord({ k: key, r: request, t: trace }, content)
           try {
             log = this.#log
