@@ -268,6 +268,36 @@ describe('a generation is committed once CURRENT names it', () => {
     }
   })
 
+  it('a checkpoint taken before a logged write (an in-process write came first) that cannot be confirmed is tried again soon: writes resume once the disk answers', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 16 })
+    const dataDir = scratch()
+    const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
+    const { url } = await server.listen()
+    const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+    try {
+      expect(await post('corpora/a')).toBe(200)
+      const made = await server.engines.semanticRetriever.createCorpus({ corpus: { name: 'corpora/in-process' } })
+      expect(made.ok).toBe(true)
+      failing.sync = { dir: dataDir, replaced: currentOf(dataDir) }
+      expect(await post('corpora/refused')).toBe(503)
+      // The disk answers again: the checkpoint is tried within a second or so, not at the next
+      // scheduled one (30 s), and writes resume.
+      failing.sync = undefined
+      await expect.poll(() => post('corpora/b'), { timeout: 10_000, interval: 200 }).toBe(200)
+    } finally {
+      failing.sync = undefined
+      await server.close()
+    }
+    const restarted = createServer({ embedder, dataDir })
+    const again = await restarted.listen()
+    try {
+      const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
+      expect((listed.corpora ?? []).map((c) => c.name)).toEqual(['corpora/a', 'corpora/in-process', 'corpora/b'])
+    } finally {
+      await restarted.close()
+    }
+  })
+
   it('a restart whose first checkpoint cannot be confirmed serves reads, refuses writes until one is, and loses nothing', async () => {
     const embedder = createHashingEmbedder({ dimensions: 16 })
     const dataDir = scratch()
