@@ -101,4 +101,37 @@ describe('writes made in process (server.engines) with a data folder', () => {
       }
     })
   }
+
+  for (const durability of ['log', 'checkpoint', 'none'] as const) {
+    it(`one made from inside another (the embedder writing to another engine) is part of it, not a deadlock (durability ${durability})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quarry-in-process-'))
+      dirs.push(dir)
+      const hashing = createHashingEmbedder({ dimensions: 16 })
+      let server: QuarryServer | undefined
+      const embedder: Embedder = {
+        ...hashing,
+        embed: async (texts) => {
+          if (texts.some((t) => t.includes('nest'))) ok(await (server as QuarryServer).engines.memoryBank.createReasoningEngine('projects/p/locations/l/reasoningEngines/side'))
+          return hashing.embed(texts)
+        },
+      }
+      server = createServer({ embedder, dataDir: dir, durability, console: false })
+      await server.listen()
+      const { semanticRetriever } = server.engines
+      ok(await semanticRetriever.createCorpus({ corpus: { name: 'corpora/n' } }))
+      ok(await semanticRetriever.createDocument({ parent: 'corpora/n', document: { name: 'corpora/n/documents/d' } }))
+      const chunk = ok(await semanticRetriever.createChunk({ parent: 'corpora/n/documents/d', chunk: { data: { stringValue: 'a nest' } } }))
+      await server.close()
+
+      const second = serverOn(dir, durability)
+      await second.listen()
+      try {
+        const chunks = ok(await second.engines.semanticRetriever.listChunks({ parent: 'corpora/n/documents/d' })).chunks ?? []
+        expect(chunks.map((c) => [c.name, c.data?.stringValue])).toEqual([[chunk.name, 'a nest']])
+        expect([...second.engines.memoryBank.engines().keys()]).toEqual(['projects/p/locations/l/reasoningEngines/side'])
+      } finally {
+        await second.close()
+      }
+    }, 20_000)
+  }
 })

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { Mutex } from './mutex.js'
 import { insideLoggedWrite } from './replay.js'
 
@@ -10,17 +11,24 @@ export type UnloggedRoute = <T>(write: () => Promise<T>) => Promise<T>
  * any write when the server keeps no log. Such a write runs through the routes a server gave
  * (transport/durable.ts: in turn with the logged writes and checkpoints, then noted for the next
  * checkpoint), then takes this lock; a logged or replayed write takes the lock alone, and so do
- * saves (`run`).
+ * saves (`run`). A write made from inside a routed one (an embedder or extractor calling an engine)
+ * is part of it: it takes no route again, which would wait for the route the outer write holds.
  */
+/** Set while a routed write runs: what it starts is part of it. */
+const routed = new AsyncLocalStorage<true>()
+
 export class EngineWrites extends Mutex {
   readonly #routes: UnloggedRoute[] = []
 
   /** Runs a write in its turn (as `run`), through the routes first when no log records it. */
   write<T>(task: () => Promise<T>): Promise<T> {
     // Read at the call: a logged write's context is its caller's (rpc/replay.ts `recording`).
-    if (this.#routes.length === 0 || insideLoggedWrite()) return this.run(task)
+    if (this.#routes.length === 0 || insideLoggedWrite() || routed.getStore() !== undefined) return this.run(task)
     // The first route given is the outermost.
-    return this.#routes.reduceRight<() => Promise<T>>((inner, route) => () => route(inner), () => this.run(task))()
+    return this.#routes.reduceRight<() => Promise<T>>(
+      (inner, route) => () => route(inner),
+      () => routed.run(true, () => this.run(task)),
+    )()
   }
 
   /** Sends each write outside a logged one through `route`; returns what stops it. */

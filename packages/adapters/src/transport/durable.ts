@@ -259,20 +259,30 @@ export class DurableWrites {
 
   /**
    * Runs a write an engine got outside the log: an in-process caller's (`server.engines`), or with
-   * durability `checkpoint` or `none` any write. It takes its turn with the logged writes and the
-   * checkpoints (one lock: none runs beside it, and a close's checkpoint waits for it). Memory
+   * durability `checkpoint` or `none` any write. With `log` it takes its turn with the logged
+   * writes and the checkpoints (one lock: none runs beside it, and a close's checkpoint waits for
+   * it); without, the state is dirty from its start, so a checkpoint waits for it. Memory
    * then holds it and the disk does not, so it is saved by the next checkpoint: the one its
    * durability schedules (with `log`, checkpointMs after), the one taken before the next write is
    * logged (a log must follow a state that holds it, to replay exactly), or the last at close.
    */
   unlogged<T>(write: () => Promise<T>): Promise<T> {
+    const noted = (): void => {
+      this.#unlogged++
+      this.#dirty = true
+      if (this.#recovered) this.#changed()
+    }
+    if (this.#options.durability !== 'log') {
+      // No log to keep in order: it runs beside the other writes, the state dirty from its start,
+      // so that a checkpoint begun meanwhile (a close's last) is written and waits for the engine's lock.
+      this.#dirty = true
+      return write().finally(noted)
+    }
     return this.#lock.run(async () => {
       try {
         return await write()
       } finally {
-        this.#unlogged++
-        this.#dirty = true
-        if (this.#recovered) this.#changed()
+        noted()
       }
     })
   }
