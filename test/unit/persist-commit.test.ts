@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { createHashingEmbedder, writeGeneration, type GenerationFormat } from '@quarry/core'
+import { createHashingEmbedder, writeGeneration, type Embedder, type GenerationFormat } from '@quarry/core'
 import { createServer } from '@quarry/adapters'
 
 /**
@@ -61,6 +61,18 @@ const root = mkdtempSync(join(tmpdir(), 'quarry-commit-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 let count = 0
 const scratch = (): string => join(root, `s${count++}`)
+
+/** The corpora a server started on `dir` serves, in order. */
+async function corporaAfterRestart(embedder: Embedder, dir: string): Promise<string[]> {
+  const restarted = createServer({ embedder, dataDir: dir })
+  const again = await restarted.listen()
+  try {
+    const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
+    return (listed.corpora ?? []).map((c) => c.name)
+  } finally {
+    await restarted.close()
+  }
+}
 const generations = (dir: string): string[] => readdirSync(dir).filter((e) => /^snapshot-\d+$/.test(e)).sort()
 const currentOf = (dir: string): string => readFileSync(join(dir, 'CURRENT'), 'latin1').trim()
 const FORMAT: GenerationFormat = { format: 'quarry-test', version: 1, kind: 'test folder', remedy: 'Remove it.' }
@@ -153,16 +165,6 @@ describe('a generation is committed once CURRENT names it', () => {
       return { status: res.status, body: (await res.json()) as { error?: { status?: string; message?: string } } }
     }
     const logs = (dir: string): string[] => readdirSync(dir).filter((e) => /^wal-\d+\.log$/.test(e)).sort()
-    const corporaAfterRestart = async (dir: string): Promise<string[]> => {
-      const restarted = createServer({ embedder, dataDir: dir })
-      const again = await restarted.listen()
-      try {
-        const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
-        return (listed.corpora ?? []).map((c) => c.name)
-      } finally {
-        await restarted.close()
-      }
-    }
     /** The folder as a power loss could leave it: CURRENT naming `current` (the switch undone, or kept). */
     const afterPowerLoss = (current: string): string => {
       const copy = scratch()
@@ -196,8 +198,8 @@ describe('a generation is committed once CURRENT names it', () => {
         expect(readiness.status).toBe(200)
         expect(await readiness.json()).toEqual({ ready: true, writes: 'refused', reason: refused.body.error?.message })
         // A power loss now: whichever generation CURRENT names, every acknowledged write is there.
-        expect(await corporaAfterRestart(afterPowerLoss(replaced))).toEqual(['corpora/before', 'corpora/during'])
-        expect(await corporaAfterRestart(afterPowerLoss(switched))).toEqual(['corpora/before', 'corpora/during'])
+        expect(await corporaAfterRestart(embedder, afterPowerLoss(replaced))).toEqual(['corpora/before', 'corpora/during'])
+        expect(await corporaAfterRestart(embedder, afterPowerLoss(switched))).toEqual(['corpora/before', 'corpora/during'])
       } finally {
         failing.sync = undefined
       }
@@ -210,7 +212,7 @@ describe('a generation is committed once CURRENT names it', () => {
       const crashed = scratch()
       cpSync(dataDir, crashed, { recursive: true })
       rmSync(join(crashed, 'LOCK'), { force: true })
-      expect(await corporaAfterRestart(crashed)).toEqual(['corpora/before', 'corpora/during', 'corpora/after'])
+      expect(await corporaAfterRestart(embedder, crashed)).toEqual(['corpora/before', 'corpora/during', 'corpora/after'])
     } finally {
       await server.close()
     }
@@ -288,14 +290,7 @@ describe('a generation is committed once CURRENT names it', () => {
       failing.sync = undefined
       await server.close()
     }
-    const restarted = createServer({ embedder, dataDir })
-    const again = await restarted.listen()
-    try {
-      const listed = (await (await fetch(`${again.url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
-      expect((listed.corpora ?? []).map((c) => c.name)).toEqual(['corpora/a', 'corpora/in-process', 'corpora/b'])
-    } finally {
-      await restarted.close()
-    }
+    expect(await corporaAfterRestart(embedder, dataDir)).toEqual(['corpora/a', 'corpora/in-process', 'corpora/b'])
   })
 
   it('a restart whose first checkpoint cannot be confirmed serves reads, refuses writes until one is, and loses nothing', async () => {
@@ -321,14 +316,7 @@ describe('a generation is committed once CURRENT names it', () => {
       failing.sync = undefined
       await server.close()
     }
-    const again = createServer({ embedder, dataDir })
-    const { url } = await again.listen()
-    try {
-      const listed = (await (await fetch(`${url}/v1beta/corpora`)).json()) as { corpora?: { name: string }[] }
-      expect((listed.corpora ?? []).map((c) => c.name)).toEqual(['corpora/kept', 'corpora/later'])
-    } finally {
-      await again.close()
-    }
+    expect(await corporaAfterRestart(embedder, dataDir)).toEqual(['corpora/kept', 'corpora/later'])
   })
 
   it("a server's checkpoint whose replaced generation cannot be removed keeps the new log: a write acknowledged after it survives a crash", async () => {
