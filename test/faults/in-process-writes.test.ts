@@ -19,7 +19,10 @@ import type { WriterAsk, WriterMessage } from '../support/in-process-writer.js'
  */
 const ENGINE = 'projects/p/locations/l/reasoningEngines/1'
 const dirs: string[] = []
-afterAll(() => {
+/** Every writer started: one a failed test left running is killed at the end. */
+const writers: Writer[] = []
+afterAll(async () => {
+  await Promise.all(writers.map((w) => w.kill()))
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
@@ -32,6 +35,7 @@ class Writer {
   readonly url: Promise<string>
 
   constructor(dir: string) {
+    writers.push(this)
     this.#child = fork(fileURLToPath(new URL('../support/in-process-writer.ts', import.meta.url)), [dir, 'log'], {
       execArgv: ['--conditions=quarry-source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -71,6 +75,7 @@ class Writer {
   }
 
   async kill(): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return
     const exited = new Promise((resolve) => this.#child.once('exit', resolve))
     this.#child.kill('SIGKILL')
     await exited
