@@ -69,6 +69,11 @@ class Writer {
     return (await this.#next((m): m is { id: number; answer: unknown } => 'id' in m && m.id === id)).answer
   }
 
+  /** A memory of `fact` made in process under ENGINE: the child's answer (a done operation). */
+  memory(fact: string): Promise<{ ok: boolean; response: { response: { name: string } } }> {
+    return this.ask({ op: 'memory', parent: ENGINE, fact }) as Promise<{ ok: boolean; response: { response: { name: string } } }>
+  }
+
   /** Resolves once the child's embedder holds a text back. */
   holding(): Promise<unknown> {
     return this.#next((m): m is { holding: true } => 'holding' in m)
@@ -108,6 +113,16 @@ async function factsOf(server: QuarryServer): Promise<unknown[][]> {
   return (out.response.memories ?? []).map((m) => [m.name, m.fact])
 }
 
+/** A writer on a new folder, with a corpus and its document `d` made over REST (logged). */
+async function writerWithDocument(corpus: string): Promise<{ dir: string; writer: Writer; url: string }> {
+  const dir = scratch()
+  const writer = new Writer(dir)
+  const url = await writer.url
+  await post(url, '/v1beta/corpora', { name: corpus })
+  await post(url, `/v1beta/${corpus}/documents`, { name: `${corpus}/documents/d` })
+  return { dir, writer, url }
+}
+
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-in-process-'))
   dirs.push(dir)
@@ -133,15 +148,11 @@ describe('in-process writes beside the write-ahead log, then SIGKILL', () => {
   })
 
   it('an in-process write asked for while a REST write runs waits its turn; the next REST write saves it first: all are there after the restart', async () => {
-    const dir = scratch()
-    const writer = new Writer(dir)
-    const url = await writer.url
-    await post(url, '/v1beta/corpora', { name: 'corpora/race' })
-    await post(url, '/v1beta/corpora/race/documents', { name: 'corpora/race/documents/d' })
+    const { dir, writer, url } = await writerWithDocument('corpora/race')
     // The REST write waits in the embedder until released; the memory is asked for meanwhile.
     const held = post(url, '/v1beta/corpora/race/documents/d/chunks', { data: { stringValue: 'hold this one' } })
     await writer.holding()
-    const asked = writer.ask({ op: 'memory', parent: ENGINE, fact: 'made in process' }) as Promise<{ ok: boolean; response: { response: { name: string } } }>
+    const asked = writer.memory('made in process')
     await writer.ask({ op: 'release' })
     const [chunk, memory] = await Promise.all([held, asked])
     expect(memory.ok).toBe(true)
@@ -162,13 +173,9 @@ describe('in-process writes beside the write-ahead log, then SIGKILL', () => {
   })
 
   it('a REST write that comes while an in-process write runs is logged after it: both are there after the restart', async () => {
-    const dir = scratch()
-    const writer = new Writer(dir)
-    const url = await writer.url
-    await post(url, '/v1beta/corpora', { name: 'corpora/after' })
-    await post(url, '/v1beta/corpora/after/documents', { name: 'corpora/after/documents/d' })
+    const { dir, writer, url } = await writerWithDocument('corpora/after')
     // The in-process write waits in the embedder until released; the REST write comes meanwhile.
-    const asked = writer.ask({ op: 'memory', parent: ENGINE, fact: 'hold this fact' }) as Promise<{ ok: boolean; response: { response: { name: string } } }>
+    const asked = writer.memory('hold this fact')
     await writer.holding()
     const sent = post(url, '/v1beta/corpora/after/documents/d/chunks', { data: { stringValue: 'sent over REST' } })
     // Time for the request to reach the server (it waits there for the in-process write to end;

@@ -62,6 +62,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }))
 let count = 0
 const scratch = (): string => join(root, `s${count++}`)
 
+/** Creates corpus `name` over REST on the server at `url`; resolves to the HTTP status. */
+async function createCorpus(url: string, name: string): Promise<number> {
+  return (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+}
+
 /** The corpora a server started on `dir` serves, in order. */
 async function corporaAfterRestart(embedder: Embedder, dir: string): Promise<string[]> {
   const restarted = createServer({ embedder, dataDir: dir })
@@ -223,7 +228,7 @@ describe('a generation is committed once CURRENT names it', () => {
     const dataDir = scratch()
     const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
     const { url } = await server.listen()
-    const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+    const post = (name: string): Promise<number> => createCorpus(url, name)
     let closed = false
     try {
       expect(await post('corpora/a')).toBe(200)
@@ -275,7 +280,7 @@ describe('a generation is committed once CURRENT names it', () => {
     const dataDir = scratch()
     const server = createServer({ embedder, dataDir, onInternalError: () => undefined })
     const { url } = await server.listen()
-    const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+    const post = (name: string): Promise<number> => createCorpus(url, name)
     try {
       expect(await post('corpora/a')).toBe(200)
       const made = await server.engines.semanticRetriever.createCorpus({ corpus: { name: 'corpora/in-process' } })
@@ -307,7 +312,7 @@ describe('a generation is committed once CURRENT names it', () => {
     try {
       const { url } = await server.listen()
       expect((await fetch(`${url}/v1beta/corpora/kept`)).status).toBe(200)
-      const post = async (name: string): Promise<number> => (await fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status
+      const post = (name: string): Promise<number> => createCorpus(url, name)
       expect(await post('corpora/refused')).toBe(503)
       expect(String(internal[0])).toMatch(/could not be synced after the switch/)
       failing.sync = undefined

@@ -1,4 +1,4 @@
-import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
+import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
@@ -28,7 +28,7 @@ export class ReasoningEngineServiceClient extends InProcessClient {
   constructor(options: ReasoningEngineClientOptions = {}) {
     super(options)
     const { memoryBank, version = 'v1beta1', ...rest } = options
-    this.memoryBank = memoryBank ?? engineFor(MemoryBank, engineOptionsIn<MemoryBankOptions>(rest, MEMORY_BANK_OPTION_KEYS))
+    this.memoryBank = memoryBank ?? engineFor(MemoryBank, rest, MEMORY_BANK_OPTION_KEYS)
     Object.assign(this, clientOfTable(REASONING_ENGINE_TABLE, version === 'v1' ? this.memoryBank.reasoningEngines.v1 : this.memoryBank.reasoningEngines))
   }
 }

@@ -5,6 +5,9 @@ import { insideLoggedWrite } from './replay.js'
 /** What a write outside a logged one runs through: it runs `write` in its turn and resolves as it does. */
 export type UnloggedRoute = <T>(write: () => Promise<T>) => Promise<T>
 
+/** Set while a routed write runs: what it starts is part of it. */
+const routed = new AsyncLocalStorage<true>()
+
 /**
  * An engine's write lock (one for its every surface and service), through which a server also
  * sees the writes that no write-ahead log records: an in-process caller's (`server.engines`), or
@@ -14,9 +17,6 @@ export type UnloggedRoute = <T>(write: () => Promise<T>) => Promise<T>
  * saves (`run`). A write made from inside a routed one (an embedder or extractor calling an engine)
  * is part of it: it takes no route again, which would wait for the route the outer write holds.
  */
-/** Set while a routed write runs: what it starts is part of it. */
-const routed = new AsyncLocalStorage<true>()
-
 export class EngineWrites extends Mutex {
   readonly #routes: UnloggedRoute[] = []
 

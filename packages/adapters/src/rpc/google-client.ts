@@ -28,17 +28,6 @@ export interface GoogleClientOptions {
 }
 
 /**
- * The engine's options among a client's (`keys`: the engine's; the rest are Google's client
- * options, which change nothing here), or undefined when it sets none: then the client shares the
- * default engine. The engine refuses keys it does not know; Google's never reach it.
- */
-export function engineOptionsIn<T extends object>(options: object, keys: Readonly<Record<keyof T, true>>): Partial<T> | undefined {
-  const given = options as Readonly<Record<string, unknown>>
-  const own = Object.fromEntries(Object.keys(keys).flatMap((key) => (given[key] === undefined ? [] : [[key, given[key]]])))
-  return Object.keys(own).length === 0 ? undefined : (own as Partial<T>)
-}
-
-/**
  * What every Google Node client has besides its RPCs, in process: `initialize` and `close` (there
  * is no channel to open or close), `getProjectId`, and the `apiEndpoint` / `universeDomain` getters.
  */

@@ -24,9 +24,13 @@ export function forgetSharedEngines(): void {
 }
 
 /**
- * A client's engine: a private one of class `Engine` made with `own` (the engine options among the
- * client's, see google-client.ts `engineOptionsIn`), or the shared one when it sets none.
+ * A client's engine: a private one of class `Engine` made with the engine's options among the
+ * client's `options` (`keys`: the engine's; the rest are Google's client options, which change
+ * nothing here and never reach the engine, which refuses keys it does not know), or the shared
+ * one when they set none.
  */
-export function engineFor<T extends object, O>(Engine: new (options?: O) => T, own: O | undefined): T {
-  return own === undefined ? sharedEngine(Engine) : new Engine(own)
+export function engineFor<T extends object, O extends object>(Engine: new (options?: O) => T, options: object, keys: Readonly<Record<keyof O, true>>): T {
+  const given = options as Readonly<Record<string, unknown>>
+  const own = Object.fromEntries(Object.keys(keys).flatMap((key) => (given[key] === undefined ? [] : [[key, given[key]]])))
+  return Object.keys(own).length === 0 ? sharedEngine(Engine) : new Engine(own as O)
 }

@@ -1,4 +1,4 @@
-import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
+import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { GENERATIVE_LANGUAGE_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
@@ -31,7 +31,7 @@ export class RetrieverServiceClient extends InProcessClient {
   constructor(options: RetrieverServiceClientOptions = {}) {
     super(options)
     const { retriever, ...rest } = options
-    this.retriever = retriever ?? engineFor(SemanticRetriever, engineOptionsIn<SemanticRetrieverOptions>(rest, RETRIEVER_OPTION_KEYS))
+    this.retriever = retriever ?? engineFor(SemanticRetriever, rest, RETRIEVER_OPTION_KEYS)
     Object.assign(this, clientOfTable(RETRIEVER_TABLE, this.retriever))
   }
 }

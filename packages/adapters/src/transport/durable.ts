@@ -104,7 +104,7 @@ export class DurableWrites {
   keptAside: string | undefined
   /** Writes the engines ran outside the log (in-process callers'), counted as they end ({@link unlogged}). */
   #unlogged = 0
-  /** How many of those the last confirmed checkpoint holds (it ran after them: they take the same lock). */
+  /** How many of those the last confirmed checkpoint holds (with `log` they take its lock, so it ran after them; read with `log` only). */
   #unloggedSaved = 0
 
   constructor(methods: readonly BoundMethod[], data: DataDir, options: DurableOptions) {

@@ -1,4 +1,4 @@
-import { engineOptionsIn, InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
+import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
 import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
@@ -16,7 +16,7 @@ export type VertexRagClientOptions = VertexRagOptions & GoogleClientOptions & { 
 
 function surfaceOf(options: VertexRagClientOptions): { engine: VertexRagEngine; surface: VertexRagSurface } {
   const { engine: given, version = 'v1beta1', ...rest } = options
-  const engine = given ?? engineFor(VertexRagEngine, engineOptionsIn<VertexRagOptions>(rest, VERTEX_RAG_OPTION_KEYS))
+  const engine = given ?? engineFor(VertexRagEngine, rest, VERTEX_RAG_OPTION_KEYS)
   return { engine, surface: version === 'v1' ? engine.v1 : engine.v1beta1 }
 }
 
