@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { thrown as thrownBy } from '../support/thrown.js'
 import { Analyzer, chunkText, createHashingEmbedder, createIndex, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
 
 function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
@@ -71,6 +72,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['loadIndex with an unknown option', () => loadIndex(folder, { embeder: 1 } as never), 'INVALID_OPTION', 'embeder'],
     ['a filter key its op does not take', () => index.search({ vector: [1, 0, 0], filter: { op: 'eq', field: 'n', value: 1, values: [2] } as never }), 'INVALID_QUERY', 'filter.values'],
     ['a misspelt filter key, nested', () => index.search({ vector: [1, 0, 0], filter: { op: 'not', filter: { op: 'exists', feild: 'n', field: 'm' } } as never }), 'INVALID_QUERY', 'filter.filter.feild'],
+    ['a misspelt record field', () => index.add({ id: 'b', vector: [0, 1, 0], metdata: { kind: 'x' } } as never), 'INVALID_RECORD', 'metdata'],
+    ['a misspelt field in a batch', () => index.addMany([{ id: 'n4', vector: [1, 1, 1] }, { id: 'n5', vector: [1, 1, 1], txt: 'x' } as never]), 'INVALID_RECORD', 'records[1].txt'],
+    ['createIndex(null)', () => createIndex(null as never), 'INVALID_OPTION', 'options'],
+    ['addMany of an object', () => index.addMany({ id: 'n6', vector: [1, 1, 1] } as never), 'INVALID_RECORD', undefined],
+    ['addMany of a Set', () => index.addMany(new Set([{ id: 'n6', vector: [1, 1, 1] }]) as never), 'INVALID_RECORD', undefined],
+    ['a search from inside a filter of the same index', () => index.search({ vector: [1, 0, 0], filter: () => index.search({ vector: [0, 1, 0] }).hits.length > 0 }), 'FILTER_FAILED', 'filter'],
   ] as const)('%s', (_name, f, code, path) => {
     const error = codeOf(f)
     expect(error.code).toBe(code)
@@ -80,7 +87,51 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
 
   it('a failed batch writes nothing', () => {
     expect(index.has('n2')).toBe(false)
+    expect(index.has('n4')).toBe(false)
     expect(index.size).toBe(1)
+  })
+
+  it('a hole in a batch is a record too: refused, and nothing before it is written', () => {
+    const batch = new Array<{ id: string; vector: number[] }>(3)
+    batch[0] = { id: 'h0', vector: [1, 0, 0] }
+    batch[2] = { id: 'h2', vector: [0, 1, 0] }
+    const error = codeOf(() => index.addMany(batch))
+    expect(error).toMatchObject({ code: 'INVALID_RECORD', path: 'records[1]' })
+    expect(index.has('h0')).toBe(false)
+    expect(index.size).toBe(1)
+    // The batch goes in whole once the hole is filled: ids h0, h1, h2.
+    batch[1] = { id: 'h1', vector: [0, 0, 1] }
+    index.addMany(batch)
+    expect(index.search({ vector: [0, 0, 1], topK: 1 }).hits.map((h) => [h.id, h.score])).toEqual([['h1', 1]])
+    for (const id of ['h0', 'h1', 'h2']) index.remove(id)
+  })
+
+  it('a filter function that searches or writes the index it filters fails the search, which leaves the index as it was', () => {
+    const searched = codeOf(() => index.search({ vector: [1, 0, 0], filter: () => index.search({ vector: [0, 1, 0] }).hits.length > 0 }))
+    expect(searched.code).toBe('FILTER_FAILED')
+    expect(((thrownBy(() => index.search({ vector: [1, 0, 0], filter: () => index.search({ vector: [0, 1, 0] }).hits.length > 0 })) as QuarryError).cause as QuarryError).code).toBe('INVALID_QUERY')
+    const wrote = thrownBy(() => index.search({ vector: [1, 0, 0], filter: () => (index.add({ id: 'w', vector: [0, 1, 0] }), true) })) as QuarryError
+    expect(wrote.code).toBe('FILTER_FAILED')
+    expect((wrote.cause as QuarryError).code).toBe('BUSY')
+    expect(index.has('w')).toBe(false)
+    // Reads of the index are fine from a filter, and a search after a refused one answers as before.
+    expect(index.search({ vector: [1, 0, 0], filter: () => index.has('a') }).hits.map((h) => [h.id, h.score])).toEqual([['a', 1]])
+  })
+
+  it('index.options is frozen through: reading and copying it work, changing it throws', () => {
+    const own = createIndex({ dimensions: 3, text: { analyzer: { stopWords: ['x'] } } })
+    expect(Object.isFrozen(own.options)).toBe(true)
+    expect(Object.isFrozen(own.options.text.bm25)).toBe(true)
+    expect(() => {
+      ;(own.options as { dimensions: number }).dimensions = 2
+    }).toThrow(TypeError)
+    expect(() => {
+      ;(own.options.text.bm25 as { k1: number }).k1 = Number.NaN
+    }).toThrow(TypeError)
+    expect(own.options.dimensions).toBe(3)
+    expect(own.options.text.bm25.k1).toBe(1.2)
+    const copy = { ...own.options, dimensions: 4 }
+    expect(createIndex({ dimensions: copy.dimensions }).options.dimensions).toBe(4)
   })
 
   it('a throwing filter fails the search with FILTER_FAILED and never aborts the process, on every path', () => {
@@ -134,6 +185,17 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'fine' }, { id: 'b' } as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[1].text' })
     expect(await refusal(withEmbedder.ingest([null as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0]' })
     expect(await refusal(withEmbedder.query({ vector: [1] } as never))).toEqual({ code: 'INVALID_QUERY', path: 'text' })
+    // Each record's id, metadata and fields are checked before any text is embedded, as addMany checks before it writes.
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }]))).toEqual({ code: 'DUPLICATE_ID', path: 'records[1].id' })
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }, { id: '', text: 'y' }]))).toEqual({ code: 'INVALID_ID', path: 'records[1].id' })
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x', metadata: [1] as never }]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0].metadata' })
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x', vector: [1, 2] } as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0].vector' })
+    const holes = new Array<{ id: string; text: string }>(2)
+    holes[1] = { id: 'b', text: 'y' }
+    expect(await refusal(withEmbedder.ingest(holes))).toEqual({ code: 'INVALID_RECORD', path: 'records[0]' })
+    expect(await refusal(withEmbedder.ingest({ id: 'a', text: 'x' } as never))).toEqual({ code: 'INVALID_RECORD', path: undefined })
+    expect(await refusal(withEmbedder.query({ text: 'x', vector: [1] } as never))).toEqual({ code: 'INVALID_QUERY', path: 'vector' })
+    expect(await refusal(withEmbedder.query({ text: 'x', id: 'a' } as never))).toEqual({ code: 'INVALID_QUERY', path: 'id' })
     expect(embedded).toBe(0)
     expect(withEmbedder.size).toBe(0)
     // An index recording an embedder's name and dimensions without its embed function says so.

@@ -116,7 +116,9 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
   rejectUnknownOptions(h, ['m', 'efConstruction', 'efSearch', 'seed'], 'hnsw')
   const p = objectOption(o.planner, 'planner')
   rejectUnknownOptions(p, ['exactBelow', 'exactFilterMax', 'postFilterAbove'], 'planner')
-  return {
+  // Frozen through: `index.options` is the index's own (a change there would change how it
+  // scores, stores and saves, unchecked), so it can be read and copied but not changed.
+  return deepFreeze({
     dimensions,
     metric: metric as Metric,
     dense,
@@ -134,7 +136,16 @@ export function resolveIndexOptions(options: unknown): ResolvedIndexOptions {
       postFilterAbove: fractionOption(p.postFilterAbove, 'planner.postFilterAbove', PLANNER_DEFAULTS.postFilterAbove),
     },
     scan: resolveScanOptions(o.scan),
+  })
+}
+
+/** `value` with every object in it frozen (resolved options: plain data, arrays and objects). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const inner of Object.values(value)) deepFreeze(inner)
   }
+  return value
 }
 
 function workerCount(value: unknown): number {

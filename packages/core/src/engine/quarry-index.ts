@@ -13,7 +13,7 @@ import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
 import { rejectUnknownOptions, resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
-import { PreparedText, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
+import { PreparedText, recordList, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
 import { sparseDocument, sparseSearch, type TextWithin } from './sparse-search.js'
@@ -30,6 +30,9 @@ interface ValidRecord {
   readonly analyzed: PreparedSparse | undefined
   readonly metadata: Readonly<Metadata>
 }
+
+/** The fields of a record for `ingest`: its vector is the embedder's (a record with its own goes to `addMany`). */
+const INGEST_FIELDS: ReadonlySet<string> = new Set(['id', 'text', 'metadata'])
 
 /** @internal An index's last snapshot (where, and what) and the count of its writes it holds. */
 export interface CopyRecord {
@@ -62,6 +65,8 @@ export class QuarryIndex {
   readonly #embedder: Embedder | undefined
   /** Saves in slices under way: the index must not change until they settle. */
   #saving = 0
+  /** A search runs (its filter function may call back into the index). */
+  #searching = false
   /** Writes begun so far (each add, upsert or remove counts, even one that then fails). */
   #revision = 0
   /** The last snapshot written or read of this index, and the {@link #revision} it holds. */
@@ -91,16 +96,31 @@ export class QuarryIndex {
    */
   async ingest(records: readonly { id: string; text: TextInput; metadata?: Metadata }[], options: EmbedOptions = {}): Promise<void> {
     const embedder = this.#requireEmbedder('ingest')
-    const texts = records.map((r, i) => {
-      // Checked before anything is embedded: a record without text is refused as addMany refuses a bad one.
-      if (typeof r !== 'object' || r === null) throw new QuarryError('INVALID_RECORD', `records[${i}] must be an object like { id, text }; received ${describe(r)}.`, { path: `records[${i}]` })
-      if (typeof r.text !== 'string' && (typeof r.text !== 'object' || r.text === null)) {
-        throw new QuarryError('INVALID_RECORD', `records[${i}].text must be the text to embed (a string, or fields like { title, body }); received ${describe(r.text)} (records with vectors go to addMany).`, { path: `records[${i}].text` })
+    const list = recordList(records, 'ingest')
+    // Every record is checked before anything is embedded (an embedder may be paid per text), as
+    // addMany checks its records before it writes: the fields, the id, the metadata and the text.
+    const seen = new Set<string>()
+    const texts: (string | Readonly<Record<string, string>>)[] = []
+    for (let i = 0; i < list.length; i++) {
+      const r: unknown = list[i]
+      let valid: ReturnType<typeof validateRecord>
+      try {
+        valid = validateRecord(r, INGEST_FIELDS)
+      } catch (error) {
+        throw prefixPath(error, `records[${i}]`)
       }
-      return textForEmbedding(r.text)
-    })
-    const vectors = await embedAll(embedder, texts, options)
-    this.addMany(records.map((r, i) => ({ id: r.id, text: r.text, vector: vectors[i] as Float32Array, ...(r.metadata ? { metadata: r.metadata } : {}) })))
+      const text = valid.text
+      if (typeof text !== 'string' && (typeof text !== 'object' || text instanceof PreparedText)) {
+        throw new QuarryError('INVALID_RECORD', `records[${i}].text must be the text to embed (a string, or fields like { title, body }); received ${describe((r as { text?: unknown }).text)} (records with vectors go to addMany).`, { path: `records[${i}].text` })
+      }
+      if (this.#state.ids.has(valid.id) || seen.has(valid.id)) {
+        throw new QuarryError('DUPLICATE_ID', `records[${i}] has id "${valid.id}", which ${seen.has(valid.id) ? 'appears earlier in the batch' : 'already exists'}; ids must be unique (use upsert() to replace).`, { path: `records[${i}].id` })
+      }
+      seen.add(valid.id)
+      texts.push(text)
+    }
+    const vectors = await embedAll(embedder, texts.map(textForEmbedding), options)
+    this.addMany(list.map((r, i) => ({ ...(r as { id: string; metadata?: Metadata }), text: texts[i] as TextInput, vector: vectors[i] as Float32Array })))
   }
 
   /**
@@ -110,6 +130,12 @@ export class QuarryIndex {
   async query(request: Omit<SearchRequest, 'vector' | 'id'> & { text: string }): Promise<SearchResult> {
     if (typeof request !== 'object' || request === null || typeof request.text !== 'string') {
       throw new QuarryError('INVALID_QUERY', `query needs text: the words to search for, embedded with the index's embedder (search({ vector }) takes a vector); received ${describe(request?.text)}.`, { path: 'text' })
+    }
+    // query makes the vector from the text: one given beside it would be dropped, an example (id) refused as a second vector.
+    for (const key of ['vector', 'id'] as const) {
+      if ((request as Record<string, unknown>)[key] !== undefined) {
+        throw new QuarryError('INVALID_QUERY', `query embeds its text and takes no ${key}: search({ ${key}, text }) searches with ${key === 'vector' ? 'a vector of your own' : 'a stored record as the example'} and the text.`, { path: key })
+      }
     }
     if (request.alpha === 0) return this.search(request)
     const embedder = this.#requireEmbedder('query')
@@ -188,22 +214,26 @@ export class QuarryIndex {
    */
   addMany(records: readonly RecordInput[]): void {
     this.#writable()
-    const checked = records.map((record, i) => {
+    const list = recordList(records, 'addMany')
+    // An index loop, not map: a hole in the array is a record too (refused), not one skipped.
+    const checked: ValidRecord[] = []
+    for (let i = 0; i < list.length; i++) {
       try {
-        return this.#validate(record)
+        checked.push(this.#validate(list[i]))
       } catch (error) {
         throw prefixPath(error, `records[${i}]`)
       }
-    })
+    }
     const seen = new Set<string>()
-    checked.forEach(({ id }, i) => {
+    for (let i = 0; i < checked.length; i++) {
+      const { id } = checked[i] as ValidRecord
       if (this.#state.ids.has(id) || seen.has(id)) {
         throw new QuarryError('DUPLICATE_ID', `records[${i}] has id "${id}", which ${seen.has(id) ? 'appears earlier in the batch' : 'already exists'}; ids must be unique (use upsert() to replace).`, {
           path: `records[${i}].id`,
         })
       }
       seen.add(id)
-    })
+    }
     for (const valid of checked) this.#write(this.#state.ids.assign(valid.id), valid)
   }
 
@@ -283,6 +313,18 @@ export class QuarryIndex {
    * first, ties broken by id ascending; `stats` says how the planner ran the search and why.
    */
   search(request: SearchRequest): SearchResult {
+    // A filter function that searches or writes this index would share the search's buffers and
+    // graph state under it: refused (the search answers FILTER_FAILED with this as its cause).
+    if (this.#searching) throw new QuarryError('INVALID_QUERY', 'search was called from inside a filter function of a search of the same index; a filter must only read the metadata it is given (search first, then filter on the result).')
+    this.#searching = true
+    try {
+      return this.#search(request)
+    } finally {
+      this.#searching = false
+    }
+  }
+
+  #search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
     const filter = filterInput(state, r.filter, r.text === undefined && !r.exact)
@@ -360,6 +402,7 @@ export class QuarryIndex {
 
   #writable(): void {
     if (this.#saving > 0) throw new QuarryError('BUSY', 'a saveInSlices of this index is under way; await it before adding, replacing or removing records.')
+    if (this.#searching) throw new QuarryError('BUSY', 'a search of this index is under way: a filter function must not add, replace or remove records of the index it filters.')
     // Every write counts, before it changes anything: a save after it writes the files again.
     this.#revision++
   }
@@ -432,8 +475,10 @@ function prefixPath(error: unknown, prefix: string): unknown {
  * `dimensions` the index is text-only.
  */
 export function createIndex(options: IndexOptions & { embedder?: Embedder } = {}): QuarryIndex {
+  // Resolved first: options that are not an object (null) are refused as such, not read.
+  const resolved = resolveIndexOptions(options)
   const embedder = options.embedder && typeof (options.embedder as Partial<Embedder>).embed === 'function' ? options.embedder : undefined
-  return new QuarryIndex(emptyState(resolveIndexOptions(options)), embedder)
+  return new QuarryIndex(emptyState(resolved), embedder)
 }
 
 /**

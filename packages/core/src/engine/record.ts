@@ -85,12 +85,31 @@ function put<T>(target: Record<string, T>, key: string, value: T): void {
 }
 
 /** Checks a record's shape and returns its id and a private copy of its metadata. */
-export function validateRecord(record: unknown): { id: string; vector: unknown; text: TextInput | PreparedText | undefined; metadata: Readonly<Metadata> } {
+export function validateRecord(record: unknown, fields: ReadonlySet<string> = RECORD_FIELDS): { id: string; vector: unknown; text: TextInput | PreparedText | undefined; metadata: Readonly<Metadata> } {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, text, metadata }; received ${describe(record)}.`)
   }
+  // A misspelt field (`metdata`) would otherwise leave the record without it, with no word.
+  for (const key of Object.keys(record)) {
+    if (!fields.has(key)) throw new QuarryError('INVALID_RECORD', `a record has no field "${key}": its fields are ${[...fields].join(', ')}.`, { path: key })
+  }
   const { id, vector, text, metadata } = record as { id?: unknown; vector?: unknown; text?: unknown; metadata?: unknown }
   return { id: validateId(id), vector, text: text instanceof PreparedText ? text : validateText(text), metadata: validateMetadata(metadata) }
+}
+
+/** The fields of a record for `add`, `addMany` and `upsert`. */
+export const RECORD_FIELDS: ReadonlySet<string> = new Set(['id', 'vector', 'text', 'metadata'])
+
+/**
+ * The records of a batch (`addMany`, `ingest`): an array, each of its places a record (a hole is
+ * one, refused as `undefined` is), so that every record is checked before the first is written.
+ */
+export function recordList(records: unknown, what: string): readonly unknown[] {
+  if (!Array.isArray(records)) {
+    const iterable = typeof records === 'object' && records !== null && Symbol.iterator in records
+    throw new QuarryError('INVALID_RECORD', `${what} takes an array of records; received ${describe(records)}${iterable ? ' (make it an array first: [...records])' : ''}.`)
+  }
+  return records
 }
 
 /** Text is a string or a flat plain object of string fields; returns a frozen copy. */
