@@ -420,6 +420,44 @@ describe('the gRPC server against broken and hostile calls', () => {
   })
 })
 
+describe('operations of REST-only methods, read over gRPC', () => {
+  it('answer without the metadata and result whose types the shipped protos lack, and every other operation as before', async () => {
+    // PurgeMemories is REST-only (newer than the shipped protos): its operation's metadata and
+    // result are Anys of types gRPC has no bytes for. Read over gRPC they are left out; the list
+    // that holds the operation is answered, not failed INTERNAL.
+    const server = createServer({ ...engineOptions(), grpcPort: 0 })
+    const { grpcPort: port } = await server.listen()
+    const engine = 'projects/p/locations/us-central1/reasoningEngines/purged'
+    const memories = server.engines.memoryBank
+    const made = await memories.createMemory({ parent: engine, memory: { fact: 'likes tea', scope: { user_id: 'u1' } } })
+    expect(made.ok).toBe(true)
+    const generated = await memories.generateMemories({ parent: engine, scope: { user_id: 'u1' }, directMemoriesSource: { directMemories: [{ fact: 'likes green tea' }] } })
+    if (!generated.ok) throw new Error(generated.status.message)
+    const generateName = (generated.response as { name: string }).name
+    const purge = await memories.purgeMemories({ parent: engine, filter: 'scope.user_id = "u1"', force: true })
+    if (!purge.ok) throw new Error(purge.status.message)
+    const purgeName = (purge.response as { name: string }).name
+    const client = new aiplatform.v1beta1.MemoryBankServiceClient({ apiEndpoint: '127.0.0.1', port, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
+    // The mixin's request types are protobuf.js classes: a plain object is what the client sends.
+    const [got] = (await (client.getOperation as (r: { name: string }) => Promise<unknown>)({ name: purgeName })) as [{ name?: string; done?: boolean; metadata?: unknown; response?: unknown }]
+    expect(got).toMatchObject({ name: purgeName, done: true })
+    expect(got.metadata ?? null).toBe(null)
+    expect(got.response ?? null).toBe(null)
+    // Over REST (in process here) the same operation carries both.
+    const rest = await memories.getOperation({ name: purgeName })
+    expect(rest.ok && (rest.response as { metadata?: { '@type'?: string } }).metadata?.['@type']).toBe('type.googleapis.com/google.cloud.aiplatform.v1beta1.PurgeMemoriesOperationMetadata')
+    // The engine's list holds the generate's operation (a type the protos have: its metadata is kept) and the purge's.
+    const listed: { name?: string | null; metadata?: { type_url?: string | null } | null }[] = []
+    for await (const op of (client.listOperationsAsync as (r: { name: string }) => AsyncIterable<(typeof listed)[number]>)({ name: engine })) listed.push(op)
+    const byName = new Map(listed.map((op) => [op.name, op]))
+    expect(byName.get(purgeName)?.metadata ?? null).toBe(null)
+    expect(listed.map((op) => op.name).sort()).toEqual([generateName, purgeName].sort())
+    expect(byName.get(generateName)?.metadata?.type_url).toBe('type.googleapis.com/google.cloud.aiplatform.v1beta1.GenerateMemoriesOperationMetadata')
+    await client.close()
+    await server.close()
+  })
+})
+
 describe('quarry serve --grpc-port', () => {
   it('serves gRPC beside REST on the same state: a corpus made over REST is queried over gRPC', async () => {
     const served = await startServe(['--grpc-port', '0', '--embedder', 'hashing'])

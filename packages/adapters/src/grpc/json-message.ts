@@ -178,11 +178,27 @@ function daysSinceEpoch(year: number, month: number, day: number): number {
   return era * 146_097 + dayOfEra - 719_468
 }
 
+const ANY = '.google.protobuf.Any'
+
+/** Whether an Any's JSON names (`@type`) a message type the protos loaded with `type` define. */
+function anyTypeKnown(type: ProtoType, json: unknown): boolean {
+  if (typeof json !== 'object' || json === null) return true
+  const url = (json as Fields)['@type']
+  // No type, or not a string: the library's own error, as before.
+  if (typeof url !== 'string') return true
+  const found = type.root.lookup(url.slice(url.lastIndexOf('/') + 1))
+  return found !== null && 'fieldsArray' in found
+}
+
 /** protobuf.js's object form of a JSON value of `type` (what its `fromObject` reads), or null. */
 function fromJson(type: ProtoType, json: unknown): unknown {
   const plan = planOf(type)
   // Every resource carries Timestamps: converted here (the library's own rule, below).
   if (plan.timestamp && typeof json === 'string') return timestampFromJson(json)
+  // An Any of a type the shipped protos lack (an operation of a REST-only method, such as
+  // PurgeMemories) has no bytes gRPC could carry: left out, so the message around it is still
+  // answered (an operation without its metadata or result) rather than failing whole.
+  if (type.fullName === ANY && !anyTypeKnown(type, json)) return null
   // A message instance: the enclosing `fromObject` keeps it as it is.
   if (plan.special) return fromProto3JSON(type, json as Parameters<typeof fromProto3JSON>[1])
   if (json === null) return null
@@ -194,7 +210,11 @@ function fromJson(type: ProtoType, json: unknown): unknown {
     if (field.repeated) {
       if (value === null) result[key] = []
       else if (!Array.isArray(value)) throw new Error(`expected an array for field ${key}`)
-      else result[key] = value.map((v: unknown) => valueFromJson(field, key, v))
+      else {
+        const values = value.map((v: unknown) => valueFromJson(field, key, v))
+        // An Any left out (above) is no element of the list.
+        result[key] = (field.type as ProtoType | undefined)?.fullName === ANY ? values.filter((v) => v !== null) : values
+      }
     } else if (field.map) {
       const map: Fields = {}
       for (const k of Object.keys(value as Fields)) map[k] = valueFromJson(field, key, (value as Fields)[k])
