@@ -77,6 +77,23 @@ describe('RAG Engine grounding through Google\'s clients', () => {
       expect(asyncResult.contexts?.contexts?.map((c) => [c.sourceUri, c.text, c.score]), transport).toEqual(sync.contexts?.contexts?.map((c) => [c.sourceUri, c.text, c.score]))
       const polled = await rag.checkAsyncRetrieveContextsProgress(asyncOp.name as string)
       expect(polled.done).toBe(true)
+      // A location's operations are listed, cancelled and deleted too: over REST at the /ui/
+      // bindings the clients list first for them (they answered 404), as over gRPC.
+      const request = (fields: { name: string }): never => fields as never
+      const locationOps: string[] = []
+      for await (const o of data.listOperationsAsync(request({ name: L }))) locationOps.push(o.name as string)
+      expect(locationOps, transport).toContain(asyncOp.name)
+      await rag.cancelOperation(request({ name: asyncOp.name as string }))
+      await rag.deleteOperation(request({ name: asyncOp.name as string }))
+      const gone = await rag.checkAsyncRetrieveContextsProgress(asyncOp.name as string).then(
+        () => undefined,
+        (e: unknown) => e as { code?: number },
+      )
+      // NOT_FOUND: google-gax's REST transport reports the HTTP status (404), its gRPC one the code (5).
+      expect(gone?.code, transport).toBe(transport === 'gRPC' ? 5 : 404)
+      const remaining: string[] = []
+      for await (const o of data.listOperationsAsync(request({ name: L }))) remaining.push(o.name as string)
+      expect(remaining, transport).toEqual(locationOps.filter((n) => n !== asyncOp.name))
 
       const configName = `projects/${transport.toLowerCase()}/locations/us-central1/ragEngineConfig`
       const [before] = await data.getRagEngineConfig({ name: configName })

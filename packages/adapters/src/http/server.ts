@@ -143,7 +143,7 @@ export function createRestServer(options: RestOptions): Server {
     const candidates = routes(path)
     const route = candidates.find((r) => r.method === req.method)
     if (!route) {
-      const message = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${candidates.map((r) => r.method).join(', ')}).` : `No API serves ${req.method} ${path}.`
+      const message = candidates.length > 0 ? `${req.method} is not allowed on ${path} (allowed: ${[...new Set(candidates.map((r) => r.method))].join(', ')}).` : `No API serves ${req.method} ${path}.`
       sendStatus(res, rpcStatus('NOT_FOUND', message), 404)
       return
     }

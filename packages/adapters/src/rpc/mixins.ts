@@ -117,15 +117,28 @@ export function locationAndIamMixin() {
  * over every engine's operations.
  */
 export const MIXIN_HTTP: Readonly<Record<keyof ReturnType<typeof operationsMixin> | keyof ReturnType<typeof locationAndIamMixin>, readonly HttpBinding[]>> = {
-  // aiplatform's clients poll an operation of a location (asyncRetrieveContexts) at /ui/... (their http rules list that binding first).
+  // aiplatform's clients reach an operation of a location (asyncRetrieveContexts,
+  // updateRagEngineConfig) and a location's list at /ui/...: their http rules list that binding first.
   getOperation: [
     { verb: 'GET', path: '{name=**/operations/*}' },
     { verb: 'GET', path: '{name=projects/*/locations/*/operations/*}', prefix: 'ui' },
   ],
-  listOperations: [{ verb: 'GET', path: '{name=**}/operations' }],
-  cancelOperation: [{ verb: 'POST', path: '{name=**/operations/*}:cancel' }],
-  deleteOperation: [{ verb: 'DELETE', path: '{name=**/operations/*}' }],
-  waitOperation: [{ verb: 'POST', path: '{name=**/operations/*}:wait' }],
+  listOperations: [
+    { verb: 'GET', path: '{name=**}/operations' },
+    { verb: 'GET', path: '{name=projects/*/locations/*}/operations', prefix: 'ui' },
+  ],
+  cancelOperation: [
+    { verb: 'POST', path: '{name=**/operations/*}:cancel' },
+    { verb: 'POST', path: '{name=projects/*/locations/*/operations/*}:cancel', prefix: 'ui' },
+  ],
+  deleteOperation: [
+    { verb: 'DELETE', path: '{name=**/operations/*}' },
+    { verb: 'DELETE', path: '{name=projects/*/locations/*/operations/*}', prefix: 'ui' },
+  ],
+  waitOperation: [
+    { verb: 'POST', path: '{name=**/operations/*}:wait' },
+    { verb: 'POST', path: '{name=projects/*/locations/*/operations/*}:wait', prefix: 'ui' },
+  ],
   getLocation: [{ verb: 'GET', path: '{name=projects/*/locations/*}' }],
   listLocations: [{ verb: 'GET', path: '{name=projects/*}/locations' }],
   getIamPolicy: [{ verb: 'POST', path: '{resource=**}:getIamPolicy', body: '*' }],
