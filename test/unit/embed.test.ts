@@ -198,8 +198,32 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
     expect(await e2.embed(texts)).toEqual([a, b, c, none])
     const cos = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, i) => s + v * (y[i] as number), 0) / (Math.hypot(...x) * Math.hypot(...y))
     expect(cos(a as Float32Array, b as Float32Array)).toBeGreaterThan(cos(a as Float32Array, c as Float32Array) + 0.3)
-    expect(Math.hypot(...(none as Float32Array))).toBe(1)
+    expect(Math.hypot(...(none as Float32Array))).toBeCloseTo(1, 6)
     expect(e1.name).toContain('sif')
+  })
+
+  it('texts with no word an embedder knows match texts with the same words, not each other', async () => {
+    const cos = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, i) => s + v * (y[i] as number), 0) / (Math.hypot(...x) * Math.hypot(...y))
+    for (const embedder of [createGloveEmbedder({ vocabulary: 50_000 }), createHashingEmbedder({ dimensions: 256 })]) {
+      // Part numbers (no GloVe word), only punctuation, only stop words, only spaces: each got the
+      // same fixed vector, so any two scored as identical (cosine 1).
+      const texts = ['XR2000 QZT77', 'KB991 PLX5', 'KB991', '!!! ???', '...', '   ', 'KB991', 'the cat sat on the mat']
+      const v = (await embedder.embed(texts)) as Float32Array[]
+      const [xr, kbPlx, kb, bangs, dots, spaces, kbAgain, cat] = v as [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array, Float32Array]
+      for (const x of [xr, kbPlx, kb, bangs, dots, spaces]) expect(Math.hypot(...x), embedder.name).toBeCloseTo(1, 5)
+      expect(kbAgain, embedder.name).toEqual(kb)
+      expect(cos(kb, kbPlx), embedder.name).toBeGreaterThan(0.5)
+      for (const [x, y] of [[kb, xr], [bangs, dots], [dots, spaces], [kb, cat], [xr, cat]] as const) expect(Math.abs(cos(x, y)), embedder.name).toBeLessThan(0.35)
+      // An index with the embedder ranks the chunk with the same part number first, the others near 0.
+      const index = createIndex({ embedder })
+      await index.ingest([{ id: 'xr', text: 'XR2000 QZT77' }, { id: 'kb', text: 'KB991 PLX5' }, { id: 'kettle', text: 'XR2000 replacement kettle' }])
+      const dense = await index.query({ text: 'KB991', alpha: 1, topK: 3 })
+      expect(dense.hits[0]?.id, embedder.name).toBe('kb')
+      for (const hit of dense.hits.slice(1)) expect(Math.abs(hit.score), `${embedder.name} ${hit.id}`).toBeLessThan(0.35)
+    }
+    // The hashing embedder drops stop words: a text of only those has no term either.
+    const [stop, dots] = (await createHashingEmbedder({ dimensions: 256 }).embed(['the of', '...'])) as [Float32Array, Float32Array]
+    expect(Math.abs(cos(stop, dots))).toBeLessThan(0.35)
   })
 
   it('core\'s embedders have a recipe another thread rebuilds them from: same name, same bits, the word vectors shared, not copied', async () => {

@@ -3,6 +3,7 @@ import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
 import { withRecipe, type EmbedderRecipe } from './recipes.js'
+import { fallbackFeatures, hashedDirection } from './hashed-direction.js'
 
 /** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
 export interface GloveEmbedderOptions {
@@ -75,7 +76,8 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
       texts.map((text) => {
         const v = new Float64Array(dim)
         let n = 0
-        for (const term of analyzer.terms(text)) {
+        const terms = analyzer.terms(text)
+        for (const term of terms) {
           const row = rowOf.get(term)
           if (row === undefined) continue
           const w = weight[row] as number
@@ -83,12 +85,10 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
           for (let j = 0; j < dim; j++) v[j] = (v[j] as number) + w * (vectors[base + j] as number)
           n++
         }
+        // No known word (a part number, another language, only punctuation): a direction of its
+        // own from its words, so that it matches texts with the same words, not every such text.
+        if (n === 0) return hashedDirection(fallbackFeatures(terms, text), dim)
         const out = new Float32Array(dim)
-        if (n === 0) {
-          // No known word: a fixed direction (cosine needs one); it matches nothing in particular.
-          out[0] = 1
-          return out
-        }
         let dot = 0
         for (let j = 0; j < dim; j++) dot += ((v[j] as number) / n) * (u[j] as number)
         for (let j = 0; j < dim; j++) out[j] = (v[j] as number) / n - dot * (u[j] as number)

@@ -1,16 +1,7 @@
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { withRecipe } from './recipes.js'
-
-/** FNV-1a 32-bit hash of a string (stable across runs and machines). */
-function fnv1a(s: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i)
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h
-}
+import { fallbackFeatures, fnv1a, hashedDirection } from './hashed-direction.js'
 
 /**
  * A deterministic embedder with no model: the analyzer's terms (and their character trigrams,
@@ -30,7 +21,8 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
           const h = fnv1a(feature, 0)
           v[h % dimensions] = (v[h % dimensions] as number) + ((fnv1a(feature, 1) & 1) === 0 ? weight : -weight)
         }
-        for (const term of analyzer.terms(text)) {
+        const terms = analyzer.terms(text)
+        for (const term of terms) {
           add(`w:${term}`, 1)
           const padded = `^${term}$`
           for (let i = 0; i + 3 <= padded.length; i++) add(`g:${padded.slice(i, i + 3)}`, 0.25)
@@ -38,9 +30,9 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
         let norm = 0
         for (const x of v) norm += x * x
         norm = Math.sqrt(norm)
-        // An empty text has no features: give it a fixed unit vector instead of zeros (cosine needs a direction).
-        if (norm === 0) v[0] = 1
-        else for (let i = 0; i < dimensions; i++) v[i] = (v[i] as number) / norm
+        // A text with no term (or whose features cancel): a direction of its own, not zeros (cosine needs one).
+        if (norm === 0) return hashedDirection(fallbackFeatures(terms, text), dimensions)
+        for (let i = 0; i < dimensions; i++) v[i] = (v[i] as number) / norm
         return v
       }),
   }, { kind: 'hashing', dimensions })
