@@ -20,10 +20,25 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const KEPT = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
 const STOP = new Set([...defaultStopWords()].map((w) => w.toLowerCase()))
 
+/**
+ * wink's kept tokens, but for the words of other scripts: a run of letters, digits and marks
+ * (the 'unicode' tokenizer's regex) holding a non-ASCII character no kept wink token covers is one
+ * token, and the wink tokens overlapping it go (text/other-scripts.ts, written here plainly).
+ */
+function keptTokens(text: string): { value: string; start: number; end: number; type: string }[] {
+  const wink = winkTokens(text, 255).filter((t) => KEPT.has(t.type))
+  const covered = new Uint8Array(text.length)
+  for (const t of wink) covered.fill(1, t.start, t.end)
+  const others = [...text.matchAll(/[\p{L}\p{N}\p{M}]+(?:['’]\p{L}+)*/gu)]
+    .map((m) => ({ value: m[0], start: m.index, end: m.index + m[0].length, type: /^\p{N}+$/u.test(m[0]) ? 'number' : 'word' }))
+    .filter((w) => Array.from({ length: w.end - w.start }, (_, k) => w.start + k).some((i) => covered[i] === 0 && text.charCodeAt(i) > 0x7f))
+  const kept = wink.filter((t) => !others.some((w) => t.start < w.end && w.start < t.end))
+  return [...kept, ...others].sort((a, b) => a.start - b.start)
+}
+
 /** The default analyzer written plainly over wink's tokens (no memo, no shortcut). */
 function oracleTokens(text: string): AnalyzedToken[] {
-  return winkTokens(text, 255)
-    .filter((t) => KEPT.has(t.type))
+  return keptTokens(text)
     .map((t) => {
       let v = t.value.toLowerCase()
       if (/[^\u0000-\u007f]/.test(v)) v = v.normalize('NFD').replace(/\p{M}/gu, '')

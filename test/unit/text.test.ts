@@ -23,6 +23,35 @@ describe('Analyzer', () => {
     expect(new Analyzer({ tokenizer: 'unicode' }).terms('Flow-separation at Mach 2.5; the nozzle’s lip')).toEqual(['flow', 'separ', 'mach', '2', '5', 'nozzl', 'lip'])
   })
 
+  it('reads the words of every script with the default tokenizer: wink reads Latin-1 letters only', () => {
+    const a = new Analyzer()
+    // Each gave no term, or a cut one (tieng → "ti", "ng"; łódź → "od"; İstanbul → "stanbul"), before.
+    const cases: [string, string[]][] = [
+      ['Привет, мир', ['привет', 'мир']],
+      ['Αθήνα 2004', ['αθηνα', '2004']],
+      ['Tiếng Việt', ['tieng', 'viet']],
+      ['Łódź miasto', ['łodz', 'miasto']],
+      ['İstanbul', ['istanbul']],
+      ['שלום עולם', ['שלום', 'עולם']],
+      ['東京タワー', ['東京タワー']],
+      // What wink covers stays wink's: contractions, e-mails, hashtags, accented Latin-1 words, hyphens.
+      ["don't e-mail me@x.com #tag naïve café", ["n't", 'e-mail', 'me@x.com', '#tag', 'naiv', 'cafe']],
+      ['Москва-2020 and café', ['москва', '-2020', 'cafe']],
+    ]
+    for (const [text, terms] of cases) expect(a.terms(text), text).toEqual(terms)
+    // The 'unicode' tokenizer reads the same words of those scripts.
+    expect(new Analyzer({ tokenizer: 'unicode' }).terms('Привет, мир Tiếng Việt')).toEqual(a.terms('Привет, мир Tiếng Việt'))
+    // And a search finds them: Łódź ranks the Polish record first (it had only "od" in common with "od mnie").
+    const index = createIndex()
+    index.addMany([
+      { id: 'pl', text: 'Łódź miasto' },
+      { id: 'od', text: 'od mnie' },
+      { id: 'ru', text: 'Привет, мир' },
+    ])
+    expect(index.search({ text: 'Łódź' }).hits.map((h) => h.id)).toEqual(['pl'])
+    expect(index.search({ text: 'мир' }).hits.map((h) => h.id)).toEqual(['ru'])
+  })
+
   it('documents and queries analyze the same way', () => {
     const index = createIndex({ text: {} })
     index.add({ id: 'x', text: 'Supersonic flows over swept wings' })

@@ -7,6 +7,7 @@ import { hashRange, UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
 import { defaultStopWords, directUnitTokens, porter2, WINK_MAX_RUN } from './wink.js'
 import { shapeTokens } from './wink-shapes.js'
+import { withOtherScripts } from './other-scripts.js'
 
 /** Token types that carry searchable text; punctuation, symbols and emoticons are dropped. */
 const KEPT_TYPES = new Set(['word', 'number', 'email', 'url', 'hashtag', 'mention', 'ordinal', 'currency', 'alpha-numeric'])
@@ -513,12 +514,14 @@ export class Analyzer {
   /**
    * A unit's analysis: wink's tokens (see `directUnitTokens`), analyzed. A unit whose shape
    * fixes wink's tokens (a word of the model's lexicon, letters, numbers, hyphenated words,
-   * letters or numbers between punctuation: see `shapeTokens`) is read without calling wink.
+   * letters or numbers between punctuation: see `shapeTokens`) is read without calling wink. The
+   * words of other scripts, which wink's English tokenizer does not read, are the 'unicode'
+   * tokenizer's (`withOtherScripts`).
    */
   #analyzeUnit(unit: string): UnitAnalysis {
     this.#unitsAnalyzed++
     const max = this.options.maxTokenLength
-    return this.#analyzed(shapeTokens(unit, max) ?? directUnitTokens(unit, max))
+    return this.#analyzed(withOtherScripts(unit, shapeTokens(unit, max) ?? directUnitTokens(unit, max), max, KEPT_TYPES))
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {
