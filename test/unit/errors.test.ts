@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { thrown as thrownBy } from '../support/thrown.js'
-import { Analyzer, chunkText, createHashingEmbedder, createIndex, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
+import { Analyzer, chunkText, createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
 
 function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
   try {
@@ -75,6 +75,15 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['a misspelt record field', () => index.add({ id: 'b', vector: [0, 1, 0], metdata: { kind: 'x' } } as never), 'INVALID_RECORD', 'metdata'],
     ['a misspelt field in a batch', () => index.addMany([{ id: 'n4', vector: [1, 1, 1] }, { id: 'n5', vector: [1, 1, 1], txt: 'x' } as never]), 'INVALID_RECORD', 'records[1].txt'],
     ['createIndex(null)', () => createIndex(null as never), 'INVALID_OPTION', 'options'],
+    ['chunkText with an unknown option', () => chunkText(new Analyzer(), 'some text', { size: 3, overlap: 1, foo: 1 } as never), 'INVALID_OPTION', 'foo'],
+    ['save with a misspelt option', () => index.save(join(folder, 'typo'), { linkUnchaged: true } as never), 'INVALID_OPTION', 'linkUnchaged'],
+    ['hashing embedder of 0 dimensions', () => createHashingEmbedder({ dimensions: 0 }), 'INVALID_OPTION', 'dimensions'],
+    ['hashing embedder of 1.5 dimensions', () => createHashingEmbedder({ dimensions: 1.5 }), 'INVALID_OPTION', 'dimensions'],
+    ['hashing embedder, misspelt option', () => createHashingEmbedder({ dimension: 64 } as never), 'INVALID_OPTION', 'dimension'],
+    ['GloVe embedder with a = NaN', () => createGloveEmbedder({ a: Number.NaN }), 'INVALID_OPTION', 'a'],
+    ['GloVe embedder with a = 0', () => createGloveEmbedder({ a: 0 }), 'INVALID_OPTION', 'a'],
+    ['GloVe embedder with more words than GloVe has', () => createGloveEmbedder({ vocabulary: 500_000 }), 'INVALID_OPTION', 'vocabulary'],
+    ['GloVe embedder, misspelt option', () => createGloveEmbedder({ vocab: 5 } as never), 'INVALID_OPTION', 'vocab'],
     ['addMany of an object', () => index.addMany({ id: 'n6', vector: [1, 1, 1] } as never), 'INVALID_RECORD', undefined],
     ['addMany of a Set', () => index.addMany(new Set([{ id: 'n6', vector: [1, 1, 1] }]) as never), 'INVALID_RECORD', undefined],
     ['a search from inside a filter of the same index', () => index.search({ vector: [1, 0, 0], filter: () => index.search({ vector: [0, 1, 0] }).hits.length > 0 }), 'FILTER_FAILED', 'filter'],
@@ -196,6 +205,11 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(await refusal(withEmbedder.ingest({ id: 'a', text: 'x' } as never))).toEqual({ code: 'INVALID_RECORD', path: undefined })
     expect(await refusal(withEmbedder.query({ text: 'x', vector: [1] } as never))).toEqual({ code: 'INVALID_QUERY', path: 'vector' })
     expect(await refusal(withEmbedder.query({ text: 'x', id: 'a' } as never))).toEqual({ code: 'INVALID_QUERY', path: 'id' })
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }], { batchsize: 2 } as never))).toEqual({ code: 'INVALID_OPTION', path: 'batchsize' })
+    expect(await refusal(embedAll(embedder, 'abc' as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts' })
+    expect(await refusal(withEmbedder.saveInSlices(join(folder, 'slices'), { sliceMS: 8 } as never))).toEqual({ code: 'INVALID_OPTION', path: 'sliceMS' })
+    expect(await refusal(withEmbedder.saveInSlices(join(folder, 'slices'), { sliceMs: -1 }))).toEqual({ code: 'INVALID_OPTION', path: 'sliceMs' })
+    expect(withEmbedder.saving).toBe(false)
     expect(embedded).toBe(0)
     expect(withEmbedder.size).toBe(0)
     // An index recording an embedder's name and dimensions without its embed function says so.

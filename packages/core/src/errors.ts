@@ -75,3 +75,16 @@ export function describe(value: unknown): string {
       return `a ${typeof value}`
   }
 }
+
+/**
+ * Throws INVALID_OPTION for the first key of `value` not in `known`, naming it (below `path`) and
+ * listing the known ones: a misspelt option fails at once rather than being ignored.
+ */
+export function rejectUnknownOptions(value: Record<string, unknown>, known: readonly string[], path: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const where = path ? `${path}.${key}` : key
+      throw new QuarryError('INVALID_OPTION', `unknown option ${where}; known options are ${known.join(', ')}.`, { path: where })
+    }
+  }
+}

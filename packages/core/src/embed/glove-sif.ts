@@ -1,4 +1,4 @@
-import { describe, QuarryError } from '../errors.js'
+import { describe, QuarryError, rejectUnknownOptions } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
@@ -39,10 +39,16 @@ const GLOVE_WORDS = 341_479
  * Offline, deterministic, no API key.
  */
 export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedder {
+  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `options must be an object like { vocabulary: 100000 }; received ${describe(options)}.`, { path: 'options' })
+  rejectUnknownOptions(options as Record<string, unknown>, ['vocabulary', 'a'], '')
   const vocabulary = options.vocabulary ?? 100_000
   const a = options.a ?? 2e-5
-  if (!(Number.isInteger(vocabulary) && vocabulary >= 1)) {
-    throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of the most frequent GloVe words to keep), received ${describe(vocabulary)}.`, { path: 'vocabulary' })
+  if (!(Number.isInteger(vocabulary) && vocabulary >= 1 && vocabulary <= GLOVE_WORDS)) {
+    throw new QuarryError('INVALID_OPTION', `vocabulary must be an integer from 1 to ${GLOVE_WORDS} (how many of GloVe's most frequent words to keep; it has ${GLOVE_WORDS}), received ${describe(vocabulary)}.`, { path: 'vocabulary' })
+  }
+  // a / (a + p(w)) weighs each word: a must be a positive number (0 or NaN made every vector NaN).
+  if (typeof a !== 'number' || !Number.isFinite(a) || a <= 0) {
+    throw new QuarryError('INVALID_OPTION', `a must be a number above 0 (SIF smoothing: 2e-5 by default, 1e-3 for embedders saved before it changed), received ${describe(a)}.`, { path: 'a' })
   }
   return gloveSifEmbedder(loadGloveVectors({ limit: vocabulary }), { a, vocabulary })
 }

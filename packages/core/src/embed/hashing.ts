@@ -1,3 +1,4 @@
+import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { withRecipe } from './recipes.js'
@@ -9,7 +10,12 @@ import { fallbackFeatures, fnv1a, hashedDirection } from './hashed-direction.js'
  * L2-normalized. Zero setup cost; it captures word overlap, not meaning.
  */
 export function createHashingEmbedder(options: { dimensions?: number } = {}): Embedder {
+  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `options must be an object like { dimensions: 256 }; received ${describe(options)}.`, { path: 'options' })
+  rejectUnknownOptions(options as Record<string, unknown>, ['dimensions'], '')
   const dimensions = options.dimensions ?? 256
+  if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_536) {
+    throw new QuarryError('INVALID_OPTION', `dimensions must be an integer from 1 to 65536 (the vector length; 256 by default), received ${describe(dimensions)}.`, { path: 'dimensions' })
+  }
   const analyzer = new Analyzer({ tokenizer: 'unicode' })
   return withRecipe({
     name: `hashing-${dimensions}`,

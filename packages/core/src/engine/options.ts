@@ -1,5 +1,5 @@
 import { HNSW_DEFAULTS, type HnswOptions, type ResolvedHnswOptions } from '../dense/hnsw.js'
-import { QuarryError, describe } from '../errors.js'
+import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
 import { METRICS, type Metric } from '../metric/metric.js'
 import { PLANNER_DEFAULTS, type PlannerOptions, type ResolvedPlannerOptions } from '../dense/planner.js'
 import { SCAN_DEFAULTS, type ResolvedScanOptions, type ScanOptions } from '../dense/scan-pool.js'
@@ -81,19 +81,6 @@ function objectOption(value: unknown, path: string): Record<string, unknown> {
   if (value === undefined) return {}
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'an object', value)
   return value as Record<string, unknown>
-}
-
-/**
- * Throws INVALID_OPTION for the first key of `value` not in `known`, naming it (below `path`) and
- * listing the known ones: a misspelt option fails at once rather than being ignored.
- */
-export function rejectUnknownOptions(value: Record<string, unknown>, known: readonly string[], path: string): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) {
-      const where = path ? `${path}.${key}` : key
-      throw new QuarryError('INVALID_OPTION', `unknown option ${where}; known options are ${known.join(', ')}.`, { path: where })
-    }
-  }
 }
 
 /** Validates `createIndex` options up front and fills in defaults. */

@@ -1,5 +1,5 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
-import { QuarryError, describe } from '../errors.js'
+import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
 import { compileFilter } from '../filter/evaluate.js'
 import { planDense } from '../dense/planner.js'
@@ -12,7 +12,7 @@ import { folderArgument, type GenerationWriter } from '../persist/generations.js
 import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
-import { rejectUnknownOptions, resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
+import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
 import { PreparedText, recordList, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
 import { validateSearch, type SearchRequest } from './search-request.js'
@@ -342,6 +342,7 @@ export class QuarryIndex {
    * size (where links fail, the files are written; see {@link SaveOptions.linkUnchanged}).
    */
   save(dir: string, options: SaveOptions = {}): void {
+    checkOptions(options, SAVE_OPTIONS)
     const revision = this.#revision
     this.#copy = { at: writeSnapshot(this.#state, dir, this.#linkable(options, dir)), revision }
   }
@@ -353,6 +354,11 @@ export class QuarryIndex {
    * `upsert`, `remove` and `ingest` throw QuarryError BUSY.
    */
   async saveInSlices(dir: string, options: SliceOptions & SaveOptions = {}): Promise<void> {
+    checkOptions(options, [...SAVE_OPTIONS, 'sliceMs'])
+    const sliceMs: unknown = options.sliceMs
+    if (sliceMs !== undefined && (typeof sliceMs !== 'number' || !Number.isFinite(sliceMs) || sliceMs < 0)) {
+      throw new QuarryError('INVALID_OPTION', `sliceMs must be a number of milliseconds from 0 (the longest stretch of work between two turns of the event loop; 0 yields at every safe point); received ${describe(sliceMs)}.`, { path: 'sliceMs' })
+    }
     this.#saving++
     try {
       const revision = this.#revision
@@ -461,6 +467,14 @@ function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, g
   }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }
+}
+
+const SAVE_OPTIONS: readonly string[] = ['linkUnchanged']
+
+/** Options given as an object of known keys (`save(dir, { linkUnchaged })` would otherwise do a full write unasked). */
+function checkOptions(options: unknown, known: readonly string[]): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new QuarryError('INVALID_OPTION', `options must be an object like { ${known[0] ?? ''} }; received ${describe(options)}.`, { path: 'options' })
+  rejectUnknownOptions(options as Record<string, unknown>, known, '')
 }
 
 function prefixPath(error: unknown, prefix: string): unknown {

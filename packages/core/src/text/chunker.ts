@@ -1,4 +1,4 @@
-import { QuarryError, describe } from '../errors.js'
+import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
 import type { Analyzer, TokenizedText } from './analyzer.js'
 
 /** A piece of a text: its characters and where they sit in the source. */
@@ -34,6 +34,7 @@ export function chunkTokenized(tokenized: TokenizedText, options: { size: number
 
 function checkChunking(options: { size: number; overlap: number }): void {
   if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `chunking needs options { size, overlap }: tokens per chunk, and tokens each chunk shares with the one before; received ${describe(options)}.`, { path: 'options' })
+  rejectUnknownOptions(options, ['size', 'overlap'], '')
   const { size, overlap } = options
   if (!Number.isInteger(size) || size < 1) throw new QuarryError('INVALID_OPTION', `chunk size must be a positive integer; received ${describe(size)}.`, { path: 'size' })
   if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) {
