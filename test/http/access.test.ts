@@ -133,6 +133,12 @@ describe('who may call the server', () => {
     const upload = await send(port, 'POST', '/upload/v1beta1/projects/p/locations/l/ragCorpora/1/ragFiles:upload', JSON_TYPE, '{}')
     expect(upload.status).toBe(415)
     expect(upload.json.error?.message).toContain('multipart/related or multipart/form-data')
+    // A compressed body is refused as such (it failed as "not valid UTF-8"), and nothing is created.
+    const gzipped = await send(port, 'POST', '/v1beta/corpora', { ...JSON_TYPE, 'content-encoding': 'gzip' }, '{"name":"corpora/gz"}')
+    expect(gzipped.status).toBe(415)
+    expect(gzipped.json.error?.message).toBe('The request body is sent with Content-Encoding "gzip", which this server does not read: send it uncompressed (gRPC takes gzip and deflate messages).')
+    expect((await send(port, 'GET', '/v1beta/corpora/gz', {})).status).toBe(404)
+    expect((await send(port, 'POST', '/v1beta/corpora', { ...JSON_TYPE, 'content-encoding': 'identity' }, '{"name":"corpora/plain"}')).status).toBe(200)
   })
 
   it('refuses JSON nested deeper than 100 levels with a 400, and takes 100', async () => {

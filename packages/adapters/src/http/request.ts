@@ -67,8 +67,15 @@ function mediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase()
 }
 
-/** 415 unless the request's body is of a type the route reads: JSON, or a multipart upload. */
-export function checkContentType(route: Route, contentType: string | undefined, bodyLength: number): void {
+/**
+ * 415 unless the request's body is of a type the route reads: JSON, or a multipart upload; and
+ * unless it comes as it is (a compressed body read as JSON failed as "not valid UTF-8").
+ */
+export function checkContentType(route: Route, contentType: string | undefined, bodyLength: number, contentEncoding?: string): void {
+  const encoding = contentEncoding?.trim().toLowerCase()
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity' && bodyLength > 0) {
+    throw new HttpFailure(415, rpcStatus('INVALID_ARGUMENT', `The request body is sent with Content-Encoding "${encoding.slice(0, 40)}", which this server does not read: send it uncompressed (gRPC takes gzip and deflate messages).`))
+  }
   // No body and no type (a read): nothing to check unless the route is an upload.
   if (contentType === undefined && bodyLength === 0 && !route.multipart) return
   const type = mediaType(contentType ?? '')

@@ -148,7 +148,7 @@ export function createRestServer(options: RestOptions): Server {
       return
     }
     const match = route.compiled.regex.exec(path) as RegExpExecArray
-    checkContentType(route, req.headers['content-type'], body.length)
+    checkContentType(route, req.headers['content-type'], body.length, req.headers['content-encoding'])
     const { request, upload } = buildRequest(route, match, query, body, req.headers['content-type'] ?? '')
     const outcome: Outcome<unknown> = await route.call(request, upload)
     if (!outcome.ok) {
