@@ -118,6 +118,14 @@ describe('the gRPC server on node:http2', () => {
     expect(decodeURIComponent(String(got.headers['grpc-message']))).toBe('The message encoding "snappy" is not supported; send identity, deflate or gzip.')
   })
 
+  it('refuses a codec other than protobuf UNIMPLEMENTED (its bytes were read as protobuf), and takes application/grpc+proto', async () => {
+    const json = await raw({ 'content-type': 'application/grpc+json' }, framed(Buffer.from('{"name":"corpora/x"}')))
+    expect(json.headers['grpc-status']).toBe(String(grpc.status.UNIMPLEMENTED))
+    expect(decodeURIComponent(String(json.headers['grpc-message']))).toBe('This server reads protobuf messages only (content-type application/grpc or application/grpc+proto); the call sent application/grpc+json.')
+    const proto = await raw({ 'content-type': 'application/grpc+proto' }, framed(getCorpusBytes('corpora/none')))
+    expect(proto.headers['grpc-status']).toBe(String(grpc.status.NOT_FOUND))
+  })
+
   it('answers what is not a gRPC call with HTTP: 415 for another content type, 405 for another method', async () => {
     expect((await raw({ 'content-type': 'application/json' }, Buffer.from('{}'))).headers[':status']).toBe(415)
     expect((await raw({ ':method': 'PUT' }, Buffer.alloc(0))).headers[':status']).toBe(405)

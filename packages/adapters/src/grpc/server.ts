@@ -225,6 +225,9 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       stream.respond({ [http2.HTTP2_HEADER_STATUS]: headers[http2.HTTP2_HEADER_METHOD] !== 'POST' ? 405 : 415 }, { endStream: true })
       return
     }
+    // Another codec (application/grpc+json): its messages are not protobuf, which is all this server reads.
+    const codec = /^application\/grpc(?:\+([^;\s]*))?/i.exec(contentType)?.[1]?.toLowerCase()
+    if (codec !== undefined && codec !== 'proto') return fail(stream, 'UNIMPLEMENTED', `This server reads protobuf messages only (content-type application/grpc or application/grpc+proto); the call sent application/grpc+${codec.slice(0, 40)}.`)
     const path = one(headers[http2.HTTP2_HEADER_PATH]) ?? ''
     const route = routes.get(path)
     if (!route) return fail(stream, 'UNIMPLEMENTED', `The method ${path.slice(0, 200)} is not served here: Quarry serves the RPCs of Google's retrieval services.`)
