@@ -167,6 +167,10 @@ describe('hybrid search by example and with thresholds', () => {
         const text = words.join(' ')
         const byExample = index.search({ id: 'd00', text, topK: 50 }).hits
         expect(byExample.map((h) => h.id)).not.toContain('d00')
+        // At alpha 0 (the text alone ranks) too: the text search's hits and scores, less the example.
+        const textOnly = index.search({ id: 'd00', text, topK: 5, alpha: 0 }).hits
+        const plain = index.search({ text, topK: 6 }).hits.filter((h) => h.id !== 'd00').slice(0, 5)
+        expect(textOnly.map((h) => [h.id, h.score])).toEqual(plain.map((h) => [h.id, h.score]))
         const v = rows[0]?.[0] as number[]
         const all = index.search({ vector: v, topK: 100 }).hits
         const distance = new Map(all.map((h) => [h.id, h.distance as number]))

@@ -65,7 +65,9 @@ function measuredTextSearch(prepared: PreparedQuery, q: HybridQuery): SearchResu
     key: (label) => ops.key(query, store.data, label * store.dim, store.dim, store.invNorms[label] as number),
     passes: thresholded ? (key) => withinThreshold(r, ops.distance(key), ops.score(key)) : undefined,
   }
-  const result = sparseSearch(state, { text: q.text, k: r.topK, filter: q.filter, explain: r.explain, dense })
+  // Query by example: the example is never a hit of its own search (it may match the text): one more, then left out.
+  const found = sparseSearch(state, { text: q.text, k: r.topK + (r.id === undefined ? 0 : 1), filter: q.filter, explain: r.explain, dense })
+  const result = r.id === undefined ? found : { hits: found.hits.filter((hit) => hit.id !== r.id).slice(0, r.topK), stats: found.stats }
   return r.preciseDistances ? { hits: withPreciseDistances(prepared, result.hits, false), stats: result.stats } : result
 }
 
