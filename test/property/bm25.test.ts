@@ -3,10 +3,14 @@ import { describe, expect, it } from 'vitest'
 import { createIndex, type Hit, type QuarryIndex } from '@quarry/core'
 import { runs } from '../support/runs.js'
 
-/** BM25 written plainly: Lucene's idf, k1/b saturation, over whitespace-separated terms. */
+/**
+ * BM25 written plainly: Lucene's idf, k1/b saturation, over whitespace-separated terms. N and the
+ * average length are over the documents with a term, as Lucene's docCount: an empty text is none.
+ */
 function referenceBm25(docs: ReadonlyMap<string, string[]>, query: string[], k1: number, b: number, keep: (id: string) => boolean = () => true): { id: string; score: number }[] {
-  const N = docs.size
-  const avgdl = [...docs.values()].reduce((sum, terms) => sum + terms.length, 0) / N
+  const withTerms = [...docs.values()].filter((terms) => terms.length > 0)
+  const N = withTerms.length
+  const avgdl = withTerms.reduce((sum, terms) => sum + terms.length, 0) / N
   const df = (term: string): number => [...docs.values()].filter((terms) => terms.includes(term)).length
   const out: { id: string; score: number }[] = []
   for (const [id, terms] of docs) {
@@ -28,7 +32,8 @@ function referenceBm25(docs: ReadonlyMap<string, string[]>, query: string[], k1:
 /** Terms are the words themselves: no stemming or stop words, so the reference needs no analyzer. */
 const plain = { tokenizer: 'unicode', stem: false, stopWords: false } as const
 const word = fc.constantFrom('alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta')
-const doc = fc.array(word, { minLength: 1, maxLength: 12 })
+// Empty texts too: they must count in neither N nor the average length.
+const doc = fc.oneof({ arbitrary: fc.array(word, { minLength: 1, maxLength: 12 }), weight: 5 }, { arbitrary: fc.constant([] as string[]), weight: 1 })
 const corpus = fc.uniqueArray(fc.tuple(fc.string({ minLength: 1, maxLength: 3 }), doc), { selector: ([id]) => id, minLength: 1, maxLength: 40 })
 const params = fc.record({ k1: fc.double({ min: 0, max: 3, noNaN: true }), b: fc.double({ min: 0, max: 1, noNaN: true }) })
 

@@ -99,6 +99,10 @@ describe('text indexes persist with their analyzer', () => {
     const texts = ['Boundary layer flow on flat plates', 'Shock waves in supersonic flow', 'Heat transfer in laminar boundary layers', 'Flutter of swept wings']
     texts.forEach((t, i) => index.add({ id: `d${i}`, text: { title: t.split(' ')[0] as string, body: t }, metadata: { i } }))
     index.remove('d3')
+    // Texts with no term (empty, only the stop word) are no documents of the field: N stays 3.
+    index.add({ id: 'empty', text: '' })
+    index.add({ id: 'stop', text: 'flow' })
+    expect(index.textStats.documents).toBe(3)
     index.save(join(dir, 'a'))
     const loaded = loadIndex(join(dir, 'a'))
     expect(loaded.options).toEqual(index.options)

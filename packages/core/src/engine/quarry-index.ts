@@ -161,7 +161,7 @@ export class QuarryIndex {
     return this.#state.ids.size
   }
 
-  /** Corpus statistics of the text index: documents with text, average length, distinct terms. */
+  /** Corpus statistics of the text index: documents with a term (Lucene's docCount: an empty or stop-word-only text is none), average length, distinct terms. */
   get textStats(): { documents: number; averageLength: number; terms: number } {
     const s = this.#state.sparse
     return { documents: s.documents, averageLength: s.averageLength, terms: s.vocabularySize }

@@ -60,11 +60,12 @@ export class ForwardEntries {
     return new ForwardEntries(own, starts, ids, tfs)
   }
 
-  /** Labels with an entry among the first `extent`. */
+  /** Labels with an entry holding a term among the first `extent`. */
   documents(extent: number): number {
     let n = 0
     const counts = this.#counts
-    for (let label = 0; label < Math.min(extent, counts.length); label++) if (counts[label] !== NO_TEXT) n++
+    // Texts with terms only: one without (empty, or only stop words) is no document of the field (Lucene's docCount).
+    for (let label = 0; label < Math.min(extent, counts.length); label++) if (counts[label] !== NO_TEXT && counts[label] !== 0) n++
     return n
   }
 

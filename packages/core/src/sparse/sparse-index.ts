@@ -259,8 +259,12 @@ export class SparseIndex {
     for (let i = 0; i < n; i++) (this.#postings[ids[i] as number] as PostingList).add(label, tfs[i] as number, length)
     this.#forward.set(label, ids, tfs, n)
     this.#lengths[label] = length
-    this.#documents++
-    this.#totalLength += length
+    // As Lucene's docCount: a text with no term (empty, or only stop words) is no document of
+    // the field, and counts in neither N nor the average length.
+    if (n > 0) {
+      this.#documents++
+      this.#totalLength += length
+    }
   }
 
   /** The id of a term, numbered on first sight (with an empty posting list). */
@@ -365,8 +369,10 @@ export class SparseIndex {
     const length = this.#lengths[label] as number
     for (let i = 0; i < fwd.ids.length; i++) (this.#postings[fwd.ids[i] as number] as PostingList).remove(label, length, this.#lengths)
     this.#forward.delete(label)
-    this.#documents--
-    this.#totalLength -= this.#lengths[label] as number
+    if (fwd.ids.length > 0) {
+      this.#documents--
+      this.#totalLength -= length
+    }
     if (this.#documents === 0) this.#totalLength = 0
     this.#lengths[label] = 0
     return true
