@@ -75,6 +75,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['a misspelt record field', () => index.add({ id: 'b', vector: [0, 1, 0], metdata: { kind: 'x' } } as never), 'INVALID_RECORD', 'metdata'],
     ['a misspelt field in a batch', () => index.addMany([{ id: 'n4', vector: [1, 1, 1] }, { id: 'n5', vector: [1, 1, 1], txt: 'x' } as never]), 'INVALID_RECORD', 'records[1].txt'],
     ['createIndex(null)', () => createIndex(null as never), 'INVALID_OPTION', 'options'],
+    ['an async filter function (its Promise passes every record)', () => index.search({ vector: [1, 0, 0], filter: (async () => false) as never }), 'INVALID_QUERY', 'filter'],
     ['chunkText with an unknown option', () => chunkText(new Analyzer(), 'some text', { size: 3, overlap: 1, foo: 1 } as never), 'INVALID_OPTION', 'foo'],
     ['save with a misspelt option', () => index.save(join(folder, 'typo'), { linkUnchaged: true } as never), 'INVALID_OPTION', 'linkUnchaged'],
     ['hashing embedder of 0 dimensions', () => createHashingEmbedder({ dimensions: 0 }), 'INVALID_OPTION', 'dimensions'],

@@ -87,7 +87,7 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   const empty = framedEmpty(req)
   if (empty !== undefined) return done(req.destroyed ? { failure: gone() } : { body: empty })
   const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > limit) return done({ failure: new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (maxBodyBytes).`)) })
+  if (declared > limit) return done({ failure: new HttpFailure(413, rpcStatus('INVALID_ARGUMENT', `The request body is ${declared} bytes; this server takes at most ${limit} (--max-body-mb, or maxBodyBytes).`)) })
   if (req.destroyed) return done({ failure: gone() })
   if (req.readableEnded) return done({ body: NO_BODY })
   const chunks: Buffer[] = []
@@ -115,7 +115,7 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
       }
     }
     if (size <= limit) chunks.push(chunk)
-    else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (maxBodyBytes).`))
+    else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (--max-body-mb, or maxBodyBytes).`))
   }
   const onEnd = (): void => {
     settle()

@@ -113,6 +113,10 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   if (r.explain !== undefined && typeof r.explain !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `explain must be a boolean; received ${describe(r.explain)}.`, { path: 'explain' })
   }
+  // An async function answers a Promise, which is truthy: every record would pass.
+  if (typeof r.filter === 'function' && (r.filter as { constructor?: { name?: string } }).constructor?.name === 'AsyncFunction') {
+    throw new QuarryError('INVALID_QUERY', 'filter must answer true or false at once: an async function answers a Promise (which every record would pass). Read what it needs first, then filter with a plain function.', { path: 'filter' })
+  }
   const filter = r.filter === undefined || typeof r.filter === 'function' ? (r.filter as FilterFn | undefined) : validateFilter(r.filter)
   for (const key of ['exact', 'preciseDistances'] as const) {
     const v = r[key]
