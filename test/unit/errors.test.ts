@@ -179,6 +179,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
 
   it('a folder that does not exist is said to be missing; a file given as a folder is named', () => {
     expect(codeOf(() => loadIndex(join(folder, 'missing'))).message).toContain('the folder does not exist (check the path)')
+    expect(codeOf(() => loadIndex(aFile))).toMatchObject({ code: 'INVALID_SNAPSHOT', message: expect.stringContaining('it is a file, not a folder') as string })
     expect(codeOf(() => index.save(aFile)).message).toContain(`${aFile} is a file (or lies under one), not a folder`)
   })
 

@@ -187,7 +187,7 @@ export function readSnapshot(dir: string, embedder: Embedder | undefined): { rea
   const root = folderArgument(dir)
   return whileCurrentHolds(root, () => {
     const files = openGeneration(root, INDEX_FORMAT)
-    if (!files) throw unreadable(root, INDEX_FORMAT, existsSync(root) ? 'it has no CURRENT snapshot (was it saved with index.save?)' : 'the folder does not exist (check the path)')
+    if (!files) throw unreadable(root, INDEX_FORMAT, !existsSync(root) ? 'the folder does not exist (check the path)' : statSync(root).isDirectory() ? 'it has no CURRENT snapshot (was it saved with index.save?)' : 'it is a file, not a folder (give the folder index.save wrote)')
     files.pin()
     try {
       // Stamped before the read: a file changed while it is read was changed after its stamp, and is not linked later.
