@@ -60,11 +60,10 @@ export class ForwardEntries {
     return new ForwardEntries(own, starts, ids, tfs)
   }
 
-  /** Labels with an entry holding a term among the first `extent`. */
-  documents(extent: number): number {
+  /** Labels whose entry holds a term among the first `extent`: a text with none (empty, or only stop words) is no document of the field (Lucene's docCount). */
+  withTerms(extent: number): number {
     let n = 0
     const counts = this.#counts
-    // Texts with terms only: one without (empty, or only stop words) is no document of the field (Lucene's docCount).
     for (let label = 0; label < Math.min(extent, counts.length); label++) if (counts[label] !== NO_TEXT && counts[label] !== 0) n++
     return n
   }

@@ -182,7 +182,7 @@ export class SparseIndex {
     index.#lengths = new Float64Array(size)
     index.#lengths.set(data.lengths)
     index.#acc = new Float64Array(size)
-    index.#documents = forward.documents(data.forward.counts.length)
+    index.#documents = forward.withTerms(data.forward.counts.length)
     index.#totalLength = data.totalLength
     return index
   }
