@@ -80,7 +80,7 @@ describe('REST contract', () => {
     })
     expect(answer.status).toBe(413)
     expect(answer.json.error).toMatchObject({ code: 413, status: 'INVALID_ARGUMENT' })
-    expect(answer.json.error.message).toMatch(/larger than 1000 bytes \(maxBodyBytes\)/)
+    expect(answer.json.error.message).toMatch(/larger than 1000 bytes \(--max-body-mb, or maxBodyBytes\)/)
     expect(answer.connection).toBe('close')
     // The server still answers, on a new connection.
     expect((await fetch(new URL('/v1beta/corpora', url))).status).toBe(200)

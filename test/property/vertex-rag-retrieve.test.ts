@@ -53,8 +53,10 @@ function cosineDistance(a: Float32Array, b: Float32Array): number {
 
 function bm25(chunks: readonly Chunk[], query: string): Map<string, number> {
   const docs = chunks.map((c) => analyzer.terms(c.text))
-  const n = docs.length
-  const avgdl = docs.reduce((s, d) => s + d.length, 0) / n
+  // N and the average length over the chunks with a term, as Lucene's docCount (a chunk of stop words is none).
+  const withTerms = docs.filter((d) => d.length > 0)
+  const n = withTerms.length
+  const avgdl = withTerms.reduce((s, d) => s + d.length, 0) / n
   const out = new Map<string, number>()
   const q = analyzer.terms(query)
   chunks.forEach((c, i) => {
