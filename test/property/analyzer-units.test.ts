@@ -22,7 +22,7 @@ const STOP = new Set([...defaultStopWords()].map((w) => w.toLowerCase()))
 
 /**
  * wink's kept tokens, but for the words of other scripts: a run of letters, digits and marks
- * (the 'unicode' tokenizer's regex) holding a non-ASCII character no kept wink token covers is one
+ * (the 'unicode' tokenizer's regex) holding a non-ASCII letter or digit no kept wink token covers is one
  * token, and the wink tokens overlapping it go (text/other-scripts.ts, written here plainly).
  */
 function keptTokens(text: string): { value: string; start: number; end: number; type: string }[] {
@@ -31,7 +31,7 @@ function keptTokens(text: string): { value: string; start: number; end: number; 
   for (const t of wink) covered.fill(1, t.start, t.end)
   const others = [...text.matchAll(/[\p{L}\p{N}\p{M}]+(?:['’]\p{L}+)*/gu)]
     .map((m) => ({ value: m[0], start: m.index, end: m.index + m[0].length, type: /^\p{N}+$/u.test(m[0]) ? 'number' : 'word' }))
-    .filter((w) => Array.from({ length: w.end - w.start }, (_, k) => w.start + k).some((i) => covered[i] === 0 && text.charCodeAt(i) > 0x7f))
+    .filter((w) => Array.from({ length: w.end - w.start }, (_, k) => w.start + k).some((i) => covered[i] === 0 && text.charCodeAt(i) > 0x7f && /^[\p{L}\p{N}]/u.test(String.fromCodePoint(text.codePointAt(i) as number))))
   const kept = wink.filter((t) => !others.some((w) => t.start < w.end && w.start < t.end))
   return [...kept, ...others].sort((a, b) => a.start - b.start)
 }

@@ -221,6 +221,9 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
       expect(dense.hits[0]?.id, embedder.name).toBe('kb')
       for (const hit of dense.hits.slice(1)) expect(Math.abs(hit.score), `${embedder.name} ${hit.id}`).toBeLessThan(0.35)
     }
+    // Emoji with their variation selector (a mark, no word): each its own direction for GloVe too.
+    const [heart, check] = (await createGloveEmbedder({ vocabulary: 50_000 }).embed(['\u2764\uFE0F', '\u2714\uFE0F'])) as [Float32Array, Float32Array]
+    expect(Math.abs(cos(heart, check))).toBeLessThan(0.35)
     // The hashing embedder drops stop words: a text of only those has no term either.
     const [stop, dots] = (await createHashingEmbedder({ dimensions: 256 }).embed(['the of', '...'])) as [Float32Array, Float32Array]
     expect(Math.abs(cos(stop, dots))).toBeLessThan(0.35)

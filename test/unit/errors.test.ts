@@ -78,6 +78,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['a datetime filter value of a day its month lacks (V8 reads it as March 2)', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: { datetime: '2023-02-30T00:00:00Z' } } }), 'INVALID_QUERY', 'filter.value'],
     ['a datetime filter value with another key', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: { datetime: '2024-01-01T00:00:00Z', tz: 'x' } as never } }), 'INVALID_QUERY', 'filter.value.tz'],
     ['a Date as a filter value (a filter is JSON)', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: new Date(0) as never } }), 'INVALID_QUERY', 'filter.value'],
+    ['a filter function that returns a Promise', () => index.search({ vector: [1, 0, 0], filter: ((m: { n?: unknown }) => Promise.resolve(m.n === 1)) as never }), 'FILTER_FAILED', 'filter'],
     ['an async filter function (its Promise passes every record)', () => index.search({ vector: [1, 0, 0], filter: (async () => false) as never }), 'INVALID_QUERY', 'filter'],
     ['chunkText with an unknown option', () => chunkText(new Analyzer(), 'some text', { size: 3, overlap: 1, foo: 1 } as never), 'INVALID_OPTION', 'foo'],
     ['save with a misspelt option', () => index.save(join(folder, 'typo'), { linkUnchaged: true } as never), 'INVALID_OPTION', 'linkUnchaged'],
@@ -86,7 +87,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['hashing embedder, misspelt option', () => createHashingEmbedder({ dimension: 64 } as never), 'INVALID_OPTION', 'dimension'],
     ['GloVe embedder with a = NaN', () => createGloveEmbedder({ a: Number.NaN }), 'INVALID_OPTION', 'a'],
     ['GloVe embedder with a = 0', () => createGloveEmbedder({ a: 0 }), 'INVALID_OPTION', 'a'],
-    ['GloVe embedder with more words than GloVe has', () => createGloveEmbedder({ vocabulary: 500_000 }), 'INVALID_OPTION', 'vocabulary'],
+    ['GloVe embedder with a fractional vocabulary', () => createGloveEmbedder({ vocabulary: 1.5 }), 'INVALID_OPTION', 'vocabulary'],
     ['GloVe embedder, misspelt option', () => createGloveEmbedder({ vocab: 5 } as never), 'INVALID_OPTION', 'vocab'],
     ['addMany of an object', () => index.addMany({ id: 'n6', vector: [1, 1, 1] } as never), 'INVALID_RECORD', undefined],
     ['addMany of a Set', () => index.addMany(new Set([{ id: 'n6', vector: [1, 1, 1] }]) as never), 'INVALID_RECORD', undefined],
@@ -175,6 +176,9 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
         expect(error.code).toBe('FILTER_FAILED')
         expect(error.message).toContain('bad filter')
       }
+      // A filter answering a Promise (truthy: it would keep every record) fails the same way, on every path.
+      const promised = codeOf(() => index.search({ vector: [3, 3], filter: ((m: { i?: unknown }) => Promise.resolve(keep(m.i as number))) as never }))
+      expect([promised.code, promised.message]).toEqual(['FILTER_FAILED', expect.stringContaining('the filter function answered a Promise on record') as string])
       // The index is still usable afterwards.
       expect(index.search({ vector: [3, 3], topK: 1 }).hits[0]?.id).toBe('r3')
     }

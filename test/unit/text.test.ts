@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { Analyzer, chunkText, createIndex, loadIndex } from '@quarry/core'
+import { fileURLToPath } from 'node:url'
+import { Analyzer, chunkText, createHashingEmbedder, createIndex, loadIndex } from '@quarry/core'
 
 describe('Analyzer', () => {
   it('tokenizes with wink-nlp, lowercases, folds accents, drops stop words and punctuation, stems (Porter2)', () => {
@@ -37,8 +38,13 @@ describe('Analyzer', () => {
       // What wink covers stays wink's: contractions, e-mails, hashtags, accented Latin-1 words, hyphens.
       ["don't e-mail me@x.com #tag naïve café", ["n't", 'e-mail', 'me@x.com', '#tag', 'naiv', 'cafe']],
       ['Москва-2020 and café', ['москва', '-2020', 'cafe']],
+      // Marks alone are no word: the emoji variation selector (U+FE0F) after ❤ and ✔ stays out.
+      ['I ❤\uFE0F NY ✔\uFE0F', ['ny']],
     ]
     for (const [text, terms] of cases) expect(a.terms(text), text).toEqual(terms)
+    // Nor do they count as tokens for chunking: the chunks are those of the text without them.
+    expect(chunkText(a, 'a \u2764\uFE0F b \u2764\uFE0F c', { size: 2, overlap: 0 }).map((c) => c.text)).toEqual(['a \u2764\uFE0F b', 'c'])
+    expect(new Analyzer({ foldAccents: false }).terms('I \u2764\uFE0F NY')).toEqual(['ny'])
     // The 'unicode' tokenizer reads the same words of those scripts.
     expect(new Analyzer({ tokenizer: 'unicode' }).terms('Привет, мир Tiếng Việt')).toEqual(a.terms('Привет, мир Tiếng Việt'))
     // And a search finds them: Łódź ranks the Polish record first (it had only "od" in common with "od mnie").
@@ -92,6 +98,18 @@ describe.each(['wink', 'unicode'] as const)('chunkText (%s tokens)', (tokenizer)
 describe('text indexes persist with their analyzer', () => {
   const dir = mkdtempSync(join(tmpdir(), 'quarry-text-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('an index saved before otherScripts existed loads with it false: its terms and a query\'s still agree', () => {
+    // test/support/retriever-v1/: a corpus index saved by cf058ce, long before the option.
+    const saved = fileURLToPath(new URL('../support/retriever-v1/snapshot-000001/corpus-0', import.meta.url))
+    const old = loadIndex(saved, { embedder: createHashingEmbedder({ dimensions: 16 }) })
+    expect(old.options.text.analyzer.otherScripts).toBe(false)
+    expect(createIndex().options.text.analyzer.otherScripts).toBe(true)
+    // false is wink's tokens alone, as such an index analyzed when it was saved.
+    expect(new Analyzer({ otherScripts: false }).terms('Łódź miasto')).toEqual(['od', 'miasto'])
+    old.save(join(dir, 'resaved'))
+    expect(loadIndex(join(dir, 'resaved'), { embedder: createHashingEmbedder({ dimensions: 16 }) }).options.text.analyzer.otherScripts).toBe(false)
+  })
 
   it('a reloaded index analyzes and scores exactly as the saved one', () => {
     const options = { text: { analyzer: { stem: false, stopWords: ['flow'] as string[], tokenizer: 'unicode' as const }, bm25: { k1: 0.9, b: 0.4 }, fields: { title: { boost: 2 } } } }

@@ -43,8 +43,9 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
   rejectUnknownOptions(options as Record<string, unknown>, ['vocabulary', 'a'], '')
   const vocabulary = options.vocabulary ?? 100_000
   const a = options.a ?? 2e-5
-  if (!(Number.isInteger(vocabulary) && vocabulary >= 1 && vocabulary <= GLOVE_WORDS)) {
-    throw new QuarryError('INVALID_OPTION', `vocabulary must be an integer from 1 to ${GLOVE_WORDS} (how many of GloVe's most frequent words to keep; it has ${GLOVE_WORDS}), received ${describe(vocabulary)}.`, { path: 'vocabulary' })
+  // Above GloVe's 341,479 words every word is kept (names an index recorded with such a count still rebuild).
+  if (!(Number.isInteger(vocabulary) && vocabulary >= 1)) {
+    throw new QuarryError('INVALID_OPTION', `vocabulary must be a positive integer (how many of GloVe's most frequent words to keep; it has ${GLOVE_WORDS}), received ${describe(vocabulary)}.`, { path: 'vocabulary' })
   }
   // a / (a + p(w)) weighs each word: a must be a positive number (0 or NaN made every vector NaN).
   if (typeof a !== 'number' || !Number.isFinite(a) || a <= 0) {

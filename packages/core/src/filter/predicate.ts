@@ -18,9 +18,13 @@ export interface FilterSubject {
 
 const EMPTY: Readonly<Metadata> = Object.freeze({})
 
+/** Why a filter that answered a Promise fails (the same words as the loop's, which can use no module constant). */
+const NOT_A_PROMISE = 'a filter must answer true or false at once, not a Promise: read what it needs first, then filter with a plain function'
+
 function filterFailed(id: string | undefined, cause: unknown): QuarryError {
   const reason = cause instanceof Error ? cause.message : String(cause)
-  return new QuarryError('FILTER_FAILED', `the filter function threw on record "${id ?? '?'}": ${reason}. Fix the filter; the index is unchanged.`, {
+  const what = cause instanceof TypeError && reason === NOT_A_PROMISE ? 'answered a Promise' : 'threw'
+  return new QuarryError('FILTER_FAILED', `the filter function ${what} on record "${id ?? '?'}": ${reason}. Fix the filter; the index is unchanged.`, {
     path: 'filter',
     cause,
   })
@@ -30,11 +34,15 @@ function filterFailed(id: string | undefined, cause: unknown): QuarryError {
 export function testLabel(filter: FilterFn, subject: FilterSubject, label: Label): boolean {
   const id = subject.ids[label]
   if (id === undefined) return false
+  let keep: unknown
   try {
-    return Boolean(filter(subject.metadata[label] ?? EMPTY, id))
+    keep = filter(subject.metadata[label] ?? EMPTY, id)
   } catch (cause) {
     throw filterFailed(id, cause)
   }
+  if (keep === true) return true
+  if (typeof keep === 'object' && keep !== null && typeof (keep as { then?: unknown }).then === 'function') throw filterFailed(id, new TypeError(NOT_A_PROMISE))
+  return Boolean(keep)
 }
 
 /**
@@ -83,7 +91,13 @@ function passingLoop(filter: FilterFn, ids: readonly (string | undefined)[] | nu
     for (; label < extent; label++) {
       // Metadata is set for every live label and undefined for free ones.
       const m = metadata[label]
-      if (m === undefined || !(ids === null ? (filter as (m: Readonly<Metadata>) => boolean)(m) : filter(m, ids[label] as string))) continue
+      if (m === undefined) continue
+      const keep: unknown = ids === null ? (filter as (m: Readonly<Metadata>) => boolean)(m) : filter(m, ids[label] as string)
+      if (keep !== true) {
+        if (!keep) continue
+        // A Promise (a filter that awaits) is truthy: it would keep every record.
+        if (typeof keep === 'object' && typeof (keep as { then?: unknown }).then === 'function') throw new TypeError('a filter must answer true or false at once, not a Promise: read what it needs first, then filter with a plain function')
+      }
       if (count === labels.length) {
         const grown = new Uint32Array(labels.length * 2)
         grown.set(labels)

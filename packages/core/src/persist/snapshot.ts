@@ -285,6 +285,18 @@ function bytesOf(floats: Float32Array): Uint8Array {
   return new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength)
 }
 
+/**
+ * A manifest's index options, with what an option added since means for an index saved before
+ * it: the analyzer's `otherScripts` is false there (wink's tokens alone, as it analyzed then), so
+ * its stored terms and a query's agree.
+ */
+export function optionsAsSaved(saved: unknown): ResolvedIndexOptions {
+  const options = saved as ResolvedIndexOptions
+  const analyzer = (options as { text?: { analyzer?: object } } | null)?.text?.analyzer
+  if (typeof analyzer !== 'object' || analyzer === null || 'otherScripts' in analyzer) return options
+  return { ...options, text: { ...options.text, analyzer: { ...options.text.analyzer, otherScripts: false } } }
+}
+
 /** The index's fields of the manifest, checked. */
 function indexFields(files: Generation): IndexFields {
   const m = files.manifest
@@ -294,7 +306,7 @@ function indexFields(files: Generation): IndexFields {
   if (typeof m.textTotalLength !== 'number' || !Number.isFinite(m.textTotalLength) || m.textTotalLength < 0) throw fail('has an invalid text length')
   let options: ResolvedIndexOptions
   try {
-    options = resolveIndexOptions(m.options as ResolvedIndexOptions)
+    options = resolveIndexOptions(optionsAsSaved(m.options))
   } catch {
     throw fail('holds invalid index options')
   }

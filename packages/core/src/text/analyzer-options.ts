@@ -31,6 +31,14 @@ export interface AnalyzerOptions {
    * @defaultValue 255
    */
   maxTokenLength?: number
+  /**
+   * With the 'wink' tokenizer: read the words wink's English tokenizer leaves out (it reads
+   * Latin-1 letters only) as the 'unicode' tokenizer does — Cyrillic, Greek, Hebrew, CJK, and Latin
+   * words with a letter such as ł or ế, each whole. false keeps wink's tokens alone; an index saved
+   * before this option existed loads with false, so it analyzes as it did when saved.
+   * @defaultValue true
+   */
+  otherScripts?: boolean
 }
 
 export interface ResolvedAnalyzerOptions {
@@ -41,6 +49,7 @@ export interface ResolvedAnalyzerOptions {
   readonly stem: boolean
   readonly minLength: number
   readonly maxTokenLength: number
+  readonly otherScripts: boolean
 }
 
 /**
@@ -49,7 +58,7 @@ export interface ResolvedAnalyzerOptions {
  */
 const MAX_TOKEN_LENGTH_LIMIT = 1024
 
-export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1, maxTokenLength: 255 }
+export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1, maxTokenLength: 255, otherScripts: true }
 
 function bool(value: unknown, path: string, fallback: boolean): boolean {
   if (value === undefined) return fallback
@@ -65,8 +74,8 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   }
   const o = options as Record<string, unknown>
   for (const key of Object.keys(o)) {
-    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength', 'maxTokenLength'].includes(key)) {
-      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength, maxTokenLength.`, { path: `${path}.${key}` })
+    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength', 'maxTokenLength', 'otherScripts'].includes(key)) {
+      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength, maxTokenLength, otherScripts.`, { path: `${path}.${key}` })
     }
   }
   let stopWords: boolean | readonly string[] = ANALYZER_DEFAULTS.stopWords
@@ -98,5 +107,6 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
     stem: bool(o.stem, `${path}.stem`, ANALYZER_DEFAULTS.stem),
     minLength,
     maxTokenLength,
+    otherScripts: bool(o.otherScripts, `${path}.otherScripts`, ANALYZER_DEFAULTS.otherScripts),
   }
 }

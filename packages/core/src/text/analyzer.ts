@@ -521,7 +521,8 @@ export class Analyzer {
   #analyzeUnit(unit: string): UnitAnalysis {
     this.#unitsAnalyzed++
     const max = this.options.maxTokenLength
-    return this.#analyzed(withOtherScripts(unit, shapeTokens(unit, max) ?? directUnitTokens(unit, max), max, KEPT_TYPES))
+    const tokens = shapeTokens(unit, max) ?? directUnitTokens(unit, max)
+    return this.#analyzed(this.options.otherScripts ? withOtherScripts(unit, tokens, max, KEPT_TYPES) : tokens)
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {

@@ -1,3 +1,4 @@
+import { classOf, LETTER, NUMBER, width } from './char-class.js'
 import type { RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
 
@@ -8,8 +9,8 @@ import { unicodeTokens } from './unicode-tokens.js'
  * "łódź" → "od"; "İstanbul" → "stanbul"), so such text could never be found by its words.
  *
  * Here the unit's words as the 'unicode' tokenizer reads them (runs of letters, digits and marks)
- * take the place of wink's tokens wherever a run holds a non-ASCII character that no token wink
- * kept covers: the whole run is one token, and wink's tokens overlapping it go. Everything wink
+ * take the place of wink's tokens wherever a run holds a non-ASCII letter or digit that no token
+ * wink kept covers: the whole run is one token, and wink's tokens overlapping it go. Everything wink
  * covers is left as it tokenized it (contractions, e-mails, URLs, hyphenated words, accented
  * Latin-1 words), and a unit of ASCII alone is never looked at: English text tokenizes as before.
  *
@@ -28,11 +29,14 @@ export function withOtherScripts(unit: string, tokens: readonly RawToken[], maxT
   for (const t of tokens) if (kept.has(t.type)) covered.fill(1, t.start, t.end)
   const words: RawToken[] = []
   for (const word of unicodeTokens(unit, maxTokenLength)) {
-    for (let i = word.start; i < word.end; i++) {
-      if (covered[i] === 0 && unit.charCodeAt(i) > 0x7f) {
+    for (let i = word.start; i < word.end; ) {
+      const cp = unit.codePointAt(i) as number
+      // A letter or digit: a run of marks alone (the emoji variation selector after ❤) is no word.
+      if (cp > 0x7f && covered[i] === 0 && (classOf(cp) & (LETTER | NUMBER)) !== 0) {
         words.push(word)
         break
       }
+      i += width(cp)
     }
   }
   if (words.length === 0) return tokens
