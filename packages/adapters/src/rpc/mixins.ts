@@ -112,33 +112,32 @@ export function locationAndIamMixin() {
 }
 
 /**
+ * An operation's binding (`suffix`: its custom verb, if any) for any resource, and the `/ui/` one
+ * that aiplatform's clients use first for an operation of a location (asyncRetrieveContexts,
+ * updateRagEngineConfig): their http rules list it before the others.
+ */
+function operationBindings(verb: HttpBinding['verb'], suffix = ''): readonly HttpBinding[] {
+  return [
+    { verb, path: `{name=**/operations/*}${suffix}` },
+    { verb, path: `{name=projects/*/locations/*/operations/*}${suffix}`, prefix: 'ui' },
+  ]
+}
+
+/**
  * The REST bindings of the mixins below a version prefix, as Google's Vertex clients send them
  * (their `httpRules`, written here for any resource). Bound once per version by http/routes.ts,
  * over every engine's operations.
  */
 export const MIXIN_HTTP: Readonly<Record<keyof ReturnType<typeof operationsMixin> | keyof ReturnType<typeof locationAndIamMixin>, readonly HttpBinding[]>> = {
-  // aiplatform's clients reach an operation of a location (asyncRetrieveContexts,
-  // updateRagEngineConfig) and a location's list at /ui/...: their http rules list that binding first.
-  getOperation: [
-    { verb: 'GET', path: '{name=**/operations/*}' },
-    { verb: 'GET', path: '{name=projects/*/locations/*/operations/*}', prefix: 'ui' },
-  ],
+  getOperation: operationBindings('GET'),
+  // A location's list is at /ui/ first too.
   listOperations: [
     { verb: 'GET', path: '{name=**}/operations' },
     { verb: 'GET', path: '{name=projects/*/locations/*}/operations', prefix: 'ui' },
   ],
-  cancelOperation: [
-    { verb: 'POST', path: '{name=**/operations/*}:cancel' },
-    { verb: 'POST', path: '{name=projects/*/locations/*/operations/*}:cancel', prefix: 'ui' },
-  ],
-  deleteOperation: [
-    { verb: 'DELETE', path: '{name=**/operations/*}' },
-    { verb: 'DELETE', path: '{name=projects/*/locations/*/operations/*}', prefix: 'ui' },
-  ],
-  waitOperation: [
-    { verb: 'POST', path: '{name=**/operations/*}:wait' },
-    { verb: 'POST', path: '{name=projects/*/locations/*/operations/*}:wait', prefix: 'ui' },
-  ],
+  cancelOperation: operationBindings('POST', ':cancel'),
+  deleteOperation: operationBindings('DELETE'),
+  waitOperation: operationBindings('POST', ':wait'),
   getLocation: [{ verb: 'GET', path: '{name=projects/*/locations/*}' }],
   listLocations: [{ verb: 'GET', path: '{name=projects/*}/locations' }],
   getIamPolicy: [{ verb: 'POST', path: '{resource=**}:getIamPolicy', body: '*' }],
