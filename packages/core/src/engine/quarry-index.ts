@@ -15,7 +15,7 @@ import { hybridSearch } from './hybrid-search.js'
 import { resolveIndexOptions, type IndexOptions, type ResolvedIndexOptions } from './options.js'
 import { PreparedText, recordList, validateMetadata, validateRecord, validateText, type Metadata, type RecordInput, type StoredRecord, type TextInput } from './record.js'
 import type { SearchResult } from './results.js'
-import { validateSearch, type SearchRequest } from './search-request.js'
+import { DENSE_ONLY, validateSearch, type SearchRequest } from './search-request.js'
 import { sparseDocument, sparseSearch, type TextWithin } from './sparse-search.js'
 import { emptyState, type IndexState } from './state.js'
 import type { PreparedSparse } from '../sparse/sparse-index.js'
@@ -137,7 +137,8 @@ export class QuarryIndex {
         throw new QuarryError('INVALID_QUERY', `query embeds its text and takes no ${key}: search({ ${key}, text }) searches with ${key === 'vector' ? 'a vector of your own' : 'a stored record as the example'} and the text.`, { path: key })
       }
     }
-    if (request.alpha === 0) return this.search(request)
+    // alpha 0 ranks by text alone: no embedding, unless an option of the vector side needs it.
+    if (request.alpha === 0 && !DENSE_ONLY.some((key) => request[key] !== undefined)) return this.search(request)
     const embedder = this.#requireEmbedder('query')
     const [vector] = await embedder.embed([request.text])
     return this.search({ ...request, vector: vector as Float32Array })

@@ -75,6 +75,10 @@ export interface ValidatedSearch {
 }
 
 const KNOWN = ['text', 'explain', 'vector', 'id', 'topK', 'filter', 'ef', 'exact', 'alpha', 'fusion', 'depth', 'maxDistance', 'minSimilarity', 'preciseDistances']
+/** Options that fuse text with a vector: a search without text has nothing to fuse. */
+const HYBRID_ONLY = ['alpha', 'fusion', 'depth'] as const
+/** Options of the vector side: a text-only search has none. */
+export const DENSE_ONLY = ['maxDistance', 'minSimilarity', 'exact', 'ef', 'preciseDistances'] as const
 const IS_KNOWN = new Set(KNOWN)
 
 export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
@@ -93,6 +97,17 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   }
   if (r.vector === undefined && r.id === undefined && r.text === undefined) {
     throw new QuarryError('INVALID_QUERY', 'give a query: `vector` or `id` (dense), `text` (BM25), or `text` with `vector` (hybrid).', { path: 'vector' })
+  }
+  // An option of one side given without that side would be ignored: refused, naming what to add.
+  if (r.text === undefined) {
+    for (const key of HYBRID_ONLY) {
+      if (r[key] !== undefined) throw new QuarryError('INVALID_QUERY', `${key} weighs text against the vector, and this search has no text: give text too, or leave ${key} out.`, { path: key })
+    }
+  }
+  if (r.vector === undefined && r.id === undefined) {
+    for (const key of DENSE_ONLY) {
+      if (r[key] !== undefined) throw new QuarryError('INVALID_QUERY', `${key} applies to the vector search, and this search has only text: give a vector (or an id) too, or leave ${key} out.`, { path: key })
+    }
   }
   const alpha = r.alpha ?? 0.5
   if (typeof alpha !== 'number' || !(alpha >= 0 && alpha <= 1)) {
