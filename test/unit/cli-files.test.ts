@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -5,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bestPassage, quarryCommand, renderSnippet, shortenPath } from '@quarry/adapters'
 import { Analyzer, createIndex } from '@quarry/core'
 import { runQuarry } from '../support/run-cli.js'
+import { QUARRY_BIN } from '../support/quarry-process.js'
 
 const q = quarryCommand()
 const roots: string[] = []
@@ -186,6 +188,8 @@ describe('quarry index and quarry search on your own files', () => {
     const r = await runQuarry(['index', pdfs, '--index', pdfIndex, '--embedder', 'hashing'])
     expect(r.err).toBe('quarry index: skipped pdfs/broken.pdf: not a readable PDF (InvalidPDFException).')
     expect(r.out.split('\n')[0]).toBe(`${pdfIndex}: 1 new, 0 changed, 0 unchanged, 0 removed, 1 failed; 1 file, 1 chunk (embedder hashing-256)`)
+    // What could be read is saved; a file that could not be makes the run exit 1 (docs/cli.md).
+    expect(r.code).toBe(1)
     const found = await runQuarry(['search', 'sandworms', '--index', pdfIndex, '--filter', 'page = 1 AND ext = "pdf"', '--json'])
     expect(JSON.parse(found.out)).toEqual({
       hits: [{ id: expect.any(String), source: 'pdfs/dune-pages.pdf', score: 1, text: 'The spice must flow.\nArrakis is a desert planet.\n\nSandworms guard the spice', chunk: 0, start: 0, end: 75, page: 1 }],
@@ -209,6 +213,43 @@ describe('quarry index and quarry search on your own files', () => {
     const usage = await runQuarry(['index'])
     expect(usage.code).toBe(2)
     expect(usage.err).toMatch(/^quarry index: give the files or folders to index, e\.g\. .*quarry index docs\n\nusage: .* index <path>\.\.\. \[--index DIR\]/)
+  })
+
+  it('prints text and file names from indexed files with their control characters escaped, never sent to the terminal', async () => {
+    const { root, dir, put, index, search } = await workspace({ indexed: false })
+    put('esc/e\u001b[31mred.txt', 'walrus \u001b[2J\u001b]0;pwned\u0007 tusks')
+    expect((await index(join(root, 'esc'))).code).toBe(0)
+    const found = await search('walrus')
+    expect(found.code).toBe(0)
+    expect(found.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    expect(found.out).toContain('walrus \\u001b[2J\\u001b]0;pwned\\u0007 tusks')
+    expect(found.out).toContain('esc/e\\u001b[31mred.txt')
+    expect(dir).toBeTruthy()
+  })
+
+  it('two runs into one index: a run that exits 0 has every file of its own in the index (no save lost under another)', async () => {
+    const { root, dir } = await workspace({ indexed: false })
+    for (const side of ['a', 'b']) {
+      mkdirSync(join(root, side))
+      for (let i = 0; i < 150; i++) writeFileSync(join(root, side, `${side}${i}.txt`), `${side} file ${i} holds words about ${side === 'a' ? 'apples' : 'bananas'} number ${i}`)
+    }
+    // Two processes, as two terminals run them (runQuarry's in-process capture is one console).
+    const runProcess = (side: string): Promise<{ code: number; out: string; err: string }> =>
+      new Promise((resolveRun) => {
+        execFile(process.execPath, [QUARRY_BIN, 'index', join(root, side), '--index', dir, '--embedder', 'hashing'], (error, out, err) => {
+          resolveRun({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err: err.split('\n').filter((l) => l.startsWith('quarry index:')).join('\n') })
+        })
+      })
+    const runs = await Promise.all(['a', 'b'].map(runProcess))
+    const listed = await runQuarry(['search', 'file', '--index', dir, '--top', '1000', '--json', '--alpha', '0'])
+    const sources = new Set((JSON.parse(listed.out) as { hits: JsonHit[] }).hits.map((h) => h.source.split('/')[0]))
+    runs.forEach((run, i) => {
+      const side = i === 0 ? 'a' : 'b'
+      // Refused when the other saved meanwhile (or LOCKED while it saved): exit 1, said; else all its files are there.
+      if (run.code === 0) expect(sources.has(side), `${side}: ${run.out}`).toBe(true)
+      else expect(run.err, JSON.stringify(run)).toMatch(/another .*index saved .* while this run read its files|is in use by process/)
+    })
+    expect(runs.some((r) => r.code === 0)).toBe(true)
   })
 
   it('says in one line, with a non-zero exit, when the index is missing or damaged', async () => {

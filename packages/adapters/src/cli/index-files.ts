@@ -1,7 +1,8 @@
 import { omitUndefined } from '../rpc/omit.js'
+import { Code } from '../rpc/status.js'
 import { createHash } from 'node:crypto'
-import { statSync } from 'node:fs'
-import { dirname, extname, resolve } from 'node:path'
+import { readFileSync, statSync } from 'node:fs'
+import { dirname, extname, join, resolve } from 'node:path'
 import { Analyzer, chunkText, createIndex, embedAll, type Embedder, type Metadata, type QuarryIndex, type RecordInput } from '@quarry/core'
 import { extractText } from '../vertex-rag/extract.js'
 import { pageAt } from '../vertex-rag/pdf.js'
@@ -12,6 +13,7 @@ import { CliError, usageError } from './fail.js'
 import { quarryCommand } from './invocation.js'
 import { DEFAULT_INDEX_DIR, hasIndex, indexDir, indexedFiles, isFreshDir, openIndex, shellWord, shown, type IndexedFile } from './local-index.js'
 import { progress } from './progress.js'
+import { printable } from './snippet.js'
 import { findFiles, INDEXED_EXTENSIONS, type FoundFile } from './walk.js'
 
 /** Chunks of `quarry index`: 200 analyzer tokens with 40 shared between neighbours (as the demo). */
@@ -34,14 +36,16 @@ function usage(): string {
   node_modules skipped: ${INDEXED_EXTENSIONS.join(' ')}. Each file is chunked (${CHUNKING.size} tokens,
   ${CHUNKING.overlap} shared by neighbours), embedded offline (GloVe SIF) and indexed for hybrid search
   (BM25 + HNSW). Run it again after editing: only files whose bytes changed are read again, and
-  files that are gone are dropped.
+  files that are gone are dropped; a file or folder that cannot be read keeps what the index holds
+  from it (and the run exits 1).
 ${optionLines(INDEX_OPTIONS)}`
 }
 
 /** What one found file needs. */
 type Plan =
   | { readonly kind: 'unchanged' }
-  | { readonly kind: 'failed'; readonly message: string }
+  /** `unread`: its bytes could not be read (permissions, I/O); else they were, and hold nothing to index. */
+  | { readonly kind: 'failed'; readonly message: string; readonly unread: boolean }
   | { readonly kind: 'read'; readonly sha256: string; readonly records: readonly Omit<RecordInput, 'vector'>[] }
 
 /** The record id of a file's n-th chunk: short and stable whatever the path's length. */
@@ -54,13 +58,14 @@ const analyzer = new Analyzer()
 /** Reads one file; unchanged bytes (same sha256 as indexed) are not extracted again. */
 async function planFile(file: FoundFile, previous: IndexedFile | undefined): Promise<Plan> {
   const read = await readSource({ uri: file.source, path: file.real }, MAX_FILE_BYTES)
-  if (!read.ok) return { kind: 'failed', message: read.status.message }
+  // NOT_FOUND: it could not be opened (permissions, gone meanwhile); other refusals read it (a size over the limit).
+  if (!read.ok) return { kind: 'failed', message: read.status.message, unread: read.status.code === Code.NOT_FOUND }
   const sha256 = createHash('sha256').update(read.bytes).digest('hex')
   if (previous?.sha256 === sha256) return { kind: 'unchanged' }
   const extracted = await extractText(file.real, read.bytes, file.source)
-  if (!extracted.ok) return { kind: 'failed', message: extracted.message }
+  if (!extracted.ok) return { kind: 'failed', message: extracted.message, unread: false }
   const pieces = chunkText(analyzer, extracted.text, CHUNKING)
-  if (pieces.length === 0) return { kind: 'failed', message: `${file.source}: the file has no words to index.` }
+  if (pieces.length === 0) return { kind: 'failed', message: `${file.source}: the file has no words to index.`, unread: false }
   const ext = extname(file.source).slice(1).toLowerCase()
   const pages = extracted.pageStarts
   const records = pieces.map((p, chunk) => {
@@ -70,11 +75,22 @@ async function planFile(file: FoundFile, previous: IndexedFile | undefined): Pro
   return { kind: 'read', sha256, records }
 }
 
-function isFile(path: string): boolean {
+/** Whether the file at `path` is gone (or is no file now); one that cannot be looked at (a folder without permission) is not known to be. */
+function isGone(path: string): boolean {
   try {
-    return statSync(path).isFile()
+    return !statSync(path).isFile()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'ENOENT' || code === 'ENOTDIR'
+  }
+}
+
+/** The generation the index's CURRENT names, or undefined without one: a save checks no other run saved meanwhile. */
+function currentGeneration(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, 'CURRENT'), 'utf8')
   } catch {
-    return false
+    return undefined
   }
 }
 
@@ -122,22 +138,25 @@ export async function runIndex(args: readonly string[]): Promise<number> {
   const dir = indexDir(parsed.value('index'))
   const base = dirname(dir)
   const requested = parsed.value('embedder') === undefined ? undefined : embedderKind(parsed.value('embedder'), help)
+  const opened = currentGeneration(dir)
   const existing = openExisting(dir, requested)
   const known = existing.known
   let index = existing.index
 
-  const found = findFiles(parsed.positionals, { base, exclude: [dir] })
+  const { files: found, unreadable } = findFiles(parsed.positionals, { base, exclude: [dir] })
+  for (const folder of unreadable) console.error(`quarry index: skipped the folder ${printable(folder.source)}: it cannot be read (${folder.code}); what the index holds from it is kept`)
   const plans = await planFiles(found, known)
   const fresh = [...plans].flatMap(([source, plan]) => (plan.kind === 'read' ? [{ source, records: plan.records }] : []))
-  const failed = [...plans].flatMap(([source, plan]) => (plan.kind === 'failed' ? [{ source, message: plan.message }] : []))
+  const failed = [...plans].flatMap(([source, plan]) => (plan.kind === 'failed' ? [{ source, message: plan.message, unread: plan.unread }] : []))
   const unchanged = [...plans.values()].filter((p) => p.kind === 'unchanged').length
-  for (const f of failed) console.error(`quarry index: skipped ${f.message}${known.has(f.source) ? ' (its earlier chunks are dropped)' : ''}`)
+  for (const f of failed) console.error(`quarry index: skipped ${printable(f.message)}${known.has(f.source) ? (f.unread ? ' (its earlier chunks are kept)' : ' (its earlier chunks are dropped)') : ''}`)
   if (!index && fresh.length === 0) {
     throw new CliError(found.length === 0 ? `found no files to index in ${parsed.positionals.join(', ')} (quarry index reads ${INDEXED_EXTENSIONS.join(' ')})` : 'no file could be read; nothing was indexed')
   }
-  // Dropped: files no longer there (wherever they are: other folders' files stay while they exist), and files that now fail.
-  const gone = [...known.keys()].filter((source) => !plans.has(source) && !isFile(resolve(base, source)))
-  const removed = [...gone, ...failed.map((f) => f.source).filter((s) => known.has(s))]
+  // Dropped: files no longer there (wherever they are: other folders' files stay while they exist),
+  // and files read now that hold nothing to index. A file that cannot be read keeps its chunks.
+  const gone = [...known.keys()].filter((source) => !plans.has(source) && isGone(resolve(base, source)))
+  const removed = [...gone, ...failed.filter((f) => !f.unread && known.has(f.source)).map((f) => f.source)]
   const newCount = fresh.filter((f) => !known.has(f.source)).length
 
   if (fresh.length > 0 || removed.length > 0) {
@@ -153,6 +172,8 @@ export async function runIndex(args: readonly string[]): Promise<number> {
     // Applied only once every vector is in: a failure above leaves the saved index as it was.
     for (const source of [...removed, ...fresh.map((f) => f.source)]) for (const id of known.get(source)?.ids ?? []) index.remove(id)
     index.addMany(records.map((r, i) => ({ ...r, vector: vectors[i] as Float32Array })))
+    // Another run that saved meanwhile would lose its files under this save: refused, said.
+    if (currentGeneration(dir) !== opened) throw new CliError(`another ${quarryCommand()} index saved ${shown(dir)} while this run read its files; nothing of this run was saved: run it again`)
     index.save(dir)
   }
   const files = known.size + newCount - removed.length
@@ -161,8 +182,8 @@ export async function runIndex(args: readonly string[]): Promise<number> {
   )
   const flag = parsed.value('index')
   console.log(`Search it: ${quarryCommand()} search "your question"${flag === undefined ? '' : ` --index ${shellWord(flag)}`}`)
-  // Some files failing is reported above; only a run where every file failed is a failure.
-  return failed.length > 0 && fresh.length === 0 && unchanged === 0 ? 1 : 0
+  // What could be read is saved; a file or folder that could not be is a failure of the run (exit 1), said above.
+  return failed.length > 0 || unreadable.length > 0 ? 1 : 0
 }
 
 function plural(n: number, noun: string): string {

@@ -87,9 +87,17 @@ export function bestPassage(text: string, tokens: readonly AnalyzedToken[], term
   return { parts, cutStart: lo > 0, cutEnd: hi < n - 1 }
 }
 
-/** A snippet as one line: cut ends as `…`, matched words through `mark`. */
+/**
+ * Text from indexed files or their names, made safe to print: control characters (an escape
+ * sequence that would clear the screen or retitle the window) shown as `\u001b`, not sent.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/** A snippet as one line: cut ends as `…`, matched words through `mark`, control characters escaped (`printable`). */
 export function renderSnippet(snippet: Snippet, mark: (word: string) => string): string {
-  const body = snippet.parts.map((p) => (p.match ? mark(p.text) : p.text)).join('')
+  const body = snippet.parts.map((p) => (p.match ? mark(printable(p.text)) : printable(p.text))).join('')
   return `${snippet.cutStart ? '…' : ''}${body}${snippet.cutEnd ? '…' : ''}`
 }
 
@@ -103,7 +111,8 @@ export function markerFor(stream: { readonly isTTY?: boolean }, env: NodeJS.Proc
 }
 
 /** A path shortened to `max` characters by its start, keeping whole trailing segments: `…/guide/install.md`. */
-export function shortenPath(path: string, max: number): string {
+export function shortenPath(name: string, max: number): string {
+  const path = printable(name)
   if (path.length <= max) return path
   const tail = path.slice(path.length - (max - 1))
   const slash = tail.indexOf('/')

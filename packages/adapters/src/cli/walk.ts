@@ -18,6 +18,12 @@ export interface FoundFile {
   readonly real: string
 }
 
+/** A folder whose entries could not be listed (permissions): its path as `source` names files, and why. */
+export interface UnreadableFolder {
+  readonly source: string
+  readonly code: string
+}
+
 interface WalkLimits {
   readonly maxFiles: number
   readonly maxDepth: number
@@ -36,7 +42,7 @@ function sourceOf(base: string, path: string): string {
  * each real file once, links followed (a loop is visited once). A given path that does not exist
  * fails the whole walk before anything is read.
  */
-export function findFiles(paths: readonly string[], options: { base: string; exclude: readonly string[]; limits?: WalkLimits }): FoundFile[] {
+export function findFiles(paths: readonly string[], options: { base: string; exclude: readonly string[]; limits?: WalkLimits }): { files: FoundFile[]; unreadable: UnreadableFolder[] } {
   const limits = options.limits ?? WALK_LIMITS
   const excluded = new Set(options.exclude.map((p) => resolve(p)))
   const starts = paths.map((p) => {
@@ -49,6 +55,7 @@ export function findFiles(paths: readonly string[], options: { base: string; exc
     }
   })
   const files: FoundFile[] = []
+  const unreadable: UnreadableFolder[] = []
   const seenFiles = new Set<string>()
   const seenDirs = new Set<string>()
   const add = (path: string, real: string): void => {
@@ -64,8 +71,10 @@ export function findFiles(paths: readonly string[], options: { base: string; exc
     let names: string[]
     try {
       names = readdirSync(real).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    } catch {
-      return // an unreadable folder holds nothing we can index
+    } catch (error) {
+      // Said, and what the index holds from it kept: its files are not known to be gone.
+      unreadable.push({ source: sourceOf(options.base, path), code: (error as NodeJS.ErrnoException).code ?? 'error' })
+      return
     }
     for (const name of names) {
       const child = join(path, name)
@@ -89,5 +98,5 @@ export function findFiles(paths: readonly string[], options: { base: string; exc
     else if (start.info.isFile()) add(start.path, start.real)
     else throw new CliError(`${start.path}: not a regular file or folder`)
   }
-  return files
+  return { files, unreadable }
 }
