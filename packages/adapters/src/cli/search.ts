@@ -23,7 +23,7 @@ export const SEARCH_OPTIONS: readonly OptionDoc[] = [
 source is the file's path relative to the folder holding the index, with /
 separators: docs/guide/install.md (not ./docs/... nor an absolute path)`,
   },
-  { name: 'json', help: 'print {"hits": [{"source", "score", "text", "chunk", "start", "end", ...}]}' },
+  { name: 'json', help: 'print {"hits": [{"id", "source", "score", "text", "chunk", "start", "end", ...}]}' },
 ]
 
 function usage(): string {
@@ -31,7 +31,8 @@ function usage(): string {
   return `usage: ${q} search "<text>" [--index DIR] [--top N] [--alpha A] [--filter EXPR] [--json]
 
   Searches the index built by \`${q} index\`: BM25 and dense (GloVe SIF) results, fused. The score
-  is higher for better matches (1 is the best of the answer when alpha is above 0). On a terminal
+  is higher for better matches: BM25's at --alpha 0, the cosine similarity at 1, and between them
+  the fused relevance from 0 to 1 (1 for a passage best on both sides). On a terminal
   the matched words are bold; piped, the passage is plain text.
 ${optionLines(SEARCH_OPTIONS)}`
 }
