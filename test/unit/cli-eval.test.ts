@@ -151,5 +151,15 @@ describe('quarry eval', () => {
     const unjudged = write('qrels-none.tsv', 'q1\td1\t0\n')
     const none = await runQuarry(['eval', '--corpus', corpus, '--queries', queries, '--qrels', unjudged, '--embedder', 'hashing', '--plot', join(dir, 'none.svg')])
     expect(none).toEqual({ code: 1, out: '', err: `quarry eval: no query in ${queries} has a relevant document (score >= 1) in ${unjudged}` })
+    // A plot that cannot be written is refused before any work (it failed at the end, with a raw ENOENT).
+    const plot = await runQuarry(['eval', '--corpus', corpus, '--queries', queries, '--qrels', qrels, '--embedder', 'hashing', '--plot', join(dir, 'no-such-folder', 'p.svg')])
+    expect(plot).toEqual({ code: 1, out: '', err: `quarry eval: --plot: cannot write into ${join(dir, 'no-such-folder')} (ENOENT); give a path in an existing folder` })
+  })
+
+  it('says when the qrels judge a document id the corpus does not hold (a typo scores as a miss)', async () => {
+    const typo = write('qrels-typo.tsv', ['q1	d2	1', 'q1	d9	1', 'q2	d3	1', ''].join('\n'))
+    const run = await runQuarry(['eval', '--corpus', corpus, '--queries', queries, '--qrels', typo, '--embedder', 'hashing', '--plot', join(dir, 'typo.svg'), '--json'])
+    expect(run.code).toBe(0)
+    expect(run.err).toBe(`quarry eval: ${typo} judges 1 document id not in ${corpus} ("d9"): they count as misses; check the ids`)
   })
 })

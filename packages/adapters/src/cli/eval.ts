@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { EXAMPLE_FILES } from '../eval/example.js'
 import { createIndex, embedAll, type SearchRequest } from '@quarry/core'
 import { CollectionError, readCollection, type Collection } from '../eval/collection.js'
@@ -51,6 +51,19 @@ ${optionLines(EVAL_OPTIONS)}
 }
 
 /** Writes the example's files into `dir` (those already there are kept); their paths. */
+/** Refuses a plot path whose folder is missing or not writable, or that is a folder. */
+function checkWritable(path: string): void {
+  const folder = dirname(path)
+  try {
+    if (!statSync(folder).isDirectory()) throw new CliError(`--plot: ${shown(folder)} is not a folder`)
+    accessSync(folder, constants.W_OK)
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw new CliError(`--plot: cannot write into ${shown(folder)} (${(error as NodeJS.ErrnoException).code ?? 'error'}); give a path in an existing folder`)
+  }
+  if (existsSync(path) && statSync(path).isDirectory()) throw new CliError(`--plot: ${shown(path)} is a folder; give a file path such as ${shown(join(path, 'eval.svg'))}`)
+}
+
 function writeExample(dir: string): { corpus: string; queries: string; qrels: string } {
   mkdirSync(dir, { recursive: true })
   for (const [name, text] of Object.entries(EXAMPLE_FILES)) if (!existsSync(join(dir, name))) writeFileSync(join(dir, name), text)
@@ -135,6 +148,8 @@ export async function runEval(args: readonly string[]): Promise<number> {
   const queries = example?.queries ?? (parsed.value('queries') as string)
   const qrels = example?.qrels ?? (parsed.value('qrels') as string)
   const plot = resolve(parsed.value('plot') ?? DEFAULT_PLOT)
+  // Before the work: a plot that cannot be written would fail only after every query ran.
+  checkWritable(plot)
   let collection: Collection
   try {
     collection = readCollection({ corpus, queries, qrels })
@@ -143,6 +158,10 @@ export async function runEval(args: readonly string[]): Promise<number> {
     throw error
   }
   if (collection.docs.length === 0) throw new CliError(`${corpus} holds no documents`)
+  // A judged id that names no document (a typo) scores as a miss: said, not silently counted.
+  const ids = new Set(collection.docs.map((d) => d.id))
+  const unknown = [...new Set([...collection.qrels.values()].flatMap((judged) => [...judged.keys()].filter((id) => !ids.has(id))))]
+  if (unknown.length > 0) console.error(`quarry eval: ${qrels} judges ${unknown.length} document id${unknown.length === 1 ? '' : 's'} not in ${corpus} (${unknown.slice(0, 3).map((id) => `"${id}"`).join(', ')}${unknown.length > 3 ? ', …' : ''}): they count as misses; check the ids`)
   const { embedder, rows } = await evaluateModes(collection, kind, alphas)
   const judged = rows[0]?.metrics.queries ?? 0
   if (judged === 0) throw new CliError(`no query in ${queries} has a relevant document (score >= 1) in ${qrels}`)
