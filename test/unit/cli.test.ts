@@ -98,6 +98,8 @@ describe('quarry command line', () => {
       expect(lines.slice(before)).toEqual([expect.stringMatching(/^GET \/v1beta\/corpora 200 \d+\.\d+ms$/), expect.stringMatching(/^POST \/v1beta\/nothing 404 \d+\.\d+ms$/)])
       stop.abort()
       expect(await serving).toBe(0)
+      // Without --data there is no snapshot to write at the stop: it says the state was in memory.
+      expect(lines.at(-1)).toBe('\nQuarry: stopping (the state was in memory only)...')
     } finally {
       log.mockRestore()
     }

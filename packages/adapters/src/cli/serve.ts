@@ -223,7 +223,8 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       options.signal?.removeEventListener('abort', stop)
-      console.log('\nQuarry: stopping; writing the last snapshot...')
+      // Without a data folder there is nothing to write: the state was in memory only.
+      console.log(dataDir ? '\nQuarry: stopping; writing the last snapshot...' : '\nQuarry: stopping (the state was in memory only)...')
       server.close().then(
         () => resolve(0),
         (error: unknown) => {
