@@ -88,3 +88,12 @@ export function rejectUnknownOptions(value: Record<string, unknown>, known: read
     }
   }
 }
+
+/**
+ * Throws INVALID_OPTION unless `options` is an object (path `options`, the message showing
+ * `{ example }`) whose keys are all in `known` ({@link rejectUnknownOptions}).
+ */
+export function checkOptionsObject(options: unknown, known: readonly string[], example: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new QuarryError('INVALID_OPTION', `options must be an object like { ${example} }; received ${describe(options)}.`, { path: 'options' })
+  rejectUnknownOptions(options as Record<string, unknown>, known, '')
+}

@@ -1,4 +1,4 @@
-import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
+import { QuarryError, checkOptionsObject, describe } from '../errors.js'
 
 /**
  * A text embedding model. Quarry calls `embed` with batches of texts on ingest and with the query
@@ -27,8 +27,7 @@ export interface EmbedOptions {
  */
 export async function embedAll(embedder: Embedder, texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
   if (!Array.isArray(texts)) throw new QuarryError('INVALID_OPTION', `embedAll takes an array of texts; received ${describe(texts)}${typeof texts === 'string' ? ' (a single text: [text])' : ''}.`, { path: 'texts' })
-  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `options must be an object like { batchSize: 64 }; received ${describe(options)}.`, { path: 'options' })
-  rejectUnknownOptions(options as Record<string, unknown>, ['batchSize', 'concurrency', 'onProgress'], '')
+  checkOptionsObject(options, ['batchSize', 'concurrency', 'onProgress'], 'batchSize: 64')
   const batchSize = options.batchSize ?? 64
   const concurrency = options.concurrency ?? 2
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new QuarryError('INVALID_OPTION', `batchSize must be a positive integer; received ${describe(batchSize)}.`, { path: 'batchSize' })

@@ -1,9 +1,9 @@
-import { describe, QuarryError, rejectUnknownOptions } from '../errors.js'
+import { checkOptionsObject, describe, QuarryError } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
 import { withRecipe, type EmbedderRecipe } from './recipes.js'
-import { fallbackFeatures, hashedDirection } from './hashed-direction.js'
+import { hashedDirection } from './hashed-direction.js'
 
 /** Options of the offline GloVe embedder (the adapters' and the `quarry` command's default). */
 export interface GloveEmbedderOptions {
@@ -39,8 +39,7 @@ const GLOVE_WORDS = 341_479
  * Offline, deterministic, no API key.
  */
 export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedder {
-  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `options must be an object like { vocabulary: 100000 }; received ${describe(options)}.`, { path: 'options' })
-  rejectUnknownOptions(options as Record<string, unknown>, ['vocabulary', 'a'], '')
+  checkOptionsObject(options, ['vocabulary', 'a'], 'vocabulary: 100000')
   const vocabulary = options.vocabulary ?? 100_000
   const a = options.a ?? 2e-5
   // Above GloVe's 341,479 words every word is kept (names an index recorded with such a count still rebuild).
@@ -94,7 +93,7 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
         }
         // No known word (a part number, another language, only punctuation): a direction of its
         // own from its words, so that it matches texts with the same words, not every such text.
-        if (n === 0) return hashedDirection(fallbackFeatures(terms, text), dim)
+        if (n === 0) return hashedDirection(terms, text, dim)
         const out = new Float32Array(dim)
         let dot = 0
         for (let j = 0; j < dim; j++) dot += ((v[j] as number) / n) * (u[j] as number)

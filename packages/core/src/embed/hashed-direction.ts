@@ -10,13 +10,15 @@ export function fnv1a(s: string, seed: number): number {
 
 /**
  * A unit vector for a text an embedder has nothing to say about (no word it knows, or no word at
- * all): the sum of one pseudo-random direction per feature, each seeded by the feature's hash.
- * Texts that share features (the same unknown part number) point the same way; others are about
- * orthogonal to them and to every other vector (cosine ≈ 0 ± 1/√dimensions), where one fixed
- * direction for all of them made any two such texts identical (cosine 1) whatever they said.
- * Deterministic: the same features give the same bits on every machine.
+ * all): the sum of one pseudo-random direction per feature, each seeded by the feature's hash. The
+ * features are its `terms`, or with none (only punctuation, stop words or spaces) the text itself,
+ * trimmed, so that "!!!" and "..." differ. Texts that share features (the same unknown part number)
+ * point the same way; others are about orthogonal to them and to every other vector (cosine ≈ 0 ±
+ * 1/√dimensions), where one fixed direction for all of them made any two such texts identical
+ * (cosine 1) whatever they said. Deterministic: the same features give the same bits on every machine.
  */
-export function hashedDirection(features: readonly string[], dimensions: number): Float32Array {
+export function hashedDirection(terms: readonly string[], text: string, dimensions: number): Float32Array {
+  const features = terms.length > 0 ? terms.map((t) => `w:${t}`) : [`t:${text.trim()}`]
   const sum = new Float64Array(dimensions)
   for (const feature of features) {
     // xorshift32 from the feature's hash (never 0): uniform components in [-1, 1).
@@ -31,7 +33,7 @@ export function hashedDirection(features: readonly string[], dimensions: number)
   let norm = 0
   for (const x of sum) norm += x * x
   const out = new Float32Array(dimensions)
-  // No feature (or components that cancel exactly): the first axis, still a direction.
+  // Components that cancel exactly: the first axis, still a direction.
   if (norm === 0) {
     out[0] = 1
     return out
@@ -39,12 +41,4 @@ export function hashedDirection(features: readonly string[], dimensions: number)
   const scale = 1 / Math.sqrt(norm)
   for (let j = 0; j < dimensions; j++) out[j] = (sum[j] as number) * scale
   return out
-}
-
-/**
- * The features of a text with no word an embedder can place: its terms, or with none (only
- * punctuation, stop words or spaces) the text itself, trimmed, so that "!!!" and "..." differ.
- */
-export function fallbackFeatures(terms: readonly string[], text: string): string[] {
-  return terms.length > 0 ? terms.map((t) => `w:${t}`) : [`t:${text.trim()}`]
 }

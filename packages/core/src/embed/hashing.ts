@@ -1,8 +1,8 @@
-import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
+import { QuarryError, checkOptionsObject, describe } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
 import type { Embedder } from './embedder.js'
 import { withRecipe } from './recipes.js'
-import { fallbackFeatures, fnv1a, hashedDirection } from './hashed-direction.js'
+import { fnv1a, hashedDirection } from './hashed-direction.js'
 
 /**
  * A deterministic embedder with no model: the analyzer's terms (and their character trigrams,
@@ -10,8 +10,7 @@ import { fallbackFeatures, fnv1a, hashedDirection } from './hashed-direction.js'
  * L2-normalized. Zero setup cost; it captures word overlap, not meaning.
  */
 export function createHashingEmbedder(options: { dimensions?: number } = {}): Embedder {
-  if (typeof options !== 'object' || options === null) throw new QuarryError('INVALID_OPTION', `options must be an object like { dimensions: 256 }; received ${describe(options)}.`, { path: 'options' })
-  rejectUnknownOptions(options as Record<string, unknown>, ['dimensions'], '')
+  checkOptionsObject(options, ['dimensions'], 'dimensions: 256')
   const dimensions = options.dimensions ?? 256
   if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_536) {
     throw new QuarryError('INVALID_OPTION', `dimensions must be an integer from 1 to 65536 (the vector length; 256 by default), received ${describe(dimensions)}.`, { path: 'dimensions' })
@@ -37,7 +36,7 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
         for (const x of v) norm += x * x
         norm = Math.sqrt(norm)
         // A text with no term (or whose features cancel): a direction of its own, not zeros (cosine needs one).
-        if (norm === 0) return hashedDirection(fallbackFeatures(terms, text), dimensions)
+        if (norm === 0) return hashedDirection(terms, text, dimensions)
         for (let i = 0; i < dimensions; i++) v[i] = (v[i] as number) / norm
         return v
       }),

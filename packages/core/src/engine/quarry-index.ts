@@ -1,5 +1,5 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
-import { QuarryError, describe, rejectUnknownOptions } from '../errors.js'
+import { QuarryError, checkOptionsObject, describe, rejectUnknownOptions } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
 import { compileFilter } from '../filter/evaluate.js'
 import { planDense } from '../dense/planner.js'
@@ -99,7 +99,7 @@ export class QuarryIndex {
     const list = recordList(records, 'ingest')
     // Every record is checked before anything is embedded (an embedder may be paid per text), as
     // addMany checks its records before it writes: the fields, the id, the metadata and the text.
-    const seen = new Set<string>()
+    const ids: string[] = []
     const texts: (string | Readonly<Record<string, string>>)[] = []
     for (let i = 0; i < list.length; i++) {
       const r: unknown = list[i]
@@ -113,12 +113,10 @@ export class QuarryIndex {
       if (typeof text !== 'string' && (typeof text !== 'object' || text instanceof PreparedText)) {
         throw new QuarryError('INVALID_RECORD', `records[${i}].text must be the text to embed (a string, or fields like { title, body }); received ${describe((r as { text?: unknown }).text)} (records with vectors go to addMany).`, { path: `records[${i}].text` })
       }
-      if (this.#state.ids.has(valid.id) || seen.has(valid.id)) {
-        throw new QuarryError('DUPLICATE_ID', `records[${i}] has id "${valid.id}", which ${seen.has(valid.id) ? 'appears earlier in the batch' : 'already exists'}; ids must be unique (use upsert() to replace).`, { path: `records[${i}].id` })
-      }
-      seen.add(valid.id)
+      ids.push(valid.id)
       texts.push(text)
     }
+    this.#checkNewIds(ids)
     const vectors = await embedAll(embedder, texts.map(textForEmbedding), options)
     this.addMany(list.map((r, i) => ({ ...(r as { id: string; metadata?: Metadata }), text: texts[i] as TextInput, vector: vectors[i] as Float32Array })))
   }
@@ -225,16 +223,7 @@ export class QuarryIndex {
         throw prefixPath(error, `records[${i}]`)
       }
     }
-    const seen = new Set<string>()
-    for (let i = 0; i < checked.length; i++) {
-      const { id } = checked[i] as ValidRecord
-      if (this.#state.ids.has(id) || seen.has(id)) {
-        throw new QuarryError('DUPLICATE_ID', `records[${i}] has id "${id}", which ${seen.has(id) ? 'appears earlier in the batch' : 'already exists'}; ids must be unique (use upsert() to replace).`, {
-          path: `records[${i}].id`,
-        })
-      }
-      seen.add(id)
-    }
+    this.#checkNewIds(checked.map((c) => c.id))
     for (const valid of checked) this.#write(this.#state.ids.assign(valid.id), valid)
   }
 
@@ -343,7 +332,8 @@ export class QuarryIndex {
    * size (where links fail, the files are written; see {@link SaveOptions.linkUnchanged}).
    */
   save(dir: string, options: SaveOptions = {}): void {
-    checkOptions(options, SAVE_OPTIONS)
+    // `save(dir, { linkUnchaged })` would otherwise do a full write unasked.
+    checkOptionsObject(options, SAVE_OPTIONS, 'linkUnchanged')
     const revision = this.#revision
     this.#copy = { at: writeSnapshot(this.#state, dir, this.#linkable(options, dir)), revision }
   }
@@ -355,7 +345,7 @@ export class QuarryIndex {
    * `upsert`, `remove` and `ingest` throw QuarryError BUSY.
    */
   async saveInSlices(dir: string, options: SliceOptions & SaveOptions = {}): Promise<void> {
-    checkOptions(options, [...SAVE_OPTIONS, 'sliceMs'])
+    checkOptionsObject(options, [...SAVE_OPTIONS, 'sliceMs'], 'linkUnchanged')
     const sliceMs: unknown = options.sliceMs
     if (sliceMs !== undefined && (typeof sliceMs !== 'number' || !Number.isFinite(sliceMs) || sliceMs < 0)) {
       throw new QuarryError('INVALID_OPTION', `sliceMs must be a number of milliseconds from 0 (the longest stretch of work between two turns of the event loop; 0 yields at every safe point); received ${describe(sliceMs)}.`, { path: 'sliceMs' })
@@ -405,6 +395,18 @@ export class QuarryIndex {
   /** @internal The last snapshot and the writes it holds: where it lies, and the record {@link settleCopy} puts back when a save into a generation fails. */
   get copyRecord(): CopyRecord | undefined {
     return this.#copy
+  }
+
+  /** DUPLICATE_ID for the first id of a batch that the index holds or the batch names earlier. */
+  #checkNewIds(ids: readonly string[]): void {
+    const seen = new Set<string>()
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as string
+      if (this.#state.ids.has(id) || seen.has(id)) {
+        throw new QuarryError('DUPLICATE_ID', `records[${i}] has id "${id}", which ${seen.has(id) ? 'appears earlier in the batch' : 'already exists'}; ids must be unique (use upsert() to replace).`, { path: `records[${i}].id` })
+      }
+      seen.add(id)
+    }
   }
 
   #writable(): void {
@@ -471,12 +473,6 @@ function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, g
 }
 
 const SAVE_OPTIONS: readonly string[] = ['linkUnchanged']
-
-/** Options given as an object of known keys (`save(dir, { linkUnchaged })` would otherwise do a full write unasked). */
-function checkOptions(options: unknown, known: readonly string[]): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new QuarryError('INVALID_OPTION', `options must be an object like { ${known[0] ?? ''} }; received ${describe(options)}.`, { path: 'options' })
-  rejectUnknownOptions(options as Record<string, unknown>, known, '')
-}
 
 function prefixPath(error: unknown, prefix: string): unknown {
   if (!(error instanceof QuarryError)) return error

@@ -90,8 +90,9 @@ export function validateRecord(record: unknown, fields: ReadonlySet<string> = RE
     throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, text, metadata }; received ${describe(record)}.`)
   }
   // A misspelt field (`metdata`) would otherwise leave the record without it, with no word.
-  for (const key of Object.keys(record)) {
-    if (!fields.has(key)) throw new QuarryError('INVALID_RECORD', `a record has no field "${key}": its fields are ${[...fields].join(', ')}.`, { path: key })
+  // for…in with an own-property test, as search options are read: no array made per record.
+  for (const key in record) {
+    if (Object.hasOwn(record, key) && !fields.has(key)) throw new QuarryError('INVALID_RECORD', `a record has no field "${key}": its fields are ${[...fields].join(', ')}.`, { path: key })
   }
   const { id, vector, text, metadata } = record as { id?: unknown; vector?: unknown; text?: unknown; metadata?: unknown }
   return { id: validateId(id), vector, text: text instanceof PreparedText ? text : validateText(text), metadata: validateMetadata(metadata) }
