@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bestPassage, quarryCommand, renderSnippet, shortenPath } from '@quarry/adapters'
-import { Analyzer, createIndex } from '@quarry/core'
+import { Analyzer, createIndex, DirectoryLock } from '@quarry/core'
 import { runQuarry } from '../support/run-cli.js'
 import { QUARRY_BIN } from '../support/quarry-process.js'
 
@@ -245,11 +245,32 @@ describe('quarry index and quarry search on your own files', () => {
     const sources = new Set((JSON.parse(listed.out) as { hits: JsonHit[] }).hits.map((h) => h.source.split('/')[0]))
     runs.forEach((run, i) => {
       const side = i === 0 ? 'a' : 'b'
-      // Refused when the other saved meanwhile (or LOCKED while it saved): exit 1, said; else all its files are there.
+      // A run holds the folder's lock from start to save: the other is refused at once (LOCKED), else all its files are there.
       if (run.code === 0) expect(sources.has(side), `${side}: ${run.out}`).toBe(true)
-      else expect(run.err, JSON.stringify(run)).toMatch(/another .*index saved .* while this run read its files|is in use by process/)
+      else expect(run.err, JSON.stringify(run)).toMatch(/^quarry index: .* is in use by process \d+ on .*: a folder has one writer at a time/)
     })
     expect(runs.some((r) => r.code === 0)).toBe(true)
+  })
+
+  it('holds the index folder\'s lock for the whole run: refused at once while another writer holds it; a first run that saves nothing leaves no folder; a stopped run\'s LOCK is taken over', async () => {
+    const { root, dir, index, hits } = await workspace({ indexed: false })
+    const lock = DirectoryLock.acquire(dir)
+    const refused = await index(join(root, 'docs'))
+    expect(refused.code).toBe(1)
+    expect(refused.err).toMatch(/^quarry index: .* is in use by this process \(pid \d+\), which is saving into it already or keeps it open/)
+    expect(readdirSync(dir)).toEqual(['LOCK'])
+    lock.release()
+    rmSync(dir, { recursive: true })
+    // Nothing to index: refused, and the folder it made for the lock is gone again.
+    mkdirSync(join(root, 'empty'))
+    expect(await index(join(root, 'empty'))).toMatchObject({ code: 1, err: expect.stringMatching(/^quarry index: found no files to index in /) as string })
+    expect(existsSync(dir)).toBe(false)
+    // A first run stopped before its save (Ctrl-C) leaves its LOCK: the next run takes it over.
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), token: 'stopped' }))
+    expect((await index(join(root, 'docs'))).code).toBe(0)
+    expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000001'])
+    expect((await hits('pin', '--alpha', '0')).length).toBeGreaterThan(0)
   })
 
   it('says in one line, with a non-zero exit, when the index is missing or damaged', async () => {

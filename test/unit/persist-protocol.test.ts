@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, createIndex, loadIndex, QuarryError, type QuarryIndex } from '@quarry/core'
+import { createHashingEmbedder, createIndex, DirectoryLock, loadIndex, QuarryError, type QuarryIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
@@ -432,6 +432,36 @@ describe('one writer per folder', () => {
     const data = new DataDir(dir, freshEngines())
     expect(() => new DataDir(dir, freshEngines())).toThrowError(/in use by this process \(pid \d+\), which is saving into it already or keeps it open/)
     data.close()
+  })
+
+  it('save({ lock }) saves under a lock the caller holds (kept held after), so no writer comes between a check and the save; a wrong lock is refused', async () => {
+    const dir = scratch()
+    const index = buildIndex()
+    const lock = DirectoryLock.acquire(dir)
+    // Held here: a save taking its own lock is refused; one given the lock saves, twice, and it stays held.
+    expect(() => index.save(dir)).toThrowError(expect.objectContaining({ code: 'LOCKED' }) as Error)
+    index.save(dir, { lock })
+    index.add({ id: 'late', vector: [1, 0, 0, 0, 0, 0, 0, 0], text: 'late' })
+    await index.saveInSlices(dir, { lock, sliceMs: 0 })
+    expect(lock.held).toBe(true)
+    expect(readFileSync(join(dir, 'LOCK'), 'utf8')).toContain(`"pid":${process.pid}`)
+    expect(loadIndex(dir).has('late')).toBe(true)
+    const other = DirectoryLock.acquire(scratch())
+    const wrong = [
+      [other, /the lock given is for .*, not held for .*: pass the lock DirectoryLock.acquire\(dir\) returned/],
+      [{ dir, held: true }, /lock must be a DirectoryLock of the folder saved to \(DirectoryLock.acquire\(dir\)\), or left out .*; received an object/],
+    ] as const
+    for (const [given, message] of wrong) {
+      const error = thrown(() => index.save(dir, { lock: given as DirectoryLock }))
+      expect(error).toMatchObject({ code: 'INVALID_OPTION', path: 'lock' })
+      expect((error as Error).message).toMatch(message)
+    }
+    other.release()
+    lock.release()
+    expect(existsSync(join(dir, 'LOCK'))).toBe(false)
+    expect(thrown(() => index.save(dir, { lock }))).toMatchObject({ code: 'INVALID_OPTION', path: 'lock', message: expect.stringMatching(/^the lock given is released, not held for /) as string })
+    index.save(dir)
+    expect(loadIndex(dir).size).toBe(index.size)
   })
 
   full.it('two processes saving to the same folder at once: the loser is refused with LOCKED, readers always find a whole generation', async () => {

@@ -1,9 +1,9 @@
 import { omitUndefined } from '../rpc/omit.js'
 import { Code } from '../rpc/status.js'
 import { createHash } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
-import { dirname, extname, join, resolve } from 'node:path'
-import { Analyzer, chunkText, createIndex, embedAll, type Embedder, type Metadata, type QuarryIndex, type RecordInput } from '@quarry/core'
+import { existsSync, rmdirSync, statSync } from 'node:fs'
+import { dirname, extname, resolve } from 'node:path'
+import { Analyzer, chunkText, createIndex, DirectoryLock, embedAll, type Embedder, type Metadata, type QuarryIndex, type RecordInput } from '@quarry/core'
 import { extractText } from '../vertex-rag/extract.js'
 import { pageAt } from '../vertex-rag/pdf.js'
 import { readSource } from '../vertex-rag/sources.js'
@@ -85,24 +85,35 @@ function isGone(path: string): boolean {
   }
 }
 
-/** The generation the index's CURRENT names, or undefined without one: a save checks no other run saved meanwhile. */
-function currentGeneration(dir: string): string | undefined {
-  try {
-    return readFileSync(join(dir, 'CURRENT'), 'utf8')
-  } catch {
-    return undefined
+/**
+ * Takes the folder's lock for the whole run (another run, or a server on the folder, is refused
+ * at once with LOCKED), after checking that `dir` is an index or may become one. `done` releases
+ * it and removes the folder again when this run made it and saved nothing there.
+ */
+function lockIndexDir(dir: string): { lock: DirectoryLock; done: () => void } {
+  if (!hasIndex(dir) && !isFreshDir(dir)) throw new CliError(`${shown(dir)} exists and is not a Quarry index; pass --index with a new or empty folder`)
+  const made = !existsSync(dir)
+  const lock = DirectoryLock.acquire(dir)
+  return {
+    lock,
+    done: () => {
+      lock.release()
+      if (!made) return
+      try {
+        rmdirSync(dir) // only when empty: a run that saved leaves its index
+      } catch {
+        // not empty (saved), or gone
+      }
+    },
   }
 }
 
 /**
- * The index in `dir` and its files, or none yet. A damaged or foreign index, or a folder holding
- * something else, fails here: before any file is read.
+ * The index in `dir` and its files, or none yet. A damaged or foreign index fails here: before
+ * any file is read.
  */
 function openExisting(dir: string, requested: EmbedderKind | undefined): { index: QuarryIndex | undefined; known: Map<string, IndexedFile> } {
-  if (!hasIndex(dir)) {
-    if (!isFreshDir(dir)) throw new CliError(`${shown(dir)} exists and is not a Quarry index; pass --index with a new or empty folder`)
-    return { index: undefined, known: new Map() }
-  }
+  if (!hasIndex(dir)) return { index: undefined, known: new Map() }
   const index = openIndex(dir, '')
   const known = indexedFiles(index, dir)
   if (requested !== undefined && requested !== kindOfIndex(index)) {
@@ -138,52 +149,54 @@ export async function runIndex(args: readonly string[]): Promise<number> {
   const dir = indexDir(parsed.value('index'))
   const base = dirname(dir)
   const requested = parsed.value('embedder') === undefined ? undefined : embedderKind(parsed.value('embedder'), help)
-  const opened = currentGeneration(dir)
-  const existing = openExisting(dir, requested)
-  const known = existing.known
-  let index = existing.index
+  const { lock, done } = lockIndexDir(dir)
+  try {
+    const existing = openExisting(dir, requested)
+    const known = existing.known
+    let index = existing.index
 
-  const { files: found, unreadable } = findFiles(parsed.positionals, { base, exclude: [dir] })
-  for (const folder of unreadable) console.error(`quarry index: skipped the folder ${printable(folder.source)}: it cannot be read (${folder.code}); what the index holds from it is kept`)
-  const plans = await planFiles(found, known)
-  const fresh = [...plans].flatMap(([source, plan]) => (plan.kind === 'read' ? [{ source, records: plan.records }] : []))
-  const failed = [...plans].flatMap(([source, plan]) => (plan.kind === 'failed' ? [{ source, message: plan.message, unread: plan.unread }] : []))
-  const unchanged = [...plans.values()].filter((p) => p.kind === 'unchanged').length
-  for (const f of failed) console.error(`quarry index: skipped ${printable(f.message)}${known.has(f.source) ? (f.unread ? ' (its earlier chunks are kept)' : ' (its earlier chunks are dropped)') : ''}`)
-  if (!index && fresh.length === 0) {
-    throw new CliError(found.length === 0 ? `found no files to index in ${parsed.positionals.join(', ')} (quarry index reads ${INDEXED_EXTENSIONS.join(' ')})` : 'no file could be read; nothing was indexed')
-  }
-  // Dropped: files no longer there (wherever they are: other folders' files stay while they exist),
-  // and files read now that hold nothing to index. A file that cannot be read keeps its chunks.
-  const gone = [...known.keys()].filter((source) => !plans.has(source) && isGone(resolve(base, source)))
-  const removed = [...gone, ...failed.filter((f) => !f.unread && known.has(f.source)).map((f) => f.source)]
-  const newCount = fresh.filter((f) => !known.has(f.source)).length
-
-  if (fresh.length > 0 || removed.length > 0) {
-    const records = fresh.flatMap((f) => f.records)
-    let vectors: Float32Array[] = []
-    if (records.length > 0) {
-      const embedder = index ? embedderOfIndex(index, shown(dir)) : createCliEmbedder(requested ?? 'glove')
-      if (!embedder) throw new CliError(`the index in ${shown(dir)} has no embedder; delete the folder and index again`)
-      index ??= createIndex({ embedder, metric: 'cosine' })
-      vectors = await embedRecords(embedder, records.map((r) => r.text as string))
+    const { files: found, unreadable } = findFiles(parsed.positionals, { base, exclude: [dir] })
+    for (const folder of unreadable) console.error(`quarry index: skipped the folder ${printable(folder.source)}: it cannot be read (${folder.code}); what the index holds from it is kept`)
+    const plans = await planFiles(found, known)
+    const fresh = [...plans].flatMap(([source, plan]) => (plan.kind === 'read' ? [{ source, records: plan.records }] : []))
+    const failed = [...plans].flatMap(([source, plan]) => (plan.kind === 'failed' ? [{ source, message: plan.message, unread: plan.unread }] : []))
+    const unchanged = [...plans.values()].filter((p) => p.kind === 'unchanged').length
+    for (const f of failed) console.error(`quarry index: skipped ${printable(f.message)}${known.has(f.source) ? (f.unread ? ' (its earlier chunks are kept)' : ' (its earlier chunks are dropped)') : ''}`)
+    if (!index && fresh.length === 0) {
+      throw new CliError(found.length === 0 ? `found no files to index in ${parsed.positionals.join(', ')} (quarry index reads ${INDEXED_EXTENSIONS.join(' ')})` : 'no file could be read; nothing was indexed')
     }
-    if (!index) throw new CliError('nothing to index')
-    // Applied only once every vector is in: a failure above leaves the saved index as it was.
-    for (const source of [...removed, ...fresh.map((f) => f.source)]) for (const id of known.get(source)?.ids ?? []) index.remove(id)
-    index.addMany(records.map((r, i) => ({ ...r, vector: vectors[i] as Float32Array })))
-    // Another run that saved meanwhile would lose its files under this save: refused, said.
-    if (currentGeneration(dir) !== opened) throw new CliError(`another ${quarryCommand()} index saved ${shown(dir)} while this run read its files; nothing of this run was saved: run it again`)
-    index.save(dir)
+    // Dropped: files no longer there (wherever they are: other folders' files stay while they exist),
+    // and files read now that hold nothing to index. A file that cannot be read keeps its chunks.
+    const gone = [...known.keys()].filter((source) => !plans.has(source) && isGone(resolve(base, source)))
+    const removed = [...gone, ...failed.filter((f) => !f.unread && known.has(f.source)).map((f) => f.source)]
+    const newCount = fresh.filter((f) => !known.has(f.source)).length
+
+    if (fresh.length > 0 || removed.length > 0) {
+      const records = fresh.flatMap((f) => f.records)
+      let vectors: Float32Array[] = []
+      if (records.length > 0) {
+        const embedder = index ? embedderOfIndex(index, shown(dir)) : createCliEmbedder(requested ?? 'glove')
+        if (!embedder) throw new CliError(`the index in ${shown(dir)} has no embedder; delete the folder and index again`)
+        index ??= createIndex({ embedder, metric: 'cosine' })
+        vectors = await embedRecords(embedder, records.map((r) => r.text as string))
+      }
+      if (!index) throw new CliError('nothing to index')
+      // Applied only once every vector is in: a failure above leaves the saved index as it was.
+      for (const source of [...removed, ...fresh.map((f) => f.source)]) for (const id of known.get(source)?.ids ?? []) index.remove(id)
+      index.addMany(records.map((r, i) => ({ ...r, vector: vectors[i] as Float32Array })))
+      index.save(dir, { lock })
+    }
+    const files = known.size + newCount - removed.length
+    console.log(
+      `${shown(dir)}: ${newCount} new, ${fresh.length - newCount} changed, ${unchanged} unchanged, ${removed.length} removed, ${failed.length} failed; ${plural(files, 'file')}, ${plural(index?.size ?? 0, 'chunk')} (embedder ${index?.options.embedder?.name ?? 'none'})`,
+    )
+    const flag = parsed.value('index')
+    console.log(`Search it: ${quarryCommand()} search "your question"${flag === undefined ? '' : ` --index ${shellWord(flag)}`}`)
+    // What could be read is saved; a file or folder that could not be is a failure of the run (exit 1), said above.
+    return failed.length > 0 || unreadable.length > 0 ? 1 : 0
+  } finally {
+    done()
   }
-  const files = known.size + newCount - removed.length
-  console.log(
-    `${shown(dir)}: ${newCount} new, ${fresh.length - newCount} changed, ${unchanged} unchanged, ${removed.length} removed, ${failed.length} failed; ${plural(files, 'file')}, ${plural(index?.size ?? 0, 'chunk')} (embedder ${index?.options.embedder?.name ?? 'none'})`,
-  )
-  const flag = parsed.value('index')
-  console.log(`Search it: ${quarryCommand()} search "your question"${flag === undefined ? '' : ` --index ${shellWord(flag)}`}`)
-  // What could be read is saved; a file or folder that could not be is a failure of the run (exit 1), said above.
-  return failed.length > 0 || unreadable.length > 0 ? 1 : 0
 }
 
 function plural(n: number, noun: string): string {

@@ -38,10 +38,14 @@ export function hasIndex(dir: string): boolean {
   return existsSync(join(dir, 'CURRENT'))
 }
 
-/** Whether `dir` is missing or an empty folder (a new index may be written there). */
+/**
+ * Whether a new index may be written in `dir`: it is missing, or a folder holding nothing but
+ * what a first run stopped before its save committed leaves (its LOCK, a half-written snapshot),
+ * which the next save's lock takes over and clears.
+ */
 export function isFreshDir(dir: string): boolean {
   if (!existsSync(dir)) return true
-  return statSync(dir).isDirectory() && readdirSync(dir).length === 0
+  return statSync(dir).isDirectory() && readdirSync(dir).every((entry) => /^LOCK(\.[\w-]+)?$|^\.snapshot-\d+\.tmp-\d+$/.test(entry))
 }
 
 /**

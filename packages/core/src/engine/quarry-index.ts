@@ -9,6 +9,7 @@ import { validateId, type Label } from '../ids.js'
 import { readSnapshot, writeSnapshot, writeSnapshotInSlices, type SnapshotCopy } from '../persist/snapshot.js'
 import { isInside } from '../persist/files.js'
 import { folderArgument, type GenerationWriter } from '../persist/generations.js'
+import { DirectoryLock } from '../persist/lock.js'
 import type { SliceOptions, Steps } from '../persist/steps.js'
 import { prepareQuery, searchByVector } from './dense-search.js'
 import { hybridSearch } from './hybrid-search.js'
@@ -51,6 +52,14 @@ export interface SaveOptions {
    * @defaultValue undefined (links into the same folder only)
    */
   readonly linkUnchanged?: boolean
+  /**
+   * The folder's lock, held already by the caller (`DirectoryLock.acquire(dir)`): the save uses it
+   * instead of taking `dir/LOCK` for itself. A caller that reads the folder, decides, then saves
+   * holds it across all three, so no other writer saves in between (`quarry index` holds it for
+   * its whole run). It stays held after the save: release it when done.
+   * @defaultValue undefined (the lock is taken for the save and released after it)
+   */
+  readonly lock?: DirectoryLock
 }
 
 /**
@@ -335,7 +344,7 @@ export class QuarryIndex {
     // `save(dir, { linkUnchaged })` would otherwise do a full write unasked.
     checkOptionsObject(options, SAVE_OPTIONS, 'linkUnchanged')
     const revision = this.#revision
-    this.#copy = { at: writeSnapshot(this.#state, dir, this.#linkable(options, dir)), revision }
+    this.#copy = { at: writeSnapshot(this.#state, dir, lockOption(options), this.#linkable(options, dir)), revision }
   }
 
   /**
@@ -353,7 +362,7 @@ export class QuarryIndex {
     this.#saving++
     try {
       const revision = this.#revision
-      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, options, this.#linkable(options, dir)), revision }
+      this.#copy = { at: await writeSnapshotInSlices(this.#state, dir, { ...options, ...lockOption(options) }, this.#linkable(options, dir)), revision }
     } finally {
       this.#saving--
     }
@@ -472,7 +481,15 @@ function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, g
   return { kind: 'indexed', allowed, count: allowed.count() }
 }
 
-const SAVE_OPTIONS: readonly string[] = ['linkUnchanged']
+const SAVE_OPTIONS: readonly string[] = ['linkUnchanged', 'lock']
+
+/** `options.lock`, checked to be a DirectoryLock (whether it is held for the folder is checked by the write). */
+function lockOption(options: SaveOptions): { lock?: DirectoryLock } {
+  const lock: unknown = options.lock
+  if (lock === undefined) return {}
+  if (!(lock instanceof DirectoryLock)) throw new QuarryError('INVALID_OPTION', `lock must be a DirectoryLock of the folder saved to (DirectoryLock.acquire(dir)), or left out to lock the folder for the save; received ${describe(lock)}.`, { path: 'lock' })
+  return { lock }
+}
 
 function prefixPath(error: unknown, prefix: string): unknown {
   if (!(error instanceof QuarryError)) return error

@@ -333,7 +333,7 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
     throw error
   }
   const given = options.lock
-  if (given && (!given.held || given.dir !== root)) throw new Error(`writeGeneration: the lock given is ${given.held ? `for ${given.dir}` : 'released'}, not held for ${root}.`)
+  if (given && (!given.held || given.dir !== root)) throw new QuarryError('INVALID_OPTION', `the lock given is ${given.held ? `for ${given.dir}` : 'released'}, not held for ${root}: pass the lock DirectoryLock.acquire(dir) returned for the folder saved to, while it is held, or leave it out.`, { path: 'lock' })
   const lock = given ?? DirectoryLock.acquire(root)
   let switched = false
   try {

@@ -13,6 +13,7 @@ import { readSparse, readValues, writeForward, writePostings, writeValues } from
 import { readIds, readMetadata, readTexts, writeIds, writeMetadata, writeTexts } from './records.js'
 import { stampOf, unchangedSince, type FileStamp } from './files.js'
 import { SectionReader, SectionWriter } from './sections.js'
+import type { DirectoryLock } from './lock.js'
 import type { SliceOptions, Steps } from './steps.js'
 
 /**
@@ -61,14 +62,14 @@ export interface SnapshotCopy {
  * files are never written again once committed); when any of that fails, the files are written.
  * Returns where the new snapshot lies.
  */
-export function writeSnapshot(state: IndexState, dir: string, unchanged?: SnapshotCopy): SnapshotCopy {
+export function writeSnapshot(state: IndexState, dir: string, options: { readonly lock?: DirectoryLock }, unchanged?: SnapshotCopy): SnapshotCopy {
   let copy: SnapshotCopy | undefined
-  writeGeneration(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged, (c) => (copy = c)))
+  writeGeneration(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged, (c) => (copy = c)), options)
   return committedCopy(copy)
 }
 
 /** {@link writeSnapshot} in slices (steps.ts): the state must not change until it settles. */
-export async function writeSnapshotInSlices(state: IndexState, dir: string, options: SliceOptions = {}, unchanged?: SnapshotCopy): Promise<SnapshotCopy> {
+export async function writeSnapshotInSlices(state: IndexState, dir: string, options: SliceOptions & { readonly lock?: DirectoryLock }, unchanged?: SnapshotCopy): Promise<SnapshotCopy> {
   let copy: SnapshotCopy | undefined
   await writeGenerationInSlices(dir, INDEX_FORMAT, (out) => snapshotOrLinks(state, out, unchanged, (c) => (copy = c)), options)
   return committedCopy(copy)
