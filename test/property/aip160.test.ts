@@ -88,7 +88,7 @@ describe('AIP-160 filter subset', () => {
   it('evaluates like a naive interpreter once compiled to a core filter', () => {
     fc.assert(
       fc.property(expr, fc.array(metadata, { minLength: 1, maxLength: 8 }), (e, records) => {
-        const predicate = compileFilter(toCoreFilter(e, { fieldOf: (k) => k, typeOf: () => undefined }))
+        const predicate = compileFilter(toCoreFilter(e, { path: 'filter', fieldOf: (k) => k, typeOf: () => undefined }))
         for (const m of records) expect(predicate(m)).toBe(naive(e, m))
       }),
       { numRuns: runs(2000) },
@@ -138,7 +138,7 @@ describe('AIP-160 filter limits: length and nesting', () => {
   const status = violation
   const records: Metadata[] = [{ a: 1, b: 2 }, { a: 2, b: 2 }, { a: 1 }, {}]
   const evaluate = (filter: string): boolean[] => {
-    const predicate = compileFilter(validateFilter(toCoreFilter(parseFilter(filter, 'filter'), { fieldOf: (k) => k, typeOf: () => undefined })))
+    const predicate = compileFilter(validateFilter(toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf: (k) => k, typeOf: () => undefined })))
     return records.map((m) => predicate(m))
   }
 
@@ -171,7 +171,7 @@ describe('AIP-160 filter limits: length and nesting', () => {
     const expr = parseFilter(nested, 'filter')
     const depth = (e: FilterExpr): number => (e.k === 'and' || e.k === 'or' ? 1 + Math.max(...e.items.map(depth)) : e.k === 'not' ? 1 + depth(e.expr) : 1)
     expect(depth(expr)).toBeGreaterThan(32)
-    const predicate = compileFilter(validateFilter(toCoreFilter(expr, { fieldOf: (k) => k, typeOf: () => undefined })))
+    const predicate = compileFilter(validateFilter(toCoreFilter(expr, { path: 'filter', fieldOf: (k) => k, typeOf: () => undefined })))
     for (const m of records) expect(predicate(m)).toBe(naive(expr, m))
     expect(records.map((m) => predicate(m))).toEqual([true, false, false, false])
   })

@@ -164,10 +164,22 @@ describe('Memory Bank filters: the documented forms', () => {
       'prefers window seats',
     ])
     // A custom label is not a managed topic, and the other way round.
-    expect(await facts('topics.managed_memory_topic: travel')).toEqual([])
+    // A managed topic is an enum value: a name that is none of them (a misspelling) is refused, not matched against nothing.
+    expect(failed(await b.listMemories({ parent: E, filter: 'topics.managed_memory_topic: travel' }))).toMatchObject({ code: 3, message: expect.stringContaining('topics.managed_memory_topic is one of USER_PERSONAL_INFO, USER_PREFERENCES, KEY_CONVERSATION_DETAILS, EXPLICIT_INSTRUCTIONS; received "travel".') as string })
     expect(await facts('topics.custom_memory_topic_label: "USER_PREFERENCES"')).toEqual([])
     expect(await facts('scope = "{\\"user_id\\": \\"u2\\"}"')).toEqual(['flies to Oslo'])
     expect(await facts('createTime >= "2000-01-01T00:00:00Z" AND fact:*', { user_id: 'u2' })).toEqual(['flies to Oslo'])
+    // A timestamp compares with an RFC 3339 time only: "2025-01-01" or "yesterday" could match nothing, so
+    // its NOT would match everything. Refused on every path, the purge included, and nothing is deleted.
+    for (const bad of ['createTime >= "2000-01-01"', 'NOT create_time >= "yesterday"', 'updateTime < 5', 'createTime > "2030-02-30T00:00:00Z"']) {
+      for (const call of [() => b.listMemories({ parent: E, filter: bad }), () => b.retrieveMemories({ parent: E, scope: { user_id: 'u1' }, filter: bad }), () => b.purgeMemories({ parent: E, filter: bad, force: true })]) {
+        const status = failed(await call())
+        expect(status.code, bad).toBe(3)
+        expect(status.message, bad).toMatch(/^filter: /)
+      }
+    }
+    expect(failed(await b.listMemories({ parent: E, filter: 'NOT create_time >= "yesterday"' })).message).toBe('filter: create_time is a timestamp: compare it with a quoted RFC 3339 time, like create_time >= "2025-01-31T00:00:00Z" (a date, a time and a zone); received "yesterday".')
+    expect(await facts('')).toHaveLength(5)
     expect(failed(await b.listMemories({ parent: E, filter: 'scope = "u1"' })).code).toBe(3)
     expect(failed(await b.listMemories({ parent: E, filter: 'scope != "{\\"user_id\\": \\"u2\\"}"' })).code).toBe(3)
     expect(failed(await b.listMemories({ parent: E, filter: 'topics.other: "x"' })).code).toBe(3)

@@ -45,7 +45,7 @@ export function compileFilter(expression: string, index: QuarryIndex, usage: str
     }
     return values
   }
-  const fields = { fieldOf: (key: string) => key, typeOf: (key: string) => FILTER_FIELDS[key] }
+  const fields = { path: '--filter', fieldOf: (key: string) => key, typeOf: (key: string) => FILTER_FIELDS[key] }
   const compile = (e: FilterExpr): Filter => {
     switch (e.k) {
       case 'and':

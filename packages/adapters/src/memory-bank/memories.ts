@@ -11,7 +11,7 @@ import { readExpiry, readFact, readMetadata, readScope, readTopics, requiredEqua
 import { readRevisionPlan, recordRevision } from './revisions.js'
 import { configuredExpiry } from './engine-config.js'
 import { orderedPage, readOrderBy } from './sessions.js'
-import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, UpdateMemoryRequest } from './schema.js'
+import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, ManagedTopic, UpdateMemoryRequest } from './schema.js'
 import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, addMemory, indexMemory, memoriesOfScope, memoryJson, memoryMetadata, removeMemory, scopeField, scopeKeyOf, scopeKeyOfField, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /**
@@ -74,8 +74,20 @@ export function memoryFilter(filter: string | undefined, field: string): Filter 
     if (known(e.field)?.type === 'list') throw invalidArgument(field, `${e.field} is a list of topics: test it for one with ${e.field}:${printLiteral(e.value)} ("${e.op}" compares single values).`)
     return undefined
   }
-  return toCoreFilter(expr, { fieldOf, typeOf: (k) => known(k)?.type, compare })
+  checkManagedTopics(expr, field)
+  return toCoreFilter(expr, { path: field, fieldOf, typeOf: (k) => known(k)?.type, compare })
 }
+
+/** A managed topic tested for must be one of the enum's values: a misspelt one would match nothing, and its NOT everything. */
+function checkManagedTopics(e: FilterExpr, field: string): void {
+  if (e.k === 'and' || e.k === 'or') for (const item of e.items) checkManagedTopics(item, field)
+  else if (e.k === 'not') checkManagedTopics(e.expr, field)
+  else if (e.k === 'has' && e.field === 'topics.managed_memory_topic' && e.value !== '*' && !MANAGED_TOPICS.includes(String(e.value.v))) {
+    throw invalidArgument(field, `topics.managed_memory_topic is one of ${MANAGED_TOPICS.join(', ')}; received ${printLiteral(e.value)}.`)
+  }
+}
+
+const MANAGED_TOPICS: readonly string[] = Object.keys(ManagedTopic.values).filter((name) => name !== 'MANAGED_TOPIC_ENUM_UNSPECIFIED')
 
 export async function createMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { parent, memory = {}, memoryId } = readMessage(CreateMemoryRequest, request)

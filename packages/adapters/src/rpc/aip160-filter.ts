@@ -1,10 +1,13 @@
 import type { Filter, FilterScalar } from '@quarry/core'
-import type { FilterExpr, Literal } from './aip160.js'
+import { printLiteral, type FilterExpr, type Literal } from './aip160.js'
+import { invalidArgument } from './status.js'
 
 /** How a filter key is typed where a schema declares it; undefined where nothing does. */
 export type KeyType = 'string' | 'number' | 'boolean' | 'datetime' | 'list'
 
 interface FilterFields {
+  /** The request field holding the filter, named by its errors. */
+  readonly path: string
   /** The core metadata field a filter key reads. */
   readonly fieldOf: (key: string) => string
   /** The declared type of a key, if any. */
@@ -13,19 +16,37 @@ interface FilterFields {
   readonly compare?: (e: Extract<FilterExpr, { k: 'cmp' }>) => Filter | undefined
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/
 
 /**
  * A literal as the value a key is compared with: a quoted RFC 3339 timestamp compares as a
  * datetime unless the key is declared a string; a number or boolean compares as text where the
  * key is declared a string; everything else keeps its own type (and so matches nothing where the
- * stored value has another type — Google's rule).
+ * stored value has another type — Google's rule). A key declared a timestamp takes a quoted RFC
+ * 3339 time only: anything else ("2025-01-01", "yesterday", 5) could match nothing, so its `NOT`
+ * would match everything — a purge by such a filter would delete every memory.
  */
-function scalarOf(value: Literal, type: KeyType | undefined): FilterScalar {
-  if (value.t === 'string' && type !== 'string' && RFC3339.test(value.v) && (type === 'datetime' || type === undefined)) return { datetime: value.v }
+function scalarOf(value: Literal, type: KeyType | undefined, key: string, path: string): FilterScalar {
+  const rfc3339 = value.t === 'string' && isRfc3339(value.v)
+  if (type !== 'string' && value.t === 'string' && !rfc3339 && RFC3339.test(value.v)) {
+    throw invalidArgument(path, `${printLiteral(value)} names no real instant (a day past its month's end, or an hour, minute or second out of range): give a real RFC 3339 time.`)
+  }
+  if (type === 'datetime' && !rfc3339) {
+    throw invalidArgument(path, `${key} is a timestamp: compare it with a quoted RFC 3339 time, like ${key} >= "2025-01-31T00:00:00Z" (a date, a time and a zone); received ${printLiteral(value)}.`)
+  }
+  if (rfc3339 && type !== 'string') return { datetime: value.v as string }
   // A key declared a string compares as text whatever the literal looks like (`user_id = 123`).
   if (type === 'string' && value.t !== 'string') return String(value.v)
   return value.v
+}
+
+/** Whether `text` is an RFC 3339 timestamp of a real instant (no February 30th, no hour 24). */
+function isRfc3339(text: string): boolean {
+  const m = RFC3339.exec(text)
+  if (m === null) return false
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]))
+  const days = new Date(Date.UTC(year as number, month as number, 0)).getUTCDate()
+  return (month as number) >= 1 && (month as number) <= 12 && (day as number) >= 1 && (day as number) <= days && (hour as number) < 24 && (minute as number) < 60 && (second as number) < 60
 }
 
 /** An AIP-160 expression → a core declarative filter. */
@@ -46,7 +67,7 @@ export function toCoreFilter(e: FilterExpr, fields: FilterFields): Filter {
       const own = fields.compare?.(e)
       if (own !== undefined) return own
       const field = fields.fieldOf(e.field)
-      const value = scalarOf(e.value, fields.typeOf(e.field))
+      const value = scalarOf(e.value, fields.typeOf(e.field), e.field, fields.path)
       const op = { '=': 'eq', '!=': 'ne', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const
       return { op: op[e.op], field, value }
     }

@@ -72,7 +72,7 @@ function plan(ctx: RagContext, version: ApiVersion, request: unknown): Plan {
   if (f?.metadataFilter) {
     const expr = parseFilter(f.metadataFilter, 'query.ragRetrievalConfig.filter.metadataFilter')
     const types = new Map<string, KeyType | undefined>([...corpus.schemas.values()].map((s) => [s.key, s.type]))
-    filters.push(toCoreFilter(expr, { fieldOf: metadataField, typeOf: (k) => types.get(k) }))
+    filters.push(toCoreFilter(expr, { path: 'query.ragRetrievalConfig.filter.metadataFilter', fieldOf: metadataField, typeOf: (k) => types.get(k) }))
   }
   const ranking = config?.ranking?.rankService
     ? { kind: 'rankService' as const, model: config.ranking.rankService.modelName }
