@@ -9,24 +9,33 @@ import { runs } from '../support/runs.js'
  * closed vocabulary whose slot and retraction are known by construction (not by the rules' regular
  * expressions), applied one request at a time; every answer's actions, names and facts, and the
  * memories left, must be the oracle's. Similarity consolidation is off (threshold 1), so only the
- * text, slot and retraction rules act.
+ * text, slot and retraction rules act (a retraction never goes by similarity).
  */
 const CITIES = ['Paris', 'Oslo', 'Lyon']
 const THINGS = ['tea', 'jazz', 'chess']
 
-/** A fact, the slot it fills (if any) and the statement it takes back (if any), normalized as the rules compare them. */
+/**
+ * A fact, the slot it fills and the value it gives it (if any), what it likes (if it says so), and
+ * for a retraction the statement, slot value and like it takes back, normalized as the rules compare them.
+ */
 interface Fact {
   readonly text: string
   readonly slot?: string
+  readonly value?: string
+  readonly likes?: string
   readonly retracts?: string
+  readonly retractsHome?: string
+  readonly retractsLike?: string
 }
 
 const fact: fc.Arbitrary<Fact> = fc.oneof(
-  fc.constantFrom(...CITIES).map((c) => ({ text: `I live in ${c}.`, slot: 'home' })),
-  fc.constantFrom(...CITIES).map((c) => ({ text: `I moved to ${c}.`, slot: 'home' })),
-  fc.constantFrom('blue', 'green').map((c) => ({ text: `My favorite color is ${c}.`, slot: 'color' })),
-  fc.constantFrom(...THINGS).map((t) => ({ text: `I like ${t}.` })),
-  fc.constantFrom(...THINGS).map((t) => ({ text: `I no longer like ${t}.`, retracts: `i like ${t}` })),
+  fc.constantFrom(...CITIES).map((c) => ({ text: `I live in ${c}.`, slot: 'home', value: c })),
+  fc.constantFrom(...CITIES).map((c) => ({ text: `I moved to ${c}.`, slot: 'home', value: c })),
+  fc.constantFrom('blue', 'green').map((c) => ({ text: `My favorite color is ${c}.`, slot: 'color', value: c })),
+  fc.constantFrom(...THINGS).map((t) => ({ text: `I like ${t}.`, likes: t })),
+  fc.constantFrom(...THINGS).map((t) => ({ text: `I like ${t} a lot.`, likes: t })),
+  fc.constantFrom(...THINGS).map((t) => ({ text: `I no longer like ${t}.`, retracts: `i like ${t}`, retractsLike: t })),
+  fc.constantFrom(...CITIES).map((c) => ({ text: `I no longer live in ${c}.`, retracts: `i live in ${c.toLowerCase()}`, retractsHome: c })),
 )
 
 const key = (text: string): string => text.toLowerCase().replace(/\.$/, '')
@@ -44,8 +53,18 @@ describe('consolidation = a plain oracle of its three rules', () => {
         const parent = 'projects/p/locations/l/reasoningEngines/1'
         const held: Held[] = []
         for (const f of facts) {
-          // The oracle: a retraction deletes what it takes back; else the same text, else the same slot, is updated; else created.
-          const taken = f.retracts === undefined ? -1 : held.findIndex((h) => key(h.fact.text) === f.retracts)
+          // The oracle: a retraction deletes what it takes back (the same text, else the same home, else a like of the
+          // same thing; never a stored retraction); else the same text, else (not for a retraction) the same slot, is
+          // updated; else created.
+          const first = (...tests: ((h: Held) => boolean)[]): number => tests.map((t) => held.findIndex(t)).find((i) => i >= 0) ?? -1
+          const taken =
+            f.retracts === undefined
+              ? -1
+              : first(
+                  (h) => key(h.fact.text) === f.retracts,
+                  (h) => f.retractsHome !== undefined && h.fact.slot === 'home' && h.fact.value === f.retractsHome,
+                  (h) => f.retractsLike !== undefined && h.fact.likes === f.retractsLike,
+                )
           const same = held.findIndex((h) => key(h.fact.text) === key(f.text))
           const slot = f.slot === undefined ? -1 : held.findIndex((h) => h.fact.slot === f.slot)
           const outcome = await bank.generateMemories({ parent, scope: { u: '1' }, directMemoriesSource: { directMemories: [{ fact: f.text }] } })

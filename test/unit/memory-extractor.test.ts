@@ -30,6 +30,11 @@ describe('the local extractor keeps the user\'s first-person statements', () => 
     expect(extractFacts(events)).toEqual(['I live in Paris.', 'My daughter is Eva.', 'I’m allergic to peanuts!', 'We love hiking in the Alps.'])
   })
 
+  it('does not end a sentence at an abbreviation, an initial, or a period before a lower-case word or a digit', () => {
+    const events = [user('I live in St. Louis now. I see Dr. Smith weekly. I was born on Jan. 3rd. I read J. R. R. Tolkien, e.g. The Hobbit. Ok. I like tea... We ride bikes! Is it? I am no. 1 here.')]
+    expect(extractFacts(events)).toEqual(['I live in St. Louis now.', 'I see Dr. Smith weekly.', 'I was born on Jan. 3rd.', 'I read J. R. R. Tolkien, e.g. The Hobbit.', 'I like tea...', 'We ride bikes!', 'I am no. 1 here.'])
+  })
+
   it('property: never a model turn, never a question, every fact a user sentence\'s words', () => {
     const sentence = fc.tuple(fc.constantFrom('I', 'My cat', 'We', 'You', 'The city', 'Our dog'), fc.constantFrom('like', 'is', 'live in'), fc.constantFrom('tea', 'Paris', 'big'), fc.constantFrom('.', '?', '!', ''))
     fc.assert(
@@ -119,6 +124,30 @@ describe('generateMemories from a conversation, consolidated', () => {
       ['CREATED', 'I no longer like jazz.'],
     ])
     expect(await facts(mb)).toEqual(['I moved to Berlin.', 'I no longer like jazz.', 'My favorite color is green!'])
+  })
+
+  it('a retraction deletes only a memory that says what it takes back: the same text, slot and value, or all its words; never one that is merely similar', async () => {
+    // A low threshold: similarity alone would make every one of these memories the target.
+    const mb = bank({ consolidationSimilarity: 0.1 })
+    const first = await generate(mb, [user('My favorite color is blue. I play tennis on Sundays. I moved to Berlin. I eat meat every day.')])
+    const [blue, tennis, berlin, meat] = first.map(([, name]) => name)
+    // Nothing here takes back a memory: "red", "golf" and "Tokyo" are not what is held. Such a retraction is stored as
+    // said, never put in place of a similar memory or of one of its slot.
+    const second = await generate(mb, [user('My favorite color is no longer red. I no longer play golf on Sundays. I no longer live in Tokyo.')])
+    expect(second.map(([a, , f]) => [a, f])).toEqual([
+      ['CREATED', 'My favorite color is no longer red.'],
+      ['CREATED', 'I no longer play golf on Sundays.'],
+      ['CREATED', 'I no longer live in Tokyo.'],
+    ])
+    // These do: the same slot and value ("moved to" fills "live in"), and every word of "i eat meat".
+    const third = await generate(mb, [user("I no longer live in Berlin. I don't eat meat anymore. My favorite color is no longer blue.")])
+    expect(third.map(([a, name]) => [a, name])).toEqual([
+      ['DELETED', berlin],
+      ['DELETED', meat],
+      ['DELETED', blue],
+    ])
+    expect(await facts(mb)).toEqual(['I no longer live in Tokyo.', 'I no longer play golf on Sundays.', 'I play tennis on Sundays.', 'My favorite color is no longer red.'])
+    expect(tennis).toBeDefined()
   })
 
   it('disableConsolidation creates every fact; another scope is never consolidated with', async () => {

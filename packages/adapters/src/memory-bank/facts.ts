@@ -35,12 +35,22 @@ const MOVES = /^(i|we) (?:moved|relocated|have moved|just moved) to\b/
  * Undefined for any other fact ("I like cats" and "I like dogs" are both kept).
  */
 export function slotOf(fact: string): string | undefined {
+  return slotAndValue(fact)?.slot
+}
+
+/** A fact's slot (see {@link slotOf}) and the value it gives it ("I moved to Berlin." → "i live in", "berlin"). */
+export function slotAndValue(fact: string): { readonly slot: string; readonly value: string } | undefined {
   const text = normalizeFact(fact)
   const move = MOVES.exec(text)
-  if (move) return `${move[1]} live in`
+  if (move) return { slot: `${move[1]} live in`, value: text.slice(move[0].length).trim() }
   const copula = /^(my(?: [^ ]+){1,4}?) (?:is|are|was|were)\b/.exec(text)
-  if (copula) return `${copula[1]} is`
+  if (copula) return { slot: `${copula[1]} is`, value: text.slice(copula[0].length).trim() }
   const place = /^(i|we) ([a-z]+) (in|at)\b/.exec(text)
-  if (place && PLACE_VERBS.has(place[2] ?? '')) return `${place[1]} ${place[2]} ${place[3]}`
+  if (place && PLACE_VERBS.has(place[2] ?? '')) return { slot: `${place[1]} ${place[2]} ${place[3]}`, value: text.slice(place[0].length).trim() }
   return undefined
+}
+
+/** The words of a normalized fact (letters and digits), to test that one fact says all another says. */
+export function wordsOf(text: string): Set<string> {
+  return new Set(text.split(/[^\p{L}\p{N}']+/u).filter((w) => w !== ''))
 }

@@ -10,7 +10,6 @@ import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './sch
 import { addMemory, removeMemory, indexMemory, memoryJson, memoryMetadata, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
 import { consolidate, type Consolidation } from './consolidate.js'
 import { configuredExpiry } from './engine-config.js'
-import { retractedStatement } from './facts.js'
 import { replayable } from '../rpc/replay.js'
 import { conversationOf } from './conversation.js'
 import { latestRevisionName, readRevisionPlan, recordRevision } from './revisions.js'
@@ -52,19 +51,14 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
       return d.fact
     })
   }
-  // A retraction's target is looked up by what it takes back: embedded with the facts, in one call.
-  const retractions = facts.map((f) => (req.disableConsolidation ? undefined : retractedStatement(f)))
-  const extra = retractions.filter((r): r is string => r !== undefined)
-  const vectors = await ctx.embed([...facts, ...extra])
-  let nextExtra = facts.length
+  const vectors = await ctx.embed(facts)
   // An update names the revision it replaced (previousRevision): rolling back to it undoes the update.
   const generated: { memory: MemoryJson | { name: string }; action: Consolidation['action']; previousRevision?: string }[] = []
   const scopeKey = scopeKeyOf(scope)
   facts.forEach((fact, i) => {
     const vector = vectors[i] as Float32Array
-    const retractedVector = retractions[i] === undefined ? undefined : vectors[nextExtra++]
     const now = ctx.now()
-    const outcome: Consolidation = req.disableConsolidation ? { action: 'CREATED' } : consolidate(ctx, engine, scopeKey, { fact, vector, retractedVector })
+    const outcome: Consolidation = req.disableConsolidation ? { action: 'CREATED' } : consolidate(ctx, engine, scopeKey, { fact, vector })
     if (outcome.action === 'DELETED') {
       removeMemory(engine, outcome.memory)
       engine.index.remove(outcome.memory.name)

@@ -7,7 +7,9 @@ import { normalizeFact } from './facts.js'
  * word, and nothing else. The rule:
  *
  * 1. Only the user's turns: events whose content's role is "user" (without a role: whose author is "user").
- * 2. Their text parts, split into sentences (at `.`, `!` or `?` followed by a space, and at line breaks).
+ * 2. Their text parts, split into sentences: at line breaks, and at `.`, `!` or `?` followed by a
+ *    space — but not after an abbreviation ("Dr.", "St.", "Jan.", "e.g.") or an initial ("J."),
+ *    nor before a lower-case letter or a digit ("Jan. 3rd").
  * 3. A sentence is a fact when it is a statement about the user: it does not end with `?`, it has
  *    at least three words, and its first word — after a lead-in such as "Remember that" — is
  *    a first-person one: I, I'm, I've, I'd, I'll, My, Me, We, We're, We've, Our, Mine.
@@ -55,6 +57,28 @@ export function factOf(sentence: string): string | undefined {
   return /[.!]$/.test(fact) ? fact : `${fact}.`
 }
 
+/** Words a period ends without ending the sentence (lower case, without the period). */
+const ABBREVIATIONS = new Set(['dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'mt', 'jr', 'sr', 'ave', 'rd', 'blvd', 'no', 'vs', 'etc', 'approx', 'dept', 'inc', 'ltd', 'co', 'corp', 'e.g', 'i.e', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])
+
+/** A text's sentences (rule 2). */
+export function sentencesOf(text: string): string[] {
+  const sentences: string[] = []
+  for (const line of text.split(/\n+/)) {
+    let start = 0
+    for (const end of line.matchAll(/[.!?]+\s+/g)) {
+      const cut = end.index + end[0].length
+      const next = line.charAt(cut)
+      const word = /(?:^|\s)([\p{L}.]+)\.$/u.exec(line.slice(start, end.index + 1))?.[1]?.toLowerCase()
+      const abbreviated = end[0].startsWith('.') && end[0].trimEnd() === '.' && word !== undefined && (ABBREVIATIONS.has(word) || /^\p{L}$/u.test(word))
+      if (abbreviated || /[\p{Ll}\p{N}]/u.test(next)) continue
+      sentences.push(line.slice(start, cut))
+      start = cut
+    }
+    sentences.push(line.slice(start))
+  }
+  return sentences
+}
+
 /** The facts of a conversation, in order (the rule above). */
 export function extractFacts(events: readonly ExtractEvent[]): string[] {
   const facts: string[] = []
@@ -62,7 +86,7 @@ export function extractFacts(events: readonly ExtractEvent[]): string[] {
   for (const event of events) {
     const text = userText(event)
     if (text === undefined) continue
-    for (const sentence of text.split(/(?<=[.!?])\s+|\n+/)) {
+    for (const sentence of sentencesOf(text)) {
       const fact = factOf(sentence)
       if (fact === undefined || seen.has(normalizeFact(fact))) continue
       seen.add(normalizeFact(fact))
