@@ -168,6 +168,12 @@ describe("the Memory Bank quickstart with @google-cloud/aiplatform (aiplatform 6
     expect((await rest('/v1/reasoningEngines')).status).toBe(404)
     const query = await rest(`/v1beta1/${engine}:query`, { method: 'POST', body: { input: {} } })
     expect([query.status, (query.json['error'] as { status: string }).status]).toEqual([501, 'UNIMPLEMENTED'])
+    // The newer memory methods @google-cloud/vertexai 1.12 calls (ingestEventsInternal, retrieveProfiles): 501 saying what to call instead.
+    for (const [verb, instead] of [['ingestEvents', 'memories:generate'], ['retrieveProfiles', 'memories:retrieve']] as const) {
+      const answer = await rest(`/v1beta1/${engine}/memories:${verb}`, { method: 'POST', body: {} })
+      expect([answer.status, answer.json['error']]).toEqual([501, { code: 501, status: 'UNIMPLEMENTED', message: expect.stringContaining(`Quarry does not serve memories:${verb}; `) as string }])
+      expect((answer.json['error'] as { message: string }).message).toContain(instead)
+    }
   })
 
   it('over gRPC: query and the streamed query answer UNIMPLEMENTED, saying why', async () => {

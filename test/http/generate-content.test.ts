@@ -179,10 +179,25 @@ describe('PredictionService over gRPC (aiplatform 6.11)', () => {
     expect(((await asInts.json()) as { candidates: { finishReason: unknown }[] }).candidates[0]?.finishReason).toBe(1)
   })
 
-  it('answers UNIMPLEMENTED for the predictions Quarry does not serve', async () => {
+  it('answers UNIMPLEMENTED for the predictions Quarry does not serve, over gRPC and REST (501 at their documented paths, not 404)', async () => {
     const client = new aiplatform.v1beta1.PredictionServiceClient({ apiEndpoint: '127.0.0.1', port: grpcPort, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' })
     await expect(client.predict({ endpoint: `${LOCATION}/endpoints/1` })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED })
+    const model = `${LOCATION}/publishers/google/models/${MODEL}`
+    await expect(client.countTokens({ endpoint: model })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details: expect.stringContaining('CountTokens') as string })
     await client.close()
+    // Google's http rules (prediction_service.proto): @google/genai's countTokens and embedContent, and predict, over REST.
+    const why = "Quarry serves generateContent on publisher models (a local or plugged-in model over RAG Engine retrieval); other predictions need Google's service."
+    for (const [version, path, rpc] of [
+      ['v1beta1', `${model}:countTokens`, 'CountTokens'],
+      ['v1', `${model}:embedContent`, 'EmbedContent'],
+      ['v1', `${model}:predict`, 'Predict'],
+      ['v1beta1', `${LOCATION}/endpoints/1:explain`, 'Explain'],
+    ] as const) {
+      const rest = await fetch(`${url}/${version}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      expect([path, rest.status]).toEqual([path, 501])
+      expect(await rest.json()).toEqual({ error: { code: 501, status: 'UNIMPLEMENTED', message: expect.stringMatching(new RegExp(`^${rpc} is not implemented by Quarry: `)) as string } })
+      expect(JSON.stringify(await (await fetch(`${url}/${version}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json())).toContain(why.slice(0, 60))
+    }
   })
 })
 

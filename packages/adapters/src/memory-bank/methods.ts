@@ -1,4 +1,4 @@
-import { UNARY, longRunningShape, method, pagedShape, type HttpBinding, type HttpVerb } from '../rpc/methods.js'
+import { UNARY, longRunningShape, method, pagedShape, unimplemented, type HttpBinding, type HttpVerb } from '../rpc/methods.js'
 import { locationAndIamMixin, operationsMixin } from '../rpc/mixins.js'
 import type { MemoryContext } from './context.js'
 import { generateMemories, purgeMemories } from './generate.js'
@@ -49,6 +49,10 @@ export const MEMORY_TABLE = {
   rollbackMemory: method({ rpc: 'RollbackMemory', run: (c: MemoryCall, r) => rollbackMemory(c.ctx, r, c.version), write, shape: longRunningShape<Record<string, never>>(), http: bindings('POST', (E) => `{name=${E}/memories/*}:rollback`, '*') }),
   listMemoryRevisions: method({ rpc: 'ListMemoryRevisions', run: (c: MemoryCall, r) => listMemoryRevisions(c.ctx, r), write: read, shape: pagedShape('memoryRevisions'), http: bindings('GET', (E) => `{parent=${E}/memories/*}/revisions`) }),
   getMemoryRevision: method({ rpc: 'GetMemoryRevision', run: (c: MemoryCall, r) => getMemoryRevision(c.ctx, r), write: read, shape: UNARY, http: bindings('GET', (E) => `{name=${E}/memories/*/revisions/*}`) }),
+  // Newer methods Google's clients carry (@google-cloud/vertexai's ingestEventsInternal, retrieveProfiles), not served:
+  // answered 501 UNIMPLEMENTED saying what to call instead, never a 404 that reads as a wrong path.
+  ingestEvents: method({ rpc: 'IngestEvents', run: unimplemented('IngestEvents', 'Quarry does not serve memories:ingestEvents; write memories from events with memories:generate (directContentsSource or vertexSessionSource).'), write: read, shape: UNARY, http: bindings('POST', (E) => `{parent=${E}}/memories:ingestEvents`, '*') }),
+  retrieveProfiles: method({ rpc: 'RetrieveProfiles', run: unimplemented('RetrieveProfiles', 'Quarry does not serve memories:retrieveProfiles; read a scope\'s memories with memories:retrieve.'), write: read, shape: UNARY, http: bindings('POST', (E) => `{parent=${E}}/memories:retrieveProfiles`, '*') }),
   ...operationsMixin((c: MemoryCall) => c.ctx.state.operations),
   ...locationAndIamMixin(),
 } as const
