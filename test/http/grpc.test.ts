@@ -500,7 +500,8 @@ describe('the gRPC services come from the method tables and the shipped protos',
     expect(server.unbound).toEqual([])
     // Memory Bank's purge and revisions are newer than google-proto-files 6.0.1's memory_bank_service.proto,
     // which has no v1 MemoryBankService at all: v1 Memory Bank is served over REST only.
-    const newer = ['PurgeMemories', 'RollbackMemory', 'ListMemoryRevisions', 'GetMemoryRevision']
+    // IngestEvents and RetrieveProfiles (newer still, answered UNIMPLEMENTED) likewise.
+    const newer = ['PurgeMemories', 'RollbackMemory', 'ListMemoryRevisions', 'GetMemoryRevision', 'IngestEvents', 'RetrieveProfiles']
     const v1 = ['CreateMemory', 'GetMemory', 'UpdateMemory', 'ListMemories', 'DeleteMemory', 'GenerateMemories', 'RetrieveMemories', ...newer]
     // Server streams (StreamGenerateContent, StreamQueryReasoningEngine) are served too: their answer is one message.
     expect(server.restOnly).toEqual([...newer.map((rpc) => `google.cloud.aiplatform.v1beta1.MemoryBankService.${rpc}`), ...v1.map((rpc) => `google.cloud.aiplatform.v1.MemoryBankService.${rpc}`)])
