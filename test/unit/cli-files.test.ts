@@ -179,6 +179,20 @@ describe('quarry index and quarry search on your own files', () => {
     expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000004'])
   })
 
+  it('a file with no words is said, dropped from the index, and no failure: the run exits 0', async () => {
+    const { root, dir, put, index } = await workspace({ indexed: false })
+    put('blank/empty.md', '')
+    put('blank/spaces.txt', '  \n\t\n')
+    expect(await index(join(root, 'blank'))).toEqual({ code: 1, out: '', err: 'quarry index: skipped blank/empty.md: the file has no text.\nquarry index: skipped blank/spaces.txt: the file has no text.\nquarry index: no file has words to index; nothing was indexed' })
+    put('blank/notes.md', 'pin the toolchain')
+    const first = await index(join(root, 'blank'))
+    expect([first.code, first.err, first.out.split('\n')[0]]).toEqual([0, 'quarry index: skipped blank/empty.md: the file has no text.\nquarry index: skipped blank/spaces.txt: the file has no text.', `${dir}: 1 new, 0 changed, 0 unchanged, 0 removed, 0 failed, 2 without words; 1 file, 1 chunk (embedder hashing-256)`])
+    // Emptied: its chunks go, and the run still exits 0.
+    put('blank/notes.md', '')
+    const emptied = await index(join(root, 'blank'))
+    expect([emptied.code, emptied.err.split('\n')[1], emptied.out.split('\n')[0]]).toEqual([0, 'quarry index: skipped blank/notes.md: the file has no text. (its earlier chunks are dropped)', `${dir}: 0 new, 0 changed, 0 unchanged, 1 removed, 0 failed, 3 without words; 0 files, 0 chunks (embedder hashing-256)`])
+  })
+
   it('reads PDFs (the chunk records the page it starts on) and names the ones it cannot read', async () => {
     const { root } = await workspace({ indexed: false })
     const pdfs = join(root, 'pdfs')

@@ -46,6 +46,8 @@ type Plan =
   | { readonly kind: 'unchanged' }
   /** `unread`: its bytes could not be read (permissions, I/O); else they were, and hold nothing to index. */
   | { readonly kind: 'failed'; readonly message: string; readonly unread: boolean }
+  /** Read and extracted, with no words in it (an empty file, a scan without a text layer): nothing to index, and no failure. */
+  | { readonly kind: 'empty'; readonly message: string }
   | { readonly kind: 'read'; readonly sha256: string; readonly records: readonly Omit<RecordInput, 'vector'>[] }
 
 /** The record id of a file's n-th chunk: short and stable whatever the path's length. */
@@ -63,9 +65,9 @@ async function planFile(file: FoundFile, previous: IndexedFile | undefined): Pro
   const sha256 = createHash('sha256').update(read.bytes).digest('hex')
   if (previous?.sha256 === sha256) return { kind: 'unchanged' }
   const extracted = await extractText(file.real, read.bytes, file.source)
-  if (!extracted.ok) return { kind: 'failed', message: extracted.message, unread: false }
+  if (!extracted.ok) return extracted.empty === true ? { kind: 'empty', message: extracted.message } : { kind: 'failed', message: extracted.message, unread: false }
   const pieces = chunkText(analyzer, extracted.text, CHUNKING)
-  if (pieces.length === 0) return { kind: 'failed', message: `${file.source}: the file has no words to index.`, unread: false }
+  if (pieces.length === 0) return { kind: 'empty', message: `${file.source}: the file has no words to index` }
   const ext = extname(file.source).slice(1).toLowerCase()
   const pages = extracted.pageStarts
   const records = pieces.map((p, chunk) => {
@@ -160,15 +162,19 @@ export async function runIndex(args: readonly string[]): Promise<number> {
     const plans = await planFiles(found, known)
     const fresh = [...plans].flatMap(([source, plan]) => (plan.kind === 'read' ? [{ source, records: plan.records }] : []))
     const failed = [...plans].flatMap(([source, plan]) => (plan.kind === 'failed' ? [{ source, message: plan.message, unread: plan.unread }] : []))
+    // Read, with no words: said, not a failure (an empty notes file must not fail every run of a script).
+    const empty = [...plans].flatMap(([source, plan]) => (plan.kind === 'empty' ? [{ source, message: plan.message }] : []))
     const unchanged = [...plans.values()].filter((p) => p.kind === 'unchanged').length
     for (const f of failed) console.error(`quarry index: skipped ${printable(f.message)}${known.has(f.source) ? (f.unread ? ' (its earlier chunks are kept)' : ' (its earlier chunks are dropped)') : ''}`)
+    for (const f of empty) console.error(`quarry index: skipped ${printable(f.message)}${known.has(f.source) ? ' (its earlier chunks are dropped)' : ''}`)
     if (!index && fresh.length === 0) {
-      throw new CliError(found.length === 0 ? `found no files to index in ${parsed.positionals.join(', ')} (quarry index reads ${INDEXED_EXTENSIONS.join(' ')})` : 'no file could be read; nothing was indexed')
+      const why = found.length === 0 ? `found no files to index in ${parsed.positionals.join(', ')} (quarry index reads ${INDEXED_EXTENSIONS.join(' ')})` : failed.length === 0 ? 'no file has words to index; nothing was indexed' : 'no file could be read; nothing was indexed'
+      throw new CliError(why)
     }
     // Dropped: files no longer there (wherever they are: other folders' files stay while they exist),
     // and files read now that hold nothing to index. A file that cannot be read keeps its chunks.
     const gone = [...known.keys()].filter((source) => !plans.has(source) && isGone(resolve(base, source)))
-    const removed = [...gone, ...failed.filter((f) => !f.unread && known.has(f.source)).map((f) => f.source)]
+    const removed = [...gone, ...failed.filter((f) => !f.unread && known.has(f.source)).map((f) => f.source), ...empty.filter((f) => known.has(f.source)).map((f) => f.source)]
     const newCount = fresh.filter((f) => !known.has(f.source)).length
 
     if (fresh.length > 0 || removed.length > 0) {
@@ -188,7 +194,7 @@ export async function runIndex(args: readonly string[]): Promise<number> {
     }
     const files = known.size + newCount - removed.length
     console.log(
-      `${shown(dir)}: ${newCount} new, ${fresh.length - newCount} changed, ${unchanged} unchanged, ${removed.length} removed, ${failed.length} failed; ${plural(files, 'file')}, ${plural(index?.size ?? 0, 'chunk')} (embedder ${index?.options.embedder?.name ?? 'none'})`,
+      `${shown(dir)}: ${newCount} new, ${fresh.length - newCount} changed, ${unchanged} unchanged, ${removed.length} removed, ${failed.length} failed${empty.length > 0 ? `, ${empty.length} without words` : ''}; ${plural(files, 'file')}, ${plural(index?.size ?? 0, 'chunk')} (embedder ${index?.options.embedder?.name ?? 'none'})`,
     )
     const flag = parsed.value('index')
     console.log(`Search it: ${quarryCommand()} search "your question"${flag === undefined ? '' : ` --index ${shellWord(flag)}`}`)

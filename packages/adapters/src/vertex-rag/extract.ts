@@ -6,8 +6,11 @@ import type { RagFileTypeName } from './resources.js'
 /** A file's text (with page offsets for a PDF), or why it has none (the import counts it failed and goes on). */
 type Extracted =
   | { readonly ok: true; readonly text: string; readonly type: RagFileTypeName; readonly pageStarts?: readonly number[] }
-  /** `bound`: the file went over a bound of file-bounds.ts (the write-ahead log records those). */
-  | { readonly ok: false; readonly message: string; readonly bound?: true }
+  /**
+   * `bound`: the file went over a bound of file-bounds.ts (the write-ahead log records those);
+   * `empty`: it was read whole and holds no text (an empty file, a PDF without a text layer).
+   */
+  | { readonly ok: false; readonly message: string; readonly bound?: true; readonly empty?: true }
 
 /** File types Quarry reads, by extension. */
 export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown', '.csv', '.html', '.htm', '.json']
@@ -59,7 +62,7 @@ export async function extractText(file: string, bytes: Uint8Array, name: string 
       const read = await pdfText(bytes, name, bounds)
       if ('over' in read) return { ok: false, message: read.over, bound: true }
       const { text, pageStarts } = read
-      if (text.trim() === '') return { ok: false, message: `${name}: the PDF has no text layer (scanned pages need OCR first).` }
+      if (text.trim() === '') return { ok: false, message: `${name}: the PDF has no text layer (scanned pages need OCR first).`, empty: true }
       return { ok: true, text, type: 'RAG_FILE_TYPE_PDF', pageStarts }
     } catch (error) {
       return { ok: false, message: `${name}: not a readable PDF (${error instanceof Error ? error.name : 'error'}).` }
@@ -80,6 +83,6 @@ export async function extractText(file: string, bytes: Uint8Array, name: string 
     }
   }
   if (text.length > bounds.maxInflatedBytes) return { ok: false, message: overBound(name, 'inflated', `its text runs to ${text.length} characters`, bounds), bound: true }
-  if (text.trim() === '') return { ok: false, message: `${name}: the file has no text.` }
+  if (text.trim() === '') return { ok: false, message: `${name}: the file has no text.`, empty: true }
   return { ok: true, text, type: 'RAG_FILE_TYPE_TXT' }
 }
