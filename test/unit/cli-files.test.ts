@@ -319,6 +319,8 @@ describe('snippets and paths', () => {
     expect(passage(text, 'foxes quick dog', 36)).toBe('…lazy [dog]; [foxes] are [quick]. Delta…')
     expect(passage(text, 'nothing here', 20)).toBe('Alpha beta gamma…')
     expect(passage(text, 'alpha', 1000)).toBe('[Alpha] beta gamma. The quick brown fox jumps over the lazy dog; foxes are quick. Delta epsilon zeta eta theta')
+    // CJK text is read as overlapping pairs: each character is printed once, marked when a matched pair covers it.
+    expect(passage('東京タワーは日本の首都にあります。', '首都 東京タワー', 100)).toBe('[東京タワー]は日本の[首都]にあります')
     expect(passage('', 'x', 10)).toBe('')
   })
 

@@ -34,7 +34,7 @@ describe('Analyzer', () => {
       ['Łódź miasto', ['łodz', 'miasto']],
       ['İstanbul', ['istanbul']],
       ['שלום עולם', ['שלום', 'עולם']],
-      ['東京タワー', ['東京タワー']],
+      ['東京タワー', ['東京', '京タ', 'タワ', 'ワー']],
       // What wink covers stays wink's: contractions, e-mails, hashtags, accented Latin-1 words, hyphens.
       ["don't e-mail me@x.com #tag naïve café", ["n't", 'e-mail', 'me@x.com', '#tag', 'naiv', 'cafe']],
       ['Москва-2020 and café', ['москва', '-2020', 'cafe']],
@@ -104,11 +104,13 @@ describe('text indexes persist with their analyzer', () => {
     const saved = fileURLToPath(new URL('../support/retriever-v1/snapshot-000001/corpus-0', import.meta.url))
     const old = loadIndex(saved, { embedder: createHashingEmbedder({ dimensions: 16 }) })
     expect(old.options.text.analyzer.otherScripts).toBe(false)
+    // And CJK runs whole (cjkBigrams came later still).
+    expect(old.options.text.analyzer.cjkBigrams).toBe(false)
     expect(createIndex().options.text.analyzer.otherScripts).toBe(true)
     // false is wink's tokens alone, as such an index analyzed when it was saved.
     expect(new Analyzer({ otherScripts: false }).terms('Łódź miasto')).toEqual(['od', 'miasto'])
     old.save(join(dir, 'resaved'))
-    expect(loadIndex(join(dir, 'resaved'), { embedder: createHashingEmbedder({ dimensions: 16 }) }).options.text.analyzer.otherScripts).toBe(false)
+    expect(loadIndex(join(dir, 'resaved'), { embedder: createHashingEmbedder({ dimensions: 16 }) }).options.text.analyzer).toMatchObject({ otherScripts: false, cjkBigrams: false })
   })
 
   it('a reloaded index analyzes and scores exactly as the saved one', () => {

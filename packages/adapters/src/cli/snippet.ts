@@ -14,6 +14,11 @@ export interface Snippet {
   readonly cutEnd: boolean
 }
 
+/** What a character of a passage is: between tokens, in a token, in a matched token. */
+const BETWEEN = 0
+const IN_TOKEN = 1
+const MATCHED = 2
+
 /**
  * The passage of `text` that best matches the query: at most `width` characters of whole words,
  * the window holding the most distinct query terms (then the most matches; the earliest on a
@@ -79,10 +84,22 @@ export function bestPassage(text: string, tokens: readonly AnalyzedToken[], term
     }
   }
 
-  const parts: SnippetPart[] = []
+  // By character: tokens may overlap (CJK pairs "東京", "京タ"), so each character is marked once,
+  // matched when any matched token covers it; the text between tokens has its spaces collapsed.
+  const from = tok(lo).start
+  const kinds = new Uint8Array(tok(hi).end - from)
   for (let i = lo; i <= hi; i++) {
-    if (i > lo) parts.push({ text: text.slice(tok(i - 1).end, tok(i).start).replace(/\s+/g, ' '), match: false })
-    parts.push({ text: text.slice(tok(i).start, tok(i).end), match: matched[i] === true })
+    const t = tok(i)
+    for (let c = t.start - from; c < t.end - from; c++) kinds[c] = matched[i] === true ? MATCHED : Math.max(kinds[c] as number, IN_TOKEN)
+  }
+  const parts: SnippetPart[] = []
+  for (let c = 0; c < kinds.length; ) {
+    const kind = kinds[c] as number
+    let end = c + 1
+    while (end < kinds.length && kinds[end] === kind) end++
+    const piece = text.slice(from + c, from + end)
+    parts.push({ text: kind === BETWEEN ? piece.replace(/\s+/g, ' ') : piece, match: kind === MATCHED })
+    c = end
   }
   return { parts, cutStart: lo > 0, cutEnd: hi < n - 1 }
 }

@@ -288,14 +288,16 @@ function bytesOf(floats: Float32Array): Uint8Array {
 
 /**
  * A manifest's index options, with what an option added since means for an index saved before
- * it: the analyzer's `otherScripts` is false there (wink's tokens alone, as it analyzed then), so
- * its stored terms and a query's agree.
+ * it: the analyzer's `otherScripts` and `cjkBigrams` are false there (wink's tokens alone, CJK runs
+ * whole, as it analyzed then), so its stored terms and a query's agree.
  */
 export function optionsAsSaved(saved: unknown): ResolvedIndexOptions {
   const options = saved as ResolvedIndexOptions
   const analyzer = (options as { text?: { analyzer?: object } } | null)?.text?.analyzer
-  if (typeof analyzer !== 'object' || analyzer === null || 'otherScripts' in analyzer) return options
-  return { ...options, text: { ...options.text, analyzer: { ...options.text.analyzer, otherScripts: false } } }
+  if (typeof analyzer !== 'object' || analyzer === null) return options
+  const added = { ...('otherScripts' in analyzer ? {} : { otherScripts: false }), ...('cjkBigrams' in analyzer ? {} : { cjkBigrams: false }) }
+  if (Object.keys(added).length === 0) return options
+  return { ...options, text: { ...options.text, analyzer: { ...options.text.analyzer, ...added } } }
 }
 
 /** The index's fields of the manifest, checked. */

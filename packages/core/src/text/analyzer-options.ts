@@ -39,6 +39,15 @@ export interface AnalyzerOptions {
    * @defaultValue true
    */
   otherScripts?: boolean
+  /**
+   * Read Chinese, Japanese and Korean text as overlapping pairs of characters ("東京タワー" →
+   * "東京", "京タ", "タワ", "ワー"), as Lucene's CJKAnalyzer does: these scripts do not space their
+   * words, so otherwise a whole clause is one term and a word in it is never found. With either
+   * tokenizer. false keeps each run whole; an index saved before this option existed loads with
+   * false, so it analyzes as it did when saved.
+   * @defaultValue true
+   */
+  cjkBigrams?: boolean
 }
 
 export interface ResolvedAnalyzerOptions {
@@ -50,6 +59,7 @@ export interface ResolvedAnalyzerOptions {
   readonly minLength: number
   readonly maxTokenLength: number
   readonly otherScripts: boolean
+  readonly cjkBigrams: boolean
 }
 
 /**
@@ -58,7 +68,7 @@ export interface ResolvedAnalyzerOptions {
  */
 const MAX_TOKEN_LENGTH_LIMIT = 1024
 
-export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1, maxTokenLength: 255, otherScripts: true }
+export const ANALYZER_DEFAULTS: ResolvedAnalyzerOptions = { tokenizer: 'wink', lowercase: true, foldAccents: true, stopWords: true, stem: true, minLength: 1, maxTokenLength: 255, otherScripts: true, cjkBigrams: true }
 
 function bool(value: unknown, path: string, fallback: boolean): boolean {
   if (value === undefined) return fallback
@@ -74,8 +84,8 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
   }
   const o = options as Record<string, unknown>
   for (const key of Object.keys(o)) {
-    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength', 'maxTokenLength', 'otherScripts'].includes(key)) {
-      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength, maxTokenLength, otherScripts.`, { path: `${path}.${key}` })
+    if (!['tokenizer', 'lowercase', 'foldAccents', 'stopWords', 'stem', 'minLength', 'maxTokenLength', 'otherScripts', 'cjkBigrams'].includes(key)) {
+      throw new QuarryError('INVALID_OPTION', `unknown option ${path}.${key}; known options are tokenizer, lowercase, foldAccents, stopWords, stem, minLength, maxTokenLength, otherScripts, cjkBigrams.`, { path: `${path}.${key}` })
     }
   }
   let stopWords: boolean | readonly string[] = ANALYZER_DEFAULTS.stopWords
@@ -108,5 +118,6 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
     minLength,
     maxTokenLength,
     otherScripts: bool(o.otherScripts, `${path}.otherScripts`, ANALYZER_DEFAULTS.otherScripts),
+    cjkBigrams: bool(o.cjkBigrams, `${path}.cjkBigrams`, ANALYZER_DEFAULTS.cjkBigrams),
   }
 }

@@ -3,6 +3,7 @@ import { isWinkSpace } from './char-class.js'
 import { TermCounts } from './term-counts.js'
 import { ownCopy, type RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
+import { withCjkBigrams } from './cjk-bigrams.js'
 import { hashRange, UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
 import { defaultStopWords, directUnitTokens, porter2, WINK_MAX_RUN } from './wink.js'
@@ -252,7 +253,17 @@ export class Analyzer {
     const a = this.options
     const b = other.options
     if (a === b) return true
-    return sameWords(a.stopWords, b.stopWords) && a.tokenizer === b.tokenizer && a.lowercase === b.lowercase && a.foldAccents === b.foldAccents && a.stem === b.stem && a.minLength === b.minLength && a.maxTokenLength === b.maxTokenLength
+    return (
+      sameWords(a.stopWords, b.stopWords) &&
+      a.tokenizer === b.tokenizer &&
+      a.lowercase === b.lowercase &&
+      a.foldAccents === b.foldAccents &&
+      a.stem === b.stem &&
+      a.minLength === b.minLength &&
+      a.maxTokenLength === b.maxTokenLength &&
+      a.otherScripts === b.otherScripts &&
+      a.cjkBigrams === b.cjkBigrams
+    )
   }
 
   /** @internal Units this Analyzer has analyzed (read with wink or its shapes) rather than found memoized: tests check that a unit is not analyzed twice. */
@@ -288,7 +299,7 @@ export class Analyzer {
       })
       return
     }
-    for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
+    for (const token of this.#unicodeTokens(text)) {
       const term = this.#term(token)
       if (term !== null) visit(this.#vocabulary.idOf(term))
     }
@@ -457,7 +468,7 @@ export class Analyzer {
       })
       return
     }
-    for (const token of unicodeTokens(text, this.options.maxTokenLength)) {
+    for (const token of this.#unicodeTokens(text)) {
       if (!KEPT_TYPES.has(token.type)) continue
       const term = parts === OFFSETS ? null : this.#term(token)
       visit(token.start, token.end, term, parts === IDS && term !== null ? this.#tokenVocabulary.idOf(term) : NO_TERM)
@@ -522,7 +533,14 @@ export class Analyzer {
     this.#unitsAnalyzed++
     const max = this.options.maxTokenLength
     const tokens = shapeTokens(unit, max) ?? directUnitTokens(unit, max)
-    return this.#analyzed(this.options.otherScripts ? withOtherScripts(unit, tokens, max, KEPT_TYPES) : tokens)
+    const read = this.options.otherScripts ? withOtherScripts(unit, tokens, max, KEPT_TYPES) : tokens
+    return this.#analyzed(this.options.cjkBigrams ? withCjkBigrams(unit, read) : read)
+  }
+
+  /** The 'unicode' tokenizer's tokens of `text`, CJK runs as pairs with `cjkBigrams`. */
+  #unicodeTokens(text: string): Iterable<RawToken> {
+    const tokens = unicodeTokens(text, this.options.maxTokenLength)
+    return this.options.cjkBigrams ? withCjkBigrams(text, [...tokens]) : tokens
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {

@@ -1,0 +1,61 @@
+import type { RawToken } from './token.js'
+
+/**
+ * Chinese and Japanese are written without spaces, so a tokenizer that splits at spaces and
+ * punctuation reads a whole clause as one word: "東京タワーは日本の首都にあります" could be found by
+ * that exact clause only, never by "東京". Here, as Lucene's CJKAnalyzer does (StandardTokenizer,
+ * then CJKBigramFilter), each run of Han, Hiragana, Katakana and Hangul letters becomes its
+ * overlapping pairs of characters ("東京", "京タ", "タワ", …; a run of one character is itself), so a
+ * query's pairs meet a document's wherever the words are the same. Korean is bigrammed too, as
+ * Lucene does by default: its particles are written joined to the word ("텍스트입니다").
+ *
+ * Runs are found in the text itself, not in the tokens, so a run longer than `maxTokenLength` is
+ * read whole. A token that overlaps a run keeps only its pieces outside the runs that hold a
+ * letter or digit ("iPhone用" → "iPhone", "用").
+ */
+export function withCjkBigrams(text: string, tokens: readonly RawToken[]): readonly RawToken[] {
+  if (!CJK_LIKELY.test(text)) return tokens
+  const runs: [number, number][] = []
+  for (const m of text.matchAll(CJK_RUN)) runs.push([m.index, m.index + m[0].length])
+  if (runs.length === 0) return tokens
+  const out: RawToken[] = []
+  for (const t of tokens) {
+    let from = t.start
+    for (const [start, end] of runs) {
+      if (end <= from || start >= t.end) continue
+      if (start > from) piece(text, from, start, t.type, out)
+      from = Math.max(from, end)
+    }
+    if (from === t.start) out.push(t)
+    else if (from < t.end) piece(text, from, t.end, t.type, out)
+  }
+  for (const [start, end] of runs) {
+    const chars: number[] = []
+    for (let i = start; i < end; i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1) chars.push(i)
+    chars.push(end)
+    if (chars.length === 2) out.push({ value: text.slice(start, end), start, end, type: 'word' })
+    for (let i = 0; i + 2 < chars.length; i++) {
+      const a = chars[i] as number
+      const b = chars[i + 2] as number
+      out.push({ value: text.slice(a, b), start: a, end: b, type: 'word' })
+    }
+  }
+  // Text order, as every token stream is.
+  return out.sort((a, b) => a.start - b.start || a.end - b.end)
+}
+
+/** A piece of a token outside the runs, kept when it holds a letter or digit. */
+function piece(text: string, start: number, end: number, type: string, out: RawToken[]): void {
+  const value = text.slice(start, end)
+  if (/[\p{L}\p{N}]/u.test(value)) out.push({ value, start, end, type })
+}
+
+/** Any character from Hangul Jamo (U+1100) up: a text without one has no CJK run, and is passed over. */
+const CJK_LIKELY = /[\u1100-\uffff\u{20000}-\u{3ffff}]/u
+
+/**
+ * A run of letters (and their marks) of the CJK scripts: Script_Extensions, so that the
+ * prolonged sound mark "ー" and the iteration mark "々" belong to the run, while CJK punctuation
+ * ("。", "、"), which are no letters, end it.
+ */
+const CJK_RUN = /(?:(?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])[\p{L}\p{M}])+/gu
