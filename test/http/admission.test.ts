@@ -1,4 +1,4 @@
-import { connect as connectH2, constants as h2 } from 'node:http2'
+import { connect as connectH2, constants as h2, type IncomingHttpHeaders } from 'node:http2'
 import { request, type IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
@@ -197,6 +197,79 @@ describe('quarry serve --max-in-flight 2, flooded', () => {
   })
 })
 
+describe('quarry serve --max-in-flight 2: clients that go away', () => {
+  it('frees the slot of a large body whose client left right after its last byte (the body is joined asynchronously)', async () => {
+    // 5 MB bodies are copied into shared memory after their end: the client's close comes meanwhile.
+    const body = Buffer.from(JSON.stringify({ displayName: 'x'.repeat(5 << 20) }))
+    for (let i = 0; i < 6; i++) {
+      await new Promise<void>((done) => {
+        const socket = connect(served.port, '127.0.0.1', () => {
+          socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`)
+          socket.end(body, () => {
+            socket.destroy()
+            done()
+          })
+        })
+        socket.on('error', () => done())
+      })
+    }
+    await new Promise((done) => setTimeout(done, 500))
+    // Both slots are free: two calls at once get 200, not 429.
+    const [a, b] = await Promise.all([call('/v1beta/corpora'), call('/v1beta/corpora')])
+    expect([a?.status, b?.status]).toEqual([200, 200])
+  })
+
+  it('survives gRPC calls closed by the client with RST_STREAM NO_ERROR before their message was whole, or mid-message by a destroyed session', async () => {
+    for (let round = 0; round < 3; round++) {
+      const session = connectH2(`http://127.0.0.1:${served.grpcPort}`)
+      session.on('error', () => undefined)
+      for (const sent of [[], [0, 0, 0, 0, 100, 8, 1]]) {
+        const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', 'content-type': 'application/grpc', te: 'trailers' })
+        stream.on('error', () => undefined)
+        if (sent.length > 0) stream.write(Buffer.from(sent))
+        await new Promise((done) => setTimeout(done, 50))
+        stream.close(h2.NGHTTP2_NO_ERROR)
+      }
+      // A large message in flight, its session destroyed.
+      const big = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/CreateCorpus', 'content-type': 'application/grpc', te: 'trailers' })
+      big.on('error', () => undefined)
+      const message = Buffer.alloc(5 + 3_000_000)
+      message.writeUInt32BE(3_000_000, 1)
+      big.write(message)
+      await new Promise((done) => setTimeout(done, 20))
+      session.destroy()
+      await new Promise((done) => setTimeout(done, 100))
+    }
+    expect((await call('/readyz')).status).toBe(200)
+  })
+
+  it('refuses a gRPC message that runs past the length it declared at once, and ends one that stalls after the idle time', async () => {
+    const session = connectH2(`http://127.0.0.1:${served.grpcPort}`)
+    session.on('error', () => undefined)
+    const open = (): { stream: ReturnType<typeof session.request>; answer: Promise<IncomingHttpHeaders> } => {
+      const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', 'content-type': 'application/grpc', te: 'trailers' })
+      stream.on('error', () => undefined)
+      return { stream, answer: new Promise((done) => stream.once('response', done)) }
+    }
+    try {
+      // Declares 10 bytes, then keeps sending: refused as the bytes pass the declared length, not held.
+      const over = open()
+      const head = Buffer.alloc(5 + 64 * 1024)
+      head.writeUInt32BE(10, 1)
+      over.stream.write(head)
+      expect(await over.answer).toMatchObject({ 'grpc-status': '12', 'grpc-message': expect.stringContaining('takes one request message; the call sent more.') as string })
+      // Declares 100 bytes, sends 2, then nothing: DEADLINE_EXCEEDED once it has made no progress for the idle time (5 s).
+      const stalled = open()
+      const started = performance.now()
+      stalled.stream.write(Buffer.from([0, 0, 0, 0, 100, 8, 1]))
+      expect(await stalled.answer).toMatchObject({ 'grpc-status': '4', 'grpc-message': expect.stringContaining('The request message made no progress for 5 s') as string })
+      expect(performance.now() - started).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 50)
+    } finally {
+      session.destroy()
+    }
+  })
+})
+
 describe('Fetch Metadata', () => {
   const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'iframe' }
   const navigation = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }
@@ -284,6 +357,33 @@ describe('in process: the bounds behind the flags', () => {
       expect(after.status).toBe(200)
       expect(((await after.json()) as { name: string }).name).toBe('corpora/after')
     } finally {
+      await server.close()
+    }
+  })
+
+  it('counts gRPC messages being received in the same budget as REST bodies: the one past it gets RESOURCE_EXHAUSTED', async () => {
+    const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), maxBodyBytes: 1_000, bodyTimeoutMs: 2_000, console: false, grpcPort: 0 })
+    const { grpcPort, port } = await server.listen()
+    const session = connectH2(`http://127.0.0.1:${grpcPort as number}`)
+    session.on('error', () => undefined)
+    try {
+      // Five calls each declare 995 bytes and send 900: the fifth crosses 4,000 bytes and is refused at once.
+      const calls = Array.from({ length: 5 }, () => {
+        const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', 'content-type': 'application/grpc', te: 'trailers' })
+        stream.on('error', () => undefined)
+        const part = Buffer.alloc(900)
+        part.writeUInt32BE(995, 1)
+        stream.write(part)
+        return new Promise<IncomingHttpHeaders>((done) => stream.once('response', done))
+      })
+      const first = await Promise.race(calls)
+      expect(first).toMatchObject({ 'grpc-status': '8', 'grpc-message': expect.stringContaining('The server is receiving 4000 bytes of requests already') as string })
+      // The four held end after 2 s without progress, and free the budget: a REST body of 1,000 bytes fits again.
+      expect((await Promise.all(calls)).map((h) => h['grpc-status']).sort()).toEqual(['4', '4', '4', '4', '8'])
+      const after = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/after"}'.padEnd(1_000) })
+      expect(after.status).toBe(200)
+    } finally {
+      session.destroy()
       await server.close()
     }
   })

@@ -6,6 +6,7 @@ import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type CodeName, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
+import type { Receiving } from '../transport/receiving.js'
 import { decodeRequest, encodeMessage, encodeStatus } from './codec.js'
 import { loadServiceProtos, serviceOf, type ProtoRoot, type ProtoType } from './protos.js'
 
@@ -34,6 +35,8 @@ export interface GrpcServerOptions {
   readonly onInternalError: (error: unknown) => void
   /** The bound on requests held at once, shared with REST. */
   readonly inFlight: InFlight
+  /** The messages being received, bounded in idle time and in bytes, shared with REST's bodies. */
+  readonly receiving: Receiving
 }
 
 export interface GrpcServer {
@@ -105,6 +108,9 @@ function one(value: string | string[] | undefined): string | undefined {
 const TURN_MS = 1
 const MAX_TURN_CALLS = 32
 
+/** Streams open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS); Node's default is 2^32 - 1. */
+const MAX_STREAMS_PER_CONNECTION = 1000
+
 /** A finished call's answer: a message, or a status. */
 type Answer = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly status: RpcStatus }
 
@@ -140,7 +146,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
 
   /** Answers a stream once: the message with status OK, or the status alone (a trailers-only response). */
   const reply = (stream: ServerHttp2Stream, answer: Answer): void => {
-    if (stream.destroyed || stream.headersSent) return
+    // Closed by the client (RST_STREAM, even NO_ERROR, or its session gone): respond() would throw.
+    if (stream.destroyed || stream.closed || stream.headersSent) return
     if (answer.ok) {
       stream.respond({ [http2.HTTP2_HEADER_STATUS]: 200, [http2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto', 'grpc-accept-encoding': ACCEPT_ENCODING }, { waitForTrailers: true })
       stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
@@ -251,38 +258,54 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
             signal.aborted = true
             fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
           }, timeout)
-    const finish = (): void => {
-      if (timer) clearTimeout(timer)
-      if (!stream.headersSent) signal.aborted = true
-    }
-    stream.once('close', finish)
 
     // The request: one message, its length read from the prefix before its body is kept, so an
-    // oversized one is refused as soon as it says its size.
+    // oversized one is refused as soon as it says its size, and bytes past it as soon as they come.
+    // What calls still receiving hold counts in the budget REST's bodies share; one that makes no
+    // progress for the idle time is ended by the sweep below.
     const chunks: Buffer[] = []
     let received = 0
     let declared = -1
     let refused = false
+    const { receiving } = options
+    const settle = (): void => {
+      if (!incomplete.delete(stream)) return
+      receiving.pending -= received
+    }
+    const refuse = (code: CodeName, message: string): void => {
+      refused = true
+      chunks.length = 0
+      settle()
+      fail(stream, code, message)
+      // The rest of the message is not read: the stream ends here (after the status, in order).
+      if (!stream.closed) stream.close(http2.NGHTTP2_NO_ERROR)
+    }
+    incomplete.set(stream, { at: Date.now(), refuse })
+    stream.once('close', () => {
+      if (timer) clearTimeout(timer)
+      if (!stream.headersSent) signal.aborted = true
+      settle()
+    })
     stream.on('data', (chunk: Buffer) => {
       if (refused) return
       chunks.push(chunk)
       received += chunk.length
+      receiving.pending += chunk.length
+      const progress = incomplete.get(stream)
+      if (progress) progress.at = Date.now()
       if (declared < 0 && received >= PREFIX_BYTES) {
         const head = chunks.length === 1 ? chunk : Buffer.concat(chunks)
         declared = head.readUInt32BE(1)
-        if (declared > options.maxMessageBytes) {
-          refused = true
-          chunks.length = 0
-          fail(stream, 'RESOURCE_EXHAUSTED', `The request message is ${declared} bytes, over the limit of ${options.maxMessageBytes} (--max-body-mb, or maxBodyBytes).`)
-          // The rest of the message is not read: the stream ends here (after the status, in order).
-          stream.close(http2.NGHTTP2_NO_ERROR)
-        }
+        if (declared > options.maxMessageBytes) return refuse('RESOURCE_EXHAUSTED', `The request message is ${declared} bytes, over the limit of ${options.maxMessageBytes} (--max-body-mb, or maxBodyBytes).`)
       }
+      if (declared >= 0 && received > PREFIX_BYTES + declared) return refuse('UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
+      if (receiving.pending > receiving.budgetBytes) return refuse('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of requests already; retry shortly, or send fewer large messages at once.`)
+      if (declared >= 0 && received === PREFIX_BYTES + declared) settle()
     })
     stream.once('end', () => {
-      if (refused || stream.headersSent || stream.destroyed) return
+      settle()
+      if (refused || stream.headersSent || stream.destroyed || stream.closed) return
       if (declared < 0 || received < PREFIX_BYTES + declared) return fail(stream, 'INTERNAL', 'The call ended before its request message was whole.')
-      if (received > PREFIX_BYTES + declared) return fail(stream, 'UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
       const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received)
       const compressed = whole[0] === 1
       const body = whole.subarray(PREFIX_BYTES)
@@ -311,8 +334,23 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     })
   }
 
-  // Session memory (nghttp2's buffers, in MB) covers the largest message a client may send.
-  const server = createHttp2Server({ maxSessionMemory: Math.max(10, Math.ceil((2 * options.maxMessageBytes) / 1e6)) })
+  // Calls whose message has not come whole, with when they last received bytes. A sweep, not a
+  // timer per call: a unary call's message comes in its first frame, and pays for no timer.
+  const incomplete = new Map<ServerHttp2Stream, { at: number; readonly refuse: (code: CodeName, message: string) => void }>()
+  const idleMs = options.receiving.idleMs
+  const sweep = setInterval(
+    () => {
+      const stale = Date.now() - idleMs
+      for (const [, progress] of incomplete) if (progress.at <= stale) progress.refuse('DEADLINE_EXCEEDED', `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`)
+    },
+    Math.max(10, Math.min(1000, idleMs / 4)),
+  )
+  sweep.unref()
+
+  // Session memory (nghttp2's buffers, in MB) covers the largest message a client may send. Open
+  // streams per connection are capped (clients queue past it) so that streams that send nothing
+  // cannot pile up without bound.
+  const server = createHttp2Server({ maxSessionMemory: Math.max(10, Math.ceil((2 * options.maxMessageBytes) / 1e6)), settings: { maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION } })
   const sessions = new Set<ServerHttp2Session>()
   server.on('session', (session) => {
     sessions.add(session)
@@ -340,6 +378,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       new Promise((resolve) => {
         // New connections stop; open ones are told to go (GOAWAY) and finish their calls, which
         // get a moment; then the rest are cut.
+        clearInterval(sweep)
         const timer = setTimeout(() => {
           for (const session of sessions) session.destroy()
         }, 2000)

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { SHARED_ABOVE_BYTES, sharedCopy } from '../rpc/shared-bytes.js'
 import { codeName, httpStatusOf, rpcStatus, type RpcStatus } from '../rpc/status.js'
+import type { Receiving } from '../transport/receiving.js'
 
 /**
  * How the REST edge reads bodies and answers: JSON, Google's error JSON for a Status, a body read
@@ -40,17 +41,6 @@ export function sendStream(res: ServerResponse, messages: readonly unknown[], ss
 
 export function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpStatusOf(status.code)): void {
   send(res, httpStatus, { error: { code: httpStatus, message: status.message, status: codeName(status.code), ...(status.details ? { details: status.details } : {}) } })
-}
-
-/**
- * How the edge receives bodies before a request takes a slot (http/server.ts): a body that sends
- * nothing for `idleMs` ends with 408, and the bodies being received at once hold at most
- * `budgetBytes` (then 429), so slow or stalled senders hold neither slots nor unbounded memory.
- */
-export class Receiving {
-  /** Bytes of bodies received so far and not yet complete. */
-  pending = 0
-  constructor(readonly idleMs: number, readonly budgetBytes: number) {}
 }
 
 const NO_BODY = Buffer.alloc(0)

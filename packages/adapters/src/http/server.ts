@@ -5,7 +5,8 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { accessCheck, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { HttpFailure, receiveBody, Receiving, send, sendStatus, sendStream, type Received } from './replies.js'
+import { HttpFailure, receiveBody, send, sendStatus, sendStream, type Received } from './replies.js'
+import type { Receiving } from '../transport/receiving.js'
 import { buildRequest, checkContentType, requestTarget } from './request.js'
 import { restRoutes, routeMatcher } from './routes.js'
 import { answerTokenPath, isTokenPath } from './token-exchange.js'
@@ -49,8 +50,8 @@ export interface RestOptions {
   readonly inFlight: InFlight
   /** The bound on the site's open streams (the console's events), apart from the requests'. */
   readonly streams: InFlight
-  /** A body that sends nothing for this long ends with 408. */
-  readonly bodyTimeoutMs: number
+  /** The bodies being received, bounded in idle time (408) and in bytes (429), shared with gRPC. */
+  readonly receiving: Receiving
   readonly onInternalError: (error: unknown) => void
   readonly onRequest?: ((entry: RequestLogEntry) => void) | undefined
   readonly site?: Site | undefined
@@ -73,8 +74,8 @@ export function createRestServer(options: RestOptions): Server {
   const checkAccessOf = accessCheck(access)
   const leaveLoopback = (): void => inFlight.leave()
   // Bodies are received before a slot is taken, so a client sending slowly or not at all holds
-  // none; what they may buffer meanwhile is bounded (four bodies of the largest size).
-  const receiving = new Receiving(options.bodyTimeoutMs, 4 * maxBody)
+  // none; what they may buffer meanwhile is bounded (four bodies of the largest size, with gRPC's).
+  const receiving = options.receiving
 
   /**
    * Admission, once the body is in (or failed): who may ask (Host, Origin, Fetch Metadata), then
@@ -104,6 +105,9 @@ export function createRestServer(options: RestOptions): Server {
       }
     }
     if ('failure' in received) throw received.failure
+    // Gone while its body was joined (a large one is copied asynchronously): its 'close' has come
+    // already, so a slot taken now would never be given back.
+    if (res.destroyed) return
     const body = received.body
     const client = clientOf(req.socket.remoteAddress)
     const slots = site?.isStream(rawPath) === true ? streams : inFlight

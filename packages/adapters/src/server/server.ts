@@ -13,6 +13,7 @@ import { omitUndefined } from '../rpc/omit.js'
 import { DataDir } from '../transport/data-dir.js'
 import { DurableWrites } from '../transport/durable.js'
 import { InFlight } from '../transport/in-flight.js'
+import { Receiving } from '../transport/receiving.js'
 import { VertexRagEngine } from '../vertex-rag/service.js'
 import { SERVER_OPTION_KEYS, type QuarryServer, type QuarryServerOptions } from './options.js'
 
@@ -78,7 +79,9 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   let boundHost: string | undefined
   // Not ready while `listen` replays the data folder's log (the checkpoint is loaded above, before any port is bound).
   let ready = false
-  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, bodyTimeoutMs: options.bodyTimeoutMs ?? 5000, onInternalError, onRequest: options.onRequest, site })
+  // Both transports receive into one budget: four bodies of the largest size, idle at most bodyTimeoutMs.
+  const receiving = new Receiving(options.bodyTimeoutMs ?? 5000, 4 * maxBody)
+  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, receiving, onInternalError, onRequest: options.onRequest, site })
   // gRPC (node:http2 and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
   // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.
@@ -124,7 +127,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       try {
         const { createGrpcServer } = await import('../grpc/server.js')
         if (closing) throw new Error(CLOSED_WHILE_STARTING)
-        grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight })
+        grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight, receiving })
         return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort, host) }
       } catch (error) {
         server.close()
