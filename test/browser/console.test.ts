@@ -416,6 +416,16 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     await shot('query-420')
   })
 
+  it('shows "Not found" for an address with a malformed percent escape, throwing nothing', async () => {
+    await page.goto(`${serve.base}/#/corpora/books`)
+    await page.locator('h1', { hasText: 'Books' }).waitFor()
+    const before = problems.length
+    await page.evaluate('location.hash = "#/corpora/%E0%A4"')
+    await expect.poll(() => page.locator('main h1').innerText()).toBe('Not found')
+    expect(await page.locator('main p').first().innerText()).toBe('No page for "corpora/%E0%A4". Back to the overview')
+    expect(problems.slice(before)).toEqual([])
+  })
+
   it('logged no browser console errors', () => {
     expect(problems.filter((p) => !expectedFailures.has(p.url))).toEqual([])
   })

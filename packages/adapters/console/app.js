@@ -40,10 +40,34 @@ function breadcrumbs(name) {
   fill(crumbs, h('ol', {}, items))
 }
 
+/**
+ * The address's resource name with its percent escapes decoded; undefined for a malformed escape
+ * (`%E0%A4`), which names no resource (decodeURIComponent throws on it).
+ * @param {string} text
+ */
+function decoded(text) {
+  try {
+    return decodeURIComponent(text).replace(/\/+$/, '')
+  } catch {
+    return undefined
+  }
+}
+
+/** @param {string} name what the address asked for */
+function notFound(name) {
+  fill(main, h('h1', {}, 'Not found'), h('p', {}, `No page for "${name}". `, h('a', { href: '#/' }, 'Back to the overview')))
+}
+
 async function route() {
   const hash = location.hash
   if (hash !== '' && !hash.startsWith('#/')) return // in-page anchors such as the skip link
-  const name = decodeURIComponent(hash.slice(2)).replace(/\/+$/, '')
+  const name = decoded(hash.slice(2))
+  if (name === undefined) {
+    onOverview = false
+    breadcrumbs('')
+    document.title = 'Not found · Quarry console'
+    return notFound(hash.slice(2))
+  }
   breadcrumbs(name)
   onOverview = name === ''
   if (onOverview) {
@@ -53,7 +77,7 @@ async function route() {
   }
   document.title = `${name} · Quarry console`
   const view = ROUTES.find(([pattern]) => pattern.test(name))?.[1]
-  if (!view) return fill(main, h('h1', {}, 'Not found'), h('p', {}, `No page for "${name}". `, h('a', { href: '#/' }, 'Back to the overview')))
+  if (!view) return notFound(name)
   fill(main, h('p', { class: 'muted' }, 'Loading…'))
   await view(main, name)
 }
