@@ -426,6 +426,24 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect(problems.slice(before)).toEqual([])
   })
 
+  it('marks the RAG corpus form\'s Display name required: an empty one sends nothing', async () => {
+    await page.goto(`${serve.base}/`)
+    await column('RAG corpora', 0)
+    const before = await rest('GET', `/v1beta1/${LOCATION}/ragCorpora`)
+    const input = page.locator('form.create').nth(1).getByLabel('Display name')
+    expect(await input.evaluate((e) => (e as unknown as { required: boolean }).required)).toBe(true)
+    await input.fill('')
+    let sent = 0
+    const count = (request: { method(): string; url(): string }): void => void (request.method() === 'POST' && request.url().includes('/ragCorpora') && sent++)
+    page.on('request', count)
+    await page.getByRole('button', { name: 'Create RAG corpus' }).click()
+    expect(await input.evaluate((e) => (e as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).toBe(true)
+    await expect.poll(() => page.evaluate('document.activeElement?.name')).toBe('displayName')
+    page.off('request', count)
+    expect(sent).toBe(0)
+    expect(await rest('GET', `/v1beta1/${LOCATION}/ragCorpora`)).toEqual(before)
+  })
+
   it('logged no browser console errors', () => {
     expect(problems.filter((p) => !expectedFailures.has(p.url))).toEqual([])
   })

@@ -32,7 +32,7 @@ function overviewTables(overview) {
 /**
  * A create form: its fields, and what to call with their values.
  * @param {string} title
- * @param {[string, string, string][]} fields [name, label, default]
+ * @param {[string, string, string, boolean?][]} fields [name, label, default, required]
  * @param {(values: Record<string, string>) => Promise<import('./api.js').Answer>} create
  */
 function createForm(title, fields, create) {
@@ -40,7 +40,8 @@ function createForm(title, fields, create) {
   const form = h(
     'form',
     { class: 'create' },
-    fields.map(([name, label, value]) => field(label, h('input', { type: 'text', name, value, autocomplete: 'off', spellcheck: 'false' }))),
+    // A required field is marked for the browser, which then refuses to submit it empty (as the API would).
+    fields.map(([name, label, value, required]) => field(label, h('input', { type: 'text', name, value, autocomplete: 'off', spellcheck: 'false', required }))),
     h('button', { type: 'submit' }, title),
     status,
   )
@@ -69,7 +70,7 @@ function createForms(overview) {
       send({ method: 'POST', path: '/v1beta/corpora', body: { ...(v.id ? { name: `corpora/${v.id}` } : {}), ...(v.displayName ? { displayName: v.displayName } : {}) } }),
     ),
     h('h3', {}, 'A RAG corpus'),
-    createForm('Create RAG corpus', [['parent', 'Parent (projects/<p>/locations/<l>)', parent], ['displayName', 'Display name', '']], async (v) =>
+    createForm('Create RAG corpus', [['parent', 'Parent (projects/<p>/locations/<l>)', parent, true], ['displayName', 'Display name', '', true]], async (v) =>
       finished(await send({ method: 'POST', path: `/v1beta1/${v.parent}/ragCorpora`, body: { displayName: v.displayName ?? '' } }), 'v1beta1'),
     ),
   )
