@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { ConsoleMessage, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -77,6 +77,29 @@ async function column(caption: string, index: number, root: Locator = page.locat
   const table = root.locator('table', { has: page.locator('caption', { hasText: caption }) })
   await table.waitFor()
   return table.locator(`tbody tr td:nth-child(${index + 1})`).allInnerTexts()
+}
+
+/** Whether each visible character of `text` (where a text node under `root` holds it) stands right of the one before: it reads left to right. */
+async function ascending(root: Locator, text: string): Promise<boolean> {
+  const lefts = await root.evaluate((element, wanted) => {
+    const web = globalThis as any // the page's DOM: this function runs in the browser
+    const walker = web.document.createTreeWalker(element, 4)
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.textContent.indexOf(wanted)
+      if (at < 0) continue
+      const out: number[] = []
+      for (let i = at; i < at + wanted.length; i++) {
+        if (/\s/.test(node.textContent[i])) continue
+        const range = web.document.createRange()
+        range.setStart(node, i)
+        range.setEnd(node, i + 1)
+        out.push(range.getBoundingClientRect().left)
+      }
+      return out
+    }
+    return []
+  }, text)
+  return lefts.length > 1 && lefts.every((left, i) => i === 0 || left > lefts[i - 1]!)
 }
 
 /** Form controls with no accessible name from a label (evaluated in the page). */
@@ -414,6 +437,29 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Search' }).click()
     await page.locator('.hit').first().waitFor()
     await shot('query-420')
+  })
+
+  it('isolates user text: a display name holding U+202E reverses neither the name beside it nor the page span', async () => {
+    await rest('POST', '/v1beta/corpora', { name: 'corpora/bidi', displayName: 'Atlas \u202Eof maps' })
+    await page.goto(`${serve.base}/#/corpora/bidi`)
+    await page.locator('h1 small').waitFor()
+    // Each character of the name further right than the one before: read left to right.
+    expect(await ascending(page.locator('h1'), 'corpora/bidi')).toBe(true)
+    const op = await rest('POST', `/v1beta1/${LOCATION}/ragCorpora`, { displayName: 'Bidi' })
+    const corpus = op.response.name
+    const form = new FormData()
+    form.append('metadata', new Blob([JSON.stringify({ ragFile: { displayName: 'dune\u202E-pages.pdf' } })], { type: 'application/json' }))
+    form.append('file', new Blob([readFileSync(fileURLToPath(new URL('../contract/fixtures/gcs/library/dune-pages.pdf', import.meta.url)))], { type: 'application/pdf' }), 'dune.pdf')
+    expect((await fetch(`${serve.base}/upload/v1beta1/${corpus}/ragFiles:upload`, { method: 'POST', body: form })).status).toBe(200)
+    await page.goto(`${serve.base}/#/${corpus}`)
+    await page.getByLabel('Query', { exact: true }).fill('sandworms guard the spice')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.locator('.hit').first().waitFor()
+    const direct = await rest('POST', `/v1beta1/${LOCATION}:retrieveContexts`, { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'sandworms guard the spice' } })
+    const span = direct.contexts.contexts[0].chunk.pageSpan
+    const pages = ` (pages ${span.firstPage}–${span.lastPage})`
+    expect(await page.locator('.hit .source').first().textContent()).toBe(`Source: dune\u202E-pages.pdf${pages}`)
+    expect(await ascending(page.locator('.hit .source').first(), pages)).toBe(true)
   })
 
   it('shows "Not found" for an address with a malformed percent escape, throwing nothing', async () => {

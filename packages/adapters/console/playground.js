@@ -8,7 +8,8 @@ import { copyBlock, errorBox, field, fill, h, marked, num, table, uid } from './
  * @typedef {object} Row one result as shown
  * @property {string} id
  * @property {number} score
- * @property {string} source
+ * @property {string} source where it comes from, as the API names it (a display name, a URI, a scope: user text)
+ * @property {string} [note] what the console adds after the source (a PDF chunk's page span)
  * @property {string} text
  */
 
@@ -147,7 +148,8 @@ console.log(response.contexts?.contexts)`,
       (response.contexts?.contexts ?? []).map((/** @type {any} */ c) => ({
         id: c.chunk?.chunkId ?? c.sourceUri ?? '',
         score: c.score ?? 0,
-        source: `${c.sourceDisplayName || c.sourceUri || ''}${c.chunk?.pageSpan ? ` (pages ${c.chunk.pageSpan.firstPage}–${c.chunk.pageSpan.lastPage})` : ''}`,
+        source: c.sourceDisplayName || c.sourceUri || '',
+        ...(c.chunk?.pageSpan ? { note: ` (pages ${c.chunk.pageSpan.firstPage}–${c.chunk.pageSpan.lastPage})` } : {}),
         text: c.text ?? '',
       })),
     scoreNote: "score: the context's score on the corpus metric's scale: lower is closer for the distances (COSINE_DISTANCE, EUCLIDEAN_SQUARED_DISTANCE), higher for DOT_PRODUCT (docs/vertex-rag.md, Scores).",
@@ -271,7 +273,8 @@ function resultList(rows, explanations, score) {
           h('span', { class: 'score' }, `${score.label} `, h('data', { value: String(row.score), class: 'score-value' }, num(row.score)), h('span', { class: 'direction' }, direction(score.better))),
           h('code', { class: 'hit-id' }, e?.id ?? row.id),
         ),
-        h('p', { class: 'source' }, 'Source: ', row.source),
+        // The source is isolated: a bidi control in a display name must not reorder the page span after it.
+        h('p', { class: 'source' }, 'Source: ', h('bdi', {}, row.source), row.note ?? ''),
         resultText(row.text, e?.highlights ?? []),
         explanations ? h('details', {}, h('summary', {}, `Explain result #${i + 1}`), explanation(e, score.better)) : null,
       )

@@ -17,9 +17,13 @@ function json(value) {
   return value === undefined || value === null || (Array.isArray(value) && value.length === 0) ? '—' : h('code', { class: 'json' }, JSON.stringify(value))
 }
 
-/** @param {string} name @param {string} [title] */
+/**
+ * A page's heading: the resource's title (often its display name) and its name. Each is isolated
+ * (`<bdi>`): a bidi control in a display name (U+202E) would otherwise reorder the name after it.
+ * @param {string} name @param {string} [title]
+ */
 function heading(name, title) {
-  return h('h1', {}, title ?? name.split('/').slice(-2).join(' '), ' ', h('small', { class: 'muted' }, name))
+  return h('h1', {}, h('bdi', {}, title ?? name.split('/').slice(-2).join(' ')), ' ', h('small', { class: 'muted' }, h('bdi', {}, name)))
 }
 
 /**
