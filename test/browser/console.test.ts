@@ -490,6 +490,38 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     expect(await rest('GET', `/v1beta1/${LOCATION}/ragCorpora`)).toEqual(before)
   })
 
+  it('suggests a memories filter per scope that lists exactly that scope\'s memories, for any key and value', async () => {
+    const engine = `${LOCATION}/reasoningEngines/2`
+    const quoted = { 'user-id': 'say "hi"' }
+    const seeded = [
+      ['Quote one.', quoted],
+      ['Quote two.', quoted],
+      ['Quote and app.', { 'user-id': 'say "hi"', app: 'x' }],
+      ['Other user.', { 'user-id': 'other' }],
+    ] as const
+    for (const [fact, scope] of seeded) await rest('POST', `/v1beta1/${engine}/memories`, { fact, scope })
+    await page.goto(`${serve.base}/#/${engine}`)
+    // The whole-scope comparison, the scope (keys as the API gives them) as a JSON string in a filter string (quotes escaped twice).
+    expect(await column('Scopes', 2)).toEqual([
+      'scope = "{\\"user-id\\":\\"say \\\\\\"hi\\\\\\"\\"}"',
+      'scope = "{\\"app\\":\\"x\\",\\"user-id\\":\\"say \\\\\\"hi\\\\\\"\\"}"',
+      'scope = "{\\"user-id\\":\\"other\\"}"',
+    ])
+    const all = (await rest('GET', `/v1beta1/${engine}/memories?pageSize=100`)).memories
+    expect(all).toHaveLength(4)
+    const scopes = (await rest('GET', `/console/api/scopes?parent=${engine}`)).scopes
+    for (const [i, filter] of (await column('Scopes', 2)).entries()) {
+      const scope = scopes[i].scope
+      const oracle = all.filter((m: any) => JSON.stringify(Object.entries(m.scope).sort()) === JSON.stringify(Object.entries(scope).sort()))
+      const listed = await rest('GET', `/v1beta1/${engine}/memories?${new URLSearchParams({ pageSize: '100', filter })}`)
+      expect(listed.memories.map((m: any) => m.name)).toEqual(oracle.map((m: any) => m.name))
+      await page.getByLabel('Filter memories', { exact: true }).fill(filter)
+      await page.getByRole('button', { name: 'Apply filter' }).first().click()
+      await expect.poll(() => column('Memories', 1)).toEqual(oracle.map((m: any) => m.fact))
+    }
+    expect(all.filter((m: any) => m.scope.app === undefined && m.scope['user-id'] === 'say "hi"').map((m: any) => m.fact)).toEqual(['Quote two.', 'Quote one.'])
+  })
+
   it('logged no browser console errors', () => {
     expect(problems.filter((p) => !expectedFailures.has(p.url))).toEqual([])
   })

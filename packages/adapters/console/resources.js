@@ -171,9 +171,15 @@ async function scopes(engine) {
   return { section: h('section', { 'aria-labelledby': id }, h('h2', { id }, 'Scopes'), body), first }
 }
 
-/** The memories list's filter for one scope. @param {Record<string, string>} scope */
+/**
+ * The memories list's filter for exactly one scope: the whole-scope comparison
+ * `scope = "<the scope as JSON>"`. `scope.<key>` takes only keys that are identifiers (not
+ * `user-id`) and also matches the scopes that hold more keys. The filter's string escapes are
+ * JSON's (`\"`, `\\`, `\uXXXX`), so quoting the JSON text once more writes any value.
+ * @param {Record<string, string>} scope
+ */
 function scopeFilter(scope) {
-  return Object.entries(scope).map(([k, v]) => `scope.${k} = ${JSON.stringify(v)}`).join(' AND ')
+  return `scope = ${JSON.stringify(JSON.stringify(scope))}`
 }
 
 /** @type {View} */
