@@ -129,6 +129,9 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
     mkdirSync(ARTIFACTS, { recursive: true })
     serve = await startServe(['--embedder', 'hashing'])
     await seed()
+    // The seeded engine is one that memories brought into being, with no ReasoningEngine resource:
+    // its page's GET of the resource is answered 404 (and the page says so).
+    expectedFailures.add(`${serve.base}/v1beta1/${ENGINE}`)
     browser = await launchChromium(executable ?? '', { width: 1280, height: 800 })
     page = await browser.context.newPage()
     page.on('console', (message: ConsoleMessage) => {
@@ -492,6 +495,7 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
 
   it('suggests a memories filter per scope that lists exactly that scope\'s memories, for any key and value', async () => {
     const engine = `${LOCATION}/reasoningEngines/2`
+    expectedFailures.add(`${serve.base}/v1beta1/${engine}`) // no engine resource: the page's GET of it is a 404
     const quoted = { 'user-id': 'say "hi"' }
     const seeded = [
       ['Quote one.', quoted],
@@ -520,6 +524,33 @@ describe.skipIf(!executable)('the console in headless Chromium', () => {
       await expect.poll(() => column('Memories', 1)).toEqual(oracle.map((m: any) => m.fact))
     }
     expect(all.filter((m: any) => m.scope.app === undefined && m.scope['user-id'] === 'say "hi"').map((m: any) => m.fact)).toEqual(['Quote two.', 'Quote one.'])
+  })
+
+  it('a reasoning engine\'s display name on the start page and its own; its page deletes it and its memories after a confirm', async () => {
+    const created = await rest('POST', `/v1beta1/${LOCATION}/reasoningEngines`, { displayName: 'Trip planner', description: 'Plans trips.' })
+    const name = created.response.name
+    await rest('POST', `/v1beta1/${name}/memories`, { fact: 'Prefers trains.', scope: { user_id: 'u7' } })
+    await rest('POST', `/v1beta1/${name}/sessions?sessionId=s1`, { userId: 'u7' })
+    const resource = await rest('GET', `/v1beta1/${name}`)
+    const overview = await rest('GET', '/console/api/overview')
+    const engines = overview.locations.find((l: any) => l.project === 'p1').reasoningEngines
+    expect(engines.find((e: any) => e.name === name).displayName).toBe('Trip planner')
+    await page.goto(`${serve.base}/`)
+    expect(await column('Memory Bank reasoning engines', 0)).toEqual(engines.map((e: any) => e.name))
+    expect(await column('Memory Bank reasoning engines', 1)).toEqual(engines.map((e: any) => e.displayName ?? ''))
+    await page.getByRole('link', { name, exact: true }).click()
+    await expect.poll(() => page.locator('main h1').innerText()).toBe(`Trip planner ${name}`)
+    expect(await page.locator('dl.facts').innerText()).toBe(`name\n${name}\ndisplay name\nTrip planner\ndescription\nPlans trips.\ncreated\n${resource.createTime}\nupdated\n${resource.updateTime}`)
+    await page.getByRole('button', { name: 'Delete…' }).click()
+    expect(await page.locator('.danger p').innerText()).toBe(`Delete ${name} and everything under it (its memories with their revisions, its sessions with their events)? This cannot be undone.`)
+    await page.getByRole('button', { name: `Confirm: delete ${name}` }).click()
+    await expect.poll(() => page.evaluate('location.hash')).toBe('#/')
+    expect((await fetch(`${serve.base}/v1beta1/${name}`)).status).toBe(404)
+    await expect.poll(() => column('Memory Bank reasoning engines', 0)).toEqual(engines.map((e: any) => e.name).filter((n: string) => n !== name))
+    // An engine that memories brought into being has no resource: its page says so and offers no delete.
+    await page.goto(`${serve.base}/#/${ENGINE}`)
+    await expect.poll(() => page.locator('main .note').first().innerText()).toBe('No ReasoningEngine resource by this name (getReasoningEngine answers NOT_FOUND): its memories and sessions were written under the name without creating the engine, so there is nothing to delete but them.')
+    expect(await page.getByRole('button', { name: 'Delete…' }).count()).toBe(0)
   })
 
   it('logged no browser console errors', () => {

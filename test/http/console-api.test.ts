@@ -198,6 +198,8 @@ describe('overview, generation and events', () => {
     await write('POST', `/v1beta1/${engine}/memories`, { fact: 'plays chess', scope: { user_id: 'u2' } })
     await write('POST', `/v1beta1/${engine}/sessions`, { userId: 'u1' })
     await write('POST', '/v1beta1/reasoningEngines/7/memories', { fact: 'short name', scope: { user_id: 'u' } })
+    // An engine created as a resource has a display name; the implicit ones above have none.
+    const planner = (await write('POST', `/v1beta1/${P}/reasoningEngines`, { displayName: 'Planner' })).response as { name: string }
 
     // Reads, queries and refused writes leave it alone.
     const before = await generationOf(url)
@@ -224,7 +226,10 @@ describe('overview, generation and events', () => {
           project: 'p',
           location: 'l',
           ragCorpora: [{ name: rag.name, displayName: 'Manuals', files: 2, chunks: 2, kind: 'knn' }],
-          reasoningEngines: [{ name: engine, memories: 3, sessions: 1, scopes: 2 }],
+          reasoningEngines: [
+            { name: engine, memories: 3, sessions: 1, scopes: 2 },
+            { name: planner.name, displayName: 'Planner', memories: 0, sessions: 0, scopes: 0 },
+          ],
         },
         { project: 'p', location: 'm', ragCorpora: [{ name: ann.name, displayName: 'Graph', files: 0, chunks: 0, kind: 'ann' }], reasoningEngines: [] },
       ],

@@ -139,8 +139,9 @@ export function copyBlock(title, code) {
  * @param {string} name what is deleted
  * @param {() => Promise<import('./api.js').Answer>} run
  * @param {() => void} done
+ * @param {string} [what] what "everything under it" is, when the page can say more than that
  */
-export function deleteControl(name, run, done) {
+export function deleteControl(name, run, done, what) {
   const box = h('div', { class: 'danger' })
   const ask = () => {
     const confirm = h('button', { type: 'button', class: 'bad', onclick: async () => {
@@ -149,7 +150,7 @@ export function deleteControl(name, run, done) {
       if (answer.ok) done()
       else fill(box, errorBox(answer.error), start())
     } }, `Confirm: delete ${name}`)
-    fill(box, h('p', {}, `Delete ${name} and everything under it? This cannot be undone.`), confirm, ' ', h('button', { type: 'button', onclick: () => fill(box, start()) }, 'Cancel'))
+    fill(box, h('p', {}, `Delete ${name} and everything under it${what ? ` (${what})` : ''}? This cannot be undone.`), confirm, ' ', h('button', { type: 'button', onclick: () => fill(box, start()) }, 'Cancel'))
     confirm.focus()
   }
   const start = () => h('button', { type: 'button', class: 'bad', onclick: ask }, 'Delete…')

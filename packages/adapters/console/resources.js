@@ -182,16 +182,33 @@ function scopeFilter(scope) {
   return `scope = ${JSON.stringify(JSON.stringify(scope))}`
 }
 
+/**
+ * The engine's ReasoningEngine resource as facts, or why there is none: an engine that memories or
+ * sessions brought into being (the API lets them be written under any engine name) has no resource,
+ * and getReasoningEngine answers NOT_FOUND.
+ * @param {import('./api.js').Answer} answer
+ */
+function engineFacts(answer) {
+  if (answer.ok) {
+    const e = answer.json
+    return facts([['name', e.name], ['display name', e.displayName], ['description', e.description], ['created', e.createTime], ['updated', e.updateTime]])
+  }
+  if (answer.error.code === 404) return h('p', { class: 'note' }, 'No ReasoningEngine resource by this name (getReasoningEngine answers NOT_FOUND): its memories and sessions were written under the name without creating the engine, so there is nothing to delete but them.')
+  return errorBox(answer.error)
+}
+
 /** @type {View} */
 export const engine = async (main, name) => {
-  fill(main, heading(name, `Reasoning engine ${name.split('/').pop()}`), h('p', { class: 'muted' }, 'Loading…'))
-  const found = await scopes(name)
+  const untitled = `Reasoning engine ${name.split('/').pop()}`
+  fill(main, heading(name, untitled), h('p', { class: 'muted' }, 'Loading…'))
+  const [resource, found] = await Promise.all([get(`/v1beta1/${name}`), scopes(name)])
   const retrieve = playground('memoryBank', name)
   const scopeInput = retrieve.querySelector('input[name="scope"]')
   if (found.first && scopeInput instanceof HTMLInputElement) scopeInput.value = JSON.stringify(found.first)
   fill(
     main,
-    heading(name, `Reasoning engine ${name.split('/').pop()}`),
+    heading(name, (resource.ok && resource.json.displayName) || untitled),
+    engineFacts(resource),
     found.section,
     retrieve,
     pagedList({
@@ -208,6 +225,8 @@ export const engine = async (main, name) => {
       filter: { hint: 'AIP-160 over display_name, user_id, labels.<key>.', placeholder: 'user_id = "u1"' },
       columns: [['session', (s) => link(s.name, s.name.split('/').pop())], ['user', (s) => s.userId ?? ''], ['display name', (s) => s.displayName ?? ''], ['updated', (s) => s.updateTime ?? ''], ['expires', (s) => s.expireTime ?? '—']],
     }),
+    // With force, as the corpora's pages delete theirs: without it an engine holding memories or sessions is refused.
+    resource.ok ? deleteControl(name, delOp(withQuery(`/v1beta1/${name}`, { force: 'true' })), up(name), 'its memories with their revisions, its sessions with their events') : null,
   )
 }
 

@@ -26,9 +26,14 @@ interface RagCorpusSummary {
   readonly kind: 'knn' | 'ann'
 }
 
-/** A reasoning engine's Memory Bank on the start page: live memories, live sessions, distinct scopes. */
+/**
+ * A reasoning engine's Memory Bank on the start page: live memories, live sessions, distinct
+ * scopes; `displayName` that of its ReasoningEngine resource (none for an engine that memories or
+ * sessions brought into being).
+ */
 interface ReasoningEngineSummary {
   readonly name: string
+  readonly displayName?: string
   readonly memories: number
   readonly sessions: number
   readonly scopes: number
@@ -88,7 +93,7 @@ function engineSummary(engine: EngineState, now: number): ReasoningEngineSummary
     sessions = 0
     for (const s of engine.sessions.values()) if (live(s, now)) sessions++
   }
-  return { name: engine.name, memories, sessions, scopes }
+  return omitUndefined({ name: engine.name, displayName: engine.resource?.displayName, memories, sessions, scopes })
 }
 
 /**
