@@ -102,6 +102,22 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(error.message.length).toBeGreaterThan(20)
   })
 
+  it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {
+    const search = (filter: unknown) => () => index.search({ vector: [1, 0, 0], filter: filter as never })
+    expect(codeOf(search({ op: 'eq', feild: 'x', value: 1 }))).toEqual({
+      code: 'INVALID_QUERY',
+      path: 'filter.feild',
+      message: 'filter.feild: a \'eq\' filter takes op, field, value; "feild" is none of them, and field is missing: is "feild" a misspelt field?',
+    })
+    expect(codeOf(search({ op: 'and', filters: [{ op: 'in', feild: 'x', valeus: [1] }] }))).toEqual({
+      code: 'INVALID_QUERY',
+      path: 'filter.filters[0].feild',
+      message: 'filter.filters[0].feild: a \'in\' filter takes op, field, values; "feild" is none of them, and field, values are missing.',
+    })
+    // Nothing missing: the key is named alone.
+    expect(codeOf(search({ op: 'exists', field: 'x', value: 1 }))).toEqual({ code: 'INVALID_QUERY', path: 'filter.value', message: 'filter.value: a \'exists\' filter takes op, field; "value" is none of them.' })
+  })
+
   it('a failed batch writes nothing', () => {
     expect(index.has('n2')).toBe(false)
     expect(index.has('n4')).toBe(false)

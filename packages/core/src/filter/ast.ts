@@ -78,6 +78,16 @@ function check(filter: unknown, path: string, depth: number): Filter {
     throw bad(path, `a filter is an object like { op: 'eq', field: 'genre', value: 'drama' } or a function; received ${describe(filter)}.`)
   }
   const f = filter as Record<string, unknown>
+  const keys = typeof f.op === 'string' && Object.hasOwn(KEYS, f.op) ? (KEYS[f.op] as readonly string[]) : (COMPARISONS as readonly unknown[]).includes(f.op) ? (KEYS['eq'] as readonly string[]) : undefined
+  if (keys === undefined) throw bad(`${path}.op`, `op must be one of and, or, not, ${COMPARISONS.join(', ')}, in, nin, includes, excludes, exists; received ${describe(f.op)}.`)
+  // Unknown keys before missing ones: a misspelt key (`feild`, `values` for `value`) is named, where
+  // checking first would report only the key it left missing ("field ... received undefined").
+  for (const key of Object.keys(f)) {
+    if (keys.includes(key)) continue
+    const missing = keys.filter((k) => !Object.hasOwn(f, k))
+    const hint = missing.length === 0 ? '.' : missing.length === 1 ? `, and ${missing[0]} is missing: is "${key}" a misspelt ${missing[0]}?` : `, and ${missing.join(', ')} are missing.`
+    throw bad(`${path}.${key}`, `a '${String(f.op)}' filter takes ${keys.join(', ')}; "${key}" is none of them${hint}`)
+  }
   switch (f.op) {
     case 'and':
     case 'or':
@@ -102,17 +112,9 @@ function check(filter: unknown, path: string, depth: number): Filter {
       checkField(f.field, path)
       break
     default:
-      if ((COMPARISONS as readonly unknown[]).includes(f.op)) {
-        checkField(f.field, path)
-        checkScalar(f.value, `${path}.value`)
-        break
-      }
-      throw bad(`${path}.op`, `op must be one of and, or, not, ${COMPARISONS.join(', ')}, in, nin, includes, excludes, exists; received ${describe(f.op)}.`)
-  }
-  // Checked once the op is known: a misspelt key (`feild`, `values` for `value`) is refused, not ignored.
-  const keys = KEYS[f.op as string] ?? KEYS['eq'] as readonly string[]
-  for (const key of Object.keys(f)) {
-    if (!keys.includes(key)) throw bad(`${path}.${key}`, `a '${String(f.op)}' filter takes ${keys.join(', ')}; "${key}" is none of them.`)
+      // One of COMPARISONS (any other op was refused above).
+      checkField(f.field, path)
+      checkScalar(f.value, `${path}.value`)
   }
   return filter as Filter
 }
