@@ -372,6 +372,23 @@ describe('installed with npm into projects outside the workspace, with no compil
     expect(first.peakMB).toBeLessThanOrEqual(150)
   }, 300_000)
 
+  it('@quarry/core alone: createGloveEmbedder() says how to add @quarry/glove from its tarball, and those steps work', async () => {
+    const script = [
+      "import { createGloveEmbedder } from '@quarry/core'",
+      "try { const [vector] = await createGloveEmbedder().embed(['the spice must flow']); console.log(JSON.stringify({ dimensions: vector.length })) }",
+      'catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }',
+    ].join('\n')
+    const tryGlove = async (): Promise<unknown> => JSON.parse((await run(process.execPath, ['--input-type=module', '-e', script], appCore, outsideEnv())).stdout)
+    expect(await tryGlove()).toEqual({ code: 'NATIVE_UNAVAILABLE', message: expect.stringContaining('from tarballs, first remove "@quarry/glove" from your package.json\'s "overrides"') })
+    // With install.md's override still in place npm refuses the tarball, as the message warns.
+    await expect(run('npm', ['install', tarballs.glove as string, ...NPM_FLAGS], appCore, outsideEnv())).rejects.toThrow(/EOVERRIDE/)
+    const manifest = JSON.parse(readFileSync(join(appCore, 'package.json'), 'utf8')) as { overrides: Record<string, string> }
+    delete manifest.overrides['@quarry/glove']
+    writeFileSync(join(appCore, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+    await npmInstall('npm install glove (core alone)', appCore, [tarballs.glove as string])
+    expect(await tryGlove()).toEqual({ dimensions: 100 })
+  }, 300_000)
+
   it('a graph index answers as core\'s exact search does; the same snapshot answers the same under QUARRY_HNSW=wasm', async () => {
     // Types for the strict compile, and fast-check for the ./testing entries (their optional peer).
     await npmInstall('npm install @types/node fast-check', app, [TYPES_NODE, FAST_CHECK])

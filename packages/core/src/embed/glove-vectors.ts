@@ -71,7 +71,9 @@ function installedFile(): string {
   } catch (cause) {
     throw new QuarryError(
       'NATIVE_UNAVAILABLE',
-      'the GloVe embedder needs the package @quarry/glove (its word vectors), which is not installed: run `npm install @quarry/glove` (or install its tarball next to @quarry/core, see docs/install.md), or use createHashingEmbedder() instead.',
+      // From tarballs, install.md's setup maps @quarry/glove in "overrides", and npm refuses to
+      // install a package it overrides by name (EOVERRIDE): the override goes first.
+      'the GloVe embedder needs the package @quarry/glove (its word vectors), which is not installed: run `npm install @quarry/glove`; from tarballs, first remove "@quarry/glove" from your package.json\'s "overrides" (npm refuses to install an overridden package: EOVERRIDE), then `npm install` its tarball by path (docs/install.md). Or use createHashingEmbedder() instead.',
       { cause },
     )
   }
