@@ -113,7 +113,10 @@ function packedManifest(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(dir, 'unpacked', name, 'package', 'package.json'), 'utf8')) as Record<string, unknown>
 }
 
-/** Bytes of every file under `root`, links not followed (what `du --apparent-size` counts). */
+/**
+ * Bytes of every file under `root`, links not followed. Folders themselves are not counted:
+ * `du -sb` adds each folder's own size (4 kB on ext4), about 0.3 MB over @quarry/core's install.
+ */
 function bytesUnder(root: string): number {
   let total = 0
   for (const entry of readdirSync(root, { withFileTypes: true })) {
@@ -124,6 +127,42 @@ function bytesUnder(root: string): number {
 }
 
 const MB = 1e6
+
+/**
+ * The tables of docs/install.md's "What an install weighs": each row's first cell and its figure
+ * in bytes (the first table says "8.0 MB", the second "8.0" in its MB column).
+ */
+function documentedWeights(): { totals: [string, number][]; packages: [string, number][] } {
+  const text = readFileSync(join(ROOT, 'docs', 'install.md'), 'utf8')
+  const section = text.slice(text.indexOf('## What an install weighs'))
+  const tables: string[][][] = [[]]
+  for (const line of section.split('\n').slice(1)) {
+    if (line.startsWith('## ')) break
+    if (!line.startsWith('|')) {
+      if ((tables[tables.length - 1] as string[][]).length > 0) tables.push([])
+      continue
+    }
+    ;(tables[tables.length - 1] as string[][]).push(line.slice(1, -1).split('|').map((c) => c.trim()))
+  }
+  // Each table's header and rule rows are left out.
+  const rows = (i: number): [string, number][] => (tables[i] ?? []).slice(2).map((r) => [r[0] as string, Number.parseFloat(r[1] as string) * MB])
+  return { totals: rows(0), packages: rows(1) }
+}
+
+/** The packages a names cell of that table stands for: those in backticks, and with "and their helpers" everything they depend on. */
+function packagesOfCell(cell: string, modules: string): string[] {
+  const named = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string)
+  if (!cell.includes('and their helpers')) return named
+  const all = new Set<string>()
+  const visit = (name: string): void => {
+    if (all.has(name)) return
+    all.add(name)
+    const manifest = JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) visit(dependency)
+  }
+  named.forEach(visit)
+  return [...all]
+}
 
 /** The commands that would build native code; none may be found on the install's PATH. */
 const TOOLCHAIN = ['cc', 'c++', 'gcc', 'g++', 'clang', 'clang++', 'make', 'python3', 'python', 'node-gyp']
@@ -371,6 +410,29 @@ describe('installed with npm into projects outside the workspace, with no compil
     first.vector.forEach((x, i) => expect(x, `component ${i}`).toBe(expected?.[i]))
     expect(first.peakMB).toBeLessThanOrEqual(150)
   }, 300_000)
+
+  // The figures were measured here, on Linux x64: elsewhere the platform package differs.
+  it.runIf(process.platform === 'linux' && process.arch === 'x64')('docs/install.md\'s weights are this install\'s: each figure within 0.05 MB (its rounding) or 1%, every package in a row', () => {
+    const { totals, packages } = documentedWeights()
+    const off = (documented: number, measured: number): boolean => Math.abs(documented - measured) > Math.max(0.05 * MB, 0.01 * measured)
+    const measuredTotals = Object.fromEntries(Object.entries(sizes).filter(([k]) => k.startsWith('@quarry/')))
+    expect(totals.map(([cell]) => cell.replace(/`/g, ''))).toEqual(Object.keys(measuredTotals))
+    const wrong: string[] = []
+    for (const [cell, documented] of totals) {
+      const measured = measuredTotals[cell.replace(/`/g, '')] as number
+      if (off(documented, measured)) wrong.push(`${cell}: ${documented / MB} MB documented, ${(measured / MB).toFixed(2)} MB measured`)
+    }
+    const rowOf = new Map<string, string>()
+    for (const [cell, documented] of packages) {
+      const names = packagesOfCell(cell, join(app, 'node_modules'))
+      for (const name of names) rowOf.set(name, cell)
+      const measured = names.reduce((sum, name) => sum + (byPackage[name] ?? Number.NaN), 0)
+      if (!(Number.isFinite(measured) && !off(documented, measured))) wrong.push(`${cell}: ${documented / MB} MB documented, ${(measured / MB).toFixed(2)} MB measured`)
+    }
+    expect(wrong).toEqual([])
+    // Every installed package is in one row (a new dependency needs its own).
+    expect(Object.keys(byPackage).filter((name) => !rowOf.has(name))).toEqual([])
+  })
 
   it('@quarry/core alone: createGloveEmbedder() says how to add @quarry/glove from its tarball, and those steps work', async () => {
     const script = [
