@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createIndex, type Hit, type Metric, type QuarryIndex } from '@quarry/core'
 import { oracleDistance } from '../support/oracle.js'
 import { runs } from '../support/runs.js'
+import { convexFusion, type Candidate } from '../../packages/core/src/hybrid/fusion.js'
 
 const WORDS = ['wing', 'flow', 'shock', 'heat', 'plate', 'layer'] as const
 const record = fc.tuple(fc.array(fc.integer({ min: -3, max: 3 }), { minLength: 3, maxLength: 3 }).filter((v) => v.some((x) => x !== 0)), fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }))
@@ -179,6 +180,26 @@ describe('hybrid search by example and with thresholds', () => {
         }
       }),
       { numRuns: runs(150) },
+    )
+  })
+})
+
+describe('convex fusion: the ranks an explanation gives', () => {
+  // Each side's rank counted plainly: 1 + the candidates ahead by score, then by id; no sparse rank without a match.
+  const counted = (all: readonly Candidate[], c: Candidate, side: 'dense' | 'sparse'): number | undefined =>
+    side === 'sparse' && !(c.sparse > 0) ? undefined : 1 + all.filter((o) => o[side] > c[side] || (o[side] === c[side] && o.id < c.id)).length
+  it('property: every returned hit carries the counted ranks, for a few hits (counted) and for many (each side sorted once)', () => {
+    const candidates = fc.uniqueArray(fc.record({ id: fc.stringMatching(/^[a-e]{1,3}$/), dense: fc.constantFrom(-0.5, 0, 0.25, 0.5, 0.9, 1), sparse: fc.constantFrom(0, 0, 1.5, 2, 7.25) }), { selector: (c) => c.id, minLength: 1, maxLength: 120 })
+    fc.assert(
+      fc.property(candidates, fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 120 }), (all, alpha, limit) => {
+        const fused = convexFusion(all, alpha, { dense: undefined, sparse: 0 }, limit)
+        expect(fused).toHaveLength(Math.min(limit, all.length))
+        for (const f of fused) {
+          const c = all.find((x) => x.id === f.id) as Candidate
+          expect([f.id, f.dense.rank, f.sparse.rank]).toEqual([f.id, counted(all, c, 'dense'), counted(all, c, 'sparse')])
+        }
+      }),
+      { numRuns: runs(300) },
     )
   })
 })
