@@ -155,6 +155,13 @@ describe('who may call the server', () => {
     expect(hundred.status).toBe(400)
     expect(hundred.json.error?.message).toMatch(/^Invalid value at 'corpus.displayName' \(TYPE_STRING\)/)
     expect((await send(port, 'GET', '/v1beta/corpora/s', {})).status).toBe(200)
+    // At most 200,000 objects, lists and commas in a body (ten million empty objects would hold the event loop
+    // for seconds in JSON.parse); commas and brackets in strings do not count. A list of n empty objects counts 2n + 3 here.
+    const many = (n: number): string => `{"corpus":{"displayName":"a,b[c{","x":[${'{},'.repeat(n - 1)}{}]}}`
+    const over = await send(port, 'POST', '/v1beta/corpora', JSON_TYPE, many(99_999))
+    expect([over.status, over.json.error?.message]).toEqual([400, expect.stringMatching(/^Invalid JSON payload received in the request body: it holds more than 200000 objects, lists and commas \(at character \d+\): send fewer items per request\.$/)])
+    const under = await send(port, 'POST', '/v1beta/corpora', JSON_TYPE, many(99_998))
+    expect([under.status, under.json.error?.message]).toEqual([400, "Invalid JSON payload received. Unknown name \"corpus\" at 'corpus': Cannot find field."])
   })
 
   it('limits file:// imports over HTTP to the server\'s roots even for an engine that trusts its in-process callers', async () => {

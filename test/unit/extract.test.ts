@@ -24,7 +24,7 @@ describe('htmlToText', () => {
 
 describe('extractText', () => {
   it('an .html file of nothing but "<" has no text and fails alone', async () => {
-    expect(await extractText('x.html', new TextEncoder().encode('<'.repeat(200_000)))).toEqual({ ok: false, message: 'x.html: the file has no text.' })
+    expect(await extractText('x.html', new TextEncoder().encode('<'.repeat(200_000)))).toEqual({ ok: false, message: 'x.html: the file has no text.', empty: true })
   })
 })
 
@@ -51,6 +51,6 @@ describe('extractText on PDFs', () => {
     expect(await extractText('locked.pdf', fixture('fixtures/pdf/encrypted.pdf'))).toEqual({ ok: false, message: 'locked.pdf: not a readable PDF (PasswordException).' })
     expect(await extractText('broken.pdf', fixture('../contract/fixtures/gcs/library/broken.pdf'))).toEqual({ ok: false, message: 'broken.pdf: not a readable PDF (InvalidPDFException).' })
     expect(await extractText('empty.pdf', new Uint8Array(0))).toEqual({ ok: false, message: 'empty.pdf: not a readable PDF (InvalidPDFException).' })
-    expect(await extractText('scan.pdf', fixture('fixtures/pdf/no-text.pdf'))).toEqual({ ok: false, message: 'scan.pdf: the PDF has no text layer (scanned pages need OCR first).' })
+    expect(await extractText('scan.pdf', fixture('fixtures/pdf/no-text.pdf'))).toEqual({ ok: false, message: 'scan.pdf: the PDF has no text layer (scanned pages need OCR first).', empty: true })
   })
 })

@@ -5,7 +5,10 @@ interface Part {
   readonly body: Buffer
 }
 
-/** Splits a multipart/form-data or multipart/related body on its boundary. */
+/** Parts past this many make the body no upload (undefined). */
+export const MAX_PARTS = 16
+
+/** Splits a multipart/form-data or multipart/related body on its boundary (undefined: not one, or over MAX_PARTS parts). */
 export function parseMultipart(body: Buffer, contentType: string): Part[] | undefined {
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
   const boundary = m?.[1] ?? m?.[2]
@@ -14,6 +17,8 @@ export function parseMultipart(body: Buffer, contentType: string): Part[] | unde
   const parts: Part[] = []
   let at = body.indexOf(delimiter)
   while (at >= 0) {
+    // An upload has two parts; millions of empty ones would cost seconds and hundreds of MB to list.
+    if (parts.length === MAX_PARTS) return undefined
     let start = at + delimiter.length
     if (body.subarray(start, start + 2).toString() === '--') break
     if (body.subarray(start, start + 2).toString() === '\r\n') start += 2

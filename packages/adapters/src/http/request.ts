@@ -1,6 +1,6 @@
 import { rpcStatus } from '../rpc/status.js'
 import { parseJsonBounded } from '../transport/json.js'
-import { parseMultipart } from './multipart.js'
+import { MAX_PARTS, parseMultipart } from './multipart.js'
 import { HttpFailure } from './replies.js'
 import type { Route } from './routes.js'
 import { setPath } from './template.js'
@@ -168,7 +168,7 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: QueryP
   let upload: Uint8Array | undefined
   if (route.multipart) {
     const parts = parseMultipart(body, contentType)
-    const shape = 'A media upload is a multipart body: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part'
+    const shape = `A media upload is a multipart body of at most ${MAX_PARTS} parts: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part`
     if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}.`))
     // Two parts at least (unnamed ones are taken in that order, as multipart/related sends them), one file.
     if (parts.length === 1) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}; this one has a single part.`))
