@@ -26,6 +26,23 @@ describe('adapter edge cases', () => {
     expect(listed).toEqual({ ok: true, response: {} })
   })
 
+  it('refuses an expireTime or a RAG datetimeValue naming a day or hour that does not exist, writing nothing', async () => {
+    const bank = new MemoryBank({ embedder })
+    // Date.parse read these as 2030-03-02 and 2030-01-02: stored as another instant than the one sent.
+    for (const expireTime of ['2030-02-30T00:00:00Z', '2030-01-01T24:00:00Z']) {
+      expect(failed(await bank.createMemory({ parent: E, memory: { fact: 'x', scope: { u: '1' }, expireTime } }))).toMatchObject({ code: 3, field: 'memory.expireTime' })
+    }
+    expect(await bank.listMemories({ parent: E })).toEqual({ ok: true, response: {} })
+    const rag = new VertexRagEngine({ embedder })
+    const created = await rag.v1beta1.createRagCorpus({ parent: 'projects/p/locations/l', ragCorpus: { displayName: 'c' } })
+    if (!created.ok) throw new Error('create')
+    const up = await rag.v1beta1.uploadRagFile({ parent: created.response.response?.name as string, ragFile: { displayName: 'a.txt' } }, 'some text')
+    if (!up.ok || !up.response.ragFile) throw new Error('upload')
+    const file = up.response.ragFile.name
+    expect(failed(await rag.v1beta1.createRagMetadata({ parent: file, ragMetadata: { userSpecifiedMetadata: { key: 'd', value: { datetimeValue: '2030-02-30T00:00:00Z' } } } }))).toMatchObject({ code: 3, field: 'ragMetadata.userSpecifiedMetadata.value.datetimeValue' })
+    expect(await rag.v1beta1.listRagMetadata({ parent: file })).toEqual({ ok: true, response: {} })
+  })
+
   it('reads of an unknown reasoning engine answer empty and create nothing', async () => {
     const bank = new MemoryBank({ embedder })
     for (let i = 0; i < 50; i++) {

@@ -69,6 +69,20 @@ describe('proto-JSON request reader', () => {
     expect(violation(() => readMessage(Req, { displayName: 'a', display_name: 'b' })).field).toBe('displayName')
     expect(violation(() => readMessage(Req, 'not an object')).code).toBe(Code.INVALID_ARGUMENT)
   })
+
+  it('refuses RFC 3339 text naming no real instant, as protobuf parses a Timestamp', () => {
+    // protobuf's JSON parser (ParseTime in time_util / stubs/time.cc) takes month 1-12, a day its
+    // month has, hour 0-23, minute and second 0-59 (no leap second, no 24:00), offset hours 0-23;
+    // Date.parse alone rolls each of these forward into another instant.
+    for (const bad of ['2030-02-30T00:00:00Z', '2030-02-29T00:00:00Z', '2030-04-31T00:00:00Z', '2030-13-01T00:00:00Z', '2030-00-10T00:00:00Z', '2030-01-00T00:00:00Z', '2030-01-01T24:00:00Z', '2030-01-01T12:60:00Z', '2030-12-31T23:59:60Z', '2030-01-01T12:00:00+24:00', '2030-01-01T12:00:00+01:60']) {
+      expect(violation(() => readMessage(Req, { expireTime: bad }))).toEqual({ code: Code.INVALID_ARGUMENT, field: 'expireTime', message: `Invalid value at 'expireTime' (type.googleapis.com/google.protobuf.Timestamp), "${bad}": give RFC 3339 text of a real date and time like "2024-05-01T12:00:00Z", between years 1 and 9999.` })
+    }
+    // Leap days that exist, the last instant of a day and offsets at their bounds still read.
+    expect(readMessage(Req, { expireTime: '2028-02-29T23:59:59.999Z' })).toEqual({ expireTime: '2028-02-29T23:59:59.999Z' })
+    expect(readMessage(Req, { expireTime: '2000-02-29T00:00:00Z' })).toEqual({ expireTime: '2000-02-29T00:00:00.000Z' })
+    expect(readMessage(Req, { expireTime: '2030-01-01T00:00:00+23:59' })).toEqual({ expireTime: '2029-12-31T00:01:00.000Z' })
+    expect(violation(() => readMessage(Req, { expireTime: '2100-02-29T00:00:00Z' })).field).toBe('expireTime')
+  })
 })
 
 describe('status codes', () => {

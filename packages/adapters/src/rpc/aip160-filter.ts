@@ -1,5 +1,6 @@
 import type { Filter, FilterScalar } from '@quarry/core'
 import { printLiteral, type FilterExpr, type Literal } from './aip160.js'
+import { parseRfc3339, RFC3339_SHAPE } from './clock.js'
 import { invalidArgument } from './status.js'
 
 /** How a filter key is typed where a schema declares it; undefined where nothing does. */
@@ -16,8 +17,6 @@ interface FilterFields {
   readonly compare?: (e: Extract<FilterExpr, { k: 'cmp' }>) => Filter | undefined
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/
-
 /**
  * A literal as the value a key is compared with: a quoted RFC 3339 timestamp compares as a
  * datetime unless the key is declared a string; a number or boolean compares as text where the
@@ -27,8 +26,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9}
  * would match everything — a purge by such a filter would delete every memory.
  */
 function scalarOf(value: Literal, type: KeyType | undefined, key: string, path: string): FilterScalar {
-  const rfc3339 = value.t === 'string' && isRfc3339(value.v)
-  if (type !== 'string' && value.t === 'string' && !rfc3339 && RFC3339.test(value.v)) {
+  const rfc3339 = value.t === 'string' && parseRfc3339(value.v) !== undefined
+  if (type !== 'string' && value.t === 'string' && !rfc3339 && RFC3339_SHAPE.test(value.v)) {
     throw invalidArgument(path, `${printLiteral(value)} names no real instant (a day past its month's end, or an hour, minute or second out of range): give a real RFC 3339 time.`)
   }
   if (type === 'datetime' && !rfc3339) {
@@ -38,15 +37,6 @@ function scalarOf(value: Literal, type: KeyType | undefined, key: string, path: 
   // A key declared a string compares as text whatever the literal looks like (`user_id = 123`).
   if (type === 'string' && value.t !== 'string') return String(value.v)
   return value.v
-}
-
-/** Whether `text` is an RFC 3339 timestamp of a real instant (no February 30th, no hour 24). */
-function isRfc3339(text: string): boolean {
-  const m = RFC3339.exec(text)
-  if (m === null) return false
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]))
-  const days = new Date(Date.UTC(year as number, month as number, 0)).getUTCDate()
-  return (month as number) >= 1 && (month as number) <= 12 && (day as number) >= 1 && (day as number) <= days && (hour as number) < 24 && (minute as number) < 60 && (second as number) < 60
 }
 
 /** An AIP-160 expression → a core declarative filter. */

@@ -1,3 +1,4 @@
+import { parseRfc3339 } from './clock.js'
 import { omitUndefined } from './omit.js'
 import { DEFAULT_LIMITS, checkCount, checkLength, tooDeep, tooMany, type Limit } from './limits.js'
 import { isPlainObject } from './json-object.js'
@@ -249,19 +250,20 @@ function readDuration(value: unknown, path: string): number {
 export const MIN_TIMESTAMP_MS = -62_135_596_800_000
 export const MAX_TIMESTAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
-
-/** Timestamp as RFC 3339 text, a Date, or the Node clients' { seconds, nanos }; read to RFC 3339 (UTC, Z). */
+/**
+ * Timestamp as RFC 3339 text naming a real instant (no February 30, no 24:00: parseRfc3339), a
+ * Date, or the Node clients' { seconds, nanos }; read to RFC 3339 (UTC, Z).
+ */
 function readTimestamp(value: unknown, path: string): string {
   let ms: number | undefined
-  if (typeof value === 'string' && RFC3339.test(value)) ms = Date.parse(value)
+  if (typeof value === 'string') ms = parseRfc3339(value)
   else if (value instanceof Date) ms = value.getTime()
   else if (typeof value === 'object' && value !== null) {
     const { seconds = 0, nanos = 0, ...rest } = value as Record<string, unknown>
     if (Object.keys(rest).length === 0) ms = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64') * 1000 + Math.floor(readInteger(nanos, `${path}.nanos`, 'TYPE_INT32') / 1e6)
   }
   if (ms === undefined || !Number.isFinite(ms) || ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) {
-    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text like "2024-05-01T12:00:00Z", between years 1 and 9999.`)
+    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Timestamp), ${shown(value)}: give RFC 3339 text of a real date and time like "2024-05-01T12:00:00Z", between years 1 and 9999.`)
   }
   return new Date(ms).toISOString()
 }

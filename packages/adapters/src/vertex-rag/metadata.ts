@@ -1,4 +1,5 @@
 import type { Operation } from '../rpc/operations.js'
+import { parseRfc3339 } from '../rpc/clock.js'
 import { RESOURCE_ID } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
@@ -36,7 +37,6 @@ import { ragMetadataJson, schemaJson, type RagCorpusState, type RagDataSchemaSta
  * reads them (typed by the schema: a quoted RFC 3339 time compares as a DATETIME, and so on).
  */
 const TYPES = { INTEGER: 'number', FLOAT: 'number', STRING: 'string', DATETIME: 'datetime', BOOLEAN: 'boolean', LIST: 'list' } as const
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
 const BATCH_MAX = DOCUMENTED.schemaBatchCreate.max
 
 function newId(ctx: RagContext, given: string | undefined, field: string, taken: (id: string) => boolean): string {
@@ -160,7 +160,7 @@ function readScalar(v: Omit<MetadataValueInput, 'listValue'>, field: string): Me
   if (v.strValue !== undefined) return { strValue: v.strValue }
   if (v.boolValue !== undefined) return { boolValue: v.boolValue }
   if (v.datetimeValue !== undefined) {
-    if (!RFC3339.test(v.datetimeValue)) throw invalidArgument(`${field}.datetimeValue`, `datetimeValue must be RFC 3339 text like "2024-05-01T12:00:00Z"; received "${v.datetimeValue}".`)
+    if (parseRfc3339(v.datetimeValue) === undefined) throw invalidArgument(`${field}.datetimeValue`, `datetimeValue must be RFC 3339 text like "2024-05-01T12:00:00Z"; received "${v.datetimeValue}".`)
     return { datetimeValue: v.datetimeValue }
   }
   return undefined
