@@ -83,6 +83,15 @@ describe('proto-JSON request reader', () => {
     expect(readMessage(Req, { expireTime: '2030-01-01T00:00:00+23:59' })).toEqual({ expireTime: '2029-12-31T00:01:00.000Z' })
     expect(violation(() => readMessage(Req, { expireTime: '2100-02-29T00:00:00Z' })).field).toBe('expireTime')
   })
+
+  it("refuses a Duration outside google.protobuf.Duration's range (±315,576,000,000 s, nanos of the seconds' sign)", () => {
+    expect(readMessage(Req, { ttl: '315576000000s' })).toEqual({ ttl: 315576000000 })
+    expect(readMessage(Req, { ttl: '-315576000000s' })).toEqual({ ttl: -315576000000 })
+    expect(violation(() => readMessage(Req, { ttl: '315576000001s' }))).toEqual({ code: Code.INVALID_ARGUMENT, field: 'ttl', message: `Invalid value at 'ttl' (type.googleapis.com/google.protobuf.Duration), "315576000001s": a Duration is at most 315576000000s (about 10,000 years) either way.` })
+    expect(violation(() => readMessage(Req, { ttl: { seconds: '9999999999999' } })).field).toBe('ttl')
+    expect(violation(() => readMessage(Req, { ttl: { seconds: 1, nanos: -1 } })).field).toBe('ttl.nanos')
+    expect(violation(() => readMessage(Req, { ttl: { nanos: 1_000_000_000 } })).field).toBe('ttl.nanos')
+  })
 })
 
 describe('status codes', () => {

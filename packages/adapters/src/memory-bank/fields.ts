@@ -44,14 +44,22 @@ export function readMetadata(metadata: MemoryInput['metadata'], field: string): 
   return Object.freeze(out)
 }
 
+/**
+ * The instant a TTL of `ttl` seconds ends, from `now` ("The expiration time is computed: now +
+ * TTL", memory_bank.proto, Memory.ttl). INVALID_ARGUMENT at `field` unless the TTL is positive and
+ * ends by Timestamp's last instant, 9999-12-31T23:59:59Z: a later expireTime has no RFC 3339 form.
+ */
+export function ttlExpiry(ttl: number, now: number, field: string): number {
+  const name = field.slice(field.lastIndexOf('.') + 1)
+  if (ttl <= 0) throw invalidArgument(field, `${name} must be positive, like "3600s"; received ${ttl}s.`)
+  const ms = now + Math.ceil(ttl * 1000)
+  if (ms > MAX_TIMESTAMP_MS) throw invalidArgument(field, `${name} ${ttl}s ends after the year 9999; give a shorter one.`)
+  return ms
+}
+
 /** expireTime or ttl (a oneof) → the expiry instant; undefined when neither is set. */
 export function readExpiry(memory: MemoryInput, now: number, field: string): number | undefined {
-  if (memory.ttl !== undefined) {
-    if (memory.ttl <= 0) throw invalidArgument(`${field}.ttl`, `ttl must be positive, like "3600s"; received ${memory.ttl}s.`)
-    const ms = now + Math.ceil(memory.ttl * 1000)
-    if (ms > MAX_TIMESTAMP_MS) throw invalidArgument(`${field}.ttl`, `ttl ${memory.ttl}s ends after the year 9999; give a shorter one.`)
-    return ms
-  }
+  if (memory.ttl !== undefined) return ttlExpiry(memory.ttl, now, `${field}.ttl`)
   if (memory.expireTime !== undefined) {
     const ms = Date.parse(memory.expireTime)
     if (ms <= now) throw invalidArgument(`${field}.expireTime`, `expireTime ${memory.expireTime} is not in the future.`)

@@ -65,16 +65,17 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
       generated.push({ memory: { name: outcome.memory.name }, action: 'DELETED' })
       return
     }
+    // Each memory's answer is made before it changes (memoryJson is all that can fail): a fact never leaves a memory half-written.
     if (outcome.action === 'UPDATED') {
       const target = outcome.memory
-      target.fact = fact
-      target.updateMs = now
-      target.expireMs = configuredExpiry(engine, 'generateUpdated', now) ?? target.expireMs
+      const updated: MemoryState = { ...target, fact, updateMs: now, expireMs: configuredExpiry(engine, 'generateUpdated', now) ?? target.expireMs }
+      const json = memoryJson(updated)
+      Object.assign(target, updated)
       ctx.expiresAt(engine, target.expireMs)
       indexMemory(engine, target, vector)
       const previousRevision = latestRevisionName(target, target.updateMs)
       recordRevision(target, revision, [fact])
-      generated.push(omitUnset({ memory: memoryJson(target), action: 'UPDATED' as const, previousRevision }))
+      generated.push(omitUnset({ memory: json, action: 'UPDATED' as const, previousRevision }))
       return
     }
     let name: string
@@ -82,11 +83,12 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
     while (engine.memories.has(name))
     const expireMs = configuredExpiry(engine, 'generateCreated', now)
     const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs, ...ctx.stamp(now) }
+    const json = memoryJson(m)
     addMemory(engine, m)
     ctx.expiresAt(engine, expireMs)
     indexMemory(engine, m, vector)
     recordRevision(m, revision, [fact])
-    generated.push({ memory: memoryJson(m), action: 'CREATED' })
+    generated.push({ memory: json, action: 'CREATED' })
   })
   return ctx.operation(engine.name, 'GenerateMemoriesOperationMetadata', 'GenerateMemoriesResponse', omitUnset({ generatedMemories: generated }), version)
 }

@@ -110,11 +110,13 @@ export async function createMemory(ctx: MemoryContext, request: unknown, version
   }
   const [vector] = await ctx.embed([fact])
   const m: MemoryState = { name, displayName: memory.displayName, description: memory.description, fact, scope, scopeKey: scopeKeyOf(scope), topics, metadata, expireMs, ...ctx.stamp(now) }
+  // Everything that can fail is done before the memory is stored: a failed create writes nothing.
+  const json = memoryJson(m)
   addMemory(engine, m)
   ctx.expiresAt(engine, expireMs)
   indexMemory(engine, m, vector as Float32Array)
   recordRevision(m, revision)
-  return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', memoryJson(m), version)
+  return ctx.operation(name, 'CreateMemoryOperationMetadata', 'Memory', json, version)
 }
 
 export async function getMemory(ctx: MemoryContext, request: unknown): Promise<MemoryJson> {
@@ -146,17 +148,23 @@ export async function updateMemory(ctx: MemoryContext, request: unknown, version
   const revision = readRevisionPlan(memory, () => now, 'memory')
   const vector = fact !== target.fact ? (await ctx.embed([fact]))[0] : engine.index.get(target.name)?.vector
   if (!engine.memories.has(target.name)) throw failure('NOT_FOUND', `Memory "${target.name}" was deleted meanwhile.`, 'memory.name')
-  if (has('displayName')) target.displayName = memory.displayName
-  if (has('description')) target.description = memory.description
-  target.fact = fact
-  target.topics = topics
-  target.metadata = metadata
-  target.expireMs = expireMs
+  const updated: MemoryState = {
+    ...target,
+    displayName: has('displayName') ? memory.displayName : target.displayName,
+    description: has('description') ? memory.description : target.description,
+    fact,
+    topics,
+    metadata,
+    expireMs,
+    updateMs: now,
+  }
+  // Everything that can fail is done before the memory changes: a failed update writes nothing.
+  const json = memoryJson(updated)
+  Object.assign(target, updated)
   ctx.expiresAt(engine, expireMs)
-  target.updateMs = now
   indexMemory(engine, target, vector as Float32Array)
   recordRevision(target, revision)
-  return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', memoryJson(target), version)
+  return ctx.operation(target.name, 'UpdateMemoryOperationMetadata', 'Memory', json, version)
 }
 
 /** Deletes a memory; its revisions go with it. */

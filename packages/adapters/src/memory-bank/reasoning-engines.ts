@@ -9,6 +9,7 @@ import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
+import { checkContextSpec } from './engine-config.js'
 import {
   CreateReasoningEngineRequest,
   DeleteReasoningEngineRequest,
@@ -118,8 +119,10 @@ export async function createReasoningEngine(ctx: MemoryContext, request: unknown
   let name: string
   do name = `${prefix}reasoningEngines/${ctx.numericId()}`
   while (ctx.state.engines.has(name))
+  const now = ctx.now()
+  checkContextSpec(reasoningEngine.contextSpec, now, 'reasoningEngine.contextSpec')
   const engine = ctx.createEngine(name)
-  const { seq, createMs, updateMs } = ctx.stamp()
+  const { seq, createMs, updateMs } = ctx.stamp(now)
   engine.resource = { seq, createMs, updateMs, ...fieldsOf(reasoningEngine) }
   return ctx.operation(name, 'CreateReasoningEngineOperationMetadata', 'ReasoningEngine', reasoningEngineJson(name, engine.resource), version)
 }
@@ -203,7 +206,10 @@ export async function updateReasoningEngine(ctx: MemoryContext, request: unknown
   }
   let next: Record<string, unknown> = { ...engine.resource }
   for (const p of paths) next = withPath(next, given, p.split('.'))
-  engine.resource = { ...(next as unknown as ReasoningEngineState), updateMs: ctx.now() }
+  const merged = next as unknown as ReasoningEngineState
+  const now = ctx.now()
+  checkContextSpec(merged.contextSpec, now, 'reasoningEngine.contextSpec')
+  engine.resource = { ...merged, updateMs: now }
   return ctx.operation(engine.name, 'UpdateReasoningEngineOperationMetadata', 'ReasoningEngine', reasoningEngineJson(engine.name, engine.resource), version)
 }
 

@@ -1,14 +1,14 @@
 import { compileFilter, type Filter } from '@quarry/core'
 import { parseFilter } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
-import { MAX_TIMESTAMP_MS, camelCase, readMessage } from '../rpc/proto-json.js'
+import { camelCase, readMessage } from '../rpc/proto-json.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
 import { pageByKey, pageByKeyUnsorted, type PageRequest } from '../rpc/paging.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
-import { requiredEquals } from './fields.js'
+import { requiredEquals, ttlExpiry } from './fields.js'
 import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, UpdateSessionRequest, type SessionInput } from './session-schema.js'
 import { sessionJson, sessionMetadata, type SessionJson, type SessionState } from './session-state.js'
 import type { EngineState } from './state.js'
@@ -77,9 +77,7 @@ function expiresAt(engine: EngineState, expireMs: number): void {
 function readSessionExpiry(session: SessionInput, now: number, fromMs: number, field: string): number | undefined {
   if (session.ttl !== undefined) {
     if (session.ttl * 1000 < MIN_SESSION_TTL_MS) throw invalidArgument(`${field}.ttl`, `ttl must be at least 24 hours ("86400s"); received ${session.ttl}s.`)
-    const ms = now + Math.ceil(session.ttl * 1000)
-    if (ms > MAX_TIMESTAMP_MS) throw invalidArgument(`${field}.ttl`, `ttl ${session.ttl}s ends after the year 9999; give a shorter one.`)
-    return ms
+    return ttlExpiry(session.ttl, now, `${field}.ttl`)
   }
   if (session.expireTime !== undefined) {
     const ms = Date.parse(session.expireTime)

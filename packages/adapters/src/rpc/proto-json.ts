@@ -229,21 +229,34 @@ function readFloat(value: unknown, path: string, type: 'TYPE_FLOAT' | 'TYPE_DOUB
   return n
 }
 
-/** Duration as proto3 JSON ("12.5s") or a number of seconds (what in-process callers pass). */
+/**
+ * google.protobuf.Duration's range: seconds "Must be from -315,576,000,000 to +315,576,000,000
+ * inclusive" (about 10,000 years), nanos from -999,999,999 to +999,999,999 and of the seconds' sign
+ * (duration.proto).
+ */
+export const MAX_DURATION_SECONDS = 315_576_000_000
+
+/** Duration as proto3 JSON ("12.5s") or the Node clients' { seconds, nanos }; read to seconds, within Duration's range. */
 function readDuration(value: unknown, path: string): number {
+  let read: number | undefined
   if (typeof value === 'string') {
     const m = /^(-?\d+(?:\.\d{1,9})?)s$/.exec(value)
-    if (m?.[1] !== undefined) return Number(m[1])
+    if (m?.[1] !== undefined) read = Number(m[1])
   } else if (typeof value === 'object' && value !== null) {
     // The Node clients' object form: { seconds, nanos }.
     const { seconds = 0, nanos = 0, ...rest } = value as Record<string, unknown>
     if (Object.keys(rest).length === 0) {
       const s = readInteger(seconds, `${path}.seconds`, 'TYPE_INT64')
       const ns = readInteger(nanos, `${path}.nanos`, 'TYPE_INT32')
-      return s + ns / 1e9
+      if (Math.abs(ns) > 999_999_999 || (s > 0 && ns < 0) || (s < 0 && ns > 0)) throw invalidValue(`${path}.nanos`, 'TYPE_INT32', nanos)
+      read = s + ns / 1e9
     }
   }
-  throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
+  if (read === undefined) throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: give seconds with an "s" suffix, like "3600s".`)
+  if (Math.abs(read) > MAX_DURATION_SECONDS) {
+    throw invalidPayload(path, `Invalid value at '${path}' (type.googleapis.com/google.protobuf.Duration), ${shown(value)}: a Duration is at most ${MAX_DURATION_SECONDS}s (about 10,000 years) either way.`)
+  }
+  return read
 }
 
 /** google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
