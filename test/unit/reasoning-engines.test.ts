@@ -77,3 +77,84 @@ describe('an engine TTL (contextSpec.memoryBankConfig.ttlConfig)', () => {
     expect(done<{ generatedMemories: { memory: { expireTime: string } }[] }>(generated).generatedMemories.map((g) => g.memory.expireTime)).toEqual(['9999-12-31T23:59:59.999Z'])
   })
 })
+
+describe('an update mask', () => {
+  // field_mask.proto: an implementation "should verify the included field paths, and return an
+  // INVALID_ARGUMENT error if any path is unmappable"; only a message has fields inside it.
+  async function engineWith(bank: MemoryBank): Promise<string> {
+    const reasoningEngine = {
+      displayName: 'd',
+      labels: { env: 'prod', team: 'a' },
+      spec: { agentFramework: 'google-adk', packageSpec: { pythonVersion: '3.12', requirementsGcsUri: 'gs://b/r.txt' } },
+      contextSpec: { memoryBankConfig: { ttlConfig: { defaultTtl: '60s' }, customizationConfigs: [{ memoryTopics: [] }] } },
+    }
+    return done<{ name: string }>(await bank.reasoningEngines.createReasoningEngine({ parent: L, reasoningEngine })).name
+  }
+
+  it('refuses a path inside a field that is no message, or naming no field, and changes nothing', async () => {
+    const bank = new MemoryBank({ embedder, clock: () => new Date('2026-01-01T00:00:00Z') })
+    const name = await engineWith(bank)
+    const before = await bank.reasoningEngines.getReasoningEngine({ name })
+    const cases: [string, unknown, string][] = [
+      ['labels.env.x', {}, 'labels.env is a string, not a message: a path ends there; name "labels.env" whole.'],
+      ['displayName.x', {}, 'displayName is a string, not a message: a path ends there; name "displayName" whole.'],
+      ['contextSpec.memoryBankConfig.ttlConfig.defaultTtl.seconds', { contextSpec: { memoryBankConfig: { ttlConfig: { defaultTtl: '5s' } } } }, 'contextSpec.memoryBankConfig.ttlConfig.defaultTtl is a Duration, not a message: a path ends there; name "contextSpec.memoryBankConfig.ttlConfig.defaultTtl" whole.'],
+      ['contextSpec.memoryBankConfig.customizationConfigs.x', {}, 'contextSpec.memoryBankConfig.customizationConfigs is a list, not a message: a path ends there; name "contextSpec.memoryBankConfig.customizationConfigs" whole.'],
+      ['contextSpec.memoryBankConfig.ttl', {}, 'contextSpec.memoryBankConfig (google.cloud.aiplatform.v1beta1.ReasoningEngineContextSpec.MemoryBankConfig) has no field "ttl"; its fields: generationConfig, similaritySearchConfig, ttlConfig, customizationConfigs, disableMemoryRevisions.'],
+      ['labels..env', {}, '"labels..env" is not a field path: field names joined by single dots, like "displayName".'],
+      // Through JSON Quarry keeps as given: objects only.
+      ['spec.agentFramework.name', { spec: { agentFramework: { name: 'x' } } }, '"spec.agentFramework.name" goes inside spec.agentFramework, which is not an object; name "spec.agentFramework" instead.'],
+    ]
+    for (const [updateMask, fields, description] of cases) {
+      const update = await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, ...(fields as object) }, updateMask: `displayName,${updateMask}` })
+      expect(failed(update), updateMask).toEqual({ code: 3, field: 'updateMask.paths[1]', message: `updateMask.paths[1]: ${description}` })
+    }
+    expect(await bank.reasoningEngines.getReasoningEngine({ name })).toEqual(before)
+    // The engine still works: a memory written under it gets the configured expiry.
+    const memory = done<{ createTime: string; expireTime: string }>(await bank.createMemory({ parent: name, memory: { fact: 'I like tea', scope: { u: '1' } } }))
+    expect(Date.parse(memory.expireTime) - Date.parse(memory.createTime)).toBe(60_000)
+  })
+
+  it('sets or clears one key of a map, and a path inside a message or the JSON of spec', async () => {
+    const bank = new MemoryBank({ embedder, clock: () => new Date('2026-01-01T00:00:00Z') })
+    const name = await engineWith(bank)
+    // AIP-161: "Field masks may permit the specification of specific fields in a map" with string keys.
+    const labels = done<{ labels: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, labels: { team: 'b', other: 'ignored' } }, updateMask: 'labels.team,labels.env' }))
+    expect(labels.labels).toEqual({ team: 'b' })
+    // The paths Google's Python SDK sends (agent_engines.update): inside spec, the rest of it kept.
+    const spec = done<{ spec: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, spec: { packageSpec: { pickleObjectGcsUri: 'gs://b/agent.pkl' } } }, updateMask: 'spec.package_spec.pickle_object_gcs_uri' }))
+    expect(spec.spec).toEqual({ agentFramework: 'google-adk', packageSpec: { pythonVersion: '3.12', requirementsGcsUri: 'gs://b/r.txt', pickleObjectGcsUri: 'gs://b/agent.pkl' } })
+  })
+
+  it('setting one member of a oneof clears the other, as protobuf merges a mask (defaultTtl | granularTtlConfig)', async () => {
+    const bank = new MemoryBank({ embedder, clock: () => new Date('2026-01-01T00:00:00Z') })
+    const name = await engineWith(bank)
+    const granular = { contextSpec: { memoryBankConfig: { ttlConfig: { granularTtlConfig: { createTtl: '120s' } } } } }
+    const updated = done<{ contextSpec: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, ...granular }, updateMask: 'contextSpec.memoryBankConfig.ttlConfig.granularTtlConfig' }))
+    expect(updated.contextSpec).toEqual({ memoryBankConfig: { ttlConfig: { granularTtlConfig: { createTtl: '120s' } }, customizationConfigs: [{ memoryTopics: [] }] } })
+    const memory = done<{ createTime: string; expireTime: string }>(await bank.createMemory({ parent: name, memory: { fact: 'I like tea', scope: { u: '1' } } }))
+    expect(Date.parse(memory.expireTime) - Date.parse(memory.createTime)).toBe(120_000)
+    // A path into the other member sets it back: granularTtlConfig goes.
+    const back = done<{ contextSpec: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, contextSpec: { memoryBankConfig: { ttlConfig: { defaultTtl: '30s' } } } }, updateMask: 'contextSpec.memoryBankConfig.ttlConfig.defaultTtl' }))
+    expect(back.contextSpec).toEqual({ memoryBankConfig: { ttlConfig: { defaultTtl: '30s' }, customizationConfigs: [{ memoryTopics: [] }] } })
+    // A path inside a member that neither side has sets nothing; one inside granularTtlConfig makes it the member.
+    const inside = done<{ contextSpec: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, ...granular }, updateMask: 'contextSpec.memoryBankConfig.ttlConfig.granularTtlConfig.createTtl' }))
+    expect(inside.contextSpec).toEqual({ memoryBankConfig: { ttlConfig: { granularTtlConfig: { createTtl: '120s' } }, customizationConfigs: [{ memoryTopics: [] }] } })
+  })
+
+  it('of a memory or a session names whole fields: a path inside one is refused, nothing changes', async () => {
+    const bank = new MemoryBank({ embedder, clock: () => new Date('2026-01-01T00:00:00Z') })
+    const engine = await engineWith(bank)
+    const memory = done<{ name: string }>(await bank.createMemory({ parent: engine, memory: { fact: 'I like tea', scope: { u: '1' }, metadata: { k: { stringValue: 'v' } } } }))
+    const before = await bank.getMemory({ name: memory.name })
+    expect(failed(await bank.updateMemory({ memory: { name: memory.name, fact: 'x' }, updateMask: 'fact.x' }))).toEqual({ code: 3, field: 'updateMask.paths[0]', message: 'updateMask.paths[0]: "fact.x": fact is updated whole; name it alone ("fact").' })
+    expect(failed(await bank.updateMemory({ memory: { name: memory.name }, updateMask: 'displayName,metadata.k' }))).toMatchObject({ code: 3, field: 'updateMask.paths[1]' })
+    expect(failed(await bank.updateMemory({ memory: { name: memory.name }, updateMask: 'scope.u' }))).toEqual({ code: 3, field: 'updateMask.paths[0]', message: 'updateMask.paths[0]: scope is immutable: create a memory in the other scope instead.' })
+    expect(await bank.getMemory({ name: memory.name })).toEqual(before)
+    const op = await bank.sessions.createSession({ parent: engine, session: { userId: 'u1', labels: { a: '1' } } })
+    const session = done<{ name: string }>(op)
+    const sessionBefore = await bank.sessions.getSession({ name: session.name })
+    expect(failed(await bank.sessions.updateSession({ session: { name: session.name, labels: { a: '2' } }, updateMask: 'labels.a' }))).toEqual({ code: 3, field: 'updateMask.paths[0]', message: 'updateMask.paths[0]: "labels.a": labels is updated whole; name it alone ("labels").' })
+    expect(await bank.sessions.getSession({ name: session.name })).toEqual(sessionBefore)
+  })
+})

@@ -3,6 +3,7 @@ import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
+import { checkUpdateMask, type MaskRules } from '../rpc/field-mask.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { compileFilter, type Filter } from '@quarry/core'
@@ -11,7 +12,7 @@ import { readExpiry, readFact, readMetadata, readScope, readTopics, requiredEqua
 import { readRevisionPlan, recordRevision } from './revisions.js'
 import { configuredExpiry } from './engine-config.js'
 import { orderedPage, readOrderBy } from './sessions.js'
-import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, ManagedTopic, UpdateMemoryRequest } from './schema.js'
+import { CreateMemoryRequest, DeleteMemoryRequest, GetMemoryRequest, ListMemoriesRequest, ManagedTopic, Memory, UpdateMemoryRequest } from './schema.js'
 import { CUSTOM_TOPICS_FIELD, MANAGED_TOPICS_FIELD, SCOPE_FIELD, addMemory, indexMemory, memoriesOfScope, memoryJson, memoryMetadata, removeMemory, scopeField, scopeKeyOf, scopeKeyOfField, type EngineState, type MemoryJson, type MemoryState } from './state.js'
 
 /**
@@ -124,17 +125,15 @@ export async function getMemory(ctx: MemoryContext, request: unknown): Promise<M
   return memoryJson(ctx.memory(name, 'name').memory)
 }
 
-const UPDATABLE = ['displayName', 'description', 'fact', 'expireTime', 'ttl', 'topics', 'metadata']
+/** What an update's mask may name: whole fields (rpc/field-mask.ts). */
+const MASK: MaskRules = { updatable: ['displayName', 'description', 'fact', 'expireTime', 'ttl', 'topics', 'metadata'], immutable: { scope: 'scope is immutable: create a memory in the other scope instead.' }, subPaths: false }
 
 export async function updateMemory(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { memory = {}, updateMask } = readMessage(UpdateMemoryRequest, request)
   const { engine, memory: target } = ctx.memory(memory.name, 'memory.name')
   // Without a mask, every updatable field the request sets is updated (AIP-134).
-  const paths = updateMask && updateMask.length > 0 ? updateMask : UPDATABLE.filter((p) => (memory as Record<string, unknown>)[p] !== undefined)
-  for (const [i, p] of paths.entries()) {
-    if (p === 'scope') throw invalidArgument(`updateMask.paths[${i}]`, 'scope is immutable: create a memory in the other scope instead.')
-    if (!UPDATABLE.includes(p)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated; updatable fields: ${UPDATABLE.join(', ')}.`)
-  }
+  const paths = updateMask && updateMask.length > 0 ? updateMask : MASK.updatable.filter((p) => (memory as Record<string, unknown>)[p] !== undefined)
+  checkUpdateMask(Memory, paths, MASK)
   // Google's clients send an empty map for an unset scope.
   if (memory.scope !== undefined && Object.keys(memory.scope).length > 0 && !updateMask?.length && scopeKeyOf(memory.scope) !== target.scopeKey) {
     throw invalidArgument('memory.scope', 'scope is immutable: create a memory in the other scope instead.')

@@ -6,12 +6,14 @@ import { parseName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
 import { pageOf } from '../rpc/paging.js'
+import { checkUpdateMask, mergeMaskPath, type MaskRules } from '../rpc/field-mask.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { checkContextSpec } from './engine-config.js'
 import {
   CreateReasoningEngineRequest,
+  ReasoningEngine,
   DeleteReasoningEngineRequest,
   GetReasoningEngineRequest,
   ListReasoningEnginesRequest,
@@ -176,37 +178,23 @@ export async function listReasoningEngines(ctx: MemoryContext, request: unknown)
   return omitUnset({ reasoningEngines: page.items.map((e) => reasoningEngineJson(e.name, e.resource)), nextPageToken: page.nextPageToken })
 }
 
-/** Top-level fields an update may set; a mask path may also name a field inside one (`contextSpec.memoryBankConfig.ttlConfig`). */
-const UPDATABLE = ['displayName', 'description', 'spec', 'contextSpec', 'encryptionSpec', 'labels', 'trafficConfig'] as const
+/** Fields an update may set; a mask path may also name a field inside one (`contextSpec.memoryBankConfig.ttlConfig`, `labels.team`). */
+const MASK: MaskRules = { updatable: ['displayName', 'description', 'spec', 'contextSpec', 'encryptionSpec', 'labels', 'trafficConfig'], subPaths: true }
 
-/** `target` with the value at `path` (dotted) taken from `source` (removed where `source` has none). */
-function withPath(target: Record<string, unknown>, source: Record<string, unknown> | undefined, path: readonly string[]): Record<string, unknown> {
-  const [head, ...rest] = path as [string, ...string[]]
-  const out = { ...target }
-  const from = source?.[head]
-  if (rest.length === 0) {
-    if (from === undefined) delete out[head]
-    else out[head] = from
-    return out
-  }
-  const inner = (x: unknown): Record<string, unknown> | undefined => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined)
-  out[head] = withPath(inner(out[head]) ?? {}, inner(from), rest)
-  return out
-}
-
-/** updateReasoningEngine: the fields of `updateMask` (every field given, without one) replaced. */
+/**
+ * updateReasoningEngine: the fields of `updateMask` (every field given, without one) replaced,
+ * path by path (rpc/field-mask.ts: every path names a field of the ReasoningEngine). The result
+ * is checked as a create's request is, oneofs and TTLs included, before it replaces the engine.
+ */
 export async function updateReasoningEngine(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { reasoningEngine = {}, updateMask } = readMessage(UpdateReasoningEngineRequest, request)
   const engine = resourceEngine(ctx, reasoningEngine.name, 'reasoningEngine.name')
   const given = fieldsOf(reasoningEngine) as Record<string, unknown>
-  const paths = updateMask && updateMask.length > 0 ? updateMask : UPDATABLE.filter((p) => given[p] !== undefined)
-  for (const [i, p] of paths.entries()) {
-    const top = p.split('.')[0] ?? ''
-    if (!(UPDATABLE as readonly string[]).includes(top)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated; updatable fields: ${UPDATABLE.join(', ')} (and fields inside them).`)
-  }
+  const paths = updateMask && updateMask.length > 0 ? updateMask : MASK.updatable.filter((p) => given[p] !== undefined)
   let next: Record<string, unknown> = { ...engine.resource }
-  for (const p of paths) next = withPath(next, given, p.split('.'))
+  for (const [i, path] of checkUpdateMask(ReasoningEngine, paths, MASK).entries()) next = mergeMaskPath(next, given, path, ReasoningEngine, `updateMask.paths[${i}]`)
   const merged = next as unknown as ReasoningEngineState
+  readMessage(ReasoningEngine, reasoningEngineJson(engine.name, merged), 'reasoningEngine')
   const now = ctx.now()
   checkContextSpec(merged.contextSpec, now, 'reasoningEngine.contextSpec')
   engine.resource = { ...merged, updateMs: now }

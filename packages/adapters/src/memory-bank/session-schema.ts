@@ -14,7 +14,7 @@ const LABELS = mapOf(text(quarryCap(64, 'Google: label keys and values can be no
   keys: quarryCap(64, 'Google: label keys and values can be no longer than 64 characters (session.proto)'),
 })
 
-const Session = message(
+export const Session = message(
   `${P}.Session`,
   {
     expireTime: timestamp,

@@ -1,7 +1,8 @@
 import { compileFilter, type Filter } from '@quarry/core'
 import { parseFilter } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
-import { camelCase, readMessage } from '../rpc/proto-json.js'
+import { readMessage } from '../rpc/proto-json.js'
+import { checkUpdateMask, type MaskRules } from '../rpc/field-mask.js'
 import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
@@ -9,7 +10,7 @@ import { pageByKey, pageByKeyUnsorted, type PageRequest } from '../rpc/paging.js
 import { failure, invalidArgument } from '../rpc/status.js'
 import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
 import { requiredEquals, ttlExpiry } from './fields.js'
-import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, UpdateSessionRequest, type SessionInput } from './session-schema.js'
+import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, Session, UpdateSessionRequest, type SessionInput } from './session-schema.js'
 import { sessionJson, sessionMetadata, type SessionJson, type SessionState } from './session-state.js'
 import type { EngineState } from './state.js'
 
@@ -140,17 +141,15 @@ export async function getSession(ctx: MemoryContext, request: unknown): Promise<
   return sessionJson(findSession(ctx, name, 'name').session)
 }
 
-const UPDATABLE = ['displayName', 'labels', 'sessionState', 'expireTime', 'ttl']
+/** What an update's mask may name: whole fields (rpc/field-mask.ts). */
+const MASK: MaskRules = { updatable: ['displayName', 'labels', 'sessionState', 'expireTime', 'ttl'], immutable: { userId: 'userId is immutable: create a session for the other user instead.' }, subPaths: false }
 
 /** updateSession: the fields of the mask (without one, every updatable field: "If the mask is not present, all fields will be updated"). */
 export async function updateSession(ctx: MemoryContext, request: unknown): Promise<SessionJson> {
   const { session = {}, updateMask } = readMessage(UpdateSessionRequest, request)
   const { engine, session: target } = findSession(ctx, session.name, 'session.name')
-  const paths = (updateMask ?? []).map(camelCase)
-  for (const [i, p] of paths.entries()) {
-    if (p === 'userId') throw invalidArgument(`updateMask.paths[${i}]`, 'userId is immutable: create a session for the other user instead.')
-    if (!UPDATABLE.includes(p)) throw invalidArgument(`updateMask.paths[${i}]`, `"${p}" cannot be updated; updatable fields: ${UPDATABLE.join(', ')}.`)
-  }
+  const paths = updateMask ?? []
+  checkUpdateMask(Session, paths, MASK)
   if (session.userId !== undefined && session.userId !== target.userId) throw invalidArgument('session.userId', 'userId is immutable: create a session for the other user instead.')
   const all = paths.length === 0
   const has = (p: string): boolean => all || paths.includes(p)
