@@ -158,3 +158,23 @@ describe('an update mask', () => {
     expect(await bank.sessions.getSession({ name: session.name })).toEqual(sessionBefore)
   })
 })
+
+describe('deleting an engine', () => {
+  it('without force counts only live sessions: one holding an expired session goes, and the session with it', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z')
+    const bank = new MemoryBank({ embedder, clock: () => new Date(now) })
+    const engine = done<{ name: string }>(await bank.reasoningEngines.createReasoningEngine({ parent: L, reasoningEngine: { displayName: 'e' } }))
+    const session = done<{ name: string }>(await bank.sessions.createSession({ parent: engine.name, session: { userId: 'u1', ttl: '86400s' } }))
+    // A live session holds the engine back.
+    expect(failed(await bank.reasoningEngines.deleteReasoningEngine({ name: engine.name }))).toEqual({ code: 9, field: undefined, message: `ReasoningEngine "${engine.name}" holds 0 memories and 1 session; delete them first, or pass force=true to delete them with it.` })
+    now += 2 * 86_400_000
+    // Expired: NOT_FOUND and listed nowhere, so it holds nothing back.
+    expect(failed(await bank.sessions.getSession({ name: session.name })).code).toBe(5)
+    expect(await bank.sessions.listSessions({ parent: engine.name })).toEqual({ ok: true, response: {} })
+    const deleted = await bank.reasoningEngines.deleteReasoningEngine({ name: engine.name })
+    expect(deleted.ok && deleted.response.done).toBe(true)
+    expect(bank.engines().has(engine.name)).toBe(false)
+    expect(await engineNames(bank)).toEqual([])
+    expect(failed(await bank.sessions.getSession({ name: session.name })).code).toBe(5)
+  })
+})

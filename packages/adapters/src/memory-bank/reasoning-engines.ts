@@ -21,6 +21,7 @@ import {
   type ContextSpecInput,
   type ReasoningEngineInput,
 } from './engine-schema.js'
+import { live } from './sessions.js'
 import type { EngineState, ReasoningEngineState } from './state.js'
 
 /**
@@ -208,11 +209,16 @@ export async function updateReasoningEngine(ctx: MemoryContext, request: unknown
 export async function deleteReasoningEngine(ctx: MemoryContext, request: unknown, version?: string): Promise<Operation> {
   const { name, force } = readMessage(DeleteReasoningEngineRequest, request)
   const engine = resourceEngine(ctx, name, 'name')
-  const memories = [...engine.memories.values()].filter((m) => ctx.visible(m)).length
-  const sessions = engine.sessions.size
-  if (!force && memories + sessions > 0) {
-    const held = `${memories} ${memories === 1 ? 'memory' : 'memories'} and ${sessions} ${sessions === 1 ? 'session' : 'sessions'}`
-    throw failure('FAILED_PRECONDITION', `ReasoningEngine "${engine.name}" holds ${held}; delete them first, or pass force=true to delete them with it.`)
+  if (!force) {
+    const memories = [...engine.memories.values()].filter((m) => ctx.visible(m)).length
+    // An expired session is gone (NOT_FOUND, never listed) before a sweep removes it: it holds nothing back, and goes with the engine.
+    // The clock is read only where there are sessions to count.
+    const now = engine.sessions.size === 0 ? 0 : ctx.now()
+    const sessions = [...engine.sessions.values()].filter((s) => live(s, now)).length
+    if (memories + sessions > 0) {
+      const held = `${memories} ${memories === 1 ? 'memory' : 'memories'} and ${sessions} ${sessions === 1 ? 'session' : 'sessions'}`
+      throw failure('FAILED_PRECONDITION', `ReasoningEngine "${engine.name}" holds ${held}; delete them first, or pass force=true to delete them with it.`)
+    }
   }
   ctx.state.engines.delete(engine.name)
   return ctx.operation(engine.name, 'DeleteOperationMetadata', 'google.protobuf.Empty', {}, version)
