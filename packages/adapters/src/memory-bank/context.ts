@@ -14,9 +14,18 @@ export const SHORT_ENGINE = 'reasoningEngines/{reasoning_engine}'
 const MEMORY = `${ENGINE}/memories/{memory}`
 const SHORT_MEMORY = `${SHORT_ENGINE}/memories/{memory}`
 
-/** Memory ids: up to 63 of [a-z0-9-], starting with a letter. */
-const MEMORY_ID = /^[a-z](?:[a-z0-9-]{0,62})$/
-export const MEMORY_ID_RULE: IdRule = { test: MEMORY_ID, says: 'up to 63 of a-z, 0-9 and -, starting with a letter' }
+/**
+ * An id a user gives a memory or a session: "This value may be up to 63 characters, and valid
+ * characters are `[a-z0-9-]`. The first character must be a letter, and the last character must
+ * be a letter or number" (memory_bank_service.proto, CreateMemoryRequest.memory_id; the same
+ * words for session_service.proto's session_id).
+ */
+export const USER_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit' }
+/**
+ * Memory and session ids in names: a user's id or a generated one (Google generates numbers, as
+ * `memories/123`), so a name of this form that names nothing is NOT_FOUND, not INVALID_ARGUMENT.
+ */
+export const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, not starting or ending with -' }
 
 /** A reasoning engine name in either form (the full form's message when it is neither). */
 function parseEngine(name: string | undefined, field: string): ResourceName<'reasoning_engine'> {
@@ -25,7 +34,7 @@ function parseEngine(name: string | undefined, field: string): ResourceName<'rea
 
 /** A memory name under an engine name of either form. */
 function parseMemory(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory'> {
-  return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_MEMORY, field, { memory: MEMORY_ID_RULE }) : parseName(name, MEMORY, field, { memory: MEMORY_ID_RULE })
+  return name?.startsWith('reasoningEngines/') === true ? parseName(name, SHORT_MEMORY, field, { memory: NAMED_ID_RULE }) : parseName(name, MEMORY, field, { memory: NAMED_ID_RULE })
 }
 
 /** Revision ids: the decimal numbers Quarry gives a memory's revisions in order. */
@@ -33,7 +42,7 @@ const REVISION_ID_RULE: IdRule = { test: /^[1-9][0-9]{0,15}$/, says: 'a decimal 
 
 /** A memory revision name under a memory name of either form. */
 export function parseRevision(name: string | undefined, field: string): ResourceName<'reasoning_engine' | 'memory' | 'revision'> {
-  const rules = { memory: MEMORY_ID_RULE, revision: REVISION_ID_RULE }
+  const rules = { memory: NAMED_ID_RULE, revision: REVISION_ID_RULE }
   return name?.startsWith('reasoningEngines/') === true ? parseName(name, `${SHORT_MEMORY}/revisions/{revision}`, field, rules) : parseName(name, `${MEMORY}/revisions/{revision}`, field, rules)
 }
 

@@ -7,7 +7,7 @@ import { checkUpdateMask, type MaskRules } from '../rpc/field-mask.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { failure, invalidArgument } from '../rpc/status.js'
 import { compileFilter, type Filter } from '@quarry/core'
-import { MEMORY_ID_RULE, type MemoryContext } from './context.js'
+import { USER_ID_RULE, type MemoryContext } from './context.js'
 import { readExpiry, readFact, readMetadata, readScope, readTopics, requiredEquals } from './fields.js'
 import { readRevisionPlan, recordRevision } from './revisions.js'
 import { configuredExpiry } from './engine-config.js'
@@ -102,7 +102,7 @@ export async function createMemory(ctx: MemoryContext, request: unknown, version
   const revision = readRevisionPlan(memory, () => now, 'memory')
   let name: string
   if (memoryId !== undefined) {
-    if (!MEMORY_ID_RULE.test.test(memoryId)) throw invalidArgument('memoryId', `memoryId is ${MEMORY_ID_RULE.says}; received "${memoryId}".`)
+    if (!USER_ID_RULE.test.test(memoryId)) throw invalidArgument('memoryId', `memoryId is ${USER_ID_RULE.says}; received "${memoryId}".`)
     name = `${engine.name}/memories/${memoryId}`
     if (engine.memories.has(name)) throw failure('ALREADY_EXISTS', `Memory "${name}" already exists.`, 'memoryId')
   } else {

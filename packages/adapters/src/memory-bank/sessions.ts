@@ -3,12 +3,12 @@ import { parseFilter } from '../rpc/aip160.js'
 import { toCoreFilter, type KeyType } from '../rpc/aip160-filter.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { checkUpdateMask, type MaskRules } from '../rpc/field-mask.js'
-import { parseName, type IdRule, type ResourceName } from '../rpc/names.js'
+import { parseName, type ResourceName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import type { Operation } from '../rpc/operations.js'
 import { pageByKey, pageByKeyUnsorted, type PageRequest } from '../rpc/paging.js'
 import { failure, invalidArgument } from '../rpc/status.js'
-import { ENGINE, SHORT_ENGINE, type MemoryContext } from './context.js'
+import { ENGINE, NAMED_ID_RULE, SHORT_ENGINE, USER_ID_RULE, type MemoryContext } from './context.js'
 import { requiredEquals, ttlExpiry } from './fields.js'
 import { CreateSessionRequest, DeleteSessionRequest, GetSessionRequest, ListSessionsRequest, Session, UpdateSessionRequest, type SessionInput } from './session-schema.js'
 import { sessionJson, sessionMetadata, type SessionJson, type SessionState } from './session-state.js'
@@ -23,10 +23,6 @@ import type { EngineState } from './state.js'
 const SESSION = `${ENGINE}/sessions/{session}`
 const SHORT_SESSION = `${SHORT_ENGINE}/sessions/{session}`
 
-/** sessionId as a user gives it: "up to 63 characters, [a-z0-9-], the first a letter, the last a letter or number" (session_service.proto). */
-const SESSION_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit' }
-/** Session and event ids in names: a user's sessionId or a generated number. */
-const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -' }
 
 /** Google: ttl and expireTime have a minimum of 24 hours (session.proto, Session.expire_time / ttl). */
 export const MIN_SESSION_TTL_MS = 24 * 3600 * 1000
@@ -110,7 +106,7 @@ export async function createSession(ctx: MemoryContext, request: unknown, versio
   const expireMs = readSessionExpiry(session, now, now, 'session') ?? now + DEFAULT_SESSION_TTL_MS
   let name: string
   if (sessionId !== undefined) {
-    if (!SESSION_ID_RULE.test.test(sessionId)) throw invalidArgument('sessionId', `sessionId is ${SESSION_ID_RULE.says}; received "${sessionId}".`)
+    if (!USER_ID_RULE.test.test(sessionId)) throw invalidArgument('sessionId', `sessionId is ${USER_ID_RULE.says}; received "${sessionId}".`)
     name = `${engine.name}/sessions/${sessionId}`
     // An expired session's id is free again.
     const existing = engine.sessions.get(name)

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import { createHashingEmbedder } from '@quarry/core'
+import { MemoryBank, type Outcome } from '@quarry/adapters'
+
+/** Memory Bank's memories (memories.ts, revisions.ts, generate.ts) at their edges. */
+const embedder = createHashingEmbedder({ dimensions: 16 })
+const E = 'projects/p/locations/l/reasoningEngines/1'
+
+function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
+  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response)}`)
+  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
+}
+
+function done<T = Record<string, unknown>>(outcome: Outcome<unknown>): T {
+  if (!outcome.ok) throw new Error(`expected a response, got ${JSON.stringify(outcome.status)}`)
+  return (outcome.response as { response: T }).response
+}
+
+async function names(bank: MemoryBank): Promise<string[]> {
+  const listed = await bank.listMemories({ parent: E })
+  return listed.ok ? (listed.response.memories ?? []).map((m) => m.name) : []
+}
+
+describe('memory ids', () => {
+  it('a memoryId ends with a letter or digit, as CreateMemoryRequest.memory_id says', async () => {
+    const bank = new MemoryBank({ embedder })
+    // "The first character must be a letter, and the last character must be a letter or number."
+    for (const memoryId of ['abc-', '9lives', 'Abc', 'a'.repeat(64)]) {
+      expect(failed(await bank.createMemory({ parent: E, memoryId, memory: { fact: 'x', scope: { u: '1' } } }))).toEqual({
+        code: 3,
+        field: 'memoryId',
+        message: `memoryId: memoryId is up to 63 of a-z, 0-9 and -, starting with a letter and ending with a letter or digit; received "${memoryId}".`,
+      })
+    }
+    expect(await names(bank)).toEqual([])
+    for (const memoryId of ['a', 'a-1', `a${'b'.repeat(62)}`]) expect(done<{ name: string }>(await bank.createMemory({ parent: E, memoryId, memory: { fact: 'x', scope: { u: '1' } } })).name).toBe(`${E}/memories/${memoryId}`)
+  })
+
+  it('a name of a valid form naming no memory is NOT_FOUND, a numeric id (as Google generates) included', async () => {
+    const bank = new MemoryBank({ embedder })
+    await bank.createMemory({ parent: E, memoryId: 'tea', memory: { fact: 'x', scope: { u: '1' } } })
+    for (const id of ['123', 'm123', 'tea-2']) {
+      expect(failed(await bank.getMemory({ name: `${E}/memories/${id}` }))).toEqual({ code: 5, field: undefined, message: `Memory "${E}/memories/${id}" not found.` })
+      expect(failed(await bank.deleteMemory({ name: `${E}/memories/${id}` })).code).toBe(5)
+      expect(failed(await bank.listMemoryRevisions({ parent: `${E}/memories/${id}` })).code).toBe(5)
+    }
+    // A name no memory can have is malformed.
+    for (const id of ['abc-', '-abc', 'A1']) expect(failed(await bank.getMemory({ name: `${E}/memories/${id}` }))).toMatchObject({ code: 3, field: 'name' })
+  })
+})
