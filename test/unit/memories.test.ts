@@ -48,3 +48,24 @@ describe('memory ids', () => {
     for (const id of ['abc-', '-abc', 'A1']) expect(failed(await bank.getMemory({ name: `${E}/memories/${id}` }))).toMatchObject({ code: 3, field: 'name' })
   })
 })
+
+describe('rollback', () => {
+  it('refuses a targetRevisionId that is not a positive integer as INVALID_ARGUMENT, changing nothing', async () => {
+    const bank = new MemoryBank({ embedder })
+    const memory = done<{ name: string }>(await bank.createMemory({ parent: E, memoryId: 'tea', memory: { fact: 'I like green tea.', scope: { u: '1' } } }))
+    await bank.updateMemory({ memory: { name: memory.name, fact: 'I like black tea.' }, updateMask: 'fact' })
+    for (const targetRevisionId of ['-1', -2]) {
+      expect(failed(await bank.rollbackMemory({ name: memory.name, targetRevisionId }))).toEqual({
+        code: 3,
+        field: 'targetRevisionId',
+        message: `targetRevisionId: targetRevisionId is a revision's id, a positive integer (the last part of its name); received ${targetRevisionId}.`,
+      })
+    }
+    // A positive id that names no revision is NOT_FOUND, as before.
+    expect(failed(await bank.rollbackMemory({ name: memory.name, targetRevisionId: '7' })).code).toBe(5)
+    const after = await bank.getMemory({ name: memory.name })
+    expect(after.ok && after.response.fact).toBe('I like black tea.')
+    const revisions = await bank.listMemoryRevisions({ parent: memory.name })
+    expect(revisions.ok && revisions.response.memoryRevisions?.map((r) => r.fact)).toEqual(['I like black tea.', 'I like green tea.'])
+  })
+})

@@ -160,6 +160,8 @@ export async function getMemoryRevision(ctx: MemoryContext, request: unknown): P
 export async function rollbackMemory(ctx: MemoryContext, request: unknown, version: string): Promise<Operation> {
   const req = readMessage(RollbackMemoryRequest, request)
   if (req.targetRevisionId === undefined) throw invalidArgument('targetRevisionId', 'targetRevisionId is required: the id of the revision to roll back to (the last part of its name).')
+  // Revision ids are 1, 2, 3…: one that is no positive integer is malformed, not a revision that could be missing.
+  if (req.targetRevisionId < 1) throw invalidArgument('targetRevisionId', `targetRevisionId is a revision's id, a positive integer (the last part of its name); received ${req.targetRevisionId}.`)
   const { engine, memory } = ctx.memory(req.name, 'name')
   const now = ctx.now()
   const id = String(req.targetRevisionId)
