@@ -347,6 +347,9 @@ describe('quarry serve --credentials-out and quarry credentials', () => {
     ]) {
       expect(run.out).toContain(line)
     }
+    // generateContent is served (docs/generate-content.md), by a local model: the guide says so, not that no model is served.
+    expect(run.out).toContain(`@google/genai (GOOGLE_VERTEX_BASE_URL=http://127.0.0.1:9090 does the same; generateContent answers from a local model, not Gemini):`)
+    expect(run.out).not.toContain('serves no models')
     expect((await runQuarry(['credentials', '--host', '::1'])).out).toContain("apiEndpoint: 'http://[::1]:8080'")
     expect(await runQuarry(['credentials', '--port', '0'])).toMatchObject({ code: 2, err: expect.stringMatching(/--port must be an integer from 1 to 65535; received 0[\s\S]*usage: .*credentials/) })
     expect(await runQuarry(['credentials', '--host', 'a b'])).toMatchObject({ code: 2, err: expect.stringMatching(/--host must be a host name or an IP address/) })

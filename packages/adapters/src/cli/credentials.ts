@@ -48,7 +48,7 @@ function credentialsGuide(options: { readonly host: string; readonly port: numbe
      const client = new Client({ project: 'my-project', location: 'us-central1', apiEndpoint: '${base}' })
    Agent Development Kit (@google/adk), given that client:
      new VertexAiMemoryBankService({ projectId: 'my-project', location: 'us-central1', agentEngineId: '1', client })
-   @google/genai (GOOGLE_VERTEX_BASE_URL=${base} does the same; Quarry serves no models):
+   @google/genai (GOOGLE_VERTEX_BASE_URL=${base} does the same; generateContent answers from a local model, not Gemini):
      new GoogleGenAI({ vertexai: true, project: 'my-project', location: 'us-central1', httpOptions: { baseUrl: '${base}' } })
    Python, google-cloud-aiplatform / google-ai-generativelanguage:
      VertexRagServiceClient(client_options={"api_endpoint": "${base}"}, transport="rest")
