@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Code, httpStatusOf, codeName } from '@quarry/adapters'
-import { bool, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMessage, repeated, string, timestamp } from '../../packages/adapters/src/rpc/proto-json.js'
+import { bool, bytes, duration, enumOf, fieldMask, int32, int64, mapOf, message, readMessage, repeated, string, timestamp } from '../../packages/adapters/src/rpc/proto-json.js'
 import { derivedId, parseName, seededRandomId } from '../../packages/adapters/src/rpc/names.js'
 import { pageOf } from '../../packages/adapters/src/rpc/paging.js'
 import { UNARY, method, serveTable } from '../../packages/adapters/src/rpc/methods.js'
@@ -82,6 +82,13 @@ describe('proto-JSON request reader', () => {
     expect(readMessage(Req, { expireTime: '2000-02-29T00:00:00Z' })).toEqual({ expireTime: '2000-02-29T00:00:00.000Z' })
     expect(readMessage(Req, { expireTime: '2030-01-01T00:00:00+23:59' })).toEqual({ expireTime: '2029-12-31T00:01:00.000Z' })
     expect(violation(() => readMessage(Req, { expireTime: '2100-02-29T00:00:00Z' })).field).toBe('expireTime')
+  })
+
+  it('reads bytes as proto3 JSON writes them: base64 text, standard or URL-safe, padded or not', () => {
+    const Bytes = message('test.Bytes', { data: bytes })
+    for (const data of ['c2lnbmF0dXJl', 'AAA=', 'AA==', 'AA', 'c2ln_-8', 'ab+/']) expect(readMessage(Bytes, { data })).toEqual({ data })
+    expect(readMessage(Bytes, { data: '' })).toEqual({})
+    for (const data of ['not base64!', 'A', 'AAAAA', '====', 5]) expect(violation(() => readMessage(Bytes, { data })).field).toBe('data')
   })
 
   it("refuses a Duration outside google.protobuf.Duration's range (±315,576,000,000 s, nanos of the seconds' sign)", () => {

@@ -129,6 +129,8 @@ function fieldArb(type: FieldType, field: string, depth: number, hint: string | 
       return stringArb(field, depth, hint, fixtures, benign)
     case 'bool':
       return mix(fc.boolean(), fc.constantFrom<J>('true', 'false', 1, 0, 'yes', null))
+    case 'bytes':
+      return mix(fc.constantFrom<J>('c2lnbmF0dXJl', 'AAAA', 'c2ln_-8'), fc.constantFrom<J>('not base64!', 'A', '====', 5, true, longString('A', 5_000)))
     case 'int32':
     case 'int64':
       return mix(fc.integer({ min: 1, max: 20 }), intValue)

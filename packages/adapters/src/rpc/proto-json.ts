@@ -23,6 +23,7 @@ import { invalidArgument, invalidPayload, type RpcFailure } from './status.js'
  */
 type ScalarType =
   | { readonly t: 'string'; readonly max?: Limit; readonly presence?: true }
+  | { readonly t: 'bytes'; readonly presence?: true }
   | { readonly t: 'bool'; readonly presence?: true }
   | { readonly t: 'int32'; readonly presence?: true }
   | { readonly t: 'int64'; readonly presence?: true }
@@ -48,7 +49,7 @@ export interface MessageType {
 }
 
 /** The TypeScript type a schema reads to. Every field is optional, as in proto3. */
-export type Infer<T> = T extends { t: 'string' | 'timestamp' }
+export type Infer<T> = T extends { t: 'string' | 'bytes' | 'timestamp' }
   ? string
   : T extends { t: 'bool' }
     ? boolean
@@ -69,6 +70,8 @@ export type Infer<T> = T extends { t: 'string' | 'timestamp' }
                 : never
 
 export const string = { t: 'string' } as const
+/** bytes, as proto3 JSON writes them: base64 text (standard or URL-safe, padded or not), kept as given. */
+export const bytes = { t: 'bytes' } as const
 export const bool = { t: 'bool' } as const
 export const int32 = { t: 'int32' } as const
 export const int64 = { t: 'int64' } as const
@@ -99,6 +102,7 @@ export function hasPresence(message: MessageType, field: string): boolean {
 function isZero(type: FieldType, value: unknown): boolean {
   switch (type.t) {
     case 'string':
+    case 'bytes':
       return value === ''
     case 'bool':
       return value === false
@@ -215,6 +219,8 @@ function invalidValue(path: string, type: string, value: unknown): Error {
 }
 
 const INT32_MAX = 2 ** 31 - 1
+/** Base64 as proto3 JSON reads bytes: the standard or the URL-safe alphabet, with or without padding. */
+const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/
 
 function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_INT64'): number {
   const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value
@@ -320,6 +326,13 @@ function readValue(type: FieldType, value: unknown, path: string, depth: number)
       if (typeof value !== 'string') throw invalidValue(path, 'TYPE_STRING', value)
       const over = checkLength(value, type.max ?? DEFAULT_LIMITS.string, path)
       if (over) throw over
+      return value
+    }
+    case 'bytes': {
+      if (typeof value !== 'string') throw invalidValue(path, 'TYPE_BYTES', value)
+      const over = checkLength(value, DEFAULT_LIMITS.string, path)
+      if (over) throw over
+      if (!BASE64.test(value)) throw invalidPayload(path, `Invalid value at '${path}' (TYPE_BYTES), ${shown(value)}: bytes are base64 text.`)
       return value
     }
     case 'bool':
