@@ -6,6 +6,7 @@ import { CLIENT_REQUESTS, NEWER_FIELDS } from '../../packages/adapters/src/memor
 import { SESSION_REQUESTS } from '../../packages/adapters/src/memory-bank/session-schema.js'
 import * as engines from '../../packages/adapters/src/memory-bank/engine-schema.js'
 import { GenerateContentRequest } from '../../packages/adapters/src/generative/schema.js'
+import { NEWER_PART_FIELDS } from '../../packages/adapters/src/rpc/content.js'
 import { hasPresence, without } from '../../packages/adapters/src/rpc/proto-json.js'
 import type { FieldType, MessageType } from '../../packages/adapters/src/rpc/proto-json.js'
 
@@ -37,6 +38,7 @@ const SCALARS: Record<string, string[]> = {
   int64: ['int64'],
   float: ['float'],
   double: ['double'],
+  bytes: ['bytes'],
   timestamp: ['google.protobuf.Timestamp'],
   duration: ['google.protobuf.Duration'],
   fieldMask: ['google.protobuf.FieldMask'],
@@ -57,7 +59,7 @@ function checkMessage(root: ProtoNode, schema: MessageType): void {
   // that mean "unset".
   const inProtoOneof = new Set(Object.values(proto.oneofs ?? {}).flatMap((o) => o.oneof))
   for (const [name, type] of Object.entries(schema.fields)) {
-    if (!['string', 'bool', 'int32', 'int64', 'float', 'double', 'enum'].includes(type.t)) continue
+    if (!['string', 'bytes', 'bool', 'int32', 'int64', 'float', 'double', 'enum'].includes(type.t)) continue
     const protoPresence = proto.fields?.[name]?.options?.proto3_optional === true || inProtoOneof.has(name)
     expect(hasPresence(schema, name), `${schema.name}.${name} presence`).toBe(protoPresence)
   }
@@ -102,7 +104,7 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
   it('Vertex AI RAG Engine v1 and v1beta1 (@google-cloud/aiplatform)', () => {
     const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
     for (const schema of Object.values(SHARED_REQUESTS)) {
-      checkMessage(root, requestSchema(schema, 'v1beta1'))
+      checkMessage(root, without(requestSchema(schema, 'v1beta1'), NEWER_PART_FIELDS))
       checkMessage(root, requestSchema(schema, 'v1'))
     }
     for (const schema of Object.values(V1BETA1_REQUESTS)) checkMessage(root, schema)
@@ -138,7 +140,8 @@ describe('request schemas match the protos of Google\'s Node clients', () => {
 describe("generateContent's request matches the protos", () => {
   it('v1beta1 and v1 (@google-cloud/aiplatform)', () => {
     const root = require('@google-cloud/aiplatform/build/protos/protos.json') as ProtoNode
-    checkMessage(root, requestSchema(GenerateContentRequest, 'v1beta1'))
+    // Part.mediaResolution is in v1's pinned protos, not yet in v1beta1's.
+    checkMessage(root, without(requestSchema(GenerateContentRequest, 'v1beta1'), NEWER_PART_FIELDS))
     checkMessage(root, requestSchema(GenerateContentRequest, 'v1'))
   })
 })

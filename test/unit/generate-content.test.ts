@@ -112,6 +112,28 @@ describe('generateContent with the default model', () => {
     const missing = failed(await models.v1beta1.generateContent(ask('a', { ragResources: [{ ragCorpus: `${L}/ragCorpora/nope` }] })))
     expect([missing.code, missing.message, missing.details]).toEqual([5, `RagCorpus "${L}/ragCorpora/nope" not found.`, undefined])
   })
+
+  it('reads each turn as content.proto has it: a role of user or model, parts with their data, a retrieval tool with a source', async () => {
+    const field = (status: { details?: unknown }): string | undefined => (status.details as { fieldViolations: { field: string }[] }[] | undefined)?.[0]?.fieldViolations[0]?.field
+    const refused = async (request: Record<string, unknown>): Promise<[number, string | undefined, string]> => {
+      const status = failed(await models.v1beta1.generateContent({ model: MODEL, ...request }))
+      return [status.code, field(status), status.message]
+    }
+    // Content.role: "Must be either 'user' or 'model'"; Vertex answers "Please use a valid role: user, model."
+    expect(await refused({ contents: [{ role: 'robot', parts: [{ text: 'hello' }] }] })).toEqual([3, 'contents[0].role', 'contents[0].role: Please use a valid role: user, model; received "robot".'])
+    // A Part holds one of its data members (the `data` oneof): a misspelt one is an unknown field, none at all is refused.
+    expect(await refused({ contents: [{ role: 'user', parts: [{ txt: 'hello' }] }] })).toEqual([3, 'contents[0].parts[0]', `Invalid JSON payload received. Unknown name "txt" at 'contents[0].parts[0]': Cannot find field.`])
+    expect(await refused({ contents: [{ parts: [{ text: 'a' }, { thought: true }] }] })).toEqual([3, 'contents[0].parts[1]', 'contents[0].parts[1]: a part holds its data in one of text, inlineData, fileData, functionCall, functionResponse, executableCode, codeExecutionResult; this one has none.'])
+    expect((await refused({ contents: [{ parts: [{ text: 123 }] }] })).slice(0, 2)).toEqual([3, 'contents[0].parts[0].text'])
+    expect((await refused({ contents: [{ parts: [{ text: 'a', functionCall: { name: 'f' } }] }] })).slice(0, 2)).toEqual([3, 'contents[0].parts[0].functionCall'])
+    expect((await refused({ contents: [{ parts: [{ text: 'a' }] }], systemInstruction: { parts: [{ bogus: 1 }] } })).slice(0, 2)).toEqual([3, 'systemInstruction.parts[0]'])
+    // Retrieval's `source` oneof names what it retrieves from (tool.proto): an empty retrieval tool has nothing to run.
+    expect(await refused({ contents: [{ parts: [{ text: 'a' }] }], tools: [{ retrieval: {} }] })).toEqual([3, 'tools[0].retrieval', 'tools[0].retrieval: a retrieval tool names its source: vertexRagStore (ragResources to retrieve from), or vertexAiSearch.'])
+    // What every part may hold still reads: media, calls, a thought and its signature; a system instruction's role is not checked.
+    const parts = [{ text: 'a', thought: true, thoughtSignature: 'c2lnbmF0dXJl' }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }, { fileData: { mimeType: 'application/pdf', fileUri: 'gs://b/f.pdf' } }, { functionResponse: { name: 'f', response: { output: 1 } } }]
+    const answer = ok(await models.v1beta1.generateContent({ model: MODEL, contents: [{ role: 'user', parts }], systemInstruction: { role: 'system', parts: [{ text: 'be brief' }] } }))
+    expect(answer.candidates[0]?.content.parts).toEqual([{ text: `${LOCAL_MODEL_LABEL} no retrieval tool was given; you said: a` }])
+  })
 })
 
 describe('generateContent with a plugged-in model', () => {

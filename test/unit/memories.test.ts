@@ -69,3 +69,33 @@ describe('rollback', () => {
     expect(revisions.ok && revisions.response.memoryRevisions?.map((r) => r.fact)).toEqual(['I like black tea.', 'I like green tea.'])
   })
 })
+
+describe('generateMemories from directContentsSource', () => {
+  const generate = (bank: MemoryBank, content: unknown): Promise<Outcome<unknown>> => bank.generateMemories({ parent: E, scope: { u: '1' }, directContentsSource: { events: [{ content: { role: 'user', parts: [{ text: 'I drink tea.' }] } }, { content }] } })
+
+  it('reads each content as generateContent reads a turn, refusing a malformed one and writing nothing', async () => {
+    const bank = new MemoryBank({ embedder })
+    const at = 'directContentsSource.events[1].content'
+    // Each was answered 200 with nothing generated (the content was kept as given, unread).
+    expect(failed(await generate(bank, { role: 'user', parts: 'oops' }))).toEqual({ code: 3, field: `${at}.parts`, message: `Invalid value at '${at}.parts': expected a list; received "oops".` })
+    expect(failed(await generate(bank, { role: 'user', parts: [{ text: 123 }] }))).toEqual({ code: 3, field: `${at}.parts[0].text`, message: `Invalid value at '${at}.parts[0].text' (TYPE_STRING), 123` })
+    expect(failed(await generate(bank, { role: 'user', parts: [{ bogus: 'x' }] }))).toEqual({ code: 3, field: `${at}.parts[0]`, message: `Invalid JSON payload received. Unknown name "bogus" at '${at}.parts[0]': Cannot find field.` })
+    expect(failed(await generate(bank, { role: 'user', parts: [] }))).toMatchObject({ code: 3, field: `${at}.parts` })
+    expect(failed(await generate(bank, { role: 'user', parts: [{ thought: true }] }))).toMatchObject({ code: 3, field: `${at}.parts[0]` })
+    expect(failed(await generate(bank, { role: 'robot', parts: [{ text: 'I live in Paris.' }] }))).toEqual({ code: 3, field: `${at}.role`, message: `${at}.role: Please use a valid role: user, model; received "robot".` })
+    expect(await names(bank)).toEqual([])
+  })
+
+  it("takes a turn without a role as the user's, as generateContent does", async () => {
+    const bank = new MemoryBank({ embedder })
+    // content.proto: the role is "Useful to set for multi-turn conversations, otherwise can be left blank or unset".
+    const generated = done<{ generatedMemories: { action: string; memory: { fact: string } }[] }>(await generate(bank, { parts: [{ text: 'I live in Paris.' }] }))
+    expect(generated.generatedMemories.map((g) => [g.action, g.memory.fact])).toEqual([
+      ['CREATED', 'I drink tea.'],
+      ['CREATED', 'I live in Paris.'],
+    ])
+    // The model's turns are not the user's.
+    const model = done<{ generatedMemories?: unknown[] }>(await bank.generateMemories({ parent: E, scope: { u: '2' }, directContentsSource: { events: [{ content: { role: 'model', parts: [{ text: 'I am a helpful assistant.' }] } }] } }))
+    expect(model.generatedMemories).toBeUndefined()
+  })
+})

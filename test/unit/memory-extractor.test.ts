@@ -26,8 +26,10 @@ describe('the local extractor keeps the user\'s first-person statements', () => 
       { author: 'user', content: { parts: [{ text: 'Actually, I’m allergic to peanuts!' }] } },
       { author: 'planner', content: { parts: [{ text: 'I am the planner speaking.' }] } },
       user('i live in paris. We love hiking in the Alps'),
+      // Neither role nor author (a directContentsSource turn): the user's, as generateContent reads it.
+      { content: { parts: [{ text: 'I cycle to work.' }] } },
     ]
-    expect(extractFacts(events)).toEqual(['I live in Paris.', 'My daughter is Eva.', 'I’m allergic to peanuts!', 'We love hiking in the Alps.'])
+    expect(extractFacts(events)).toEqual(['I live in Paris.', 'My daughter is Eva.', 'I’m allergic to peanuts!', 'We love hiking in the Alps.', 'I cycle to work.'])
   })
 
   it('does not end a sentence at an abbreviation, an initial, or a period before a lower-case word or a digit', () => {

@@ -1,3 +1,4 @@
+import { checkContent } from '../rpc/content.js'
 import { parseName } from '../rpc/names.js'
 import { omitUnset } from '../rpc/omit.js'
 import { readMessage, type Infer } from '../rpc/proto-json.js'
@@ -41,6 +42,10 @@ const MODEL_TOOLS: ReadonlySet<string> = new Set(['functionDeclarations', 'retri
 function ragStoreOf(tools: readonly Infer<typeof Tool>[]): { store: Infer<typeof ToolRagStore>; at: string } | undefined {
   const found: { store: Infer<typeof ToolRagStore>; at: string }[] = []
   tools.forEach((tool, i) => {
+    // Retrieval's `source` oneof (tool.proto) is what the tool retrieves from: without one there is nothing to run.
+    if (tool.retrieval !== undefined && tool.retrieval.vertexRagStore === undefined && tool.retrieval.vertexAiSearch === undefined) {
+      throw invalidArgument(`tools[${i}].retrieval`, 'a retrieval tool names its source: vertexRagStore (ragResources to retrieve from), or vertexAiSearch.')
+    }
     const other = Object.keys(tool).find((k) => !MODEL_TOOLS.has(k)) ?? (tool.retrieval?.vertexAiSearch === undefined ? undefined : 'retrieval.vertexAiSearch')
     if (other !== undefined) throw failure('FAILED_PRECONDITION', `Quarry runs retrieval.vertexRagStore tools and hands functionDeclarations to the model; ${other} needs Google's service.`, `tools[${i}].${other}`)
     if (tool.retrieval?.vertexRagStore !== undefined) found.push({ store: tool.retrieval.vertexRagStore, at: `tools[${i}].retrieval.vertexRagStore` })
@@ -65,12 +70,11 @@ function checkedReply(reply: ModelReply): ModelReply {
 export async function generateContent(call: PredictionCall, request: unknown): Promise<GenerateContentResponseJson> {
   const req = readMessage(requestSchema(GenerateContentRequest, call.version), request)
   const model = parseName(req.model, MODEL, 'model', { model: MODEL_ID })
-  const contents = (req.contents ?? []) as readonly ContentJson[]
-  if (contents.length === 0) throw invalidArgument('contents', 'contents is required: at least one turn (role "user", a text part) for the model to answer.')
-  // Content.parts: "Required. Ordered Parts that constitute a single message" (REST reference, Content).
-  contents.forEach((c, i) => {
-    if (!Array.isArray(c.parts) || c.parts.length === 0) throw invalidArgument(`contents[${i}].parts`, `contents[${i}].parts must not be empty: a turn has at least one part, e.g. { text: "..." }.`)
-  })
+  if (req.contents === undefined || req.contents.length === 0) throw invalidArgument('contents', 'contents is required: at least one turn (role "user", a text part) for the model to answer.')
+  // Each turn as content.proto has it (rpc/content.ts): parts required, each with its data, a role of user or model.
+  req.contents.forEach((c, i) => checkContent(c, `contents[${i}]`))
+  if (req.systemInstruction !== undefined) checkContent(req.systemInstruction, 'systemInstruction', { role: false })
+  const contents = req.contents as readonly ContentJson[]
   const tools = req.tools ?? []
   const rag = ragStoreOf(tools)
   let retrieval: { query: string; contexts: readonly ContextJson[] } | undefined

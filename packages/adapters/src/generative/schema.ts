@@ -1,5 +1,6 @@
 import { enumOf, mapOf, message, opaque, repeated, string } from '../rpc/proto-json.js'
-import { Content, Tool } from '../vertex-rag/schema.js'
+import { Content } from '../rpc/content.js'
+import { Tool } from '../vertex-rag/schema.js'
 
 /**
  * PredictionService.GenerateContent's request (prediction_service.proto), v1beta1; v1 is read

@@ -1,3 +1,4 @@
+import { checkContent } from '../rpc/content.js'
 import type { Infer } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
@@ -38,6 +39,8 @@ export function conversationOf(ctx: MemoryContext, engine: EngineState, req: Req
       source: req.directContentsSource ?? {},
       events: events.map((e, i) => {
         if (e.content === undefined) throw invalidArgument(`directContentsSource.events[${i}].content`, 'content is required.')
+        // Read as generateContent reads its turns (rpc/content.ts): parts with data, a role of user or model.
+        checkContent(e.content, `directContentsSource.events[${i}].content`)
         return { content: e.content }
       }),
       scope: undefined,

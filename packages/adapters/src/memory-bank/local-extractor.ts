@@ -1,3 +1,4 @@
+import { isUserTurn } from '../rpc/content.js'
 import type { ExtractEvent, ExtractRequest } from './extractor.js'
 import { normalizeFact } from './facts.js'
 
@@ -6,7 +7,8 @@ import { normalizeFact } from './facts.js'
  * with (Gemini). It is no language model: it keeps what the user says about themselves, word for
  * word, and nothing else. The rule:
  *
- * 1. Only the user's turns: events whose content's role is "user" (without a role: whose author is "user").
+ * 1. Only the user's turns: events whose content's role is "user"; without a role, whose author is
+ *    "user", and a turn with neither (a directContentsSource's) is the user's, as generateContent reads it.
  * 2. Their text parts, split into sentences: at line breaks, and at `.`, `!` or `?` followed by a
  *    space — but not after an abbreviation ("Dr.", "St.", "Jan.", "e.g.") or an initial ("J."),
  *    nor before a lower-case letter or a digit ("Jan. 3rd").
@@ -26,11 +28,10 @@ const FIRST_PERSON = new Set(['i', "i'm", "i've", "i'd", "i'll", 'my', 'me', 'we
 /** Lead-ins that announce a statement ("Remember that I ...", "Actually, my ..."), lower case, longest first. */
 const LEAD_INS = ['please remember that', 'please remember', 'remember that', 'note that', 'for the record', 'fyi', 'btw', 'by the way', 'actually', 'also', 'and', 'so', 'well', 'oh', 'remember']
 
-/** The text parts of a turn written by the user, or undefined for a turn of anyone else. */
+/** The text parts of a turn written by the user, or undefined for a turn of anyone else (isUserTurn: as generateContent reads a turn). */
 function userText(event: ExtractEvent): string | undefined {
   const content = event.content
-  const role = typeof content?.['role'] === 'string' ? content['role'] : undefined
-  if (role !== undefined ? role !== 'user' : event.author !== 'user') return undefined
+  if (!isUserTurn(content, event.author)) return undefined
   const parts = Array.isArray(content?.['parts']) ? (content['parts'] as unknown[]) : []
   const texts = parts.flatMap((p) => (typeof p === 'object' && p !== null && typeof (p as Record<string, unknown>)['text'] === 'string' ? [(p as Record<string, string>)['text'] as string] : []))
   return texts.join('\n')

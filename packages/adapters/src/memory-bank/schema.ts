@@ -1,5 +1,6 @@
+import { Content, NEWER_PART_FIELDS } from '../rpc/content.js'
 import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
-import { bool, double, duration, enumOf, fieldMask, int32, int64, mapOf, message, opaque, repeated, string, text, timestamp, type Infer } from '../rpc/proto-json.js'
+import { bool, double, duration, enumOf, fieldMask, int32, int64, mapOf, message, repeated, string, text, timestamp, type Infer } from '../rpc/proto-json.js'
 
 /**
  * Requests of google.cloud.aiplatform.v1beta1.MemoryBankService. The fields of the pinned Node
@@ -89,7 +90,7 @@ export const GenerateMemoriesRequest = message(
   {
     vertexSessionSource: message(`${P}.GenerateMemoriesRequest.VertexSessionSource`, { session: string, startTime: timestamp, endTime: timestamp }),
     directContentsSource: message(`${P}.GenerateMemoriesRequest.DirectContentsSource`, {
-      events: repeated(message(`${P}.GenerateMemoriesRequest.DirectContentsSource.Event`, { content: opaque(`${P}.Content`) })),
+      events: repeated(message(`${P}.GenerateMemoriesRequest.DirectContentsSource.Event`, { content: Content })),
     }),
     directMemoriesSource: message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource`, {
       directMemories: repeated(message(`${P}.GenerateMemoriesRequest.DirectMemoriesSource.DirectMemory`, { fact: text(CAPS.text) }), DOCUMENTED.directMemories),
@@ -116,6 +117,7 @@ export const NEWER_FIELDS: Readonly<Record<string, readonly string[]>> = {
   [`${P}.RetrieveMemoriesRequest`]: ['filter', 'filterGroups'],
   [`${P}.ListMemoriesRequest`]: ['orderBy'],
   [`${P}.GenerateMemoriesRequest`]: ['revisionLabels', 'revisionExpireTime', 'revisionTtl', 'disableMemoryRevisions'],
+  ...NEWER_PART_FIELDS,
 }
 
 /** Requests of the pinned client (PurgeMemoriesRequest and the revisions' requests are newer and not in it). */

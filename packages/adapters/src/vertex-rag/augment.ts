@@ -1,3 +1,4 @@
+import { checkContent, isUserTurn } from '../rpc/content.js'
 import { omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
@@ -25,7 +26,7 @@ import { AugmentPromptRequest, requestSchema, type ApiVersion } from './schema.j
 export function lastUserTurn(contents: readonly ContentJson[]): { index: number; text: string } | undefined {
   for (let i = contents.length - 1; i >= 0; i--) {
     const turn = contents[i] as ContentJson
-    if (turn.role !== undefined && turn.role !== '' && turn.role !== 'user') continue
+    if (!isUserTurn(turn)) continue
     const texts = (turn.parts ?? []).map((p) => p.text).filter((t): t is string => typeof t === 'string' && t !== '')
     if (texts.length > 0) return { index: i, text: texts.join('\n') }
   }
@@ -56,6 +57,7 @@ export async function augmentPrompt(ctx: RagContext, version: ApiVersion, reques
   const req = readMessage(requestSchema(AugmentPromptRequest, version), request)
   ctx.location(req.parent, 'parent')
   if (!req.vertexRagStore) throw invalidArgument('vertexRagStore', 'vertexRagStore is required: the RagCorpus (ragResources) to retrieve contexts from.')
+  for (const [i, c] of (req.contents ?? []).entries()) checkContent(c, `contents[${i}]`)
   const contents = (req.contents ?? []) as readonly ContentJson[]
   const turn = lastUserTurn(contents)
   if (!turn) throw invalidArgument('contents', 'contents needs a user turn with text (role "user" or unset, a text part): its text is the query contexts are retrieved for.')

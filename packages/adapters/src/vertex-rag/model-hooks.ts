@@ -1,3 +1,4 @@
+import { checkContent } from '../rpc/content.js'
 import { omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
 import { replayable } from '../rpc/replay.js'
@@ -74,6 +75,7 @@ export async function corroborateContent(ctx: RagContext, version: ApiVersion, r
   ctx.location(req.parent, 'parent')
   const corroborate = ctx.options.generativeModel?.corroborate
   if (!corroborate) missing('CorroborateContent', 'corroborate', "to find the content's claims and the facts supporting them")
+  if (req.content !== undefined) checkContent(req.content, 'content')
   const text = textOf(req.content as ContentJson | undefined)
   const facts = (req.facts ?? []) as readonly FactJson[]
   const result = await replayable('corroborate', async () => {

@@ -1,3 +1,4 @@
+import { Content } from '../rpc/content.js'
 import { CAPS, googleLimit, quarryCap } from '../rpc/limits.js'
 import { bool, double, enumOf, float, int32, int64, message, opaque, optional, repeated, string, text, timestamp, without, type FieldType, type Infer } from '../rpc/proto-json.js'
 
@@ -212,8 +213,6 @@ const RagMetadata = message(`${P}.RagMetadata`, {
   userSpecifiedMetadata: message(`${P}.UserSpecifiedMetadata`, { key: text(CAPS.key), value: MetadataValue }),
 })
 
-/** Generative content (a turn): its parts are read as JSON, only `text` parts are used (AugmentPrompt and CorroborateContent take text only). */
-export const Content = message(`${P}.Content`, { role: string, parts: repeated(opaque(`${P}.Part`)) })
 const StoreRagResource = message(`${P}.VertexRagStore.RagResource`, { ragCorpus: string, ragFileIds: repeated(string) })
 /** The Vertex RAG store of a retrieval tool (tool.proto): AugmentPrompt's data source and the `tools` of AskContexts / AsyncRetrieveContexts. */
 export const ToolRagStore = message(`${P}.VertexRagStore`, {
