@@ -142,8 +142,11 @@ describe('the REST routes of Memory Bank', () => {
       expect(beta).toContain(`GET /{parent=${engine}/memories/*}/revisions ListMemoryRevisions`)
       expect(beta).toContain(`GET /{name=${engine}/memories/*/revisions/*} GetMemoryRevision`)
       expect(beta).toContain(`POST /{name=${engine}/memories/*}:rollback RollbackMemory`)
+      // The two newer methods Quarry does not serve are bound too, to answer 501 rather than 404.
+      expect(beta).toContain(`POST /{parent=${engine}}/memories:ingestEvents IngestEvents`)
+      expect(beta).toContain(`POST /{parent=${engine}}/memories:retrieveProfiles RetrieveProfiles`)
     }
-    expect(beta).toHaveLength(2 * 11)
+    expect(beta).toHaveLength(2 * 13)
     expect(of('v1')).toEqual(beta)
   })
 })
