@@ -3,7 +3,7 @@ import { isWinkSpace } from './char-class.js'
 import { TermCounts } from './term-counts.js'
 import { ownCopy, type RawToken } from './token.js'
 import { unicodeTokens } from './unicode-tokens.js'
-import { withCjkBigrams } from './cjk-bigrams.js'
+import { mayHoldCjk, withCjkBigrams } from './cjk-bigrams.js'
 import { hashRange, UnitTable } from './unit-table.js'
 import { forEachWinkUnit } from './wink-pieces.js'
 import { defaultStopWords, directUnitTokens, porter2, WINK_MAX_RUN } from './wink.js'
@@ -540,7 +540,8 @@ export class Analyzer {
   /** The 'unicode' tokenizer's tokens of `text`, CJK runs as pairs with `cjkBigrams`. */
   #unicodeTokens(text: string): Iterable<RawToken> {
     const tokens = unicodeTokens(text, this.options.maxTokenLength)
-    return this.options.cjkBigrams ? withCjkBigrams(text, [...tokens]) : tokens
+    // Only a text that may hold CJK is gathered into a list; the rest streams as before.
+    return this.options.cjkBigrams && mayHoldCjk(text) ? withCjkBigrams(text, [...tokens]) : tokens
   }
 
   #analyzed(raw: readonly RawToken[]): UnitAnalysis {

@@ -14,7 +14,7 @@ import type { RawToken } from './token.js'
  * letter or digit ("iPhone用" → "iPhone", "用").
  */
 export function withCjkBigrams(text: string, tokens: readonly RawToken[]): readonly RawToken[] {
-  if (!CJK_LIKELY.test(text)) return tokens
+  if (!mayHoldCjk(text)) return tokens
   const runs: [number, number][] = []
   for (const m of text.matchAll(CJK_RUN)) runs.push([m.index, m.index + m[0].length])
   if (runs.length === 0) return tokens
@@ -50,12 +50,21 @@ function piece(text: string, start: number, end: number, type: string, out: RawT
   if (/[\p{L}\p{N}]/u.test(value)) out.push({ value, start, end, type })
 }
 
-/** Any character from Hangul Jamo (U+1100) up: a text without one has no CJK run, and is passed over. */
-const CJK_LIKELY = /[\u1100-\uffff\u{20000}-\u{3ffff}]/u
+/**
+ * Whether `text` has a character of the blocks CJK letters lie in (Hangul Jamo, the CJK and kana
+ * blocks, Hangul syllables, compatibility and half-width forms, the supplementary ideographs): one
+ * without has no CJK run, and is passed over (curly quotes and dashes do not count).
+ */
+export function mayHoldCjk(text: string): boolean {
+  return CJK_LIKELY.test(text)
+}
+
+const CJK_LIKELY = /[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef\u{16fe0}-\u{16fff}\u{1aff0}-\u{1b16f}\u{1f200}-\u{1f2ff}\u{20000}-\u{3ffff}]/u
 
 /**
- * A run of letters (and their marks) of the CJK scripts: Script_Extensions, so that the
- * prolonged sound mark "ー" and the iteration mark "々" belong to the run, while CJK punctuation
- * ("。", "、"), which are no letters, end it.
+ * A run of letters (and their marks) of the CJK scripts, from a letter: Script_Extensions, so that
+ * the prolonged sound mark "ー" and the iteration mark "々" belong to the run, while CJK
+ * punctuation ("。", "、"), which are no letters, end it. A combining mark some CJK text shares
+ * (U+0323, say) starts none: after a Latin letter it is that letter's.
  */
-const CJK_RUN = /(?:(?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])[\p{L}\p{M}])+/gu
+const CJK_RUN = /(?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])\p{L}(?:(?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])[\p{L}\p{M}])*/gu
