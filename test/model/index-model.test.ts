@@ -57,6 +57,32 @@ class Remove implements fc.Command<Model, Real> {
   toString = (): string => `remove(${this.id})`
 }
 
+class RemoveMany implements fc.Command<Model, Real> {
+  constructor(readonly ids: string[]) {}
+  check = (): boolean => true
+  run(m: Model, r: Real): void {
+    const count = this.ids.filter((id) => m.records.delete(id)).length
+    expect(r.index.removeMany(this.ids)).toBe(count)
+    expect(r.index.size).toBe(m.records.size)
+    for (const id of this.ids) expect(r.index.has(id)).toBe(false)
+  }
+  toString = (): string => `removeMany([${this.ids.join(',')}])`
+}
+
+class ReplaceMetadata implements fc.Command<Model, Real> {
+  constructor(readonly id: string, readonly tag: number) {}
+  check = (m: Readonly<Model>): boolean => m.records.has(this.id)
+  run(m: Model, r: Real): void {
+    const record = m.records.get(this.id) as { vector: number[]; tag: number }
+    r.index.replaceMetadata(this.id, { tag: this.tag })
+    m.records.set(this.id, { vector: record.vector, tag: this.tag })
+    const stored = r.index.get(this.id)
+    expect(stored?.vector && [...stored.vector]).toEqual(record.vector)
+    expect(stored?.metadata).toEqual({ tag: this.tag })
+  }
+  toString = (): string => `replaceMetadata(${this.id}, ${this.tag})`
+}
+
 class Search implements fc.Command<Model, Real> {
   constructor(readonly query: number[], readonly k: number, readonly onlyTag: number | undefined) {}
   check = (): boolean => true
@@ -75,6 +101,8 @@ const commands = [
   fc.tuple(ids, vector, tag).map(([id, v, t]) => new Add(id, v, t)),
   fc.tuple(ids, vector, tag).map(([id, v, t]) => new Upsert(id, v, t)),
   ids.map((id) => new Remove(id)),
+  fc.array(ids, { maxLength: 4 }).map((list) => new RemoveMany(list)),
+  fc.tuple(ids, tag).map(([id, t]) => new ReplaceMetadata(id, t)),
   fc.tuple(vector, fc.integer({ min: 1, max: 12 }), fc.option(tag, { nil: undefined })).map(([q, k, t]) => new Search(q, k, t)),
 ]
 
@@ -85,7 +113,7 @@ describe.each([
   ['hnsw', 'dot'],
   ['hnsw', 'cosine'],
 ] as const)('model-based: %s index (%s) behaves like a Map with brute-force search', (dense, metric) => {
-  it('agrees with the model after any sequence of add / upsert / remove / search', () => {
+  it('agrees with the model after any sequence of add / upsert / remove / removeMany / replaceMetadata / search', () => {
     fc.assert(
       fc.property(fc.commands(commands, { maxCommands: 60 }), (cmds) => {
         // exactBelow 0 sends every unfiltered search through the graph; with at most 10 records

@@ -143,6 +143,8 @@ describe('saving an unchanged index links its last snapshot', () => {
       ['a failing add', (i) => expect(() => i.add({ id: 'r1', text: 'duplicate id' })).toThrow()],
       ['ingest', async (i) => i.ingest([{ id: 'r54', text: 'ingested text' }])],
       ['replaceMetadata', (i) => i.replaceMetadata('r2', { n: 2, group: 'a' })],
+      ['removeMany', (i) => i.removeMany(['r5', 'r6'])],
+      ['removeMany of unknown ids', (i) => i.removeMany(['nobody'])],
     ]
     for (const [what, write] of writes) {
       const dir = scratch()

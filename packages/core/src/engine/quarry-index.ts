@@ -244,9 +244,12 @@ export class QuarryIndex {
   }
 
   /**
-   * @internal Replaces an existing record's metadata alone: its vector, graph links and text stay.
-   * For an engine rewriting the metadata it derives (a Memory Bank upgrading records an earlier
-   * Quarry saved), where an upsert would re-insert every point into the graph.
+   * Replaces an existing record's metadata alone: its vector, graph links, text and postings stay
+   * as they are, so searches rank exactly as before and filters see the new metadata. Checked as
+   * an add checks metadata; UNKNOWN_ID when no record has the id. An upsert with the same vector
+   * would give the same answers, but re-links the point in the graph (hnswlib's update) and
+   * analyzes the text again: for a change of metadata alone (a document's labels shared by its
+   * thousands of chunks) that is most of a write's time.
    */
   replaceMetadata(id: string, metadata: Metadata): void {
     this.#writable()
@@ -270,6 +273,34 @@ export class QuarryIndex {
     this.#state.metadata[label] = undefined
     this.#state.texts.set(label, undefined)
     return true
+  }
+
+  /**
+   * Removes the records with these ids (an id with none is skipped, as {@link remove} returns false
+   * for it) and returns how many there were. The same as `remove` for each id in turn, but the
+   * text index drops the batch in one pass over the posting lists it touches: removing a file's
+   * thousands of chunks one by one rescans a common term's list for every chunk. Every id is
+   * checked before anything is removed.
+   */
+  removeMany(ids: readonly string[]): number {
+    this.#writable()
+    if (!Array.isArray(ids)) throw new QuarryError('INVALID_ID', `removeMany takes an array of ids; received ${describe(ids)}.`, { path: 'ids' })
+    // An index loop: a hole in the array is an id too (refused), not one skipped.
+    for (let i = 0; i < ids.length; i++) validateId(ids[i], `ids[${i}]`)
+    const state = this.#state
+    const labels: Label[] = []
+    for (const id of ids) {
+      // Released in the order given, so the labels the next adds reuse are those removes one by one would free.
+      const label = state.ids.release(id)
+      if (label === undefined) continue
+      labels.push(label)
+      state.graph?.delete(label)
+      state.values.remove(label, state.metadata[label] ?? {})
+      state.metadata[label] = undefined
+      state.texts.set(label, undefined)
+    }
+    state.sparse.deleteMany(labels)
+    return labels.length
   }
 
   /** A record's text, as `get(id)?.text` gives it, without copying its vector or metadata. */

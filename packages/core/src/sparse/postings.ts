@@ -1,3 +1,5 @@
+import type { Bitset } from '../util/bitset.js'
+
 /**
  * One term's postings: parallel typed arrays of labels and (weighted) term frequencies, in no
  * particular order, with O(1) append and O(df) removal. `maxTf` and `minLength` (the inputs of the
@@ -54,6 +56,27 @@ export class PostingList {
       return true
     }
     return false
+  }
+
+  /**
+   * Removes the postings of every label in `dead` in one pass (the others keep their order) and
+   * returns how many went: a batch of k labels costs O(df) here, not k scans of the list.
+   */
+  removeAll(dead: Bitset, lengths: Float64Array): number {
+    const labels = this.labels
+    const tfs = this.tfs
+    let kept = 0
+    for (let i = 0; i < this.length; i++) {
+      const label = labels[i] as number
+      if (dead.has(label)) continue
+      labels[kept] = label
+      tfs[kept] = tfs[i] as number
+      kept++
+    }
+    const removed = this.length - kept
+    this.length = kept
+    if (removed > 0) this.#recomputeBounds(lengths)
+    return removed
   }
 
   #recomputeBounds(lengths: Float64Array): void {
