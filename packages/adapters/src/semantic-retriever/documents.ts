@@ -38,13 +38,14 @@ export async function getDocument(ctx: RetrieverContext, request: unknown): Prom
   return documentJson(ctx.document(name, 'name').document)
 }
 
-/** Rewrites the index records of a document's searchable chunks (their metadata carries the document's). */
+/**
+ * Gives the index records of a document's searchable chunks their new metadata (it carries the
+ * document's): the metadata alone, their vectors and graph links untouched (an upsert would re-link
+ * every chunk in the graph: seconds per thousand chunks).
+ */
 function reindexChunks(corpus: CorpusState, document: DocumentState): void {
   for (const chunk of document.chunks.values()) {
-    if (chunk.state !== 'STATE_ACTIVE') continue
-    const stored = corpus.index.get(chunk.name)
-    if (stored?.vector === undefined) continue
-    corpus.index.upsert({ id: chunk.name, vector: stored.vector, metadata: chunkMetadata(document, chunk) })
+    if (chunk.state === 'STATE_ACTIVE' && corpus.index.has(chunk.name)) corpus.index.replaceMetadata(chunk.name, chunkMetadata(document, chunk))
   }
 }
 
@@ -73,7 +74,7 @@ export async function deleteDocument(ctx: RetrieverContext, request: unknown): P
     throw failure('FAILED_PRECONDITION', `Document "${document.name}" holds ${document.chunks.size} chunk(s); delete them first or pass force: true to delete them with it.`, 'force')
   }
   corpus.documentsFile.changed()
-  for (const chunk of document.chunks.values()) corpus.index.remove(chunk.name)
+  corpus.index.removeMany([...document.chunks.keys()])
   corpus.chunkCount -= document.chunks.size
   corpus.documents.delete(document.name)
   return {}

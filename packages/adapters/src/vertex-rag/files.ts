@@ -261,7 +261,7 @@ export async function listRagFiles(ctx: RagContext, version: ApiVersion, request
 export async function deleteRagFile(ctx: RagContext, version: ApiVersion, request: unknown): Promise<Operation> {
   const { name } = readMessage(requestSchema(DeleteRagFileRequest, version), request)
   const { corpus, file } = ctx.file(name, 'name')
-  for (const c of file.chunks) corpus.index.remove(c.id)
+  corpus.index.removeMany(file.chunks.map((c) => c.id))
   unlistFile(corpus, file)
   corpus.updateMs = ctx.now()
   return ctx.operation(version, file.name, 'DeleteOperationMetadata', { type: 'google.protobuf.Empty', value: {} })

@@ -92,7 +92,7 @@ async function ingestInTurn(ctx: RagContext, corpus: RagCorpusState, input: File
   if (previous) {
     // Index operations keep their order: what waits goes in before the old chunks go out.
     await pending.flush()
-    for (const c of previous.chunks) corpus.index.remove(c.id)
+    corpus.index.removeMany(previous.chunks.map((c) => c.id))
     file = previous
     file.updateMs = ctx.now()
   } else {
@@ -167,13 +167,14 @@ function chunkTexts(analysis: Extract<Analysis, { ok: true }>): { text: string; 
   })
 }
 
-/** Rewrites a file's chunk records after its metadata changed (vectors and text kept); chunks not in the index yet are left to their add. */
+/**
+ * Gives a file's chunk records its metadata after it changed: the metadata alone, their vectors,
+ * graph links and text untouched (an upsert would re-link every chunk in the graph and analyze its
+ * text again: minutes for a file of 250k chunks). Chunks not in the index yet are left to their add.
+ */
 export function reindexFile(corpus: RagCorpusState, file: RagFileState): void {
   const metadata = fileMetadata(file)
-  for (const c of file.chunks) {
-    const stored = corpus.index.get(c.id)
-    if (stored?.vector) corpus.index.upsert({ id: c.id, vector: stored.vector, text: c.text, metadata })
-  }
+  for (const c of file.chunks) if (corpus.index.has(c.id)) corpus.index.replaceMetadata(c.id, metadata)
 }
 
 /**

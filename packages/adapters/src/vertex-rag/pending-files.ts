@@ -139,7 +139,7 @@ export class PendingFiles {
             try {
               index.addMany(p.file.records.slice(p.file.done, p.to))
             } catch (error) {
-              for (const r of p.file.records.slice(0, p.file.done)) index.remove(r.id)
+              index.removeMany(p.file.records.slice(0, p.file.done).map((r) => r.id))
               failures.push({ waiting: p.file.waiting, error })
               p.failed = true
             }
