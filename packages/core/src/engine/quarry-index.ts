@@ -236,11 +236,16 @@ export class QuarryIndex {
     for (const valid of checked) this.#write(this.#state.ids.assign(valid.id), valid)
   }
 
-  /** Adds the record, or replaces the vector, text and metadata of an existing one with this id. */
+  /**
+   * Adds the record, or replaces the vector, text and metadata of an existing one with this id. A
+   * vector the record holds already, bit for bit, is kept as it is: its point is not re-linked in
+   * the graph (hnswlib's update of a point costs more than an add).
+   */
   upsert(record: RecordInput): void {
     this.#writable()
     const valid = this.#validate(record, this.#buffers.input)
-    this.#write(this.#state.ids.labelOf(valid.id) ?? this.#state.ids.assign(valid.id), valid)
+    const label = this.#state.ids.labelOf(valid.id)
+    this.#write(label ?? this.#state.ids.assign(valid.id), valid, label !== undefined)
   }
 
   /**
@@ -472,9 +477,10 @@ export class QuarryIndex {
     return { id, vector: toVector(vector, dimensions, metric, 'vector', into), text, analyzed, metadata }
   }
 
-  #write(label: Label, record: ValidRecord): void {
+  /** Writes a valid record at `label`; `live`: the label holds a record now (an upsert of its id). */
+  #write(label: Label, record: ValidRecord, live = false): void {
     const state = this.#state
-    if (record.vector && state.store) {
+    if (record.vector && state.store && !(live && sameBits(state.store.view(label), record.vector))) {
       state.store.set(label, record.vector)
       state.graph?.set(label, state.options.metric === 'cosine' ? normalized(record.vector, this.#buffers.unit) : record.vector)
     }
@@ -510,6 +516,15 @@ function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, g
   }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }
+}
+
+/** Whether two rows hold the same float32 values, bit for bit (0 and -0 differ: the stored row is what `get` gives back). */
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length)
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length)
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
+  return true
 }
 
 const SAVE_OPTIONS: readonly string[] = ['linkUnchanged', 'lock']

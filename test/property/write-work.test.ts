@@ -15,7 +15,8 @@ import { runs } from '../support/runs.js'
  * statistics to the last bit, the same postings and bounds, the same answers, the same labels
  * reused by the next adds; and the work they save (no per-label scan of a posting list).
  * `replaceMetadata` against its oracle, an upsert with the same vector and text: the same answers
- * and filters, with no vector, graph or text work.
+ * and filters, with no vector, graph or text work. An upsert of the vector a record holds already
+ * against the same upsert on an index that re-links the point: the same answers, no graph work.
  */
 
 afterEach(() => {
@@ -185,5 +186,60 @@ describe('replaceMetadata equals an upsert with the same vector and text, withou
       }),
       { numRuns: runs(40) },
     )
+  })
+})
+
+describe('an upsert of the vector a record holds already leaves its point as it is', () => {
+  it('same records and answers as re-linking it; a graph write only for vectors that changed', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 44 }), fc.boolean(), fc.constantFrom('g0', 'g1')), { minLength: 1, maxLength: 20 }), (upserts) => {
+        const N = 40
+        const kept = filled(N)
+        const relinked = filled(N)
+        let changed = 0
+        let sets = 0
+        const set = HnswGraph.prototype.set
+        const spy = vi.spyOn(HnswGraph.prototype, 'set').mockImplementation(function (this: HnswGraph, label, vector) {
+          sets++
+          set.call(this, label, vector)
+        })
+        try {
+          for (const [i, move, group] of upserts) {
+            const id = `r${i}`
+            const stored = kept.get(id)
+            // A new id, or a moved vector, is a graph write; the same vector is not.
+            const vector = stored === undefined || move ? [i, 1, -i, 2] : (stored.vector as Float32Array)
+            if (stored === undefined || ![...(stored.vector as Float32Array)].every((x, j) => Object.is(x, Math.fround(vector[j] as number)))) changed++
+            kept.upsert({ id, vector, text: `common dune n${i}`, metadata: { group, n: i } })
+          }
+        } finally {
+          spy.mockRestore()
+        }
+        expect(sets).toBe(changed)
+        // The oracle re-links every point it is given, as upserts did before: remove, then add.
+        for (const [i, move, group] of upserts) {
+          const id = `r${i}`
+          const stored = relinked.get(id)
+          const vector = stored === undefined || move ? [i, 1, -i, 2] : stored.vector as Float32Array
+          relinked.remove(id)
+          relinked.add({ id, vector, text: `common dune n${i}`, metadata: { group, n: i } })
+        }
+        const a = observe(kept, N + 5) as Record<string, unknown>
+        const b = observe(relinked, N + 5) as Record<string, unknown>
+        expect({ ...a, graph: undefined }).toEqual({ ...b, graph: undefined })
+      }),
+      { numRuns: runs(40) },
+    )
+  })
+
+  it('a vector equal in value but not in bits (0 and -0) is written', () => {
+    const index = createIndex({ dimensions: 2, metric: 'l2' })
+    index.add({ id: 'a', vector: [0, 1] })
+    const set = vi.spyOn(HnswGraph.prototype, 'set')
+    index.upsert({ id: 'a', vector: [0, 1] })
+    expect(set).not.toHaveBeenCalled()
+    index.upsert({ id: 'a', vector: [-0, 1] })
+    expect(set).toHaveBeenCalledTimes(1)
+    expect(Object.is(index.get('a')?.vector?.[0], -0)).toBe(true)
   })
 })
