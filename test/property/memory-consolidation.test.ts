@@ -1,7 +1,7 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
-import { MemoryBank, seededRandomId } from '@quarry/adapters'
+import { MemoryBank, seededRandomId, type MemoryBankOptions } from '@quarry/adapters'
 import { runs } from '../support/runs.js'
 
 /**
@@ -88,5 +88,106 @@ describe('consolidation = a plain oracle of its three rules', () => {
       }),
       { numRuns: runs(40) },
     )
+  })
+})
+
+/**
+ * One request of many facts is consolidated as the same facts one request each, against the
+ * scope's memories: those made by earlier requests (stored retractions and duplicate texts
+ * included, which consolidation itself never leaves) and those the request itself creates,
+ * rewrites and deletes as it goes. The facts reach the bank through an extractor (directMemories
+ * takes at most five). Memories are named by the order of their making, as operation ids take
+ * their draws too.
+ */
+const PARENT = 'projects/p/locations/l/reasoningEngines/1'
+const SCOPE = { u: '1' }
+
+function consolidatingBank(facts: readonly string[] = []): MemoryBank {
+  const extractor: MemoryBankOptions['extractor'] = async () => facts
+  return new MemoryBank({ embedder: createHashingEmbedder({ dimensions: 64 }), randomId: seededRandomId(3), dense: 'exact', extractor })
+}
+
+/** Creates memories with these facts as they are (no consolidation): duplicates and retractions stay. */
+async function stored(bank: MemoryBank, facts: readonly string[]): Promise<string[]> {
+  const names: string[] = []
+  for (const fact of facts) {
+    const made = await bank.createMemory({ parent: PARENT, memory: { fact, scope: SCOPE } })
+    if (!made.ok) throw new Error(made.status.message)
+    names.push((made.response.response as unknown as { name: string }).name)
+  }
+  return names
+}
+
+type Generated = { action: string; memory: { name: string; fact?: string } }
+
+function generatedOf(outcome: Awaited<ReturnType<MemoryBank['generateMemories']>>): Generated[] {
+  if (!outcome.ok) throw new Error(outcome.status.message)
+  return (outcome.response.response as unknown as { generatedMemories?: Generated[] }).generatedMemories ?? []
+}
+
+/** Names as the order of their making: the stored memories first, then each one a request created. */
+function renamer(storedNames: readonly string[]): (name: string) => string {
+  const names = new Map(storedNames.map((n, i) => [n, `stored${i}`]))
+  return (name) => {
+    if (!names.has(name)) names.set(name, `made${names.size - storedNames.length}`)
+    return names.get(name) as string
+  }
+}
+
+async function memoriesLeft(bank: MemoryBank, rename: (name: string) => string): Promise<string[][]> {
+  const listed = await bank.listMemories({ parent: PARENT, pageSize: 100 })
+  if (!listed.ok) throw new Error(listed.status.message)
+  return (listed.response.memories ?? []).map((m) => [rename(m.name as string), m.fact as string]).sort()
+}
+
+describe('consolidation of one request of many facts = one request per fact', () => {
+  it('same actions, memories and facts, over stored duplicates and retractions', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fact, { maxLength: 10 }), fc.array(fact, { minLength: 1, maxLength: 30 }), async (before, facts) => {
+        const texts = facts.map((f) => f.text)
+        const batch = consolidatingBank(texts)
+        const batchRename = renamer(await stored(batch, before.map((f) => f.text)))
+        const batched = generatedOf(await batch.generateMemories({ parent: PARENT, scope: SCOPE, directContentsSource: { events: [{ content: { role: 'user', parts: [{ text: 'x' }] } }] } }))
+
+        const single = consolidatingBank()
+        const singleRename = renamer(await stored(single, before.map((f) => f.text)))
+        const one: Generated[] = []
+        for (const text of texts) one.push(...generatedOf(await single.generateMemories({ parent: PARENT, scope: SCOPE, directMemoriesSource: { directMemories: [{ fact: text }] } })))
+
+        const view = (list: Generated[], rename: (name: string) => string): unknown[] => list.map((g) => [g.action, rename(g.memory.name), g.memory.fact])
+        expect(view(batched, batchRename)).toEqual(view(one, singleRename))
+        expect(await memoriesLeft(batch, batchRename)).toEqual(await memoriesLeft(single, singleRename))
+      }),
+      { numRuns: runs(60) },
+    )
+  })
+})
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('consolidation reads each memory once per request', () => {
+  it('normalizes about facts + memories texts, not their product', async () => {
+    const M = 300
+    const F = 300
+    const kinds = (i: number): string => [`I like thing${i}.`, `I no longer like thing${i}.`, `My pet${i % 7} is called Rex${i}.`, `I like thing${i % 50}.`, `I don't read book${i} anymore.`][i % 5] as string
+    const facts = Array.from({ length: F }, (_, i) => kinds(i))
+    const bank = consolidatingBank(facts)
+    await stored(bank, Array.from({ length: M }, (_, i) => (i % 10 === 0 ? `I no longer like thing${i}.` : `I like thing${i} and more ${i}.`)))
+    // normalizeFact is the one caller of NFKC normalization: its calls, counted.
+    const normalize = String.prototype.normalize
+    let calls = 0
+    vi.spyOn(String.prototype, 'normalize').mockImplementation(function (this: string, form?: string) {
+      if (form === 'NFKC') calls++
+      return normalize.call(this, form)
+    })
+    const generated = generatedOf(await bank.generateMemories({ parent: PARENT, scope: SCOPE, directContentsSource: { events: [{ content: { role: 'user', parts: [{ text: 'x' }] } }] } }))
+    vi.restoreAllMocks()
+    expect(generated).toHaveLength(F)
+    expect(new Set(generated.map((g) => g.action))).toEqual(new Set(['CREATED', 'UPDATED', 'DELETED']))
+    // Each stored memory once, then per fact: its own text, the statement a retraction takes back, and the memory it creates or rewrites.
+    expect(calls).toBeGreaterThanOrEqual(M)
+    expect(calls).toBeLessThanOrEqual(M + 3 * F)
   })
 })

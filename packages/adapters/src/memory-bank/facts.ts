@@ -18,7 +18,11 @@ const NEGATION = /\b(?:(?:do|does|did)(?:n't| not)|not|never)\s+/
  * paris"; "I don't eat meat anymore" → "i eat meat"); undefined when `fact` retracts nothing.
  */
 export function retractedStatement(fact: string): string | undefined {
-  const text = normalizeFact(fact)
+  return retractionOf(normalizeFact(fact))
+}
+
+/** {@link retractedStatement} of a fact already normalized (`normalizeFact`). */
+export function retractionOf(text: string): string | undefined {
   if (NO_LONGER.test(text)) return text.replace(NO_LONGER, '').replace(ANYMORE, '')
   if (ANYMORE.test(text) && NEGATION.test(text)) return text.replace(ANYMORE, '').replace(NEGATION, '')
   return undefined
@@ -40,7 +44,11 @@ export function slotOf(fact: string): string | undefined {
 
 /** A fact's slot (see {@link slotOf}) and the value it gives it ("I moved to Berlin." → "i live in", "berlin"). */
 export function slotAndValue(fact: string): { readonly slot: string; readonly value: string } | undefined {
-  const text = normalizeFact(fact)
+  return slotAndValueOf(normalizeFact(fact))
+}
+
+/** {@link slotAndValue} of a fact already normalized (`normalizeFact`). */
+export function slotAndValueOf(text: string): { readonly slot: string; readonly value: string } | undefined {
   const move = MOVES.exec(text)
   if (move) return { slot: `${move[1]} live in`, value: text.slice(move[0].length).trim() }
   const copula = /^(my(?: [^ ]+){1,4}?) (?:is|are|was|were)\b/.exec(text)

@@ -8,7 +8,7 @@ import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
 import { DOCUMENTED, GenerateMemoriesRequest, PurgeMemoriesRequest } from './schema.js'
 import { addMemory, removeMemory, indexMemory, memoryJson, memoryMetadata, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
-import { consolidate, type Consolidation } from './consolidate.js'
+import { ScopeConsolidation, type Consolidation } from './consolidate.js'
 import { configuredExpiry } from './engine-config.js'
 import { replayable } from '../rpc/replay.js'
 import { conversationOf } from './conversation.js'
@@ -55,12 +55,15 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
   // An update names the revision it replaced (previousRevision): rolling back to it undoes the update.
   const generated: { memory: MemoryJson | { name: string }; action: Consolidation['action']; previousRevision?: string }[] = []
   const scopeKey = scopeKeyOf(scope)
+  // The scope's memories as the rules read them, derived once for the whole request and kept up to date fact by fact.
+  const scopeFacts = req.disableConsolidation ? undefined : new ScopeConsolidation(ctx, engine, scopeKey)
   facts.forEach((fact, i) => {
     const vector = vectors[i] as Float32Array
     const now = ctx.now()
-    const outcome: Consolidation = req.disableConsolidation ? { action: 'CREATED' } : consolidate(ctx, engine, scopeKey, { fact, vector })
+    const outcome: Consolidation = scopeFacts ? scopeFacts.consolidate({ fact, vector }) : { action: 'CREATED' }
     if (outcome.action === 'DELETED') {
       removeMemory(engine, outcome.memory)
+      scopeFacts?.deleted(outcome.memory)
       engine.index.remove(outcome.memory.name)
       generated.push({ memory: { name: outcome.memory.name }, action: 'DELETED' })
       return
@@ -71,6 +74,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
       const updated: MemoryState = { ...target, fact, updateMs: now, expireMs: configuredExpiry(engine, 'generateUpdated', now) ?? target.expireMs }
       const json = memoryJson(updated)
       Object.assign(target, updated)
+      scopeFacts?.updated(target)
       ctx.expiresAt(engine, target.expireMs)
       indexMemory(engine, target, vector)
       const previousRevision = latestRevisionName(target, target.updateMs)
@@ -85,6 +89,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
     const m: MemoryState = { name, displayName: undefined, description: undefined, fact, scope, scopeKey, topics: [], metadata: {}, expireMs, ...ctx.stamp(now) }
     const json = memoryJson(m)
     addMemory(engine, m)
+    scopeFacts?.created(m)
     ctx.expiresAt(engine, expireMs)
     indexMemory(engine, m, vector)
     recordRevision(m, revision, [fact])
