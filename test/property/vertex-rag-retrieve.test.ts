@@ -197,9 +197,18 @@ describe('fixed-length chunking', () => {
     )
   })
 
-  it('defaults to 1024 / 200 and refuses an overlap not below the size', () => {
+  it('defaults to 1024 / 200, a size without an overlap to none, and refuses an overlap not below the size', () => {
     expect(chunkingOf({}, 'c')).toEqual({ size: 1024, overlap: 200 })
-    expect(chunkingOf({ ragFileChunkingConfig: { chunkSize: 100 } }, 'c')).toEqual({ size: 100, overlap: 99 })
+    const fixed = (f: { chunkSize?: number; chunkOverlap?: number }): unknown => chunkingOf({ ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: f } } }, 'c')
+    expect(fixed({})).toEqual({ size: 1024, overlap: 200 })
+    expect(fixed({ chunkSize: 0, chunkOverlap: 0 })).toEqual({ size: 1024, overlap: 200 })
+    expect(fixed({ chunkOverlap: 50 })).toEqual({ size: 1024, overlap: 50 })
+    // int32 without presence: an overlap of 0 is the same as none, and with a size given both mean no overlap.
+    expect(fixed({ chunkSize: 100, chunkOverlap: 0 })).toEqual({ size: 100, overlap: 0 })
+    expect(fixed({ chunkSize: 100 })).toEqual({ size: 100, overlap: 0 })
+    expect(fixed({ chunkSize: 1 })).toEqual({ size: 1, overlap: 0 })
+    expect(fixed({ chunkSize: 2000 })).toEqual({ size: 2000, overlap: 0 })
+    expect(chunkingOf({ ragFileChunkingConfig: { chunkSize: 100 } }, 'c')).toEqual({ size: 100, overlap: 0 })
     expect(chunkingOf({ ragFileChunkingConfig: { chunkSize: 300, chunkOverlap: 50 } }, 'c')).toEqual({ size: 300, overlap: 50 })
     expect(() => chunkingOf({ ragFileChunkingConfig: { chunkSize: 10, chunkOverlap: 10 } }, 'c')).toThrow(/chunkOverlap must be at least 0 and smaller than chunkSize/)
   })

@@ -33,13 +33,13 @@ async function retriever(e: Embedder = embedder): Promise<{ sr: SemanticRetrieve
   return { sr, corpus, document }
 }
 
-/** A RAG corpus of one uploaded file cut into 4-token chunks (overlapping by 3: an overlap of 0 is unset in proto3). */
+/** A RAG corpus of one uploaded file cut into 4-token chunks overlapping by 3 (one word apart). */
 async function rag(): Promise<{ engine: VertexRagEngine; corpus: string }> {
   const engine = new VertexRagEngine({ embedder })
   const op = ok(await engine.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } }))
   const corpus = String(op.response.name)
   const words = Array.from({ length: 64 }, (_, i) => (i === 0 || i === 32 ? 'sandworm' : `word${i}`)).join(' ')
-  const config = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 4 } } } }
+  const config = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 4, chunkOverlap: 3 } } } }
   ok(await engine.v1beta1.uploadRagFile({ parent: corpus, ragFile: { displayName: 'a.txt' }, uploadRagFileConfig: config }, words))
   return { engine, corpus }
 }
@@ -121,6 +121,34 @@ describe('proto3 presence: a zero in a field without presence means unset', () =
     expect(simple.retrievedMemories).toHaveLength(3)
     expect(simple.nextPageToken).toBeDefined()
     expect(failed(await b.retrieveMemories({ parent: E, scope: { user_id: 'u1' }, similaritySearchParams: { searchQuery: 'tea', topK: -1 } })).code).toBe(3)
+  })
+
+  // RagFileChunkingConfig.FixedLengthChunking: `int32 chunk_size = 1; int32 chunk_overlap = 2;`
+  // ("The size of the chunks." / "The overlap between chunks."), neither optional; the RAG Engine
+  // guide gives defaults of 1,024 and 200 tokens. Google's Python SDK sends both (its own defaults
+  // 1024 and 200), so a chunk_overlap of 0, which proto3 never puts on the wire, means none.
+  it('RAG Engine: chunkOverlap 0 or unset with a chunkSize is no overlap; neither given is 1024 / 200', async () => {
+    const engine = new VertexRagEngine({ embedder })
+    const corpus = String(ok(await engine.v1beta1.createRagCorpus({ parent: L, ragCorpus: { displayName: 'c' } })).response.name)
+    const words = Array.from({ length: 1000 }, (_, i) => `w${i}`)
+    const chunksOf = async (fixedLengthChunking: Record<string, number>): Promise<string[]> => {
+      const config = { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking } } }
+      const up = ok(await engine.v1beta1.uploadRagFile({ parent: corpus, ragFile: { displayName: 'a.txt' }, uploadRagFileConfig: config }, words.join(' ')))
+      const read = await engine.readFile(up.ragFile?.name)
+      if (!read.ok) throw new Error(read.status.message)
+      ok(await engine.v1beta1.deleteRagFile({ name: up.ragFile?.name }))
+      return read.response.file.chunks.map((c) => c.text)
+    }
+    const apart = (size: number, stride: number): string[] => Array.from({ length: Math.ceil((words.length - size) / stride) + 1 }, (_, i) => words.slice(i * stride, i * stride + size).join(' '))
+    // Ten chunks of 100 words, one after the other: not 901 chunks a word apart.
+    expect(await chunksOf({ chunkSize: 100, chunkOverlap: 0 })).toEqual(apart(100, 100))
+    expect(await chunksOf({ chunkSize: 100 })).toEqual(apart(100, 100))
+    expect(await chunksOf({ chunkSize: 50 })).toEqual(apart(50, 50))
+    expect(await chunksOf({ chunkSize: 100, chunkOverlap: 20 })).toEqual(apart(100, 80))
+    // Neither: 1024 with 200; an overlap alone keeps the default size.
+    expect(await chunksOf({})).toEqual([words.join(' ')])
+    expect(await chunksOf({ chunkSize: 0, chunkOverlap: 0 })).toEqual([words.join(' ')])
+    expect(failed(await engine.v1beta1.uploadRagFile({ parent: corpus, ragFile: { displayName: 'b.txt' }, uploadRagFileConfig: { ragFileTransformationConfig: { ragFileChunkingConfig: { fixedLengthChunking: { chunkSize: 10, chunkOverlap: 10 } } } } }, 'x')).code).toBe(3)
   })
 
   // RagEmbeddingModelConfig.SparseEmbeddingConfig.Bm25: `optional float k1 = 2`, `optional float
