@@ -189,6 +189,18 @@ describe('proto3 JSON ↔ message, against proto3-json-serializer', () => {
     }
   })
 
+  it('writes a "__proto__" key of a map as an entry, as it reads one (where the library assigns it and loses it)', () => {
+    const memory = root.lookupType('google.cloud.aiplatform.v1beta1.Memory')
+    const scope = JSON.parse('{"__proto__": "x", "user_id": "u1"}') as Record<string, string>
+    const json = { name: 'm', fact: 'f', scope }
+    // The oracle: protobuf.js's own fromObject keeps the key (util.makeProp) and encodes its entry.
+    const bytes = encodeJson(memory, json)
+    expect(bytes.equals(Buffer.from(memory.encode(memory.fromObject(json)).finish()))).toBe(true)
+    const read = messageToJson(memory, memory.decode(bytes)) as { scope: Record<string, string> }
+    expect(Object.entries(read.scope)).toEqual([['__proto__', 'x'], ['user_id', 'u1']])
+    expect(Object.getPrototypeOf(read.scope)).toBe(Object.prototype)
+  })
+
   it('reads every RFC 3339 time as the library does, fractions of 0 to 9 digits and offsets included', () => {
     const type = root.lookupType('google.protobuf.Timestamp')
     const fraction = fc.stringMatching(/^(\.[0-9]{1,9})?$/)

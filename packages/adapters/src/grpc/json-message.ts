@@ -217,7 +217,8 @@ function fromJson(type: ProtoType, json: unknown): unknown {
       }
     } else if (field.map) {
       const map: Fields = {}
-      for (const k of Object.keys(value as Fields)) map[k] = valueFromJson(field, key, (value as Fields)[k])
+      // setOwn: a "__proto__" key stays a key (protobuf.js's fromObject keeps it so), not the map's prototype.
+      for (const k of Object.keys(value as Fields)) setOwn(map, k, valueFromJson(field, key, (value as Fields)[k]))
       result[key] = map
     } else {
       result[key] = valueFromJson(field, key, value)

@@ -10,6 +10,9 @@ export function readScope(scope: Readonly<Record<string, string>> | undefined, f
   if (entries.length === 0) throw invalidArgument(field, 'scope is required: at least one key/value pair, e.g. { "user_id": "123" }.')
   for (const [k, v] of entries) {
     if (k === '') throw invalidArgument(field, 'a scope key cannot be empty.')
+    // JSON and protobuf both carry it as a key, but every JavaScript object assignment on the way
+    // (a client's, a converter's) may turn it into a prototype instead and drop it: refused on every transport.
+    if (k === '__proto__') throw invalidArgument(`${field}.__proto__`, 'a scope key cannot be "__proto__"; name the scope with another key, e.g. "user_id".')
     if (v.includes('*')) throw invalidArgument(`${field}.${k}`, `scope values cannot contain "*"; received "${v}".`)
   }
   return Object.freeze(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
