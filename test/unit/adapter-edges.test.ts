@@ -2,18 +2,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder, type Embedder } from '@quarry/core'
-import { MemoryBank, SemanticRetriever, VertexRagEngine, type Outcome } from '@quarry/adapters'
+import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { scratchFolders } from '../support/scratch.js'
+import { failed } from '../support/rpc-failure.js'
 
 /** Edge cases found in review: out-of-range times, list members, failing loads, failing embedders, unknown engines. */
 const tmp = scratchFolders('quarry-edge')
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const E = 'projects/p/locations/l/reasoningEngines/1'
-
-function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response)}`)
-  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
-}
 
 describe('adapter edge cases', () => {
   it('refuses times outside 0001–9999 as INVALID_ARGUMENT, writing nothing', async () => {

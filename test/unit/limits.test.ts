@@ -8,7 +8,7 @@ import { DEFAULT_LIMITS, characterCount } from '../../packages/adapters/src/rpc/
 import { mapOf, message, opaque, readMessage, repeated, string } from '../../packages/adapters/src/rpc/proto-json.js'
 import { setPath } from '../../packages/adapters/src/http/template.js'
 import { MAX_FILTER_DEPTH as CORE_FILTER_DEPTH } from '../../packages/core/src/filter/ast.js'
-import { violation } from '../support/rpc-failure.js'
+import { failed, violation } from '../support/rpc-failure.js'
 
 /**
  * Every limited request field: at its limit the call succeeds, one past it the call is
@@ -27,11 +27,6 @@ const RAG = 'https://cloud.google.com/vertex-ai/docs/reference/rest'
 const MB_GENERATE = 'https://cloud.google.com/vertex-ai/docs/reference/rest/v1beta1/projects.locations.reasoningEngines.memories/generate'
 
 const QUARRY = "Quarry's cap; Google documents none"
-
-function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response).slice(0, 200)}`)
-  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
-}
 
 function succeeded<T>(outcome: Outcome<T>): T {
   if (!outcome.ok) throw new Error(`expected success, got ${outcome.status.message.slice(0, 300)}`)

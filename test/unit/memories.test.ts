@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, type Outcome } from '@quarry/adapters'
+import { done, failed } from '../support/rpc-failure.js'
 
 /** Memory Bank's memories (memories.ts, revisions.ts, generate.ts) at their edges. */
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const E = 'projects/p/locations/l/reasoningEngines/1'
-
-function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response)}`)
-  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
-}
-
-function done<T = Record<string, unknown>>(outcome: Outcome<unknown>): T {
-  if (!outcome.ok) throw new Error(`expected a response, got ${JSON.stringify(outcome.status)}`)
-  return (outcome.response as { response: T }).response
-}
 
 async function names(bank: MemoryBank): Promise<string[]> {
   const listed = await bank.listMemories({ parent: E })

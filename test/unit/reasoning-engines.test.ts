@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { MemoryBank, type Outcome } from '@quarry/adapters'
+import { done, failed } from '../support/rpc-failure.js'
 
 /**
  * Agent Engine resources (reasoning-engines.ts, engine-config.ts) at their edges: what a create or
@@ -9,17 +10,6 @@ import { MemoryBank, type Outcome } from '@quarry/adapters'
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const L = 'projects/p/locations/l'
 const TTL = 'reasoningEngine.contextSpec.memoryBankConfig.ttlConfig'
-
-function failed(outcome: Outcome<unknown>): { code: number; message: string; field: string | undefined } {
-  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome.response)}`)
-  return { code: outcome.status.code, message: outcome.status.message, field: outcome.status.details?.[0]?.fieldViolations[0]?.field }
-}
-
-/** The operation's response of a finished long-running call. */
-function done<T = Record<string, unknown>>(outcome: Outcome<unknown>): T {
-  if (!outcome.ok) throw new Error(`expected a response, got ${JSON.stringify(outcome.status)}`)
-  return (outcome.response as { response: T }).response
-}
 
 async function engineNames(bank: MemoryBank): Promise<string[]> {
   const listed = await bank.reasoningEngines.listReasoningEngines({ parent: L })
