@@ -382,6 +382,23 @@ describe('in process: the bounds behind the flags', () => {
       expect((await Promise.all(calls)).map((h) => h['grpc-status']).sort()).toEqual(['4', '4', '4', '4', '8'])
       const after = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/after"}'.padEnd(1_000) })
       expect(after.status).toBe(200)
+      // A whole message followed by more bytes is refused, and its bytes leave the budget: ten such calls
+      // (9,050 bytes) leave room for a 1,000-byte body. A whole message never half-closed is swept at the idle time.
+      for (let i = 0; i < 10; i++) {
+        const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', 'content-type': 'application/grpc', te: 'trailers' })
+        stream.on('error', () => undefined)
+        const answered = new Promise<IncomingHttpHeaders>((done) => stream.once('response', done))
+        stream.write(Buffer.alloc(5))
+        stream.end(Buffer.alloc(900))
+        expect((await answered)['grpc-status']).toBe('12')
+      }
+      const held = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.ai.generativelanguage.v1beta.RetrieverService/ListCorpora', 'content-type': 'application/grpc', te: 'trailers' })
+      held.on('error', () => undefined)
+      const heldAnswer = new Promise<IncomingHttpHeaders>((done) => held.once('response', done))
+      held.write(Buffer.alloc(5))
+      expect((await heldAnswer)['grpc-status']).toBe('4')
+      const last = await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/last"}'.padEnd(1_000) })
+      expect(last.status).toBe(200)
     } finally {
       session.destroy()
       await server.close()

@@ -141,7 +141,8 @@ describe('REST contract', () => {
     const upload = (body: string): Promise<{ status: number; json: Record<string, unknown> }> => call(url, 'POST', `/upload/v1beta1/${corpus}/ragFiles:upload`, body, { 'content-type': `multipart/form-data; boundary=${boundary}` })
     expect(await upload(`${part('file', '# Only a file')}--${boundary}--\r\n`)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'A media upload is a multipart body of at most 16 parts: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part; this one has a single part.' } } })
     expect(await upload(`${multipart.slice(0, multipart.lastIndexOf(`--${boundary}--`))}${part('file', '# A second file')}--${boundary}--\r\n`)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'A media upload is a multipart body of at most 16 parts: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part; this one has several "file" parts (upload one file per request).' } } })
-    // Thousands of empty parts (each costs an object to list) are no upload: refused before they are listed.
+    // Sixteen parts are an upload (the extra ones unread); thousands of empty parts (each costs an object to list)
+    // are none: refused before they are listed.
     expect(await upload(`${`--${boundary}\r\nA: b\r\n\r\n\r\n`.repeat(20_000)}--${boundary}--\r\n`)).toMatchObject({ status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: 'A media upload is a multipart body of at most 16 parts: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part.' } } })
     const found = await call(url, 'POST', '/v1beta1/projects/p/locations/l:retrieveContexts', { vertexRagStore: { ragResources: [{ ragCorpus: corpus }] }, query: { text: 'desert wind' } })
     expect((found.json.contexts as { contexts: { text: string }[] }).contexts[0]?.text).toBe('# Notes\nThe desert wind erases tracks.')

@@ -234,6 +234,15 @@ describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {
     expect(Math.abs(cos(stop, dots))).toBeLessThan(0.35)
   })
 
+  it("embeds CJK runs whole, as when their names were given: the analyzer's CJK pairs do not change a saved vector", async () => {
+    const cos = (x: Float32Array, y: Float32Array): number => x.reduce((s, v, i) => s + v * (y[i] as number), 0) / (Math.hypot(...x) * Math.hypot(...y))
+    for (const embedder of [createGloveEmbedder({ vocabulary: 50_000 }), createHashingEmbedder({ dimensions: 256 })]) {
+      // Pairs would share 東京, タワ and ワー; whole runs share nothing.
+      const [a, b] = (await embedder.embed(['東京タワー', 'タワー東京'])) as [Float32Array, Float32Array]
+      expect(Math.abs(cos(a, b)), embedder.name).toBeLessThan(0.35)
+    }
+  })
+
   it('core\'s embedders have a recipe another thread rebuilds them from: same name, same bits, the word vectors shared, not copied', async () => {
     const glove = createGloveEmbedder({ vocabulary: 50_000 })
     const hashing = createHashingEmbedder({ dimensions: 48 })

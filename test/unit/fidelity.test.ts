@@ -199,7 +199,8 @@ describe('Memory Bank filters: the documented forms', () => {
     expect(await facts('createTime >= "2000-01-01T00:00:00Z" AND fact:*', { user_id: 'u2' })).toEqual(['flies to Oslo'])
     // A timestamp compares with an RFC 3339 time only: "2025-01-01" or "yesterday" could match nothing, so
     // its NOT would match everything. Refused on every path, the purge included, and nothing is deleted.
-    for (const bad of ['createTime >= "2000-01-01"', 'NOT create_time >= "yesterday"', 'updateTime < 5', 'createTime > "2030-02-30T00:00:00Z"']) {
+    // ":" with a value on a field of one value matches nothing too (it tests a list for a member).
+    for (const bad of ['createTime >= "2000-01-01"', 'NOT create_time >= "yesterday"', 'updateTime < 5', 'createTime > "2030-02-30T00:00:00Z"', 'NOT scope.user_id:"u1"', 'NOT fact:"has a cat"', 'NOT update_time:"2026-01-01T00:00:00Z"']) {
       for (const call of [() => b.listMemories({ parent: E, filter: bad }), () => b.retrieveMemories({ parent: E, scope: { user_id: 'u1' }, filter: bad }), () => b.purgeMemories({ parent: E, filter: bad, force: true })]) {
         const status = failed(await call())
         expect(status.code, bad).toBe(3)
@@ -207,6 +208,7 @@ describe('Memory Bank filters: the documented forms', () => {
       }
     }
     expect(failed(await b.listMemories({ parent: E, filter: 'NOT create_time >= "yesterday"' })).message).toBe('filter: create_time is a timestamp: compare it with a quoted RFC 3339 time, like create_time >= "2025-01-31T00:00:00Z" (a date, a time and a zone); received "yesterday".')
+    expect(failed(await b.listMemories({ parent: E, filter: 'NOT fact:"has a cat"' })).message).toBe('filter: fact holds one value: compare it with = (fact = "has a cat"); ":" tests a list for a member, and ":*" for presence.')
     expect(await facts('')).toHaveLength(5)
     expect(failed(await b.listMemories({ parent: E, filter: 'scope = "u1"' })).code).toBe(3)
     expect(failed(await b.listMemories({ parent: E, filter: 'scope != "{\\"user_id\\": \\"u2\\"}"' })).code).toBe(3)

@@ -35,6 +35,10 @@ describe('the local extractor keeps the user\'s first-person statements', () => 
   it('does not end a sentence at an abbreviation, an initial, or a period before a lower-case word or a digit', () => {
     const events = [user('I live in St. Louis now. I see Dr. Smith weekly. I was born on Jan. 3rd. I read J. R. R. Tolkien, e.g. The Hobbit. Ok. I like tea... We ride bikes! Is it? I am no. 1 here.')]
     expect(extractFacts(events)).toEqual(['I live in St. Louis now.', 'I see Dr. Smith weekly.', 'I was born on Jan. 3rd.', 'I read J. R. R. Tolkien, e.g. The Hobbit.', 'I like tea...', 'We ride bikes!', 'I am no. 1 here.'])
+    // Lower-case chat, "no" and "sun" as words, an initial before a first-person word: sentences as written.
+    expect(extractFacts([user('i live in paris. my name is bob. i have two cats.')])).toEqual(['I live in paris.', 'My name is bob.', 'I have two cats.'])
+    expect(extractFacts([user('No. I live in Paris. Yes, I said no. My name is Ann.')])).toEqual(['I live in Paris.', 'My name is Ann.'])
+    expect(extractFacts([user('I love the sun. My dog is Rex. I take vitamin C. My doctor told me.')])).toEqual(['I love the sun.', 'My dog is Rex.', 'I take vitamin C.', 'My doctor told me.'])
   })
 
   it('property: never a model turn, never a question, every fact a user sentence\'s words', () => {
@@ -150,6 +154,15 @@ describe('generateMemories from a conversation, consolidated', () => {
     ])
     expect(await facts(mb)).toEqual(['I no longer live in Tokyo.', 'I no longer play golf on Sundays.', 'I play tennis on Sundays.', 'My favorite color is no longer red.'])
     expect(tennis).toBeDefined()
+    // A memory that negates what a retraction takes back agrees with it: no target. Nor is one a retraction of no words takes back.
+    const agree = bank({ consolidationSimilarity: 1 })
+    const held = await generate(agree, [user('I never eat meat. I like tea.')])
+    const again = await generate(agree, [user("I don't eat meat anymore. No longer anymore.")])
+    expect(again.map(([a, , f]) => [a, f])).toEqual([['CREATED', "I don't eat meat anymore."]])
+    expect(await facts(agree)).toEqual(["I don't eat meat anymore.", 'I like tea.', 'I never eat meat.'])
+    expect(held).toHaveLength(2)
+    const empty = ok(await agree.generateMemories({ parent: ENGINE, scope, directMemoriesSource: { directMemories: [{ fact: 'No longer anymore.' }] } })) as unknown as Generated
+    expect(empty.response.generatedMemories?.map((g) => [g.action, g.memory.fact])).toEqual([['CREATED', 'No longer anymore.']])
   })
 
   it('disableConsolidation creates every fact; another scope is never consolidated with', async () => {

@@ -45,7 +45,8 @@ export function hasIndex(dir: string): boolean {
  */
 export function isFreshDir(dir: string): boolean {
   if (!existsSync(dir)) return true
-  return statSync(dir).isDirectory() && readdirSync(dir).every((entry) => /^LOCK(\.[\w-]+)?$|^\.snapshot-\d+\.tmp-\d+$/.test(entry))
+  // Without CURRENT, a renamed snapshot-N and CURRENT.tmp-PID are a first save stopped before its switch too.
+  return statSync(dir).isDirectory() && readdirSync(dir).every((entry) => /^LOCK(\.[\w-]+)?$|^\.snapshot-\d+\.tmp-\d+$|^snapshot-\d+$|^CURRENT\.tmp-\d+$/.test(entry))
 }
 
 /**

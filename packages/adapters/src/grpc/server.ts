@@ -300,7 +300,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       }
       if (declared >= 0 && received > PREFIX_BYTES + declared) return refuse('UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
       if (receiving.pending > receiving.budgetBytes) return refuse('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of requests already; retry shortly, or send fewer large messages at once.`)
-      if (declared >= 0 && received === PREFIX_BYTES + declared) settle()
+      // Whole, it still counts and is still swept until the call half-closes ('end'): a client that
+      // sends a whole message and never ends the stream holds its bytes under both bounds.
     })
     stream.once('end', () => {
       settle()

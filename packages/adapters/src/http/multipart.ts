@@ -17,10 +17,10 @@ export function parseMultipart(body: Buffer, contentType: string): Part[] | unde
   const parts: Part[] = []
   let at = body.indexOf(delimiter)
   while (at >= 0) {
-    // An upload has two parts; millions of empty ones would cost seconds and hundreds of MB to list.
-    if (parts.length === MAX_PARTS) return undefined
     let start = at + delimiter.length
     if (body.subarray(start, start + 2).toString() === '--') break
+    // An upload has two parts; millions of empty ones would cost seconds and hundreds of MB to list.
+    if (parts.length === MAX_PARTS) return undefined
     if (body.subarray(start, start + 2).toString() === '\r\n') start += 2
     const next = body.indexOf(delimiter, start)
     if (next < 0) return undefined

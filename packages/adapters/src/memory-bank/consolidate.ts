@@ -1,5 +1,5 @@
 import type { MemoryContext } from './context.js'
-import { normalizeFact, retractionOf, slotAndValue, slotAndValueOf, wordsOf } from './facts.js'
+import { isNegated, normalizeFact, retractionOf, slotAndValue, slotAndValueOf, wordsOf } from './facts.js'
 import { SCOPE_FIELD, memoriesOfScope, type EngineState, type MemoryState } from './state.js'
 
 /** What generateMemories does with one fact: Google's consolidation outcomes (GenerateMemoriesResponse.GeneratedMemory.Action). */
@@ -179,19 +179,25 @@ export class ScopeConsolidation {
     // Then statements only: a stored retraction holds the words of what it retracted ("i no longer
     // like chess" ⊇ "i like chess") but states the opposite. The retracted statement is normalized
     // again, as any fact is, before its slot is read.
+    // A statement that negates what the retraction does not ("i never eat meat" against "i eat
+    // meat") agrees with the retraction: it is no target, though it holds the words.
+    const negatedToo = isNegated(retracted)
+    const states = (m: MemoryState): boolean => negatedToo || !isNegated(this.#forms.get(m)?.normal ?? '')
     const slotted = slotAndValue(retracted)
-    const [sameValue] = slotted ? this.#lookup.get(statementBySlotValue(slotted)) : []
+    const sameValue = slotted ? this.#lookup.get(statementBySlotValue(slotted)).find(states) : undefined
     if (sameValue) return sameValue
-    // The earliest statement holding every word: the candidates are those of the word fewest hold.
-    let fewest = this.#lookup.get(ALL_STATEMENTS)
+    // The earliest statement holding every word (of at least one: "No longer anymore." retracts
+    // nothing): the candidates are those of the word fewest hold.
     const words = [...wordsOf(retracted)]
+    if (words.length === 0) return undefined
+    let fewest = this.#lookup.get(ALL_STATEMENTS)
     for (const w of words) {
       const holding = this.#lookup.get(statementByWord(w))
       if (holding.length < fewest.length) fewest = holding
     }
     return fewest.find((m) => {
       const held = this.#forms.get(m)?.words as ReadonlySet<string>
-      return words.every((w) => held.has(w))
+      return words.every((w) => held.has(w)) && states(m)
     })
   }
 }

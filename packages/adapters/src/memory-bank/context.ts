@@ -24,8 +24,9 @@ export const USER_ID_RULE: IdRule = { test: /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$
 /**
  * Memory and session ids in names: a user's id or a generated one (Google generates numbers, as
  * `memories/123`), so a name of this form that names nothing is NOT_FOUND, not INVALID_ARGUMENT.
+ * A trailing "-" is read too: an id an earlier Quarry accepted (`tea-`) stays addressable.
  */
-export const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, says: 'up to 63 of a-z, 0-9 and -, not starting or ending with -' }
+export const NAMED_ID_RULE: IdRule = { test: /^[a-z0-9][a-z0-9-]{0,62}$/, says: 'up to 63 of a-z, 0-9 and -, not starting with -' }
 
 /** A reasoning engine name in either form (the full form's message when it is neither). */
 function parseEngine(name: string | undefined, field: string): ResourceName<'reasoning_engine'> {

@@ -71,7 +71,7 @@ function eventFilter(filter: string | undefined): Filter | undefined {
     if (key === 'timestamp') return key
     throw invalidArgument('filter', `an event filter reads timestamp (RFC 3339, e.g. timestamp>="2025-01-31T11:30:00Z"); "${key}" is not it.`)
   }
-  return toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf: () => 'datetime' })
+  return toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf: () => 'datetime', hasOnListsOnly: true })
 }
 
 const EVENT_ORDER: Readonly<Record<string, (e: EventState) => number>> = { timestamp: (e) => e.timestampMs }

@@ -62,3 +62,8 @@ export function slotAndValueOf(text: string): { readonly slot: string; readonly 
 export function wordsOf(text: string): Set<string> {
   return new Set(text.split(/[^\p{L}\p{N}']+/u).filter((w) => w !== ''))
 }
+
+/** Whether a normalized fact negates what it says ("i never eat meat", "i don't live in paris"): it does not state its words. */
+export function isNegated(normal: string): boolean {
+  return /\b(?:not|never|no|nor)\b|n't\b/.test(normal)
+}

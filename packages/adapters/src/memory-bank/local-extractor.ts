@@ -10,8 +10,8 @@ import { normalizeFact } from './facts.js'
  * 1. Only the user's turns: events whose content's role is "user"; without a role, whose author is
  *    "user", and a turn with neither (a directContentsSource's) is the user's, as generateContent reads it.
  * 2. Their text parts, split into sentences: at line breaks, and at `.`, `!` or `?` followed by a
- *    space — but not after an abbreviation ("Dr.", "St.", "Jan.", "e.g.") or an initial ("J."),
- *    nor before a lower-case letter or a digit ("Jan. 3rd").
+ *    space — but not after an abbreviation ("Dr.", "St.", "e.g."), "No." or "Jan." before a number,
+ *    or an initial before a capitalized word ("J. R. Tolkien"), unless a first-person word follows.
  * 3. A sentence is a fact when it is a statement about the user: it does not end with `?`, it has
  *    at least three words, and its first word — after a lead-in such as "Remember that" — is
  *    a first-person one: I, I'm, I've, I'd, I'll, My, Me, We, We're, We've, Our, Mine.
@@ -58,20 +58,34 @@ export function factOf(sentence: string): string | undefined {
   return /[.!]$/.test(fact) ? fact : `${fact}.`
 }
 
-/** Words a period ends without ending the sentence (lower case, without the period). */
-const ABBREVIATIONS = new Set(['dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'mt', 'jr', 'sr', 'ave', 'rd', 'blvd', 'no', 'vs', 'etc', 'approx', 'dept', 'inc', 'ltd', 'co', 'corp', 'e.g', 'i.e', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])
+/** Words a period ends without ending the sentence (lower case, without the period): titles and the like. */
+const ABBREVIATIONS = new Set(['dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'mt', 'jr', 'sr', 'ave', 'blvd', 'vs', 'etc', 'approx', 'dept', 'inc', 'ltd', 'corp', 'e.g', 'i.e'])
 
-/** A text's sentences (rule 2). */
+/** Words a period ends without ending the sentence only before a number ("No. 1", "Jan. 3rd"): "I said no. My name is Ann." is two. */
+const BEFORE_NUMBERS = new Set(['no', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'vol', 'p', 'pp'])
+
+/**
+ * A text's sentences (rule 2): split at line breaks and after `.`, `!` or `?` and a space, except
+ * after a single period that ends an abbreviation ("Dr. Smith", "St. Louis"), a word such as
+ * "No." or "Jan." before a number, or an initial before a capitalized word ("J. R. R. Tolkien").
+ * A next word in the first person (I, my, we, …) always starts a sentence: "… etc. My dog is Rex."
+ */
 export function sentencesOf(text: string): string[] {
   const sentences: string[] = []
   for (const line of text.split(/\n+/)) {
     let start = 0
     for (const end of line.matchAll(/[.!?]+\s+/g)) {
       const cut = end.index + end[0].length
-      const next = line.charAt(cut)
-      const word = /(?:^|\s)([\p{L}.]+)\.$/u.exec(line.slice(start, end.index + 1))?.[1]?.toLowerCase()
-      const abbreviated = end[0].startsWith('.') && end[0].trimEnd() === '.' && word !== undefined && (ABBREVIATIONS.has(word) || /^\p{L}$/u.test(word))
-      if (abbreviated || /[\p{Ll}\p{N}]/u.test(next)) continue
+      const rest = line.slice(cut)
+      const nextWord = (/^[^\s]+/.exec(rest)?.[0] ?? '').toLowerCase().replace(/[’]/g, "'").replace(/[,;:.!?]+$/, '')
+      const before = /(?:^|\s)([\p{L}.]+)\.$/u.exec(line.slice(start, end.index + 1))?.[1]
+      const word = before?.toLowerCase()
+      const joined =
+        end[0].trimEnd() === '.' &&
+        word !== undefined &&
+        !FIRST_PERSON.has(nextWord) &&
+        (ABBREVIATIONS.has(word) || (BEFORE_NUMBERS.has(word) && /^\p{N}/u.test(rest)) || (/^\p{Lu}$/u.test(before as string) && /^\p{Lu}/u.test(rest)))
+      if (joined) continue
       sentences.push(line.slice(start, cut))
       start = cut
     }

@@ -76,7 +76,7 @@ export function memoryFilter(filter: string | undefined, field: string): Filter 
     return undefined
   }
   checkManagedTopics(expr, field)
-  return toCoreFilter(expr, { path: field, fieldOf, typeOf: (k) => known(k)?.type, compare })
+  return toCoreFilter(expr, { path: field, fieldOf, typeOf: (k) => known(k)?.type, compare, hasOnListsOnly: true })
 }
 
 /** A managed topic tested for must be one of the enum's values: a misspelt one would match nothing, and its NOT everything. */

@@ -162,7 +162,7 @@ function engineFilter(filter: string | undefined): ((r: ReasoningEngineState) =>
     if (f === undefined) throw invalidArgument('filter', `a reasoning engine filter reads display_name, description, create_time, update_time or labels.<key>; "${key}" is none of them.`)
     return f.field
   }
-  const test = compileFilter(toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf: (k) => known(k)?.type }))
+  const test = compileFilter(toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf: (k) => known(k)?.type, hasOnListsOnly: true }))
   return (r) => test(engineMetadata(r))
 }
 

@@ -183,7 +183,7 @@ function sessionFilter(filter: string | undefined): Filter | undefined {
   }
   // Every field a session filter reads is a string.
   const typeOf = (): KeyType => 'string'
-  return toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf })
+  return toCoreFilter(parseFilter(filter, 'filter'), { path: 'filter', fieldOf, typeOf, hasOnListsOnly: true })
 }
 
 /**

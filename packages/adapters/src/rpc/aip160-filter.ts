@@ -13,6 +13,11 @@ interface FilterFields {
   readonly fieldOf: (key: string) => string
   /** The declared type of a key, if any. */
   readonly typeOf: (key: string) => KeyType | undefined
+  /**
+   * Whether `key:value` is refused on a key declared of one value (not a list): it could match
+   * nothing, so its `NOT` would match everything (a purge by it would delete all). `key:*` is fine.
+   */
+  readonly hasOnListsOnly?: boolean
   /** A comparison a key makes in its own way (Memory Bank's `scope = "<JSON>"`), or undefined for the usual one. */
   readonly compare?: (e: Extract<FilterExpr, { k: 'cmp' }>) => Filter | undefined
 }
@@ -51,6 +56,10 @@ export function toCoreFilter(e: FilterExpr, fields: FilterFields): Filter {
     case 'has': {
       const field = fields.fieldOf(e.field)
       if (e.value === '*') return { op: 'exists', field }
+      const type = fields.typeOf(e.field)
+      if (fields.hasOnListsOnly === true && type !== undefined && type !== 'list') {
+        throw invalidArgument(fields.path, `${e.field} holds one value: compare it with = (${e.field} = ${printLiteral(e.value)}); ":" tests a list for a member, and ":*" for presence.`)
+      }
       return { op: 'includes', field, value: String(e.value.v) }
     }
     case 'cmp': {

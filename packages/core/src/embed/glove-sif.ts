@@ -74,7 +74,8 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
   const { dimensions: dim, vectors, weight, common: u } = recipe
   const rowOf = new Map<string, number>()
   recipe.words.forEach((w, i) => rowOf.set(w, i))
-  const analyzer = new Analyzer({ stem: false, stopWords: false, foldAccents: false })
+  // cjkBigrams false: GloVe's vocabulary has no character pairs, and vectors saved under this name must stay what a query makes.
+  const analyzer = new Analyzer({ stem: false, stopWords: false, foldAccents: false, cjkBigrams: false })
   return withRecipe({
     name: recipe.name,
     dimensions: dim,

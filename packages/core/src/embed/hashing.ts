@@ -15,7 +15,8 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
   if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65_536) {
     throw new QuarryError('INVALID_OPTION', `dimensions must be an integer from 1 to 65536 (the vector length; 256 by default), received ${describe(dimensions)}.`, { path: 'dimensions' })
   }
-  const analyzer = new Analyzer({ tokenizer: 'unicode' })
+  // cjkBigrams false: the embedder's name records its recipe, and a vector saved under it must stay what a query makes.
+  const analyzer = new Analyzer({ tokenizer: 'unicode', cjkBigrams: false })
   return withRecipe({
     name: `hashing-${dimensions}`,
     dimensions,
