@@ -51,7 +51,14 @@ function oracle(text: string, options: { tokenizer: 'wink' | 'unicode' }): [numb
     }
     let j = i
     while (j < chars.length && cjkAt.has((chars[j] as { at: number }).at)) j++
-    const run = chars.slice(i, j)
+    // Characters as written: a mark or a Hangul vowel / final jamo joins the one before it.
+    const run: { at: number; ch: string }[] = []
+    for (const c of chars.slice(i, j)) {
+      const cp = c.ch.codePointAt(0) as number
+      const last = run[run.length - 1]
+      if (last !== undefined && (/^\p{M}$/u.test(c.ch) || (cp >= 0x1160 && cp <= 0x11ff) || (cp >= 0xd7b0 && cp <= 0xd7ff))) run[run.length - 1] = { at: last.at, ch: last.ch + c.ch }
+      else run.push(c)
+    }
     const pairs = run.length === 1 ? [run] : run.slice(0, -1).map((c, k) => [c, run[k + 1] as { at: number; ch: string }])
     for (const p of pairs) out.push([(p[0] as { at: number }).at, (p[0] as { at: number }).at + p.map((c) => c.ch).join('').length, p.map((c) => c.ch).join('')])
     i = j
@@ -59,7 +66,7 @@ function oracle(text: string, options: { tokenizer: 'wink' | 'unicode' }): [numb
   return out.sort((a, b) => a[0] - b[0] || a[1] - b[1])
 }
 
-const pieces = fc.constantFrom('東京', 'タワー', 'は', '日本の首都', '北京是中国的首都', '한국어', '텍스트입니다', '𠀀', 'iPhone', '用', 'Paris', '2023', 'ー', '々', '。', '、', ' ', '-', "l'", 'e-mail', 'Łódź', 'мир', '!', 'a\u0323', 'か\u3099', '\u0323')
+const pieces = fc.constantFrom('東京', 'タワー', 'は', '日本の首都', '北京是中国的首都', '한국어', '텍스트입니다', '𠀀', 'iPhone', '用', 'Paris', '2023', 'ー', '々', '。', '、', ' ', '-', "l'", 'e-mail', 'Łódź', 'мир', '!', 'a\u0323', 'か\u3099', '\u0323', '한국어'.normalize('NFD'), 'だいがく'.normalize('NFD'))
 
 describe('CJK runs as overlapping pairs', () => {
   it('gives exactly these terms, with either tokenizer', () => {
@@ -68,6 +75,12 @@ describe('CJK runs as overlapping pairs', () => {
       expect(a.terms('東京タワーは日本の首都。北京是中国的首都 한국어 텍스트입니다')).toEqual(['東京', '京タ', 'タワ', 'ワー', 'ーは', 'は日', '日本', '本の', 'の首', '首都', '北京', '京是', '是中', '中国', '国的', '的首', '首都', '한국', '국어', '텍스', '스트', '트입', '입니', '니다'].map((t) => t.normalize('NFD')))
       expect(a.terms('用')).toEqual(['用'])
     }
+    // Decomposed text (NFD) pairs as composed text does: a document in NFD is found by a query in NFC.
+    const nfd = createIndex({})
+    nfd.add({ id: 'kr', text: '한국어 텍스트'.normalize('NFD') })
+    nfd.add({ id: 'jp', text: 'だいがくに行く'.normalize('NFD') })
+    expect(nfd.search({ text: '한국어' }).hits.map((h) => h.id)).toEqual(['kr'])
+    expect(nfd.search({ text: 'だいがく' }).hits.map((h) => h.id)).toEqual(['jp'])
     // A run longer than maxTokenLength is read whole: its last pair is there.
     expect(new Analyzer({ maxTokenLength: 4 }).terms('東京タワーは日本').at(-1)).toBe('日本')
   })

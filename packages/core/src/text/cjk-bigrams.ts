@@ -30,8 +30,14 @@ export function withCjkBigrams(text: string, tokens: readonly RawToken[]): reado
     else if (from < t.end) piece(text, from, t.end, t.type, out)
   }
   for (const [start, end] of runs) {
+    // Characters as written: a base with the marks after it (か + U+3099 is が decomposed) and a
+    // Hangul syllable's conjoining vowel and final jamo are one, so NFD text pairs as NFC does.
     const chars: number[] = []
-    for (let i = start; i < end; i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1) chars.push(i)
+    for (let i = start; i < end; ) {
+      chars.push(i)
+      i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1
+      while (i < end && continues(text.codePointAt(i) as number)) i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1
+    }
     chars.push(end)
     if (chars.length === 2) out.push({ value: text.slice(start, end), start, end, type: 'word' })
     for (let i = 0; i + 2 < chars.length; i++) {
@@ -43,6 +49,13 @@ export function withCjkBigrams(text: string, tokens: readonly RawToken[]): reado
   // Text order, as every token stream is.
   return out.sort((a, b) => a.start - b.start || a.end - b.end)
 }
+
+/** Whether a code point continues the character before it: a mark, or a Hangul vowel or final jamo (conjoining). */
+function continues(cp: number): boolean {
+  return (cp >= 0x1160 && cp <= 0x11ff) || (cp >= 0xd7b0 && cp <= 0xd7ff) || MARK.test(String.fromCodePoint(cp))
+}
+
+const MARK = /^\p{M}$/u
 
 /** A piece of a token outside the runs, kept when it holds a letter or digit. */
 function piece(text: string, start: number, end: number, type: string, out: RawToken[]): void {
