@@ -111,6 +111,13 @@ describe('an update mask', () => {
     // AIP-161: "Field masks may permit the specification of specific fields in a map" with string keys.
     const labels = done<{ labels: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, labels: { team: 'b', other: 'ignored' } }, updateMask: 'labels.team,labels.env' }))
     expect(labels.labels).toEqual({ team: 'b' })
+    // A mask's paths are lowerCamelCase (proto3 JSON's FieldMask): labels.cost_center arrives as labels.costCenter,
+    // and names the snake_case key the map holds, to set or to clear.
+    await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, labels: { cost_center: 'a' } }, updateMask: 'labels.cost_center' })
+    const renamed = done<{ labels: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, labels: { cost_center: 'b' } }, updateMask: 'labels.cost_center' }))
+    expect(renamed.labels).toEqual({ team: 'b', cost_center: 'b' })
+    const cleared = done<{ labels: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, labels: {} }, updateMask: 'labels.costCenter' }))
+    expect(cleared.labels).toEqual({ team: 'b' })
     // The paths Google's Python SDK sends (agent_engines.update): inside spec, the rest of it kept.
     const spec = done<{ spec: unknown }>(await bank.reasoningEngines.updateReasoningEngine({ reasoningEngine: { name, spec: { packageSpec: { pickleObjectGcsUri: 'gs://b/agent.pkl' } } }, updateMask: 'spec.package_spec.pickle_object_gcs_uri' }))
     expect(spec.spec).toEqual({ agentFramework: 'google-adk', packageSpec: { pythonVersion: '3.12', requirementsGcsUri: 'gs://b/r.txt', pickleObjectGcsUri: 'gs://b/agent.pkl' } })

@@ -101,6 +101,17 @@ export function checkUpdateMask(resource: MessageType, paths: readonly string[],
   })
 }
 
+/**
+ * A map key as the mask names it. A mask's paths are lowerCamelCase (proto3 JSON's FieldMask, and
+ * proto-json reads every path so), which turns a label key `cost_center` into `costCenter`: where
+ * the map holds no key as named but holds its snake_case form, on either side, that is the key.
+ */
+function mapKey(level: Level, key: string, into: Readonly<Record<string, unknown>>, from: Readonly<Record<string, unknown>> | undefined): string {
+  if (level?.t !== 'map' || Object.hasOwn(into, key) || (from !== undefined && Object.hasOwn(from, key))) return key
+  const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+  return snake !== key && (Object.hasOwn(into, snake) || (from !== undefined && Object.hasOwn(from, snake))) ? snake : key
+}
+
 /** What holds the values at one level of a merge: a message (its fields, its oneofs), a map (its values' type), or JSON Quarry does not interpret. */
 type Level = MessageType | Extract<FieldType, { t: 'map' }> | undefined
 
@@ -125,7 +136,7 @@ function own(value: Record<string, unknown> | undefined, key: string): unknown {
  */
 export function mergeMaskPath(target: Readonly<Record<string, unknown>>, source: Readonly<Record<string, unknown>> | undefined, path: readonly string[], type: MessageType, field: string): Record<string, unknown> {
   const merge = (into: Readonly<Record<string, unknown>>, from: Readonly<Record<string, unknown>> | undefined, at: number, level: Level): Record<string, unknown> => {
-    const key = path[at] as string
+    const key = mapKey(level, path[at] as string, into, from)
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(into)) setOwn(out, k, v)
     const given = own(from, key)
