@@ -148,9 +148,9 @@ afterAll(async () => {
 describe.skipIf(notReady !== undefined)('a Python gRPC client compiled from the shipped protos', () => {
   it('runs a lifecycle of each API and of Sessions with the answers of grpc-js, ids, order and scores', async () => {
     const target = `127.0.0.1:${serve?.grpcPort}`
-    const { stdout } = await execFileAsync(PYTHON, [RUNNER, target, STEPS_FILE, 'py'], { env: { PATH: process.env.PATH, PYTHONPATH: stubs }, timeout: 60_000 })
+    const { stdout } = await execFileAsync(PYTHON, [RUNNER, target, STEPS_FILE, 'pyqz'], { env: { PATH: process.env.PATH, PYTHONPATH: stubs }, timeout: 60_000 })
     const python = JSON.parse(stdout) as { answers: unknown[]; names: Record<string, string> }
-    const node = await runNode(target, 'node')
+    const node = await runNode(target, 'ndqz')
     expect(python.answers.length).toBe(steps.length)
     const fromPython = steps.map((step, i) => picked(python.answers[i], step, new Map(Object.entries(python.names))))
     const fromNode = steps.map((step, i) => picked(node.answers[i], step, node.names))

@@ -226,7 +226,11 @@ describe('an upsert of the vector a record holds already leaves its point as it 
         }
         const a = observe(kept, N + 5) as Record<string, unknown>
         const b = observe(relinked, N + 5) as Record<string, unknown>
-        expect({ ...a, graph: undefined }).toEqual({ ...b, graph: undefined })
+        // The answers that do not go through the graph (whose links differ by design: the oracle re-links every point;
+        // the filtered and hybrid searches here walk it), BM25 scores to 9 digits (remove-then-add sums lengths in another order).
+        const digits = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (_, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(9)) : v)))
+        const exactly = (o: Record<string, unknown>): unknown => digits({ size: o['size'], textStats: o['textStats'], records: o['records'], dense: o['dense'], text: o['text'] })
+        expect(exactly(a)).toEqual(exactly(b))
       }),
       { numRuns: runs(40) },
     )

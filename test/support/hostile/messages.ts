@@ -49,6 +49,11 @@ for (const version of ['v1', 'v1beta1']) {
     const name = `google.cloud.aiplatform.${version}.${method}ReasoningEngineRequest`
     SCHEMAS.set(name, message(name, { name: string }))
   }
+  // The PredictionService and Memory Bank methods Quarry does not serve answer UNIMPLEMENTED whatever they carry: read by name alone.
+  for (const method of ['Predict', 'RawPredict', 'DirectPredict', 'DirectRawPredict', 'Explain', 'CountTokens', 'EmbedContent', 'StreamRawPredict', 'ServerStreamingPredict', 'IngestEvents', 'RetrieveProfiles']) {
+    const name = `google.cloud.aiplatform.${version}.${method === 'ServerStreamingPredict' ? 'StreamingPredict' : method}Request`
+    SCHEMAS.set(`google.cloud.aiplatform.${version}.${method}Request`, message(name, {}))
+  }
   // StreamGenerateContent reads GenerateContentRequest.
   const generate = requestSchema(GenerateContentRequest, version as 'v1' | 'v1beta1')
   SCHEMAS.set(generate.name, generate)
