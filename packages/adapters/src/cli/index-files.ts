@@ -188,7 +188,7 @@ export async function runIndex(args: readonly string[]): Promise<number> {
       }
       if (!index) throw new CliError('nothing to index')
       // Applied only once every vector is in: a failure above leaves the saved index as it was.
-      for (const source of [...removed, ...fresh.map((f) => f.source)]) for (const id of known.get(source)?.ids ?? []) index.remove(id)
+      index.removeMany([...removed, ...fresh.map((f) => f.source)].flatMap((source) => known.get(source)?.ids ?? []))
       index.addMany(records.map((r, i) => ({ ...r, vector: vectors[i] as Float32Array })))
       index.save(dir, { lock })
     }

@@ -387,7 +387,7 @@ export class QuarryIndex {
    * Writes the same snapshot as {@link save}, a slice at a time: the event loop runs between
    * slices of about `sliceMs` (searches keep being answered) and fsyncs and the HNSW graph are
    * written off the main thread. Until it settles the index cannot change: `add`, `addMany`,
-   * `upsert`, `remove` and `ingest` throw QuarryError BUSY.
+   * `upsert`, `replaceMetadata`, `remove`, `removeMany` and `ingest` throw QuarryError BUSY.
    */
   async saveInSlices(dir: string, options: SliceOptions & SaveOptions = {}): Promise<void> {
     checkOptionsObject(options, [...SAVE_OPTIONS, 'sliceMs'], 'linkUnchanged')
