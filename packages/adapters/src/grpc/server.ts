@@ -335,8 +335,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     })
   }
 
-  // Calls whose message has not come whole, with when they last received bytes. A sweep, not a
-  // timer per call: a unary call's message comes in its first frame, and pays for no timer.
+  // Calls still receiving (not yet half-closed), with when they last received bytes. A sweep, not
+  // a timer per call: a unary call's message and its end come in its first frame, and pay for no timer.
   const incomplete = new Map<ServerHttp2Stream, { at: number; readonly refuse: (code: CodeName, message: string) => void }>()
   const idleMs = options.receiving.idleMs
   const sweep = setInterval(

@@ -22,12 +22,14 @@ interface Forms {
   readonly slotted: { readonly slot: string; readonly value: string } | undefined
   /** Its words, for a statement (rule 1 reads only those of statements). */
   readonly words: ReadonlySet<string> | undefined
+  /** Whether it negates what it says ("i never eat meat"). */
+  readonly negated: boolean
 }
 
 function formsOf(fact: string): Forms {
   const normal = normalizeFact(fact)
   const retracts = retractionOf(normal)
-  return { normal, retracts, slotted: slotAndValueOf(normal), words: retracts === undefined ? wordsOf(normal) : undefined }
+  return { normal, retracts, slotted: slotAndValueOf(normal), words: retracts === undefined ? wordsOf(normal) : undefined, negated: isNegated(normal) }
 }
 
 /**
@@ -178,11 +180,10 @@ export class ScopeConsolidation {
     if (exact) return exact
     // Then statements only: a stored retraction holds the words of what it retracted ("i no longer
     // like chess" ⊇ "i like chess") but states the opposite. The retracted statement is normalized
-    // again, as any fact is, before its slot is read.
-    // A statement that negates what the retraction does not ("i never eat meat" against "i eat
-    // meat") agrees with the retraction: it is no target, though it holds the words.
+    // again, as any fact is, before its slot is read. A statement that negates what the retraction
+    // does not ("i never eat meat" against "i eat meat") agrees with it: no target either.
     const negatedToo = isNegated(retracted)
-    const states = (m: MemoryState): boolean => negatedToo || !isNegated(this.#forms.get(m)?.normal ?? '')
+    const states = (m: MemoryState): boolean => negatedToo || this.#forms.get(m)?.negated !== true
     const slotted = slotAndValue(retracted)
     const sameValue = slotted ? this.#lookup.get(statementBySlotValue(slotted)).find(states) : undefined
     if (sameValue) return sameValue

@@ -534,7 +534,7 @@ export class Analyzer {
     const max = this.options.maxTokenLength
     const tokens = shapeTokens(unit, max) ?? directUnitTokens(unit, max)
     const read = this.options.otherScripts ? withOtherScripts(unit, tokens, max, KEPT_TYPES) : tokens
-    return this.#analyzed(this.options.cjkBigrams ? withCjkBigrams(unit, read) : read)
+    return this.#analyzed(this.options.cjkBigrams && mayHoldCjk(unit) ? withCjkBigrams(unit, read) : read)
   }
 
   /** The 'unicode' tokenizer's tokens of `text`, CJK runs as pairs with `cjkBigrams`. */

@@ -1,3 +1,4 @@
+import { width } from './char-class.js'
 import type { RawToken } from './token.js'
 
 /**
@@ -9,20 +10,22 @@ import type { RawToken } from './token.js'
  * query's pairs meet a document's wherever the words are the same. Korean is bigrammed too, as
  * Lucene does by default: its particles are written joined to the word ("텍스트입니다").
  *
- * Runs are found in the text itself, not in the tokens, so a run longer than `maxTokenLength` is
- * read whole. A token that overlaps a run keeps only its pieces outside the runs that hold a
- * letter or digit ("iPhone用" → "iPhone", "用").
+ * Call it on a text {@link mayHoldCjk} says may hold a run. Runs are found in the text itself,
+ * not in the tokens, so a run longer than `maxTokenLength` is read whole. A token that overlaps a
+ * run keeps only its pieces outside the runs that hold a letter or digit ("iPhone用" → "iPhone", "用").
  */
 export function withCjkBigrams(text: string, tokens: readonly RawToken[]): readonly RawToken[] {
-  if (!mayHoldCjk(text)) return tokens
   const runs: [number, number][] = []
   for (const m of text.matchAll(CJK_RUN)) runs.push([m.index, m.index + m[0].length])
   if (runs.length === 0) return tokens
   const out: RawToken[] = []
+  // Tokens and runs are both in text order: one pass over each, not every run for every token.
+  let first = 0
   for (const t of tokens) {
+    while (first < runs.length && (runs[first] as [number, number])[1] <= t.start) first++
     let from = t.start
-    for (const [start, end] of runs) {
-      if (end <= from || start >= t.end) continue
+    for (let r = first; r < runs.length && (runs[r] as [number, number])[0] < t.end; r++) {
+      const [start, end] = runs[r] as [number, number]
       if (start > from) piece(text, from, start, t.type, out)
       from = Math.max(from, end)
     }
@@ -35,8 +38,8 @@ export function withCjkBigrams(text: string, tokens: readonly RawToken[]): reado
     const chars: number[] = []
     for (let i = start; i < end; ) {
       chars.push(i)
-      i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1
-      while (i < end && continues(text.codePointAt(i) as number)) i += (text.codePointAt(i) as number) > 0xffff ? 2 : 1
+      i += width(text.codePointAt(i) as number)
+      while (i < end && continues(text.codePointAt(i) as number)) i += width(text.codePointAt(i) as number)
     }
     chars.push(end)
     if (chars.length === 2) out.push({ value: text.slice(start, end), start, end, type: 'word' })
