@@ -53,3 +53,68 @@ describe('string fields of a request', () => {
     expect(decodeRequest(type, surrogate).ok).toBe(false)
   })
 })
+
+/**
+ * A request message holds at most as many field values as a REST body may hold objects, lists and
+ * commas (transport/json.ts), counted on the wire before protobuf.js makes an object of each: every
+ * occurrence of a field, every element of a packed list, in nested messages and map entries too.
+ * The bound is the third argument here (200,000 by default), so that these messages stay small.
+ */
+describe('the values a request message holds', () => {
+  const root = loadServiceProtos(['google.cloud.aiplatform.v1.VertexRagDataService', 'google.cloud.aiplatform.v1.VertexRagService', 'google.cloud.aiplatform.v1.SessionService'])
+  const importType = root.lookupType('google.cloud.aiplatform.v1.ImportRagFilesRequest')
+  const parent = 'projects/p/locations/l/ragCorpora/1'
+  const imports = (uris: number): Buffer => Buffer.from(importType.encode(importType.fromObject({ parent, importRagFilesConfig: { gcsSource: { uris: Array.from({ length: uris }, (_, i) => `gs://b/${i}`) } } })).finish())
+
+  it('are counted at every depth: one over the bound is refused, saying where', () => {
+    // parent, the config, its gcsSource and the uris: 3 + n values.
+    const at = imports(997)
+    expect(decodeRequest(importType, at, 1000)).toMatchObject({ ok: true, json: { parent } })
+    const over = decodeRequest(importType, imports(998), 1000)
+    expect(over).toEqual({ ok: false, message: expect.stringMatching(/^The request message holds more than 1000 field values \(at byte \d+\): send fewer items per request\.$/) })
+  })
+
+  it('count each element of a packed list, and each map entry with what its value holds', () => {
+    const support = root.lookupType('google.cloud.aiplatform.v1.GroundingSupport')
+    const packed = (n: number): Buffer => Buffer.from(support.encode(support.fromObject({ groundingChunkIndices: Array.from({ length: n }, (_, i) => i * 1000), confidenceScores: Array.from({ length: n }, () => 0.5) })).finish())
+    // Two packed lists of n elements, each list a field: 2n + 2 values, in bytes far fewer than the varints' count would allow for.
+    expect(decodeRequest(support, packed(499), 1000).ok).toBe(true)
+    expect(decodeRequest(support, packed(500), 1000)).toMatchObject({ ok: false, message: expect.stringContaining('more than 1000 field values') })
+    const session = root.lookupType('google.cloud.aiplatform.v1.CreateSessionRequest')
+    // sessionState is a Struct: a map of Values, each entry a key, a Value and the Value's kind (its string).
+    const state = (n: number): Buffer => Buffer.from(session.encode(session.fromObject({ parent: 'projects/p/locations/l/reasoningEngines/1', session: { userId: 'u', sessionState: { fields: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, { stringValue: 'v' }])) } } })).finish())
+    // parent, session, userId, sessionState, then per entry: the entry, its key, its Value, the Value's string.
+    expect(decodeRequest(session, state(249), 1000).ok).toBe(true)
+    expect(decodeRequest(session, state(250), 1000)).toMatchObject({ ok: false, message: expect.stringContaining('more than 1000 field values') })
+  })
+
+  it('refuses a message nested deeper than 100 messages, protobuf\'s own recursion limit', () => {
+    const session = root.lookupType('google.cloud.aiplatform.v1.CreateSessionRequest')
+    // A Struct nested n levels: each level a Value holding a Struct of one entry, three messages
+    // deeper (entry, Value, Struct); the request, its session and the outer Struct are three more.
+    const nested = (n: number): Record<string, unknown> => (n === 0 ? { stringValue: 'v' } : { structValue: { fields: { k: nested(n - 1) } } })
+    const bytes = (n: number): Buffer => Buffer.from(session.encode(session.fromObject({ parent: 'projects/p/locations/l/reasoningEngines/1', session: { userId: 'u', sessionState: { fields: { k: nested(n) } } } })).finish())
+    // 3 + 3·32 + 2 (the last entry and its Value) = 101 messages deep; 31 levels make 98.
+    expect(decodeRequest(session, bytes(31)).ok).toBe(true)
+    expect(decodeRequest(session, bytes(32))).toEqual({ ok: false, message: expect.stringMatching(/^The request message nests messages deeper than 100 levels \(at byte \d+\), protobuf's recursion limit \(each level of a Struct is three: the Struct, its entry and its Value\)\.$/) })
+  })
+
+  it('at the default bound, 8 MB of empty strings is refused before it is decoded', () => {
+    // Four million empty uris: 2 bytes each.
+    const uris = Buffer.alloc(4_000_000 * 2)
+    for (let i = 0; i < uris.length; i += 2) uris[i] = 0x0a
+    const field = (tag: number, body: Buffer): Buffer => {
+      const length: number[] = []
+      for (let n = body.length; ; n >>>= 7) {
+        if (n < 0x80) {
+          length.push(n)
+          break
+        }
+        length.push((n & 0x7f) | 0x80)
+      }
+      return Buffer.concat([Buffer.from([tag, ...length]), body])
+    }
+    const message = field(0x12, field(0x12, uris))
+    expect(decodeRequest(importType, message)).toMatchObject({ ok: false, message: expect.stringContaining('more than 200000 field values') })
+  })
+})

@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs'
 import type { FieldViolation, RpcStatus } from '../rpc/status.js'
+import { MAX_REQUEST_VALUES } from '../transport/json.js'
 import { isType, messageToJson } from './json-message.js'
 import { encodeJson } from './json-wire.js'
 import type { ProtoRoot, ProtoType } from './protos.js'
@@ -21,7 +22,11 @@ export type Decoded = { readonly ok: true; readonly json: Record<string, unknown
  * the handler (gRPC's own deserializer error would be INTERNAL). Proto3 leaves zero values off
  * the wire, so an unset scalar is absent here, as in REST JSON: zero means the default.
  */
-export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
+export function decodeRequest(type: ProtoType, bytes: Buffer, maxValues = MAX_REQUEST_VALUES): Decoded {
+  // A message of n bytes holds at most n values and nests at most n / 2 deep: most need no scan.
+  const over = bytes.length > Math.min(maxValues, 2 * MAX_DEPTH) ? boundExceeded(type, bytes, maxValues) : undefined
+  if (over?.what === 'values') return { ok: false, message: `The request message holds more than ${maxValues} field values (at byte ${over.at}): send fewer items per request.` }
+  if (over?.what === 'depth') return { ok: false, message: `The request message nests messages deeper than ${MAX_DEPTH} levels (at byte ${over.at}), protobuf's recursion limit (each level of a Struct is three: the Struct, its entry and its Value).` }
   try {
     const message = type.decode(strictReader(bytes))
     // Proto3 JSON writes a Value's NaN or Infinity as the string "NaN" / "Infinity": refused here,
@@ -37,6 +42,108 @@ export function decodeRequest(type: ProtoType, bytes: Buffer): Decoded {
   } catch (error) {
     return { ok: false, message: `The request is not a valid ${type.fullName.slice(1)} message: ${error instanceof Error ? error.message.slice(0, 200) : 'undecodable bytes'}.` }
   }
+}
+
+/** Wire types (https://protobuf.dev/programming-guides/encoding/#structure). */
+const VARINT = 0
+const FIXED64 = 1
+const DELIMITED = 2
+const FIXED32 = 5
+
+/**
+ * Where the message first holds more than `max` field values (each field's every occurrence, each
+ * element of a packed list, counted in nested messages and map entries too) or nests deeper than
+ * MAX_DEPTH, or undefined: the bounds REST's JSON bodies have (transport/json.ts), found on the
+ * wire before protobuf.js builds an object for each value. 8 MB of empty strings is four million of
+ * them, seconds of decoding before any field's limit is checked. Bytes that do not parse stop the
+ * count: decoding reports them.
+ */
+function boundExceeded(type: ProtoType, bytes: Uint8Array, max: number): { readonly at: number; readonly what: 'values' | 'depth' } | undefined {
+  let values = 0
+  let at = 0
+  const varint = (end: number): number => {
+    let value = 0
+    for (let shift = 0; at < end && shift < 53; shift += 7) {
+      const byte = bytes[at++] as number
+      value += (byte & 0x7f) * 2 ** shift
+      if (byte < 0x80) return value
+    }
+    throw MALFORMED
+  }
+  // `field(id)` names what field `id` holds here: a message type to count inside, a packed scalar's
+  // wire type, or nothing to look into.
+  const scan = (end: number, field: (id: number) => Inner, depth: number): void => {
+    if (depth > MAX_DEPTH) throw DEEP
+    while (at < end) {
+      const tag = varint(end)
+      if (++values > max) throw OVER
+      const wire = tag & 7
+      if (wire === VARINT) varint(end)
+      else if (wire === FIXED64) at += 8
+      else if (wire === FIXED32) at += 4
+      else if (wire === DELIMITED) {
+        const length = varint(end)
+        const stop = at + length
+        if (stop > end) throw MALFORMED
+        const inner = field(Math.floor(tag / 8))
+        if (inner === undefined) at = stop
+        else if (typeof inner === 'number') {
+          // A packed list: one value per element.
+          values += inner === VARINT ? countVarints(bytes, at, stop) : Math.floor(length / (inner === FIXED64 ? 8 : 4))
+          if (values > max) throw OVER
+          at = stop
+        } else scan(stop, inner, depth + 1)
+      } else if (wire !== 3 && wire !== 4) throw MALFORMED
+      if (at > end) throw MALFORMED
+    }
+  }
+  try {
+    scan(bytes.length, fieldsOf(type), 1)
+    return undefined
+  } catch (error) {
+    if (error === OVER) return { at, what: 'values' }
+    if (error === DEEP) return { at, what: 'depth' }
+    if (error === MALFORMED) return undefined
+    throw error
+  }
+}
+
+/** What a length-delimited field holds for the count: a message's fields, a packed scalar's wire type, or nothing (text, bytes). */
+type Inner = ((id: number) => Inner) | number | undefined
+
+const OVER = new Error('over the bound')
+const DEEP = new Error('too deep')
+const MALFORMED = new Error('not protobuf')
+
+/** The fields of a message type for the count (their Inner), found once per type. */
+const innerOf = new WeakMap<ProtoType, (id: number) => Inner>()
+
+function fieldsOf(type: ProtoType): (id: number) => Inner {
+  const known = innerOf.get(type)
+  if (known) return known
+  const byId = new Map<number, Inner>()
+  const lookup = (id: number): Inner => byId.get(id)
+  innerOf.set(type, lookup)
+  for (const field of type.fieldsArray) {
+    const resolved = field.resolve().resolvedType
+    const value: Inner = isType(resolved) ? fieldsOf(resolved) : field.repeated && !field.map ? packedWire(resolved ? 'enum' : field.type) : undefined
+    // A map's entries are messages of a key (1) and a value (2).
+    byId.set(field.id, field.map ? (id) => (id === 2 ? value : undefined) : value)
+  }
+  return lookup
+}
+
+/** The wire type of a packed list of this scalar type; undefined for text and bytes. */
+function packedWire(type: string): number | undefined {
+  if (type === 'enum') return VARINT
+  return (protobuf.types.packed as Record<string, number | undefined>)[type]
+}
+
+/** Varints in bytes [start, end): the bytes that end one. */
+function countVarints(bytes: Uint8Array, start: number, end: number): number {
+  let n = 0
+  for (let i = start; i < end; i++) if ((bytes[i] as number) < 0x80) n++
+  return n
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })

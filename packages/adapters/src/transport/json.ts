@@ -7,12 +7,13 @@
 const MAX_JSON_DEPTH = 100
 
 /**
- * At most this many objects, lists and commas (about two per item of a list of objects) in one
- * body, counted in the same scan. JSON.parse of a 30 MB body of ten million `{}` holds the event loop for
+ * At most this many values in one request: a JSON body's objects, lists and commas (about two per
+ * item of a list of objects), counted in the same scan, and a gRPC message's field values
+ * (grpc/codec.ts). JSON.parse of a 30 MB body of ten million `{}` holds the event loop for
  * seconds, before any field limit is checked; Google's own caps keep every request far below this
  * (100 chunks a batch, 20 metadata entries a chunk).
  */
-const MAX_JSON_VALUES = 200_000
+export const MAX_REQUEST_VALUES = 200_000
 
 type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
 
@@ -37,7 +38,7 @@ function boundExceeded(text: string, maxDepth: number, maxValues: number): { rea
 }
 
 /** Parses JSON whose objects and arrays nest at most `maxDepth` levels, with at most `maxValues` objects, lists and commas. */
-export function parseJsonBounded(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): ParsedJson {
+export function parseJsonBounded(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_REQUEST_VALUES): ParsedJson {
   const over = boundExceeded(text, maxDepth, maxValues)
   if (over?.what === 'depth') return { ok: false, message: `objects and lists nest deeper than ${maxDepth} levels (at character ${over.at + 1}).` }
   if (over?.what === 'values') return { ok: false, message: `it holds more than ${maxValues} objects, lists and commas (at character ${over.at + 1}): send fewer items per request.` }
