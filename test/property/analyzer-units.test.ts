@@ -118,7 +118,7 @@ function realUnits(): Set<string> {
     if (existsSync(corpus)) texts.push(readFileSync(corpus, 'utf8'))
   }
   const units = new Set<string>()
-  for (const t of texts) forEachWinkUnit(t, 256, (start, end) => units.add(t.slice(start, end)))
+  for (const t of texts) forEachWinkUnit(t, 256, false, (start, end) => units.add(t.slice(start, end)))
   return units
 }
 

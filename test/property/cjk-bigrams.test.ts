@@ -96,6 +96,26 @@ describe('CJK runs as overlapping pairs', () => {
     )
   })
 
+  it('property: a run longer than the 256 characters wink reads at once gives all its pairs, with either tokenizer', () => {
+    // Letters only (no punctuation to cut at), composed and decomposed, one outside the BMP.
+    const letters = fc.constantFrom('東', '京', 'タ', 'ワ', 'ー', 'は', '々', '𠀀', '한', '국', 'か\u3099', '한'.normalize('NFD'))
+    const around = fc.array(pieces, { maxLength: 4 }).map((p) => p.join(''))
+    fc.assert(
+      fc.property(fc.array(letters, { minLength: 200, maxLength: 900 }), around, around, fc.constantFrom('wink' as const, 'unicode' as const), (run, before, after, tokenizer) => {
+        const text = `${before} ${run.join('')} ${after}`
+        const a = new Analyzer({ tokenizer, stem: false, stopWords: false, lowercase: false, foldAccents: false })
+        expect(a.tokens(text).map((t) => [t.start, t.end, t.term])).toEqual(oracle(text, { tokenizer }))
+      }),
+      { numRuns: runs(100) },
+    )
+    // 600 distinct ideographs: 599 pairs, the last one the run's last two characters (wink had read the first 256).
+    const long = Array.from({ length: 600 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('')
+    for (const tokenizer of ['wink', 'unicode'] as const) {
+      const terms = new Analyzer({ tokenizer }).terms(long)
+      expect([terms.length, new Set(terms).size, terms.at(-1)]).toEqual([599, 599, long.slice(-2)])
+    }
+  })
+
   it('finds a word inside a clause, ranks by BM25 over pairs, and an index saved before the option loads with runs whole', () => {
     const index = createIndex({})
     index.add({ id: 'jp', text: '東京タワーは日本の首都にあります' })

@@ -48,7 +48,7 @@ describe('forEachWinkUnit', () => {
   it('hands each unit with its hashRange (computed while scanning), long runs cut as winkPieces cuts them', () => {
     const text = `a bb\tccc\u00a0 dé😀 ${'x'.repeat(300)} ${'ab,'.repeat(120)} end`
     const seen: string[] = []
-    forEachWinkUnit(text, 256, (start, end, hash) => {
+    forEachWinkUnit(text, 256, false, (start, end, hash) => {
       expect(hash).toBe(hashRange(text, start, end))
       seen.push(text.slice(start, end))
     })

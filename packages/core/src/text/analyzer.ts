@@ -292,7 +292,7 @@ export class Analyzer {
   /** `tokensFrom`: an Analyzer with these options whose memoized tokens of a unit give its terms, instead of reading the unit again. */
   #forEachTermId(text: string, visit: (id: number) => void, tokensFrom?: Analyzer): void {
     if (this.options.tokenizer === 'wink') {
-      forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
+      forEachWinkUnit(text, this.#maxRun, this.options.cjkBigrams, (start, end, hash) => {
         const ids = this.#units.find(text, start, end, hash) ?? this.#unit(text, start, end, hash, tokensFrom)
         if (typeof ids === 'number') visit(ids)
         else for (let i = 0; i < ids.length; i++) visit(ids[i] as number)
@@ -459,7 +459,7 @@ export class Analyzer {
    */
   #forEachToken(text: string, parts: TokenParts, visit: (start: number, end: number, term: string | null, id: number) => void): void {
     if (this.options.tokenizer === 'wink') {
-      forEachWinkUnit(text, this.#maxRun, (start, end, hash) => {
+      forEachWinkUnit(text, this.#maxRun, this.options.cjkBigrams, (start, end, hash) => {
         const tokens = this.#unitTokens.find(text, start, end, hash) ?? this.#unitTokensOf(text, start, end, hash)
         for (let i = 0; i < tokens.length; i++) {
           const t = tokens[i] as MemoToken

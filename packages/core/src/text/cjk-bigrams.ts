@@ -53,6 +53,26 @@ export function withCjkBigrams(text: string, tokens: readonly RawToken[]): reado
   return out.sort((a, b) => a.start - b.start || a.end - b.end)
 }
 
+/** Whether a code point is a letter of the CJK scripts: one that starts or continues a run. */
+export function isCjkLetter(cp: number): boolean {
+  return CJK_LETTER.test(String.fromCodePoint(cp))
+}
+
+const CJK_LETTER = /^(?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}])\p{L}$/u
+
+/**
+ * Where the character holding the code unit at `at` starts (a base with the marks and conjoining
+ * jamo after it are one, as the pairs read them), not before `from`.
+ */
+export function characterStart(text: string, from: number, at: number): number {
+  let i = at > from && isLowSurrogate(text.charCodeAt(at)) && isHighSurrogate(text.charCodeAt(at - 1)) ? at - 1 : at
+  while (i > from && continues(text.codePointAt(i) as number)) i = i - 2 >= from && isLowSurrogate(text.charCodeAt(i - 1)) && isHighSurrogate(text.charCodeAt(i - 2)) ? i - 2 : i - 1
+  return i
+}
+
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
+
 /** Whether a code point continues the character before it: a mark, or a Hangul vowel or final jamo (conjoining). */
 function continues(cp: number): boolean {
   return (cp >= 0x1160 && cp <= 0x11ff) || (cp >= 0xd7b0 && cp <= 0xd7ff) || MARK.test(String.fromCodePoint(cp))

@@ -1,4 +1,5 @@
-import { isWinkSpace, isWordChar, notInsidePair } from './char-class.js'
+import { isWinkSpace, isWordChar, notInsidePair, width } from './char-class.js'
+import { characterStart, isCjkLetter } from './cjk-bigrams.js'
 import { HASH_PRIME, HASH_SEED, hashRange } from './unit-table.js'
 
 // Module-level copies of imports used per character: under a CommonJS transform (tsx), every
@@ -38,12 +39,15 @@ export const SEGMENT_CHARS = 32_768
  *   only if it has no other);
  * - a piece with only letters, digits and marks starts a word longer than `maxRun`: wink sees
  *   its first `maxRun` characters and the rest of the word is skipped (it would be truncated to
- *   the maximum token length anyway).
+ *   the maximum token length anyway). With `cjkPairs` (the analyzer's `cjkBigrams`), a run of CJK
+ *   letters is no word but a string of pairs (cjk-bigrams.ts): it is cut into pieces of at most
+ *   `maxRun`, each after the first starting at the last character of the one before, so that the
+ *   pair across each cut is read; and a skipped word ends where such a run starts.
  *
  * Every character is scanned a bounded number of times and wink never sees a run longer than
  * `maxRun`, so the total cost is O(text length · maxRun).
  */
-export function winkPieces(text: string, maxRun: number): Piece[] {
+export function winkPieces(text: string, maxRun: number, cjkPairs = false): Piece[] {
   const pieces: Piece[] = []
   const n = text.length
   let segment = 0
@@ -57,7 +61,7 @@ export function winkPieces(text: string, maxRun: number): Piece[] {
     while (j < n && !isWinkSpace(text.charCodeAt(j))) j++
     if (j - i > maxRun) {
       if (i > segment) pieces.push({ start: segment, end: i })
-      cutLongRun(text, i, j, maxRun, pieces)
+      cutLongRun(text, i, j, maxRun, cjkPairs, pieces)
       segment = j
     } else if (j - segment > SEGMENT_CHARS && i > segment) {
       pieces.push({ start: segment, end: i })
@@ -76,7 +80,7 @@ export function winkPieces(text: string, maxRun: number): Piece[] {
  * each run between its spaces independently, so the tokens of a text are the tokens of its
  * units, shifted by their offsets.
  */
-export function forEachWinkUnit(text: string, maxRun: number, visit: (start: number, end: number, hash: number) => void): void {
+export function forEachWinkUnit(text: string, maxRun: number, cjkPairs: boolean, visit: (start: number, end: number, hash: number) => void): void {
   const n = text.length
   let i = 0
   while (i < n) {
@@ -96,7 +100,7 @@ export function forEachWinkUnit(text: string, maxRun: number, visit: (start: num
     }
     if (j - i > maxRun) {
       const pieces: Piece[] = []
-      cutLongRun(text, i, j, maxRun, pieces)
+      cutLongRun(text, i, j, maxRun, cjkPairs, pieces)
       for (const p of pieces) visit(p.start, p.end, hashRange(text, p.start, p.end))
     } else {
       visit(i, j, h >>> 0)
@@ -105,8 +109,8 @@ export function forEachWinkUnit(text: string, maxRun: number, visit: (start: num
   }
 }
 
-/** Pieces of the run from `start` to `end` (no wink spaces in it), each at most `maxRun` (≥ 2) long. */
-function cutLongRun(text: string, start: number, end: number, maxRun: number, pieces: Piece[]): void {
+/** Pieces of the run from `start` to `end` (no wink spaces in it), each at most `maxRun` (≥ 256) long. */
+function cutLongRun(text: string, start: number, end: number, maxRun: number, cjkPairs: boolean, pieces: Piece[]): void {
   let p = start
   while (end - p > maxRun) {
     const windowEnd = notInsidePair(text, p + maxRun)
@@ -116,16 +120,37 @@ function cutLongRun(text: string, start: number, end: number, maxRun: number, pi
       p = cut
       continue
     }
-    // No punctuation in maxRun characters: a long word. wink sees its head, the tail is skipped.
+    // No punctuation in maxRun characters: a long word, or CJK letters read as pairs.
+    const continued = cjkPairs ? cjkContinuation(text, p, windowEnd) : undefined
+    if (continued !== undefined) {
+      pieces.push({ start: p, end: continued.end })
+      p = continued.next
+      continue
+    }
+    // A word: wink sees its head, the tail is skipped (up to a CJK run, which is read as pairs).
     pieces.push({ start: p, end: windowEnd })
     p = windowEnd
     while (p < end) {
       const cp = text.codePointAt(p) as number
-      if (!isWordChar(cp)) break
-      p += cp > 0xffff ? 2 : 1
+      if (!isWordChar(cp) || (cjkPairs && isCjkLetter(cp))) break
+      p += width(cp)
     }
   }
   if (p < end) pieces.push({ start: p, end })
+}
+
+/**
+ * For a piece from `p` cut at `windowEnd` inside a run of CJK letters (at least two of them before
+ * the cut and one after it): where it ends (not inside a character) and where the next one starts,
+ * at its last character, so that the pair of that character and the next is read.
+ */
+function cjkContinuation(text: string, p: number, windowEnd: number): { readonly end: number; readonly next: number } | undefined {
+  const end = characterStart(text, p, windowEnd)
+  if (end - p < 4 || !isCjkLetter(text.codePointAt(end) as number)) return undefined
+  const last = characterStart(text, p, end - 1)
+  const before = last > p ? characterStart(text, p, last - 1) : last
+  if (before === last || !isCjkLetter(text.codePointAt(last) as number) || !isCjkLetter(text.codePointAt(before) as number)) return undefined
+  return { end, next: last }
 }
 
 /**

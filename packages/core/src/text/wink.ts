@@ -414,7 +414,7 @@ function forgetLearned(lexemes: WinkLexemes, mark: number): void {
  */
 export function winkTokens(text: string, maxTokenLength: number): RawToken[] {
   const out: RawToken[] = []
-  forEachWinkUnit(text, Math.max(WINK_MAX_RUN, maxTokenLength), (start, end) => {
+  forEachWinkUnit(text, Math.max(WINK_MAX_RUN, maxTokenLength), false, (start, end) => {
     for (const t of winkUnitTokens(text.slice(start, end), maxTokenLength)) {
       out.push({ value: t.value, start: t.start + start, end: t.end + start, type: t.type })
     }
