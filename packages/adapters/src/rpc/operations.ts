@@ -51,12 +51,16 @@ export function finishedOperation(spec: OperationSpec): Operation {
   }
 }
 
-/** A numeric id as Vertex generates them (19 digits, no leading zero), from a source of random [a-z0-9]. */
+/**
+ * A numeric id as Vertex generates them (19 digits, no leading zero), from a source of random
+ * [a-z0-9]. The first digit is 1 to 8, so that the id fits an int64 (below 2^63 ≈ 9.22e18): a
+ * corpus's id is also `ragCorpusId`, an int64 field that a larger one would turn negative.
+ */
 export function numericId(random: (length: number) => string): string {
   const raw = random(19)
-  let out = ''
-  for (let i = 0; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
-  return out[0] === '0' ? `1${out.slice(1)}` : out
+  let out = String((raw.charCodeAt(0) % 8) + 1)
+  for (let i = 1; i < raw.length; i++) out += String(raw.charCodeAt(i) % 10)
+  return out
 }
 
 /** Finished operations kept for polling; the oldest are forgotten past this many (Google keeps them for a while, too). */
