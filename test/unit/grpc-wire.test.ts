@@ -118,3 +118,32 @@ describe('the values a request message holds', () => {
     expect(decodeRequest(importType, message)).toMatchObject({ ok: false, message: expect.stringContaining('more than 200000 field values') })
   })
 })
+
+/**
+ * Timestamp and Duration fields in the ranges timestamp.proto and duration.proto give them: nanos of
+ * 2e9 had read as .2 s, and a Duration whose seconds and nanos disagree in sign was taken. REST
+ * refuses the same values in their JSON forms ("…40.2000000000Z", "100.2000000000s").
+ */
+describe('Timestamp and Duration fields of a request', () => {
+  const root = loadServiceProtos(['google.cloud.aiplatform.v1beta1.MemoryBankService'])
+  const type = root.lookupType('google.cloud.aiplatform.v1beta1.CreateMemoryRequest')
+  const parent = 'projects/p/locations/l/reasoningEngines/1'
+  const encode = (memory: Record<string, unknown>): Buffer => Buffer.from(type.encode(type.fromObject({ parent, memory: { fact: 'f', scope: { u: '1' }, ...memory } })).finish())
+
+  it('are read in range as proto3 JSON writes them', () => {
+    expect(decodeRequest(type, encode({ expireTime: { seconds: 4_000_000_000, nanos: 999_999_999 } }))).toMatchObject({ ok: true, json: { memory: { expireTime: '2096-10-02T07:06:40.999999999Z' } } })
+    expect(decodeRequest(type, encode({ ttl: { seconds: 100, nanos: 500_000_000 } }))).toMatchObject({ ok: true, json: { memory: { ttl: '100.500s' } } })
+    expect(decodeRequest(type, encode({ ttl: { seconds: -1, nanos: -5 } }))).toMatchObject({ ok: true, json: { memory: { ttl: '-1.000000005s' } } })
+  })
+
+  it('out of range are refused, saying which bound', () => {
+    const refused = (memory: Record<string, unknown>) => decodeRequest(type, encode(memory))
+    const prefix = 'The request is not a valid google.cloud.aiplatform.v1beta1.CreateMemoryRequest message: '
+    expect(refused({ expireTime: { seconds: 4_000_000_000, nanos: 2_000_000_000 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Timestamp holds nanos 2000000000; they are 0 to 999,999,999.` })
+    expect(refused({ expireTime: { seconds: 4_000_000_000, nanos: -1 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Timestamp holds nanos -1; they are 0 to 999,999,999.` })
+    expect(refused({ expireTime: { seconds: 253_402_300_800 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Timestamp holds seconds 253402300800, outside 0001-01-01 to 9999-12-31.` })
+    expect(refused({ ttl: { seconds: 100, nanos: 2_000_000_000 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Duration holds nanos 2000000000; they are -999,999,999 to 999,999,999.` })
+    expect(refused({ ttl: { seconds: 100, nanos: -5 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Duration holds seconds 100 and nanos -5; the two have the same sign.` })
+    expect(refused({ ttl: { seconds: 315_576_000_001 } })).toEqual({ ok: false, message: `${prefix}a google.protobuf.Duration holds seconds 315576000001, beyond 10,000 years.` })
+  })
+})

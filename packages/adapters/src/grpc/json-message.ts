@@ -227,6 +227,49 @@ function fromJson(type: ProtoType, json: unknown): unknown {
   return result
 }
 
+const DURATION = '.google.protobuf.Duration'
+
+/**
+ * The ranges timestamp.proto and duration.proto give their fields: a Timestamp from 0001-01-01 to
+ * 9999-12-31 with nanos 0 to 999,999,999; a Duration within ±10,000 years with |nanos| below 10^9,
+ * of the sign of its seconds. Outside them the JSON form would be another instant (nanos of 2e9
+ * would read as .2 s) or none: refused, as REST refuses their JSON forms.
+ */
+function checkTime(type: string, message: Fields): void {
+  const seconds = int64Number(message['seconds'])
+  const nanos = int64Number(message['nanos'])
+  const name = type.slice(1)
+  if (type === TIMESTAMP) {
+    if (nanos < 0 || nanos > 999_999_999) throw new Error(`a ${name} holds nanos ${nanos}; they are 0 to 999,999,999`)
+    if (seconds < -62_135_596_800 || seconds > 253_402_300_799) throw new Error(`a ${name} holds seconds ${seconds}, outside 0001-01-01 to 9999-12-31`)
+    return
+  }
+  if (Math.abs(nanos) > 999_999_999) throw new Error(`a ${name} holds nanos ${nanos}; they are -999,999,999 to 999,999,999`)
+  if ((seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0)) throw new Error(`a ${name} holds seconds ${seconds} and nanos ${nanos}; the two have the same sign`)
+  if (Math.abs(seconds) > 315_576_000_000) throw new Error(`a ${name} holds seconds ${seconds}, beyond 10,000 years`)
+}
+
+/**
+ * A Duration's proto3 JSON: seconds with 0, 3, 6 or 9 fractional digits and the suffix "s"
+ * ("1.5s" is written "1.500s"), negative when either part is (checkTime: they share a sign).
+ */
+function durationJson(seconds: number, nanos: number): string {
+  const sign = seconds < 0 || nanos < 0 ? '-' : ''
+  const whole = Math.abs(seconds)
+  const n = Math.abs(nanos)
+  if (n === 0) return `${sign}${whole}s`
+  const digits = String(n).padStart(9, '0')
+  const fraction = n % 1_000_000 === 0 ? digits.slice(0, 3) : n % 1000 === 0 ? digits.slice(0, 6) : digits
+  return `${sign}${whole}.${fraction}s`
+}
+
+/** An integer field's value as protobuf.js decodes it (a number, or a Long for an int64), as a number; 0 when unset. */
+function int64Number(value: unknown): number {
+  if (typeof value === 'number') return value
+  if (typeof value === 'object' && value !== null && 'toNumber' in value && typeof value.toNumber === 'function') return Number(value.toNumber())
+  return value === undefined || value === null ? 0 : Number(value)
+}
+
 /** The message of `type` a proto3 JSON value stands for (null for JSON null). Throws when the JSON does not fit. */
 export function messageFromJson(type: ProtoType, json: unknown): ReturnType<ProtoType['fromObject']> | null {
   const object = fromJson(type, json)
@@ -238,7 +281,12 @@ export function messageToJson(type: ProtoType, message: object): unknown {
   const plan = planOf(type)
   const struct = STRUCT_TO_JSON.get(type.fullName)
   if (struct) return struct(message)
-  if (plan.special) return toProto3JSON(message as Parameters<typeof toProto3JSON>[0])
+  if (plan.special) {
+    if (type.fullName === TIMESTAMP || type.fullName === DURATION) checkTime(type.fullName, message as Fields)
+    // The library drops a negative Duration's nanos ("-1.000000005s" came out "-1s").
+    if (type.fullName === DURATION) return durationJson(int64Number((message as Fields)['seconds']), int64Number((message as Fields)['nanos']))
+    return toProto3JSON(message as Parameters<typeof toProto3JSON>[0])
+  }
   const result: Fields = {}
   for (const key of Object.keys(message)) {
     const value = (message as Fields)[key]
