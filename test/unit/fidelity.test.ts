@@ -230,6 +230,31 @@ describe('Memory Bank filters: the documented forms', () => {
   })
 })
 
+describe('paging an engine that holds nothing yet', () => {
+  // An engine is made on its first write: before it, a list is empty, but its request is read as
+  // on any engine ("Invalid page token" for a token no call returned; pageSize is not negative).
+  it('reads page size and token as on an engine with memories and sessions', async () => {
+    const b = new MemoryBank({ embedder })
+    const empty = 'projects/p/locations/l/reasoningEngines/9'
+    const calls = [
+      (page: Record<string, unknown>) => b.listMemories({ parent: empty, ...page }),
+      (page: Record<string, unknown>) => b.sessions.listSessions({ parent: empty, ...page }),
+      (page: Record<string, unknown>) => b.retrieveMemories({ parent: empty, scope: { user_id: 'u1' }, simpleRetrievalParams: page }),
+    ]
+    for (const call of calls) {
+      expect(ok(await call({}))).toEqual({})
+      expect(failed(await call({ pageToken: 'garbage' }))).toMatchObject({ code: 3, message: expect.stringContaining('Invalid page token') as string })
+      expect(failed(await call({ pageSize: -1 })).code).toBe(3)
+    }
+    // The same answers as an engine that holds a memory and a session.
+    const held = await bank(['likes tea'])
+    ok(await held.sessions.createSession({ parent: E, session: { userId: 'u1' } }))
+    expect(failed(await held.listMemories({ parent: E, pageToken: 'garbage' })).code).toBe(3)
+    expect(failed(await held.sessions.listSessions({ parent: E, pageToken: 'garbage' })).code).toBe(3)
+    expect(failed(await held.retrieveMemories({ parent: E, scope: { user_id: 'u1' }, simpleRetrievalParams: { pageToken: 'garbage' } })).code).toBe(3)
+  })
+})
+
 describe('responses are proto3 JSON', () => {
   // https://protobuf.dev/programming-guides/json/#presence: "if a field supports presence,
   // serializers must emit the field value if and only if the corresponding hazzer would return

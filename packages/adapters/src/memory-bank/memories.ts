@@ -211,19 +211,20 @@ export async function listMemories(ctx: MemoryContext, request: unknown): Promis
   const engine = ctx.readEngine(req.parent, 'parent')
   const filter = memoryFilter(req.filter, 'filter')
   const order = req.orderBy === undefined || req.orderBy.trim() === '' ? undefined : readOrderBy(req.orderBy, MEMORY_ORDER, 'create_time desc')
-  if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
   const scope = scopeOfFilter(filter)
   const all: MemoryState[] = []
-  for (const m of scope.scopeKey === undefined ? engine.memories.values() : memoriesOfScope(engine, scope.scopeKey)) {
+  // An engine that holds nothing yet has no memories, but its page size and token are read all the same.
+  const held = engine === undefined ? [] : scope.scopeKey === undefined ? engine.memories.values() : memoriesOfScope(engine, scope.scopeKey)
+  for (const m of held) {
     if ((!scope.test || scope.test(m)) && ctx.visible(m) && (!test || test(memoryMetadata(m)))) all.push(m)
   }
   // Newest first: both iterate in creation order.
   all.reverse()
   if (order) {
-    const ordered = orderedPage(all, order, `listMemories ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
+    const ordered = orderedPage(all, order, `listMemories ${engine?.name ?? req.parent} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
     return omitUnset({ memories: ordered.items.map(memoryJson), nextPageToken: ordered.nextPageToken })
   }
-  const page = pageOf(all, (m) => -m.seq, `listMemories ${engine.name} ${req.filter ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
+  const page = pageOf(all, (m) => -m.seq, `listMemories ${engine?.name ?? req.parent} ${req.filter ?? ''}`, req, { defaultSize: 100, maxSize: 1000 })
   return omitUnset({ memories: page.items.map(memoryJson), nextPageToken: page.nextPageToken })
 }

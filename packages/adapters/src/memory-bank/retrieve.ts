@@ -105,7 +105,15 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     if ((req.similaritySearchParams.searchQuery ?? '').trim() === '') throw invalidArgument('similaritySearchParams.searchQuery', 'searchQuery is required for similarity search.')
     count(req.similaritySearchParams.topK, 'similaritySearchParams.topK')
   } else count(req.simpleRetrievalParams?.pageSize, 'simpleRetrievalParams.pageSize')
-  if (!engine) return {}
+  // The list a simple retrieval's page tokens name.
+  const list = `retrieveMemories ${engine?.name ?? req.parent} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`
+  const simplePage = <T extends { readonly seq: number }>(items: readonly T[], simple: NonNullable<typeof req.simpleRetrievalParams>) =>
+    pageOf(items, (m) => m.seq, list, omitUndefined({ pageSize: count(simple.pageSize, 'simpleRetrievalParams.pageSize'), pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
+  if (!engine) {
+    // An engine that holds nothing yet retrieves nothing; a page token given it is still read.
+    if (!req.similaritySearchParams && req.simpleRetrievalParams) simplePage([], req.simpleRetrievalParams)
+    return {}
+  }
 
   const similarity = req.similaritySearchParams
   if (similarity) {
@@ -123,11 +131,9 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     })
     return omitUnset({ retrievedMemories: retrieved })
   }
-  const simple = req.simpleRetrievalParams ?? {}
-  const pageSize = count(simple.pageSize, 'simpleRetrievalParams.pageSize')
   const test = compileFilter(filter)
   // The filter's first part is the scope: only its memories are read (an engine holds every user's).
   const all = [...memoriesOfScope(engine, scopeKey)].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
-  const page = pageOf(all, (m) => m.seq, `retrieveMemories ${engine.name} ${scopeKey} ${req.filter ?? ''} ${JSON.stringify(req.filterGroups ?? [])}`, omitUndefined({ pageSize, pageToken: simple.pageToken }), { defaultSize: DEFAULT_RETRIEVE, maxSize: MAX_RETRIEVE })
+  const page = simplePage(all, req.simpleRetrievalParams ?? {})
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }

@@ -241,12 +241,12 @@ export async function listSessions(ctx: MemoryContext, request: unknown): Promis
   const engine = ctx.readEngine(req.parent, 'parent')
   const filter = sessionFilter(req.filter)
   const order = readOrderBy(req.orderBy, SESSION_ORDER, 'create_time')
-  if (!engine) return {}
   const test = filter ? compileFilter(filter) : undefined
   const now = ctx.now()
   // A `user_id = "..."` at the filter's top is tested on the session itself, before its metadata is made.
   const users = requiredEquals(filter).flatMap(([field, value]) => (field === 'user_id' ? [value] : []))
-  const all = [...engine.sessions.values()].filter((s) => users.every((u) => s.userId === u) && live(s, now) && (!test || test(sessionMetadata(s))))
-  const page = orderedPage(all, order, `listSessions ${engine.name} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
+  // An engine that holds nothing yet has no sessions, but its page size and token are read all the same.
+  const all = engine ? [...engine.sessions.values()].filter((s) => users.every((u) => s.userId === u) && live(s, now) && (!test || test(sessionMetadata(s)))) : []
+  const page = orderedPage(all, order, `listSessions ${engine?.name ?? req.parent} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
   return omitUnset({ sessions: page.items.map(sessionJson), nextPageToken: page.nextPageToken })
 }
