@@ -184,7 +184,16 @@ describe('PredictionService over gRPC (aiplatform 6.11)', () => {
     await expect(client.predict({ endpoint: `${LOCATION}/endpoints/1` })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED })
     const model = `${LOCATION}/publishers/google/models/${MODEL}`
     await expect(client.countTokens({ endpoint: model })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details: expect.stringContaining('CountTokens') as string })
+    // generateContent on an endpoint (its http rule's first binding): a deployed model, Google's to serve.
+    const onEndpoint = `GenerateContent on an endpoint (${LOCATION}/endpoints/7) is not implemented by Quarry: it serves publisher models`
+    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }]
+    await expect(client.generateContent({ model: `${LOCATION}/endpoints/7`, contents })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details: expect.stringContaining(onEndpoint) as string })
     await client.close()
+    for (const verb of ['generateContent', 'streamGenerateContent']) {
+      const rest = await fetch(`${url}/v1/${LOCATION}/endpoints/7:${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents }) })
+      expect([verb, rest.status]).toEqual([verb, 501])
+      expect(await rest.json()).toEqual({ error: { code: 501, status: 'UNIMPLEMENTED', message: expect.stringContaining(onEndpoint) as string } })
+    }
     // Google's http rules (prediction_service.proto): @google/genai's countTokens and embedContent, and predict, over REST.
     const why = "Quarry serves generateContent on publisher models (a local or plugged-in model over RAG Engine retrieval); other predictions need Google's service."
     for (const [version, path, rpc] of [

@@ -61,6 +61,9 @@ function checkedReply(reply: ModelReply): ModelReply {
   return reply
 }
 
+// A model named by its endpoint (the http rule's first binding, projects/*/locations/*/endpoints/*).
+const ENDPOINT = /^projects\/[^/]+\/locations\/[^/]+\/endpoints\/[^/]+$/
+
 /**
  * GenerateContent on a publisher model: a `retrieval.vertexRagStore` tool runs retrieveContexts
  * with the tool's own settings (rag-store.ts) for the last user turn, then the model answers; the
@@ -69,6 +72,8 @@ function checkedReply(reply: ModelReply): ModelReply {
  */
 export async function generateContent(call: PredictionCall, request: unknown): Promise<GenerateContentResponseJson> {
   const req = readMessage(requestSchema(GenerateContentRequest, call.version), request)
+  // The proto's first binding, a deployed or tuned model's endpoint: Google's service, not Quarry's.
+  if (ENDPOINT.test(req.model ?? '')) throw failure('UNIMPLEMENTED', `GenerateContent on an endpoint (${(req.model ?? '').slice(0, 200)}) is not implemented by Quarry: it serves publisher models (projects/*/locations/*/publishers/*/models/*), a local or plugged-in model over RAG Engine retrieval.`)
   const model = parseName(req.model, MODEL, 'model', { model: MODEL_ID })
   if (req.contents === undefined || req.contents.length === 0) throw invalidArgument('contents', 'contents is required: at least one turn (role "user", a text part) for the model to answer.')
   // Each turn as content.proto has it (rpc/content.ts): parts required, each with its data, a role of user or model.

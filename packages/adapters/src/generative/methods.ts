@@ -27,7 +27,8 @@ export const PREDICTION_TABLE = {
     run: (c: PredictionCall, r) => generateContent(c, r),
     write: read,
     shape: UNARY,
-    http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:generateContent', body: '*' }],
+    // On an endpoint: UNIMPLEMENTED, saying so (generate.ts), as over gRPC.
+    http: post('model', 'generateContent', [M, E]),
   }),
   // Answered in one message: over REST as one Server-Sent Event (`alt=sse`, what @google/genai and
   // ADK's streaming mode ask) or a one-element array; over gRPC a server stream of one message.
@@ -36,7 +37,7 @@ export const PREDICTION_TABLE = {
     run: (c: PredictionCall, r) => generateContent(c, r),
     write: read,
     shape: UNARY,
-    http: [{ verb: 'POST', path: '{model=projects/*/locations/*/publishers/*/models/*}:streamGenerateContent', body: '*', stream: true }],
+    http: post('model', 'streamGenerateContent', [M, E]).map((binding) => ({ ...binding, stream: true })),
   }),
   predict: method({ rpc: 'Predict', run: unimplemented('Predict', WHY), write: read, shape: UNARY, http: post('endpoint', 'predict', [E, M]) }),
   rawPredict: method({ rpc: 'RawPredict', run: unimplemented('RawPredict', WHY), write: read, shape: UNARY, http: post('endpoint', 'rawPredict', [E, M]) }),
