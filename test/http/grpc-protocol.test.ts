@@ -126,6 +126,17 @@ describe('the gRPC server on node:http2', () => {
     expect(proto.headers['grpc-status']).toBe(String(grpc.status.NOT_FOUND))
   })
 
+  it('answers UNIMPLEMENTED for a method it does not serve, naming the REST path of one it serves over REST only', async () => {
+    const unknown = await raw({ ':path': '/google.example.Nothing/Call' }, framed(Buffer.alloc(0)))
+    expect([unknown.headers['grpc-status'], decodeURIComponent(String(unknown.headers['grpc-message']))]).toEqual([String(grpc.status.UNIMPLEMENTED), "The method /google.example.Nothing/Call is not served here: Quarry serves the RPCs of Google's retrieval services."])
+    // Newer than the shipped protos (grpc.test.ts lists them): REST has it.
+    const purge = await raw({ ':path': '/google.cloud.aiplatform.v1beta1.MemoryBankService/PurgeMemories' }, framed(Buffer.alloc(0)))
+    expect([purge.headers['grpc-status'], decodeURIComponent(String(purge.headers['grpc-message']))]).toEqual([
+      String(grpc.status.UNIMPLEMENTED),
+      "google.cloud.aiplatform.v1beta1.MemoryBankService.PurgeMemories is served over REST only at POST /v1beta1/{parent=projects/*/locations/*/reasoningEngines/*}/memories:purge: it is newer than the protos Quarry's gRPC server ships.",
+    ])
+  })
+
   it('answers what is not a gRPC call with HTTP: 415 for another content type, 405 for another method', async () => {
     expect((await raw({ 'content-type': 'application/json' }, Buffer.from('{}'))).headers[':status']).toBe(415)
     expect((await raw({ ':method': 'PUT' }, Buffer.alloc(0))).headers[':status']).toBe(405)

@@ -142,7 +142,20 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       routes.set(path, { name: `${name}.${protoMethod.name}`, requestType, encode: (json) => encodeMessage(responseType, json), bound })
     }
   }
-  for (const [path, bound] of byPath) if (!routes.has(path)) restOnly.push(`${bound.service}.${bound.rpc}`)
+  // Bound methods the shipped protos lack, by path: a call names where REST serves them.
+  const restOnlyPaths = new Map<string, BoundMethod>()
+  for (const [path, bound] of byPath) {
+    if (routes.has(path)) continue
+    restOnly.push(`${bound.service}.${bound.rpc}`)
+    restOnlyPaths.set(path, bound)
+  }
+  const notServed = (path: string): string => {
+    const bound = restOnlyPaths.get(path)
+    if (!bound) return `The method ${path.slice(0, 200)} is not served here: Quarry serves the RPCs of Google's retrieval services.`
+    const rest = bound.http[0]
+    const where = rest ? ` at ${rest.verb} /${bound.version}/${rest.path}` : ''
+    return `${bound.service}.${bound.rpc} is served over REST only${where}: it is newer than the protos Quarry's gRPC server ships.`
+  }
 
   /** Answers a stream once: the message with status OK, or the status alone (a trailers-only response). */
   const reply = (stream: ServerHttp2Stream, answer: Answer): void => {
@@ -237,7 +250,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (codec !== undefined && codec !== 'proto') return fail(stream, 'UNIMPLEMENTED', `This server reads protobuf messages only (content-type application/grpc or application/grpc+proto); the call sent application/grpc+${codec.slice(0, 40)}.`)
     const path = one(headers[http2.HTTP2_HEADER_PATH]) ?? ''
     const route = routes.get(path)
-    if (!route) return fail(stream, 'UNIMPLEMENTED', `The method ${path.slice(0, 200)} is not served here: Quarry serves the RPCs of Google's retrieval services.`)
+    if (!route) return fail(stream, 'UNIMPLEMENTED', notServed(path))
     const admitted = checkAccess({ host: one(headers[http2.HTTP2_HEADER_AUTHORITY]), origin: headers.origin }, options.boundHost(), options.access)
     if (!admitted.ok) return fail(stream, 'PERMISSION_DENIED', admitted.message)
     const encoding = one(headers['grpc-encoding']) ?? 'identity'
