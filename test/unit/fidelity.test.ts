@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createHashingEmbedder, type Embedder } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine, type Outcome } from '@quarry/adapters'
-import { enumOf, float, int32, message, optional, readMessage, string } from '../../packages/adapters/src/rpc/proto-json.js'
+import { enumOf, float, float32, int32, message, optional, readMessage, string } from '../../packages/adapters/src/rpc/proto-json.js'
 import { omitUndefined, omitUnset } from '../../packages/adapters/src/rpc/omit.js'
 import { sparseDistanceOf } from '../../packages/adapters/src/vertex-rag/metric.js'
 import { unitDistance } from '../../packages/adapters/src/memory-bank/retrieve.js'
@@ -227,6 +227,33 @@ describe('Memory Bank filters: the documented forms', () => {
     const refused = failed(await b.listMemories({ parent: E, filter: 'topics.custom_memory_topic_label = "travel"' }))
     expect(refused.code).toBe(3)
     expect(refused.message).toContain('test it for one with topics.custom_memory_topic_label:"travel"')
+  })
+})
+
+describe('float fields hold 32-bit floats', () => {
+  // CustomMetadata.numeric_value and Condition.numeric_value are `float` (retriever.proto), as is
+  // RelevantChunk.chunk_relevance_score: Google holds a float32 and proto3 JSON prints the shortest
+  // decimal that reads back as it. Over gRPC a client sends the float's bits, which protobuf.js
+  // reads as 0.10000000149011612 for 0.1: the same value either way, so filters agree.
+  it('stores a float field as the float32 it is, written shortest, whichever form it came in', async () => {
+    const sr = new SemanticRetriever({ embedder })
+    const corpus = ok(await sr.createCorpus({ corpus: { name: 'corpora/f' } })).name
+    const json = ok(await sr.createDocument({ parent: corpus, document: { name: `${corpus}/documents/json`, customMetadata: [{ key: 'x', numericValue: 0.1 }] } }))
+    const bits = ok(await sr.createDocument({ parent: corpus, document: { name: `${corpus}/documents/bits`, customMetadata: [{ key: 'x', numericValue: Math.fround(0.1) }, { key: 'y', numericValue: 0.123456789 }] } }))
+    expect(json.customMetadata).toEqual([{ key: 'x', numericValue: 0.1 }])
+    expect(bits.customMetadata).toEqual([{ key: 'x', numericValue: 0.1 }, { key: 'y', numericValue: 0.12345679 }])
+    for (const doc of ['json', 'bits']) ok(await sr.createChunk({ parent: `${corpus}/documents/${doc}`, chunk: { data: { stringValue: 'desert spice' } } }))
+    for (const value of [0.1, Math.fround(0.1)]) {
+      const found = ok(await sr.queryCorpus({ name: corpus, query: 'desert spice', metadataFilters: [{ key: 'document.custom_metadata.x', conditions: [{ operation: 'EQUAL', numericValue: value }] }] }))
+      expect((found.relevantChunks ?? []).map((c) => c.chunk.name.split('/')[3]).sort()).toEqual(['bits', 'json'])
+      // The score as a float32 prints: at most 9 significant digits, the shortest that reads back.
+      for (const c of found.relevantChunks ?? []) {
+        const score = c.chunkRelevanceScore ?? 0
+        expect([float32(score), String(score).replace(/^0\.0*|\./g, '').length <= 9]).toEqual([score, true])
+      }
+    }
+    // Beyond the float range: refused, as Google's JSON parser refuses it, not stored as Infinity for gRPC's clients.
+    expect(failed(await sr.createDocument({ parent: corpus, document: { customMetadata: [{ key: 'x', numericValue: 1e300 }] } }))).toMatchObject({ code: 3, message: expect.stringContaining("Invalid value at 'document.customMetadata[0].numericValue' (TYPE_FLOAT), 1e+300") as string })
   })
 })
 

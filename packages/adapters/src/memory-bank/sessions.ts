@@ -242,11 +242,14 @@ export async function listSessions(ctx: MemoryContext, request: unknown): Promis
   const filter = sessionFilter(req.filter)
   const order = readOrderBy(req.orderBy, SESSION_ORDER, 'create_time')
   const test = filter ? compileFilter(filter) : undefined
-  const now = ctx.now()
   // A `user_id = "..."` at the filter's top is tested on the session itself, before its metadata is made.
   const users = requiredEquals(filter).flatMap(([field, value]) => (field === 'user_id' ? [value] : []))
+  const listed = (held: EngineState): SessionState[] => {
+    const now = ctx.now()
+    return [...held.sessions.values()].filter((s) => users.every((u) => s.userId === u) && live(s, now) && (!test || test(sessionMetadata(s))))
+  }
   // An engine that holds nothing yet has no sessions, but its page size and token are read all the same.
-  const all = engine ? [...engine.sessions.values()].filter((s) => users.every((u) => s.userId === u) && live(s, now) && (!test || test(sessionMetadata(s)))) : []
+  const all = engine ? listed(engine) : []
   const page = orderedPage(all, order, `listSessions ${engine?.name ?? req.parent} ${req.filter ?? ''} ${req.orderBy ?? ''}`, req)
   return omitUnset({ sessions: page.items.map(sessionJson), nextPageToken: page.nextPageToken })
 }

@@ -232,7 +232,27 @@ function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_IN
 function readFloat(value: unknown, path: string, type: 'TYPE_FLOAT' | 'TYPE_DOUBLE'): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
   if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(path, type, value)
-  return n
+  if (type === 'TYPE_DOUBLE') return n
+  const f = float32(n)
+  if (!Number.isFinite(f)) throw invalidPayload(path, `Invalid value at '${path}' (TYPE_FLOAT), ${shown(value)}: a float holds at most about 3.4e38 in magnitude.`)
+  return f
+}
+
+/**
+ * A `float` field's value as Google holds it, a 32-bit float, written as the shortest decimal that
+ * reads back as it, as proto3 JSON prints a float ("0.1", not 0.10000000149011612): the same
+ * number whether it came as JSON or as float bits over gRPC, so that an equality filter written one
+ * way matches a value stored the other. Infinity beyond the float range.
+ */
+export function float32(n: number): number {
+  const f = Math.fround(n)
+  if (!Number.isFinite(f) || f === 0) return f
+  // Nine significant digits always read back (IEEE 754 single precision).
+  for (let digits = 1; digits < 9; digits++) {
+    const shortest = Number(f.toPrecision(digits))
+    if (Math.fround(shortest) === f) return shortest
+  }
+  return Number(f.toPrecision(9))
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Filter, Hit, QuarryIndex } from '@quarry/core'
 import { omitUndefined, omitUnset } from '../rpc/omit.js'
-import { readMessage } from '../rpc/proto-json.js'
+import { float32, readMessage } from '../rpc/proto-json.js'
 import { invalidArgument } from '../rpc/status.js'
 import type { RetrieverContext } from './context.js'
 import { DOCUMENT_FIELD } from './custom-metadata.js'
@@ -61,8 +61,9 @@ async function run(ctx: RetrieverContext, corpusOf: () => CorpusState, p: QueryP
     const document = typeof documentName === 'string' ? corpus.documents.get(documentName) : undefined
     const chunk = document?.chunks.get(hit.id)
     if (!document || !chunk) throw new Error(`index and resources disagree on ${hit.id}`)
-    // chunkRelevanceScore is a float without presence: a score of exactly 0 is omitted, as proto3 JSON omits it.
-    return { json: omitUnset({ chunkRelevanceScore: hit.score, chunk: chunkJson(chunk), document: withDocument ? documentJson(document) : undefined }), hit, chunk }
+    // chunkRelevanceScore is a float without presence: a score of exactly 0 is omitted, as proto3
+    // JSON omits it; written as the float it is over gRPC (float32).
+    return { json: omitUnset({ chunkRelevanceScore: float32(hit.score), chunk: chunkJson(chunk), document: withDocument ? documentJson(document) : undefined }), hit, chunk }
   })
   return { ...none, response: omitUnset({ relevantChunks: results.map((r) => r.json) }), results }
 }
