@@ -1,4 +1,5 @@
 import { QuarryError, describe } from '../errors.js'
+import { isoDatetimeMs } from './datetime.js'
 
 /** A datetime value in a filter (JSON-serializable): an ISO 8601 string. */
 export interface DatetimeValue {
@@ -34,19 +35,6 @@ function bad(path: string, message: string): QuarryError {
   return new QuarryError('INVALID_QUERY', `${path}: ${message}`, { path })
 }
 
-/**
- * An ISO 8601 text Date.parse reads, naming a day its month has: V8 reads "2023-02-30" as
- * March 2, a date the filter's author did not write.
- */
-function validDatetime(text: string): boolean {
-  if (Number.isNaN(Date.parse(text))) return false
-  const day = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})/.exec(text)
-  if (!day) return true
-  const [year, month, date] = [Number(day[1]), Number(day[2]), Number(day[3])]
-  // Day 0 of the next month is the last day of this one (UTC, so no zone moves it).
-  return month >= 1 && month <= 12 && date >= 1 && date <= new Date(Date.UTC(year, month, 0)).getUTCDate()
-}
-
 function checkScalar(value: unknown, path: string): void {
   if (typeof value === 'string' || typeof value === 'boolean') return
   if (typeof value === 'number') {
@@ -56,7 +44,7 @@ function checkScalar(value: unknown, path: string): void {
   if (typeof value === 'object' && value !== null && typeof (value as { datetime?: unknown }).datetime === 'string') {
     const keys = Object.keys(value)
     if (keys.length !== 1) throw bad(`${path}.${keys.find((k) => k !== 'datetime') ?? ''}`, `a datetime value is { datetime: "ISO 8601" } alone; remove the other keys.`)
-    if (!validDatetime((value as DatetimeValue).datetime)) throw bad(path, `datetime must be an ISO 8601 string of a real date like "2024-05-01T00:00:00Z"; received ${describe((value as DatetimeValue).datetime)}.`)
+    if (isoDatetimeMs((value as DatetimeValue).datetime) === undefined) throw bad(path, `datetime must be an ISO 8601 date or date and time of a real instant, like "2024-05-01", "2024-05-01T09:30:00Z" or "2024-05-01T09:30:00+02:00" (without an offset: UTC); received ${describe((value as DatetimeValue).datetime)}.`)
     return
   }
   if (value instanceof Date) throw bad(path, `a filter is JSON: give a Date as { datetime: date.toISOString() }.`)

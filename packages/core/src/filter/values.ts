@@ -1,4 +1,5 @@
 import type { FilterScalar } from './ast.js'
+import { isoDatetimeMs } from './datetime.js'
 
 /** A metadata value: a string, number, boolean, string list or datetime. */
 export type MetadataValue = string | number | boolean | readonly string[] | Date
@@ -28,7 +29,8 @@ export function filterTyped(value: FilterScalar): Typed {
   if (typeof value === 'string') return { kind: 'string', value }
   if (typeof value === 'number') return { kind: 'number', value }
   if (typeof value === 'boolean') return { kind: 'boolean', value }
-  return { kind: 'datetime', value: Date.parse(value.datetime) }
+  // Checked by validateFilter: every filter is, before it is compiled.
+  return { kind: 'datetime', value: isoDatetimeMs(value.datetime) ?? Number.NaN }
 }
 
 /** Kinds whose values are ordered (lt, lte, gt, gte apply). */
