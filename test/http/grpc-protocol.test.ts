@@ -152,6 +152,13 @@ describe('the gRPC server on node:http2', () => {
     expect(decodeURIComponent(String(cut.headers['grpc-message']))).toBe('The call ended before its request message was whole.')
   })
 
+  it('answers a malformed grpc-timeout INTERNAL, as grpc-js and grpc-go do, rather than running without the deadline meant', async () => {
+    for (const bad of ['abc', '123456789S', '10s', '1.5S']) {
+      const got = await raw({ 'grpc-timeout': bad }, framed(getCorpusBytes('corpora/none')))
+      expect([bad, got.headers['grpc-status'], decodeURIComponent(String(got.headers['grpc-message']))]).toEqual([bad, String(grpc.status.INTERNAL), `Invalid grpc-timeout value "${bad}": at most 8 digits and a unit (H, M, S, m, u or n).`])
+    }
+  })
+
   it('keeps a deadline longer than a timer can wait (grpc-timeout allows years): the call is answered', async () => {
     await server.engines.semanticRetriever.createCorpus({ corpus: { name: 'corpora/patient' } })
     await server.engines.semanticRetriever.createDocument({ parent: 'corpora/patient', document: { name: 'corpora/patient/documents/d' } })

@@ -260,7 +260,10 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     // call aborted; the deadline also answers DEADLINE_EXCEEDED at once, as a gRPC server does.
     // Methods only read `aborted`: a plain flag, not an AbortController per call.
     const signal = { aborted: false }
-    const timeout = timeoutMs(one(headers['grpc-timeout']))
+    const timeoutHeader = one(headers['grpc-timeout'])
+    const timeout = timeoutMs(timeoutHeader)
+    // As grpc-js and grpc-go answer one: the client meant a deadline, and none can be read.
+    if (timeoutHeader !== undefined && timeout === undefined) return fail(stream, 'INTERNAL', `Invalid grpc-timeout value "${timeoutHeader.slice(0, 40)}": at most 8 digits and a unit (H, M, S, m, u or n).`)
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout
     // A timer waits at most 2^31 - 1 ms (Node fires a longer one at once); a longer deadline (grpc-timeout
     // allows years) still reaches the method as its time.
