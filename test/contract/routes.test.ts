@@ -36,7 +36,7 @@ async function expectBindings(root: Node, servicePath: string): Promise<string[]
     const route = routes.find((r) => r.rpc === `${servicePath}.${name}`)
     expect(route, `${servicePath}.${name}`).toBeDefined()
     expect({ method: route?.method, template: route?.template, body: route?.body }).toEqual({ method: verb.toUpperCase(), template, body: body === undefined ? undefined : body === '*' ? '*' : camelCase(body) })
-    const outcome = await route?.call({}, undefined)
+    const outcome = await route?.call({}, undefined, { aborted: false })
     if (outcome && !outcome.ok && httpStatusOf(outcome.status.code) === 501) {
       expect(outcome.status.message, name).toContain(`.${name} is not implemented by Quarry: `)
       unimplemented.push(name)
@@ -83,7 +83,7 @@ describe('REST routes match the google.api.http bindings, for every RPC (the uns
       for (const route of mixins) {
         const rpc = route.rpc.split('.').pop() ?? ''
         const request = /Iam/.test(rpc) ? { resource: 'projects/p/locations/l/ragCorpora/1' } : { name: rpc === 'ListOperations' ? 'projects/p/locations/l/ragCorpora/1' : 'projects/p/locations/l/ragCorpora/1/operations/2' }
-        const outcome = await route.call(request, undefined)
+        const outcome = await route.call(request, undefined, { aborted: false })
         // Operations: an unknown one is NOT_FOUND, a list of an empty collection is served (0); locations and IAM are 12 (501).
         expect(outcome.ok ? 0 : outcome.status.code, rpc).toBe(/Location|Iam/.test(rpc) ? 12 : rpc === 'ListOperations' ? 0 : 5)
       }

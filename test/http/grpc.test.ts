@@ -385,14 +385,14 @@ describe('the gRPC server against broken and hostile calls', () => {
     expect(status).not.toBe(200)
   })
 
-  it('does not apply a write whose caller cancelled or whose deadline passed while it waited', async () => {
+  it('does not apply a write whose caller cancelled (gRPC or REST) or whose deadline passed while it waited', async () => {
     // A slow write holds the write lock: its embedder waits until released.
     let release = (): void => undefined
     const gate = new Promise<void>((resolve) => (release = resolve))
     let calls = 0
     const slow = { name: 'slow', dimensions: 8, embed: async (texts: readonly string[]) => { if (calls++ === 0) await gate; return texts.map(() => new Float32Array(8).fill(1)) } }
     const server = createServer({ embedder: slow, grpcPort: 0 })
-    const { grpcPort: port } = await server.listen()
+    const { grpcPort: port, url } = await server.listen()
     const options = { apiEndpoint: '127.0.0.1', port, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }
     const client = new v1beta.RetrieverServiceClient(options)
     await client.createCorpus({ corpus: { name: 'corpora/c' } })
@@ -402,8 +402,13 @@ describe('the gRPC server against broken and hostile calls', () => {
     while (calls === 0) await new Promise((r) => setTimeout(r, 5))
     const late = rawCall(port as number, CREATE_CORPUS, createCorpusBytes('corpora/late'), { deadline: Date.now() + 300 })
     const cancelled = rawCall(port as number, CREATE_CORPUS, createCorpusBytes('corpora/cancelled'))
+    // Over REST the client's closed connection is its cancel.
+    const abort = new AbortController()
+    const abandoned = fetch(`${url}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"corpora/abandoned"}', signal: abort.signal }).catch((error: unknown) => error)
     await new Promise((r) => setTimeout(r, 100))
     cancelled.cancel()
+    abort.abort()
+    expect(await abandoned).toMatchObject({ name: 'AbortError' })
     expect((await late.done).code).toBe(grpc.status.DEADLINE_EXCEEDED)
     expect((await cancelled.done).code).toBe(grpc.status.CANCELLED)
     // The server counts the deadline from when the call reached it (grpc-timeout is relative), a

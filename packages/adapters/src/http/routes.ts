@@ -14,7 +14,8 @@ export interface Route {
   readonly body?: string
   /** The RPC it serves (`google.ai.generativelanguage.v1beta.RetrieverService.CreateCorpus`). */
   readonly rpc: string
-  readonly call: (request: Record<string, unknown>, upload: UploadContent | undefined) => Promise<Outcome<unknown>>
+  /** `signal`: aborted once the client has gone (a write still waiting for its turn is then not applied). */
+  readonly call: (request: Record<string, unknown>, upload: UploadContent | undefined, signal: { readonly aborted: boolean }) => Promise<Outcome<unknown>>
   readonly enums: EnumRules
   /** A multipart upload (`metadata` JSON part + `file` part). */
   readonly multipart?: boolean
@@ -34,7 +35,7 @@ export function restRoutes(methods: readonly BoundMethod[]): Route[] {
         method: binding.verb,
         template,
         rpc: `${bound.service}.${bound.rpc}`,
-        call: (request, upload) => bound.call(request, upload, TRANSPORT_CALL),
+        call: (request, upload, signal) => bound.call(request, upload, { ...TRANSPORT_CALL, signal }),
         enums: bound.enums,
         ...(binding.body === undefined ? {} : { body: binding.body }),
         ...(binding.media ? { multipart: true } : {}),

@@ -154,7 +154,13 @@ export function createRestServer(options: RestOptions): Server {
     const match = route.compiled.regex.exec(path) as RegExpExecArray
     checkContentType(route, req.headers['content-type'], body.length, req.headers['content-encoding'])
     const { request, upload } = buildRequest(route, match, query, body, req.headers['content-type'] ?? '')
-    const outcome: Outcome<unknown> = await route.call(request, upload)
+    // A client gone before its answer (its connection closed) cancels the call, as over gRPC: a
+    // write still waiting for its turn is not applied.
+    const signal = { aborted: false }
+    res.once('close', () => {
+      if (!res.writableEnded) signal.aborted = true
+    })
+    const outcome: Outcome<unknown> = await route.call(request, upload, signal)
     if (!outcome.ok) {
       sendStatus(res, outcome.status)
       return
