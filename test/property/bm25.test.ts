@@ -149,3 +149,57 @@ describe('named fields with boosts', () => {
     }
   })
 })
+
+describe('long queries', () => {
+  /** Words of letters only (the unicode tokenizer splits on anything else), one per index. */
+  const wordOf = (i: number): string => `w${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`
+  const VOCABULARY = 520
+  const text = fc.array(fc.nat({ max: VOCABULARY - 1 }), { minLength: 1, maxLength: 16 }).map((ws) => ws.map(wordOf))
+  // A text given to several ids scores the same under each: ties at and around the k-th place.
+  const corpus = fc.array(fc.tuple(text, fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 120 }).map((texts) => texts.flatMap(([terms, copies], t) => Array.from({ length: copies }, (_, c) => [`d${t}-${c}`, terms] as const)))
+  const query = fc.array(fc.nat({ max: VOCABULARY - 1 }), { minLength: 150, maxLength: 700 }).map((ws) => ws.map(wordOf))
+
+  /** BM25 like {@link referenceBm25}, with df counted once per term (hundreds of query terms). */
+  function reference(entries: readonly (readonly [string, readonly string[]])[], q: readonly string[]): { id: string; score: number }[] {
+    const df = new Map<string, number>()
+    for (const [, terms] of entries) for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1)
+    const N = entries.length
+    const avgdl = entries.reduce((sum, [, terms]) => sum + terms.length, 0) / N
+    const weights = new Map<string, number>()
+    for (const t of q) weights.set(t, (weights.get(t) ?? 0) + 1)
+    const out: { id: string; score: number }[] = []
+    for (const [id, terms] of entries) {
+      const tfs = new Map<string, number>()
+      for (const t of terms) tfs.set(t, (tfs.get(t) ?? 0) + 1)
+      let score = 0
+      let matched = false
+      for (const [t, weight] of weights) {
+        const tf = tfs.get(t) ?? 0
+        if (tf === 0) continue
+        matched = true
+        const n = df.get(t) as number
+        score += weight * Math.log(1 + (N - n + 0.5) / (n + 0.5)) * ((tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * terms.length) / avgdl)))
+      }
+      if (matched) out.push({ id, score })
+    }
+    return out.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+  }
+
+  it('hundreds of terms with ties: the exhaustive ranking cut at k to the last bit, and the reference', () => {
+    let pruned = 0
+    fc.assert(
+      fc.property(corpus, query, fc.integer({ min: 1, max: 12 }), (entries, q, k) => {
+        const index = build(entries.map(([id, terms]) => [id, [...terms]] as const), 1.2, 0.75)
+        const top = index.search({ text: q.join(' '), topK: k })
+        // k becomes the number of documents: each one's full sum, in the same term order.
+        const all = index.search({ text: q.join(' '), topK: 10_000 })
+        expect(top.hits.map((h) => [h.id, h.score])).toEqual(all.hits.slice(0, k).map((h) => [h.id, h.score]))
+        expectRanking(top.hits, reference(entries, q), k)
+        const s = top.stats.bm25
+        if (s && s.essentialTerms < s.terms && s.candidates < (all.stats.bm25?.candidates ?? 0)) pruned++
+      }),
+      { numRuns: runs(60) },
+    )
+    expect(pruned).toBeGreaterThan(0)
+  })
+})

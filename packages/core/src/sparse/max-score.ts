@@ -1,10 +1,12 @@
 /**
- * MaxScore, term at a time (see `SparseIndex.search`): the running state of one search over the
- * index's shared score accumulator, and the two ways a term is scored.
+ * MaxScore, term at a time: the running state of one search over the index's shared score
+ * accumulator, and the two ways a term is scored.
  */
 import type { Label } from '../ids.js'
 import { TopK, type TieBreak } from '../util/top-k.js'
 import { tfPart, type Bm25Params } from './bm25.js'
+import { Candidates } from './candidates.js'
+import { KthBest } from './kth-best.js'
 import type { PostingList } from './postings.js'
 
 /** A query term found in the vocabulary: its postings, weight (idf × query weight) and score upper bound. */
@@ -16,14 +18,33 @@ export interface ScoredTerm {
   readonly ub: number
 }
 
+/** A document of the top k and its score. */
+export interface SparseHit {
+  readonly label: Label
+  readonly score: number
+}
+
+/** Work done by one search, for `stats` and for checking the pruning in tests. */
+export interface SparseSearchStats {
+  /** Query terms found in the vocabulary. */
+  readonly terms: number
+  /** Terms scored in full (their postings could admit new documents). */
+  readonly essentialTerms: number
+  /** Postings read in total. */
+  readonly postingsScored: number
+  /** Documents that received any score. */
+  readonly candidates: number
+}
+
 /** rest[t]: the sum of the score bounds of terms t and after (rest[terms.length] = 0). */
-export function remainingBounds(terms: readonly ScoredTerm[]): Float64Array {
+function remainingBounds(terms: readonly ScoredTerm[]): Float64Array {
   const rest = new Float64Array(terms.length + 1)
   for (let i = terms.length - 1; i >= 0; i--) rest[i] = (rest[i + 1] as number) + (terms[i]?.ub ?? 0)
   return rest
 }
 
-interface RunInput {
+/** What one search reads: the index's arrays and statistics, k and the filter. */
+export interface RunInput {
   /** The index's shared score accumulator by label (all zero between searches). */
   readonly acc: Float64Array
   readonly lengths: Float64Array
@@ -36,14 +57,44 @@ interface RunInput {
 }
 
 /**
+ * Exact top-k by BM25 over `terms` (highest score bound first), best first, ties by `tie`.
+ * Term-at-a-time MaxScore: once the bounds of the remaining terms sum below the current k-th
+ * score, no unseen document can enter the top k, so the remaining terms only update existing
+ * candidates, by forward-index lookup when that is cheaper than their postings, and candidates
+ * that can no longer reach the k-th score are dropped.
+ */
+export function maxScore(terms: readonly ScoredTerm[], input: RunInput, tie: TieBreak): { hits: SparseHit[]; stats: SparseSearchStats } {
+  const rest = remainingBounds(terms)
+  const run = new MaxScoreRun(input)
+  // The accumulator is shared between searches: always leave it zeroed, even if the filter throws.
+  try {
+    for (let t = 0; t < terms.length; t++) {
+      const reach = rest[t] as number
+      // Essential: a document not seen yet could still reach the top k through this term.
+      if (reach >= run.theta) run.scoreEssential(terms[t] as ScoredTerm)
+      else run.scoreNonEssential(terms[t] as ScoredTerm, reach)
+      run.updateTheta()
+    }
+    return {
+      hits: run.top(tie),
+      stats: { terms: terms.length, essentialTerms: run.essentialTerms, postingsScored: run.postingsScored, candidates: run.candidates },
+    }
+  } finally {
+    run.clear()
+  }
+}
+
+/**
  * One MaxScore search in progress: the candidates (documents with a score in the accumulator),
  * the documents the filter rejected (marked -1 in the accumulator until the search ends), the
- * current k-th score and the work done.
+ * current k-th score and the work done. Every score change goes through {@link KthBest}, so the
+ * k-th score costs each term the postings it scores, not a pass over every candidate.
  */
-export class MaxScoreRun {
+class MaxScoreRun {
   readonly #in: RunInput
-  #candidates: number[] = []
+  readonly #candidates = new Candidates()
   readonly #rejected: number[] = []
+  readonly #kth: KthBest
   /** The current k-th score: a document must reach it to enter the top k. */
   theta = -Infinity
   essentialTerms = 0
@@ -51,10 +102,11 @@ export class MaxScoreRun {
 
   constructor(input: RunInput) {
     this.#in = input
+    this.#kth = new KthBest(input.k)
   }
 
   get candidates(): number {
-    return this.#candidates.length
+    return this.#candidates.size
   }
 
   /** Scores every posting of the term; a document seen for the first time becomes a candidate if the filter accepts it. */
@@ -62,20 +114,21 @@ export class MaxScoreRun {
     const { acc, lengths, avg, params, accept } = this.#in
     const { list, w } = term
     const candidates = this.#candidates
+    const kth = this.#kth
     this.essentialTerms++
     for (let i = 0; i < list.length; i++) {
       const label = list.labels[i] as number
       const previous = acc[label] as number
       if (previous < 0) continue // rejected by the filter earlier in this search
-      if (previous === 0) {
-        if (accept && !accept(label as Label)) {
-          acc[label] = -1
-          this.#rejected.push(label)
-          continue
-        }
-        candidates.push(label)
+      if (previous === 0 && accept && !accept(label as Label)) {
+        acc[label] = -1
+        this.#rejected.push(label)
+        continue
       }
-      acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+      const score = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+      acc[label] = score
+      if (previous === 0) candidates.add(label, score)
+      kth.raise(label, previous, score)
     }
     this.postingsScored += list.length
   }
@@ -88,41 +141,46 @@ export class MaxScoreRun {
   scoreNonEssential(term: ScoredTerm, reach: number): void {
     const { acc, lengths, avg, params, tf: tfOf } = this.#in
     const { id, list, w } = term
-    const theta = this.theta
-    const candidates = this.#candidates.filter((l) => {
-      if ((acc[l] as number) + reach >= theta) return true
-      acc[l] = 0
-      return false
-    })
-    this.#candidates = candidates
-    if (candidates.length * 12 < list.length) {
-      for (const label of candidates) {
+    const candidates = this.#candidates
+    const kth = this.#kth
+    candidates.dropBelow(acc, reach, this.theta)
+    const n = candidates.size
+    if (n * 12 < list.length) {
+      for (let i = 0; i < n; i++) {
+        const label = candidates.at(i)
         const tf = tfOf(label, id)
-        if (tf > 0) acc[label] = (acc[label] as number) + w * tfPart(tf, lengths[label] as number, avg, params)
+        if (tf <= 0) continue
+        const previous = acc[label] as number
+        const score = previous + w * tfPart(tf, lengths[label] as number, avg, params)
+        acc[label] = score
+        kth.raise(label, previous, score)
       }
-      this.postingsScored += candidates.length
+      this.postingsScored += n
     } else {
       for (let i = 0; i < list.length; i++) {
         const label = list.labels[i] as number
         const previous = acc[label] as number
-        if (previous > 0) acc[label] = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+        if (previous <= 0) continue
+        const score = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+        acc[label] = score
+        kth.raise(label, previous, score)
       }
       this.postingsScored += list.length
     }
   }
 
-  /** Recomputes the k-th score over the candidates (-Infinity while there are fewer than k). */
+  /** The k-th score over the candidates (-Infinity while there are fewer than k), for the next term. */
   updateTheta(): void {
-    const { acc, k } = this.#in
-    const candidates = this.#candidates
-    this.theta = candidates.length < k ? -Infinity : quickSelectDesc(candidates.map((l) => acc[l] as number), k - 1)
+    this.theta = this.#kth.value
   }
 
   /** The k best candidates, best first, ties by `tie`. */
-  top(tie: TieBreak): { label: Label; score: number }[] {
+  top(tie: TieBreak): SparseHit[] {
     const { acc, k } = this.#in
     const top = new TopK(k, tie)
-    for (const label of this.#candidates) {
+    const candidates = this.#candidates
+    for (let i = 0; i < candidates.size; i++) {
+      const label = candidates.at(i)
       const score = acc[label] as number
       if (score > 0) top.push(-score, label as Label)
     }
@@ -132,33 +190,8 @@ export class MaxScoreRun {
   /** Leaves the accumulator zeroed for the next search. */
   clear(): void {
     const acc = this.#in.acc
-    for (const label of this.#candidates) acc[label] = 0
+    const candidates = this.#candidates
+    for (let i = 0; i < candidates.size; i++) acc[candidates.at(i)] = 0
     for (const label of this.#rejected) acc[label] = 0
   }
-}
-
-/** The (n+1)-th largest value (n from 0), reordering `xs` in place. */
-function quickSelectDesc(xs: number[], n: number): number {
-  let lo = 0
-  let hi = xs.length - 1
-  while (lo < hi) {
-    const pivot = xs[(lo + hi) >> 1] as number
-    let i = lo
-    let j = hi
-    while (i <= j) {
-      while ((xs[i] as number) > pivot) i++
-      while ((xs[j] as number) < pivot) j--
-      if (i <= j) {
-        const tmp = xs[i] as number
-        xs[i] = xs[j] as number
-        xs[j] = tmp
-        i++
-        j--
-      }
-    }
-    if (n <= j) hi = j
-    else if (n >= i) lo = i
-    else return xs[n] as number
-  }
-  return xs[lo] as number
 }

@@ -2,10 +2,12 @@ import type { Label } from '../ids.js'
 import { Bitset } from '../util/bitset.js'
 import type { TieBreak } from '../util/top-k.js'
 import { idf, tfPart, upperBound, type Bm25Params } from './bm25.js'
-import { MaxScoreRun, remainingBounds, type ScoredTerm } from './max-score.js'
+import { maxScore, type ScoredTerm, type SparseHit, type SparseSearchStats } from './max-score.js'
 import { ForwardEntries, type ForwardEntry } from './forward.js'
 import { PostingList } from './postings.js'
 import type { TermCounts, TermVocabulary } from '../text/term-counts.js'
+
+export type { SparseSearchStats } from './max-score.js'
 
 /**
  * A document as the sparse index sees it: weighted term frequencies and weighted length, by term
@@ -41,23 +43,6 @@ export interface TermExplanation {
   readonly documentLength: number
   readonly averageLength: number
   readonly score: number
-}
-
-interface SparseHit {
-  readonly label: Label
-  readonly score: number
-}
-
-/** Work done by one search, for `stats` and for checking the pruning in tests. */
-export interface SparseSearchStats {
-  /** Query terms found in the vocabulary. */
-  readonly terms: number
-  /** Terms scored in full (their postings could admit new documents). */
-  readonly essentialTerms: number
-  /** Postings read in total. */
-  readonly postingsScored: number
-  /** Documents that received any score. */
-  readonly candidates: number
 }
 
 /** A text index as a snapshot stores it: everything search reads, nothing derived again on load. */
@@ -414,34 +399,11 @@ export class SparseIndex {
     return this.#forward.tf(label, id)
   }
 
-  /**
-   * Exact top-k by BM25, best first, ties by `tie`. Term-at-a-time MaxScore: terms are scored in
-   * decreasing order of their score upper bound; once the bounds of the remaining terms sum below
-   * the current k-th score, no unseen document can enter the top k, so the remaining terms only
-   * update existing candidates, by forward-index lookup when that is cheaper than their postings,
-   * and candidates that can no longer reach the k-th score are dropped.
-   */
+  /** Exact top-k by BM25, best first, ties by `tie`: {@link maxScore} over the query's terms, highest score bound first. */
   search(query: readonly QueryTerm[], k: number, tie: TieBreak, accept?: (label: Label) => boolean): { hits: SparseHit[]; stats: SparseSearchStats } {
     const avg = this.averageLength
-    const terms = this.#scoredTerms(query, avg)
-    const rest = remainingBounds(terms)
-    const run = new MaxScoreRun({ acc: this.#acc, lengths: this.#lengths, avg, params: this.params, k, accept, tf: (label, id) => this.#tf(label, id) })
-    // The accumulator is shared between searches: always leave it zeroed, even if the filter throws.
-    try {
-      for (let t = 0; t < terms.length; t++) {
-        const reach = rest[t] as number
-        // Essential: a document not seen yet could still reach the top k through this term.
-        if (reach >= run.theta) run.scoreEssential(terms[t] as ScoredTerm)
-        else run.scoreNonEssential(terms[t] as ScoredTerm, reach)
-        run.updateTheta()
-      }
-      return {
-        hits: run.top(tie),
-        stats: { terms: terms.length, essentialTerms: run.essentialTerms, postingsScored: run.postingsScored, candidates: run.candidates },
-      }
-    } finally {
-      run.clear()
-    }
+    const input = { acc: this.#acc, lengths: this.#lengths, avg, params: this.params, k, accept, tf: (label: number, id: number) => this.#tf(label, id) }
+    return maxScore(this.#scoredTerms(query, avg), input, tie)
   }
 
   /** The query's terms found in the vocabulary, with their weights and score bounds, highest bound first. */
