@@ -1,8 +1,9 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
-import { compileFilter, createIndex, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
+import { describe, expect, it, vi } from 'vitest'
+import { compileFilter, createIndex, QuarryError, type Filter, type FilterScalar, type Metadata } from '@quarry/core'
 import { filterArbitrary, metadataArbitrary, type MetadataFields } from '@quarry/core/testing'
 import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
+import { Bitset } from '../../packages/core/src/util/bitset.js'
 import { runs } from '../support/runs.js'
 import { prng } from '../support/random.js'
 
@@ -289,5 +290,118 @@ describe('string and list postings from one record to every record', () => {
         }
       }
     }
+  })
+})
+
+describe('wide filters', () => {
+  // Few distinct values per field, so many records share one and many filter values hit.
+  const day = (d: number): string => `2024-01-${String(d).padStart(2, '0')}T00:00:00Z`
+  const stored = fc.record(
+    {
+      s: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+      n: fc.integer({ min: 0, max: 30 }),
+      d: fc.integer({ min: 1, max: 9 }).map((x) => new Date(day(x))),
+      b: fc.boolean(),
+      l: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
+      x: fc.oneof(fc.constantFrom('a', 'b'), fc.integer({ min: 0, max: 5 }), fc.boolean()),
+    },
+    { requiredKeys: [] },
+  ) as fc.Arbitrary<Metadata>
+  const field = fc.constantFrom('s', 'n', 'd', 'b', 'l', 'x', 'missing')
+  const scalar: fc.Arbitrary<FilterScalar> = fc.oneof(fc.constantFrom('a', 'b', 'c', 'zz'), fc.integer({ min: -1, max: 32 }), fc.boolean(), fc.integer({ min: 1, max: 10 }).map((x) => ({ datetime: day(x) })))
+  const values = fc.array(scalar, { minLength: 0, maxLength: 300 })
+  const leaf: fc.Arbitrary<Filter> = fc.oneof(
+    fc.record({ op: fc.constantFrom('eq' as const, 'ne' as const, 'lt' as const, 'gte' as const), field, value: scalar }),
+    fc.record({ op: fc.constantFrom('in' as const, 'nin' as const), field, values }),
+    fc.record({ op: fc.constant('exists' as const), field }),
+    fc.record({ op: fc.constantFrom('includes' as const, 'excludes' as const), field, value: fc.constantFrom('a', 'b', 'c') }),
+  )
+  const wide: fc.Arbitrary<Filter> = fc.oneof(
+    fc.record({ op: fc.constantFrom('in' as const, 'nin' as const), field, values }),
+    fc.record({ op: fc.constantFrom('or' as const, 'and' as const), filters: fc.array(leaf, { maxLength: 300 }) }),
+    // An or of equalities and ins on a few fields (gathered by field), with other parts between them.
+    fc.record({ op: fc.constant('or' as const), filters: fc.array(fc.oneof(leaf, fc.record({ op: fc.constant('not' as const), filter: leaf })), { maxLength: 300 }) }),
+  )
+
+  it('in, nin, or and and of hundreds of parts match exactly the brute-force records, estimate eq and in exactly', () => {
+    fc.assert(
+      fc.property(fc.array(stored, { maxLength: 60 }), fc.array(fc.nat(59)), fc.array(fc.tuple(fc.nat(59), stored)), wide, (records, removed, replaced, f) => {
+        const index = new ValueIndex()
+        const live = new Map<number, Metadata>()
+        records.forEach((m, label) => {
+          index.add(label, m)
+          live.set(label, m)
+        })
+        for (const label of removed) {
+          const m = live.get(label)
+          if (m) {
+            index.remove(label, m)
+            live.delete(label)
+          }
+        }
+        replaceAll(index, live, replaced)
+        const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
+        expect(indexed(index, f)).toEqual(brute)
+        expect(index.estimate(f)).toBeGreaterThanOrEqual(brute.length)
+        if (f.op === 'in') expect(index.estimate(f)).toBe(brute.length)
+        if (f.op === 'or') for (const part of f.filters) if (part.op === 'eq' || part.op === 'in') expect(index.estimate(part)).toBe(indexed(index, part).length)
+      }),
+      { numRuns: runs(300) },
+    )
+  })
+
+  it('numbers and datetimes in both runs of a field, with stale entries: in and its estimate are exact', () => {
+    const random = prng(11)
+    const index = new ValueIndex()
+    const live = new Map<number, Metadata>()
+    const at = (x: number): Date => new Date(Date.UTC(2024, 0, 1 + x))
+    const record = (): Metadata => ({ n: Math.floor(random() * 400), d: at(Math.floor(random() * 400)) })
+    // Past 1,024 writes the sorted run is built; later replacements leave stale entries and an unsorted run.
+    for (let label = 0; label < 3000; label++) {
+      const m = record()
+      index.add(label, m)
+      live.set(label, m)
+    }
+    for (let round = 0; round < 3; round++) {
+      replaceAll(index, live, Array.from({ length: 700 }, () => [Math.floor(random() * 3000), record()] as const))
+      const numbers = Array.from({ length: 150 }, () => Math.floor(random() * 420))
+      const dates = Array.from({ length: 150 }, () => ({ datetime: at(Math.floor(random() * 420)).toISOString() }))
+      for (const f of [
+        { op: 'in', field: 'n', values: numbers },
+        { op: 'in', field: 'd', values: dates },
+        { op: 'nin', field: 'n', values: numbers },
+        { op: 'or', filters: numbers.map((value) => ({ op: 'eq', field: 'n', value })) },
+      ] as Filter[]) {
+        const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
+        expect(indexed(index, f)).toEqual(brute)
+        if (f.op === 'in') expect(index.estimate(f)).toBe(brute.length)
+      }
+    }
+  })
+
+  it('a wide in adds each value\'s labels to one bitset, not a bitset per value', () => {
+    const index = new ValueIndex()
+    for (let label = 0; label < 20_000; label++) index.add(label, { s: `v${label}` })
+    const wanted = Array.from({ length: 5000 }, (_, i) => `v${i * 4}`)
+    const or = vi.spyOn(Bitset.prototype, 'or')
+    try {
+      const f: Filter = { op: 'in', field: 's', values: wanted }
+      expect([...index.match(f).toArray()]).toEqual(wanted.map((_, i) => i * 4))
+      expect(index.estimate(f)).toBe(5000)
+      const either: Filter = { op: 'or', filters: wanted.map((value) => ({ op: 'eq', field: 's', value })) }
+      expect([...index.match(either).toArray()]).toEqual(wanted.map((_, i) => i * 4))
+      expect(or.mock.calls.length).toBeLessThan(10)
+    } finally {
+      or.mockRestore()
+    }
+  })
+
+  it('an and of 200,000 parts is answered, not a RangeError', () => {
+    const index = new ValueIndex()
+    for (let label = 0; label < 64; label++) index.add(label, { g: label % 4 })
+    const f: Filter = { op: 'and', filters: Array.from({ length: 200_000 }, (_, i): Filter => (i === 0 ? { op: 'eq', field: 'g', value: 1 } : { op: 'exists', field: 'g' })) }
+    expect(index.estimate(f)).toBe(16)
+    expect(index.match(f).count()).toBe(16)
+    expect(index.estimate({ op: 'or', filters: f.filters })).toBe(64)
   })
 })

@@ -1,6 +1,6 @@
 import type { Metadata } from './values.js'
 import { Bitset } from '../util/bitset.js'
-import type { Filter } from './ast.js'
+import type { Filter, FilterScalar } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed, type ValueKind } from './values.js'
 
 /**
@@ -67,6 +67,51 @@ class SortedValues {
         if (!checked || current[label] === v) out.add(label)
       }
     }
+  }
+
+  /** Labels whose value is one of `wanted` (distinct values), into `out`: a binary search each, one pass over the unsorted run. */
+  equalAny(wanted: readonly number[], out: Bitset): void {
+    if (this.#pendingValues.length > 1024) this.#merge()
+    const current = this.#current
+    const values = this.#values
+    const labels = this.#labels
+    const checked = this.#stale > 0
+    for (const v of wanted) {
+      for (let i = lowerBound(values, v, true); i < values.length && values[i] === v; i++) {
+        const label = labels[i] as number
+        if (!checked || current[label] === v) out.add(label)
+      }
+    }
+    const pv = this.#pendingValues
+    if (pv.length === 0) return
+    const set = new Set(wanted)
+    for (let i = 0; i < pv.length; i++) {
+      const v = pv[i] as number
+      if (!set.has(v)) continue
+      const label = this.#pendingLabels[i] as number
+      if (!checked || current[label] === v) out.add(label)
+    }
+  }
+
+  /** Exactly how many labels hold `v`, without a bitset of them. */
+  countEqual(v: number): number {
+    if (this.#pendingValues.length > 1024) this.#merge()
+    const values = this.#values
+    const lo = lowerBound(values, v, true)
+    const hi = lowerBound(values, v, false)
+    const pv = this.#pendingValues
+    if (this.#stale === 0) {
+      // Every label holding a value has exactly one entry: count the entries.
+      let n = hi - lo
+      for (let i = 0; i < pv.length; i++) if (pv[i] === v) n++
+      return n
+    }
+    // A label given v again after a write may hold an entry in both runs: count it once.
+    const current = this.#current
+    const seen = new Set<number>()
+    for (let i = lo; i < hi; i++) if (current[this.#labels[i] as number] === v) seen.add(this.#labels[i] as number)
+    for (let i = 0; i < pv.length; i++) if (pv[i] === v && current[this.#pendingLabels[i] as number] === v) seen.add(this.#pendingLabels[i] as number)
+    return seen.size
   }
 
   /**
@@ -194,6 +239,11 @@ class Posting {
     }
     const at = lowerBoundOf(list, label)
     if (list[at] === label) list.splice(at, 1)
+  }
+
+  /** How many labels hold the value. */
+  get size(): number {
+    return this.#list === undefined ? (this.#bits as Bitset).count() : this.#list.length
   }
 
   /** out ∪= the labels. */
@@ -442,15 +492,28 @@ export class ValueIndex {
   /**
    * About how many labels `filter` matches, for a planner, without the bitset of a range: a
    * numeric or datetime range counts its sorted values ({@link SortedValues.countRange}: over by
-   * at most a merge's worth), `and` takes its smallest part, `or` the sum of its parts; any other
-   * filter is matched and counted.
+   * at most a merge's worth), `and` takes its smallest part, `or` the sum of its parts, `eq` and
+   * `in` count their values' labels exactly; any other filter is matched and counted.
    */
   estimate(filter: Filter): number {
     switch (filter.op) {
-      case 'and':
-        return filter.filters.length === 0 ? this.#live.count() : Math.min(...filter.filters.map((f) => this.estimate(f)))
-      case 'or':
-        return Math.min(this.#live.count(), filter.filters.reduce((n, f) => n + this.estimate(f), 0))
+      case 'and': {
+        if (filter.filters.length === 0) return this.#live.count()
+        // A loop, not Math.min(...parts): an argument list as long as the filter overflows the stack.
+        let n = Infinity
+        for (const f of filter.filters) n = Math.min(n, this.estimate(f))
+        return n
+      }
+      case 'or': {
+        let n = 0
+        for (const f of filter.filters) n += this.estimate(f)
+        return Math.min(this.#live.count(), n)
+      }
+      case 'eq':
+      case 'in': {
+        const index = this.#fields.get(filter.field)
+        return index ? this.#countEqual(index, 'value' in filter ? [filter.value] : filter.values) : 0
+      }
       case 'lt':
       case 'lte':
       case 'gt':
@@ -470,58 +533,101 @@ export class ValueIndex {
 
   /** The labels a filter matches (a fresh bitset the caller may modify). */
   match(filter: Filter): Bitset {
-    const empty = (): Bitset => new Bitset(this.#extent)
     switch (filter.op) {
       case 'and': {
-        if (filter.filters.length === 0) return this.#live.clone(this.#extent)
-        const [first, ...rest] = filter.filters
-        const out = this.match(first as Filter)
-        for (const f of rest) out.and(this.match(f))
-        return out
-      }
-      case 'or': {
-        const out = empty()
-        for (const f of filter.filters) out.or(this.match(f))
+        const parts = filter.filters
+        if (parts.length === 0) return this.#live.clone(this.#extent)
+        const out = this.match(parts[0] as Filter)
+        // Once nothing passes, the other parts cannot change that.
+        for (let i = 1; i < parts.length && !out.isEmpty(); i++) out.and(this.match(parts[i] as Filter))
         return out
       }
       case 'not':
         return this.#live.clone(this.#extent).andNot(this.match(filter.filter))
-      case 'exists': {
-        const out = empty()
-        const index = this.#fields.get(filter.field)
-        if (index) for (const b of index.present.values()) out.or(b)
-        return out
-      }
       case 'includes':
       case 'excludes': {
         const index = this.#fields.get(filter.field)
-        if (!index) return empty()
+        if (!index) return new Bitset(this.#extent)
         const members = index.members.get(filter.value)
-        if (filter.op === 'includes') return members ? members.toBitset(this.#extent) : empty()
+        if (filter.op === 'includes') return members ? members.toBitset(this.#extent) : new Bitset(this.#extent)
         const lists = index.kind('list').clone(this.#extent)
         return members ? lists.andNot(members.toBitset(this.#extent)) : lists
       }
-      case 'in':
       case 'nin': {
         const index = this.#fields.get(filter.field)
-        if (!index) return empty()
-        const wanted = filter.values.map(filterTyped)
-        const found = empty()
-        for (const w of wanted) found.or(this.#equal(index, w))
-        if (filter.op === 'in') return found
-        const kinds = new Set(wanted.map((w) => w.kind).filter((k) => k !== 'list'))
-        const out = empty()
-        for (const k of kinds) out.or(index.kind(k))
+        if (!index) return new Bitset(this.#extent)
+        const found = new Bitset(this.#extent)
+        this.#equalInto(index, filter.values, found)
+        const out = new Bitset(this.#extent)
+        for (const k of new Set(filter.values.map((v) => filterTyped(v).kind))) out.or(index.kind(k))
         return out.andNot(found)
       }
-      default: {
+      case 'ne': {
         const index = this.#fields.get(filter.field)
-        if (!index) return empty()
+        if (!index) return new Bitset(this.#extent)
+        const equal = new Bitset(this.#extent)
+        this.#equalInto(index, [filter.value], equal)
+        return index.kind(filterTyped(filter.value).kind).clone(this.#extent).andNot(equal)
+      }
+      default: {
+        const out = new Bitset(this.#extent)
+        this.#orInto(filter, out)
+        return out
+      }
+    }
+  }
+
+  /**
+   * out ∪= the labels `filter` matches. Equalities, `in`, `or`, `exists`, `includes` and ranges add
+   * their postings straight to `out`, so a wide `or` or `in` costs its values and their labels, not
+   * a bitset of every record per value; the `eq` and `in` parts of an `or` are gathered by field
+   * first (a numeric value's lookup then shares one pass over the unsorted run with the others).
+   */
+  #orInto(filter: Filter, out: Bitset): void {
+    switch (filter.op) {
+      case 'or': {
+        const byField = new Map<string, FilterScalar[]>()
+        for (const f of filter.filters) {
+          if (f.op !== 'eq' && f.op !== 'in') {
+            this.#orInto(f, out)
+            continue
+          }
+          let values = byField.get(f.field)
+          if (!values) {
+            values = []
+            byField.set(f.field, values)
+          }
+          if ('value' in f) values.push(f.value)
+          else for (const v of f.values) values.push(v)
+        }
+        for (const [field, values] of byField) {
+          const index = this.#fields.get(field)
+          if (index) this.#equalInto(index, values, out)
+        }
+        return
+      }
+      case 'eq':
+      case 'in': {
+        const index = this.#fields.get(filter.field)
+        if (index) this.#equalInto(index, 'value' in filter ? [filter.value] : filter.values, out)
+        return
+      }
+      case 'exists': {
+        const index = this.#fields.get(filter.field)
+        if (index) for (const b of index.present.values()) out.or(b)
+        return
+      }
+      case 'includes': {
+        this.#fields.get(filter.field)?.members.get(filter.value)?.orInto(out)
+        return
+      }
+      case 'lt':
+      case 'lte':
+      case 'gt':
+      case 'gte': {
+        const index = this.#fields.get(filter.field)
         const w = filterTyped(filter.value)
-        if (filter.op === 'eq') return this.#equal(index, w)
-        if (filter.op === 'ne') return index.kind(w.kind).clone(this.#extent).andNot(this.#equal(index, w))
-        if (!ordered(w.kind)) return empty()
-        const out = empty()
+        if (!index || !ordered(w.kind)) return
         const lo = filter.op === 'gt' || filter.op === 'gte'
         const inclusive = filter.op === 'lte' || filter.op === 'gte'
         if (w.kind === 'string') {
@@ -529,37 +635,50 @@ export class ValueIndex {
           for (const [s, b] of index.strings) {
             if (lo ? s > v || (inclusive && s === v) : s < v || (inclusive && s === v)) b.orInto(out)
           }
-          return out
+          return
         }
         const sorted = w.kind === 'number' ? index.numbers : index.datetimes
         const v = w.value as number
         if (lo) sorted.range(v, inclusive, Infinity, true, out)
         else sorted.range(-Infinity, true, v, inclusive, out)
-        return out
+        return
       }
+      default:
+        out.or(this.match(filter))
     }
   }
 
-  #equal(index: FieldIndex, w: Typed): Bitset {
-    const out = new Bitset(this.#extent)
-    switch (w.kind) {
-      case 'string': {
-        const b = index.strings.get(w.value as string)
-        return b ? b.toBitset(this.#extent) : out
-      }
-      case 'boolean': {
-        const b = index.exact.get(`b:${String(w.value)}`)
-        return b ? b.toBitset(this.#extent) : out
-      }
-      case 'number':
-        index.numbers.range(w.value as number, true, w.value as number, true, out)
-        return out
-      case 'datetime':
-        index.datetimes.range(w.value as number, true, w.value as number, true, out)
-        return out
-      default:
-        return out
+  /** out ∪= the labels holding one of `values` (a value of another kind than the stored one matches nothing). */
+  #equalInto(index: FieldIndex, values: readonly FilterScalar[], out: Bitset): void {
+    const { numbers, datetimes } = distinctNumbers(values)
+    for (const v of values) {
+      if (typeof v === 'string') index.strings.get(v)?.orInto(out)
+      else if (typeof v === 'boolean') index.exact.get(`b:${String(v)}`)?.orInto(out)
     }
+    if (numbers.length > 0) index.numbers.equalAny(numbers, out)
+    if (datetimes.length > 0) index.datetimes.equalAny(datetimes, out)
+  }
+
+  /** Exactly how many labels hold one of `values`: a field holds one value, so the values' labels are disjoint. */
+  #countEqual(index: FieldIndex, values: readonly FilterScalar[]): number {
+    const { numbers, datetimes } = distinctNumbers(values)
+    let n = 0
+    for (const v of new Set(values.filter((x) => typeof x === 'string' || typeof x === 'boolean'))) {
+      n += (typeof v === 'string' ? index.strings.get(v) : index.exact.get(`b:${String(v)}`))?.size ?? 0
+    }
+    for (const v of numbers) n += index.numbers.countEqual(v)
+    for (const v of datetimes) n += index.datetimes.countEqual(v)
+    return n
   }
 }
 
+/** The distinct numbers and datetimes (epoch milliseconds) among filter values. */
+function distinctNumbers(values: readonly FilterScalar[]): { numbers: number[]; datetimes: number[] } {
+  const numbers = new Set<number>()
+  const datetimes = new Set<number>()
+  for (const v of values) {
+    if (typeof v === 'number') numbers.add(v)
+    else if (typeof v === 'object') datetimes.add(filterTyped(v).value as number)
+  }
+  return { numbers: [...numbers], datetimes: [...datetimes] }
+}

@@ -55,6 +55,13 @@ export class Bitset {
     return this
   }
 
+  /** True when there is no member (stops at the first set word). */
+  isEmpty(): boolean {
+    const words = this.words
+    for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false
+    return true
+  }
+
   /** Number of members. */
   count(): number {
     const words = this.words
