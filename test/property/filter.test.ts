@@ -404,4 +404,23 @@ describe('wide filters', () => {
     expect(index.match(f).count()).toBe(16)
     expect(index.estimate({ op: 'or', filters: f.filters })).toBe(64)
   })
+
+  it('a search refuses a filter of more than 10,000 parts with INVALID_QUERY, and takes an in of as many values', () => {
+    const f: Filter = { op: 'and', filters: Array.from({ length: 200_000 }, (): Filter => ({ op: 'exists', field: 'g' })) }
+    const search = createIndex({ dimensions: 2, dense: 'exact' })
+    search.add({ id: 'a', vector: [1, 0], metadata: { g: 1 } })
+    const refused = (() => {
+      try {
+        search.search({ vector: [1, 0], filter: f })
+      } catch (e) {
+        return e
+      }
+      return undefined
+    })()
+    expect(refused).toBeInstanceOf(QuarryError)
+    expect((refused as QuarryError).code).toBe('INVALID_QUERY')
+    expect((refused as QuarryError).message).toMatch(/at most 10000 filters/)
+    // An in of as many values is one filter.
+    expect(search.search({ vector: [1, 0], filter: { op: 'in', field: 'g', values: Array.from({ length: 200_000 }, (_, i) => i) } }).hits.map((h) => h.id)).toEqual(['a'])
+  })
 })

@@ -31,6 +31,14 @@ const COMPARISONS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const
  */
 export const MAX_FILTER_DEPTH = 100
 
+/**
+ * Filters (and / or / not and comparisons, the filter itself included) one filter may hold, at
+ * most: a part other than an equality, `in` or a range ORed into its parent costs a bitset of
+ * every record, so an unbounded width is an unbounded search. The values of `in` and `nin` do not
+ * count: each costs only its own labels.
+ */
+export const MAX_FILTER_PARTS = 10_000
+
 function bad(path: string, message: string): QuarryError {
   return new QuarryError('INVALID_QUERY', `${path}: ${message}`, { path })
 }
@@ -57,10 +65,13 @@ function checkField(field: unknown, path: string): void {
 
 /** Checks a filter's structure up front, its nesting included; returns it typed. */
 export function validateFilter(filter: unknown, path = 'filter'): Filter {
-  return check(filter, path, 1)
+  return check(filter, path, 1, { parts: 0 })
 }
 
-function check(filter: unknown, path: string, depth: number): Filter {
+function check(filter: unknown, path: string, depth: number, seen: { parts: number }): Filter {
+  if (++seen.parts > MAX_FILTER_PARTS) {
+    throw bad(path, `a filter holds at most ${MAX_FILTER_PARTS} filters (and / or / not and comparisons, nested ones included); this one holds more. Give many values of one field as one { op: 'in', field, values: [...] } (or 'nin'): its values do not count.`)
+  }
   if (depth > MAX_FILTER_DEPTH) throw bad(path, `filters nest at most ${MAX_FILTER_DEPTH} levels deep (and / or / not); this one goes deeper here. Flatten it: and / or take any number of filters.`)
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
     throw bad(path, `a filter is an object like { op: 'eq', field: 'genre', value: 'drama' } or a function; received ${describe(filter)}.`)
@@ -80,10 +91,10 @@ function check(filter: unknown, path: string, depth: number): Filter {
     case 'and':
     case 'or':
       if (!Array.isArray(f.filters)) throw bad(`${path}.filters`, `'${f.op}' takes filters: an array of filters.`)
-      f.filters.forEach((sub, i) => check(sub, `${path}.filters[${i}]`, depth + 1))
+      f.filters.forEach((sub, i) => check(sub, `${path}.filters[${i}]`, depth + 1, seen))
       break
     case 'not':
-      check(f.filter, `${path}.filter`, depth + 1)
+      check(f.filter, `${path}.filter`, depth + 1, seen)
       break
     case 'in':
     case 'nin':
