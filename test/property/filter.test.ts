@@ -67,6 +67,25 @@ function replaceAll(values: ValueIndex, live: Map<number, Metadata>, replaced: r
   }
 }
 
+/** A value index of `records` (labelled by position), then `removed` taken out and `replaced` put in place; with what it holds by label. */
+function churned(records: readonly Metadata[], removed: readonly number[], replaced: readonly (readonly [number, Metadata])[]): { index: ValueIndex; live: Map<number, Metadata> } {
+  const index = new ValueIndex()
+  const live = new Map<number, Metadata>()
+  records.forEach((m, label) => {
+    index.add(label, m)
+    live.set(label, m)
+  })
+  for (const label of removed) {
+    const m = live.get(label)
+    if (m) {
+      index.remove(label, m)
+      live.delete(label)
+    }
+  }
+  replaceAll(index, live, replaced)
+  return { index, live }
+}
+
 /** Labels the value index matches, as a sorted array. */
 function indexed(values: ValueIndex, f: Filter): number[] {
   return [...values.match(f).toArray()]
@@ -115,20 +134,7 @@ describe('declarative filters', () => {
   it('value indexes return exactly the brute-force matches, also after removals and replacements', () => {
     fc.assert(
       fc.property(fc.array(metadata, { maxLength: 40 }), fc.array(fc.nat(39)), fc.array(fc.tuple(fc.nat(39), metadata)), fc.array(filter, { minLength: 1, maxLength: 5 }), (records, removed, replaced, filters) => {
-        const values = new ValueIndex()
-        const live = new Map<number, Metadata>()
-        records.forEach((m, label) => {
-          values.add(label, m)
-          live.set(label, m)
-        })
-        for (const label of removed) {
-          const m = live.get(label)
-          if (m) {
-            values.remove(label, m)
-            live.delete(label)
-          }
-        }
-        replaceAll(values, live, replaced)
+        const { index: values, live } = churned(records, removed, replaced)
         for (const f of filters) {
           const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
           expect(indexed(values, f)).toEqual(brute)
@@ -326,20 +332,7 @@ describe('wide filters', () => {
   it('in, nin, or and and of hundreds of parts match exactly the brute-force records, estimate eq and in exactly', () => {
     fc.assert(
       fc.property(fc.array(stored, { maxLength: 60 }), fc.array(fc.nat(59)), fc.array(fc.tuple(fc.nat(59), stored)), wide, (records, removed, replaced, f) => {
-        const index = new ValueIndex()
-        const live = new Map<number, Metadata>()
-        records.forEach((m, label) => {
-          index.add(label, m)
-          live.set(label, m)
-        })
-        for (const label of removed) {
-          const m = live.get(label)
-          if (m) {
-            index.remove(label, m)
-            live.delete(label)
-          }
-        }
-        replaceAll(index, live, replaced)
+        const { index, live } = churned(records, removed, replaced)
         const brute = [...live].filter(([, m]) => naive(f, m)).map(([label]) => label).sort((a, b) => a - b)
         expect(indexed(index, f)).toEqual(brute)
         expect(index.estimate(f)).toBeGreaterThanOrEqual(brute.length)
