@@ -75,6 +75,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['a misspelt record field', () => index.add({ id: 'b', vector: [0, 1, 0], metdata: { kind: 'x' } } as never), 'INVALID_RECORD', 'metdata'],
     ['a misspelt field in a batch', () => index.addMany([{ id: 'n4', vector: [1, 1, 1] }, { id: 'n5', vector: [1, 1, 1], txt: 'x' } as never]), 'INVALID_RECORD', 'records[1].txt'],
     ['createIndex(null)', () => createIndex(null as never), 'INVALID_OPTION', 'options'],
+    // The embedder's dimensions were read with the index's fallback of 0 (no dimensions): a graph's RangeError, or 0-d vectors.
+    ['an embedder without dimensions', () => createIndex({ embedder: { name: 'x' } as never }), 'INVALID_OPTION', 'embedder.dimensions'],
+    ['an embedder without dimensions, exact', () => createIndex({ embedder: { name: 'x' } as never, dense: 'exact' }), 'INVALID_OPTION', 'embedder.dimensions'],
+    ['an embedder of 0 dimensions', () => createIndex({ embedder: { name: 'x', dimensions: 0, embed: async () => [] } }), 'INVALID_OPTION', 'embedder.dimensions'],
+    ['an embedder whose name is not a string', () => createIndex({ embedder: { name: 7, dimensions: 3, embed: async () => [] } as never }), 'INVALID_OPTION', 'embedder.name'],
+    ['an embedder whose embed is not a function', () => createIndex({ embedder: { name: 'x', dimensions: 3, embed: 'model' } as never }), 'INVALID_OPTION', 'embedder.embed'],
     ['a datetime filter value of a day its month lacks (V8 reads it as March 2)', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: { datetime: '2023-02-30T00:00:00Z' } } }), 'INVALID_QUERY', 'filter.value'],
     ['a datetime filter value with another key', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: { datetime: '2024-01-01T00:00:00Z', tz: 'x' } as never } }), 'INVALID_QUERY', 'filter.value.tz'],
     ['a Date as a filter value (a filter is JSON)', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: new Date(0) as never } }), 'INVALID_QUERY', 'filter.value'],
@@ -100,6 +106,17 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(error.code).toBe(code)
     expect(error.path).toBe(path)
     expect(error.message.length).toBeGreaterThan(20)
+  })
+
+  it('an embedder is named and measured: its dimensions are required, its embed a function', () => {
+    expect(codeOf(() => createIndex({ embedder: { name: 'x' } as never }))).toEqual({
+      code: 'INVALID_OPTION',
+      path: 'embedder.dimensions',
+      message: 'embedder.dimensions must be the length of the vectors the embedder makes, an integer from 1 to 65536; received undefined.',
+    })
+    expect(codeOf(() => createIndex({ embedder: { name: 'x', dimensions: 3, embed: 'model' } as never })).message).toBe(
+      'embedder.embed must be a function embed(texts) returning a Promise of Float32Arrays; received "model".',
+    )
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {

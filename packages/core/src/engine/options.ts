@@ -182,6 +182,11 @@ function resolveTextOptions(value: unknown): ResolvedTextOptions {
 function embedderIdentity(value: unknown): { name: string; dimensions: number } {
   const e = objectOption(value, 'embedder')
   if (typeof e.name !== 'string' || e.name === '') fail('embedder.name', 'a non-empty string naming the model', e.name)
+  // Required, unlike the index's own dimensions: an embedder without them would make vectors of no length.
+  if (e.dimensions === undefined) fail('embedder.dimensions', 'the length of the vectors the embedder makes, an integer from 1 to 65536', undefined)
   const dimensions = intOption(e.dimensions, 'embedder.dimensions', 1, 65536, 0)
+  // Left out, the index records the name and dimensions alone (ingest and query then ask for an
+  // embedder); given as anything but a function, it would be dropped without a word.
+  if (e.embed !== undefined && typeof e.embed !== 'function') fail('embedder.embed', 'a function embed(texts) returning a Promise of Float32Arrays', e.embed)
   return { name: e.name, dimensions }
 }
