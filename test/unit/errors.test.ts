@@ -54,6 +54,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['numeric id', () => index.add({ id: 7 as never, vector: [0, 1, 0] }), 'INVALID_ID', 'id'],
     ['metadata NaN', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: { n: Number.NaN } }), 'INVALID_RECORD', 'metadata.n'],
     ['metadata nested object', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: { n: { x: 1 } as never } }), 'INVALID_RECORD', 'metadata.n'],
+    // Not plain objects: only their own enumerable fields would be stored ({} for a Map).
+    ['metadata as a Map', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: new Map([['k', 'v']]) as never }), 'INVALID_RECORD', 'metadata'],
+    ['metadata as a class instance', () => index.add({ id: 'b', vector: [0, 1, 0], metadata: new (class Tags { k = 'v' })() as never }), 'INVALID_RECORD', 'metadata'],
+    ['metadata as a Map, replaced', () => index.replaceMetadata('a', new Map() as never), 'INVALID_RECORD', 'metadata'],
+    ['metadata as a Map, upserted', () => index.upsert({ id: 'a', vector: [1, 0, 0], metadata: new Map() as never }), 'INVALID_RECORD', 'metadata'],
+    ['metadata as a Map in a batch', () => index.addMany([{ id: 'n7', vector: [1, 1, 1] }, { id: 'n8', vector: [1, 1, 1], metadata: new Map() as never }]), 'INVALID_RECORD', 'records[1].metadata'],
     ['unknown id as query', () => index.search({ id: 'zzz' }), 'UNKNOWN_ID', 'id'],
     ['no query', () => index.search({}), 'INVALID_QUERY', 'vector'],
     ['both vector and id', () => index.search({ id: 'a', vector: [1, 0, 0] }), 'INVALID_QUERY', 'vector'],
@@ -117,6 +123,27 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(codeOf(() => createIndex({ embedder: { name: 'x', dimensions: 3, embed: 'model' } as never })).message).toBe(
       'embedder.embed must be a function embed(texts) returning a Promise of Float32Arrays; received "model".',
     )
+  })
+
+  it('metadata is a plain object: a Map or a class instance is refused, saying so; a null-prototype object is plain', () => {
+    const m = createIndex({ dimensions: 2, dense: 'exact' })
+    expect(codeOf(() => m.add({ id: 'm', vector: [1, 1], metadata: new Map([['k', 'v']]) as never }))).toEqual({
+      code: 'INVALID_RECORD',
+      path: 'metadata',
+      message: "metadata must be a plain object of string, number, boolean or string-list values, like { genre: 'drama' }; received an instance of Map (Object.fromEntries(map) makes one of it).",
+    })
+    class Tags {
+      k = 'v'
+      get g(): string {
+        return 'x'
+      }
+    }
+    expect(codeOf(() => m.add({ id: 'c', vector: [1, 1], metadata: new Tags() as never })).message).toBe(
+      "metadata must be a plain object of string, number, boolean or string-list values, like { genre: 'drama' }; received an instance of Tags.",
+    )
+    expect(m.size).toBe(0)
+    m.add({ id: 'n', vector: [1, 1], metadata: Object.assign(Object.create(null) as object, { k: 'v' }) })
+    expect(m.get('n')?.metadata).toEqual({ k: 'v' })
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {
@@ -243,6 +270,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }]))).toEqual({ code: 'DUPLICATE_ID', path: 'records[1].id' })
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }, { id: '', text: 'y' }]))).toEqual({ code: 'INVALID_ID', path: 'records[1].id' })
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x', metadata: [1] as never }]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0].metadata' })
+    expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x', metadata: new Map() as never }]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0].metadata' })
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x', vector: [1, 2] } as never]))).toEqual({ code: 'INVALID_RECORD', path: 'records[0].vector' })
     const holes = new Array<{ id: string; text: string }>(2)
     holes[1] = { id: 'b', text: 'y' }

@@ -117,10 +117,9 @@ export function recordList(records: unknown, what: string): readonly unknown[] {
 export function validateText(text: unknown): TextInput | undefined {
   if (text === undefined || typeof text === 'string') return text
   if (typeof text === 'object' && text !== null && !Array.isArray(text)) {
-    const proto = Object.getPrototypeOf(text) as object | null
-    if (proto !== Object.prototype && proto !== null) {
+    const kind = instanceKind(text)
+    if (kind !== undefined) {
       // A class instance is not fields: a PreparedText of another index's copy of @quarry/core would otherwise be stored as { text }.
-      const kind = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'object'
       throw new QuarryError('INVALID_RECORD', `text must be a string or a plain object of string fields like { title, body }; received an instance of ${kind}${kind === 'PreparedText' ? ' from another copy of @quarry/core (prepare the text with the index you add it to)' : ''}.`, { path: 'text' })
     }
     const copy: Record<string, string> = {}
@@ -135,11 +134,29 @@ export function validateText(text: unknown): TextInput | undefined {
   throw new QuarryError('INVALID_RECORD', `text must be a string or an object of string fields like { title, body }; received ${describe(text)}.`, { path: 'text' })
 }
 
+/**
+ * The class of an object that is not plain (its prototype neither Object.prototype nor null), or
+ * undefined for a plain one: only a plain object's own enumerable properties are all it holds.
+ */
+function instanceKind(value: object): string | undefined {
+  const proto = Object.getPrototypeOf(value) as object | null
+  if (proto === Object.prototype || proto === null) return undefined
+  return (proto as { constructor?: { name?: string } }).constructor?.name || 'object'
+}
+
 /** Validates metadata and returns a frozen copy, so later changes by the caller do not leak in. */
 export function validateMetadata(metadata: unknown): Readonly<Metadata> {
   if (metadata === undefined) return EMPTY
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     throw new QuarryError('INVALID_RECORD', `metadata must be a plain object of string, number, boolean or string-list values; received ${describe(metadata)}.`, {
+      path: 'metadata',
+    })
+  }
+  // Its own enumerable properties are what is stored: a Map's entries, or a class's getters and
+  // inherited fields, would be left out without a word.
+  const kind = instanceKind(metadata)
+  if (kind !== undefined) {
+    throw new QuarryError('INVALID_RECORD', `metadata must be a plain object of string, number, boolean or string-list values, like { genre: 'drama' }; received an instance of ${kind}${kind === 'Map' ? ' (Object.fromEntries(map) makes one of it)' : ''}.`, {
       path: 'metadata',
     })
   }
