@@ -73,6 +73,26 @@ describe('embedders', () => {
     expect(await again.query({ text: 'supersonic shock', topK: 2 })).toEqual(await index.query({ text: 'supersonic shock', topK: 2 }))
     expect(() => createIndex({ embedder, dimensions: 10 })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION' }) as Error)
   })
+  it('ingest reads a record as add does: fields behind getters are kept', async () => {
+    class Row {
+      readonly id = 'own'
+      readonly text = 'shock waves'
+      get metadata(): { kind: string } {
+        return { kind: 'getter' }
+      }
+    }
+    class Computed {
+      get id(): string {
+        return 'computed'
+      }
+      get text(): string {
+        return 'boundary layer'
+      }
+    }
+    const index = createIndex({ embedder: createHashingEmbedder({ dimensions: 16 }) })
+    await index.ingest([new Row(), new Computed()] as never)
+    expect([index.get('own')?.metadata, index.get('computed')?.text]).toEqual([{ kind: 'getter' }, 'boundary layer'])
+  })
 })
 
 describe('GloVe vectors from @quarry/glove and the SIF embedder', () => {

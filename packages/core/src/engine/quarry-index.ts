@@ -110,6 +110,7 @@ export class QuarryIndex {
     // addMany checks its records before it writes: the fields, the id, the metadata and the text.
     const ids: string[] = []
     const texts: (string | Readonly<Record<string, string>>)[] = []
+    const metadata: Readonly<Metadata>[] = []
     for (let i = 0; i < list.length; i++) {
       const r: unknown = list[i]
       let valid: ReturnType<typeof validateRecord>
@@ -124,10 +125,13 @@ export class QuarryIndex {
       }
       ids.push(valid.id)
       texts.push(text)
+      metadata.push(valid.metadata)
     }
     this.#checkNewIds(ids)
     const vectors = await embedAll(embedder, texts.map(textForEmbedding), options)
-    this.addMany(list.map((r, i) => ({ ...(r as { id: string; metadata?: Metadata }), text: texts[i] as TextInput, vector: vectors[i] as Float32Array })))
+    // The fields as checked, not a spread of the record: a spread keeps own fields only, and a
+    // record's id or metadata read through a getter (as add reads them) would be lost.
+    this.addMany(ids.map((id, i) => ({ id, text: texts[i] as TextInput, vector: vectors[i] as Float32Array, metadata: metadata[i] as Metadata })))
   }
 
   /**
