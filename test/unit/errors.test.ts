@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { thrown as thrownBy } from '../support/thrown.js'
-import { Analyzer, chunkText, createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
+import { Analyzer, chunkText, compileFilter, createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
 
 function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
   try {
@@ -144,6 +144,18 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(m.size).toBe(0)
     m.add({ id: 'n', vector: [1, 1], metadata: Object.assign(Object.create(null) as object, { k: 'v' }) })
     expect(m.get('n')?.metadata).toEqual({ k: 'v' })
+  })
+
+  it('compileFilter checks its filter as search does: the same code, path and message', () => {
+    for (const bad of [null, { op: 'and' }, { op: 'eq', field: 'n', value: 1, extra: 1 }, { op: 'eq', field: 'n', value: Number.NaN }, { op: 'or', filters: [{ op: 'in', field: 'n', values: [1, {}] }] }]) {
+      const searched = codeOf(() => index.search({ vector: [1, 0, 0], filter: bad as never }))
+      expect(searched.code).toBe('INVALID_QUERY')
+      expect(codeOf(() => compileFilter(bad as never))).toEqual(searched)
+    }
+    expect(codeOf(() => compileFilter({ op: 'eq', field: 'n', value: Number.NaN }))).toEqual({ code: 'INVALID_QUERY', path: 'filter.value', message: 'filter.value: a number in a filter must be finite; received NaN.' })
+    expect(codeOf(() => compileFilter({ op: 'and' } as never))).toEqual({ code: 'INVALID_QUERY', path: 'filter.filters', message: "filter.filters: 'and' takes filters: an array of filters." })
+    // A valid filter compiles as before.
+    expect(compileFilter({ op: 'gte', field: 'n', value: 1 })({ n: 2 })).toBe(true)
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {

@@ -1,7 +1,7 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, checkOptionsObject, describe, rejectUnknownOptions } from '../errors.js'
 import type { Filter } from '../filter/ast.js'
-import { compileFilter } from '../filter/evaluate.js'
+import { compileChecked } from '../filter/evaluate.js'
 import { planDense } from '../dense/planner.js'
 import type { FilterInput } from '../filter/plan-input.js'
 import type { FilterFn } from '../filter/predicate.js'
@@ -516,7 +516,7 @@ function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, g
     const estimate = state.values.estimate(filter)
     const selectivity = Math.min(1, estimate / live)
     const plan = planDense({ live, hasGraph: true, forceExact: false, selectivity, passing: estimate, options: state.options.planner })
-    if (plan.strategy === 'hnsw-postfilter') return { kind: 'function', fn: compileFilter(filter), selectivity }
+    if (plan.strategy === 'hnsw-postfilter') return { kind: 'function', fn: compileChecked(filter), selectivity }
   }
   const allowed = state.values.match(filter)
   return { kind: 'indexed', allowed, count: allowed.count() }

@@ -1,5 +1,5 @@
 import type { Metadata } from './values.js'
-import type { Filter } from './ast.js'
+import { validateFilter, type Filter } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed } from './values.js'
 
 /** true when stored and wanted are of one kind and `test` holds between their primitives. */
@@ -12,28 +12,35 @@ const OWN = '\u0000own'
 
 /**
  * Compiles a declarative filter into a predicate over metadata (used where no value index
- * answers, and as the reference the value index is tested against).
+ * answers, and as the reference the value index is tested against). The filter is checked as a
+ * search checks it: a malformed one is INVALID_QUERY at its path (`filter.filters[1].value`).
  */
 export function compileFilter(filter: Filter): (metadata: Readonly<Metadata>) => boolean {
+  // Typed callers still pass JSON, casts and NaN: unchecked, these threw TypeErrors or matched nothing.
+  return compileChecked(validateFilter(filter))
+}
+
+/** {@link compileFilter} of a filter already checked by `validateFilter` (a search's). */
+export function compileChecked(filter: Filter): (metadata: Readonly<Metadata>) => boolean {
   // A field named like something every object inherits (`constructor`, `toString`, `__proto__`)
   // is a record's only when it sets it, as the value indexes see it: the test reads the record's
   // own value (moved to a name nothing inherits). Other fields keep the plain property read.
   if ('field' in filter && filter.field in Object.prototype) {
     const field = filter.field
-    const test = compileFilter({ ...filter, field: OWN })
+    const test = compileChecked({ ...filter, field: OWN })
     return (m) => test({ [OWN]: Object.hasOwn(m, field) ? m[field] : undefined } as Readonly<Metadata>)
   }
   switch (filter.op) {
     case 'and': {
-      const parts = filter.filters.map(compileFilter)
+      const parts = filter.filters.map(compileChecked)
       return (m) => parts.every((p) => p(m))
     }
     case 'or': {
-      const parts = filter.filters.map(compileFilter)
+      const parts = filter.filters.map(compileChecked)
       return (m) => parts.some((p) => p(m))
     }
     case 'not': {
-      const inner = compileFilter(filter.filter)
+      const inner = compileChecked(filter.filter)
       return (m) => !inner(m)
     }
     case 'exists':
