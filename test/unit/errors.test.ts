@@ -75,6 +75,8 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['loadIndex with no folder', () => loadIndex(undefined as never), 'INVALID_OPTION', 'dir'],
     ['loadIndex of a folder that does not exist', () => loadIndex(join(folder, 'missing')), 'INVALID_SNAPSHOT', undefined],
     ['chunkText without options', () => chunkText(new Analyzer(), 'some text', undefined as never), 'INVALID_OPTION', 'options'],
+    ['chunkText of a number (gave no chunks)', () => chunkText(new Analyzer(), 5 as never, { size: 2, overlap: 0 }), 'INVALID_OPTION', 'text'],
+    ['chunkText with an object for its analyzer', () => chunkText({} as never, 'some text', { size: 2, overlap: 0 }), 'INVALID_OPTION', 'analyzer'],
     ['loadIndex with an unknown option', () => loadIndex(folder, { embeder: 1 } as never), 'INVALID_OPTION', 'embeder'],
     ['a filter key its op does not take', () => index.search({ vector: [1, 0, 0], filter: { op: 'eq', field: 'n', value: 1, values: [2] } as never }), 'INVALID_QUERY', 'filter.values'],
     ['a misspelt filter key, nested', () => index.search({ vector: [1, 0, 0], filter: { op: 'not', filter: { op: 'exists', feild: 'n', field: 'm' } } as never }), 'INVALID_QUERY', 'filter.filter.feild'],
@@ -156,6 +158,14 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(codeOf(() => compileFilter({ op: 'and' } as never))).toEqual({ code: 'INVALID_QUERY', path: 'filter.filters', message: "filter.filters: 'and' takes filters: an array of filters." })
     // A valid filter compiles as before.
     expect(compileFilter({ op: 'gte', field: 'n', value: 1 })({ n: 2 })).toBe(true)
+  })
+
+  it('chunkText says what it takes: an Analyzer, then a string', () => {
+    expect(codeOf(() => chunkText(new Analyzer(), 5 as never, { size: 2, overlap: 0 })).message).toBe('chunkText takes the text to chunk as a string; received 5.')
+    expect(codeOf(() => chunkText({} as never, 'some text', { size: 2, overlap: 0 })).message).toBe(
+      'chunkText takes an Analyzer first (new Analyzer(), with the options of the index the chunks go to); received an object.',
+    )
+    expect(chunkText(new Analyzer(), '', { size: 2, overlap: 0 })).toEqual([])
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {

@@ -18,6 +18,11 @@ export interface TextChunk {
  * whitespace and punctuation between tokens stay inside a chunk.
  */
 export function chunkText(analyzer: Analyzer, source: string, options: { size: number; overlap: number }): TextChunk[] {
+  // Unchecked, an analyzer of another shape threw a TypeError and a text that is no string gave no chunks.
+  if (typeof analyzer !== 'object' || analyzer === null || typeof (analyzer as Partial<Analyzer>).tokenOffsets !== 'function') {
+    throw new QuarryError('INVALID_OPTION', `chunkText takes an Analyzer first (new Analyzer(), with the options of the index the chunks go to); received ${describe(analyzer)}.`, { path: 'analyzer' })
+  }
+  if (typeof source !== 'string') throw new QuarryError('INVALID_OPTION', `chunkText takes the text to chunk as a string; received ${describe(source)}.`, { path: 'text' })
   checkChunking(options)
   return chunksOf(source, analyzer.tokenOffsets(source), options)
 }
