@@ -168,6 +168,18 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(chunkText(new Analyzer(), '', { size: 2, overlap: 0 })).toEqual([])
   })
 
+  it("core's embedders called directly take an array of strings, and say so", async () => {
+    const failure = async (call: Promise<unknown>): Promise<unknown> =>
+      call.then(
+        () => 'resolved',
+        (e: unknown) => (e instanceof QuarryError ? { code: e.code, path: e.path, message: e.message } : e),
+      )
+    for (const embedder of [createHashingEmbedder({ dimensions: 8 }), createGloveEmbedder()]) {
+      expect(await failure(embedder.embed('abc' as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts', message: 'embed takes an array of texts; received "abc" (a single text: [text]).' })
+      expect(await failure(embedder.embed([1] as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts[0]', message: 'embed takes an array of texts (strings); texts[0] is 1.' })
+    }
+  })
+
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {
     const search = (filter: unknown) => () => index.search({ vector: [1, 0, 0], filter: filter as never })
     expect(codeOf(search({ op: 'eq', feild: 'x', value: 1 }))).toEqual({
@@ -302,6 +314,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(await refusal(withEmbedder.query({ text: 'x', id: 'a' } as never))).toEqual({ code: 'INVALID_QUERY', path: 'id' })
     expect(await refusal(withEmbedder.ingest([{ id: 'a', text: 'x' }], { batchsize: 2 } as never))).toEqual({ code: 'INVALID_OPTION', path: 'batchsize' })
     expect(await refusal(embedAll(embedder, 'abc' as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts' })
+    expect(await refusal(embedAll(embedder, ['a', 7] as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts[1]' })
     expect(await refusal(withEmbedder.saveInSlices(join(folder, 'slices'), { sliceMS: 8 } as never))).toEqual({ code: 'INVALID_OPTION', path: 'sliceMS' })
     expect(await refusal(withEmbedder.saveInSlices(join(folder, 'slices'), { sliceMs: -1 }))).toEqual({ code: 'INVALID_OPTION', path: 'sliceMs' })
     expect(withEmbedder.saving).toBe(false)

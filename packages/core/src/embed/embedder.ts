@@ -26,7 +26,7 @@ export interface EmbedOptions {
  * order the batches finish in. Checks every vector's length and values.
  */
 export async function embedAll(embedder: Embedder, texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
-  if (!Array.isArray(texts)) throw new QuarryError('INVALID_OPTION', `embedAll takes an array of texts; received ${describe(texts)}${typeof texts === 'string' ? ' (a single text: [text])' : ''}.`, { path: 'texts' })
+  checkTexts(texts, 'embedAll')
   checkOptionsObject(options, ['batchSize', 'concurrency', 'onProgress'], 'batchSize: 64')
   const batchSize = options.batchSize ?? 64
   const concurrency = options.concurrency ?? 2
@@ -59,4 +59,17 @@ export async function embedAll(embedder: Embedder, texts: readonly string[], opt
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, Math.ceil(texts.length / batchSize))) }, worker))
   return out
+}
+
+/**
+ * Throws INVALID_OPTION unless `texts` is an array of strings: what `what` (embedAll, an
+ * embedder's embed) takes. Unchecked, a single string or a number in the list was a TypeError
+ * from deep inside the embedder.
+ */
+export function checkTexts(texts: unknown, what: string): asserts texts is readonly string[] {
+  if (!Array.isArray(texts)) throw new QuarryError('INVALID_OPTION', `${what} takes an array of texts; received ${describe(texts)}${typeof texts === 'string' ? ' (a single text: [text])' : ''}.`, { path: 'texts' })
+  for (let i = 0; i < texts.length; i++) {
+    const text: unknown = texts[i]
+    if (typeof text !== 'string') throw new QuarryError('INVALID_OPTION', `${what} takes an array of texts (strings); texts[${i}] is ${describe(text)}.`, { path: `texts[${i}]` })
+  }
 }

@@ -1,6 +1,6 @@
 import { checkOptionsObject, describe, QuarryError } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
-import type { Embedder } from './embedder.js'
+import { checkTexts, type Embedder } from './embedder.js'
 import { loadGloveVectors, type WordVectors } from './glove-vectors.js'
 import { withRecipe, type EmbedderRecipe } from './recipes.js'
 import { hashedDirection } from './hashed-direction.js'
@@ -79,8 +79,9 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
   return withRecipe({
     name: recipe.name,
     dimensions: dim,
-    embed: async (texts) =>
-      texts.map((text) => {
+    embed: async (texts) => {
+      checkTexts(texts, 'embed')
+      return texts.map((text) => {
         const v = new Float64Array(dim)
         let n = 0
         const terms = analyzer.terms(text)
@@ -100,7 +101,8 @@ export function sifEmbedder(recipe: Extract<EmbedderRecipe, { kind: 'glove-sif' 
         for (let j = 0; j < dim; j++) dot += ((v[j] as number) / n) * (u[j] as number)
         for (let j = 0; j < dim; j++) out[j] = (v[j] as number) / n - dot * (u[j] as number)
         return out
-      }),
+      })
+    },
   }, recipe)
 }
 

@@ -1,6 +1,6 @@
 import { QuarryError, checkOptionsObject, describe } from '../errors.js'
 import { Analyzer } from '../text/analyzer.js'
-import type { Embedder } from './embedder.js'
+import { checkTexts, type Embedder } from './embedder.js'
 import { withRecipe } from './recipes.js'
 import { fnv1a, hashedDirection } from './hashed-direction.js'
 
@@ -20,8 +20,9 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
   return withRecipe({
     name: `hashing-${dimensions}`,
     dimensions,
-    embed: async (texts) =>
-      texts.map((text) => {
+    embed: async (texts) => {
+      checkTexts(texts, 'embed')
+      return texts.map((text) => {
         const v = new Float32Array(dimensions)
         const add = (feature: string, weight: number): void => {
           const h = fnv1a(feature, 0)
@@ -40,6 +41,7 @@ export function createHashingEmbedder(options: { dimensions?: number } = {}): Em
         if (norm === 0) return hashedDirection(terms, text, dimensions)
         for (let i = 0; i < dimensions; i++) v[i] = (v[i] as number) / norm
         return v
-      }),
+      })
+    },
   }, { kind: 'hashing', dimensions })
 }
