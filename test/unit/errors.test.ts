@@ -97,6 +97,8 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['minSimilarity on a search of text alone (no vector side)', () => index.search({ text: 'a', minSimilarity: 0.5 }), 'INVALID_QUERY', 'minSimilarity'],
     ['exact on a search of text alone', () => index.search({ text: 'a', exact: true }), 'INVALID_QUERY', 'exact'],
     ['an async filter function (its Promise passes every record)', () => index.search({ vector: [1, 0, 0], filter: (async () => false) as never }), 'INVALID_QUERY', 'filter'],
+    ['a generator filter function (its iterator passes every record)', () => index.search({ vector: [1, 0, 0], filter: function* () {} as never }), 'INVALID_QUERY', 'filter'],
+    ['an async generator filter function', () => index.search({ vector: [1, 0, 0], filter: async function* () {} as never }), 'INVALID_QUERY', 'filter'],
     ['chunkText with an unknown option', () => chunkText(new Analyzer(), 'some text', { size: 3, overlap: 1, foo: 1 } as never), 'INVALID_OPTION', 'foo'],
     ['save with a misspelt option', () => index.save(join(folder, 'typo'), { linkUnchaged: true } as never), 'INVALID_OPTION', 'linkUnchaged'],
     ['hashing embedder of 0 dimensions', () => createHashingEmbedder({ dimensions: 0 }), 'INVALID_OPTION', 'dimensions'],
@@ -178,6 +180,14 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
       expect(await failure(embedder.embed('abc' as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts', message: 'embed takes an array of texts; received "abc" (a single text: [text]).' })
       expect(await failure(embedder.embed([1] as never))).toEqual({ code: 'INVALID_OPTION', path: 'texts[0]', message: 'embed takes an array of texts (strings); texts[0] is 1.' })
     }
+  })
+
+  it('a filter that answers later (async, generator, async generator) is refused in the same words', () => {
+    const refused = (filter: unknown) => codeOf(() => index.search({ vector: [1, 0, 0], text: 'a', filter: filter as never }))
+    const message = (answers: string) => `filter must answer true or false at once: ${answers} (which every record would pass). Read what it needs first, then filter with a plain function.`
+    expect(refused(async () => false)).toEqual({ code: 'INVALID_QUERY', path: 'filter', message: message('an async function answers a Promise') })
+    expect(refused(function* () {})).toEqual({ code: 'INVALID_QUERY', path: 'filter', message: message('a generator function answers an iterator') })
+    expect(refused(async function* () {})).toEqual({ code: 'INVALID_QUERY', path: 'filter', message: message('an async generator function answers an async iterator') })
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {

@@ -80,6 +80,12 @@ const HYBRID_ONLY = ['alpha', 'fusion', 'depth'] as const
 /** Options of the vector side: a text-only search has none. */
 export const DENSE_ONLY = ['maxDistance', 'minSimilarity', 'exact', 'ef', 'preciseDistances'] as const
 const IS_KNOWN = new Set(KNOWN)
+/** What a filter function of each of these kinds answers instead of a boolean. */
+const DEFERRED_ANSWERS: ReadonlyMap<unknown, string> = new Map([
+  ['AsyncFunction', 'an async function answers a Promise'],
+  ['GeneratorFunction', 'a generator function answers an iterator'],
+  ['AsyncGeneratorFunction', 'an async generator function answers an async iterator'],
+])
 
 export function validateSearch(request: unknown, defaultEf: number): ValidatedSearch {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
@@ -128,9 +134,10 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
   if (r.explain !== undefined && typeof r.explain !== 'boolean') {
     throw new QuarryError('INVALID_QUERY', `explain must be a boolean; received ${describe(r.explain)}.`, { path: 'explain' })
   }
-  // An async function answers a Promise, which is truthy: every record would pass.
-  if (typeof r.filter === 'function' && (r.filter as { constructor?: { name?: string } }).constructor?.name === 'AsyncFunction') {
-    throw new QuarryError('INVALID_QUERY', 'filter must answer true or false at once: an async function answers a Promise (which every record would pass). Read what it needs first, then filter with a plain function.', { path: 'filter' })
+  // An async function answers a Promise and a generator function an iterator, both truthy: every record would pass.
+  const answers = typeof r.filter === 'function' ? DEFERRED_ANSWERS.get((r.filter as { constructor?: { name?: unknown } }).constructor?.name) : undefined
+  if (answers !== undefined) {
+    throw new QuarryError('INVALID_QUERY', `filter must answer true or false at once: ${answers} (which every record would pass). Read what it needs first, then filter with a plain function.`, { path: 'filter' })
   }
   const filter = r.filter === undefined || typeof r.filter === 'function' ? (r.filter as FilterFn | undefined) : validateFilter(r.filter)
   for (const key of ['exact', 'preciseDistances'] as const) {
