@@ -190,6 +190,15 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(refused(async function* () {})).toEqual({ code: 'INVALID_QUERY', path: 'filter', message: message('an async generator function answers an async iterator') })
   })
 
+  it('stopWords that are neither a boolean nor a list of strings are refused, naming both', () => {
+    expect(codeOf(() => createIndex({ text: { analyzer: { stopWords: 'x' as never } } }))).toEqual({
+      code: 'INVALID_OPTION',
+      path: 'text.analyzer.stopWords',
+      message: 'text.analyzer.stopWords must be true, false or a list of strings; received "x".',
+    })
+    expect(codeOf(() => createIndex({ text: { analyzer: { stopWords: ['a', 3] as never } } })).message).toBe('text.analyzer.stopWords must be true, false or a list of strings; received a list holding 3 at [1].')
+  })
+
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {
     const search = (filter: unknown) => () => index.search({ vector: [1, 0, 0], filter: filter as never })
     expect(codeOf(search({ op: 'eq', feild: 'x', value: 1 }))).toEqual({

@@ -89,13 +89,15 @@ export function resolveAnalyzerOptions(options: unknown, path = 'text.analyzer')
     }
   }
   let stopWords: boolean | readonly string[] = ANALYZER_DEFAULTS.stopWords
+  // One message for every wrong kind (bool's "true or false" would leave the list out).
+  const badStopWords = (received: string): QuarryError => new QuarryError('INVALID_OPTION', `${path}.stopWords must be true, false or a list of strings; received ${received}.`, { path: `${path}.stopWords` })
   if (Array.isArray(o.stopWords)) {
-    if (!o.stopWords.every((w): w is string => typeof w === 'string')) {
-      throw new QuarryError('INVALID_OPTION', `${path}.stopWords must be true, false or a list of strings.`, { path: `${path}.stopWords` })
-    }
-    stopWords = [...o.stopWords]
-  } else {
-    stopWords = bool(o.stopWords, `${path}.stopWords`, ANALYZER_DEFAULTS.stopWords as boolean)
+    const at = o.stopWords.findIndex((w) => typeof w !== 'string')
+    if (at !== -1) throw badStopWords(`a list holding ${describe(o.stopWords[at])} at [${at}]`)
+    stopWords = [...(o.stopWords as string[])]
+  } else if (o.stopWords !== undefined) {
+    if (typeof o.stopWords !== 'boolean') throw badStopWords(describe(o.stopWords))
+    stopWords = o.stopWords
   }
   const minLength = o.minLength ?? ANALYZER_DEFAULTS.minLength
   if (typeof minLength !== 'number' || !Number.isInteger(minLength) || minLength < 1 || minLength > 100) {
