@@ -243,6 +243,11 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     const wrote = thrownBy(() => index.search({ vector: [1, 0, 0], filter: () => (index.add({ id: 'w', vector: [0, 1, 0] }), true) })) as QuarryError
     expect(wrote.code).toBe('FILTER_FAILED')
     expect((wrote.cause as QuarryError).code).toBe('BUSY')
+    expect(wrote.message).toBe(
+      'the filter function threw on record "a": a search of this index is under way: a filter function must not add, replace or remove records of the index it filters. Fix the filter; the index is unchanged.',
+    )
+    // A reason without a period of its own gets one.
+    expect(codeOf(() => index.search({ vector: [1, 0, 0], filter: () => { throw new Error('no year') } })).message).toBe('the filter function threw on record "a": no year. Fix the filter; the index is unchanged.')
     expect(index.has('w')).toBe(false)
     // Reads of the index are fine from a filter, and a search after a refused one answers as before.
     expect(index.search({ vector: [1, 0, 0], filter: () => index.has('a') }).hits.map((h) => [h.id, h.score])).toEqual([['a', 1]])

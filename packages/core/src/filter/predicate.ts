@@ -24,7 +24,9 @@ const NOT_A_PROMISE = 'a filter must answer true or false at once, not a Promise
 function filterFailed(id: string | undefined, cause: unknown): QuarryError {
   const reason = cause instanceof Error ? cause.message : String(cause)
   const what = cause instanceof TypeError && reason === NOT_A_PROMISE ? 'answered a Promise' : 'threw'
-  return new QuarryError('FILTER_FAILED', `the filter function ${what} on record "${id ?? '?'}": ${reason}. Fix the filter; the index is unchanged.`, {
+  // A reason that ends its own sentence (ours do, as well-written errors do) gets no second period.
+  const sentence = /[.!?]$/.test(reason) ? reason : `${reason}.`
+  return new QuarryError('FILTER_FAILED', `the filter function ${what} on record "${id ?? '?'}": ${sentence} Fix the filter; the index is unchanged.`, {
     path: 'filter',
     cause,
   })
