@@ -79,7 +79,8 @@ describe.each(metrics)('hits carry the %s key', (metric) => {
         const index = build(rows, metric, 'exact')
         const hits = index.search({ vector: query, text, alpha, topK: k }).hits
         expectMeasured(metric, rows, query, hits, false)
-        for (const hit of hits) expect(hit.explain?.hybrid?.dense.distance).toBe(hit.distance)
+        const explained = index.search({ vector: query, text, alpha, topK: k, explain: true }).hits
+        expect(explained.map((hit) => [hit.id, hit.explain?.hybrid?.dense.distance])).toEqual(hits.map((hit) => [hit.id, hit.distance]))
         const precise = index.search({ vector: query, text, alpha, topK: k, preciseDistances: true }).hits
         expect(strip(precise)).toEqual(strip(hits))
         expectPrecise(metric, rows, query, precise, false)

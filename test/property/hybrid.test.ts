@@ -56,6 +56,26 @@ describe('hybrid search', () => {
     )
   })
 
+  it('explain is false by default: fused hits carry explain.hybrid only when asked; at alpha 1 explain keeps the BM25 terms', () => {
+    const index = build([
+      [[1, 0, 0], ['wing', 'flow']],
+      [[0, 1, 0], ['shock']],
+      [[1, 1, 0], ['wing']],
+    ])
+    const request = { vector: [1, 0, 0], text: 'wing', topK: 3 }
+    const plain = index.search(request).hits
+    expect(plain.map((h) => Object.keys(h))).toEqual(plain.map(() => ['id', 'score', 'distance', 'key', 'metadata']))
+    expect(index.search({ ...request, explain: false }).hits).toEqual(plain)
+    const explained = index.search({ ...request, explain: true }).hits
+    expect(explained.map(({ explain, ...hit }) => [hit, explain?.hybrid?.fused, explain?.bm25?.map((t) => t.term)])).toEqual(plain.map((h) => [h, h.score, ['wing']]))
+    // alpha 1 ranks by the vector alone, as a vector search does; explain gives each hit its text's terms (d01 matches none).
+    const dense = index.search({ vector: [1, 0, 0], topK: 3 }).hits
+    const text = new Map(index.search({ text: 'wing', topK: 3, explain: true }).hits.map((h) => [h.id, h.explain?.bm25]))
+    const alpha1 = index.search({ ...request, alpha: 1, explain: true }).hits
+    expect(alpha1.map(({ explain, ...hit }) => [hit, explain])).toEqual(dense.map((h) => [h, { bm25: text.get(h.id) ?? [expect.objectContaining({ term: 'wing', tf: 0, score: 0 })] }]))
+    expect(index.search({ ...request, alpha: 1 }).hits).toEqual(dense)
+  })
+
   it('fuses the union of both sides, each candidate scored exactly on both, like the plainly written oracle', () => {
     fc.assert(
       fc.property(corpus, query, fc.double({ min: 0.01, max: 0.99, noNaN: true }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 }), (rows, [v, words], alpha, k0, depth) => {

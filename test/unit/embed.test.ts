@@ -62,7 +62,7 @@ describe('embedders', () => {
       { id: 'b', text: { title: 'Heat transfer', body: 'laminar boundary layer on a heated plate' } },
       { id: 'c', text: 'flutter of swept wings' },
     ])
-    const hits = (await index.query({ text: 'supersonic shock', topK: 2 })).hits
+    const hits = (await index.query({ text: 'supersonic shock', topK: 2, explain: true })).hits
     expect(hits[0]?.id).toBe('a')
     expect(hits[0]?.explain?.hybrid?.fused).toBe(hits[0]?.score)
     index.save(join(dir, 'i'))

@@ -138,7 +138,7 @@ export async function retrieveContexts(ctx: RagContext, version: ApiVersion, req
 
 /**
  * retrieveContexts's search: the response and how each context was found. `explain` asks core
- * for each BM25 hit's term explanation too (hybrid hits always carry theirs); results are the same.
+ * for each BM25 hit's term explanation too (fused hybrid hits are always explained); results are the same.
  */
 export async function retrieve(ctx: RagContext, version: ApiVersion, request: unknown, explain: boolean): Promise<Retrieval> {
   const p = plan(ctx, version, request)
@@ -160,7 +160,8 @@ export async function retrieve(ctx: RagContext, version: ApiVersion, request: un
     filter: withoutGoingIn(corpus, p.filter),
     maxDistance: threshold.maxDistance,
     minSimilarity: threshold.minSimilarity,
-    explain: p.alpha === 0 ? explain : true,
+    // Fused hits need explain.hybrid (their BM25 score); at alpha 1 nothing reads the terms.
+    explain: p.alpha === 0 ? explain : p.alpha < 1,
     preciseDistances: true,
   })
   const answer = corpus.index.search(search).hits.map((hit) => found(corpus, hit))

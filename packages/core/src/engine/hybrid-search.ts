@@ -20,13 +20,17 @@ interface HybridQuery {
 /**
  * The hybrid recipe. alpha 1 is the dense search alone and alpha 0 the text search alone, exactly
  * (no fusion: the same ranking and scores as single-mode search; at alpha 0 each hit also carries
- * its dense distance, and a dense threshold applies). Otherwise each side retrieves
- * `depth` candidates with the same filter, every candidate of either side is scored exactly on
- * both sides (one dot product, one forward-index BM25), and the candidates are fused.
+ * its dense distance, and a dense threshold applies; with `explain`, a hit of either carries its
+ * BM25 terms). Otherwise each side retrieves `depth` candidates with the same filter, every
+ * candidate of either side is scored exactly on both sides (one dot product, one forward-index
+ * BM25), and the candidates are fused.
  */
 export function hybridSearch(state: IndexState, q: HybridQuery): SearchResult {
   const r = q.request
-  if (r.alpha === 1) return searchByVector(prepareQuery(state, r, q.buffers), r, q.filter, r.topK)
+  if (r.alpha === 1) {
+    const dense = searchByVector(prepareQuery(state, r, q.buffers), r, q.filter, r.topK)
+    return r.explain ? withTermsExplained(state, dense, q.text) : dense
+  }
   if (r.alpha === 0) return measuredTextSearch(prepareQuery(state, r, q.buffers), q)
   const query = prepareQuery(state, r, q.buffers)
   const dense = searchByVector(query, r, q.filter, r.depth, false)
@@ -117,9 +121,20 @@ function candidatePool(prepared: PreparedQuery, dense: SearchResult, sparse: Sea
   return { candidates, known }
 }
 
-/** A fused candidate as a hit: `score` is the fused score; `explain.hybrid` holds both sides' parts. */
+/**
+ * alpha 1 with `explain`: the dense hits as they are, each with the text's per-term BM25 parts (all
+ * 0 where no term matches), which take no part in its score; `explain` is not dropped for it.
+ */
+function withTermsExplained(state: IndexState, dense: SearchResult, text: string): SearchResult {
+  const terms = queryTerms(state.analyzer, text)
+  const hits = dense.hits.map((hit) => ({ ...hit, explain: { bm25: state.sparse.explain(state.ids.labelOf(hit.id) as Label, terms) } }))
+  return { hits, stats: dense.stats }
+}
+
+/** A fused candidate as a hit: `score` is the fused score; with `explain`, `explain.hybrid` holds both sides' parts. */
 function toHybridHit(state: IndexState, f: Fused, known: Known, r: ValidatedSearch, terms: readonly QueryTerm[]): Hit {
+  const hit: Hit = { id: f.id, score: f.fused, distance: known.distance, key: known.key, metadata: known.metadata }
+  if (!r.explain) return hit
   const hybrid: HybridExplanation = { fusion: r.fusion, alpha: r.alpha, dense: { distance: known.distance, ...f.dense }, sparse: f.sparse, fused: f.fused }
-  const bm25 = r.explain ? (known.bm25 ?? state.sparse.explain(known.label, terms)) : undefined
-  return { id: f.id, score: f.fused, distance: known.distance, key: known.key, metadata: known.metadata, explain: bm25 ? { bm25, hybrid } : { hybrid } }
+  return { ...hit, explain: { bm25: known.bm25 ?? state.sparse.explain(known.label, terms), hybrid } }
 }

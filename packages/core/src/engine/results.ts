@@ -36,8 +36,9 @@ export interface Hit {
   /** The record's metadata as stored (its own keys included): a caller finds its resource here, not in the id. */
   readonly metadata: Readonly<Metadata>
   /**
-   * Text hits with `explain: true`: each query term's part of the BM25 score. Hybrid hits: the
-   * dense and sparse parts, normalized, and the fused score.
+   * With `explain: true`. Text hits (and hybrid hits): each query term's part of the BM25 score.
+   * Fused hybrid hits (alpha strictly between 0 and 1): also the dense and sparse parts,
+   * normalized, and the fused score.
    */
   readonly explain?: { readonly bm25?: readonly TermExplanation[]; readonly hybrid?: HybridExplanation }
 }

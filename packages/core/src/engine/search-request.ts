@@ -38,7 +38,11 @@ export interface SearchRequest {
   preciseDistances?: boolean
   /** A text query, ranked by BM25. */
   text?: string
-  /** With a text query: attach each hit's per-term BM25 explanation. @defaultValue false */
+  /**
+   * With a text query: attach each hit's per-term BM25 explanation (`explain.bm25`) and, to a fused
+   * hybrid hit, how it was fused (`explain.hybrid`). At alpha 1, where the vector alone ranks, each
+   * hit still gets its text's BM25 terms, which take no part in its score. @defaultValue false
+   */
   explain?: boolean
   /** The query embedding. */
   vector?: readonly number[] | Float32Array
