@@ -94,6 +94,7 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     ['a Date as a filter value (a filter is JSON)', () => index.search({ vector: [1, 0, 0], filter: { op: 'gte', field: 't', value: new Date(0) as never } }), 'INVALID_QUERY', 'filter.value'],
     ['a filter function that returns a Promise', () => index.search({ vector: [1, 0, 0], filter: ((m: { n?: unknown }) => Promise.resolve(m.n === 1)) as never }), 'FILTER_FAILED', 'filter'],
     ['alpha on a search without text (nothing to fuse)', () => index.search({ vector: [1, 0, 0], alpha: 0.3 }), 'INVALID_QUERY', 'alpha'],
+    ['explain on a search without text (nothing to explain)', () => index.search({ vector: [1, 0, 0], explain: true }), 'INVALID_QUERY', 'explain'],
     ['minSimilarity on a search of text alone (no vector side)', () => index.search({ text: 'a', minSimilarity: 0.5 }), 'INVALID_QUERY', 'minSimilarity'],
     ['exact on a search of text alone', () => index.search({ text: 'a', exact: true }), 'INVALID_QUERY', 'exact'],
     ['an async filter function (its Promise passes every record)', () => index.search({ vector: [1, 0, 0], filter: (async () => false) as never }), 'INVALID_QUERY', 'filter'],
@@ -197,6 +198,12 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
       message: 'text.analyzer.stopWords must be true, false or a list of strings; received "x".',
     })
     expect(codeOf(() => createIndex({ text: { analyzer: { stopWords: ['a', 3] as never } } })).message).toBe('text.analyzer.stopWords must be true, false or a list of strings; received a list holding 3 at [1].')
+  })
+
+  it('explain without text is refused: a vector search has nothing to explain', () => {
+    expect(codeOf(() => index.search({ vector: [1, 0, 0], explain: true })).message).toBe(
+      'explain shows how the text scored (BM25 terms, and how a hybrid hit was fused), and this search has no text: give text too, or leave explain out.',
+    )
   })
 
   it('a misspelt filter key is named even when it leaves a key missing, with the key it may stand for', () => {

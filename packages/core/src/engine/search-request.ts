@@ -113,6 +113,8 @@ export function validateSearch(request: unknown, defaultEf: number): ValidatedSe
     for (const key of HYBRID_ONLY) {
       if (r[key] !== undefined) throw new QuarryError('INVALID_QUERY', `${key} weighs text against the vector, and this search has no text: give text too, or leave ${key} out.`, { path: key })
     }
+    // A vector search has no explanation to give: explain: true would come back without one.
+    if (r.explain !== undefined) throw new QuarryError('INVALID_QUERY', 'explain shows how the text scored (BM25 terms, and how a hybrid hit was fused), and this search has no text: give text too, or leave explain out.', { path: 'explain' })
   }
   if (r.vector === undefined && r.id === undefined) {
     for (const key of DENSE_ONLY) {
