@@ -73,6 +73,23 @@ describe('embedders', () => {
     expect(await again.query({ text: 'supersonic shock', topK: 2 })).toEqual(await index.query({ text: 'supersonic shock', topK: 2 }))
     expect(() => createIndex({ embedder, dimensions: 10 })).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION' }) as Error)
   })
+  it('query of a blank text embeds nothing and finds nothing, as search({ text }) does', async () => {
+    const inner = createHashingEmbedder({ dimensions: 16 })
+    let embedded = 0
+    const index = createIndex({ embedder: { name: inner.name, dimensions: inner.dimensions, embed: async (texts) => ((embedded += texts.length), inner.embed(texts)) } })
+    await index.ingest([{ id: 'a', text: 'shock waves' }, { id: 'b', text: 'boundary layer' }])
+    embedded = 0
+    for (const text of ['', '  \n\t']) {
+      expect(index.search({ text }).hits).toEqual([])
+      expect((await index.query({ text })).hits).toEqual([])
+      expect((await index.query({ text, alpha: 0.7, minSimilarity: 0.2, topK: 5 })).hits).toEqual([])
+    }
+    expect(embedded).toBe(0)
+    // The request is still checked as any query's.
+    await expect(index.query({ text: '', ef: 0 })).rejects.toMatchObject({ code: 'INVALID_QUERY', path: 'ef' })
+    expect((await index.query({ text: 'shock', topK: 1 })).hits.map((h) => h.id)).toEqual(['a'])
+  })
+
   it('ingest reads a record as add does: fields behind getters are kept', async () => {
     class Row {
       readonly id = 'own'

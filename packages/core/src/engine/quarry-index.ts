@@ -136,7 +136,8 @@ export class QuarryIndex {
 
   /**
    * Searches by text with the index's embedder: the text is embedded and the search is hybrid
-   * (BM25 + dense, fused by `alpha`, default 0.5; alpha 0 skips the embedding).
+   * (BM25 + dense, fused by `alpha`, default 0.5; alpha 0 skips the embedding). A blank text
+   * (empty, or white space only) is not embedded and finds nothing, as `search({ text: '' })`.
    */
   async query(request: Omit<SearchRequest, 'vector' | 'id'> & { text: string }): Promise<SearchResult> {
     if (typeof request !== 'object' || request === null || typeof request.text !== 'string') {
@@ -150,6 +151,14 @@ export class QuarryIndex {
     }
     // alpha 0 ranks by text alone: no embedding, unless an option of the vector side needs it.
     if (request.alpha === 0 && !DENSE_ONLY.some((key) => request[key] !== undefined)) return this.search(request)
+    if (request.text.trim() === '') {
+      // No words: an embedder would still make a vector of it (a direction of its own) and every
+      // record would rank against that. Checked as any query is, then searched by its text alone.
+      validateSearch({ ...request, vector: [] }, this.#state.options.hnsw.efSearch)
+      const textOnly: Record<string, unknown> = { ...request }
+      for (const key of DENSE_ONLY) delete textOnly[key]
+      return this.search(textOnly as SearchRequest)
+    }
     const embedder = this.#requireEmbedder('query')
     const [vector] = await embedder.embed([request.text])
     return this.search({ ...request, vector: vector as Float32Array })
