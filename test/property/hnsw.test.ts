@@ -141,6 +141,21 @@ describe('graph hits are the graph candidates ordered by distance then id', () =
     expect(tiedAtCut).toBeGreaterThan(0)
     expect(clean).toBeGreaterThan(0)
   })
+
+  it('with more ties than the margin, an exact search keeps the smallest ids; the graph keeps some of the tied, in id order', () => {
+    // What docs/library.md ("Ties") says: the order of the hits is by (distance, id) on both paths, the set only on the exact one.
+    const index = createIndex({ dimensions: 2, planner: { exactBelow: 0 } })
+    const ids = Array.from({ length: 3000 }, (_, i) => `r${String(i).padStart(4, '0')}`)
+    index.addMany(ids.map((id) => ({ id, vector: [1, 1] })))
+    const exact = index.search({ vector: [1, 1], topK: 5, exact: true })
+    expect([exact.stats.strategy, exact.hits.map((h) => h.id)]).toEqual(['exact', ids.slice(0, 5)])
+    const graph = index.search({ vector: [1, 1], topK: 5 })
+    const found = graph.hits.map((h) => h.id)
+    expect(graph.stats.strategy).toBe('hnsw')
+    expect(found).toEqual([...found].sort())
+    expect(new Set(found).size).toBe(5)
+    expect(found.every((id) => ids.includes(id))).toBe(true)
+  })
 })
 
 describe('graph search answers as raw hnswlib-node does on the same graph', () => {

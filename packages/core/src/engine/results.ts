@@ -67,7 +67,10 @@ export interface SearchStats {
 }
 
 export interface SearchResult {
-  /** Best first; equal distances ordered by id ascending. */
+  /**
+   * Best first; hits at equal distances ordered by id ascending. An exact search returns the k
+   * smallest by (distance, id); a graph search's set is approximate, ties at the k-th place included.
+   */
   readonly hits: Hit[]
   readonly stats: SearchStats
 }
