@@ -71,7 +71,11 @@ function explainQuery(search: CorpusSearch): ExplainJson {
   return {
     response: search.response,
     better: 'higher',
-    explanations: search.results.map(({ hit, chunk }) => ({ id: chunk.name, score: hit.score, dense: { distance: hit.distance ?? 0, score: hit.score }, highlights: highlights(chunk.text) })),
+    // The score as the response gives it (a float32, chunkRelevanceScore), not the engine's double.
+    explanations: search.results.map(({ hit, chunk, json }) => {
+      const score = json.chunkRelevanceScore ?? 0
+      return { id: chunk.name, score, dense: { distance: hit.distance ?? 0, score }, highlights: highlights(chunk.text) }
+    }),
   }
 }
 
