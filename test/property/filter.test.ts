@@ -412,7 +412,7 @@ describe('wide filters', () => {
     })()
     expect(refused).toBeInstanceOf(QuarryError)
     expect((refused as QuarryError).code).toBe('INVALID_QUERY')
-    expect((refused as QuarryError).message).toMatch(/at most 10000 filters/)
+    expect((refused as QuarryError).message).toMatch(/at most 20000 filters/)
     // An in of as many values is one filter.
     expect(search.search({ vector: [1, 0], filter: { op: 'in', field: 'g', values: Array.from({ length: 200_000 }, (_, i) => i) } }).hits.map((h) => h.id)).toEqual(['a'])
   })

@@ -37,7 +37,7 @@ export const MAX_FILTER_DEPTH = 100
  * every record, so an unbounded width is an unbounded search. The values of `in` and `nin` do not
  * count: each costs only its own labels.
  */
-export const MAX_FILTER_PARTS = 10_000
+export const MAX_FILTER_PARTS = 20_000
 
 function bad(path: string, message: string): QuarryError {
   return new QuarryError('INVALID_QUERY', `${path}: ${message}`, { path })
