@@ -3,36 +3,62 @@ import { Bitset } from '../util/bitset.js'
 import type { Filter, FilterScalar } from './ast.js'
 import { filterTyped, ordered, storedTyped, type Typed, type ValueKind } from './values.js'
 
+/** No entries: a field's run before its first value of the kind (and what a snapshot stores then). */
+const NO_RUN = { values: new Float64Array(0), labels: new Uint32Array(0) } as const
+
 /**
  * (value, label) pairs of one numeric kind for range queries: a sorted run plus an unsorted run of
  * recent writes, merged before a query when it holds over 1,024 entries (and during writes when it
- * outgrows the sorted run). An entry counts only while its label still holds that value (a typed
- * array lookup), so removals and replacements cost O(1) and stale entries go at the next merge.
+ * outgrows the sorted run). An entry counts only while its label still holds that value (a lookup
+ * of the label's current value), so removals and replacements cost O(1) and stale entries go at
+ * the next merge.
  */
 class SortedValues {
-  /** The current value by label (NaN when the label holds none): the truth entries are checked against. */
-  #current = new Float64Array(1024).fill(Number.NaN)
-  #values = new Float64Array(0)
-  #labels = new Uint32Array(0)
+  /**
+   * The current value by label, the truth entries are checked against: a Map while few labels hold
+   * one (a field held by one record in a thousand), an array of 8 bytes a label (NaN: none) once
+   * they are a quarter of the labels below the largest, where the Map's ~32 bytes an entry cost more.
+   */
+  #sparse: Map<number, number> | undefined = new Map()
+  #dense: Float64Array | undefined
+  /** While sparse: one past the largest label given a value (sizes the array a switch would make). */
+  #top = 0
+  /** Labels holding a value. */
+  #count = 0
+  // Replaced by each merge, never written in place: the empty ones are shared.
+  #values: Float64Array<ArrayBuffer> = NO_RUN.values
+  #labels: Uint32Array<ArrayBuffer> = NO_RUN.labels
   #pendingValues: number[] = []
   #pendingLabels: number[] = []
   /**
    * Writes that may have left an entry behind (a label given a value while it held one, or
    * removed) since the last merge: while none did, every entry holds, and a range query adds its
-   * labels without looking each one up (a random read per entry, from an array of 8 bytes a label).
+   * labels without looking each one up (a random read per entry).
    */
   #stale = 0
 
+  /** Labels holding a value. */
+  get size(): number {
+    return this.#count
+  }
+
   set(label: number, value: number): void {
-    if (label >= this.#current.length) {
-      let size = this.#current.length
-      while (size <= label) size *= 2
-      const grown = new Float64Array(size).fill(Number.NaN)
-      grown.set(this.#current)
-      this.#current = grown
+    let held: boolean
+    const dense = this.#dense
+    if (dense === undefined) {
+      const sparse = this.#sparse as Map<number, number>
+      held = sparse.has(label)
+      sparse.set(label, value)
+      if (label >= this.#top) this.#top = label + 1
+      if (sparse.size * 4 > this.#top) this.#toDense(sparse)
+    } else {
+      if (label >= dense.length) this.#grow(label)
+      const current = this.#dense as Float64Array
+      held = !Number.isNaN(current[label] as number)
+      current[label] = value
     }
-    if (!Number.isNaN(this.#current[label] as number)) this.#stale++
-    this.#current[label] = value
+    if (held) this.#stale++
+    else this.#count++
     this.#pendingValues.push(value)
     this.#pendingLabels.push(label)
     // Doubling keeps bulk loads at O(n log n) sorting in total.
@@ -40,31 +66,69 @@ class SortedValues {
   }
 
   delete(label: number): void {
-    if (label >= this.#current.length || Number.isNaN(this.#current[label] as number)) return
-    this.#current[label] = Number.NaN
+    const dense = this.#dense
+    if (dense === undefined) {
+      if (!(this.#sparse as Map<number, number>).delete(label)) return
+    } else {
+      if (label >= dense.length || Number.isNaN(dense[label] as number)) return
+      dense[label] = Number.NaN
+    }
+    this.#count--
     this.#stale++
+    // Back to a Map once few labels are left (a quarter of the switch's share: no flapping).
+    if (dense !== undefined && dense.length > 1024 && this.#count * 16 < dense.length) this.#toSparse(dense)
+  }
+
+  /** The label's current value; NaN when it holds none. */
+  #get(label: number): number {
+    const dense = this.#dense
+    if (dense !== undefined) return label < dense.length ? (dense[label] as number) : Number.NaN
+    return (this.#sparse as Map<number, number>).get(label) ?? Number.NaN
+  }
+
+  #toDense(sparse: Map<number, number>): void {
+    const dense = new Float64Array(Math.max(64, this.#top)).fill(Number.NaN)
+    for (const [label, value] of sparse) dense[label] = value
+    this.#dense = dense
+    this.#sparse = undefined
+  }
+
+  #toSparse(dense: Float64Array): void {
+    const sparse = new Map<number, number>()
+    let top = 0
+    for (let label = 0; label < dense.length; label++) {
+      const v = dense[label] as number
+      if (!Number.isNaN(v)) {
+        sparse.set(label, v)
+        top = label + 1
+      }
+    }
+    this.#sparse = sparse
+    this.#top = top
+    this.#dense = undefined
+  }
+
+  #grow(label: number): void {
+    const dense = this.#dense as Float64Array
+    let size = dense.length
+    while (size <= label) size *= 2
+    const grown = new Float64Array(size).fill(Number.NaN)
+    grown.set(dense)
+    this.#dense = grown
   }
 
   /** Labels whose value lies in the range, into `out`. */
   range(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean, out: Bitset): void {
     // A query never scans more than 1,024 unsorted entries: merge first after a batch of writes.
     if (this.#pendingValues.length > 1024) this.#merge()
-    const current = this.#current
-    const values = this.#values
-    const labels = this.#labels
+    this.#runInto(lo, loInclusive, hi, hiInclusive, out)
     const checked = this.#stale > 0
-    for (let i = lowerBound(values, lo, loInclusive); i < values.length; i++) {
-      const v = values[i] as number
-      if (v > hi || (v === hi && !hiInclusive)) break
-      const label = labels[i] as number
-      if (!checked || current[label] === v) out.add(label)
-    }
     const pv = this.#pendingValues
     for (let i = 0; i < pv.length; i++) {
       const v = pv[i] as number
       if ((v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive))) {
         const label = this.#pendingLabels[i] as number
-        if (!checked || current[label] === v) out.add(label)
+        if (!checked || this.#get(label) === v) out.add(label)
       }
     }
   }
@@ -72,46 +136,64 @@ class SortedValues {
   /** Labels whose value is one of `wanted` (distinct values), into `out`: a binary search each, one pass over the unsorted run. */
   equalAny(wanted: readonly number[], out: Bitset): void {
     if (this.#pendingValues.length > 1024) this.#merge()
-    const current = this.#current
-    const values = this.#values
-    const labels = this.#labels
-    const checked = this.#stale > 0
-    for (const v of wanted) {
-      for (let i = lowerBound(values, v, true); i < values.length && values[i] === v; i++) {
-        const label = labels[i] as number
-        if (!checked || current[label] === v) out.add(label)
-      }
-    }
+    for (const v of wanted) this.#runInto(v, true, v, true, out)
     const pv = this.#pendingValues
     if (pv.length === 0) return
+    const checked = this.#stale > 0
     const set = new Set(wanted)
     for (let i = 0; i < pv.length; i++) {
       const v = pv[i] as number
       if (!set.has(v)) continue
       const label = this.#pendingLabels[i] as number
-      if (!checked || current[label] === v) out.add(label)
+      if (!checked || this.#get(label) === v) out.add(label)
     }
   }
 
-  /** Exactly how many labels hold `v`, without a bitset of them. */
+  /** The sorted run's labels whose value lies in the range and that still hold it, into `out`. */
+  #runInto(lo: number, loInclusive: boolean, hi: number, hiInclusive: boolean, out: Bitset): void {
+    const dense = this.#dense
+    const values = this.#values
+    const labels = this.#labels
+    const checked = this.#stale > 0
+    for (let i = lowerBound(values, lo, loInclusive); i < values.length; i++) {
+      const v = values[i] as number
+      if (v > hi || (v === hi && !hiInclusive)) break
+      const label = labels[i] as number
+      if (!checked || (dense !== undefined ? dense[label] === v : this.#get(label) === v)) out.add(label)
+    }
+  }
+
+  /**
+   * Exactly how many labels hold `v`, without a bitset of them. The sorted run has at most one
+   * entry per label (a merge keeps one entry per label holding a value); a label written since
+   * may also have entries among the writes, which count only for a label the run did not count.
+   */
   countEqual(v: number): number {
     if (this.#pendingValues.length > 1024) this.#merge()
     const values = this.#values
+    const labels = this.#labels
     const lo = lowerBound(values, v, true)
     const hi = lowerBound(values, v, false)
     const pv = this.#pendingValues
     if (this.#stale === 0) {
-      // Every label holding a value has exactly one entry: count the entries.
+      // Every entry holds and no label has two: count the entries.
       let n = hi - lo
       for (let i = 0; i < pv.length; i++) if (pv[i] === v) n++
       return n
     }
-    // A label given v again after a write may hold an entry in both runs: count it once.
-    const current = this.#current
-    const seen = new Set<number>()
-    for (let i = lo; i < hi; i++) if (current[this.#labels[i] as number] === v) seen.add(this.#labels[i] as number)
-    for (let i = 0; i < pv.length; i++) if (pv[i] === v && current[this.#pendingLabels[i] as number] === v) seen.add(this.#pendingLabels[i] as number)
-    return seen.size
+    let n = 0
+    for (let i = lo; i < hi; i++) if (this.#get(labels[i] as number) === v) n++
+    // A label given v again since the merge may have an entry in both runs, or twice among the
+    // writes: a holding run entry for it (labels ascend among equal values) was counted above.
+    const counted = new Set<number>()
+    for (let i = 0; i < pv.length; i++) {
+      const label = this.#pendingLabels[i] as number
+      if (pv[i] !== v || counted.has(label) || this.#get(label) !== v) continue
+      counted.add(label)
+      const at = lowerBoundOf(labels, label, lo, hi)
+      if (at === hi || labels[at] !== label) n++
+    }
+    return n
   }
 
   /**
@@ -123,11 +205,10 @@ class SortedValues {
     if (this.#pendingValues.length > 1024) this.#merge()
     const values = this.#values
     let n = Math.max(0, lowerBound(values, hi, !hiInclusive) - lowerBound(values, lo, loInclusive))
-    const current = this.#current
     const pv = this.#pendingValues
     for (let i = 0; i < pv.length; i++) {
       const v = pv[i] as number
-      if ((v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive)) && current[this.#pendingLabels[i] as number] === v) n++
+      if ((v > lo || (v === lo && loInclusive)) && (v < hi || (v === hi && hiInclusive)) && this.#get(this.#pendingLabels[i] as number) === v) n++
     }
     return n
   }
@@ -143,44 +224,57 @@ class SortedValues {
 
   /** True when the sorted run holds one entry per label holding a value, and nothing else. */
   #exact(): boolean {
-    const current = this.#current
-    let held = 0
-    for (let label = 0; label < current.length; label++) if (!Number.isNaN(current[label] as number)) held++
-    if (held !== this.#values.length) return false
-    for (let i = 0; i < this.#values.length; i++) if (current[this.#labels[i] as number] !== this.#values[i]) return false
+    // As many entries as holders, each holding: no label can have two.
+    if (this.#count !== this.#values.length) return false
+    for (let i = 0; i < this.#values.length; i++) if (this.#get(this.#labels[i] as number) !== this.#values[i]) return false
     return true
   }
 
-  /** Values from {@link sorted} (adopted); undefined unless they are sorted, finite and one per label. */
-  static restore(values: Float64Array<ArrayBuffer>, labels: Uint32Array<ArrayBuffer>): SortedValues | undefined {
+  /**
+   * Values from {@link sorted} (adopted); null when there are none (a field without this kind
+   * needs no run), undefined unless they are sorted, finite and one per label.
+   */
+  static restore(values: Float64Array<ArrayBuffer>, labels: Uint32Array<ArrayBuffer>): SortedValues | null | undefined {
     if (values.length !== labels.length) return undefined
+    if (values.length === 0) return null
     const out = new SortedValues()
-    let size = out.#current.length
-    for (let i = 0; i < labels.length; i++) while ((labels[i] as number) >= size) size *= 2
-    if (size !== out.#current.length) out.#current = new Float64Array(size).fill(Number.NaN)
-    const current = out.#current
+    let top = 0
+    for (let i = 0; i < labels.length; i++) if ((labels[i] as number) >= top) top = (labels[i] as number) + 1
+    // Laid out as writes would have left it.
+    out.#top = top
+    if (values.length * 4 > top) out.#toDense(new Map())
+    const dense = out.#dense
+    const sparse = out.#sparse
     for (let i = 0; i < values.length; i++) {
       const v = values[i] as number
       const label = labels[i] as number
-      if (!Number.isFinite(v) || !Number.isNaN(current[label] as number)) return undefined
+      if (!Number.isFinite(v) || !Number.isNaN(out.#get(label))) return undefined
       if (i > 0) {
         const before = values[i - 1] as number
         if (v < before || (v === before && label < (labels[i - 1] as number))) return undefined
       }
-      current[label] = v
+      if (dense !== undefined) dense[label] = v
+      else sparse?.set(label, v)
     }
+    out.#count = values.length
     out.#values = values
     out.#labels = labels
     return out
   }
 
   #merge(): void {
-    const labels: number[] = []
-    const current = this.#current
-    for (let label = 0; label < current.length; label++) if (!Number.isNaN(current[label] as number)) labels.push(label)
-    labels.sort((x, y) => (current[x] as number) - (current[y] as number) || x - y)
-    this.#labels = Uint32Array.from(labels)
-    this.#values = Float64Array.from(labels, (l) => current[l] as number)
+    const dense = this.#dense
+    if (dense !== undefined) {
+      const labels: number[] = []
+      for (let label = 0; label < dense.length; label++) if (!Number.isNaN(dense[label] as number)) labels.push(label)
+      labels.sort((x, y) => (dense[x] as number) - (dense[y] as number) || x - y)
+      this.#labels = Uint32Array.from(labels)
+      this.#values = Float64Array.from(labels, (l) => dense[l] as number)
+    } else {
+      const entries = [...(this.#sparse as Map<number, number>)].sort(([x, a], [y, b]) => a - b || x - y)
+      this.#labels = Uint32Array.from(entries, ([label]) => label)
+      this.#values = Float64Array.from(entries, ([, value]) => value)
+    }
     this.#pendingValues = []
     this.#pendingLabels = []
     this.#stale = 0
@@ -281,12 +375,12 @@ class Posting {
   }
 }
 
-/** First index of `list` (ascending) whose value is ≥ `x`. */
-function lowerBoundOf(list: readonly number[], x: number): number {
-  let a = 0
-  let b = list.length
+/** First index of `list` (ascending from `from` to `to`) in that span whose value is ≥ `x`; `to` when none is. */
+function lowerBoundOf(list: ArrayLike<number>, x: number, from = 0, to = list.length): number {
+  let a = from
+  let b = to
   // Labels mostly arrive in ascending order: check the end first.
-  if (b === 0 || (list[b - 1] as number) < x) return b
+  if (b === a || (list[b - 1] as number) < x) return b
   while (a < b) {
     const mid = (a + b) >> 1
     if ((list[mid] as number) < x) a = mid + 1
@@ -295,30 +389,36 @@ function lowerBoundOf(list: readonly number[], x: number): number {
   return a
 }
 
-/** The indexes of one metadata field. */
+/**
+ * The indexes of one metadata field. Everything in it is sized by the records holding the field,
+ * not by the labels of the index: an index may hold a field per record (a key made of an id), and
+ * a structure as long as the label range in each would cost the square of the records.
+ */
 class FieldIndex {
   /** Labels holding a value of each kind. */
-  readonly present = new Map<ValueKind, Bitset>()
+  readonly present = new Map<ValueKind, Posting>()
+  // The rest is made by the first value of its kind (an empty Map is some 200 bytes): a field
+  // holds one or two kinds.
   /** Exact-value postings for booleans ("b:" prefixed keys). */
-  readonly exact = new Map<string, Posting>()
+  exact: Map<string, Posting> | undefined
   /** Members of string lists. */
-  readonly members = new Map<string, Posting>()
-  numbers = new SortedValues()
-  datetimes = new SortedValues()
+  members: Map<string, Posting> | undefined
+  numbers: SortedValues | undefined
+  datetimes: SortedValues | undefined
   /** Distinct strings with their postings, for ordered string comparisons. */
-  readonly strings = new Map<string, Posting>()
+  strings: Map<string, Posting> | undefined
 
-  kind(kind: ValueKind): Bitset {
-    let b = this.present.get(kind)
-    if (!b) {
-      b = new Bitset(64)
-      this.present.set(kind, b)
-    }
-    return b
+  /** The labels holding a value of `kind` as a fresh bitset of at least `capacity` bits. */
+  holding(kind: ValueKind, capacity: number): Bitset {
+    const p = this.present.get(kind)
+    return p ? p.toBitset(capacity) : new Bitset(capacity)
   }
 }
 
-function posting(map: Map<string, Posting>, key: string): Posting {
+const NO_POSTINGS: ReadonlyMap<string, Posting> = new Map()
+
+
+function posting<K extends string>(map: Map<K, Posting>, key: K): Posting {
   let p = map.get(key)
   if (!p) {
     p = new Posting()
@@ -391,11 +491,11 @@ export class ValueIndex {
     const fields = [...this.#fields].map(([field, index]): FieldSnapshot => ({
       field,
       present: listsOf(index.present),
-      exact: listsOf(index.exact),
-      members: listsOf(index.members),
-      strings: listsOf(index.strings),
-      numbers: index.numbers.sorted(),
-      datetimes: index.datetimes.sorted(),
+      exact: listsOf(index.exact ?? NO_POSTINGS),
+      members: listsOf(index.members ?? NO_POSTINGS),
+      strings: listsOf(index.strings ?? NO_POSTINGS),
+      numbers: index.numbers?.sorted() ?? NO_RUN,
+      datetimes: index.datetimes?.sorted() ?? NO_RUN,
     }))
     return { extent: this.#extent, live: this.#live.toArray(), fields }
   }
@@ -410,22 +510,22 @@ export class ValueIndex {
     for (const f of data.fields) {
       if (out.#fields.has(f.field)) return undefined
       const index = new FieldIndex()
-      const present = mapOf(f.present, bitsetOf)
+      const present = mapOf(f.present, Posting.of)
       const exact = mapOf(f.exact, Posting.of)
       const members = mapOf(f.members, Posting.of)
       const strings = mapOf(f.strings, Posting.of)
       const numbers = SortedValues.restore(f.numbers.values, f.numbers.labels)
       const datetimes = SortedValues.restore(f.datetimes.values, f.datetimes.labels)
-      if (!present || !exact || !members || !strings || !numbers || !datetimes) return undefined
+      if (!present || !exact || !members || !strings || numbers === undefined || datetimes === undefined) return undefined
       for (const [kind, b] of present) {
         if (!(KINDS as readonly string[]).includes(kind)) return undefined
         index.present.set(kind as ValueKind, b)
       }
-      for (const [key, b] of exact) index.exact.set(key, b)
-      for (const [key, b] of members) index.members.set(key, b)
-      for (const [key, b] of strings) index.strings.set(key, b)
-      index.numbers = numbers
-      index.datetimes = datetimes
+      if (exact.size > 0) index.exact = exact
+      if (members.size > 0) index.members = members
+      if (strings.size > 0) index.strings = strings
+      index.numbers = numbers ?? undefined
+      index.datetimes = datetimes ?? undefined
       out.#fields.set(f.field, index)
     }
     return out
@@ -441,22 +541,22 @@ export class ValueIndex {
         this.#fields.set(field, index)
       }
       const typed = storedTyped(value) as Typed
-      index.kind(typed.kind).add(label)
+      posting(index.present, typed.kind).add(label)
       switch (typed.kind) {
         case 'string':
-          posting(index.strings, typed.value as string).add(label)
+          posting((index.strings ??= new Map()), typed.value as string).add(label)
           break
         case 'boolean':
-          posting(index.exact, `b:${String(typed.value)}`).add(label)
+          posting((index.exact ??= new Map()), `b:${String(typed.value)}`).add(label)
           break
         case 'number':
-          index.numbers.set(label, typed.value as number)
+          ;(index.numbers ??= new SortedValues()).set(label, typed.value as number)
           break
         case 'datetime':
-          index.datetimes.set(label, typed.value as number)
+          ;(index.datetimes ??= new SortedValues()).set(label, typed.value as number)
           break
         case 'list':
-          for (const member of value as readonly string[]) posting(index.members, member).add(label)
+          for (const member of value as readonly string[]) posting((index.members ??= new Map()), member).add(label)
           break
       }
     }
@@ -471,19 +571,19 @@ export class ValueIndex {
       index.present.get(typed.kind)?.delete(label)
       switch (typed.kind) {
         case 'string':
-          index.strings.get(typed.value as string)?.delete(label)
+          index.strings?.get(typed.value as string)?.delete(label)
           break
         case 'boolean':
-          index.exact.get(`b:${String(typed.value)}`)?.delete(label)
+          index.exact?.get(`b:${String(typed.value)}`)?.delete(label)
           break
         case 'number':
-          index.numbers.delete(label)
+          index.numbers?.delete(label)
           break
         case 'datetime':
-          index.datetimes.delete(label)
+          index.datetimes?.delete(label)
           break
         case 'list':
-          for (const member of value as readonly string[]) index.members.get(member)?.delete(label)
+          for (const member of value as readonly string[]) index.members?.get(member)?.delete(label)
           break
       }
     }
@@ -522,6 +622,7 @@ export class ValueIndex {
         const w = filterTyped(filter.value)
         if (!index || (w.kind !== 'number' && w.kind !== 'datetime')) return this.match(filter).count()
         const sorted = w.kind === 'number' ? index.numbers : index.datetimes
+        if (!sorted) return 0
         const v = w.value as number
         const inclusive = filter.op === 'lte' || filter.op === 'gte'
         return filter.op === 'gt' || filter.op === 'gte' ? sorted.countRange(v, inclusive, Infinity, true) : sorted.countRange(-Infinity, true, v, inclusive)
@@ -548,9 +649,9 @@ export class ValueIndex {
       case 'excludes': {
         const index = this.#fields.get(filter.field)
         if (!index) return new Bitset(this.#extent)
-        const members = index.members.get(filter.value)
+        const members = index.members?.get(filter.value)
         if (filter.op === 'includes') return members ? members.toBitset(this.#extent) : new Bitset(this.#extent)
-        const lists = index.kind('list').clone(this.#extent)
+        const lists = index.holding('list', this.#extent)
         return members ? lists.andNot(members.toBitset(this.#extent)) : lists
       }
       case 'nin': {
@@ -559,7 +660,7 @@ export class ValueIndex {
         const found = new Bitset(this.#extent)
         this.#equalInto(index, filter.values, found)
         const out = new Bitset(this.#extent)
-        for (const k of new Set(filter.values.map((v) => filterTyped(v).kind))) out.or(index.kind(k))
+        for (const k of new Set(filter.values.map((v) => filterTyped(v).kind))) index.present.get(k)?.orInto(out)
         return out.andNot(found)
       }
       case 'ne': {
@@ -567,7 +668,7 @@ export class ValueIndex {
         if (!index) return new Bitset(this.#extent)
         const equal = new Bitset(this.#extent)
         this.#equalInto(index, [filter.value], equal)
-        return index.kind(filterTyped(filter.value).kind).clone(this.#extent).andNot(equal)
+        return index.holding(filterTyped(filter.value).kind, this.#extent).andNot(equal)
       }
       default: {
         const out = new Bitset(this.#extent)
@@ -614,11 +715,11 @@ export class ValueIndex {
       }
       case 'exists': {
         const index = this.#fields.get(filter.field)
-        if (index) for (const b of index.present.values()) out.or(b)
+        if (index) for (const p of index.present.values()) p.orInto(out)
         return
       }
       case 'includes': {
-        this.#fields.get(filter.field)?.members.get(filter.value)?.orInto(out)
+        this.#fields.get(filter.field)?.members?.get(filter.value)?.orInto(out)
         return
       }
       case 'lt':
@@ -632,12 +733,13 @@ export class ValueIndex {
         const inclusive = filter.op === 'lte' || filter.op === 'gte'
         if (w.kind === 'string') {
           const v = w.value as string
-          for (const [s, b] of index.strings) {
+          for (const [s, b] of index.strings ?? NO_POSTINGS) {
             if (lo ? s > v || (inclusive && s === v) : s < v || (inclusive && s === v)) b.orInto(out)
           }
           return
         }
         const sorted = w.kind === 'number' ? index.numbers : index.datetimes
+        if (!sorted) return
         const v = w.value as number
         if (lo) sorted.range(v, inclusive, Infinity, true, out)
         else sorted.range(-Infinity, true, v, inclusive, out)
@@ -652,11 +754,11 @@ export class ValueIndex {
   #equalInto(index: FieldIndex, values: readonly FilterScalar[], out: Bitset): void {
     const { numbers, datetimes } = distinctNumbers(values)
     for (const v of values) {
-      if (typeof v === 'string') index.strings.get(v)?.orInto(out)
-      else if (typeof v === 'boolean') index.exact.get(`b:${String(v)}`)?.orInto(out)
+      if (typeof v === 'string') index.strings?.get(v)?.orInto(out)
+      else if (typeof v === 'boolean') index.exact?.get(`b:${String(v)}`)?.orInto(out)
     }
-    if (numbers.length > 0) index.numbers.equalAny(numbers, out)
-    if (datetimes.length > 0) index.datetimes.equalAny(datetimes, out)
+    if (numbers.length > 0) index.numbers?.equalAny(numbers, out)
+    if (datetimes.length > 0) index.datetimes?.equalAny(datetimes, out)
   }
 
   /** Exactly how many labels hold one of `values`: a field holds one value, so the values' labels are disjoint. */
@@ -664,10 +766,10 @@ export class ValueIndex {
     const { numbers, datetimes } = distinctNumbers(values)
     let n = 0
     for (const v of new Set(values.filter((x) => typeof x === 'string' || typeof x === 'boolean'))) {
-      n += (typeof v === 'string' ? index.strings.get(v) : index.exact.get(`b:${String(v)}`))?.size ?? 0
+      n += (typeof v === 'string' ? index.strings?.get(v) : index.exact?.get(`b:${String(v)}`))?.size ?? 0
     }
-    for (const v of numbers) n += index.numbers.countEqual(v)
-    for (const v of datetimes) n += index.datetimes.countEqual(v)
+    for (const v of numbers) n += index.numbers?.countEqual(v) ?? 0
+    for (const v of datetimes) n += index.datetimes?.countEqual(v) ?? 0
     return n
   }
 }

@@ -1,0 +1,79 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { describe, expect, it } from 'vitest'
+import type { Filter, Metadata } from '@quarry/core'
+import { compileFilter } from '@quarry/core'
+import { ValueIndex } from '../../packages/core/src/filter/value-index.js'
+
+// Collections on demand, so what a structure retains is measured and not the garbage around it.
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+/** The bytes (array buffers, JS heap) that what `make` returns keeps alive. */
+function retained<T>(make: () => T): { readonly value: T; readonly arrayBuffers: number; readonly heap: number } {
+  gc()
+  const before = process.memoryUsage()
+  const value = make()
+  gc()
+  const after = process.memoryUsage()
+  return { value, arrayBuffers: after.arrayBuffers - before.arrayBuffers, heap: after.heapUsed - before.heapUsed }
+}
+
+/** Labels `filter` matches in `values`, and by testing every live record. */
+function both(values: ValueIndex, live: ReadonlyMap<number, Metadata>, filter: Filter): [number[], number[]] {
+  const test = compileFilter(filter)
+  const brute = [...live].filter(([, m]) => test(m)).map(([label]) => label).sort((a, b) => a - b)
+  return [[...values.match(filter).toArray()], brute]
+}
+
+/** Record i's metadata: five fields of its own (one of each kind) and one every record holds. */
+const sparse = (i: number): Metadata => ({ [`s${i}`]: 'v', [`n${i}`]: i, [`d${i}`]: new Date(i * 1000), [`l${i}`]: ['a', `m${i}`], [`b${i}`]: i % 2 === 0, common: i % 7 })
+
+describe('a metadata field costs memory in proportion to the records holding it', () => {
+  // 3,000 records 16 labels apart: 12,000 fields over 48,000 labels. Anything sized by the labels
+  // per field (a bitset, an array of values by label) costs kilobytes a field; what a field held by
+  // one record needs is a few hundred bytes on the heap.
+  const n = 3000
+  const spread = 16
+  const fields = 4 * n
+
+  it('fields held by one record each, of every kind, as added and as loaded from a snapshot', () => {
+    const live = new Map<number, Metadata>()
+    const built = retained(() => {
+      const values = new ValueIndex()
+      for (let i = 0; i < n; i++) {
+        const m = sparse(i)
+        values.add(i * spread, m)
+        live.set(i * spread, m)
+      }
+      return values
+    })
+    expect(built.arrayBuffers).toBeLessThan(1 << 20)
+    expect(built.heap / fields).toBeLessThan(2048)
+    const loaded = retained(() => ValueIndex.fromSnapshot(built.value.snapshot()) as ValueIndex)
+    // The snapshot's own arrays are adopted (12 bytes an entry of the common field's sorted run).
+    expect(loaded.arrayBuffers).toBeLessThan(1 << 20)
+    expect(loaded.heap / fields).toBeLessThan(2048)
+    for (const values of [built.value, loaded.value]) {
+      for (const i of [0, 1, 1234, n - 1]) {
+        const filters: Filter[] = [
+          { op: 'eq', field: `s${i}`, value: 'v' },
+          { op: 'gte', field: `n${i}`, value: i },
+          { op: 'lt', field: `n${i}`, value: i },
+          { op: 'lte', field: `d${i}`, value: { datetime: new Date(i * 1000).toISOString() } },
+          { op: 'includes', field: `l${i}`, value: `m${i}` },
+          { op: 'excludes', field: `l${i}`, value: 'b' },
+          { op: 'ne', field: `b${i}`, value: true },
+          { op: 'exists', field: `d${i}` },
+          { op: 'nin', field: `n${i}`, values: [i + 1] },
+          { op: 'not', filter: { op: 'exists', field: `s${i}` } },
+          { op: 'and', filters: [{ op: 'eq', field: 'common', value: i % 7 }, { op: 'lt', field: 'common', value: 3 }] },
+        ]
+        for (const f of filters) {
+          const [indexed, brute] = both(values, live, f)
+          expect(indexed, JSON.stringify(f)).toEqual(brute)
+        }
+      }
+    }
+  })
+})
