@@ -77,6 +77,8 @@ class SortedValues {
     this.#stale++
     // Back to a Map once few labels are left (a quarter of the switch's share: no flapping).
     if (dense !== undefined && dense.length > 1024 && this.#count * 16 < dense.length) this.#toSparse(dense)
+    // Entries of removed labels would otherwise stay until the next write's merge.
+    if (this.#stale > 1024 && this.#stale * 2 > this.#values.length) this.#merge()
   }
 
   /** The label's current value; NaN when it holds none. */
@@ -306,11 +308,22 @@ const LIST_MIN = 16
 class Posting {
   #list: number[] | undefined = []
   #bits: Bitset | undefined
+  /** Labels in the bitset (a list has its length). */
+  #count = 0
+
+  /** Labels held. */
+  get size(): number {
+    return this.#list === undefined ? this.#count : this.#list.length
+  }
 
   add(label: number): void {
     const list = this.#list
     if (list === undefined) {
-      ;(this.#bits as Bitset).add(label)
+      const bits = this.#bits as Bitset
+      if (!bits.has(label)) {
+        bits.add(label)
+        this.#count++
+      }
       return
     }
     // A first label makes a list of one (a push onto [] would reserve room for 17).
@@ -328,16 +341,19 @@ class Posting {
   delete(label: number): void {
     const list = this.#list
     if (list === undefined) {
-      ;(this.#bits as Bitset).delete(label)
+      const bits = this.#bits as Bitset
+      if (!bits.has(label)) return
+      bits.delete(label)
+      // A list again once it is a quarter of the bitset (it became one at about equal size: a
+      // label removed and added back does not switch it each time).
+      if (--this.#count * 128 < bits.capacity) {
+        this.#list = Array.from(bits.toArray(this.#count))
+        this.#bits = undefined
+      }
       return
     }
     const at = lowerBoundOf(list, label)
     if (list[at] === label) list.splice(at, 1)
-  }
-
-  /** How many labels hold the value. */
-  get size(): number {
-    return this.#list === undefined ? (this.#bits as Bitset).count() : this.#list.length
   }
 
   /** out ∪= the labels. */
@@ -371,6 +387,7 @@ class Posting {
     const bits = new Bitset((list[list.length - 1] as number) + 1)
     for (let i = 0; i < list.length; i++) bits.add(list[i] as number)
     this.#bits = bits
+    this.#count = list.length
     this.#list = undefined
   }
 }
@@ -425,6 +442,18 @@ function posting<K extends string>(map: Map<K, Posting>, key: K): Posting {
     map.set(key, p)
   }
   return p
+}
+
+/**
+ * Takes `label` from the posting of `key`, dropping the posting once empty (a value no record holds,
+ * such as a removed record's URL, costs nothing); the map, or undefined once it is empty.
+ */
+function unpost<K>(map: Map<K, Posting> | undefined, key: K, label: number): Map<K, Posting> | undefined {
+  const p = map?.get(key)
+  if (!map || !p) return map
+  p.delete(label)
+  if (p.size === 0) map.delete(key)
+  return map.size === 0 ? undefined : map
 }
 
 /** Postings by key (a kind, a value, a member): the labels holding it, ascending. */
@@ -568,24 +597,28 @@ export class ValueIndex {
       const index = this.#fields.get(field)
       if (!index) continue
       const typed = storedTyped(value) as Typed
-      index.present.get(typed.kind)?.delete(label)
+      unpost(index.present, typed.kind, label)
       switch (typed.kind) {
         case 'string':
-          index.strings?.get(typed.value as string)?.delete(label)
+          index.strings = unpost(index.strings, typed.value as string, label)
           break
         case 'boolean':
-          index.exact?.get(`b:${String(typed.value)}`)?.delete(label)
+          index.exact = unpost(index.exact, `b:${String(typed.value)}`, label)
           break
         case 'number':
           index.numbers?.delete(label)
+          if (index.numbers?.size === 0) index.numbers = undefined
           break
         case 'datetime':
           index.datetimes?.delete(label)
+          if (index.datetimes?.size === 0) index.datetimes = undefined
           break
         case 'list':
-          for (const member of value as readonly string[]) index.members?.get(member)?.delete(label)
+          for (const member of value as readonly string[]) index.members = unpost(index.members, member, label)
           break
       }
+      // A key no record holds any more (an id in a key, its record removed) costs nothing.
+      if (index.present.size === 0) this.#fields.delete(field)
     }
   }
 
