@@ -417,3 +417,37 @@ describe('wide filters', () => {
     expect(search.search({ vector: [1, 0], filter: { op: 'in', field: 'g', values: Array.from({ length: 200_000 }, (_, i) => i) } }).hits.map((h) => h.id)).toEqual(['a'])
   })
 })
+
+describe('merging the writes into the sorted values', () => {
+  // A merge sorts only the writes since the last one and merges them into the sorted run, keeping
+  // the entries that still hold, once each: the run a snapshot stores is every live (value, label)
+  // pair in order, whatever the writes did (the same value twice, a value and back, -0 and 0).
+  it('leaves exactly the live (value, label) pairs, sorted, after any writes', () => {
+    const write = fc.tuple(fc.nat(299), fc.option(fc.constantFrom(-1, -0, 0, 0.5, 1, 2, 3, 1e9), { nil: undefined }))
+    fc.assert(
+      fc.property(fc.array(fc.array(write, { maxLength: 1500 }), { minLength: 1, maxLength: 4 }), (batches) => {
+        const values = new ValueIndex()
+        const live = new Map<number, number>()
+        for (const batch of batches) {
+          for (const [label, n] of batch) {
+            const old = live.get(label)
+            if (old !== undefined) values.remove(label, { n: old })
+            if (n === undefined) live.delete(label)
+            else {
+              values.add(label, { n })
+              live.set(label, n)
+            }
+          }
+          // A range after more than 1,024 writes merges them; so does a snapshot.
+          const brute = [...live].filter(([, n]) => n >= 0.5).map(([label]) => label).sort((a, b) => a - b)
+          expect(indexed(values, { op: 'gte', field: 'n', value: 0.5 })).toEqual(brute)
+        }
+        const pairs = [...live].sort(([la, a], [lb, b]) => a - b || la - lb)
+        const run = values.snapshot().fields.find((f) => f.field === 'n')?.numbers
+        expect([...(run?.labels ?? [])]).toEqual(pairs.map(([label]) => label))
+        expect([...(run?.values ?? [])].map((v) => v + 0)).toEqual(pairs.map(([, n]) => n + 0))
+      }),
+      { numRuns: runs(100) },
+    )
+  })
+})

@@ -264,19 +264,44 @@ class SortedValues {
     return out
   }
 
+  /**
+   * The sorted run and the writes since, as one sorted run of the entries that hold: only the
+   * writes are sorted, then the two runs are merged in one pass (a rebuild sorting every entry cost
+   * a range query tens of milliseconds at 200,000 values). Equal entries meet in the merge, so a
+   * label given a value twice keeps one.
+   */
   #merge(): void {
-    const dense = this.#dense
-    if (dense !== undefined) {
-      const labels: number[] = []
-      for (let label = 0; label < dense.length; label++) if (!Number.isNaN(dense[label] as number)) labels.push(label)
-      labels.sort((x, y) => (dense[x] as number) - (dense[y] as number) || x - y)
-      this.#labels = Uint32Array.from(labels)
-      this.#values = Float64Array.from(labels, (l) => dense[l] as number)
-    } else {
-      const entries = [...(this.#sparse as Map<number, number>)].sort(([x, a], [y, b]) => a - b || x - y)
-      this.#labels = Uint32Array.from(entries, ([label]) => label)
-      this.#values = Float64Array.from(entries, ([, value]) => value)
+    const pv = this.#pendingValues
+    const pl = this.#pendingLabels
+    const order = Array.from(pv, (_, i) => i)
+    order.sort((x, y) => (pv[x] as number) - (pv[y] as number) || (pl[x] as number) - (pl[y] as number))
+    const sv = this.#values
+    const sl = this.#labels
+    // While no write left an entry behind, every entry holds and none comes twice.
+    const checked = this.#stale > 0
+    const values = new Float64Array(this.#count)
+    const labels = new Uint32Array(this.#count)
+    let i = 0
+    let j = 0
+    let k = 0
+    while (i < sv.length || j < order.length) {
+      let v: number
+      let label: number
+      const o = order[j] as number
+      if (j === order.length || (i < sv.length && ((sv[i] as number) < (pv[o] as number) || (sv[i] === pv[o] && (sl[i] as number) <= (pl[o] as number))))) {
+        v = sv[i] as number
+        label = sl[i++] as number
+      } else {
+        v = pv[o] as number
+        label = pl[o] as number
+        j++
+      }
+      if (checked && (this.#get(label) !== v || (k > 0 && labels[k - 1] === label && values[k - 1] === v))) continue
+      values[k] = v
+      labels[k++] = label
     }
+    this.#values = values
+    this.#labels = labels
     this.#pendingValues = []
     this.#pendingLabels = []
     this.#stale = 0
