@@ -27,8 +27,9 @@ if (QUICK && process.env.FC_RUNS === undefined) process.env.FC_RUNS = '0.25'
 // sources anew for each file was a third of the tier's time. These files change what a process
 // has loaded or started, so they still get a fresh module graph each: vi.mock of node:fs
 // (persist-commit), QUARRY_HNSW read at @quarry/hnsw's first require (snapshot-fuzz-wasm), the
-// import worker's first start (import-worker). The full tier isolates every file.
-const QUICK_ISOLATED = ['test/unit/persist-commit.test.ts', 'test/property/snapshot-fuzz-wasm.test.ts', 'test/unit/import-worker.test.ts']
+// import worker's first start (import-worker); or measure the process's memory, which what an
+// earlier file left running would move (value-index-memory). The full tier isolates every file.
+const QUICK_ISOLATED = ['test/unit/persist-commit.test.ts', 'test/property/snapshot-fuzz-wasm.test.ts', 'test/unit/import-worker.test.ts', 'test/unit/value-index-memory.test.ts']
 
 export default defineConfig({
   // Tests run in Vite's server (ssr) environment.
