@@ -146,6 +146,11 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
     expect(codeOf(() => m.add({ id: 'c', vector: [1, 1], metadata: new Tags() as never })).message).toBe(
       "metadata must be a plain object of string, number, boolean or string-list values, like { genre: 'drama' }; received an instance of Tags.",
     )
+    // A Map as the record itself: said so, not refused for the id its entries do not make a field.
+    expect(codeOf(() => m.add(new Map<string, unknown>([['id', 'r'], ['vector', [1, 1]]]) as never))).toMatchObject({
+      code: 'INVALID_RECORD',
+      message: 'a record must be an object like { id, vector, text, metadata }; received a Map (Object.fromEntries(map) makes one of it).',
+    })
     expect(m.size).toBe(0)
     m.add({ id: 'n', vector: [1, 1], metadata: Object.assign(Object.create(null) as object, { k: 'v' }) })
     expect(m.get('n')?.metadata).toEqual({ k: 'v' })

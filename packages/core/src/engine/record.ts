@@ -89,6 +89,8 @@ export function validateRecord(record: unknown, fields: ReadonlySet<string> = RE
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new QuarryError('INVALID_RECORD', `a record must be an object like { id, vector, text, metadata }; received ${describe(record)}.`)
   }
+  // Its entries are no fields: read as one, it would be refused for its missing id, a puzzle.
+  if (record instanceof Map) throw new QuarryError('INVALID_RECORD', 'a record must be an object like { id, vector, text, metadata }; received a Map (Object.fromEntries(map) makes one of it).')
   // A misspelt field (`metdata`) would otherwise leave the record without it, with no word.
   // for…in with an own-property test, as search options are read: no array made per record.
   for (const key in record) {
