@@ -1,3 +1,4 @@
+import { isoDatetimeMs } from '@quarry/core'
 /** Where adapters read the time; pass a fixed or stepping clock for reproducible timestamps. */
 export type Clock = () => Date
 
@@ -24,8 +25,6 @@ export function steppingClock(start: string, stepMs = 1000): Clock {
  */
 export const RFC3339_SHAPE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const
-
 /**
  * The instant (epoch milliseconds) RFC 3339 text names, or undefined when it names none. Each
  * field must lie in its range as protobuf's JSON parser checks a Timestamp (month 1–12, a day its
@@ -34,13 +33,6 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const
  * "2030-01-01T24:00:00Z" to the next day.
  */
 export function parseRfc3339(text: string): number | undefined {
-  const m = RFC3339_SHAPE.exec(text)
-  if (m === null) return undefined
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
-  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0)
-  if (day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return undefined
-  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return undefined
-  const ms = Date.parse(text)
-  return Number.isFinite(ms) ? ms : undefined
+  // RFC 3339 is a profile of ISO 8601 (which writes T and Z in capitals): core's reader checks the rest.
+  return RFC3339_SHAPE.test(text) ? isoDatetimeMs(text.toUpperCase()) : undefined
 }
