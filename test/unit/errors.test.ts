@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { thrown as thrownBy } from '../support/thrown.js'
-import { Analyzer, chunkText, compileFilter, createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
+import { Analyzer, chunkText, chunkTokenized, compileFilter, createGloveEmbedder, createHashingEmbedder, createIndex, embedAll, loadIndex, QuarryError, type QuarryErrorCode } from '@quarry/core'
 
 function codeOf(f: () => unknown): { code: QuarryErrorCode; path: string | undefined; message: string } {
   try {
@@ -174,6 +174,22 @@ describe('bad input gets a QuarryError with a stable code, a path and a fix', ()
       'chunkText takes an Analyzer first (new Analyzer(), with the options of the index the chunks go to); received an object.',
     )
     expect(chunkText(new Analyzer(), '', { size: 2, overlap: 0 })).toEqual([])
+  })
+
+  it("an Analyzer's methods and chunkTokenized say what they take", () => {
+    const analyzer = new Analyzer()
+    // terms(42) was [], tokens(null) a TypeError, tokenized({}) tokens of nothing.
+    expect(codeOf(() => analyzer.terms(42 as never))).toEqual({ code: 'INVALID_OPTION', path: 'text', message: 'Analyzer.terms takes the text as a string; received 42.' })
+    expect(codeOf(() => analyzer.tokens(null as never)).message).toBe('Analyzer.tokens takes the text as a string; received null.')
+    expect(codeOf(() => analyzer.tokenized({} as never)).message).toBe('Analyzer.tokenized takes the text as a string; received an object.')
+    expect(codeOf(() => analyzer.tokenOffsets(undefined as never)).message).toBe('Analyzer.tokenOffsets takes the text as a string; received undefined.')
+    for (const progress of [{ marks: 5, onPart: () => {} }, { marks: [1], onPart: 3 }, null]) {
+      expect(codeOf(() => analyzer.tokenized('red fox', progress as never))).toMatchObject({ code: 'INVALID_OPTION', path: 'progress' })
+    }
+    expect(codeOf(() => chunkTokenized('red fox' as never, { size: 2, overlap: 0 })).message).toBe('chunkTokenized takes what Analyzer.tokenized(text) returns; received "red fox".')
+    // Valid input as before.
+    expect(analyzer.terms('Red foxes')).toEqual(['red', 'fox'])
+    expect(chunkTokenized(analyzer.tokenized('red fox jumps'), { size: 2, overlap: 1 }).map((c) => c.text)).toEqual(['red fox', 'fox jumps'])
   })
 
   it("core's embedders called directly take an array of strings, and say so", async () => {

@@ -1,3 +1,4 @@
+import { QuarryError, describe } from '../errors.js'
 import { resolveAnalyzerOptions, type ResolvedAnalyzerOptions } from './analyzer-options.js'
 import { isWinkSpace } from './char-class.js'
 import { TermCounts } from './term-counts.js'
@@ -165,6 +166,7 @@ export class Analyzer {
 
   /** The terms of a text, in order (repeats kept: they are term frequencies). */
   terms(text: string): string[] {
+    checkText(text, 'terms')
     this.#renewIfFull()
     const out: string[] = []
     // The same array all along: ids start over only between texts.
@@ -389,6 +391,7 @@ export class Analyzer {
 
   /** Every kept-type token with its offsets and term (null if a stop word or too short). */
   tokens(text: string): AnalyzedToken[] {
+    checkText(text, 'tokens')
     const out: AnalyzedToken[] = []
     this.#forEachToken(text, TERMS, (start, end, term) => out.push({ term, start, end }))
     return out
@@ -404,6 +407,12 @@ export class Analyzer {
    * last, are chunks of the whole text, so their embedding can start.
    */
   tokenized(text: string, progress?: { readonly marks: readonly number[]; readonly onPart: (sofar: TokenizedText) => void }): TokenizedText {
+    checkText(text, 'tokenized')
+    if (progress !== undefined) {
+      if (typeof progress !== 'object' || progress === null || !Array.isArray(progress.marks) || typeof progress.onPart !== 'function') {
+        throw new QuarryError('INVALID_OPTION', `Analyzer.tokenized's progress is { marks: number[], onPart: (sofar) => void }, or left out; received ${describe(progress)}.`, { path: 'progress' })
+      }
+    }
     if (this.#tokenVocabulary.terms.length >= TOKEN_VOCABULARY_LIMIT) {
       this.#tokenVocabulary = new Vocabulary()
       this.#tokenGeneration++
@@ -440,6 +449,7 @@ export class Analyzer {
    * read it before the next call.
    */
   tokenOffsets(text: string): Int32Array {
+    checkText(text, 'tokenOffsets')
     let out = this.#offsets
     let n = 0
     this.#forEachToken(text, OFFSETS, (start, end) => {
@@ -614,4 +624,9 @@ class Vocabulary {
     }
     return id
   }
+}
+
+/** The text an Analyzer method reads: a string, else the error saying so (not a TypeError from inside). */
+function checkText(text: unknown, method: string): void {
+  if (typeof text !== 'string') throw new QuarryError('INVALID_OPTION', `Analyzer.${method} takes the text as a string; received ${describe(text)}.`, { path: 'text' })
 }

@@ -33,6 +33,10 @@ export function chunkText(analyzer: Analyzer, source: string, options: { size: n
  * (`QuarryIndex.prepareText`'s `within`) instead of reading its words again.
  */
 export function chunkTokenized(tokenized: TokenizedText, options: { size: number; overlap: number }): TextChunk[] {
+  const given = tokenized as Partial<TokenizedText> | null
+  if (typeof given !== 'object' || given === null || typeof given.source !== 'string' || !(given.offsets instanceof Int32Array)) {
+    throw new QuarryError('INVALID_OPTION', `chunkTokenized takes what Analyzer.tokenized(text) returns; received ${describe(tokenized)}.`, { path: 'tokenized' })
+  }
   checkChunking(options)
   return chunksOf(tokenized.source, tokenized.offsets, options)
 }
