@@ -165,8 +165,9 @@ describe('declarative filters', () => {
   it('a broad range on a graph search is tested on the candidates, with the hits of an exact search over the passing records', () => {
     const rand = prng(3)
     const n = 12_000
-    // Over planner.exactFilterMax passing (2,000 here) and at least postFilterAbove: post-filtered.
-    const index = createIndex({ dimensions: 8, metric: 'l2', dense: 'hnsw', hnsw: { efConstruction: 100 }, planner: { exactFilterMax: 2000 } })
+    // Over the scan limit (planner.exactBelow's 1,000 here, above exactFilterMax, scaled by ef 128 / 64
+    // to 2,000) and at least postFilterAbove: post-filtered.
+    const index = createIndex({ dimensions: 8, metric: 'l2', dense: 'hnsw', hnsw: { efConstruction: 100 }, planner: { exactFilterMax: 300 } })
     index.addMany(Array.from({ length: n }, (_, i) => ({ id: `r${i}`, vector: Array.from({ length: 8 }, () => rand()), metadata: { bucket: i % 100 } })))
     const exact = createIndex({ dimensions: 8, metric: 'l2', dense: 'exact' })
     for (const id of index.ids()) {
@@ -183,7 +184,7 @@ describe('declarative filters', () => {
       for (let q = 0; q < 5; q++) {
         const vector = Array.from({ length: 8 }, () => rand())
         // Precise distances: the graph's float32 sums and the scan's differ in the last bits.
-        const { hits, stats } = index.search({ vector, topK: 10, ef: 400, filter: f, preciseDistances: true })
+        const { hits, stats } = index.search({ vector, topK: 10, ef: 128, filter: f, preciseDistances: true })
         // Estimated from the sorted values (no bitset built), exactly here: nothing was replaced.
         expect(stats).toMatchObject({ strategy: 'hnsw-postfilter', estimatedSelectivity: below / 100 })
         expect(hits).toEqual(exact.search({ vector, topK: 10, filter: f, preciseDistances: true }).hits)

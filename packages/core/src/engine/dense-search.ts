@@ -1,5 +1,5 @@
 import { exactTopK, type ScanDomain } from '../dense/exact.js'
-import { planDense, refinePlan, type DensePlan } from '../dense/planner.js'
+import { planDense, refinePlan, scanLimit, type DensePlan } from '../dense/planner.js'
 import { QuarryError } from '../errors.js'
 import { passingLabels, selectivityOf, testerOf, type FilterInput } from '../filter/plan-input.js'
 import { toBitset, type FilterSubject } from '../filter/predicate.js'
@@ -96,7 +96,7 @@ function denseSearch(state: DenseState, q: DenseQuery): SearchResult {
   const subject = q.filter ? filterSubject(state) : undefined
   const estimate = q.filter && subject && k > 0 ? selectivityOf(q.filter, subject, live) : undefined
   const passing = q.filter?.kind === 'indexed' ? q.filter.count : undefined
-  const plan = planDense({ live, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, ...(passing === undefined ? {} : { passing }), options: state.options.planner })
+  const plan = planDense({ live, k, ef: q.ef, hasGraph: state.graph !== undefined, forceExact: q.exact, selectivity: estimate, ...(passing === undefined ? {} : { passing }), options: state.options.planner })
   const stats: StatsOf = { live, estimate }
   if (k === 0) return { hits: [], stats: statsOf(stats, { strategy: plan.strategy, reason: 'the index is empty' }) }
 
@@ -147,7 +147,7 @@ function fullyFiltered(
 ): SearchResult {
   const labels = passingLabels(q.filter as FilterInput, subject, Math.ceil(estimate * state.ids.extent * 1.5))
   const allowed = labels.length
-  const plan = refinePlan(planned, allowed, state.options.planner)
+  const plan = refinePlan(planned, allowed, scanLimit(state.options.planner, k, q.ef))
   const exactOverAllowed = (): Hit[] =>
     toHits(state, exactTopK(state.store, state.ops, q.query, Math.min(k, allowed), { kind: 'labels', labels }, state.tie, state.options.scan))
   if (plan.strategy === 'exact-filtered' || state.graph === undefined) return { hits: exactOverAllowed(), stats: statsOf(base, plan, { allowed }) }

@@ -375,7 +375,7 @@ export class QuarryIndex {
   #search(request: SearchRequest): SearchResult {
     const state = this.#state
     const r = validateSearch(request, state.options.hnsw.efSearch)
-    const filter = filterInput(state, r.filter, r.text === undefined && !r.exact)
+    const filter = filterInput(state, r.filter, r.text === undefined && !r.exact ? r : undefined)
     // Text alone, a vector (or an example) alone, or both: hybrid.
     if (r.vector === undefined && r.id === undefined) return sparseSearch(state, { text: r.text as string, k: r.topK, filter, explain: r.explain })
     if (r.text === undefined) return searchByVector(prepareQuery(state, r, this.#buffers), r, filter, r.topK)
@@ -511,20 +511,20 @@ export class QuarryIndex {
 /**
  * The request's filter as the planner sees it: a function is tested record by record; a
  * declarative filter is answered from the value indexes (the passing labels and their count). On a
- * graph search (`graphSearch`), a declarative filter whose estimated count the planner would
+ * graph search (`graphSearch`: its topK and ef), a declarative filter whose estimated count the planner would
  * post-filter is tested on the graph's candidates instead, as a function is: the bitset of every
  * passing record would cost more than the search itself (tens of thousands of labels for a range
  * passing 10%).
  */
-function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, graphSearch: boolean): FilterInput | undefined {
+function filterInput(state: IndexState, filter: Filter | FilterFn | undefined, graphSearch: { readonly topK: number; readonly ef: number } | undefined): FilterInput | undefined {
   if (filter === undefined) return undefined
   if (typeof filter === 'function') return { kind: 'function', fn: filter }
   const live = state.ids.size
-  if (graphSearch && state.graph !== undefined && live > 0) {
+  if (graphSearch !== undefined && state.graph !== undefined && live > 0) {
     // An upper bound of the count: the planner scans exactly only what it knows to be few.
     const estimate = state.values.estimate(filter)
     const selectivity = Math.min(1, estimate / live)
-    const plan = planDense({ live, hasGraph: true, forceExact: false, selectivity, passing: estimate, options: state.options.planner })
+    const plan = planDense({ live, k: graphSearch.topK, ef: graphSearch.ef, hasGraph: true, forceExact: false, selectivity, passing: estimate, options: state.options.planner })
     if (plan.strategy === 'hnsw-postfilter') return { kind: 'function', fn: compileChecked(filter), selectivity }
   }
   const allowed = state.values.match(filter)
