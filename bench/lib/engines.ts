@@ -9,6 +9,7 @@ import type { Graph as QuarryGraph } from '@quarry/hnsw'
 import { replaceNativeLoader } from '../../packages/core/src/dense/hnsw.js'
 import { row, type Dataset } from './datasets.js'
 import { median, rssMB } from './stats.js'
+import { HNSWLIB_SKIP_NOTE, hnswlibNode } from '../../test/support/hnswlib-node.js'
 
 /** Graph parameters shared by every HNSW engine so they are compared like for like. */
 export const GRAPH = { m: 16, efConstruction: 200, seed: 100 }
@@ -46,7 +47,12 @@ interface NativeHnsw {
   searchKnn(query: number[], k: number, filter?: (label: number) => boolean): { neighbors: number[] }
   setEf(ef: number): void
 }
-const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as { HierarchicalNSW: new (space: string, dim: number) => NativeHnsw }
+/** hnswlib-node, the baseline (an optional dependency: see test/support/hnswlib-node.ts); the suites that need it skip first without it. */
+function rawHnswlib(space: string, dim: number): NativeHnsw {
+  const reference = hnswlibNode<{ HierarchicalNSW: new (space: string, dim: number) => NativeHnsw }>()
+  if (reference === undefined) throw new Error(HNSWLIB_SKIP_NOTE)
+  return new reference.HierarchicalNSW(space, dim)
+}
 
 /** An engine being built in steps, so that several builds can be interleaved and timed fairly. */
 export interface Build<T> {
@@ -107,7 +113,7 @@ function copyOfGraph(ds: Dataset, graph: QuarryGraph): NativeHnsw {
   try {
     const file = join(dir, 'hnsw.bin')
     graph.saveSync(file)
-    const native = new HierarchicalNSW(ds.metric === 'l2' ? 'l2' : 'ip', ds.dim)
+    const native = rawHnswlib(ds.metric === 'l2' ? 'l2' : 'ip', ds.dim)
     native.readIndexSync(file)
     return native
   } finally {
@@ -165,7 +171,7 @@ function hnswlibSpace(ds: Dataset): 'l2' | 'cosine' | 'ip' {
 
 /** hnswlib-node's own graph, searched by {@link rawEngine}; `name` tells a second build from the first. */
 export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine: AnnEngine; native: NativeHnsw; queries: number[][] }> {
-  const native = new HierarchicalNSW(hnswlibSpace(ds), ds.dim)
+  const native = rawHnswlib(hnswlibSpace(ds), ds.dim)
   native.initIndex({ maxElements: ds.n, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
   return {
     add: (start, end) => {
@@ -191,7 +197,7 @@ export function buildHnswlib(ds: Dataset, name = 'hnswlib-node'): Build<{ engine
  */
 export function callFloor(ds: Dataset, rounds = 9, calls = 20_000): { rawUs: number; quarryUs: number } {
   const size = 16
-  const native = new HierarchicalNSW(hnswlibSpace(ds), ds.dim)
+  const native = rawHnswlib(hnswlibSpace(ds), ds.dim)
   native.initIndex({ maxElements: size, m: GRAPH.m, efConstruction: GRAPH.efConstruction, randomSeed: GRAPH.seed })
   const index = createIndex({ dimensions: ds.dim, metric: ds.metric, hnsw: GRAPH, planner: { exactBelow: 0 } })
   for (let i = 0; i < size; i++) {

@@ -10,6 +10,7 @@ import { printTable } from '../lib/table.js'
 import { wasmVsNative, type WasmVsNative } from './dense-wasm.js'
 import { grownVsLoaded, type GrownVsLoaded } from './dense-grown.js'
 import { prng } from '../../test/support/random.js'
+import { HNSWLIB_SKIP_NOTE, hnswlibNode } from '../../test/support/hnswlib-node.js'
 import type { SuiteContext } from '../run.js'
 
 const K = 10
@@ -339,6 +340,11 @@ function ratioOf(a: number | undefined, b: number | undefined): number | undefin
 }
 
 export async function runDense(ctx: SuiteContext): Promise<void> {
+  // Its baseline is hnswlib-node, which is not built on a machine without a C++ toolchain.
+  if (hnswlibNode() === undefined) {
+    console.log(`suite dense skipped: ${HNSWLIB_SKIP_NOTE}`)
+    return
+  }
   const all: [string, () => Dataset][] = ctx.quick
     ? [['glove', () => gloveDataset(20_000, 200)], ['clustered', () => clusteredDataset(20_000, 200)]]
     : [['glove', () => gloveDataset(100_000, 1000)], ['clustered', () => clusteredDataset(100_000, 1000)], ['glove-full', () => gloveDataset('full', 500)]]

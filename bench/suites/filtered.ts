@@ -8,6 +8,7 @@ import { renderSvg, type Panel } from '@quarry/adapters'
 import { shuffled } from '../lib/order.js'
 import { printTable } from '../lib/table.js'
 import { prng } from '../../test/support/random.js'
+import { HNSWLIB_SKIP_NOTE, hnswlibNode } from '../../test/support/hnswlib-node.js'
 import type { SuiteContext } from '../run.js'
 
 export interface FilteredRow {
@@ -49,6 +50,11 @@ const BUCKETS = 10_000
 const bucket = (i: number): number => (i * 7919) % BUCKETS
 
 export async function runFiltered(ctx: SuiteContext): Promise<void> {
+  // Its baseline is hnswlib-node, which is not built on a machine without a C++ toolchain.
+  if (hnswlibNode() === undefined) {
+    console.log(`suite filtered skipped: ${HNSWLIB_SKIP_NOTE}`)
+    return
+  }
   const n = ctx.quick ? 20_000 : 100_000
   const nq = ctx.quick ? 30 : 100
   const all: [string, () => Dataset][] = [['glove', () => gloveDataset(n, nq)], ['clustered', () => clusteredDataset(n, nq)], ['clustered-64d', () => clusteredDataset(n, nq, 64)]]

@@ -2,13 +2,13 @@
 // MiniSearch holding the same records. Every case runs in a child process of its own, so that
 // nothing one case allocates (or leaves to the allocator) is counted in another.
 import { spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import MiniSearch from 'minisearch'
 import { createIndex, type IndexOptions, type Metadata, type QuarryIndex } from '@quarry/core'
 import { gaussian, prng } from '../../test/support/random.js'
+import { HNSWLIB_SKIP_NOTE, hnswlibNode } from '../../test/support/hnswlib-node.js'
 import { npmCorpus } from '../lib/npm-corpus.js'
 import { printTable } from '../lib/table.js'
 import type { SuiteContext } from '../run.js'
@@ -97,7 +97,7 @@ function quarryVectors(n: number, options: Omit<IndexOptions, 'embedder'>): Quar
 /** The cases, each building one structure over n records; what it returns is kept alive until measured. */
 const CASES: Record<string, Case> = {
   'hnswlib-node': (n) => {
-    const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as {
+    const { HierarchicalNSW } = hnswlibNode() as {
       HierarchicalNSW: new (space: string, dim: number) => { initIndex(o: object): void; addPoint(p: number[], l: number): void }
     }
     const graph = new HierarchicalNSW('cosine', DIM)
@@ -171,6 +171,11 @@ function casesAt(n: number): string[] {
 }
 
 export async function runMemory(ctx: SuiteContext): Promise<void> {
+  // Its baseline is hnswlib-node, which is not built on a machine without a C++ toolchain.
+  if (hnswlibNode() === undefined) {
+    console.log(`suite memory skipped: ${HNSWLIB_SKIP_NOTE}`)
+    return
+  }
   const sizes = ctx.quick ? [10_000] : (process.env.QUARRY_MEMORY_SIZES ?? '100000,1000000').split(',').map(Number)
   const results: Measured[] = []
   for (const n of sizes) {
