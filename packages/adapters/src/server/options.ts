@@ -1,5 +1,5 @@
 import type { Server } from 'node:http'
-import type { Embedder } from '@quarry/core'
+import { QuarryError, describeValue, rejectUnknownOptions, type Embedder } from '@quarry/core'
 import type { RequestLogEntry } from '../http/server.js'
 import type { ExternalAccountCredentials } from '../http/local-credentials.js'
 import type { MemoryBankOptions } from '../memory-bank/options.js'
@@ -129,6 +129,41 @@ export const SERVER_OPTION_KEYS: Readonly<Record<keyof QuarryServerOptions, true
   bodyTimeoutMs: true,
   console: true,
 }
+
+/**
+ * Checks `createServer`'s options: names (a misspelt `data` for `dataDir` would leave a server in
+ * memory) and values (a `durability` of `'logs'` would journal nothing; a `maxInFlight` of 0 would
+ * refuse every request). The engines' own options are checked by the engines.
+ */
+export function checkServerOptions(options: unknown): asserts options is QuarryServerOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new QuarryError('INVALID_OPTION', `createServer takes an options object like { dataDir, grpcPort }; received ${describeValue(options)}.`, { path: 'options' })
+  }
+  const o = options as Record<string, unknown>
+  rejectUnknownOptions(o, Object.keys(SERVER_OPTION_KEYS), '')
+  const fail = (key: string, what: string): never => {
+    throw new QuarryError('INVALID_OPTION', `${key} must be ${what}; received ${describeValue(o[key])}.`, { path: key })
+  }
+  const given = (key: keyof QuarryServerOptions): boolean => o[key] !== undefined
+  for (const key of ['maxBodyBytes', 'checkpointBytes', 'maxInFlight', 'maxEventStreams', 'bodyTimeoutMs'] as const) {
+    if (given(key) && (!Number.isSafeInteger(o[key]) || (o[key] as number) < 1)) fail(key, 'a positive integer')
+  }
+  if (given('snapshotDelayMs') && (!Number.isSafeInteger(o.snapshotDelayMs) || (o.snapshotDelayMs as number) < 0)) fail('snapshotDelayMs', 'an integer of milliseconds from 0')
+  if (given('grpcPort') && (!Number.isInteger(o.grpcPort) || (o.grpcPort as number) < 0 || (o.grpcPort as number) > 65535)) fail('grpcPort', 'a port from 0 to 65535 (0: any free port)')
+  if (given('durability') && !DURABILITIES.includes(o.durability as Durability)) fail('durability', `one of ${DURABILITIES.map((d) => `'${d}'`).join(', ')}`)
+  if (given('dataDir') && (typeof o.dataDir !== 'string' || o.dataDir === '')) fail('dataDir', 'the path of a folder')
+  for (const key of ['acceptLogLoss', 'console'] as const) if (given(key) && typeof o[key] !== 'boolean') fail(key, 'true or false')
+  for (const key of ['allowedHosts', 'importRoots', 'corsOrigins'] as const) {
+    if (given(key) && (!Array.isArray(o[key]) || !(o[key] as unknown[]).every((v) => typeof v === 'string'))) fail(key, 'an array of strings')
+  }
+  for (const key of ['onInternalError', 'onRequest'] as const) if (given(key) && typeof o[key] !== 'function') fail(key, 'a function')
+  for (const key of ['semanticRetriever', 'vertexRag', 'memoryBank', 'engines', 'embedder', 'model'] as const) {
+    if (given(key) && (typeof o[key] !== 'object' || o[key] === null || Array.isArray(o[key]))) fail(key, 'an object')
+  }
+}
+
+/** `durability`'s values, as the `quarry serve --durability` flag takes them. */
+export const DURABILITIES: readonly Durability[] = ['log', 'checkpoint', 'none']
 
 export interface QuarryServer {
   readonly server: Server

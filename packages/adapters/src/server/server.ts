@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net'
-import { rejectUnknownOptions } from '@quarry/core'
 import { createConsole } from '../console/routes.js'
 import type { GrpcServer } from '../grpc/server.js'
 import { localCredentials } from '../http/local-credentials.js'
@@ -15,7 +14,7 @@ import { DurableWrites } from '../transport/durable.js'
 import { InFlight } from '../transport/in-flight.js'
 import { Receiving } from '../transport/receiving.js'
 import { VertexRagEngine } from '../vertex-rag/service.js'
-import { SERVER_OPTION_KEYS, type QuarryServer, type QuarryServerOptions } from './options.js'
+import { checkServerOptions, type QuarryServer, type QuarryServerOptions } from './options.js'
 
 /**
  * The composition root: builds the engines, binds their methods, puts the durability layer in
@@ -55,8 +54,7 @@ const CLOSED_WHILE_STARTING = 'the server was closed while it started'
  * Binds to loopback unless told otherwise.
  */
 export function createServer(options: QuarryServerOptions = {}): QuarryServer {
-  // A misspelt option (`data` for `dataDir`) would otherwise leave a server without it: in memory.
-  rejectUnknownOptions(options as Record<string, unknown>, Object.keys(SERVER_OPTION_KEYS), '')
+  checkServerOptions(options)
   const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('quarry: internal error', error))
   const engines = buildEngines(options, onInternalError)
   // Requests from the network read local files only under folders the server is given (none by
