@@ -209,7 +209,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   console.log(`  generateContent     v1, v1beta1  /{v}/projects/*/locations/*/publishers/*/models/*:generateContent (${model === undefined ? 'the labelled local model; --model MODULE for yours' : `the model of ${modelPath}`})`)
   if (boundGrpc !== undefined) {
     const endpoint = host.includes(':') ? `[${host}]` : host
-    console.log(`  gRPC on ${endpoint}:${boundGrpc} (plaintext): Google's clients with { apiEndpoint: '${host}', port: ${boundGrpc}, sslCreds: grpc.credentials.createInsecure() }`)
+    console.log(`  gRPC on ${endpoint}:${boundGrpc} (plaintext): Google's clients with { apiEndpoint: '${host}', port: ${boundGrpc}, sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com' }`)
   }
   console.log(`  file:// imports: ${importRoots.length > 0 ? `under ${importRoots.join(', ')}` : 'off (--import-root DIR allows a folder)'}${gcsRoot ? `; gs:// under ${gcsRoot}` : ''}`)
   const kept = { log: 'every write on disk before it is answered', checkpoint: 'snapshots after changes', none: 'written at a clean stop' }[durability ?? 'log']

@@ -26,8 +26,9 @@ export type Filter =
 const COMPARISONS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const
 
 /**
- * Levels of and / or / not a filter may nest, at most: far above any real filter, and it keeps
- * validation, compilation and evaluation (all recursive) far from the stack's limit.
+ * Levels a filter may nest, at most, its comparisons counting as one (so 99 of and / or / not
+ * around a comparison): far above any real filter, and it keeps validation, compilation and
+ * evaluation (all recursive) far from the stack's limit.
  */
 export const MAX_FILTER_DEPTH = 100
 
@@ -72,7 +73,7 @@ function check(filter: unknown, path: string, depth: number, seen: { parts: numb
   if (++seen.parts > MAX_FILTER_PARTS) {
     throw bad(path, `a filter holds at most ${MAX_FILTER_PARTS} filters (and / or / not and comparisons, nested ones included); this one holds more. Give many values of one field as one { op: 'in', field, values: [...] } (or 'nin'): its values do not count.`)
   }
-  if (depth > MAX_FILTER_DEPTH) throw bad(path, `filters nest at most ${MAX_FILTER_DEPTH} levels deep (and / or / not); this one goes deeper here. Flatten it: and / or take any number of filters.`)
+  if (depth > MAX_FILTER_DEPTH) throw bad(path, `filters nest at most ${MAX_FILTER_DEPTH} levels deep, the comparison at the bottom included (${MAX_FILTER_DEPTH - 1} of and / or / not around it); this one goes deeper here. Flatten it: and / or take any number of filters.`)
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
     throw bad(path, `a filter is an object like { op: 'eq', field: 'genre', value: 'drama' } or a function; received ${describe(filter)}.`)
   }
