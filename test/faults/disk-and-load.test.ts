@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -97,6 +97,37 @@ describe.skipIf(disk === undefined)('accepting a damaged log on a full disk (acc
     const plain = createServer({ embedder, dataDir: image })
     expect(await names((await plain.listen()).url)).toEqual(readable)
     await plain.close()
+  })
+})
+
+describe('checkpoints that keep failing (durability log)', () => {
+  it('are tried again backed off, not at once, and the writes stay answered and kept', async () => {
+    const dataDir = join(root, 'failing-checkpoints')
+    const errors: unknown[] = []
+    // checkpointBytes 1: every write asks for a checkpoint at once.
+    let server = createServer({ embedder, dataDir, checkpointBytes: 1, console: false, onInternalError: (e) => errors.push(e) })
+    let { url } = await server.listen()
+    // The next checkpoint's log cannot be made: its name is taken by a folder (root ignores permissions).
+    const current = readdirSync(dataDir).filter((f) => /^wal-\d+\.log$/.test(f)).sort().at(-1) as string
+    const blocked = join(dataDir, `wal-${String(Number(current.slice(4, 10)) + 1).padStart(6, '0')}.log`)
+    mkdirSync(blocked)
+    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/kept' })).status).toBe(200)
+    await new Promise((r) => setTimeout(r, 1500))
+    // Retried at once, the log past checkpointBytes made hundreds of tries (and errors) a second.
+    expect(errors.length).toBeGreaterThanOrEqual(1)
+    expect(errors.length).toBeLessThanOrEqual(3)
+    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/kept-too' })).status).toBe(200)
+    await new Promise((r) => setTimeout(r, 200))
+    // A write does not bring the backed-off try forward.
+    expect(errors.length).toBeLessThanOrEqual(3)
+    rmSync(blocked, { recursive: true })
+    await server.flush()
+    await server.close()
+    server = createServer({ embedder, dataDir, console: false })
+    ;({ url } = await server.listen())
+    const listed = (await call(url, 'GET', '/v1beta/corpora')).json['corpora'] as { name: string }[]
+    expect(listed.map((c) => c.name).sort()).toEqual(['corpora/kept', 'corpora/kept-too'])
+    await server.close()
   })
 })
 

@@ -69,6 +69,13 @@ const SLICED_RECORD_BYTES = 1 << 20
 const UNCONFIRMED_RETRY_MS = 1000
 
 /**
+ * After a checkpoint fails (a full disk, a folder made read-only), the next is tried after 1 s,
+ * then doubling to at most a minute: retried at once, a log past `checkpointBytes` made hundreds
+ * of tries a second, each writing part of a snapshot and logging its error.
+ */
+const FAILED_RETRY_MS = { first: 1000, most: 60_000 } as const
+
+/**
  * The durable write path of a server with a data folder: the bound methods' writes go through one
  * lock (so the log's order is the order writes were applied), are recorded with what they read
  * from outside (rpc/replay.ts) and appended to the log before the lock is released, and are
@@ -82,6 +89,8 @@ export class DurableWrites {
   readonly #lock = new Mutex()
   #log: WriteAheadLog | undefined
   #timer: NodeJS.Timeout | undefined
+  /** Checkpoints failed in a row (0 after one that succeeds): how long the next try waits. */
+  #failures = 0
   #dirty = false
   #closed = false
   /** The close under way (a second close waits for it). */
@@ -291,6 +300,8 @@ export class DurableWrites {
   #changed(): void {
     if (this.#closed || this.#options.durability === 'none') return
     this.#dirty = true
+    // After failures the next try is already set, backed off: a write does not bring it forward.
+    if (this.#failures > 0 && this.#timer !== undefined) return
     const log = this.#log
     if (log && log.bytes >= (this.#options.checkpointBytes ?? 64 * 1024 * 1024)) {
       clearTimeout(this.#timer)
@@ -348,10 +359,12 @@ export class DurableWrites {
       unconfirmed = await this.#data.save({ sliceMs: options.sliceMs ?? 8, ...(log ? { fields: { log } } : {}) })
     } catch (error) {
       this.#dirty = true
+      this.#failures++
       next?.close()
       if (next) rmSync(next.path, { force: true })
       throw error
     }
+    this.#failures = 0
     // The new generation holds every logged write: its log takes over, the old one goes (with
     // those kept for earlier unconfirmed switches) once the switch is durable.
     const old = this.#log
@@ -460,8 +473,13 @@ export class DurableWrites {
       await this.checkpoint()
     } catch (error) {
       this.#options.onInternalError(error)
-      // While unconfirmed, checkpoint() has scheduled its next try.
-      if (!this.#unconfirmed) this.#changed()
+      // While unconfirmed, checkpoint() has scheduled its next try; else it comes backed off.
+      if (!this.#unconfirmed && !this.#closed) {
+        this.#dirty = true
+        clearTimeout(this.#timer)
+        const wait = Math.min(FAILED_RETRY_MS.most, FAILED_RETRY_MS.first * 2 ** Math.min(this.#failures - 1, 16))
+        this.#timer = setTimeout(() => void this.#checkpointSafely(), wait)
+      }
     }
   }
 
