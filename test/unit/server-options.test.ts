@@ -29,6 +29,7 @@ describe('options', () => {
       [{ onRequest: true }, 'onRequest', 'onRequest must be a function; received a boolean.'],
       [{ dataDir: '' }, 'dataDir', 'dataDir must be the path of a folder; received "".'],
       [{ vertexRag: null }, 'vertexRag', 'vertexRag must be an object; received null.'],
+      [{ model: { generate: () => undefined } }, 'model', 'model must be a function; received an object.'],
     ]
     for (const [options, path, message] of cases) {
       const error = thrown(() => createServer(options as never))

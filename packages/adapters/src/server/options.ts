@@ -156,8 +156,8 @@ export function checkServerOptions(options: unknown): asserts options is QuarryS
   for (const key of ['allowedHosts', 'importRoots', 'corsOrigins'] as const) {
     if (given(key) && (!Array.isArray(o[key]) || !(o[key] as unknown[]).every((v) => typeof v === 'string'))) fail(key, 'an array of strings')
   }
-  for (const key of ['onInternalError', 'onRequest'] as const) if (given(key) && typeof o[key] !== 'function') fail(key, 'a function')
-  for (const key of ['semanticRetriever', 'vertexRag', 'memoryBank', 'engines', 'embedder', 'model'] as const) {
+  for (const key of ['onInternalError', 'onRequest', 'model'] as const) if (given(key) && typeof o[key] !== 'function') fail(key, 'a function')
+  for (const key of ['semanticRetriever', 'vertexRag', 'memoryBank', 'engines', 'embedder'] as const) {
     if (given(key) && (typeof o[key] !== 'object' || o[key] === null || Array.isArray(o[key]))) fail(key, 'an object')
   }
 }
