@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -128,6 +128,35 @@ describe('checkpoints that keep failing (durability log)', () => {
     const listed = (await call(url, 'GET', '/v1beta/corpora')).json['corpora'] as { name: string }[]
     expect(listed.map((c) => c.name).sort()).toEqual(['corpora/kept', 'corpora/kept-too'])
     await server.close()
+  })
+})
+
+describe('a data folder removed under the server', () => {
+  it.each([
+    ['the whole folder', (dir: string) => rmSync(dir, { recursive: true, force: true })],
+    ['its LOCK alone', (dir: string) => rmSync(join(dir, 'LOCK'))],
+  ] as const)('%s: writes are refused with 503 UNAVAILABLE, reads go on, and nothing is written into the path', async (_, remove) => {
+    const dataDir = join(root, `removed-${_.length}`)
+    const server = createServer({ embedder, dataDir, console: false, onInternalError: () => undefined })
+    const { url } = await server.listen()
+    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/before' })).status).toBe(200)
+    remove(dataDir)
+    // Answered 200 before: into a log no restart reads, while a second server could start on the path.
+    const refused = await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/after' })
+    expect(refused.status).toBe(503)
+    expect(refused.json['error']).toMatchObject({ status: 'UNAVAILABLE', message: "The server's data folder, its write-ahead log or its LOCK was removed while the server ran: writes are refused, since a restart would not find them. Restart the server; reads keep working until then." })
+    expect((await call(url, 'GET', '/v1beta/corpora/before')).status).toBe(200)
+    expect((await call(url, 'GET', '/readyz')).json).toMatchObject({ ready: true, writes: 'refused' })
+    // A checkpoint would have made the folder anew (or written beside another server's LOCK).
+    const flushed = server.flush()
+    if (_ === 'the whole folder') {
+      await expect(flushed).rejects.toThrow(/cannot open the write-ahead log/)
+      expect(existsSync(dataDir)).toBe(false)
+    } else {
+      await expect(flushed).rejects.toMatchObject({ code: 'LOCKED' })
+      expect(readdirSync(dataDir).filter((f) => f === 'LOCK' || f.startsWith('snapshot-000002'))).toEqual([])
+    }
+    await server.close().catch(() => undefined)
   })
 })
 

@@ -105,6 +105,11 @@ export class DataDir {
     return { ...fields }
   }
 
+  /** Whether the folder's LOCK is still this server's: false once the folder was deleted or its lock taken. */
+  get lockIntact(): boolean {
+    return this.#lock.intact
+  }
+
   /** Releases the folder's lock (after the last save). Safe to call twice. */
   close(): void {
     this.#lock.release()

@@ -131,7 +131,12 @@ export class DurableWrites {
    * one is tried at least every second), or undefined while they are taken. Reads are served either way.
    */
   get writeRefusal(): RpcStatus | undefined {
-    return this.#unconfirmed && this.#options.durability === 'log' ? unconfirmedRefusal(this.#unconfirmed) : undefined
+    if (this.#unconfirmed && this.#options.durability === 'log') return unconfirmedRefusal(this.#unconfirmed)
+    // The folder deleted under the server, or its LOCK removed (another server may start there):
+    // a write answered now would be in no file a restart reads.
+    if (this.#closed || this.#options.durability === 'none') return undefined
+    if (this.#log?.unlinked === true || !this.#data.lockIntact) return FOLDER_GONE
+    return undefined
   }
 
   /** Loads the last checkpoint (synchronously); returns whether there was one. */
@@ -582,6 +587,9 @@ export class DurableWrites {
 }
 
 /** The Status of a write refused while the last checkpoint is unconfirmed; never a local path. */
+/** Writes refused once the data folder's log or LOCK is gone (never the path: responses name no local file). */
+const FOLDER_GONE: RpcStatus = rpcStatus('UNAVAILABLE', "The server's data folder, its write-ahead log or its LOCK was removed while the server ran: writes are refused, since a restart would not find them. Restart the server; reads keep working until then.")
+
 function unconfirmedRefusal(error: Error): RpcStatus {
   return rpcStatus('UNAVAILABLE', `The data folder could not be synced after the last checkpoint (${errorCode(error)}): the write was not applied. Writes resume once a checkpoint is confirmed on disk (one is tried at least every second); check the disk, then retry. Reads keep working.`)
 }

@@ -325,6 +325,11 @@ export function writeGenerationInSlices(dir: string, format: GenerationFormat, w
 
 function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: GenerationWriteOptions): Steps<number> {
   const root = folderArgument(dir)
+  // A held lock whose LOCK is gone or another's: the folder was deleted (it would be made anew
+  // here, beside whoever started on the path since) or taken over. Nothing is written.
+  if (options.lock?.held === true && options.lock.dir === root && !options.lock.intact) {
+    throw new QuarryError('LOCKED', `${root}/LOCK was removed or replaced while this process held it (the folder deleted, or the lock taken by another process): nothing is written into the folder. Restart this process to take the folder again.`)
+  }
   try {
     mkdirSync(root, { recursive: true })
   } catch (error) {

@@ -254,6 +254,14 @@ export class WriteAheadLog {
   #failed: Error | undefined
   readonly #waiters: Waiter[] = []
 
+  /**
+   * Whether the log's file has no name left (its folder or the file removed while it is open):
+   * appends then reach nothing a restart reads. One fstat.
+   */
+  get unlinked(): boolean {
+    return fstatSync(this.#fd).nlink === 0
+  }
+
   private constructor(path: string, fd: number, identity: LogIdentity, seal: LogSeal & { readonly counter: number }) {
     this.path = path
     this.#fd = fd
