@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -157,6 +157,31 @@ describe('a data folder removed under the server', () => {
       expect(readdirSync(dataDir).filter((f) => f === 'LOCK' || f.startsWith('snapshot-000002'))).toEqual([])
     }
     await server.close().catch(() => undefined)
+  })
+})
+
+describe('a first checkpoint cut short before CURRENT', () => {
+  it('is completed by the next start, which serves its state; a damaged one is still refused', async () => {
+    const dataDir = join(root, 'first-start')
+    const first = createServer({ embedder, dataDir, console: false })
+    await first.listen()
+    // The folder as a kill between the first generation's rename and CURRENT leaves it.
+    const cut = join(root, 'first-start-cut')
+    cpSync(dataDir, cut, { recursive: true })
+    await first.close()
+    rmSync(join(cut, 'CURRENT'))
+    rmSync(join(cut, 'LOCK'))
+    expect(readdirSync(cut).filter((f) => f.startsWith('snapshot-'))).toEqual(['snapshot-000001'])
+    const damaged = join(root, 'first-start-damaged')
+    cpSync(cut, damaged, { recursive: true })
+    writeFileSync(join(damaged, 'snapshot-000001', 'manifest.json'), '{}')
+    // Refused before ("CURRENT is missing although snapshot-000001 exists"), start after start.
+    const again = createServer({ embedder, dataDir: cut, console: false })
+    const { url } = await again.listen()
+    expect(readFileSync(join(cut, 'CURRENT'), 'latin1')).toMatch(/^snapshot-\d+\n$/)
+    expect((await call(url, 'POST', '/v1beta/corpora', { name: 'corpora/after' })).status).toBe(200)
+    await again.close()
+    expect(() => createServer({ embedder, dataDir: damaged, console: false })).toThrow(/CURRENT is missing although snapshot-000001 exists/)
   })
 })
 

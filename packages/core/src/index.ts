@@ -11,7 +11,7 @@ export { SNAPSHOT_VERSION } from './persist/snapshot.js'
 export { WriteAheadLog, crc32, readLog } from './persist/log.js'
 export type { LogIdentity, LogReading, LogSeal } from './persist/log.js'
 // The generation protocol every folder Quarry writes follows (an index's save, a server's --data).
-export { writeGeneration, writeGenerationInSlices, readGeneration } from './persist/generations.js'
+export { completeFirstGeneration, writeGeneration, writeGenerationInSlices, readGeneration } from './persist/generations.js'
 export { prepareLoad } from './persist/background-sums.js'
 export { LinkableFile } from './persist/linkable-file.js'
 export type { FileSum } from './persist/manifest.js'

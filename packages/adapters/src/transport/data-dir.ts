@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { DirectoryLock, readGeneration, writeGenerationInSlices, type GenerationFormat, type GenerationWriter, type SliceOptions, type Steps } from '@quarry/core'
+import { completeFirstGeneration, DirectoryLock, readGeneration, writeGenerationInSlices, type GenerationFormat, type GenerationWriter, type SliceOptions, type Steps } from '@quarry/core'
 import type { Engines } from './bound-methods.js'
 
 /**
@@ -58,6 +58,8 @@ export class DataDir {
   load(): boolean {
     let number: number | undefined
     try {
+      // A first checkpoint cut short between its rename and CURRENT (a start killed before it served).
+      if (!this.#loaded) completeFirstGeneration(this.root, FORMAT)
       number = readGeneration(this.root, FORMAT, (generation) => {
         this.#engines.semanticRetriever.loadFolder(join(generation.folder, 'semantic-retriever'), generation.sumOf)
         this.#engines.vertexRag.loadFolder(join(generation.folder, 'vertex-rag'), generation.sumOf)

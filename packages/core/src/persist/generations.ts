@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
+import { closeSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { QuarryError, describe } from '../errors.js'
@@ -732,6 +732,12 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
   }
   const name = /^(snapshot-\d{1,15})\n?$/.exec(text)?.[1]
   if (name === undefined) throw fail('CURRENT does not name a snapshot (it should hold one line, "snapshot-N")')
+  return openNamed(root, format, name)
+}
+
+/** The generation `name` of `root`: its manifest read, its seal, format, version and shape checked. */
+function openNamed(root: string, format: GenerationFormat, name: string): Generation {
+  const fail = (what: string): QuarryError => unreadable(root, format, what)
   const file = `${name}/manifest.json`
   let bytes: Buffer
   try {
@@ -756,6 +762,30 @@ export function openGeneration(dir: string, format: GenerationFormat): Generatio
     throw fail(`${file} belongs to generation ${manifest.generation}, not to ${name}`)
   }
   return new Generation(root, format, name, manifest as Manifest, decoded.seal)
+}
+
+/**
+ * Completes a first save whose switch was interrupted: CURRENT missing, `snapshot-000001` the
+ * folder's only generation, and its manifest sealed and of `format` (it was renamed into place
+ * after the manifest was synced, so it is whole; its files are checked as they are read). Writes
+ * CURRENT naming it and returns true; false, touching nothing, for a folder in any other state (a
+ * load then says what it finds). Call it holding the folder's lock: a server killed in its first
+ * checkpoint, before serving, left this, and every later start was refused until the folder was
+ * removed by hand.
+ */
+export function completeFirstGeneration(dir: string, format: GenerationFormat): boolean {
+  const root = folderArgument(dir)
+  if (existsSync(join(root, 'CURRENT'))) return false
+  const generations = listing(root).filter((e) => NAME.test(e))
+  if (generations.length !== 1 || generations[0] !== generationName(1)) return false
+  try {
+    openNamed(root, format, generationName(1))
+  } catch {
+    return false
+  }
+  runSteps(writeCurrent(root, generationName(1)))
+  fsyncDir(root)
+  return true
 }
 
 function listing(root: string): string[] {
