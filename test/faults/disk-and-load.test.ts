@@ -6,6 +6,7 @@ import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 import { damagedLogImage, READABLE_CHUNKS } from '../support/damaged-log.js'
 import { mountSmallDisk, unmountSmallDisk } from '../support/small-disk.js'
+import { thrown as thrownBy } from '../support/thrown.js'
 
 const embedder = createHashingEmbedder({ dimensions: 16 })
 const root = mkdtempSync(join(tmpdir(), 'quarry-faults-'))
@@ -69,6 +70,19 @@ describe.skipIf(disk === undefined)('a full disk under quarry serve --data (dura
     ;({ url } = await server.listen())
     expect(await names(url)).toEqual(['before', 'after'])
     await server.close()
+  })
+
+  it('a start on a full disk says which file it could not create and what the folder needs', () => {
+    const dataDir = join(disk as string, 'full-start')
+    mkdirSync(dataDir)
+    const filler = fill(disk as string)
+    try {
+      // It was the bare "ENOSPC: no space left on device, write".
+      const error = thrownBy(() => createServer({ embedder, dataDir }))
+      expect(error).toMatchObject({ code: 'ENOSPC', message: `cannot take the lock of ${dataDir}: creating ${join(dataDir, 'LOCK')} failed (ENOSPC); the folder must be writable by this process, on a disk with free space.` })
+    } finally {
+      rmSync(filler)
+    }
   })
 })
 

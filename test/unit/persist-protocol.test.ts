@@ -572,6 +572,18 @@ describe('stale locks and debris', () => {
     expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000005'])
   })
 
+  it('a LOCK.takeover dated ahead (a clock stepped back) does not block the takeover of a stale LOCK', async () => {
+    const dir = scratch()
+    const index = buildIndex()
+    index.save(dir)
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: await deadPid(), host: hostname(), token: 'old' }))
+    // Left by a crash, dated an hour ahead: its age was negative, so it never expired and every save failed.
+    writeFileSync(join(dir, 'LOCK.takeover'), '')
+    utimesSync(join(dir, 'LOCK.takeover'), new Date(Date.now() + 3_600_000), new Date(Date.now() + 3_600_000))
+    index.save(dir)
+    expect(readdirSync(dir).filter((f) => f.startsWith('LOCK'))).toEqual([])
+  })
+
   it('debris of interrupted saves is removed by the next save (index) and the next open (data folder); older generations only after a switch', async () => {
     const dir = scratch()
     const index = buildIndex()

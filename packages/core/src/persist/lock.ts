@@ -54,7 +54,7 @@ export class DirectoryLock {
     const path = join(root, 'LOCK')
     for (let attempt = 0; attempt < 100; attempt++) {
       const token = randomBytes(12).toString('hex')
-      if (tryCreate(path, token)) {
+      if (createdOrFailed(root, path, token)) {
         fsyncDir(root)
         heldHere.set(root, token)
         removeDebris(root)
@@ -66,7 +66,7 @@ export class DirectoryLock {
       if (verdict.alive) throw locked(root, verdict.who, verdict.remote)
       takeOver(root, raw)
     }
-    throw locked(root, 'other processes (the lock kept changing hands)', false)
+    throw locked(root, `other processes (the lock kept changing hands; if none is starting there, delete ${join(root, 'LOCK.takeover')})`, false)
   }
 
   /** Whether this lock is still held (not released). */
@@ -119,6 +119,20 @@ function locked(root: string, who: string, remote: boolean): QuarryError {
  * which fails if LOCK exists (atomic, so nobody sees a LOCK without its owner). Where the file
  * system has no hard links, LOCK is created with O_EXCL and then written.
  */
+/** {@link tryCreate}, its failures (a read-only folder, a full disk) said with the file and the fix. */
+function createdOrFailed(root: string, path: string, token: string): boolean {
+  try {
+    return tryCreate(path, token)
+  } catch (error) {
+    // Still the system's error (its code: a full disk is ENOSPC to the callers that tell the
+    // client so), with the file and the fix in its message.
+    const code = (error as NodeJS.ErrnoException).code
+    const failure: NodeJS.ErrnoException = new Error(`cannot take the lock of ${root}: creating ${path} failed (${code ?? 'error'}); the folder must be writable by this process, on a disk with free space.`, { cause: error })
+    if (code !== undefined) failure.code = code
+    throw failure
+  }
+}
+
 function tryCreate(path: string, token: string): boolean {
   const started = procStat(process.pid)?.started
   const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token }
@@ -240,8 +254,9 @@ function takeOver(root: string, raw: string): void {
     fd = openSync(guard, 'wx')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    // Another process is taking over; a guard left by a crash expires.
-    if (ageMs(guard) > FRESH_MS) unlinkQuietly(guard)
+    // Another process is taking over; a guard left by a crash expires (one dated ahead, by a
+    // clock stepped back since, as well).
+    if (Math.abs(ageMs(guard)) > FRESH_MS) unlinkQuietly(guard)
     else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
     return
   }
