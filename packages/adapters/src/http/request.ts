@@ -1,6 +1,6 @@
 import { rpcStatus } from '../rpc/status.js'
 import { parseJsonBounded } from '../transport/json.js'
-import { MAX_PARTS, parseMultipart } from './multipart.js'
+import { boundaryOf, MAX_BOUNDARY, MAX_PARTS, parseMultipart } from './multipart.js'
 import { HttpFailure } from './replies.js'
 import type { Route } from './routes.js'
 import { setPath } from './template.js'
@@ -167,6 +167,8 @@ export function buildRequest(route: Route, match: RegExpExecArray, query: QueryP
   let request: Record<string, unknown> = {}
   let upload: Uint8Array | undefined
   if (route.multipart) {
+    const boundary = boundaryOf(contentType)
+    if (boundary !== undefined && boundary.length > MAX_BOUNDARY) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `The multipart boundary is ${boundary.length} characters; RFC 2046 allows at most ${MAX_BOUNDARY}.`))
     const parts = parseMultipart(body, contentType)
     const shape = `A media upload is a multipart body of at most ${MAX_PARTS} parts: a "metadata" JSON part ({ ragFile, uploadRagFileConfig }) and a "file" part`
     if (!parts || parts.length === 0) throw new HttpFailure(400, rpcStatus('INVALID_ARGUMENT', `${shape}.`))
