@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, write, writeSync } from 'node:fs'
+import { closeSync, fdatasync, fsync, fstatSync, fsyncSync, ftruncateSync, openSync, write, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import * as zlib from 'node:zlib'
 import { QuarryError } from '../errors.js'
 import { fsyncDir } from './debris.js'
+import { PositionalReader } from './positional-reader.js'
 import { turn } from './steps.js'
 
 /**
@@ -99,7 +100,12 @@ export type LogReading =
     }
   | { readonly ok: false; readonly problem: string; readonly records: readonly Buffer[]; readonly sealed: number | undefined }
 
-function readAll(path: string): Buffer | undefined {
+/**
+ * Runs `read` on the file at `path` opened for reading, closed after; `undefined` if there is none.
+ * The file is read by position, a record at a time: a log of any size (past 4 GiB, which no Buffer
+ * holds) is read with memory for its records and a window, not a copy of the whole file.
+ */
+function withLogFile<T>(path: string, read: (file: PositionalReader) => T): T | undefined {
   let fd: number
   try {
     fd = openSync(path, 'r')
@@ -108,15 +114,7 @@ function readAll(path: string): Buffer | undefined {
     throw new QuarryError('INVALID_SNAPSHOT', `cannot read the write-ahead log ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the folder's permissions.`)
   }
   try {
-    const size = fstatSync(fd).size
-    const data = Buffer.alloc(size)
-    let read = 0
-    while (read < size) {
-      const n = readSync(fd, data, read, size - read, read)
-      if (n === 0) break
-      read += n
-    }
-    return data.subarray(0, read)
+    return read(new PositionalReader(fd, `the write-ahead log ${path}`))
   } finally {
     closeSync(fd)
   }
@@ -137,21 +135,28 @@ function encodeSlot(seal: LogSeal & { readonly counter: number }): Buffer {
   return slot
 }
 
-/** The frame at `offset`: whole and checked, torn (cut short, or failing a checksum), or a damaged header. */
-function frameAt(data: Buffer, offset: number): { kind: 'whole'; end: number; payload: Buffer } | { kind: 'torn' } | { kind: 'damaged' } {
-  const rest = data.length - offset
+/**
+ * The frame at `offset`: whole and checked, torn (cut short, or failing a checksum), or a damaged
+ * header. Its payload is read only when the file holds all of it, so a damaged length never makes a
+ * buffer larger than the file's rest; and not when it would end past `within` (the sealed part's
+ * end): a sealed record cannot run past its seal, so that is damage whatever its checksum says.
+ */
+function frameAt(file: PositionalReader, offset: number, within = file.length): { kind: 'whole'; end: number; payload: Buffer } | { kind: 'torn' } | { kind: 'damaged' } {
+  const rest = file.length - offset
   if (rest < HEADER) return { kind: 'torn' }
-  const length = data.readUInt32LE(offset)
+  const header = file.read(offset, offset + HEADER)
+  const length = header.readUInt32LE(0)
   // A torn write leaves a prefix of a good frame, then zeros or nothing: a header failing its own
   // checksum with bytes after it was not torn (a damaged length would make good records look like
   // a tail).
-  if (crc32(data.subarray(offset, offset + 4)) !== data.readUInt32LE(offset + 4) || length === 0) {
-    return data.subarray(offset + HEADER).every((b) => b === 0) ? { kind: 'torn' } : { kind: 'damaged' }
+  if (crc32(header.subarray(0, 4)) !== header.readUInt32LE(4) || length === 0) {
+    return file.zerosFrom(offset + HEADER) ? { kind: 'torn' } : { kind: 'damaged' }
   }
   const end = offset + HEADER + length
-  if (end > data.length) return { kind: 'torn' }
-  const payload = data.subarray(offset + HEADER, end)
-  return crc32(payload) === data.readUInt32LE(offset + 8) ? { kind: 'whole', end, payload } : { kind: 'torn' }
+  if (end > file.length) return { kind: 'torn' }
+  if (end > within) return { kind: 'damaged' }
+  const payload = file.read(offset + HEADER, end)
+  return crc32(payload) === header.readUInt32LE(8) ? { kind: 'whole', end, payload } : { kind: 'torn' }
 }
 
 /**
@@ -159,43 +164,51 @@ function frameAt(data: Buffer, offset: number): { kind: 'whole'; end: number; pa
  * checkpoint's): a missing file, another id, a cut or damage up to the seal is `ok: false`.
  */
 export function readLog(path: string, expected: LogIdentity | undefined): LogReading {
-  const data = readAll(path)
-  const lost = (problem: string, records: readonly Buffer[] = [], sealed?: number): LogReading => ({ ok: false, problem, records, sealed })
-  if (data === undefined) return lost('is missing')
-  if (data.length >= OLD_MAGIC.length && data.subarray(0, OLD_MAGIC.length).equals(OLD_MAGIC)) return lost('is in the unsealed format of an unreleased Quarry (QRYWAL01), which this Quarry does not read')
-  if (data.length < START) return lost(data.length === 0 ? 'is empty (its header is gone)' : `holds ${data.length} bytes, less than its own header (${START})`)
-  if (!data.subarray(0, MAGIC.length).equals(MAGIC)) return lost('does not start with the log header (another file, or another version)')
-  if (crc32(data.subarray(0, IDENTITY - 4)) !== data.readUInt32LE(IDENTITY - 4)) return lost('has a damaged header')
-  const identity: LogIdentity = { id: data.subarray(8, 16).toString('hex'), follows: data.readUInt32LE(16) }
+  return withLogFile(path, (file) => readLogFile(file, expected)) ?? lost('is missing')
+}
+
+function lost(problem: string, records: readonly Buffer[] = [], sealed?: number): LogReading {
+  return { ok: false, problem, records, sealed }
+}
+
+function readLogFile(file: PositionalReader, expected: LogIdentity | undefined): LogReading {
+  const size = file.length
+  const head = file.read(0, Math.min(size, START))
+  if (size >= OLD_MAGIC.length && head.subarray(0, OLD_MAGIC.length).equals(OLD_MAGIC)) return lost('is in the unsealed format of an unreleased Quarry (QRYWAL01), which this Quarry does not read')
+  if (size < START) return lost(size === 0 ? 'is empty (its header is gone)' : `holds ${size} bytes, less than its own header (${START})`)
+  if (!head.subarray(0, MAGIC.length).equals(MAGIC)) return lost('does not start with the log header (another file, or another version)')
+  if (crc32(head.subarray(0, IDENTITY - 4)) !== head.readUInt32LE(IDENTITY - 4)) return lost('has a damaged header')
+  const identity: LogIdentity = { id: head.subarray(8, 16).toString('hex'), follows: head.readUInt32LE(16) }
   if (expected && (identity.id !== expected.id || identity.follows !== expected.follows)) return lost(`is another log (id ${identity.id}, after checkpoint ${identity.follows}) than the one checkpoint ${expected.follows} names (id ${expected.id})`)
-  const slots = [readSlot(data, IDENTITY), readSlot(data, IDENTITY + SLOT)].filter((s) => s !== undefined)
+  const slots = [readSlot(head, IDENTITY), readSlot(head, IDENTITY + SLOT)].filter((s) => s !== undefined)
   const seal = slots.sort((a, b) => b.counter - a.counter)[0]
   if (!seal) return lost('has both of its seals damaged')
+  // Each payload is read into a buffer of its own, kept as the record (no second copy).
   const records: Buffer[] = []
   let offset = START
   // The sealed part: every byte of it was acknowledged.
   while (offset < seal.bytes) {
-    if (offset >= data.length) return lost(`was cut to ${data.length} bytes, short of the ${seal.bytes} sealed`, records, seal.records)
-    const frame = frameAt(data, offset)
-    if (frame.kind !== 'whole' || frame.end > seal.bytes) {
-      const what = frame.kind === 'torn' && data.length < seal.bytes ? `was cut to ${data.length} bytes, short of the ${seal.bytes} sealed` : `has damage in record ${records.length + 1} (byte ${offset}), inside its sealed part`
+    if (offset >= size) return lost(`was cut to ${size} bytes, short of the ${seal.bytes} sealed`, records, seal.records)
+    const frame = frameAt(file, offset, seal.bytes)
+    if (frame.kind !== 'whole') {
+      const what = frame.kind === 'torn' && size < seal.bytes ? `was cut to ${size} bytes, short of the ${seal.bytes} sealed` : `has damage in record ${records.length + 1} (byte ${offset}), inside its sealed part`
       return lost(what, records, seal.records)
     }
-    records.push(Buffer.from(frame.payload))
+    records.push(frame.payload)
     offset = frame.end
   }
   if (records.length !== seal.records) return lost(`holds ${records.length} records in its sealed part, its seal counts ${seal.records}`, records, seal.records)
   // Past the seal: at most one interrupted group commit.
-  while (offset < data.length) {
-    const frame = frameAt(data, offset)
+  while (offset < size) {
+    const frame = frameAt(file, offset)
     if (frame.kind === 'damaged') return lost(`has a damaged record header at byte ${offset}, past its seal but followed by more`, records, seal.records)
     if (frame.kind === 'torn') {
-      const end = offset + HEADER + (data.length - offset >= 4 ? data.readUInt32LE(offset) : 0)
+      const end = offset + HEADER + (size - offset >= 4 ? file.read(offset, offset + 4).readUInt32LE(0) : 0)
       // A checksum failure followed by other bytes is not an interrupted last append.
-      if (end < data.length && !data.subarray(end).every((b) => b === 0)) return lost(`has a damaged record at byte ${offset}, past its seal but followed by more`, records, seal.records)
-      return { ok: true, records, droppedBytes: data.length - offset, end: offset, seal, identity }
+      if (end < size && !file.zerosFrom(end)) return lost(`has a damaged record at byte ${offset}, past its seal but followed by more`, records, seal.records)
+      return { ok: true, records, droppedBytes: size - offset, end: offset, seal, identity }
     }
-    records.push(Buffer.from(frame.payload))
+    records.push(frame.payload)
     offset = frame.end
   }
   return { ok: true, records, droppedBytes: 0, end: offset, seal, identity }
