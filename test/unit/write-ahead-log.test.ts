@@ -157,6 +157,28 @@ describe('the write-ahead log', () => {
     expect(read(Buffer.from('QRYWAL01'), identity)).toMatchObject({ ok: false, problem: expect.stringMatching(/unsealed format of an unreleased Quarry \(QRYWAL01\)/) })
   })
 
+  it('reads records across its read window and tails of zeros longer than it, as the tears or damage they are', async () => {
+    // Over 2 MB of frames of uneven sizes, straddling the reader's 1 MiB window, and one read
+    // straight into its own buffer (over 64 KiB); then one never acknowledged.
+    const sealed = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(i === 1500 ? 100_000 : 500 + (i % 467)))
+    const { bytes, identity, ends } = await crashed(sealed, ['never acknowledged'])
+    const sealedEnd = ends[sealed.length - 1] as number
+    const zeros = Buffer.alloc(3 * 1024 * 1024)
+    const one = Buffer.from([1])
+    expect(texts(read(bytes, identity))).toEqual([...sealed, 'never acknowledged'])
+    expect(read(Buffer.concat([bytes, zeros]), identity)).toMatchObject({ ok: true, droppedBytes: zeros.length, end: bytes.length })
+    expect(read(Buffer.concat([bytes, zeros, one]), identity)).toMatchObject({ ok: false, sealed: sealed.length, problem: `has a damaged record header at byte ${bytes.length}, past its seal but followed by more` })
+    // The record never acknowledged cut short, or failing its checksum, then zeros: a tear; a byte after them makes it damage.
+    const cut = Buffer.concat([bytes.subarray(0, bytes.length - 3), zeros])
+    expect(read(cut, identity)).toMatchObject({ ok: true, droppedBytes: cut.length - sealedEnd, end: sealedEnd })
+    const changed = Buffer.from(bytes)
+    changed[bytes.length - 1] = (changed[bytes.length - 1] as number) ^ 0x20
+    const torn = read(Buffer.concat([changed, zeros]), identity)
+    expect(torn).toMatchObject({ ok: true, droppedBytes: changed.length + zeros.length - sealedEnd, end: sealedEnd })
+    expect(texts(torn)).toEqual(sealed)
+    expect(read(Buffer.concat([changed, zeros, one]), identity)).toMatchObject({ ok: false, sealed: sealed.length, problem: `has a damaged record at byte ${sealedEnd}, past its seal but followed by more` })
+  })
+
   it('after any single changed byte, gives back every acknowledged record or refuses (property)', async () => {
     const payloads = ['alpha', 'beta', 'gamma', 'delta']
     const { bytes, identity } = await crashed(payloads)
