@@ -1,6 +1,6 @@
 import { isUserTurn } from '../rpc/content.js'
 import type { ExtractEvent, ExtractRequest } from './extractor.js'
-import { normalizeFact } from './facts.js'
+import { normalizeFact, withoutFinal } from './facts.js'
 
 /**
  * The local extractor: Quarry's deterministic stand-in for the model Memory Bank extracts facts
@@ -37,23 +37,36 @@ function userText(event: ExtractEvent): string | undefined {
   return texts.join('\n')
 }
 
+/**
+ * The sentence without its lead-ins ("Remember that", "Actually,"): each step lower-cases only the
+ * characters a lead-in could span and moves an offset past the one it finds, so a row of lead-ins
+ * ("so so so …") costs its length, not its length times the count of lead-ins.
+ */
 function withoutLeadIn(sentence: string): string {
-  let s = sentence
+  let at = 0
   for (;;) {
-    const lower = s.toLowerCase()
-    const lead = LEAD_INS.find((l) => lower.startsWith(l) && /^[\s,:;-]/.test(s.slice(l.length)))
-    if (lead === undefined) return s
-    s = s.slice(lead.length).replace(/^[\s,:;-]+/, '')
+    // A character lower-cases alone (Σ aside, which becomes no ASCII either way): the few a lead-in could span read as within the sentence.
+    const head = sentence.slice(at, at + LONGEST_LEAD_IN).toLowerCase()
+    const lead = LEAD_INS.find((l) => head.startsWith(l) && LEAD_IN_END.test(sentence.charAt(at + l.length)))
+    if (lead === undefined) return sentence.slice(at)
+    at += lead.length
+    while (at < sentence.length && LEAD_IN_END.test(sentence.charAt(at))) at++
   }
 }
+
+const LONGEST_LEAD_IN = Math.max(...LEAD_INS.map((l) => l.length))
+
+/** What follows a lead-in (and is dropped with it). */
+const LEAD_IN_END = /^[\s,:;-]$/
 
 /** The fact a sentence states about the user, or undefined when it states none (rule 3). */
 export function factOf(sentence: string): string | undefined {
   const s = withoutLeadIn(sentence.replace(/\s+/g, ' ').trim())
   if (s === '' || s.endsWith('?')) return undefined
-  const words = s.split(' ')
-  const first = (words[0] ?? '').toLowerCase().replace(/[’]/g, "'").replace(/[,;:]$/, '')
-  if (words.length < 3 || !FIRST_PERSON.has(first)) return undefined
+  // Words are one space apart: three words hold two spaces.
+  const space = s.indexOf(' ')
+  const first = (space < 0 ? s : s.slice(0, space)).toLowerCase().replace(/[’]/g, "'").replace(/[,;:]$/, '')
+  if (space < 0 || s.indexOf(' ', space + 1) < 0 || !FIRST_PERSON.has(first)) return undefined
   const fact = s.charAt(0).toUpperCase() + s.slice(1)
   return /[.!]$/.test(fact) ? fact : `${fact}.`
 }
@@ -69,23 +82,26 @@ const BEFORE_NUMBERS = new Set(['no', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 
  * after a single period that ends an abbreviation ("Dr. Smith", "St. Louis"), a word such as
  * "No." or "Jan." before a number, or an initial before a capitalized word ("J. R. R. Tolkien").
  * A next word in the first person (I, my, we, …) always starts a sentence: "… etc. My dog is Rex."
+ *
+ * The text is read once: each run of end marks from its first mark, then the spaces after it, the
+ * word before a period back to a space, the word after it up to one. (A pattern such as
+ * /[.!?]+\s+/ tries a run with no space after it again from each of its marks, and one that reads
+ * the word before a period at the end of the sentence so far reads that sentence again at each
+ * period joined to it: their time grows with the square of a run's or a sentence's length.)
  */
 export function sentencesOf(text: string): string[] {
   const sentences: string[] = []
   for (const line of text.split(/\n+/)) {
     let start = 0
-    for (const end of line.matchAll(/[.!?]+\s+/g)) {
-      const cut = end.index + end[0].length
-      const rest = line.slice(cut)
-      const nextWord = (/^[^\s]+/.exec(rest)?.[0] ?? '').toLowerCase().replace(/[’]/g, "'").replace(/[,;:.!?]+$/, '')
-      const before = /(?:^|\s)([\p{L}.]+)\.$/u.exec(line.slice(start, end.index + 1))?.[1]
-      const word = before?.toLowerCase()
-      const joined =
-        end[0].trimEnd() === '.' &&
-        word !== undefined &&
-        !FIRST_PERSON.has(nextWord) &&
-        (ABBREVIATIONS.has(word) || (BEFORE_NUMBERS.has(word) && /^\p{N}/u.test(rest)) || (/^\p{Lu}$/u.test(before as string) && /^\p{Lu}/u.test(rest)))
-      if (joined) continue
+    const marks = /[.!?]+/g
+    const spaces = /\s+/y
+    for (let run = marks.exec(line); run !== null; run = marks.exec(line)) {
+      spaces.lastIndex = marks.lastIndex
+      // No space after the run: no sentence ends there, and the search goes on after it.
+      if (!spaces.test(line)) continue
+      const cut = spaces.lastIndex
+      marks.lastIndex = cut
+      if (run[0] === '.' && joined(line, start, run.index, cut)) continue
       sentences.push(line.slice(start, cut))
       start = cut
     }
@@ -93,6 +109,55 @@ export function sentencesOf(text: string): string[] {
   }
   return sentences
 }
+
+/**
+ * Whether the single period at `at` (of the sentence begun at `start`; the next word begins at
+ * `next`) ends no sentence: it ends an abbreviation, a word such as "No." before a number, or an
+ * initial before a capitalized word, and the next word is not in the first person.
+ */
+function joined(line: string, start: number, at: number, next: number): boolean {
+  const before = wordBefore(line, start, at)
+  if (before === undefined || FIRST_PERSON.has(wordAt(line, next))) return false
+  const word = before.toLowerCase()
+  return ABBREVIATIONS.has(word) || (BEFORE_NUMBERS.has(word) && startsAt(NUMBER, line, next)) || (UPPER_ONLY.test(before) && startsAt(UPPER, line, next))
+}
+
+/**
+ * The word a period at `at` ends, read back from it: its letters and periods ("Dr", "e.g"), which
+ * must follow a space or `start`, the sentence's start; undefined when there is none or when
+ * something else comes before it ("(Dr.", "3rd."). Letters are code points: a surrogate pair is one.
+ */
+function wordBefore(line: string, start: number, at: number): string | undefined {
+  let from = at
+  while (from > start) {
+    const last = line.charCodeAt(from - 1)
+    const width = last >= 0xdc00 && last <= 0xdfff && from - 2 >= start && isHighSurrogate(line.charCodeAt(from - 2)) ? 2 : 1
+    if (!WORD_CHARACTER.test(line.slice(from - width, from))) break
+    from -= width
+  }
+  if (from === at || (from > start && !SPACE.test(line.charAt(from - 1)))) return undefined
+  return line.slice(from, at)
+}
+
+/** The word at `at` (up to a space), as a first-person word is looked up: lower case, ’ as ', without its final punctuation. */
+function wordAt(line: string, at: number): string {
+  WORD.lastIndex = at
+  return withoutFinal((WORD.exec(line)?.[0] ?? '').toLowerCase().replace(/[’]/g, "'"), ',;:.!?')
+}
+
+/** Whether the code point at `at` matches `pattern` (sticky, of one code point). */
+function startsAt(pattern: RegExp, line: string, at: number): boolean {
+  pattern.lastIndex = at
+  return pattern.test(line)
+}
+
+const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff
+const WORD_CHARACTER = /^[\p{L}.]$/u
+const SPACE = /^\s$/
+const WORD = /[^\s]+/y
+const UPPER_ONLY = /^\p{Lu}$/u
+const NUMBER = /\p{N}/uy
+const UPPER = /\p{Lu}/uy
 
 /** The facts of a conversation, in order (the rule above). */
 export function extractFacts(events: readonly ExtractEvent[]): string[] {
