@@ -41,6 +41,17 @@ describe('the local extractor keeps the user\'s first-person statements', () => 
     expect(extractFacts([user('I love the sun. My dog is Rex. I take vitamin C. My doctor told me.')])).toEqual(['I love the sun.', 'My dog is Rex.', 'I take vitamin C.', 'My doctor told me.'])
   })
 
+  it('a sentence whose fact would be longer than a memory\'s fact may be (10,000 characters) is no fact', () => {
+    // "I like " and the words make the sentence; the fact adds a period: 10,000 and 10,001 characters.
+    const sentence = (chars: number): string => `I like ${'a'.repeat(chars - 8)}`
+    expect(extractFacts([user(sentence(10_000))]).map((f) => f.length)).toEqual([10_000])
+    expect(extractFacts([user(`${sentence(10_001)}. I like tea.`)])).toEqual(['I like tea.'])
+    // Characters are code points, as createMemory counts them: 10,000 of them in 19,992 code units.
+    const emoji = `I like ${'😀'.repeat(9_992)}.`
+    expect(extractFacts([user(emoji)])).toEqual([emoji])
+    expect(extractFacts([user(`I like ${'😀'.repeat(9_993)}.`)])).toEqual([])
+  })
+
   it('property: never a model turn, never a question, every fact a user sentence\'s words', () => {
     const sentence = fc.tuple(fc.constantFrom('I', 'My cat', 'We', 'You', 'The city', 'Our dog'), fc.constantFrom('like', 'is', 'live in'), fc.constantFrom('tea', 'Paris', 'big'), fc.constantFrom('.', '?', '!', ''))
     fc.assert(
@@ -188,6 +199,34 @@ describe('generateMemories from a conversation, consolidated', () => {
     expect(outcome.ok ? 'ok' : outcome.status.code).toBe(13)
     expect(String(errors[0])).toContain('the extractor must resolve to an array of strings')
     expect(await facts(mb)).toEqual([])
+  })
+})
+
+describe('a fact longer than a memory\'s fact may be (10,000 characters) is never stored', () => {
+  const contents = (text: string) => ({ parent: ENGINE, scope, directContentsSource: { events: [{ content: { role: 'user', parts: [{ text }] } }] } })
+
+  it('the local extractor gives none: a million characters in one sentence generate nothing', async () => {
+    const mb = bank()
+    const op = ok(await mb.generateMemories(contents(`I like ${'tea and '.repeat(125_000)}cake. My name is Ann.`))) as unknown as Generated
+    expect(op.response.generatedMemories?.map((g) => g.memory.fact)).toEqual(['My name is Ann.'])
+    expect(await facts(mb)).toEqual(['My name is Ann.'])
+  })
+
+  it("another extractor's is INTERNAL, saying which fact and how long, and nothing is written", async () => {
+    const errors: unknown[] = []
+    const long = `I like ${'a'.repeat(9_993)}.`
+    const mb = bank({ extractor: async () => ['I like tea.', ' ', long], onInternalError: (e) => errors.push(e) })
+    const outcome = await mb.generateMemories(contents('anything'))
+    expect(outcome.ok ? 'ok' : [outcome.status.code, outcome.status.message]).toEqual([13, "The extractor gave a fact of 10,001 characters (fact [2] of its answer); a memory's fact holds at most 10,000. Nothing was written."])
+    expect(String(errors[0])).toContain("the extractor must resolve to facts of at most 10,000 characters (a memory's fact); its fact [2] has 10,001")
+    expect(await facts(mb)).toEqual([])
+  })
+
+  it('one of 10,000 characters is stored, counted in code points as createMemory counts them; a blank one is dropped, however long', async () => {
+    const atCap = [`I like ${'a'.repeat(9_992)}.`, `I like ${'😀'.repeat(9_992)}.`]
+    const mb = bank({ extractor: async () => [...atCap, ' '.repeat(20_000)], onInternalError: (e) => { throw e } })
+    const op = ok(await mb.generateMemories({ ...contents('anything'), disableConsolidation: true })) as unknown as Generated
+    expect(op.response.generatedMemories?.map((g) => g.memory.fact)).toEqual(atCap)
   })
 })
 

@@ -17,5 +17,9 @@ export interface ExtractEvent {
   readonly timestamp?: string
 }
 
-/** Turns a session or conversation into facts (an LLM, typically); Quarry then stores them like direct memories. */
+/**
+ * Turns a session or conversation into facts (an LLM, typically); Quarry then stores them like
+ * direct memories. Each fact holds at most 10,000 characters, as a memory's fact does: an answer
+ * with a longer one fails the request (INTERNAL) and nothing is written. Blank facts are dropped.
+ */
 export type FactExtractor = (request: ExtractRequest) => Promise<readonly string[]>

@@ -2,7 +2,8 @@ import { compileFilter } from '@quarry/core'
 import type { Operation } from '../rpc/operations.js'
 import { omitUnset } from '../rpc/omit.js'
 import { readMessage } from '../rpc/proto-json.js'
-import { invalidArgument } from '../rpc/status.js'
+import { CAPS, characterCount } from '../rpc/limits.js'
+import { failure, invalidArgument } from '../rpc/status.js'
 import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
@@ -26,6 +27,24 @@ function extractedFacts(answer: unknown): string[] {
 }
 
 /**
+ * The facts of an extractor's answer that are stored: blank ones are dropped; one longer than a
+ * memory's fact may be (CAPS.text, as createMemory takes it) is the extractor's failure, as a
+ * model's would be: INTERNAL saying which fact and how long, reported to onInternalError, and
+ * nothing is written. Stored, it would be a memory no update could keep, and a read of it as large.
+ */
+function storedFacts(ctx: MemoryContext, answer: readonly string[]): string[] {
+  for (const [i, fact] of answer.entries()) {
+    // Code points never outnumber code units: most facts pass without being counted.
+    const n = fact.length > CAPS.text.max ? characterCount(fact) : 0
+    if (n <= CAPS.text.max || fact.trim() === '') continue
+    const count = (x: number): string => x.toLocaleString('en-US')
+    ctx.options.onInternalError(new Error(`the extractor must resolve to facts of at most ${count(CAPS.text.max)} characters (a memory's fact); its fact [${i}] has ${count(n)}`))
+    throw failure('INTERNAL', `The extractor gave a fact of ${count(n)} characters (fact [${i}] of its answer); a memory's fact holds at most ${count(CAPS.text.max)}. Nothing was written.`)
+  }
+  return answer.filter((f) => f.trim() !== '')
+}
+
+/**
  * generateMemories: facts from directMemoriesSource, or extracted from a session or contents (the
  * `extractor` option; the local extractor by default), are consolidated with the memories of the
  * scope (consolidate.ts: CREATED, UPDATED or DELETED); `disableConsolidation` always creates. The
@@ -42,7 +61,7 @@ export async function generateMemories(ctx: MemoryContext, request: unknown, ver
   if (conversation) {
     // The extractor's facts are recorded for the write-ahead log: a replay gets the same ones.
     const { kind, source, events, extractor } = conversation
-    facts = (await replayable('extract', async () => extractedFacts(await extractor({ kind, source, scope, events })))).filter((f) => f.trim() !== '')
+    facts = storedFacts(ctx, await replayable('extract', async () => extractedFacts(await extractor({ kind, source, scope, events }))))
   } else {
     const direct = req.directMemoriesSource?.directMemories ?? []
     if (direct.length === 0) throw invalidArgument('directMemoriesSource.directMemories', `give 1 to ${MAX_DIRECT_MEMORIES} facts.`)

@@ -1,4 +1,5 @@
 import { isUserTurn } from '../rpc/content.js'
+import { CAPS, characterCount } from '../rpc/limits.js'
 import type { ExtractEvent, ExtractRequest } from './extractor.js'
 import { normalizeFact, withoutFinal } from './facts.js'
 
@@ -14,7 +15,10 @@ import { normalizeFact, withoutFinal } from './facts.js'
  *    or an initial before a capitalized word ("J. R. Tolkien"), unless a first-person word follows.
  * 3. A sentence is a fact when it is a statement about the user: it does not end with `?`, it has
  *    at least three words, and its first word — after a lead-in such as "Remember that" — is
- *    a first-person one: I, I'm, I've, I'd, I'll, My, Me, We, We're, We've, Our, Mine.
+ *    a first-person one: I, I'm, I've, I'd, I'll, My, Me, We, We're, We've, Our, Mine; and its
+ *    fact (rule 4) is at most 10,000 characters, the most a memory's fact holds (CAPS.text, as
+ *    createMemory takes it): a longer one could not be stored, and a page of text with no line
+ *    break or end mark is no statement about the user.
  * 4. The fact keeps the user's words, in the first person as Google's generate-memories guide
  *    shows them ("This is my original fact"): the lead-in dropped, spaces collapsed, the first
  *    letter upper case, a final period added when there is no end mark.
@@ -68,7 +72,8 @@ export function factOf(sentence: string): string | undefined {
   const first = (space < 0 ? s : s.slice(0, space)).toLowerCase().replace(/[’]/g, "'").replace(/[,;:]$/, '')
   if (space < 0 || s.indexOf(' ', space + 1) < 0 || !FIRST_PERSON.has(first)) return undefined
   const fact = s.charAt(0).toUpperCase() + s.slice(1)
-  return /[.!]$/.test(fact) ? fact : `${fact}.`
+  const whole = /[.!]$/.test(fact) ? fact : `${fact}.`
+  return characterCount(whole) > CAPS.text.max ? undefined : whole
 }
 
 /** Words a period ends without ending the sentence (lower case, without the period): titles and the like. */
