@@ -144,6 +144,29 @@ describe('declarative filters', () => {
     )
   })
 
+  it('index.ids(filter): the ids of the matching records in label order, as ids() and the compiled filter give them', () => {
+    fc.assert(
+      fc.property(fc.array(metadata, { maxLength: 40 }), fc.array(fc.nat(39)), fc.array(fc.tuple(fc.nat(39), metadata)), fc.array(filter, { minLength: 1, maxLength: 5 }), (records, removed, replaced, filters) => {
+        const index = createIndex()
+        records.forEach((m, i) => index.add({ id: `r${i}`, text: 'x', metadata: m }))
+        for (const i of removed) index.remove(`r${i}`)
+        for (const [i, m] of replaced) if (index.has(`r${i}`)) index.replaceMetadata(`r${i}`, m)
+        // Labels freed by removals are taken again: label order is not the order ids were added in.
+        index.add({ id: 'late', text: 'x', metadata: records[0] ?? {} })
+        for (const f of filters) {
+          const test = compileFilter(f)
+          expect([...index.ids(f)]).toEqual([...index.ids()].filter((id) => test(index.metadata(id) ?? {})))
+        }
+      }),
+      { numRuns: runs(300) },
+    )
+    const index = createIndex()
+    index.add({ id: 'a', text: 'x', metadata: { n: 1 } })
+    expect([...index.ids({ op: 'not', filter: { op: 'eq', field: 'n', value: 1 } })]).toEqual([])
+    expect(() => index.ids({ op: 'eq', field: 'n' } as unknown as Filter)).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'filter.value' }) as Error)
+    expect(() => index.ids(((m: Metadata) => m.n === 1) as unknown as Filter)).toThrowError(expect.objectContaining({ code: 'INVALID_QUERY', path: 'filter' }) as Error)
+  })
+
   it("the planner's estimate is never below the matches, and exact for a range with no stale entries", () => {
     fc.assert(
       fc.property(fc.array(metadata, { maxLength: 40 }), fc.array(fc.tuple(fc.nat(39), metadata)), fc.array(filter, { minLength: 1, maxLength: 5 }), (records, replaced, filters) => {

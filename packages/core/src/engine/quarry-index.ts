@@ -1,6 +1,6 @@
 import { embedAll, type EmbedOptions, type Embedder } from '../embed/embedder.js'
 import { QuarryError, checkOptionsObject, describe, rejectUnknownOptions } from '../errors.js'
-import type { Filter } from '../filter/ast.js'
+import { validateFilter, type Filter } from '../filter/ast.js'
 import { compileChecked } from '../filter/evaluate.js'
 import { planDense } from '../dense/planner.js'
 import type { FilterInput } from '../filter/plan-input.js'
@@ -351,9 +351,21 @@ export class QuarryIndex {
     return this.#state.ids.has(validateId(id))
   }
 
-  /** Ids in label order. */
-  *ids(): IterableIterator<string> {
-    for (const label of this.#state.ids.labels()) yield this.#state.ids.idOf(label) as string
+  /**
+   * Ids in label order. With a declarative `filter`, only those of the records it matches, read
+   * from the value indexes as a search's filter is: the cost follows the filter and the records
+   * it matches, not every record's metadata. A malformed filter is INVALID_QUERY at its path
+   * (`filter.filters[1].value`); a filter function is refused (test each record's `metadata(id)`).
+   */
+  ids(filter?: Filter): IterableIterator<string> {
+    const state = this.#state
+    if (filter === undefined) return allIds(state)
+    if (typeof filter === 'function') {
+      throw new QuarryError('INVALID_QUERY', 'ids takes a declarative filter such as { op: \'eq\', field: \'genre\', value: \'drama\' }, which the value indexes answer; for a function, test each id\'s metadata(id) yourself.', { path: 'filter' })
+    }
+    const labels = state.values.match(validateFilter(filter)).toArray()
+    // Read now: the index may change before the caller is done with them.
+    return Array.from(labels, (label) => state.ids.idOf(label as Label) as string).values()
   }
 
   /**
@@ -506,6 +518,11 @@ export class QuarryIndex {
     else if (record.analyzed) state.sparse.setPrepared(label, record.analyzed)
     else state.sparse.set(label, sparseDocument(state.analyzer, record.text, state.options.text))
   }
+}
+
+/** Every id, in label order. */
+function* allIds(state: IndexState): IterableIterator<string> {
+  for (const label of state.ids.labels()) yield state.ids.idOf(label) as string
 }
 
 /**
