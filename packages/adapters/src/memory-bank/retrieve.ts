@@ -1,5 +1,4 @@
 import type { Filter, Hit } from '@quarry/core'
-import { compileFilter } from '@quarry/core'
 import { omitUndefined, omitUnset } from '../rpc/omit.js'
 import { pageOf } from '../rpc/paging.js'
 import { readMessage } from '../rpc/proto-json.js'
@@ -8,7 +7,7 @@ import type { MemoryContext } from './context.js'
 import { readScope } from './fields.js'
 import { memoryFilter } from './memories.js'
 import { RetrieveMemoriesRequest, type ConjunctionInput } from './schema.js'
-import { memoriesOfScope, memoryJson, memoryMetadata, metadataField, SCOPE_FIELD, scopeKeyOf, type MemoryJson } from './state.js'
+import { memoryJson, metadataField, SCOPE_FIELD, scopeKeyOf, type MemoryJson, type MemoryState } from './state.js'
 
 /** Memories when topK / pageSize is unset, and the most a request gets (larger values are coerced). */
 export const DEFAULT_RETRIEVE = 3
@@ -84,23 +83,30 @@ function groupsFilter(groups: readonly ConjunctionInput[]): Filter | undefined {
   }
 }
 
+/** What a retrieval keeps: the memories of the scope `scopeKey` names that `filter` (AIP-160) and `filterGroups` keep. */
+export function retrievalFilter(scopeKey: string, filter: string | undefined, filterGroups: readonly ConjunctionInput[]): Filter {
+  const parts: Filter[] = [{ op: 'eq', field: SCOPE_FIELD, value: scopeKey }]
+  const text = memoryFilter(filter, 'filter')
+  if (text) parts.push(text)
+  const groups = groupsFilter(filterGroups)
+  if (groups) parts.push(groups)
+  return parts.length === 1 ? (parts[0] as Filter) : { op: 'and', filters: parts }
+}
+
 /**
  * Retrieves memories of exactly one scope: by similarity to a query (topK, distance ascending) or
  * page by page in creation order (the page token is a cursor: memories added meanwhile come later,
  * none is skipped or repeated). `filter` and `filterGroups` narrow both; expired memories are
  * swept out first. The scope is a filter on every path, so no other scope's memory can appear.
+ * Both paths have the value indexes answer the filter, scope included: a filter of many groups
+ * costs its parts and the memories they match, not its parts times the scope's memories.
  */
 export async function retrieveMemories(ctx: MemoryContext, request: unknown): Promise<RetrieveMemoriesResponseJson> {
   const req = readMessage(RetrieveMemoriesRequest, request)
   const engine = ctx.readEngine(req.parent, 'parent')
   const scope = readScope(req.scope, 'scope')
   const scopeKey = scopeKeyOf(scope)
-  const parts: Filter[] = [{ op: 'eq', field: SCOPE_FIELD, value: scopeKey }]
-  const text = memoryFilter(req.filter, 'filter')
-  if (text) parts.push(text)
-  const groups = groupsFilter(req.filterGroups ?? [])
-  if (groups) parts.push(groups)
-  const filter: Filter = parts.length === 1 ? (parts[0] as Filter) : { op: 'and', filters: parts }
+  const filter = retrievalFilter(scopeKey, req.filter, req.filterGroups ?? [])
   if (req.similaritySearchParams) {
     if ((req.similaritySearchParams.searchQuery ?? '').trim() === '') throw invalidArgument('similaritySearchParams.searchQuery', 'searchQuery is required for similarity search.')
     count(req.similaritySearchParams.topK, 'similaritySearchParams.topK')
@@ -131,9 +137,13 @@ export async function retrieveMemories(ctx: MemoryContext, request: unknown): Pr
     })
     return omitUnset({ retrievedMemories: retrieved })
   }
-  const test = compileFilter(filter)
-  // The filter's first part is the scope: only its memories are read (an engine holds every user's).
-  const all = [...memoriesOfScope(engine, scopeKey)].filter((m) => ctx.visible(m) && test(memoryMetadata(m)))
+  const all: MemoryState[] = []
+  for (const id of engine.index.ids(filter)) {
+    const m = engine.memories.get(id)
+    if (m !== undefined && ctx.visible(m)) all.push(m)
+  }
+  // The index lists them by label (reused after deletes): pages go in creation order.
+  all.sort((a, b) => a.seq - b.seq)
   const page = simplePage(all, req.simpleRetrievalParams ?? {})
   return omitUnset({ retrievedMemories: page.items.map((m) => ({ memory: memoryJson(m) })), nextPageToken: page.nextPageToken })
 }
