@@ -159,6 +159,20 @@ describe('the gRPC server on node:http2', () => {
     }
   })
 
+  it('answers a grpc-timeout of 0 DEADLINE_EXCEEDED without running the call: its deadline has passed', async () => {
+    expect((await call(CREATE_CORPUS, createCorpusBytes('corpora/deadline'))).code).toBe(0)
+    for (const zero of ['0n', '0S', '00000000H']) {
+      // A read that answers at once, and a write: neither runs.
+      const read = await raw({ 'grpc-timeout': zero }, framed(getCorpusBytes('corpora/deadline')))
+      const name = `corpora/late-${zero.toLowerCase()}`
+      const write = await raw({ ':path': CREATE_CORPUS, 'grpc-timeout': zero }, framed(createCorpusBytes(name)))
+      for (const answer of [read, write]) expect([zero, answer.headers['grpc-status'], decodeURIComponent(String(answer.headers['grpc-message']))]).toEqual([zero, String(grpc.status.DEADLINE_EXCEEDED), 'Deadline exceeded.'])
+      expect((await call(GET_CORPUS, getCorpusBytes(name))).code).toBe(grpc.status.NOT_FOUND)
+    }
+    // A timeout above 0 is a deadline still: a call that answers within it is answered.
+    expect((await raw({ 'grpc-timeout': '99999999n' }, framed(getCorpusBytes('corpora/deadline')))).headers['grpc-status']).toBe('0')
+  })
+
   it('keeps a deadline longer than a timer can wait (grpc-timeout allows years): the call is answered', async () => {
     await server.engines.semanticRetriever.createCorpus({ corpus: { name: 'corpora/patient' } })
     await server.engines.semanticRetriever.createDocument({ parent: 'corpora/patient', document: { name: 'corpora/patient/documents/d' } })

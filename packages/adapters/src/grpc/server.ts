@@ -264,6 +264,10 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     const timeout = timeoutMs(timeoutHeader)
     // As grpc-js and grpc-go answer one: the client meant a deadline, and none can be read.
     if (timeoutHeader !== undefined && timeout === undefined) return fail(stream, 'INTERNAL', `Invalid grpc-timeout value "${timeoutHeader.slice(0, 40)}": at most 8 digits and a unit (H, M, S, m, u or n).`)
+    // A timeout of 0 (the protocol writes positive ones; clients send it) is a deadline that has
+    // passed, as grpc-go reads it: nothing runs. A timer of 0 would fire a turn later, after a call
+    // that answers at once had answered OK.
+    if (timeout === 0) return fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout
     // A timer waits at most 2^31 - 1 ms (Node fires a longer one at once); a longer deadline (grpc-timeout
     // allows years) still reaches the method as its time.
