@@ -65,6 +65,8 @@ const PREFIX_BYTES = 5
 const DECOMPRESS: Readonly<Record<string, (input: InputType, options: ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void>> = { gzip: gunzip, deflate: inflate }
 const ACCEPT_ENCODING = 'identity,deflate,gzip'
 
+const EMPTY: Buffer = Buffer.alloc(0)
+
 /** Units of `grpc-timeout` in milliseconds (the protocol's hours down to nanoseconds). */
 const TIMEOUT_UNITS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 }
 
@@ -283,9 +285,29 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     // oversized one is refused as soon as it says its size, and bytes past it as soon as they come.
     // What calls still receiving hold counts in the budget REST's bodies share; one that makes no
     // progress for the idle time is ended by the sweep below.
-    const chunks: Buffer[] = []
+    let held = EMPTY
+    let owned = false
     let received = 0
     let declared = -1
+    // The bytes so far are `held`'s first `received`: the first chunk as it came (a unary call's
+    // whole message, as a rule), then a buffer the later chunks are copied into, which doubles as it
+    // fills, up to the declared length. Kept as a list, a message sent in one-byte DATA frames would
+    // cost a Buffer object per byte, a hundred times its bytes; copied, it costs at most twice them.
+    const keep = (chunk: Buffer): void => {
+      const needed = received + chunk.length
+      if (received === 0) held = chunk
+      else {
+        if (!owned || needed > held.length) {
+          const whole = declared >= 0 ? PREFIX_BYTES + declared : Infinity
+          const grown = Buffer.allocUnsafe(Math.min(whole, Math.max(needed, 2 * held.length, 256)))
+          held.copy(grown, 0, 0, received)
+          held = grown
+          owned = true
+        }
+        chunk.copy(held, received)
+      }
+      received = needed
+    }
     let refused = false
     const { receiving } = options
     const settle = (): void => {
@@ -294,8 +316,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     }
     const refuse = (code: CodeName, message: string): void => {
       refused = true
-      chunks.length = 0
       settle()
+      held = EMPTY
       fail(stream, code, message)
       // The rest of the message is not read: the stream ends here (after the status, in order).
       if (!stream.closed) stream.close(http2.NGHTTP2_NO_ERROR)
@@ -306,19 +328,23 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       if (!stream.headersSent) signal.aborted = true
       settle()
     })
+    const more = (): void => refuse('UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
     stream.on('data', (chunk: Buffer) => {
       if (refused) return
-      chunks.push(chunk)
-      received += chunk.length
       receiving.pending += chunk.length
       const progress = incomplete.get(stream)
       if (progress) progress.at = Date.now()
-      if (declared < 0 && received >= PREFIX_BYTES) {
-        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks)
-        declared = head.readUInt32BE(1)
-        if (declared > options.maxMessageBytes) return refuse('RESOURCE_EXHAUSTED', `The request message is ${declared} bytes, over the limit of ${options.maxMessageBytes} (--max-body-mb, or maxBodyBytes).`)
+      // Bytes past the declared length are counted (settle gives them back) but not kept.
+      if (declared >= 0 && received + chunk.length > PREFIX_BYTES + declared) {
+        received += chunk.length
+        return more()
       }
-      if (declared >= 0 && received > PREFIX_BYTES + declared) return refuse('UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
+      keep(chunk)
+      if (declared < 0 && received >= PREFIX_BYTES) {
+        declared = held.readUInt32BE(1)
+        if (declared > options.maxMessageBytes) return refuse('RESOURCE_EXHAUSTED', `The request message is ${declared} bytes, over the limit of ${options.maxMessageBytes} (--max-body-mb, or maxBodyBytes).`)
+        if (received > PREFIX_BYTES + declared) return more()
+      }
       if (receiving.pending > receiving.budgetBytes) return refuse('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of requests already; retry shortly, or send fewer large messages at once.`)
       // Whole, it still counts and is still swept until the call half-closes ('end'): a client that
       // sends a whole message and never ends the stream holds its bytes under both bounds.
@@ -327,7 +353,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       settle()
       if (refused || stream.headersSent || stream.destroyed || stream.closed) return
       if (declared < 0 || received < PREFIX_BYTES + declared) return fail(stream, 'INTERNAL', 'The call ended before its request message was whole.')
-      const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received)
+      const whole = held.subarray(0, received)
       const compressed = whole[0] === 1
       const body = whole.subarray(PREFIX_BYTES)
       const client = clientOf(stream.session?.socket?.remoteAddress)

@@ -1,0 +1,206 @@
+import { connect as connectH2, constants as h2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2'
+import { connect, type Socket } from 'node:net'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * What the gRPC server (packages/adapters/src/grpc/server.ts) holds for a client that sends or
+ * reads slowly, or in pieces: memory that follows the bytes of a message however it is framed.
+ */
+
+// Collections on demand, so what the server retains is measured and not the garbage around it.
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+const CREATE_CORPUS = '/google.ai.generativelanguage.v1beta.RetrieverService/CreateCorpus'
+const GET_CORPUS = '/google.ai.generativelanguage.v1beta.RetrieverService/GetCorpus'
+
+function varint(n: number): Buffer {
+  const out: number[] = []
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80)
+    n >>>= 7
+  }
+  out.push(n)
+  return Buffer.from(out)
+}
+const field = (tag: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes])
+/** CreateCorpusRequest { corpus: { name } }, padded to `size` bytes with an unknown field (15) that decoding skips. */
+function createCorpusBytes(name: string, size = 0): Buffer {
+  const request = field(0x0a, field(0x0a, Buffer.from(name)))
+  if (size === 0) return request
+  let pad = size - request.length - 1
+  pad -= varint(pad).length
+  return Buffer.concat([request, field(0x7a, Buffer.alloc(pad, 0x61))])
+}
+const getCorpusBytes = (name: string): Buffer => field(0x0a, Buffer.from(name))
+/** A message with gRPC's prefix (uncompressed). */
+function framed(message: Buffer): Buffer {
+  const out = Buffer.alloc(5 + message.length)
+  out.writeUInt32BE(message.length, 1)
+  message.copy(out, 5)
+  return out
+}
+
+/** One call on `session`: its status and message, from the headers of a trailers-only answer or the trailers. */
+function unary(session: ClientHttp2Session, path: string, body: Buffer): Promise<{ status: string | undefined; message: string }> {
+  return new Promise((resolve) => {
+    const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: path, 'content-type': 'application/grpc', te: 'trailers' })
+    let got: IncomingHttpHeaders = {}
+    stream.on('response', (h) => (got = { ...got, ...h }))
+    stream.on('trailers', (h) => (got = { ...got, ...h }))
+    stream.on('error', () => undefined)
+    stream.resume()
+    stream.on('close', () => resolve({ status: got['grpc-status'] as string | undefined, message: decodeURIComponent(String(got['grpc-message'] ?? '')) }))
+    stream.end(body)
+  })
+}
+
+/**
+ * An HTTP/2 connection written frame by frame: Node's client joins a stream's small writes into
+ * one DATA frame, and these tests need the frames a hostile client would send. Of the server's
+ * frames it reads only PING acknowledgements; its sender waits for one after each window's worth
+ * of data, so as not to outrun the server's flow control.
+ */
+class RawConnection {
+  readonly #socket: Socket
+  #pending = Buffer.alloc(0)
+  #pings = new Map<string, () => void>()
+  #pingId = 0
+
+  private constructor(socket: Socket) {
+    this.#socket = socket
+    socket.on('data', (chunk: Buffer) => this.#read(chunk))
+    socket.on('error', () => undefined)
+  }
+
+  static open(port: number): Promise<RawConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        const raw = new RawConnection(socket)
+        socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')
+        raw.#frame(4, 0, 0, Buffer.alloc(0))
+        // The server's SETTINGS, acknowledged unread: nothing in them changes what this client sends.
+        raw.#frame(4, 1, 0, Buffer.alloc(0))
+        resolve(raw)
+      })
+      socket.once('error', reject)
+    })
+  }
+
+  /** Opens stream `id`: a gRPC call's headers (literal, unindexed: no HPACK state). */
+  open(id: number, path: string): void {
+    const literal = (name: string, value: string): Buffer => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)])
+    const block = Buffer.concat([literal(':method', 'POST'), literal(':scheme', 'http'), literal(':path', path), literal(':authority', '127.0.0.1'), literal('content-type', 'application/grpc'), literal('te', 'trailers')])
+    this.#frame(1, 0x4, id, block)
+  }
+
+  /** Sends `bytes` on stream `id` as DATA frames of `frameBytes` each (the last one ending the stream when `end`). */
+  send(id: number, bytes: Buffer, frameBytes: number, end = false): void {
+    const frames: Buffer[] = []
+    for (let at = 0; at < bytes.length; at += frameBytes) {
+      const payload = bytes.subarray(at, at + frameBytes)
+      frames.push(this.#header(payload.length, 0, end && at + frameBytes >= bytes.length ? 1 : 0, id), payload)
+    }
+    this.#socket.write(Buffer.concat(frames))
+  }
+
+  /** Resolves once the server has answered a PING sent now: it has read every frame before it. */
+  ping(): Promise<void> {
+    const data = Buffer.alloc(8)
+    data.writeUInt32BE(++this.#pingId, 4)
+    return new Promise((resolve) => {
+      this.#pings.set(data.toString('hex'), resolve)
+      this.#frame(6, 0, 0, data)
+    })
+  }
+
+  close(): void {
+    this.#socket.destroy()
+  }
+
+  #header(length: number, type: number, flags: number, id: number): Buffer {
+    const header = Buffer.alloc(9)
+    header.writeUIntBE(length, 0, 3)
+    header[3] = type
+    header[4] = flags
+    header.writeUInt32BE(id, 5)
+    return header
+  }
+
+  #frame(type: number, flags: number, id: number, payload: Buffer): void {
+    this.#socket.write(Buffer.concat([this.#header(payload.length, type, flags, id), payload]))
+  }
+
+  #read(chunk: Buffer): void {
+    this.#pending = Buffer.concat([this.#pending, chunk])
+    while (this.#pending.length >= 9) {
+      const length = this.#pending.readUIntBE(0, 3)
+      if (this.#pending.length < 9 + length) return
+      const [type, flags] = [this.#pending[3], this.#pending[4] as number]
+      const payload = this.#pending.subarray(9, 9 + length)
+      if (type === 6 && (flags & 1) === 1) this.#pings.get(payload.toString('hex'))?.()
+      this.#pending = this.#pending.subarray(9 + length)
+    }
+  }
+}
+
+/** The bytes (JS heap and array buffers) in use once garbage is collected (twice: array buffers are freed on another thread). */
+function inUse(): number {
+  gc()
+  gc()
+  const { heapUsed, arrayBuffers } = process.memoryUsage()
+  return heapUsed + arrayBuffers
+}
+
+async function withServer<T>(options: Parameters<typeof createServer>[0], use: (server: QuarryServer, grpcPort: number) => Promise<T>): Promise<T> {
+  const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), console: false, grpcPort: 0, ...options })
+  const { grpcPort } = await server.listen()
+  try {
+    return await use(server, grpcPort as number)
+  } finally {
+    await server.close()
+  }
+}
+
+describe('a gRPC message sent in pieces', () => {
+  it('costs memory in proportion to its bytes in one-byte DATA frames as in full ones, and is read the same', async () => {
+    const SIZE = 400_000
+    await withServer({ maxBodyBytes: 1 << 20, bodyTimeoutMs: 60_000 }, async (_server, grpcPort) => {
+      const connection = await RawConnection.open(grpcPort)
+      const session = connectH2(`http://127.0.0.1:${grpcPort}`)
+      try {
+        // Two calls, each sent but for its last byte (so the server holds it): one in frames of 16 KiB
+        // (HTTP/2's default largest), one a byte a frame. Measured side by side: what each added.
+        const held: number[] = []
+        const messages = [framed(createCorpusBytes('corpora/full-frames', SIZE)), framed(createCorpusBytes('corpora/one-byte-frames', SIZE))]
+        for (const [i, frameBytes] of [16_384, 1].entries()) {
+          const message = messages[i] as Buffer
+          const id = 1 + 2 * i
+          const before = inUse()
+          connection.open(id, CREATE_CORPUS)
+          // A stream's window is 65,535 bytes until the server reads them: sent a window at a time.
+          for (let at = 0; at < message.length - 1; at += 32_768) {
+            connection.send(id, message.subarray(at, Math.min(at + 32_768, message.length - 1)), frameBytes)
+            await connection.ping()
+          }
+          held.push(inUse() - before)
+        }
+        console.log(`held for ${SIZE} bytes of message: ${held.map((b) => `${(b / 1e6).toFixed(2)} MB`).join(' in full frames, ')} in one-byte frames`)
+        const [full, tiny] = held as [number, number]
+        // Kept as a Buffer per frame, the one-byte frames cost some hundred times their bytes.
+        expect(tiny).toBeLessThan(4 * Math.max(full, SIZE))
+        // Both messages end and are answered: each corpus exists.
+        for (const [i, message] of messages.entries()) connection.send(1 + 2 * i, message.subarray(message.length - 1), 1, true)
+        await connection.ping()
+        for (const name of ['corpora/full-frames', 'corpora/one-byte-frames']) expect(await unary(session, GET_CORPUS, framed(getCorpusBytes(name)))).toEqual({ status: '0', message: '' })
+      } finally {
+        connection.close()
+        session.destroy()
+      }
+    })
+  }, 60_000)
+})
