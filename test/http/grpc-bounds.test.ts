@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { connect as connectH2, constants as h2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2'
 import { connect, type Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
@@ -5,10 +6,12 @@ import { runInNewContext } from 'node:vm'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 import { describe, expect, it } from 'vitest'
+import { longestHold, type Holds } from '../support/event-loop.js'
 
 /**
  * What the gRPC server (packages/adapters/src/grpc/server.ts) holds for a client that sends or
- * reads slowly, or in pieces: memory that follows the bytes of a message however it is framed.
+ * reads slowly, or in pieces: memory that follows the bytes of a message however it is framed, and
+ * streams that send nothing, ended without holding the event loop.
  */
 
 // Collections on demand, so what the server retains is measured and not the garbage around it.
@@ -203,4 +206,91 @@ describe('a gRPC message sent in pieces', () => {
       }
     })
   }, 60_000)
+})
+
+/**
+ * A client in another process opens `streams` calls on each of `connections` connections that send
+ * their headers and nothing more. `opened` resolves once the server has read every one (a PING
+ * answered after them); `ended`, once all are closed, with how many got each grpc-status.
+ */
+function idleCalls(port: number, connections: number, streams: number): { opened: Promise<void>; ended: Promise<Record<string, number>> } {
+  const script = `
+    const http2 = require('node:http2')
+    const [port, connections, streams] = process.argv.slice(1).map(Number)
+    const statuses = {}
+    const sessions = []
+    let open = connections * streams
+    const opened = Array.from({ length: connections }, () => new Promise((resolve) => {
+      const session = http2.connect('http://127.0.0.1:' + port)
+      session.on('error', () => undefined)
+      sessions.push(session)
+      session.once('remoteSettings', () => {
+        for (let i = 0; i < streams; i++) {
+          const stream = session.request({ ':method': 'POST', ':path': ${JSON.stringify(GET_CORPUS)}, 'content-type': 'application/grpc', te: 'trailers' }, { endStream: false })
+          let status = 'none'
+          stream.on('error', () => undefined)
+          stream.on('response', (h) => (status = String(h['grpc-status'])))
+          stream.on('close', () => {
+            statuses[status] = (statuses[status] ?? 0) + 1
+            if (--open > 0) return
+            console.log(JSON.stringify(statuses))
+            for (const s of sessions) s.destroy()
+          })
+        }
+        session.ping(() => resolve())
+      })
+    }))
+    Promise.all(opened).then(() => console.log('opened'))
+  `
+  const child = spawn(process.execPath, ['-e', script, String(port), String(connections), String(streams)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines: ((line: string) => void)[] = []
+  let out = ''
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString()
+    for (let end = out.indexOf('\n'); end >= 0; end = out.indexOf('\n')) {
+      lines.shift()?.(out.slice(0, end))
+      out = out.slice(end + 1)
+    }
+  })
+  const line = (): Promise<string> => new Promise((resolve) => lines.push(resolve))
+  const opened = line().then(() => undefined)
+  const ended = opened.then(line).then((text) => JSON.parse(text) as Record<string, number>)
+  return { opened, ended }
+}
+
+describe('gRPC streams that send nothing', () => {
+  it('are at most 100 open at once on a connection (SETTINGS_MAX_CONCURRENT_STREAMS)', async () => {
+    await withServer({}, async (_server, grpcPort) => {
+      const session = connectH2(`http://127.0.0.1:${grpcPort}`)
+      try {
+        const settings = await new Promise<{ maxConcurrentStreams?: number }>((resolve) => session.once('remoteSettings', resolve))
+        expect(settings.maxConcurrentStreams).toBe(100)
+      } finally {
+        session.destroy()
+      }
+    })
+  })
+
+  // The server runs in this process (its event loop measured in CPU time); the client in another.
+  it('are each ended DEADLINE_EXCEEDED after the idle time, thousands at once without holding the event loop over 50 ms at a time', async () => {
+    const CONNECTIONS = 100
+    await withServer({ bodyTimeoutMs: 2_000 }, async (_server, grpcPort) => {
+      // A collection or a busy machine can stretch any one stretch: the bound holds if one of three runs shows it.
+      let best: Holds = { hold: Infinity, collecting: 0, idle: 0 }
+      for (let attempt = 0; attempt < 3 && best.hold - best.idle > 50; attempt++) {
+        const calls = idleCalls(grpcPort, CONNECTIONS, 100)
+        await calls.opened
+        let statuses: Record<string, number> = {}
+        // From all open to all ended: the idle time, then the sweep ending 10,000 calls.
+        const measured = await longestHold(async () => {
+          statuses = await calls.ended
+        })
+        console.log(`run ${attempt + 1}: longest hold of the server's event loop ${measured.hold.toFixed(1)} ms of CPU (idle loop ${measured.idle.toFixed(1)} ms; collections ${measured.collecting.toFixed(1)} ms)`)
+        // DEADLINE_EXCEEDED, every one.
+        expect(statuses).toEqual({ '4': CONNECTIONS * 100 })
+        if (measured.hold - measured.idle < best.hold - best.idle) best = measured
+      }
+      expect(best.hold - best.idle).toBeLessThanOrEqual(50)
+    })
+  }, 120_000)
 })

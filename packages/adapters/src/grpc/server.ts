@@ -110,8 +110,19 @@ function one(value: string | string[] | undefined): string | undefined {
 const TURN_MS = 1
 const MAX_TURN_CALLS = 32
 
-/** Streams open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS); Node's default is 2^32 - 1. */
-const MAX_STREAMS_PER_CONNECTION = 1000
+/**
+ * Streams open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS): HTTP/2's recommended
+ * least, and nghttp2's and grpc-go's default (Node's is 2^32 - 1). Ample for a client's concurrent
+ * calls (more queue in the client); a stream costs the server while open, whatever it sends.
+ */
+const MAX_STREAMS_PER_CONNECTION = 100
+
+/**
+ * The longest the sweep ends stale calls for at a time, ms, before other work gets a turn: calls
+ * that went stale together (a hundred a connection, on any number of connections) are ended over
+ * several turns, not all in one.
+ */
+const SWEEP_SLICE_MS = 5
 
 /** A finished call's answer: a message, or a status. */
 type Answer = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly status: RpcStatus }
@@ -385,10 +396,27 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   // a timer per call: a unary call's message and its end come in its first frame, and pay for no timer.
   const incomplete = new Map<ServerHttp2Stream, { at: number; readonly refuse: (code: CodeName, message: string) => void }>()
   const idleMs = options.receiving.idleMs
+  // The stale calls a sweep found, ended SWEEP_SLICE_MS at a time; the next sweep waits for the last.
+  let due: ServerHttp2Stream[] = []
+  let next = 0
+  const endDue = (): void => {
+    const stale = Date.now() - idleMs
+    const until = performance.now() + SWEEP_SLICE_MS
+    while (next < due.length && performance.now() < until) {
+      // Still receiving, and still without progress: it may have ended, or sent more, since.
+      const progress = incomplete.get(due[next++] as ServerHttp2Stream)
+      if (progress && progress.at <= stale) progress.refuse('DEADLINE_EXCEEDED', `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`)
+    }
+    if (next < due.length) setImmediate(endDue)
+    else due = []
+  }
   const sweep = setInterval(
     () => {
+      if (due.length > 0) return
       const stale = Date.now() - idleMs
-      for (const [, progress] of incomplete) if (progress.at <= stale) progress.refuse('DEADLINE_EXCEEDED', `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`)
+      for (const [stream, progress] of incomplete) if (progress.at <= stale) due.push(stream)
+      next = 0
+      if (due.length > 0) endDue()
     },
     Math.max(10, Math.min(1000, idleMs / 4)),
   )
