@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createHashingEmbedder } from '@quarry/core'
-import { createServer, type QuarryServer } from '@quarry/adapters'
+import { createServer } from '@quarry/adapters'
 import { describe, expect, it } from 'vitest'
 import { longestHold, type Holds } from '../support/event-loop.js'
 
@@ -159,11 +159,12 @@ function inUse(): number {
   return heapUsed + arrayBuffers
 }
 
-async function withServer<T>(options: Parameters<typeof createServer>[0], use: (server: QuarryServer, grpcPort: number) => Promise<T>): Promise<T> {
+/** A server in this process with gRPC, for `use` (given its gRPC and REST ports), closed after. */
+async function withServer<T>(options: Parameters<typeof createServer>[0], use: (grpcPort: number, port: number) => Promise<T>): Promise<T> {
   const server = createServer({ embedder: createHashingEmbedder({ dimensions: 8 }), console: false, grpcPort: 0, ...options })
-  const { grpcPort } = await server.listen()
+  const { grpcPort, port } = await server.listen()
   try {
-    return await use(server, grpcPort as number)
+    return await use(grpcPort as number, port)
   } finally {
     await server.close()
   }
@@ -172,7 +173,7 @@ async function withServer<T>(options: Parameters<typeof createServer>[0], use: (
 describe('a gRPC message sent in pieces', () => {
   it('costs memory in proportion to its bytes in one-byte DATA frames as in full ones, and is read the same', async () => {
     const SIZE = 400_000
-    await withServer({ maxBodyBytes: 1 << 20, bodyTimeoutMs: 60_000 }, async (_server, grpcPort) => {
+    await withServer({ maxBodyBytes: 1 << 20, bodyTimeoutMs: 60_000 }, async (grpcPort) => {
       const connection = await RawConnection.open(grpcPort)
       const session = connectH2(`http://127.0.0.1:${grpcPort}`)
       try {
@@ -260,7 +261,7 @@ function idleCalls(port: number, connections: number, streams: number): { opened
 
 describe('gRPC streams that send nothing', () => {
   it('are at most 100 open at once on a connection (SETTINGS_MAX_CONCURRENT_STREAMS)', async () => {
-    await withServer({}, async (_server, grpcPort) => {
+    await withServer({}, async (grpcPort) => {
       const session = connectH2(`http://127.0.0.1:${grpcPort}`)
       try {
         const settings = await new Promise<{ maxConcurrentStreams?: number }>((resolve) => session.once('remoteSettings', resolve))
@@ -274,7 +275,7 @@ describe('gRPC streams that send nothing', () => {
   // The server runs in this process (its event loop measured in CPU time); the client in another.
   it('are each ended DEADLINE_EXCEEDED after the idle time, thousands at once without holding the event loop over 50 ms at a time', async () => {
     const CONNECTIONS = 100
-    await withServer({ bodyTimeoutMs: 2_000 }, async (_server, grpcPort) => {
+    await withServer({ bodyTimeoutMs: 2_000 }, async (grpcPort) => {
       // A collection or a busy machine can stretch any one stretch: the bound holds if one of three runs shows it.
       let best: Holds = { hold: Infinity, collecting: 0, idle: 0 }
       for (let attempt = 0; attempt < 3 && best.hold - best.idle > 50; attempt++) {
@@ -293,4 +294,39 @@ describe('gRPC streams that send nothing', () => {
       expect(best.hold - best.idle).toBeLessThanOrEqual(50)
     })
   }, 120_000)
+})
+
+describe('a gRPC message that keeps trickling', () => {
+  it('is ended DEADLINE_EXCEEDED once it has been arriving for four idle times, and its part of the bodies being received is free again', async () => {
+    // 4,000 bytes of bodies are received at once (4 × maxBodyBytes); the idle time is 2 s, so 8 s to arrive.
+    await withServer({ maxBodyBytes: 1_000, bodyTimeoutMs: 2_000 }, async (grpcPort, port) => {
+      const postBody = async (name: string): Promise<number> => (await fetch(`http://127.0.0.1:${port}/v1beta/corpora`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }).padEnd(1_000) })).status
+      const session = connectH2(`http://127.0.0.1:${grpcPort}`)
+      session.on('error', () => undefined)
+      const streams = Array.from({ length: 4 }, () => session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: CREATE_CORPUS, 'content-type': 'application/grpc', te: 'trailers' }))
+      // Each declares 995 bytes and sends 900, then a byte every 250 ms: never idle, and whole only after 25 s.
+      const trickle = setInterval(() => {
+        for (const stream of streams) if (!stream.closed) stream.write(Buffer.alloc(1))
+      }, 250)
+      try {
+        const answers = streams.map((stream) => {
+          stream.on('error', () => undefined)
+          const part = Buffer.alloc(900)
+          part.writeUInt32BE(995, 1)
+          stream.write(part)
+          return new Promise<IncomingHttpHeaders>((done) => stream.once('response', done))
+        })
+        await new Promise((done) => setTimeout(done, 500))
+        // 3,600 of the 4,000 bytes are held: a REST body of 1,000 does not fit beside them.
+        expect(await postBody('corpora/refused')).toBe(429)
+        const ended = await Promise.race([Promise.all(answers), new Promise<undefined>((done) => setTimeout(() => done(undefined), 20_000))])
+        expect(ended?.map((h) => [h['grpc-status'], decodeURIComponent(String(h['grpc-message'])).replace(/\(\d+ bytes/, '(N bytes')])).toEqual(Array(4).fill(['4', 'The request message was still arriving after 8 s (N bytes received); send it faster, or a smaller one.']))
+        // Their bytes no longer count: the body fits now.
+        expect(await postBody('corpora/after')).toBe(200)
+      } finally {
+        clearInterval(trickle)
+        session.destroy()
+      }
+    })
+  }, 60_000)
 })

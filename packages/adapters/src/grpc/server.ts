@@ -118,11 +118,30 @@ const MAX_TURN_CALLS = 32
 const MAX_STREAMS_PER_CONNECTION = 100
 
 /**
+ * The longest a call's request may take to arrive, in idle times (`receiving.idleMs`: 20 s by
+ * default), however steadily it comes: a client that sends all of a large message but a byte, then
+ * a byte now and then, never idle, would otherwise hold its part of the bodies being received for
+ * as long as it liked.
+ */
+const ARRIVAL_IDLE_TIMES = 4
+
+/**
  * The longest the sweep ends stale calls for at a time, ms, before other work gets a turn: calls
  * that went stale together (a hundred a connection, on any number of connections) are ended over
  * several turns, not all in one.
  */
 const SWEEP_SLICE_MS = 5
+
+/** A call still receiving its request, as the sweep reads it. */
+interface Receipt {
+  /** When it last received bytes (Date.now()). */
+  at: number
+  /** When its stream opened. */
+  readonly opened: number
+  readonly received: () => number
+  /** Ends it with a status, its message left unread. */
+  readonly refuse: (code: CodeName, message: string) => void
+}
 
 /** A finished call's answer: a message, or a status. */
 type Answer = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly status: RpcStatus }
@@ -295,7 +314,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     // The request: one message, its length read from the prefix before its body is kept, so an
     // oversized one is refused as soon as it says its size, and bytes past it as soon as they come.
     // What calls still receiving hold counts in the budget REST's bodies share; one that makes no
-    // progress for the idle time is ended by the sweep below.
+    // progress for the idle time, or is still arriving after ARRIVAL_IDLE_TIMES of it, is ended by
+    // the sweep below.
     let held = EMPTY
     let owned = false
     let received = 0
@@ -333,7 +353,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       // The rest of the message is not read: the stream ends here (after the status, in order).
       if (!stream.closed) stream.close(http2.NGHTTP2_NO_ERROR)
     }
-    incomplete.set(stream, { at: Date.now(), refuse })
+    const opened = Date.now()
+    incomplete.set(stream, { at: opened, opened, refuse, received: () => received })
     stream.once('close', () => {
       if (timer) clearTimeout(timer)
       if (!stream.headersSent) signal.aborted = true
@@ -343,8 +364,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     stream.on('data', (chunk: Buffer) => {
       if (refused) return
       receiving.pending += chunk.length
-      const progress = incomplete.get(stream)
-      if (progress) progress.at = Date.now()
+      const receipt = incomplete.get(stream)
+      if (receipt) receipt.at = Date.now()
       // Bytes past the declared length are counted (settle gives them back) but not kept.
       if (declared >= 0 && received + chunk.length > PREFIX_BYTES + declared) {
         received += chunk.length
@@ -392,20 +413,29 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     })
   }
 
-  // Calls still receiving (not yet half-closed), with when they last received bytes. A sweep, not
-  // a timer per call: a unary call's message and its end come in its first frame, and pay for no timer.
-  const incomplete = new Map<ServerHttp2Stream, { at: number; readonly refuse: (code: CodeName, message: string) => void }>()
+  // Calls still receiving (not yet half-closed), with when they opened and last received bytes. A
+  // sweep, not a timer per call: a unary call's message and its end come in its first frame, and
+  // pay for no timer.
+  const incomplete = new Map<ServerHttp2Stream, Receipt>()
   const idleMs = options.receiving.idleMs
-  // The stale calls a sweep found, ended SWEEP_SLICE_MS at a time; the next sweep waits for the last.
+  const arrivalMs = ARRIVAL_IDLE_TIMES * idleMs
+  /** Why a call still receiving is ended now, or undefined while it may go on. */
+  const overdue = (receipt: Receipt, now: number): string | undefined => {
+    if (receipt.at <= now - idleMs) return `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`
+    if (receipt.opened <= now - arrivalMs) return `The request message was still arriving after ${arrivalMs / 1000} s (${receipt.received()} bytes received); send it faster, or a smaller one.`
+    return undefined
+  }
+  // The calls a sweep found overdue, ended SWEEP_SLICE_MS at a time; the next sweep waits for the last.
   let due: ServerHttp2Stream[] = []
   let next = 0
   const endDue = (): void => {
-    const stale = Date.now() - idleMs
+    const now = Date.now()
     const until = performance.now() + SWEEP_SLICE_MS
     while (next < due.length && performance.now() < until) {
-      // Still receiving, and still without progress: it may have ended, or sent more, since.
-      const progress = incomplete.get(due[next++] as ServerHttp2Stream)
-      if (progress && progress.at <= stale) progress.refuse('DEADLINE_EXCEEDED', `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`)
+      // Asked again: the call may have ended, or made progress, since the sweep.
+      const receipt = incomplete.get(due[next++] as ServerHttp2Stream)
+      const why = receipt && overdue(receipt, now)
+      if (receipt && why !== undefined) receipt.refuse('DEADLINE_EXCEEDED', why)
     }
     if (next < due.length) setImmediate(endDue)
     else due = []
@@ -413,8 +443,8 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   const sweep = setInterval(
     () => {
       if (due.length > 0) return
-      const stale = Date.now() - idleMs
-      for (const [stream, progress] of incomplete) if (progress.at <= stale) due.push(stream)
+      const now = Date.now()
+      for (const [stream, receipt] of incomplete) if (overdue(receipt, now) !== undefined) due.push(stream)
       next = 0
       if (due.length > 0) endDue()
     },
