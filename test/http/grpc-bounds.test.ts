@@ -4,14 +4,19 @@ import { connect, type Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createHashingEmbedder } from '@quarry/core'
-import { createServer } from '@quarry/adapters'
+import { MemoryBank, SemanticRetriever, VertexRagEngine, createServer } from '@quarry/adapters'
 import { describe, expect, it } from 'vitest'
 import { longestHold, type Holds } from '../support/event-loop.js'
+import { createGrpcServer } from '../../packages/adapters/src/grpc/server.js'
+import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
+import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
+import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
  * What the gRPC server (packages/adapters/src/grpc/server.ts) holds for a client that sends or
- * reads slowly, or in pieces: memory that follows the bytes of a message however it is framed, and
- * streams that send nothing, ended without holding the event loop.
+ * reads slowly, or in pieces: memory that follows the bytes of a message however it is framed;
+ * streams that send nothing, ended without holding the event loop; a message that trickles, ended;
+ * and answers the client does not read, which keep their request slots until they are cancelled.
  */
 
 // Collections on demand, so what the server retains is measured and not the garbage around it.
@@ -328,5 +333,76 @@ describe('a gRPC message that keeps trickling', () => {
         session.destroy()
       }
     })
+  }, 60_000)
+})
+
+describe('a gRPC answer the client does not read', () => {
+  it('keeps its request slot until it is sent, and is cancelled once unread for sendIdleMs; one read slowly is sent whole', async () => {
+    const embedder = createHashingEmbedder({ dimensions: 8 })
+    const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
+    const parent = 'projects/p/locations/l/reasoningEngines/1'
+    for (let i = 0; i < 40; i++) expect((await engines.memoryBank.createMemory({ parent, memory: { fact: `fact ${i}: ${'lorem ipsum '.repeat(800)}`, scope: { u: '1' } } })).ok).toBe(true)
+    // Two request slots; an answer unread for 2 s is cancelled.
+    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onInternalError: () => undefined, inFlight: new InFlight(2), receiving: new Receiving(5000, 4 << 20), sendIdleMs: 2_000 })
+    const port = await server.listen(0, '127.0.0.1')
+    // ListMemories { parent, pageSize: 100 }: all 40 memories, some 390 KB, six pieces of the answer.
+    const list = framed(Buffer.concat([field(0x0a, Buffer.from(parent)), Buffer.from([0x18, 100])]))
+    const request = (session: ClientHttp2Session, headers: Record<string, string> = {}) => {
+      const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/google.cloud.aiplatform.v1beta1.MemoryBankService/ListMemories', 'content-type': 'application/grpc', te: 'trailers', ...headers })
+      stream.on('error', () => undefined)
+      stream.end(list)
+      return stream
+    }
+    // A client whose streams' flow-control window is 0: the server may send it no DATA at all.
+    const stalled = connectH2(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 0 } })
+    const session = connectH2(`http://127.0.0.1:${port}`)
+    for (const s of [stalled, session]) s.on('error', () => undefined)
+    try {
+      const unread = [request(stalled), request(stalled)]
+      // Their answers begin (headers: the calls have run) and stop there.
+      for (const headers of await Promise.all(unread.map((s) => new Promise<IncomingHttpHeaders>((done) => s.once('response', done))))) expect([headers[':status'], headers['grpc-status']]).toEqual([200, undefined])
+      // Both slots are theirs while their answers wait: another call is refused.
+      expect(await unary(session, GET_CORPUS, framed(getCorpusBytes('corpora/none')))).toEqual({ status: '8', message: 'The server is holding 2 requests already (maxInFlight); retry shortly, or send fewer at once.' })
+      // Unread for 2 s, each is reset with CANCEL (the client reads CANCELLED), and the slots are free.
+      const closed = await Promise.race([Promise.all(unread.map((s) => new Promise<number>((done) => s.once('close', () => done(s.rstCode ?? -1))))), new Promise<undefined>((done) => setTimeout(() => done(undefined), 20_000))])
+      expect(closed).toEqual([h2.NGHTTP2_CANCEL, h2.NGHTTP2_CANCEL])
+      expect(await unary(session, GET_CORPUS, framed(getCorpusBytes('corpora/none')))).toEqual({ status: '5', message: 'Corpus "corpora/none" not found.' })
+      // A call whose deadline passes while its answer waits is cancelled then, as the protocol asks: one
+      // with 0.5 s, made 1 s after one without, ends first (the other, unread for 2 s, after).
+      const order: string[] = []
+      const closing = (stream: ReturnType<typeof request>, name: string): Promise<void> => {
+        let status = 'no answer'
+        stream.once('response', (h) => (status = `status ${String(h['grpc-status'])}`))
+        return new Promise((done) => stream.once('close', () => done(void order.push(`${name}: ${status}, RST_STREAM ${stream.rstCode ?? -1}`))))
+      }
+      const without = closing(request(stalled), 'no deadline')
+      await new Promise((done) => setTimeout(done, 1_000))
+      await Promise.all([without, closing(request(stalled, { 'grpc-timeout': '500m' }), 'deadline')])
+      expect(order).toEqual([`deadline: status undefined, RST_STREAM ${h2.NGHTTP2_CANCEL}`, `no deadline: status undefined, RST_STREAM ${h2.NGHTTP2_CANCEL}`])
+      // Read 16 KiB at a time, every 200 ms: the answer takes longer than 2 s, but never goes 2 s unread.
+      const slow = connectH2(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 16 * 1024 } })
+      slow.on('error', () => undefined)
+      try {
+        const started = performance.now()
+        const stream = request(slow)
+        stream.pause()
+        let bytes = 0
+        const reading = setInterval(() => {
+          for (let chunk = stream.read() as Buffer | null; chunk !== null; chunk = stream.read() as Buffer | null) bytes += chunk.length
+          stream.pause()
+        }, 200)
+        const trailers = await new Promise<IncomingHttpHeaders>((done) => stream.once('trailers', done)).finally(() => clearInterval(reading))
+        expect([trailers['grpc-status'], stream.rstCode]).toEqual(['0', h2.NGHTTP2_NO_ERROR])
+        expect(bytes).toBeGreaterThan(5 * 64 * 1024)
+        // The case is the one meant: the whole answer took longer to read than an answer may go unread.
+        expect(performance.now() - started).toBeGreaterThan(2_000)
+      } finally {
+        slow.destroy()
+      }
+    } finally {
+      stalled.destroy()
+      session.destroy()
+      await server.close()
+    }
   }, 60_000)
 })

@@ -2,7 +2,6 @@ import { constants as http2, createServer as createHttp2Server, type IncomingHtt
 import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib'
 import type { AccessOptions } from '../transport/guard.js'
 import { checkAccess } from '../transport/guard.js'
-import type { Outcome } from '../rpc/outcome.js'
 import { rpcStatus, type CodeName, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
@@ -37,6 +36,11 @@ export interface GrpcServerOptions {
   readonly inFlight: InFlight
   /** The messages being received, bounded in idle time and in bytes, shared with REST's bodies. */
   readonly receiving: Receiving
+  /**
+   * How long an answer may go without the client reading any of it, ms, before its stream is reset
+   * (CANCELLED): its request slot and its bytes are then free. @defaultValue 10000
+   */
+  readonly sendIdleMs?: number
 }
 
 export interface GrpcServer {
@@ -78,6 +82,15 @@ export function framedMessage(bytes: Buffer): Buffer {
   bytes.copy(framed, PREFIX_BYTES)
   return framed
 }
+
+/**
+ * An answer is written this many bytes at a time, each piece once the last has left: a piece sent is
+ * the progress the sweep looks for. Node reports no progress within one write, however large.
+ */
+const SEND_PIECE_BYTES = 64 * 1024
+
+/** An answer of which the client reads nothing for this long, ms, is cancelled (`sendIdleMs`). */
+const SEND_IDLE_MS = 10_000
 
 /** The longest a Node timer waits. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -131,6 +144,13 @@ const ARRIVAL_IDLE_TIMES = 4
  * several turns, not all in one.
  */
 const SWEEP_SLICE_MS = 5
+
+/** A call's hold on a request slot (InFlight), for `run`. */
+interface Slot {
+  readonly client: string | undefined
+  /** Takes the slot: false when none is left. */
+  readonly enter: () => boolean
+}
 
 /** A call still receiving its request, as the sweep reads it. */
 interface Receipt {
@@ -189,6 +209,26 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     return `${bound.service}.${bound.rpc} is served over REST only${where}: it is newer than the protos Quarry's gRPC server ships.`
   }
 
+  /**
+   * Writes an answer's message SEND_PIECE_BYTES at a time, each piece once the client's flow control
+   * has let the last one leave, noting when each left for the sweep; trailers follow the last. Written
+   * whole, an answer the client does not read would sit in the stream, out of the sweep's sight.
+   */
+  const send = (stream: ServerHttp2Stream, bytes: Buffer): void => {
+    const progress = { at: Date.now() }
+    sending.set(stream, progress)
+    let at = 0
+    const next = (error?: Error | null): void => {
+      if (error || stream.destroyed) return
+      progress.at = Date.now()
+      const piece = bytes.subarray(at, at + SEND_PIECE_BYTES)
+      at += piece.length
+      if (at < bytes.length) stream.write(piece, next)
+      else stream.end(piece)
+    }
+    next()
+  }
+
   /** Answers a stream once: the message with status OK, or the status alone (a trailers-only response). */
   const reply = (stream: ServerHttp2Stream, answer: Answer): void => {
     // Closed by the client (RST_STREAM, even NO_ERROR, or its session gone): respond() would throw.
@@ -196,7 +236,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (answer.ok) {
       stream.respond({ [http2.HTTP2_HEADER_STATUS]: 200, [http2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto', 'grpc-accept-encoding': ACCEPT_ENCODING }, { waitForTrailers: true })
       stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
-      stream.end(framedMessage(answer.bytes))
+      send(stream, framedMessage(answer.bytes))
       return
     }
     const { status } = answer
@@ -213,19 +253,17 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   }
   const fail = (stream: ServerHttp2Stream, code: CodeName, message: string): void => reply(stream, { ok: false, status: rpcStatus(code, message) })
 
-  /** Runs a call whose request message has arrived whole; resolves to its answer. */
-  const run = async (route: Route, message: Buffer, client: string | undefined, signal: { readonly aborted: boolean }, deadline: number): Promise<Answer> => {
+  /**
+   * Runs a call whose request message has arrived whole; resolves to its answer. Its request slot is
+   * taken with `slot.enter` once the message has arrived (a stalled stream holds none) and given back
+   * by the caller, once both the method has returned and the stream has closed.
+   */
+  const run = async (route: Route, message: Buffer, slot: Slot, signal: { readonly aborted: boolean }, deadline: number): Promise<Answer> => {
     const request = decodeRequest(route.requestType, message)
     if (!request.ok) return { ok: false, status: rpcStatus('INVALID_ARGUMENT', request.message, request.violations) }
     if (!route.bound) return { ok: false, status: rpcStatus('UNIMPLEMENTED', `${route.name} is not implemented by Quarry.`) }
-    // Taken once the whole request message has arrived: a stalled stream holds no slot.
-    if (!options.inFlight.enter(client)) return { ok: false, status: rpcStatus('RESOURCE_EXHAUSTED', options.inFlight.message(client)) }
-    let outcome: Outcome<unknown>
-    try {
-      outcome = await route.bound.call(request.json, undefined, { signal, deadline, transport: true })
-    } finally {
-      options.inFlight.leave(client)
-    }
+    if (!slot.enter()) return { ok: false, status: rpcStatus('RESOURCE_EXHAUSTED', options.inFlight.message(slot.client)) }
+    const outcome = await route.bound.call(request.json, undefined, { signal, deadline, transport: true })
     return outcome.ok ? { ok: true, bytes: route.encode(outcome.response) } : { ok: false, status: outcome.status }
   }
 
@@ -308,8 +346,25 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
         ? undefined
         : setTimeout(() => {
             signal.aborted = true
-            fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
+            // An answer still being sent is cancelled (RST_STREAM CANCEL), as the protocol asks: its
+            // client has stopped waiting, and its slot and bytes are free at once.
+            if (stream.headersSent) stream.close(http2.NGHTTP2_CANCEL)
+            else fail(stream, 'DEADLINE_EXCEEDED', 'Deadline exceeded.')
           }, timeout)
+
+    // The call's request slot, once taken: given back once its method has returned and its stream
+    // has closed (its answer sent, or reset), whichever is last. Given back when the method returned,
+    // slots would not bound the answers a client leaves unread, nor the memory they hold.
+    const client = clientOf(stream.session?.socket?.remoteAddress)
+    let taken = false
+    let running = false
+    let closed = false
+    const slot: Slot = { client, enter: () => (taken = running = options.inFlight.enter(client)) }
+    const leave = (): void => {
+      if (!taken || running || !closed) return
+      taken = false
+      options.inFlight.leave(client)
+    }
 
     // The request: one message, its length read from the prefix before its body is kept, so an
     // oversized one is refused as soon as it says its size, and bytes past it as soon as they come.
@@ -359,6 +414,9 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       if (timer) clearTimeout(timer)
       if (!stream.headersSent) signal.aborted = true
       settle()
+      sending.delete(stream)
+      closed = true
+      leave()
     })
     const more = (): void => refuse('UNIMPLEMENTED', `${route.name} takes one request message; the call sent more.`)
     stream.on('data', (chunk: Buffer) => {
@@ -388,16 +446,21 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       const whole = held.subarray(0, received)
       const compressed = whole[0] === 1
       const body = whole.subarray(PREFIX_BYTES)
-      const client = clientOf(stream.session?.socket?.remoteAddress)
       const answer = (message: Buffer): void =>
         start(() => {
           // A call cancelled or past its deadline while it waited for its turn is not run.
           if (stream.headersSent || stream.destroyed) return
-          run(route, message, client, signal, deadline).then(
-            (result) => reply(stream, result),
+          run(route, message, slot, signal, deadline).then(
+            (result) => {
+              running = false
+              reply(stream, result)
+              leave()
+            },
             (error: unknown) => {
+              running = false
               options.onInternalError(error)
               fail(stream, 'INTERNAL', 'Internal error encountered.')
+              leave()
             },
           )
         })
@@ -418,6 +481,9 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   // pay for no timer.
   const incomplete = new Map<ServerHttp2Stream, Receipt>()
   const idleMs = options.receiving.idleMs
+  // Answers being sent (`send`), with when a piece of each last left; swept as well.
+  const sending = new Map<ServerHttp2Stream, { at: number }>()
+  const sendIdleMs = options.sendIdleMs ?? SEND_IDLE_MS
   const arrivalMs = ARRIVAL_IDLE_TIMES * idleMs
   /** Why a call still receiving is ended now, or undefined while it may go on. */
   const overdue = (receipt: Receipt, now: number): string | undefined => {
@@ -433,9 +499,14 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     const until = performance.now() + SWEEP_SLICE_MS
     while (next < due.length && performance.now() < until) {
       // Asked again: the call may have ended, or made progress, since the sweep.
-      const receipt = incomplete.get(due[next++] as ServerHttp2Stream)
+      const stream = due[next++] as ServerHttp2Stream
+      const receipt = incomplete.get(stream)
       const why = receipt && overdue(receipt, now)
       if (receipt && why !== undefined) receipt.refuse('DEADLINE_EXCEEDED', why)
+      // An answer unread: RST_STREAM CANCEL (the client reads CANCELLED), the one way to end a stream
+      // mid-message; trailers would wait behind the data.
+      const progress = sending.get(stream)
+      if (progress && progress.at <= now - sendIdleMs) stream.close(http2.NGHTTP2_CANCEL)
     }
     if (next < due.length) setImmediate(endDue)
     else due = []
@@ -445,10 +516,11 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       if (due.length > 0) return
       const now = Date.now()
       for (const [stream, receipt] of incomplete) if (overdue(receipt, now) !== undefined) due.push(stream)
+      for (const [stream, progress] of sending) if (progress.at <= now - sendIdleMs) due.push(stream)
       next = 0
       if (due.length > 0) endDue()
     },
-    Math.max(10, Math.min(1000, idleMs / 4)),
+    Math.max(10, Math.min(1000, idleMs / 4, sendIdleMs / 4)),
   )
   sweep.unref()
 
