@@ -255,6 +255,24 @@ describe('float fields hold 32-bit floats', () => {
     // Beyond the float range: refused, as Google's JSON parser refuses it, not stored as Infinity for gRPC's clients.
     expect(failed(await sr.createDocument({ parent: corpus, document: { customMetadata: [{ key: 'x', numericValue: 1e300 }] } }))).toMatchObject({ code: 3, message: expect.stringContaining("Invalid value at 'document.customMetadata[0].numericValue' (TYPE_FLOAT), 1e+300") as string })
   })
+
+  it('says what was sent for a number past the largest double (JSON reads 1e400 as Infinity), not the null JSON would write', async () => {
+    const sr = new SemanticRetriever({ embedder })
+    const mb = new MemoryBank({ embedder })
+    const corpus = ok(await sr.createCorpus({ corpus: { name: 'corpora/f' } })).name
+    const past = (sign: string, value: string): string => `a ${sign}number past the largest double (about 1.8e308 in magnitude; read as ${value})`
+    expect(failed(await mb.createMemory({ parent: E, memory: { fact: 'x', scope: { user_id: 'u' }, metadata: { n: { doubleValue: Infinity } } } })).message).toBe(
+      `Invalid value at 'memory.metadata.n.doubleValue' (TYPE_DOUBLE), ${past('', 'Infinity')}: a double holds at most about 1.8e308 in magnitude.`,
+    )
+    expect(failed(await sr.createDocument({ parent: corpus, document: { customMetadata: [{ key: 'x', numericValue: -Infinity }] } })).message).toBe(
+      `Invalid value at 'document.customMetadata[0].numericValue' (TYPE_FLOAT), ${past('negative ', '-Infinity')}: a float holds at most about 3.4e38 in magnitude.`,
+    )
+    expect(failed(await mb.listMemories({ parent: E, pageSize: Infinity })).message).toBe(`Invalid value at 'pageSize' (TYPE_INT32), ${past('', 'Infinity')}: an int32 is a whole number.`)
+    // In process only: NaN.
+    expect(failed(await mb.createMemory({ parent: E, memory: { fact: 'x', scope: { user_id: 'u' }, metadata: { n: { doubleValue: NaN } } } })).message).toBe(
+      "Invalid value at 'memory.metadata.n.doubleValue' (TYPE_DOUBLE), NaN: a double holds at most about 1.8e308 in magnitude.",
+    )
+  })
 })
 
 describe('paging an engine that holds nothing yet', () => {

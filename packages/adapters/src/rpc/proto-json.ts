@@ -180,7 +180,8 @@ function shown(value: unknown): string {
   const full = (): boolean => text.length > SHOWN
   const write = (v: unknown): void => {
     if (typeof v === 'string') text += JSON.stringify(v.length > SHOWN ? v.slice(0, SHOWN + 1) : v)
-    else if (typeof v === 'number') text += Number.isFinite(v) ? String(v) : 'null'
+    // Infinity from a JSON body was a number past the largest double (1e400), not the null JSON writes for it.
+    else if (typeof v === 'number') text += String(v)
     else if (typeof v === 'boolean' || typeof v === 'bigint') text += String(v)
     else if (v === null || typeof v !== 'object') text += 'null'
     else if (v instanceof Date) text += Number.isNaN(v.getTime()) ? 'null' : JSON.stringify(v.toISOString())
@@ -222,7 +223,18 @@ const INT32_MAX = 2 ** 31 - 1
 /** Base64 as proto3 JSON reads bytes: the standard or the URL-safe alphabet, with or without padding. */
 const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/
 
+/**
+ * A number that is not finite, said as what the client sent: JSON.parse reads a number past the
+ * largest double (1e400) as Infinity, which JSON itself would write as null; NaN comes from
+ * callers in process only.
+ */
+function notFinite(path: string, type: string, n: number, limit: string): Error {
+  const sent = Number.isNaN(n) ? 'NaN' : `a ${n < 0 ? 'negative ' : ''}number past the largest double (about 1.8e308 in magnitude; read as ${String(n)})`
+  return invalidPayload(path, `Invalid value at '${path}' (${type}), ${sent}: ${limit}`)
+}
+
 function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_INT64'): number {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw notFinite(path, type, value, `${type === 'TYPE_INT32' ? 'an int32' : 'an int64'} is a whole number.`)
   const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value
   if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw invalidValue(path, type, value)
   if (type === 'TYPE_INT32' && (n > INT32_MAX || n < -INT32_MAX - 1)) throw invalidValue(path, type, value)
@@ -230,6 +242,7 @@ function readInteger(value: unknown, path: string, type: 'TYPE_INT32' | 'TYPE_IN
 }
 
 function readFloat(value: unknown, path: string, type: 'TYPE_FLOAT' | 'TYPE_DOUBLE'): number {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw notFinite(path, type, value, type === 'TYPE_FLOAT' ? 'a float holds at most about 3.4e38 in magnitude.' : 'a double holds at most about 1.8e308 in magnitude.')
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
   if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(path, type, value)
   if (type === 'TYPE_DOUBLE') return n
