@@ -1,6 +1,7 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Outcome } from '../rpc/outcome.js'
-import { rpcStatus } from '../rpc/status.js'
+import { codeName, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { accessCheck, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
@@ -83,6 +84,11 @@ export function createRestServer(options: RestOptions): Server {
    */
   const admit = async (req: IncomingMessage, res: ServerResponse, received: Received): Promise<void> => {
     const headers = req.headers
+    // Node would answer this itself with an empty 400 (requireHostHeader, turned off below for this).
+    if (headers.host === undefined && req.httpVersion === '1.1') {
+      sendStatus(res, rpcStatus('INVALID_ARGUMENT', 'An HTTP/1.1 request names its server in a Host header (RFC 9112 section 3.2); this one has none.'), 400)
+      return
+    }
     const rawPath = (req.url ?? '/').split('?', 1)[0] as string
     const admitted = checkAccessOf(headers, options.boundHost())
     // Only browsers send Fetch Metadata: other clients skip the check.
@@ -172,7 +178,10 @@ export function createRestServer(options: RestOptions): Server {
   }
 
   const onRequest = options.onRequest
-  const server = createHttpServer((req, res) => {
+  // The answer in progress on each connection: a client error on it may not write one of its own.
+  const answering = new WeakMap<Socket, ServerResponse>()
+  const server = createHttpServer({ requireHostHeader: false }, (req, res) => {
+    answering.set(req.socket, res)
     if (onRequest) {
       const start = performance.now()
       res.once('close', () => {
@@ -198,6 +207,28 @@ export function createRestServer(options: RestOptions): Server {
     receiveBody(req, maxBody, receiving, (received) => void admit(req, res, received).catch(failed))
   })
 
+  // What Node refuses before a request reaches the handler (bad HTTP, headers too large, a request
+  // not whole in time) is answered with Google's error JSON too, where nothing of an answer has gone
+  // out on the connection yet; then the connection closes.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const inProgress = answering.get(socket)
+    if (error.code === 'ECONNRESET' || !socket.writable || (inProgress !== undefined && inProgress.headersSent && !inProgress.writableFinished)) {
+      socket.destroy()
+      return
+    }
+    const [httpStatus, status] = clientErrorStatus(error, server)
+    const body = JSON.stringify({ error: { code: httpStatus, message: status.message, status: codeName(status.code) } })
+    socket.end(`HTTP/1.1 ${httpStatus} ${STATUS_CODES[httpStatus] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+    // Half-closed: the client reads the answer and closes. What it still sends is refused again
+    // (the socket no longer writable: destroyed above); one that keeps it open is cut in a second.
+    setTimeout(() => socket.destroy(), 1000).unref()
+  })
+  // `Expect` other than 100-continue: Node's own answer is an empty 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('connection', 'close')
+    sendStatus(res, rpcStatus('FAILED_PRECONDITION', `This server meets no expectation but 100-continue; the request's Expect is "${String(req.headers.expect).slice(0, 100)}".`), 417)
+  })
+
   // Clients keep connections open between calls; closing idle ones after Node's default 5 s
   // races with a client reusing them (ECONNRESET). Google's front ends keep them longer too.
   server.keepAliveTimeout = 65_000
@@ -207,4 +238,22 @@ export function createRestServer(options: RestOptions): Server {
   server.headersTimeout = 20_000
   server.requestTimeout = 120_000
   return server
+}
+
+/** The HTTP status and Google's Status for what Node refused on a connection (its `clientError`). */
+function clientErrorStatus(error: NodeJS.ErrnoException, server: Server): [number, RpcStatus] {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, rpcStatus('INVALID_ARGUMENT', `The request's headers are larger than this server reads (${maxHeaderSize} bytes together, Node's --max-http-header-size); send fewer or shorter headers.`)]
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [413, rpcStatus('INVALID_ARGUMENT', 'The chunk extensions of the request body are larger than this server reads; send its chunks without extensions.')]
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, rpcStatus('DEADLINE_EXCEEDED', `The request did not arrive whole in time (its headers within ${server.headersTimeout / 1000} s, all of it within ${server.requestTimeout / 1000} s); send it without pauses.`)]
+    default: {
+      // llhttp says what it could not parse ("Invalid method encountered"), and its code.
+      const reason = (error as { reason?: unknown }).reason
+      const what = typeof reason === 'string' && reason !== '' ? reason : error.message
+      return [400, rpcStatus('INVALID_ARGUMENT', `The request is not valid HTTP/1.1: ${what.slice(0, 200)}${error.code === undefined ? '' : ` (${error.code.slice(0, 60)})`}.`)]
+    }
+  }
 }

@@ -1,0 +1,109 @@
+import { request } from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { createHashingEmbedder } from '@quarry/core'
+import { createServer, type QuarryServer } from '@quarry/adapters'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+/**
+ * Clients that hold what the server shares without using it (docs/rest-server.md "Slow clients and
+ * streams"): what Node refuses before a request reaches the handler. Each runs in process against
+ * `createServer` with its bounds cut down.
+ */
+const embedder = createHashingEmbedder({ dimensions: 8 })
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
+
+interface Answer {
+  readonly status: number
+  readonly text: string
+}
+
+/** One request on its own connection, read in full. */
+function call(port: number, path: string, method = 'GET', body?: string | Buffer): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+    const req = request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const errorOf = (text: string): unknown => (JSON.parse(text) as { error: unknown }).error
+
+/** What comes back on a raw connection for `bytes`, until the server closes it. */
+function raw(port: number, bytes: string | Buffer, host = '127.0.0.1'): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host, () => socket.write(bytes))
+    let text = ''
+    socket.on('data', (c: Buffer) => (text += c.toString('utf8')))
+    socket.on('error', () => undefined)
+    socket.on('close', () => resolve(text))
+  })
+}
+
+const statusLine = (text: string): string => text.split('\r\n', 1)[0] ?? ''
+const bodyOf = (text: string): unknown => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))
+
+describe("what Node refuses before a request reaches the handler: Google's error JSON, not an empty body", () => {
+  let server: QuarryServer
+  let port: number
+  beforeAll(async () => {
+    server = createServer({ embedder, console: false })
+    ;({ port } = await server.listen())
+  })
+  afterAll(() => server.close())
+
+  it('answers an unknown method, Content-Length beside chunked, headers too large and a missing Host with a Status, and closes the connection', async () => {
+    const cases: [string, string, unknown][] = [
+      ['FOO / HTTP/1.1\r\nHost: localhost\r\n\r\n', 'HTTP/1.1 400 Bad Request', { code: 400, status: 'INVALID_ARGUMENT', message: 'The request is not valid HTTP/1.1: Invalid method encountered (HPE_INVALID_METHOD).' }],
+      [
+        'POST /v1beta/corpora HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        'HTTP/1.1 400 Bad Request',
+        { code: 400, status: 'INVALID_ARGUMENT', message: "The request is not valid HTTP/1.1: Transfer-Encoding can't be present with Content-Length (HPE_INVALID_TRANSFER_ENCODING)." },
+      ],
+      [
+        `GET /v1beta/corpora HTTP/1.1\r\nHost: localhost\r\nX-Large: ${'a'.repeat(20_000)}\r\n\r\n`,
+        'HTTP/1.1 431 Request Header Fields Too Large',
+        { code: 431, status: 'INVALID_ARGUMENT', message: "The request's headers are larger than this server reads (16384 bytes together, Node's --max-http-header-size); send fewer or shorter headers." },
+      ],
+    ]
+    for (const [sent, line, error] of cases) {
+      const text = await raw(port, sent)
+      expect(statusLine(text), sent.slice(0, 40)).toBe(line)
+      expect(text.toLowerCase()).toContain('\r\nconnection: close\r\n')
+      expect(text.toLowerCase()).toContain('\r\ncontent-type: application/json; charset=utf-8\r\n')
+      expect(bodyOf(text)).toEqual({ error })
+    }
+    // No Host on HTTP/1.1 (Node's own answer is an empty 400); HTTP/1.0 needs none.
+    const noHost = await raw(port, 'GET /readyz HTTP/1.1\r\nConnection: close\r\n\r\n')
+    expect(statusLine(noHost)).toBe('HTTP/1.1 400 Bad Request')
+    expect(bodyOf(noHost)).toEqual({ error: { code: 400, status: 'INVALID_ARGUMENT', message: 'An HTTP/1.1 request names its server in a Host header (RFC 9112 section 3.2); this one has none.' } })
+    expect(statusLine(await raw(port, 'GET /readyz HTTP/1.0\r\n\r\n'))).toBe('HTTP/1.1 200 OK')
+    // An expectation other than 100-continue.
+    const expectation = await raw(port, 'GET /readyz HTTP/1.1\r\nHost: localhost\r\nExpect: teapot\r\n\r\n')
+    expect(statusLine(expectation)).toBe('HTTP/1.1 417 Expectation Failed')
+    expect(bodyOf(expectation)).toEqual({ error: { code: 417, status: 'FAILED_PRECONDITION', message: 'This server meets no expectation but 100-continue; the request\'s Expect is "teapot".' } })
+  })
+
+  it("answers Node's request timeout 408 DEADLINE_EXCEEDED", async () => {
+    // Node checks its timeouts every 30 s: its error is raised here on a connection waiting for headers.
+    const sockets: Socket[] = []
+    server.server.on('connection', (s: Socket) => sockets.push(s))
+    const text = new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /v1beta/corpora HTTP/1.1\r\nHost: local'))
+      let got = ''
+      socket.on('data', (c: Buffer) => (got += c.toString('utf8')))
+      socket.on('close', () => resolve(got))
+    })
+    while (sockets.length === 0) await sleep(10)
+    await sleep(50)
+    server.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), sockets[0])
+    const answer = await text
+    expect(statusLine(answer)).toBe('HTTP/1.1 408 Request Timeout')
+    expect(bodyOf(answer)).toEqual({ error: { code: 408, status: 'DEADLINE_EXCEEDED', message: 'The request did not arrive whole in time (its headers within 20 s, all of it within 120 s); send it without pauses.' } })
+  })
+})
