@@ -1,13 +1,17 @@
-import { request } from 'node:http'
-import { connect, type Socket } from 'node:net'
+import { createServer as createHttpServer, request, type Server } from 'node:http'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { receiveBody } from '../../packages/adapters/src/http/replies.js'
+import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
  * Clients that hold what the server shares without using it (docs/rest-server.md "Slow clients and
- * streams"): what Node refuses before a request reaches the handler. Each runs in process against
- * `createServer` with its bounds cut down.
+ * streams"): bodies in one-byte chunks, and what Node refuses before a request reaches the handler.
+ * Each runs in process against `createServer` with its bounds cut down.
  */
 const embedder = createHashingEmbedder({ dimensions: 8 })
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
@@ -105,5 +109,53 @@ describe("what Node refuses before a request reaches the handler: Google's error
     const answer = await text
     expect(statusLine(answer)).toBe('HTTP/1.1 408 Request Timeout')
     expect(bodyOf(answer)).toEqual({ error: { code: 408, status: 'DEADLINE_EXCEEDED', message: 'The request did not arrive whole in time (its headers within 20 s, all of it within 120 s); send it without pauses.' } })
+  })
+})
+
+// Collections on demand, so what a held body keeps alive is measured and not the garbage around it.
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+function inUse(): number {
+  gc()
+  gc()
+  const usage = process.memoryUsage()
+  return usage.heapUsed + usage.arrayBuffers
+}
+
+describe('a body sent in one-byte chunks', () => {
+  it('holds about its bytes in memory while it arrives, as a body sent in large pieces does, not hundreds of bytes a byte', async () => {
+    const receiving = new Receiving(60_000, 1 << 30)
+    const server: Server = createHttpServer((req, res) => receiveBody(req, 64 << 20, receiving, () => res.end()))
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    const { port } = server.address() as AddressInfo
+    const size = 512 * 1024
+    /** Memory in use while `size` bytes of a body sent in `chunks` are held (the body never ends). */
+    const held = async (chunks: 'one-byte' | 'large'): Promise<number> => {
+      const before = inUse()
+      const socket = connect(port, '127.0.0.1')
+      socket.on('error', () => undefined)
+      if (chunks === 'one-byte') {
+        socket.write('POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n')
+        socket.write(Buffer.from('1\r\n \r\n'.repeat(size)))
+      } else {
+        socket.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${size + 1}\r\n\r\n`)
+        socket.write(Buffer.alloc(size, 0x20))
+      }
+      while (receiving.pending < size) await sleep(20)
+      const during = inUse() - before
+      socket.destroy()
+      while (receiving.pending > 0) await sleep(20)
+      return during
+    }
+    try {
+      const large = await held('large')
+      const tiny = await held('one-byte')
+      // Kept chunk by chunk, the one-byte body held over 150 times the large one (a Buffer per byte).
+      expect(large).toBeLessThan(8 * size)
+      expect(tiny).toBeLessThan(4 * Math.max(large, size))
+    } finally {
+      server.closeAllConnections()
+      await new Promise((done) => server.close(done))
+    }
   })
 })

@@ -65,6 +65,17 @@ function framedEmpty(req: IncomingMessage): Buffer | undefined {
 export type Received = { readonly body: Buffer } | { readonly failure: unknown }
 
 /**
+ * Pieces of a body smaller than this are copied together as they come (into buffers growing from
+ * {@link GATHER_FIRST} to {@link GATHER_MOST} bytes) rather than kept as they arrive. Each piece is
+ * a Buffer of its own viewing the socket's read: a body sent as millions of one-byte chunks
+ * (Transfer-Encoding: chunked) kept that way held hundreds of bytes of memory per byte of body.
+ * Larger pieces (a body with Content-Length comes as whole reads) are kept without a copy.
+ */
+const SMALL_PIECE = 16 * 1024
+const GATHER_FIRST = 4 * 1024
+const GATHER_MOST = 64 * 1024
+
+/**
  * Receives a request's body within the limits and calls `done` once, with the body or with why it
  * failed: over `limit` (413), the bodies being received over `receiving`'s budget (429), no
  * progress for its idle time (408), the client gone. The edge reads each body once, here, and hands
@@ -82,6 +93,9 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   if (req.readableEnded) return done({ body: NO_BODY })
   const chunks: Buffer[] = []
   let size = 0
+  // Small pieces copied together: `gather` holds the last `gathered` bytes of the body so far.
+  let gather: Buffer | undefined
+  let gathered = 0
   const fail = (failure: unknown): void => {
     settle()
     done({ failure })
@@ -95,6 +109,25 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   const idle = receiving !== undefined
     ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
     : undefined
+  const gathering = (): void => {
+    if (gather === undefined || gathered === 0) return
+    chunks.push(gather.subarray(0, gathered))
+    gather = undefined
+    gathered = 0
+  }
+  const keep = (chunk: Buffer): void => {
+    // The first piece is kept as it is: most bodies come in one.
+    if (chunk.length >= SMALL_PIECE || size === chunk.length) {
+      gathering()
+      chunks.push(chunk)
+      return
+    }
+    if (gather === undefined || gathered + chunk.length > gather.length) {
+      gathering()
+      gather = Buffer.allocUnsafe(Math.min(GATHER_MOST, Math.max(GATHER_FIRST, size)))
+    }
+    gathered += chunk.copy(gather, gathered)
+  }
   const onData = (chunk: Buffer): void => {
     size += chunk.length
     idle?.refresh()
@@ -104,15 +137,16 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
         return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
       }
     }
-    if (size <= limit) chunks.push(chunk)
+    if (size <= limit) keep(chunk)
     else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (--max-body-mb, or maxBodyBytes).`))
   }
   const onEnd = (): void => {
     settle()
+    gathering()
     // A large body is joined a slice at a time, into shared memory (rpc/shared-bytes.ts): the
     // threads that read an upload get it without a copy.
     if (size > SHARED_ABOVE_BYTES) sharedCopy(chunks).then((body) => done({ body }), (failure: unknown) => done({ failure }))
-    else done({ body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) })
+    else done({ body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) })
   }
   // Closed before its end: the client went away.
   const onClose = (): void => fail(gone())
