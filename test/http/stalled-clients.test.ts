@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, request, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createHashingEmbedder } from '@quarry/core'
@@ -10,8 +11,9 @@ import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
  * Clients that hold what the server shares without using it (docs/rest-server.md "Slow clients and
- * streams"): bodies in one-byte chunks, and what Node refuses before a request reaches the handler.
- * Each runs in process against `createServer` with its bounds cut down.
+ * streams"): bodies in one-byte chunks, bodies that hold the receive budget while trickling, and
+ * what Node refuses before a request reaches the handler. Each runs in process against
+ * `createServer` with its bounds cut down.
  */
 const embedder = createHashingEmbedder({ dimensions: 8 })
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
@@ -156,6 +158,80 @@ describe('a body sent in one-byte chunks', () => {
     } finally {
       server.closeAllConnections()
       await new Promise((done) => server.close(done))
+    }
+  })
+})
+
+/**
+ * A POST to `port` declaring `declared` bytes and sending `sent` of them at once, then one byte
+ * every `everyMs` (never idle long enough to end); resolves to what came back once it is closed.
+ */
+function trickle(port: number, declared: number, sent: number, everyMs: number, host = '127.0.0.1'): { answer: Promise<string>; stop: () => void } {
+  const socket = connect(port, host)
+  let text = ''
+  socket.on('data', (c: Buffer) => (text += c.toString('utf8')))
+  socket.on('error', () => undefined)
+  socket.write(`POST /v1beta/corpora HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${' '.repeat(sent)}`)
+  const tick = setInterval(() => socket.write(' '), everyMs)
+  const answer = new Promise<string>((done) =>
+    socket.on('close', () => {
+      clearInterval(tick)
+      done(text)
+    }),
+  )
+  return { answer, stop: () => socket.destroy() }
+}
+
+describe('one client holding the bodies being received', () => {
+  it('ends a body still arriving after four idle times once another needs its room: the newcomer is answered, not refused for as long as the hog trickles', async () => {
+    // 4,000 bytes received at once; a body idle 1 s ends; one arriving 4 s gives its room.
+    const server = createServer({ embedder, maxBodyBytes: 1_000, bodyTimeoutMs: 1_000, console: false })
+    const { port } = await server.listen()
+    // Four bodies hold 3,600 bytes and would trickle on for 100 × 300 ms, never idle for 1 s.
+    const hogs = Array.from({ length: 4 }, () => trickle(port, 1_000, 900, 300))
+    try {
+      await sleep(300)
+      const started = performance.now()
+      const body = '{"name":"corpora/after"}'.padEnd(1_000)
+      const first = await call(port, '/v1beta/corpora', 'POST', body)
+      expect(first.status).toBe(429)
+      expect(errorOf(first.text)).toEqual({ code: 429, status: 'RESOURCE_EXHAUSTED', message: 'The server is receiving 4000 bytes of request bodies already; retry shortly, or send fewer large bodies at once.' })
+      let answer = first
+      while (answer.status === 429 && performance.now() - started < 15_000) {
+        await sleep(250)
+        answer = await call(port, '/v1beta/corpora', 'POST', body)
+      }
+      expect(answer.status).toBe(200)
+      expect((JSON.parse(answer.text) as { name: string }).name).toBe('corpora/after')
+      // The oldest hog gave its room: a 408 saying why, on a connection the server closed.
+      const ended = await Promise.race(hogs.map((h) => h.answer))
+      expect(statusLine(ended)).toBe('HTTP/1.1 408 Request Timeout')
+      expect(bodyOf(ended)).toEqual({
+        error: { code: 408, status: 'DEADLINE_EXCEEDED', message: expect.stringMatching(/^The request body was still arriving after 4 s \(9\d\d bytes received\) while others waited for room among the bodies the server receives at once; send it faster, or in smaller requests\.$/) as string },
+      })
+    } finally {
+      for (const h of hogs) h.stop()
+      await server.close()
+    }
+  })
+
+  // Every process on this machine shares loopback, so the per-client share shows only from a network address.
+  const address = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address
+  it.skipIf(address === undefined)(`holds one remote client (here ${address ?? 'none on this machine'}) to half of the bodies being received`, async () => {
+    const host = address as string
+    const server = createServer({ embedder, maxBodyBytes: 1_000, bodyTimeoutMs: 2_000, console: false })
+    const { port } = await server.listen({ host })
+    const held = [trickle(port, 1_000, 900, 500, host), trickle(port, 1_000, 900, 500, host)]
+    try {
+      await sleep(200)
+      // 1,800 of its 2,000 held: a third body of 900 is past its share, though the server has room.
+      const third = trickle(port, 1_000, 900, 500, host)
+      const text = await third.answer
+      expect(statusLine(text)).toBe('HTTP/1.1 429 Too Many Requests')
+      expect(bodyOf(text)).toEqual({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: `This client (${host}) is sending 2000 bytes of request bodies already, its share of the 4000 the server receives at once; retry shortly, or send fewer large bodies at once.` } })
+    } finally {
+      for (const h of held) h.stop()
+      await server.close()
     }
   })
 })

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { SHARED_ABOVE_BYTES, sharedCopy } from '../rpc/shared-bytes.js'
 import { codeName, httpStatusOf, rpcStatus, type RpcStatus } from '../rpc/status.js'
+import { clientOf } from '../transport/in-flight.js'
 import type { Receiving } from '../transport/receiving.js'
 
 /**
@@ -77,9 +78,10 @@ const GATHER_MOST = 64 * 1024
 
 /**
  * Receives a request's body within the limits and calls `done` once, with the body or with why it
- * failed: over `limit` (413), the bodies being received over `receiving`'s budget (429), no
- * progress for its idle time (408), the client gone. The edge reads each body once, here, and hands
- * it on (the console's endpoints get it too).
+ * failed: over `limit` (413), the bodies being received over `receiving`'s budget or this client's
+ * share of it (429), no progress for its idle time (408), ended to make room for others after
+ * `receiving.holdMs` (408), the client gone. The edge reads each body once, here, and hands it on
+ * (the console's endpoints get it too).
  * Events rather than a promise: a small body is one 'data' and one 'end', and the REST edge calls
  * this for every request, so the promise and its hops per request showed in its cost against a
  * bare `node:http` server (bench/suites/http.ts).
@@ -106,6 +108,7 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
     cutShort.add(req)
     fail(new HttpFailure(httpStatus, status))
   }
+  const counted = receiving?.start(clientOf(req.socket.remoteAddress), (message) => cut(408, rpcStatus('DEADLINE_EXCEEDED', message)))
   const idle = receiving !== undefined
     ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
     : undefined
@@ -131,12 +134,8 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   const onData = (chunk: Buffer): void => {
     size += chunk.length
     idle?.refresh()
-    if (receiving !== undefined) {
-      receiving.pending += chunk.length
-      if (receiving.pending > receiving.budgetBytes) {
-        return cut(429, rpcStatus('RESOURCE_EXHAUSTED', `The server is receiving ${receiving.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`))
-      }
-    }
+    const refused = counted?.add(chunk.length)
+    if (refused !== undefined) return cut(429, rpcStatus('RESOURCE_EXHAUSTED', refused))
     if (size <= limit) keep(chunk)
     else cut(413, rpcStatus('INVALID_ARGUMENT', `The request body is larger than ${limit} bytes (--max-body-mb, or maxBodyBytes).`))
   }
@@ -152,7 +151,7 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   const onClose = (): void => fail(gone())
   const settle = (): void => {
     clearTimeout(idle)
-    if (receiving !== undefined) receiving.pending -= size
+    counted?.end()
     req.off('data', onData)
     req.off('end', onEnd)
     req.off('error', fail)

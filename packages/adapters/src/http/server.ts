@@ -234,7 +234,8 @@ export function createRestServer(options: RestOptions): Server {
   server.keepAliveTimeout = 65_000
   // Node's own bounds on a request's arrival (408 past them; neither touches an idle kept-alive
   // connection): its headers within 20 s, all of it within 120 s — a body that trickles a byte
-  // now and then, never idle for bodyTimeoutMs, still ends.
+  // now and then, never idle for bodyTimeoutMs, still ends (sooner when another body needs its
+  // room: transport/receiving.ts).
   server.headersTimeout = 20_000
   server.requestTimeout = 120_000
   return server

@@ -3,12 +3,110 @@
  * grpc/server.ts): a body or message that sends nothing for `idleMs` ends (408, DEADLINE_EXCEEDED),
  * and the bodies being received at once, REST's and gRPC's together, hold at most `budgetBytes`
  * (then 429, RESOURCE_EXHAUSTED), so slow or stalled senders hold neither slots nor unbounded memory.
+ *
+ * The budget is shared, so who holds it matters as much as how much is held. A body counted through
+ * {@link Receiving.start}:
+ * - from a remote client (transport/in-flight.ts `clientOf`; loopback clients count against the
+ *   server's bound alone, as for slots) holds at most {@link Receiving.perClient}, half the budget,
+ *   so one machine leaves room for others;
+ * - still arriving {@link Receiving.holdMs} after it began is ended (408) when another body needs
+ *   its room, oldest first. A client that sends almost all of four large bodies and then a byte
+ *   now and then (never idle for `idleMs`) would otherwise hold the budget until Node's
+ *   `requestTimeout`; now only until someone else needs it, after `holdMs`. A body that is
+ *   merely slow keeps going while nobody waits for room.
+ *
+ * gRPC adds its bytes to `pending` directly; its messages count in the budget but are not ended to
+ * make room (they end after `idleMs` without progress).
  */
 export class Receiving {
   /** Bytes of bodies received so far and not yet complete. */
   pending = 0
+  /** The most one remote client's bodies hold at once: half the budget. */
+  readonly perClient: number
+  /** How long a body may be arriving before it may be ended to make room for others: four idle times. */
+  readonly holdMs: number
+  /** Bodies counted through `start`, oldest first (a Set iterates in insertion order). */
+  readonly #bodies = new Set<ReceivingBody>()
+  readonly #byClient = new Map<string, number>()
+
   constructor(
     readonly idleMs: number,
     readonly budgetBytes: number,
+  ) {
+    this.perClient = Math.ceil(budgetBytes / 2)
+    this.holdMs = 4 * idleMs
+  }
+
+  /**
+   * Starts counting a body from `client` (undefined: loopback). `evict` is called (once, and the
+   * body no longer counts) when the body is ended to make room for another: it answers 408 with
+   * the message it is given and stops reading.
+   */
+  start(client: string | undefined, evict: (message: string) => void): ReceivingBody {
+    const body = new ReceivingBody(this, client, evict)
+    this.#bodies.add(body)
+    return body
+  }
+
+  /** @internal Counts `n` more bytes of `body`: its refusal message when they do not fit, else undefined. */
+  add(body: ReceivingBody, n: number): string | undefined {
+    // Ended already (refused, or ended to make room): its bytes no longer count.
+    if (!this.#bodies.has(body)) return undefined
+    this.pending += n
+    const client = body.client
+    if (client !== undefined) {
+      const held = (this.#byClient.get(client) ?? 0) + n
+      this.#byClient.set(client, held)
+      if (held > this.perClient) return `This client (${client.slice(0, 64)}) is sending ${this.perClient} bytes of request bodies already, its share of the ${this.budgetBytes} the server receives at once; retry shortly, or send fewer large bodies at once.`
+    }
+    if (this.pending > this.budgetBytes) this.#makeRoom(body)
+    if (this.pending > this.budgetBytes) return `The server is receiving ${this.budgetBytes} bytes of request bodies already; retry shortly, or send fewer large bodies at once.`
+    return undefined
+  }
+
+  /** @internal Stops counting `body` (its bytes leave the budget). */
+  remove(body: ReceivingBody): void {
+    if (!this.#bodies.delete(body)) return
+    this.pending -= body.bytes
+    const client = body.client
+    if (client === undefined) return
+    const held = (this.#byClient.get(client) ?? 0) - body.bytes
+    if (held > 0) this.#byClient.set(client, held)
+    else this.#byClient.delete(client)
+  }
+
+  /** Ends bodies arriving for longer than `holdMs`, oldest first, until the budget holds `pending` (or none is left to end). */
+  #makeRoom(needing: ReceivingBody): void {
+    const startedBefore = performance.now() - this.holdMs
+    for (const body of this.#bodies) {
+      if (this.pending <= this.budgetBytes || body.startedAt > startedBefore) return
+      if (body === needing) continue
+      const message = `The request body was still arriving after ${this.holdMs / 1000} s (${body.bytes} bytes received) while others waited for room among the bodies the server receives at once; send it faster, or in smaller requests.`
+      this.remove(body)
+      body.evict(message)
+    }
+  }
+}
+
+/** One body being received: its bytes count in its {@link Receiving}'s budget until `end`. */
+export class ReceivingBody {
+  bytes = 0
+  readonly startedAt = performance.now()
+
+  constructor(
+    readonly receiving: Receiving,
+    readonly client: string | undefined,
+    readonly evict: (message: string) => void,
   ) {}
+
+  /** Counts `n` more bytes: undefined when they fit, else why not (answer 429; the body no longer counts once ended). */
+  add(n: number): string | undefined {
+    this.bytes += n
+    return this.receiving.add(this, n)
+  }
+
+  /** Stops counting the body: it is whole, refused, or gone. Safe to call twice. */
+  end(): void {
+    this.receiving.remove(this)
+  }
 }
