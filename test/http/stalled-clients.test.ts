@@ -11,11 +11,13 @@ import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
  * Clients that hold what the server shares without using it (docs/rest-server.md "Slow clients and
- * streams"): bodies in one-byte chunks, bodies that hold the receive budget while trickling, and
- * what Node refuses before a request reaches the handler. Each runs in process against
- * `createServer` with its bounds cut down.
+ * streams"): bodies in one-byte chunks, bodies that hold the receive budget while trickling,
+ * answers too large to send, and what Node refuses before a request reaches the handler. Each runs
+ * in process against `createServer` with its bounds cut down.
  */
 const embedder = createHashingEmbedder({ dimensions: 8 })
+const LOCATION = 'projects/p/locations/l'
+const MODEL = `${LOCATION}/publishers/google/models/gemini-2.5-flash`
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
 
 interface Answer {
@@ -233,5 +235,49 @@ describe('one client holding the bodies being received', () => {
       for (const h of held) h.stop()
       await server.close()
     }
+  })
+})
+
+describe('an answer too large to send', () => {
+  let server: QuarryServer
+  let port: number
+  const part = 'a'.repeat(1 << 20)
+  beforeAll(async () => {
+    server = createServer({ embedder, console: false, model: () => Promise.resolve({ parts: [{ text: part.repeat(70) }] }) })
+    ;({ port } = await server.listen())
+  })
+  afterAll(() => server.close())
+
+  it('answers a page over 64 MiB of JSON OUT_OF_RANGE, telling the client to ask for a smaller page; a smaller page is served', async () => {
+    const engine = `${LOCATION}/reasoningEngines/3`
+    const created = await call(port, `/v1beta1/${engine}/sessions`, 'POST', JSON.stringify({ userId: 'u' }))
+    expect(created.status).toBe(200)
+    const session = ((JSON.parse(created.text) as { name: string }).name.split('/operations/')[0]) as string
+    // Three events of 24 MiB of text each: 72 MiB of JSON in one page.
+    for (let i = 0; i < 3; i++) {
+      const event = { author: 'user', invocationId: `i${i}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), content: { role: 'user', parts: Array.from({ length: 24 }, () => ({ text: part })) } }
+      expect((await call(port, `/v1beta1/${session}:appendEvent`, 'POST', JSON.stringify(event))).status).toBe(200)
+    }
+    const all = await call(port, `/v1beta1/${session}/events?pageSize=100`)
+    expect(all.status).toBe(400)
+    expect(errorOf(all.text)).toEqual({
+      code: 400,
+      status: 'OUT_OF_RANGE',
+      message: 'The response would be more than 64 MiB of JSON, the most this server sends in one answer; ask for less at once: a smaller page (pageSize), or fewer results (topK, resultsCount).',
+    })
+    const page = await call(port, `/v1beta1/${session}/events?pageSize=2`)
+    expect(page.status).toBe(200)
+    const events = (JSON.parse(page.text) as { sessionEvents: { content: { parts: { text: string }[] } }[]; nextPageToken: string }).sessionEvents
+    expect(events.map((e) => e.content.parts.map((p) => p.text.length))).toEqual([Array(24).fill(1 << 20), Array(24).fill(1 << 20)])
+  })
+
+  it('answers a stream (server-sent events) over the bound the same, and the server goes on', async () => {
+    const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })
+    for (const alt of ['?alt=sse', '']) {
+      const answer = await call(port, `/v1beta1/${MODEL}:streamGenerateContent${alt}`, 'POST', body)
+      expect(answer.status, alt).toBe(400)
+      expect(errorOf(answer.text)).toMatchObject({ code: 400, status: 'OUT_OF_RANGE' })
+    }
+    expect((await call(port, '/readyz')).status).toBe(200)
   })
 })

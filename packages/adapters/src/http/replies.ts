@@ -19,16 +19,155 @@ export class HttpFailure extends Error {
 /** Requests whose body was left partly unread (over the limit): their answer closes the connection. */
 const cutShort = new WeakSet<IncomingMessage>()
 
-function write(res: ServerResponse, httpStatus: number, type: string, text: string): void {
-  const headers: Record<string, string | number> = { 'content-type': type, 'content-length': Buffer.byteLength(text) }
+/**
+ * The most JSON one answer holds, in bytes. A page of a thousand large memories or events, or
+ * thousands of large contexts, would otherwise be written into one string until V8 refuses it
+ * (about 512 Mi characters, seconds later): the caller is told to ask for less instead (OUT_OF_RANGE).
+ * A write's answer echoes its request, which the body limit keeps far below this.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+
+/** A response's JSON is built in pieces of about this many characters. */
+const SEND_PIECE = 64 * 1024
+
+/** Thrown by {@link JsonPieces} once the answer passes its bound. */
+class TooLarge extends Error {}
+
+/**
+ * JSON text in pieces of about {@link SEND_PIECE} characters, with its length in UTF-8 bytes,
+ * refused ({@link TooLarge}) as soon as it passes `maxBytes`. Lists in the value's top levels (a
+ * list method's page, the contexts of retrieveContexts, the messages of a stream) are written an
+ * element at a time, so an answer too large is found once the elements written pass the bound,
+ * not after all of it is one string; what holds no list is one `JSON.stringify`, as before (the
+ * answers of most calls: no more work than that).
+ */
+class JsonPieces {
+  readonly pieces: string[] = []
+  bytes = 0
+  #parts: string[] = []
+  #length = 0
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Text as it is (ASCII punctuation, event framing). */
+  text(text: string): void {
+    this.#parts.push(text)
+    this.#length += text.length
+    if (this.#length >= SEND_PIECE) this.#flush()
+  }
+
+  /** `value` as JSON.stringify writes it (a list element that has no JSON form is `null`; the top level too). */
+  value(value: unknown, depth = 0): void {
+    if (!this.#member(value, depth)) this.text('null')
+  }
+
+  /** The pieces, the last one flushed. */
+  finish(): { readonly pieces: string[]; readonly bytes: number } {
+    this.#flush()
+    return { pieces: this.pieces, bytes: this.bytes }
+  }
+
+  /** Writes `value`; false (nothing written) when JSON leaves it out (undefined, a function, a symbol). */
+  #member(value: unknown, depth: number): boolean {
+    if (typeof value !== 'object' || value === null || depth > 2) return this.#leaf(value)
+    if (Array.isArray(value)) {
+      this.text('[')
+      for (let i = 0; i < value.length; i++) {
+        if (i > 0) this.text(',')
+        // The elements of the outermost list (a stream's messages) are walked too; those of inner lists are leaves.
+        if (depth === 0) this.value(value[i] as unknown, depth + 1)
+        else if (!this.#leaf(value[i])) this.text('null')
+      }
+      this.text(']')
+      return true
+    }
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || !holdsObjects(value)) return this.#leaf(value)
+    this.text('{')
+    let first = true
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue
+      const member: unknown = (value as Record<string, unknown>)[key]
+      if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue
+      this.text(`${first ? '' : ','}${JSON.stringify(key)}:`)
+      first = false
+      this.#member(member, depth + 1)
+    }
+    this.text('}')
+    return true
+  }
+
+  #leaf(value: unknown): boolean {
+    let text: string | undefined
+    try {
+      text = JSON.stringify(value)
+    } catch (error) {
+      // One element past what V8 writes into a string.
+      if (error instanceof RangeError) throw new TooLarge()
+      throw error
+    }
+    if (text === undefined) return false
+    if (text.length < SEND_PIECE) this.text(text)
+    else {
+      this.#flush()
+      this.#add(text)
+    }
+    return true
+  }
+
+  #flush(): void {
+    if (this.#length === 0) return
+    const parts = this.#parts
+    this.#add(parts.length === 1 ? (parts[0] as string) : parts.join(''))
+    this.#parts = []
+    this.#length = 0
+  }
+
+  #add(piece: string): void {
+    this.pieces.push(piece)
+    this.bytes += Buffer.byteLength(piece)
+    if (this.bytes > this.maxBytes) throw new TooLarge()
+  }
+}
+
+/** Whether an object has a member that is an object or a list (else it is written whole). */
+function holdsObjects(value: object): boolean {
+  for (const key in value) {
+    const member: unknown = (value as Record<string, unknown>)[key]
+    if (typeof member === 'object' && member !== null) return true
+  }
+  return false
+}
+
+/** `value` as JSON.stringify writes it, in pieces, with its length in bytes; undefined when over `maxBytes`. */
+export function jsonPieces(value: unknown, maxBytes = MAX_RESPONSE_BYTES): { readonly pieces: string[]; readonly bytes: number } | undefined {
+  const json = new JsonPieces(maxBytes)
+  try {
+    json.value(value)
+    return json.finish()
+  } catch (error) {
+    if (error instanceof TooLarge) return undefined
+    throw error
+  }
+}
+
+/** What an answer over {@link MAX_RESPONSE_BYTES} gets instead. */
+function tooLarge(): RpcStatus {
+  return rpcStatus('OUT_OF_RANGE', `The response would be more than ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB of JSON, the most this server sends in one answer; ask for less at once: a smaller page (pageSize), or fewer results (topK, resultsCount).`)
+}
+
+function write(res: ServerResponse, httpStatus: number, type: string, pieces: readonly string[], bytes: number): void {
+  const headers: Record<string, string | number> = { 'content-type': type, 'content-length': bytes }
   // The rest of the body is still on the connection: it must not be read as the next request.
   if (cutShort.has(res.req)) headers['connection'] = 'close'
   res.writeHead(httpStatus, headers)
-  res.end(text)
+  res.end(pieces.length === 1 ? pieces[0] : pieces.join(''))
 }
 
+/** Sends `body` as JSON; one over {@link MAX_RESPONSE_BYTES} is answered OUT_OF_RANGE instead. */
 export function send(res: ServerResponse, httpStatus: number, body: unknown): void {
-  write(res, httpStatus, 'application/json; charset=utf-8', JSON.stringify(body))
+  const json = jsonPieces(body)
+  if (json === undefined) return sendStatus(res, tooLarge())
+  write(res, httpStatus, 'application/json; charset=utf-8', json.pieces, json.bytes)
 }
 
 /**
@@ -37,7 +176,19 @@ export function send(res: ServerResponse, httpStatus: number, body: unknown): vo
  */
 export function sendStream(res: ServerResponse, messages: readonly unknown[], sse: boolean): void {
   if (!sse) return send(res, 200, messages)
-  write(res, 200, 'text/event-stream; charset=utf-8', messages.map((m) => `data: ${JSON.stringify(m)}\r\n\r\n`).join(''))
+  const json = new JsonPieces(MAX_RESPONSE_BYTES)
+  try {
+    for (const message of messages) {
+      json.text('data: ')
+      json.value(message, 1)
+      json.text('\r\n\r\n')
+    }
+    json.finish()
+  } catch (error) {
+    if (error instanceof TooLarge) return sendStatus(res, tooLarge())
+    throw error
+  }
+  write(res, 200, 'text/event-stream; charset=utf-8', json.pieces, json.bytes)
 }
 
 export function sendStatus(res: ServerResponse, status: RpcStatus, httpStatus = httpStatusOf(status.code)): void {

@@ -1,0 +1,47 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { jsonPieces, MAX_RESPONSE_BYTES } from '../../packages/adapters/src/http/replies.js'
+import { runs } from '../support/runs.js'
+
+/**
+ * The REST edge writes an answer's JSON in pieces, a list element at a time, so that one past
+ * MAX_RESPONSE_BYTES is refused before it is all one string (http/replies.ts): the pieces must be
+ * exactly JSON.stringify's text, and their byte count its UTF-8 length.
+ */
+describe('jsonPieces', () => {
+  const same = (value: unknown): void => {
+    const json = jsonPieces(value)
+    const text = JSON.stringify(value) ?? 'null'
+    expect(json?.pieces.join('')).toBe(text)
+    expect(json?.bytes).toBe(Buffer.byteLength(text))
+  }
+
+  it('writes what JSON.stringify writes, for any JSON value and the values JSON leaves out or rewrites', () => {
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 6 }), fc.constant(undefined), fc.double(), fc.date({ noInvalidDate: true }), fc.func(fc.integer()))
+    const shaped = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, value, fc.array(tie('node'), { maxLength: 5 }), fc.dictionary(fc.string(), tie('node'), { maxKeys: 5 })),
+    })).node
+    fc.assert(fc.property(shaped, same), { numRuns: runs(500) })
+  })
+
+  it('writes pages of large elements and text with surrogate pairs in pieces of about 64 Ki characters', () => {
+    const big = 'é😀x'.repeat(50_000)
+    const page = { memories: Array.from({ length: 10 }, (_, i) => ({ name: `m${i}`, fact: big, topics: [{ label: 'a' }] })), nextPageToken: 't' }
+    same(page)
+    same([{ candidates: [{ content: { parts: [{ text: big }] } }] }])
+    same({ contexts: { contexts: Array.from({ length: 3000 }, (_, i) => ({ sourceUri: `u${i}`, text: 'word '.repeat(20), score: i / 3 })) } })
+    const json = jsonPieces(page)
+    expect(json?.pieces.length).toBeGreaterThan(10)
+  })
+
+  it('refuses an answer past the bound once its elements pass it, without writing the rest', () => {
+    const element = { fact: 'x'.repeat(1 << 20) }
+    // 64 elements of 1 MiB each (and their names): just past 64 MiB.
+    const page = { memories: Array.from({ length: 64 }, () => element) }
+    expect(jsonPieces(page)).toBeUndefined()
+    expect(jsonPieces({ memories: page.memories.slice(0, 63) })?.bytes).toBeLessThan(MAX_RESPONSE_BYTES)
+    // A smaller bound refuses as soon as it is passed.
+    expect(jsonPieces(page, 3 << 20)).toBeUndefined()
+    expect(jsonPieces({ memories: page.memories.slice(0, 2) }, 3 << 20)?.bytes).toBe(JSON.stringify({ memories: page.memories.slice(0, 2) }).length)
+  })
+})
