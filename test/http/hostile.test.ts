@@ -220,8 +220,10 @@ function problemsOf(m: Materialized, answer: RawAnswer): string[] {
   const problems: string[] = []
   if (answer.ms > TIMEOUT_MS) problems.push(`answered after ${answer.ms} ms (the server was blocked)`)
   if (answer.status >= 500 && answer.status !== 501) problems.push(`status ${answer.status}`)
-  // Node's HTTP parser refuses some requests before the server sees them (an invalid path byte: 400, headers over 16 kB: 431), with no body.
-  const refusedByNode = (answer.status === 400 || answer.status === 431) && answer.body.length === 0
+  // Node's HTTP parser refuses some requests before the server sees their Host (an invalid path
+  // byte: 400, headers over 16 kB: 431); its clientError answer says so in Google's error shape.
+  // (A HEAD's client reads no body.)
+  const refusedByNode = (answer.status === 400 || answer.status === 431) && (answer.body.length === 0 || /"message":"The request(?: is not valid HTTP\/1\.1|'s headers are larger)/.test(answer.body.toString('utf8')))
   if (m.forbidden && answer.status !== 403 && !refusedByNode) problems.push(`a foreign Host or Origin got ${answer.status}, not 403`)
   const text = answer.body.toString('utf8')
   if (STACK.test(text) && !STACK.test(m.sent)) problems.push('a stack trace in the body')

@@ -217,7 +217,10 @@ export function createRestServer(options: RestOptions): Server {
       return
     }
     const [httpStatus, status] = clientErrorStatus(error, server)
-    const body = JSON.stringify({ error: { code: httpStatus, message: status.message, status: codeName(status.code) } })
+    // An answer to HEAD has no body (its client would read one as the start of the next answer).
+    const raw = (error as { rawPacket?: unknown }).rawPacket
+    const head = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD '
+    const body = head ? '' : JSON.stringify({ error: { code: httpStatus, message: status.message, status: codeName(status.code) } })
     socket.end(`HTTP/1.1 ${httpStatus} ${STATUS_CODES[httpStatus] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
     // Half-closed: the client reads the answer and closes. What it still sends is refused again
     // (the socket no longer writable: destroyed above); one that keeps it open is cut in a second.
