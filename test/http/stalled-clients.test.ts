@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, request, type Server } from 'node:http'
+import { createServer as createHttpServer, request, type IncomingMessage, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { setFlagsFromString } from 'node:v8'
@@ -11,9 +11,9 @@ import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
  * Clients that hold what the server shares without using it (docs/rest-server.md "Slow clients and
- * streams"): bodies in one-byte chunks, bodies that hold the receive budget while trickling,
- * answers too large to send, and what Node refuses before a request reaches the handler. Each runs
- * in process against `createServer` with its bounds cut down.
+ * streams"): answers never read, bodies in one-byte chunks, bodies that hold the receive budget
+ * while trickling, answers too large to send, and what Node refuses before a request reaches the
+ * handler. Each runs in process against `createServer` with its bounds cut down.
  */
 const embedder = createHashingEmbedder({ dimensions: 8 })
 const LOCATION = 'projects/p/locations/l'
@@ -279,5 +279,98 @@ describe('an answer too large to send', () => {
       expect(errorOf(answer.text)).toMatchObject({ code: 400, status: 'OUT_OF_RANGE' })
     }
     expect((await call(port, '/readyz')).status).toBe(200)
+  })
+})
+
+describe('a client that does not read its answer', () => {
+  // One request slot; an answer that makes no progress for 1 s closes its connection.
+  const SEND_TIMEOUT_MS = 1_000
+  let server: QuarryServer
+  let port: number
+  /** The model answers 24 MiB after `slowMs`, more than the connection's buffers take unread. */
+  let slowMs = 0
+  beforeAll(async () => {
+    const text = 'b'.repeat(24 << 20)
+    server = createServer({
+      embedder,
+      console: false,
+      maxInFlight: 1,
+      sendTimeoutMs: SEND_TIMEOUT_MS,
+      model: async () => {
+        await sleep(slowMs)
+        return { parts: [{ text }] }
+      },
+    })
+    ;({ port } = await server.listen())
+  })
+  afterAll(() => server.close())
+
+  const generate = `/v1beta1/${MODEL}:generateContent`
+  const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] })
+
+  it('closes its connection once the answer makes no progress, which frees its request slot: a later request gets 200, not 429', async () => {
+    // Asks for the large answer and reads nothing.
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`POST ${generate} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+      socket.pause()
+    })
+    socket.on('error', () => undefined)
+    const closed = new Promise<number>((done) => socket.on('close', () => done(socket.bytesRead)))
+    try {
+      // The slot is held while the answer sits unread.
+      await sleep(300)
+      const refused = await call(port, '/readyz')
+      expect(refused.status).toBe(429)
+      expect(errorOf(refused.text)).toEqual({ code: 429, status: 'RESOURCE_EXHAUSTED', message: 'The server is holding 1 requests already (maxInFlight); retry shortly, or send fewer at once.' })
+      // Until the server gives up on it: then the slot is free again.
+      const started = performance.now()
+      let answer = refused
+      while (answer.status === 429 && performance.now() - started < 20 * SEND_TIMEOUT_MS) {
+        await sleep(100)
+        answer = await call(port, '/readyz')
+      }
+      expect(answer.status).toBe(200)
+      // The server closed the connection part way through the answer (the client never did).
+      socket.resume()
+      const bytes = await closed
+      expect(bytes).toBeGreaterThan(0)
+      expect(bytes).toBeLessThan(24 << 20)
+    } finally {
+      socket.destroy()
+    }
+  })
+
+  it('does not count the time the answer takes to compute, and lets a slow reader that keeps reading finish', async () => {
+    slowMs = 2.5 * SEND_TIMEOUT_MS
+    try {
+      const answer = await call(port, generate, 'POST', body)
+      expect(answer.status).toBe(200)
+      expect((JSON.parse(answer.text) as { candidates: { content: { parts: { text: string }[] } }[] }).candidates[0]?.content.parts[0]?.text.length).toBe(24 << 20)
+    } finally {
+      slowMs = 0
+    }
+    // A reader that pauses for half the timeout after every 4 MiB takes longer than the timeout in all.
+    const started = performance.now()
+    const slow = await new Promise<{ status: number; bytes: number }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: generate, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res: IncomingMessage) => {
+        let bytes = 0
+        let sincePause = 0
+        res.on('data', (c: Buffer) => {
+          bytes += c.length
+          sincePause += c.length
+          if (sincePause < 4 << 20) return
+          sincePause = 0
+          res.pause()
+          setTimeout(() => res.resume(), SEND_TIMEOUT_MS / 2)
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }))
+        res.on('error', reject)
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    expect(slow.status).toBe(200)
+    expect(slow.bytes).toBeGreaterThan(24 << 20)
+    expect(performance.now() - started).toBeGreaterThan(SEND_TIMEOUT_MS)
   })
 })

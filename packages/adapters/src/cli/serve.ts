@@ -18,7 +18,7 @@ function usage(): string {
                     [--credentials-out FILE] [--grpc-port N] [--durability log|checkpoint|none] [--max-in-flight N]
                     [--checkpoint-mb N] [--checkpoint-seconds N] [--no-console] [--extractor MODULE]
                     [--model MODULE] [--accept-log-loss] [--max-inflated-mb N] [--max-pages N] [--file-timeout-s N]
-                    [--max-event-streams N] [--body-timeout-seconds N]
+                    [--max-event-streams N] [--body-timeout-seconds N] [--send-timeout-seconds N]
 
   Serves Google's REST APIs locally: Semantic Retriever (/v1beta/corpora...), Vertex AI RAG Engine
   (/v1 and /v1beta1 .../ragCorpora, :retrieveContexts) and Memory Bank (/v1beta1 .../memories);
@@ -44,6 +44,7 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   { name: 'max-in-flight', value: 'N', help: 'requests held at once, REST and gRPC together (default 256); more get 429' },
   { name: 'max-event-streams', value: 'N', help: "the console's event streams open at once (default 32; they hold no request slot);\nmore get 429" },
   { name: 'body-timeout-seconds', value: 'N', help: 'a request body that sends nothing for N seconds ends with 408 (default 5)' },
+  { name: 'send-timeout-seconds', value: 'N', help: 'a response the client reads none of for N seconds closes its connection (default 10)' },
   { name: 'gcs-root', value: 'DIR', help: 'folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path' },
   { name: 'import-root', value: 'DIR', repeatable: true, help: 'a folder file:// imports may read (repeatable); without one, file:// imports are refused' },
   { name: 'allowed-host', value: 'NAME', repeatable: true, help: 'answer requests for this host name too (repeatable; .example.com: and its\nsubdomains); by default only localhost and IP addresses (against DNS rebinding)' },
@@ -146,6 +147,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
   const fileTimeoutS = flags.value('file-timeout-s') === undefined ? undefined : numberOption(flags, 'file-timeout-s', { min: 0.001, max: 1_000_000, integer: false, fallback: 60 }, help)
   const maxEventStreams = flags.value('max-event-streams') === undefined ? undefined : numberOption(flags, 'max-event-streams', { min: 1, max: 1_000_000, integer: true, fallback: 32 }, help)
   const bodyTimeoutSeconds = flags.value('body-timeout-seconds') === undefined ? undefined : numberOption(flags, 'body-timeout-seconds', { min: 0.001, max: 3600, integer: false, fallback: 5 }, help)
+  const sendTimeoutSeconds = flags.value('send-timeout-seconds') === undefined ? undefined : numberOption(flags, 'send-timeout-seconds', { min: 0.001, max: 3600, integer: false, fallback: 10 }, help)
   const credentialsOut = flags.value('credentials-out')
   if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut, help)
   // A taken port is told at once, before the embedder loads (seconds on a first GloVe run).
@@ -173,6 +175,7 @@ export async function runServe(args: readonly string[], options: { signal?: Abor
       maxInFlight,
       maxEventStreams,
       bodyTimeoutMs: bodyTimeoutSeconds === undefined ? undefined : Math.round(bodyTimeoutSeconds * 1000),
+      sendTimeoutMs: sendTimeoutSeconds === undefined ? undefined : Math.round(sendTimeoutSeconds * 1000),
       checkpointBytes: checkpointMb === undefined ? undefined : Math.round(checkpointMb * 1024 * 1024),
       snapshotDelayMs: checkpointSeconds === undefined ? undefined : Math.round(checkpointSeconds * 1000),
       acceptLogLoss: flags.has('accept-log-loss') ? true : undefined,

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { SHARED_ABOVE_BYTES, sharedCopy } from '../rpc/shared-bytes.js'
 import { codeName, httpStatusOf, rpcStatus, type RpcStatus } from '../rpc/status.js'
 import { clientOf } from '../transport/in-flight.js'
@@ -27,7 +28,7 @@ const cutShort = new WeakSet<IncomingMessage>()
  */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
-/** A response's JSON is built in pieces of about this many characters. */
+/** A response is written this many characters at a time (each write's completion is its progress). */
 const SEND_PIECE = 64 * 1024
 
 /** Thrown by {@link JsonPieces} once the answer passes its bound. */
@@ -155,12 +156,99 @@ function tooLarge(): RpcStatus {
   return rpcStatus('OUT_OF_RANGE', `The response would be more than ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB of JSON, the most this server sends in one answer; ask for less at once: a smaller page (pageSize), or fewer results (topK, resultsCount).`)
 }
 
-function write(res: ServerResponse, httpStatus: number, type: string, pieces: readonly string[], bytes: number): void {
+/**
+ * How long an answer being sent may make no progress (no piece taken by the connection) before its
+ * connection is closed, by the server each connection came to (see {@link boundSends}).
+ */
+const sendIdleMs = new WeakMap<Socket, number>()
+/** Without {@link boundSends} (a server this module does not know of): the server's default. */
+export const SEND_IDLE_MS = 10_000
+
+/**
+ * Bounds how long an answer being sent on `server` may make no progress: `idleMs`, then its
+ * connection is closed. A client that asks and never reads would otherwise hold its request slot,
+ * and the answer in memory, for as long as it keeps the connection open. The time counts from the
+ * answer's first byte: a call may compute for minutes before it answers.
+ */
+export function boundSends(server: Server, idleMs: number): void {
+  server.on('connection', (socket: Socket) => sendIdleMs.set(socket, idleMs))
+}
+
+/**
+ * Closes `res`'s connection if it has not finished within the send idle time of no progress:
+ * `progress` is told of each piece the connection took. Counted from the moment the answer is
+ * on the connection: one queued behind an earlier answer on it (pipelined) waits for its turn.
+ */
+function watchSend(res: ServerResponse): { progress(): void } {
+  const idleMs = sendIdleMs.get(res.req.socket) ?? SEND_IDLE_MS
+  let timer: NodeJS.Timeout | undefined
+  let done = false
+  const start = (): void => {
+    if (done) return
+    // Destroying the response closes its connection: 'close' frees the request's slot and the pieces.
+    timer = setTimeout(() => res.destroy(), idleMs)
+    timer.unref()
+  }
+  const stop = (): void => {
+    done = true
+    clearTimeout(timer)
+  }
+  res.once('finish', stop)
+  res.once('close', stop)
+  if (res.socket !== null) start()
+  else res.once('socket', start)
+  return { progress: () => timer?.refresh() }
+}
+
+function write(res: ServerResponse, httpStatus: number, type: string, pieces: string[], bytes: number): void {
   const headers: Record<string, string | number> = { 'content-type': type, 'content-length': bytes }
   // The rest of the body is still on the connection: it must not be read as the next request.
   if (cutShort.has(res.req)) headers['connection'] = 'close'
   res.writeHead(httpStatus, headers)
-  res.end(pieces.length === 1 ? pieces[0] : pieces.join(''))
+  const first = pieces[0] ?? ''
+  if (pieces.length <= 1 && first.length <= SEND_PIECE) {
+    res.end(first)
+    // Taken by the connection at once (most answers): nothing left to watch.
+    if (res.socket !== null && res.socket.writableLength === 0) return
+    watchSend(res)
+    return
+  }
+  if (res.destroyed) return
+  // Larger answers go a piece at a time as the connection takes them (each piece is progress), and
+  // the pieces sent are let go.
+  const watch = watchSend(res)
+  let index = 0
+  let offset = 0
+  const next = (): string | undefined => {
+    const piece = pieces[index]
+    if (piece === undefined) return undefined
+    if (piece.length - offset <= SEND_PIECE) {
+      pieces[index++] = ''
+      const rest = offset === 0 ? piece : piece.slice(offset)
+      offset = 0
+      return rest
+    }
+    let end = offset + SEND_PIECE
+    // Not between the halves of a surrogate pair: each half alone would be written as U+FFFD.
+    const last = piece.charCodeAt(end - 1)
+    if (last >= 0xd800 && last <= 0xdbff) end--
+    const slice = piece.slice(offset, end)
+    offset = end
+    return slice
+  }
+  const pump = (): void => {
+    watch.progress()
+    for (let piece = next(); piece !== undefined; piece = next()) if (!res.write(piece)) return
+    res.off('drain', pump)
+    res.end()
+  }
+  const stop = (): void => {
+    res.off('drain', pump)
+    pieces.length = 0
+  }
+  res.once('close', stop)
+  res.on('drain', pump)
+  pump()
 }
 
 /** Sends `body` as JSON; one over {@link MAX_RESPONSE_BYTES} is answered OUT_OF_RANGE instead. */

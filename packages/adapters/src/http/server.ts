@@ -6,7 +6,7 @@ import type { BoundMethod } from '../transport/bound-methods.js'
 import { encodeEnums } from '../transport/enums.js'
 import { accessCheck, corsHeaders, preflightHeaders, refuseOtherSite, type AccessOptions } from '../transport/guard.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
-import { HttpFailure, receiveBody, send, sendStatus, sendStream, type Received } from './replies.js'
+import { boundSends, HttpFailure, receiveBody, send, sendStatus, sendStream, type Received } from './replies.js'
 import type { Receiving } from '../transport/receiving.js'
 import { buildRequest, checkContentType, requestTarget } from './request.js'
 import { restRoutes, routeMatcher } from './routes.js'
@@ -53,6 +53,8 @@ export interface RestOptions {
   readonly streams: InFlight
   /** The bodies being received, bounded in idle time (408) and in bytes (429), shared with gRPC. */
   readonly receiving: Receiving
+  /** How long an answer being sent may make no progress before its connection is closed (its slot freed). */
+  readonly sendTimeoutMs: number
   readonly onInternalError: (error: unknown) => void
   readonly onRequest?: ((entry: RequestLogEntry) => void) | undefined
   readonly site?: Site | undefined
@@ -206,6 +208,7 @@ export function createRestServer(options: RestOptions): Server {
     // The body first (most reads have none by their framing: at once), before a slot is taken.
     receiveBody(req, maxBody, receiving, (received) => void admit(req, res, received).catch(failed))
   })
+  boundSends(server, options.sendTimeoutMs)
 
   // What Node refuses before a request reaches the handler (bad HTTP, headers too large, a request
   // not whole in time) is answered with Google's error JSON too, where nothing of an answer has gone

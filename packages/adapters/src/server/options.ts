@@ -96,6 +96,12 @@ export interface QuarryServerOptions {
    */
   bodyTimeoutMs?: number
   /**
+   * A response the client does not read: once its first byte is sent, the connection is closed when
+   * this many milliseconds pass without the connection taking any of it, freeing the request's slot
+   * and the answer's memory. Time spent computing the answer does not count. @defaultValue 10000
+   */
+  sendTimeoutMs?: number
+  /**
    * Serve the console (docs/rest-server.md "Console"): its pages at `/` and `/console/<file>` from the
    * files shipped in the package, and its JSON under `/console/api/` (overview, events, scopes,
    * explain), behind the same Host and Origin checks as the API. `false`: `/` and `/console/` answer
@@ -127,6 +133,7 @@ export const SERVER_OPTION_KEYS: Readonly<Record<keyof QuarryServerOptions, true
   maxInFlight: true,
   maxEventStreams: true,
   bodyTimeoutMs: true,
+  sendTimeoutMs: true,
   console: true,
 }
 
@@ -145,7 +152,7 @@ export function checkServerOptions(options: unknown): asserts options is QuarryS
     throw new QuarryError('INVALID_OPTION', `${key} must be ${what}; received ${describeValue(o[key])}.`, { path: key })
   }
   const given = (key: keyof QuarryServerOptions): boolean => o[key] !== undefined
-  for (const key of ['maxBodyBytes', 'checkpointBytes', 'maxInFlight', 'maxEventStreams', 'bodyTimeoutMs'] as const) {
+  for (const key of ['maxBodyBytes', 'checkpointBytes', 'maxInFlight', 'maxEventStreams', 'bodyTimeoutMs', 'sendTimeoutMs'] as const) {
     if (given(key) && (!Number.isSafeInteger(o[key]) || (o[key] as number) < 1)) fail(key, 'a positive integer')
   }
   if (given('snapshotDelayMs') && (!Number.isSafeInteger(o.snapshotDelayMs) || (o.snapshotDelayMs as number) < 0)) fail('snapshotDelayMs', 'an integer of milliseconds from 0')

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { createConsole } from '../console/routes.js'
 import type { GrpcServer } from '../grpc/server.js'
 import { localCredentials } from '../http/local-credentials.js'
-import { send, sendStatus } from '../http/replies.js'
+import { SEND_IDLE_MS, send, sendStatus } from '../http/replies.js'
 import { createRestServer } from '../http/server.js'
 import { MemoryBank } from '../memory-bank/service.js'
 import { SemanticRetriever } from '../semantic-retriever/service.js'
@@ -79,7 +79,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   let ready = false
   // Both transports receive into one budget: four bodies of the largest size, idle at most bodyTimeoutMs.
   const receiving = new Receiving(options.bodyTimeoutMs ?? 5000, 4 * maxBody)
-  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, receiving, onInternalError, onRequest: options.onRequest, site })
+  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, receiving, sendTimeoutMs: options.sendTimeoutMs ?? SEND_IDLE_MS, onInternalError, onRequest: options.onRequest, site })
   // gRPC (node:http2 and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
   // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.
