@@ -11,6 +11,7 @@ import { createGrpcServer } from '../../packages/adapters/src/grpc/server.js'
 import { bindMethods } from '../../packages/adapters/src/transport/bound-methods.js'
 import { InFlight } from '../../packages/adapters/src/transport/in-flight.js'
 import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
+import { varint } from '../support/wire.js'
 
 /**
  * What the gRPC server (packages/adapters/src/grpc/server.ts) holds for a client that sends or
@@ -26,15 +27,6 @@ const gc = runInNewContext('gc') as () => void
 const CREATE_CORPUS = '/google.ai.generativelanguage.v1beta.RetrieverService/CreateCorpus'
 const GET_CORPUS = '/google.ai.generativelanguage.v1beta.RetrieverService/GetCorpus'
 
-function varint(n: number): Buffer {
-  const out: number[] = []
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80)
-    n >>>= 7
-  }
-  out.push(n)
-  return Buffer.from(out)
-}
 const field = (tag: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes])
 /** CreateCorpusRequest { corpus: { name } }, padded to `size` bytes with an unknown field (15) that decoding skips. */
 function createCorpusBytes(name: string, size = 0): Buffer {

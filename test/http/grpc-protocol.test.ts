@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashingEmbedder } from '@quarry/core'
 import { createServer, type QuarryServer } from '@quarry/adapters'
 import { grpc } from './google-gax.js'
+import { varint } from '../support/wire.js'
 
 /**
  * The gRPC server speaks the protocol on node:http2 itself (packages/adapters/src/grpc/server.ts),
@@ -22,15 +23,6 @@ function createCorpusBytes(name: string, displayName = ''): Buffer {
   const field = (tag: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes])
   const corpus = Buffer.concat([field(0x0a, Buffer.from(name)), displayName ? field(0x12, Buffer.from(displayName)) : Buffer.alloc(0)])
   return field(0x0a, corpus)
-}
-function varint(n: number): Buffer {
-  const out: number[] = []
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80)
-    n >>>= 7
-  }
-  out.push(n)
-  return Buffer.from(out)
 }
 /** GetCorpusRequest { name }. */
 const getCorpusBytes = (name: string): Buffer => Buffer.concat([Buffer.from([0x0a]), varint(name.length), Buffer.from(name)])
