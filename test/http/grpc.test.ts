@@ -502,7 +502,7 @@ describe('quarry serve --grpc-port', () => {
 describe('the gRPC services come from the method tables and the shipped protos', () => {
   it('serves every RPC of the protos through a table entry; only what the protos lack is REST-only', () => {
     const engines = { semanticRetriever: new SemanticRetriever({ embedder }), vertexRag: new VertexRagEngine({ embedder }), memoryBank: new MemoryBank({ embedder }) }
-    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onInternalError: () => undefined, inFlight: new InFlight(8), receiving: new Receiving(5000, 4 << 20) })
+    const server = createGrpcServer(bindMethods(engines), { maxMessageBytes: 1 << 20, access: { allowedHosts: [], corsOrigins: [] }, boundHost: () => undefined, onInternalError: () => undefined, inFlight: new InFlight(8), receiving: new Receiving(5000, 4 << 20), sendIdleMs: 10_000 })
     expect(server.unbound).toEqual([])
     // Memory Bank's purge and revisions are newer than google-proto-files 6.0.1's memory_bank_service.proto,
     // which has no v1 MemoryBankService at all: v1 Memory Bank is served over REST only.

@@ -44,7 +44,7 @@ export const SERVE_OPTIONS: readonly OptionDoc[] = [
   { name: 'max-in-flight', value: 'N', help: 'requests held at once, REST and gRPC together (default 256); more get 429' },
   { name: 'max-event-streams', value: 'N', help: "the console's event streams open at once (default 32; they hold no request slot);\nmore get 429" },
   { name: 'body-timeout-seconds', value: 'N', help: 'a request body that sends nothing for N seconds ends with 408 (default 5)' },
-  { name: 'send-timeout-seconds', value: 'N', help: 'a response the client reads none of for N seconds closes its connection (default 10)' },
+  { name: 'send-timeout-seconds', value: 'N', help: 'a response the client reads none of for N seconds closes its connection (gRPC:\nresets its stream) (default 10)' },
   { name: 'gcs-root', value: 'DIR', help: 'folder standing in for Cloud Storage: gs://bucket/path reads DIR/bucket/path' },
   { name: 'import-root', value: 'DIR', repeatable: true, help: 'a folder file:// imports may read (repeatable); without one, file:// imports are refused' },
   { name: 'allowed-host', value: 'NAME', repeatable: true, help: 'answer requests for this host name too (repeatable; .example.com: and its\nsubdomains); by default only localhost and IP addresses (against DNS rebinding)' },

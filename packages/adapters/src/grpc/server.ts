@@ -38,9 +38,10 @@ export interface GrpcServerOptions {
   readonly receiving: Receiving
   /**
    * How long an answer may go without the client reading any of it, ms, before its stream is reset
-   * (CANCELLED): its request slot and its bytes are then free. @defaultValue 10000
+   * (CANCELLED): its request slot and its bytes are then free. The server's `sendTimeoutMs`, as
+   * REST's answers have it.
    */
-  readonly sendIdleMs?: number
+  readonly sendIdleMs: number
 }
 
 export interface GrpcServer {
@@ -88,9 +89,6 @@ export function framedMessage(bytes: Buffer): Buffer {
  * the progress the sweep looks for. Node reports no progress within one write, however large.
  */
 const SEND_PIECE_BYTES = 64 * 1024
-
-/** An answer of which the client reads nothing for this long, ms, is cancelled (`sendIdleMs`). */
-const SEND_IDLE_MS = 10_000
 
 /** The longest a Node timer waits. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -483,7 +481,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   const idleMs = options.receiving.idleMs
   // Answers being sent (`send`), with when a piece of each last left; swept as well.
   const sending = new Map<ServerHttp2Stream, { at: number }>()
-  const sendIdleMs = options.sendIdleMs ?? SEND_IDLE_MS
+  const sendIdleMs = options.sendIdleMs
   const arrivalMs = ARRIVAL_IDLE_TIMES * idleMs
   /** Why a call still receiving is ended now, or undefined while it may go on. */
   const overdue = (receipt: Receipt, now: number): string | undefined => {

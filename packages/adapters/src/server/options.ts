@@ -96,9 +96,10 @@ export interface QuarryServerOptions {
    */
   bodyTimeoutMs?: number
   /**
-   * A response the client does not read: once its first byte is sent, the connection is closed when
-   * this many milliseconds pass without the connection taking any of it, freeing the request's slot
-   * and the answer's memory. Time spent computing the answer does not count. @defaultValue 10000
+   * A response the client does not read: once its first byte is sent, the connection (REST) or the
+   * stream (gRPC: reset, CANCELLED) is closed when this many milliseconds pass without the client
+   * taking any of it, freeing the request's slot and the answer's memory. Time spent computing the
+   * answer does not count. @defaultValue 10000
    */
   sendTimeoutMs?: number
   /**

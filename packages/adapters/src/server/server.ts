@@ -78,8 +78,10 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
   // Not ready while `listen` replays the data folder's log (the checkpoint is loaded above, before any port is bound).
   let ready = false
   // Both transports receive into one budget: four bodies of the largest size, idle at most bodyTimeoutMs.
+  // An answer the client reads none of is let go after this, on either transport.
+  const sendTimeoutMs = options.sendTimeoutMs ?? SEND_IDLE_MS
   const receiving = new Receiving(options.bodyTimeoutMs ?? 5000, 4 * maxBody)
-  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, receiving, sendTimeoutMs: options.sendTimeoutMs ?? SEND_IDLE_MS, onInternalError, onRequest: options.onRequest, site })
+  const server = createRestServer({ methods, maxBodyBytes: maxBody, access, boundHost: () => boundHost, ready: () => ready, writesRefused: () => durable?.writeRefusal?.message, inFlight, streams, receiving, sendTimeoutMs, onInternalError, onRequest: options.onRequest, site })
   // gRPC (node:http2 and protobufjs, ~0.1 s of module loading) is loaded by `listen`, and only with a grpcPort.
   let grpc: GrpcServer | undefined
   // Set by close(): a listen still loading gRPC's modules then starts no gRPC server.
@@ -125,7 +127,7 @@ export function createServer(options: QuarryServerOptions = {}): QuarryServer {
       try {
         const { createGrpcServer } = await import('../grpc/server.js')
         if (closing) throw new Error(CLOSED_WHILE_STARTING)
-        grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight, receiving })
+        grpc ??= createGrpcServer(methods, { maxMessageBytes: maxBody, access, boundHost: () => boundHost, onInternalError, inFlight, receiving, sendIdleMs: sendTimeoutMs })
         return { host: address.address, port: address.port, url, grpcPort: await grpc.listen(options.grpcPort, host) }
       } catch (error) {
         server.close()
