@@ -129,14 +129,6 @@ const MAX_TURN_CALLS = 32
 const MAX_STREAMS_PER_CONNECTION = 100
 
 /**
- * The longest a call's request may take to arrive, in idle times (`receiving.idleMs`: 20 s by
- * default), however steadily it comes: a client that sends all of a large message but a byte, then
- * a byte now and then, never idle, would otherwise hold its part of the bodies being received for
- * as long as it liked.
- */
-const ARRIVAL_IDLE_TIMES = 4
-
-/**
  * The longest the sweep ends stale calls for at a time, ms, before other work gets a turn: calls
  * that went stale together (a hundred a connection, on any number of connections) are ended over
  * several turns, not all in one.
@@ -367,7 +359,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     // The request: one message, its length read from the prefix before its body is kept, so an
     // oversized one is refused as soon as it says its size, and bytes past it as soon as they come.
     // What calls still receiving hold counts in the budget REST's bodies share; one that makes no
-    // progress for the idle time, or is still arriving after ARRIVAL_IDLE_TIMES of it, is ended by
+    // progress for the idle time, or is still arriving after `receiving.holdMs`, is ended by
     // the sweep below.
     let held = EMPTY
     let owned = false
@@ -482,7 +474,12 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
   // Answers being sent (`send`), with when a piece of each last left; swept as well.
   const sending = new Map<ServerHttp2Stream, { at: number }>()
   const sendIdleMs = options.sendIdleMs
-  const arrivalMs = ARRIVAL_IDLE_TIMES * idleMs
+  // The longest a call's request may take to arrive, however steadily it comes: REST's bodies'
+  // hold time (`receiving.holdMs`, 20 s by default). A client that sends all of a large message but
+  // a byte, then a byte now and then, never idle, would otherwise hold its part of the bodies being
+  // received for as long as it liked. gRPC's messages are not ended to make room as REST's bodies
+  // are (they add to `pending` directly), so here it is a hard bound.
+  const arrivalMs = options.receiving.holdMs
   /** Why a call still receiving is ended now, or undefined while it may go on. */
   const overdue = (receipt: Receipt, now: number): string | undefined => {
     if (receipt.at <= now - idleMs) return `The request message made no progress for ${idleMs / 1000} s; send it without pauses.`
