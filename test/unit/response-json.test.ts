@@ -4,9 +4,11 @@ import { jsonPieces, MAX_RESPONSE_BYTES } from '../../packages/adapters/src/http
 import { runs } from '../support/runs.js'
 
 /**
- * The REST edge writes an answer's JSON in pieces, a list element at a time, so that one past
- * MAX_RESPONSE_BYTES is refused before it is all one string (http/replies.ts): the pieces must be
- * exactly JSON.stringify's text, and their byte count its UTF-8 length.
+ * The REST edge writes an answer's JSON in one JSON.stringify when a walk of its values shows it
+ * surely fits within MAX_RESPONSE_BYTES, else in pieces, a list element at a time, so that one past
+ * the bound is refused before it is all one string (http/replies.ts): either way the pieces must be
+ * exactly JSON.stringify's text, their byte count its UTF-8 length, and an answer refused exactly
+ * when that length passes the bound.
  */
 describe('jsonPieces', () => {
   const same = (value: unknown): void => {
@@ -22,6 +24,18 @@ describe('jsonPieces', () => {
       node: fc.oneof({ depthSize: 'small' }, value, fc.array(tie('node'), { maxLength: 5 }), fc.dictionary(fc.string(), tie('node'), { maxKeys: 5 })),
     })).node
     fc.assert(fc.property(shaped, same), { numRuns: runs(500) })
+    // Within a bound the walk cannot vouch for (its guess is at least the exact length), the
+    // answer goes in pieces: refused exactly when its length passes the bound.
+    fc.assert(
+      fc.property(shaped, fc.integer({ min: -8, max: 8 }), (node, slack) => {
+        const text = JSON.stringify(node) ?? 'null'
+        const bound = Buffer.byteLength(text) + slack
+        const json = jsonPieces(node, bound)
+        if (slack < 0) expect(json).toBeUndefined()
+        else expect(json?.pieces.join('')).toBe(text)
+      }),
+      { numRuns: runs(500) },
+    )
   })
 
   it('writes pages of large elements and text with surrogate pairs in pieces of about 64 Ki characters', () => {
@@ -30,8 +44,11 @@ describe('jsonPieces', () => {
     same(page)
     same([{ candidates: [{ content: { parts: [{ text: big }] } }] }])
     same({ contexts: { contexts: Array.from({ length: 3000 }, (_, i) => ({ sourceUri: `u${i}`, text: 'word '.repeat(20), score: i / 3 })) } })
-    const json = jsonPieces(page)
-    expect(json?.pieces.length).toBeGreaterThan(10)
+    // 21 MB of JSON, but strings that could take 72 MB escaped: too large to vouch for, so written
+    // an element at a time.
+    const large = { memories: Array.from({ length: 10 }, (_, i) => ({ name: `m${i}`, fact: 'é😀x'.repeat(300_000) })) }
+    same(large)
+    expect(jsonPieces(large)?.pieces.length).toBeGreaterThan(10)
   })
 
   it('refuses an answer past the bound once its elements pass it, without writing the rest', () => {

@@ -180,10 +180,7 @@ export function createRestServer(options: RestOptions): Server {
   }
 
   const onRequest = options.onRequest
-  // The answer in progress on each connection: a client error on it may not write one of its own.
-  const answering = new WeakMap<Socket, ServerResponse>()
   const server = createHttpServer({ requireHostHeader: false }, (req, res) => {
-    answering.set(req.socket, res)
     if (onRequest) {
       const start = performance.now()
       res.once('close', () => {
@@ -214,7 +211,9 @@ export function createRestServer(options: RestOptions): Server {
   // not whole in time) is answered with Google's error JSON too, where nothing of an answer has gone
   // out on the connection yet; then the connection closes.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    const inProgress = answering.get(socket)
+    // The answer in progress on the connection, which Node keeps on the socket (its own
+    // clientError handler reads it so): a client error there may not write an answer of its own.
+    const inProgress = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
     if (error.code === 'ECONNRESET' || !socket.writable || (inProgress !== undefined && inProgress.headersSent && !inProgress.writableFinished)) {
       socket.destroy()
       return
