@@ -561,15 +561,64 @@ describe('stale locks and debris', () => {
     // The same live pid without a start time to compare: held.
     writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.ppid, host: hostname(), token: 'old' }))
     expect(() => index.save(dir)).toThrowError(expect.objectContaining({ code: 'LOCKED' }) as Error)
-    // Another host: nothing to check, so held, and the message says how to clear it.
+    // Another host's, from a Quarry that does not refresh its LOCK: nothing to check, so held, and the message says how to clear it.
     writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 4242, host: 'elsewhere.example', token: 'old' }))
-    expect(() => new DataDir(dir, freshEngines())).toThrowError(`is in use by process 4242 on elsewhere.example: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry. If that process is no longer running, delete ${join(dir, 'LOCK')}.`)
+    expect(() => new DataDir(dir, freshEngines())).toThrowError(`is in use by process 4242 on elsewhere.example: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry. If that process is no longer running, delete ${join(dir, 'LOCK')} (its Quarry does not refresh its LOCK, so another host cannot tell).`)
     // A LOCK that is not JSON: being written if fresh (held), left by a crash if old (taken over).
     writeFileSync(join(dir, 'LOCK'), '')
     expect(() => index.save(dir)).toThrowError(/its LOCK is being written/)
     utimesSync(join(dir, 'LOCK'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
     index.save(dir)
     expect(readdirSync(dir).sort()).toEqual(['CURRENT', 'snapshot-000005'])
+  })
+
+  it('a holder refreshes its LOCK every second; another host\'s LOCK that is refreshed is held', async () => {
+    const dir = scratch()
+    const lock = DirectoryLock.acquire(dir)
+    try {
+      const owner = JSON.parse(readFileSync(join(dir, 'LOCK'), 'utf8')) as { refreshMs?: number }
+      expect(owner.refreshMs).toBe(1000)
+      const old = new Date(Date.now() - 60_000)
+      utimesSync(join(dir, 'LOCK'), old, old)
+      await new Promise((resolve) => setTimeout(resolve, 1300))
+      expect(Date.now() - statSync(join(dir, 'LOCK')).mtimeMs).toBeLessThan(1500)
+    } finally {
+      lock.release()
+    }
+    expect(existsSync(join(dir, 'LOCK'))).toBe(false)
+    // Another host's owner, alive: a process there refreshes its LOCK (here a child touching it every 200 ms).
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 4242, host: 'elsewhere.example', token: 'theirs', refreshMs: 200 }))
+    const toucher = spawn(process.execPath, ['-e', `const fs = require('node:fs'); setInterval(() => { const t = new Date(); fs.utimesSync(${JSON.stringify(join(dir, 'LOCK'))}, t, t) }, 200)`], { stdio: 'ignore' })
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const started = performance.now()
+      expect(() => new DataDir(dir, freshEngines())).toThrowError(`is in use by process 4242 on elsewhere.example: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry. Its LOCK was refreshed within the last 10 s, so that process is running; once it stops, its LOCK is taken over 10 s after its last refresh.`)
+      // Told as soon as a refresh is seen, not after the whole watch.
+      expect(performance.now() - started).toBeLessThan(2000)
+      expect(JSON.parse(readFileSync(join(dir, 'LOCK'), 'utf8'))).toMatchObject({ token: 'theirs' })
+    } finally {
+      toucher.kill('SIGKILL')
+    }
+  })
+
+  // A container recreated under a new hostname on the same volume: the LOCK its last run left names another host.
+  full.it('takes over another host\'s LOCK once it has gone unrefreshed: after 2.5 s of watching when already 10 s old', () => {
+    const dir = scratch()
+    const index = buildIndex()
+    index.save(dir)
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 1, host: 'container-before.example', token: 'old', refreshMs: 1000 }))
+    const old = new Date(Date.now() - 60_000)
+    utimesSync(join(dir, 'LOCK'), old, old)
+    const started = performance.now()
+    const data = new DataDir(dir, freshEngines())
+    const waited = performance.now() - started
+    try {
+      expect(waited).toBeGreaterThanOrEqual(2400)
+      expect(waited).toBeLessThan(8000)
+      expect(JSON.parse(readFileSync(join(dir, 'LOCK'), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() })
+    } finally {
+      data.close()
+    }
   })
 
   it('a LOCK.takeover dated ahead (a clock stepped back) does not block the takeover of a stale LOCK', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, fsyncSync, futimesSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
@@ -12,7 +12,30 @@ interface Owner {
   /** The owner's start time in clock ticks since boot (Linux /proc), to detect a reused pid. */
   readonly started?: number
   readonly token: string
+  /**
+   * How often the owner refreshes LOCK's modification time, ms, while it holds it. Another host
+   * cannot ask whether a pid runs, but it can watch the file: one left unrefreshed is a dead
+   * owner's. Absent in LOCKs of Quarry before this (held unless deleted by hand).
+   */
+  readonly refreshMs?: number
 }
+
+/** How often a holder refreshes its LOCK's modification time. */
+const REFRESH_MS = 1_000
+/**
+ * How long another host's LOCK must go unrefreshed before it counts as its dead owner's, ms: ten
+ * refreshes, so that a live owner whose event loop is busy a few seconds (a large load at start)
+ * keeps its lock. An owner held up longer may lose it; its next write then finds LOCK not its own
+ * and is refused, never written beside the new owner's (DirectoryLock.intact).
+ */
+const STALE_MS = 10 * REFRESH_MS
+/**
+ * How long a LOCK that already looks stale by this host's clock is still watched before it is taken
+ * over: a live owner refreshes in that time whatever the two hosts' clocks say.
+ */
+const CONFIRM_MS = 2.5 * REFRESH_MS
+/** How often a watched LOCK is looked at again. */
+const WATCH_STEP_MS = 200
 
 /** A LOCK younger than this that cannot be parsed may be being written: treat it as held. */
 const FRESH_MS = 5_000
@@ -22,10 +45,12 @@ const heldHere = new Map<string, string>()
 
 /**
  * One writer per folder: `dir/LOCK`, created atomically (a hard link that fails if it exists),
- * holds the owner's pid, host,
- * process start time and a random token. A second writer finds it and is refused at once (LOCKED)
- * unless the owner is gone: same host and its pid is not running (or runs a process that started
- * at another time: the pid was reused). A dead owner's LOCK is taken over under a short guard file
+ * holds the owner's pid, host, process start time and a random token, and the owner refreshes its
+ * modification time every second while it holds it. A second writer finds it and is refused
+ * (LOCKED) unless the owner is gone: on this host, its pid is not running (or runs a process that
+ * started at another time: the pid was reused); from another host (a container recreated under a
+ * new hostname, a shared volume), its LOCK goes unrefreshed for STALE_MS, watched from here before
+ * it is taken over (up to that long). A dead owner's LOCK is taken over under a short guard file
  * (`LOCK.takeover`, also O_EXCL), so two processes recovering the same stale lock cannot both win.
  * Whoever takes the lock removes the debris of interrupted saves (no live writer can own any).
  */
@@ -36,11 +61,28 @@ export class DirectoryLock {
   #held = true
   /** LOCK's file as it was taken (device and inode): another file there is another holder's. */
   readonly #file: { readonly dev: number; readonly ino: number } | undefined
+  /** LOCK, open while held: its modification time is refreshed through it (a replaced LOCK is not touched). */
+  readonly #fd: number | undefined
+  readonly #refresh: ReturnType<typeof setInterval> | undefined
 
   private constructor(dir: string, token: string) {
     this.dir = dir
     this.#token = token
     this.#file = fileOf(join(dir, 'LOCK'))
+    this.#fd = openQuietly(join(dir, 'LOCK'))
+    const fd = this.#fd
+    // Never keeps the process alive; a failed refresh (the disk gone) is left for `intact` to find.
+    this.#refresh =
+      fd === undefined
+        ? undefined
+        : setInterval(() => {
+            try {
+              const now = new Date()
+              futimesSync(fd, now, now)
+            } catch {
+              // not refreshed this time
+            }
+          }, REFRESH_MS).unref()
   }
 
   /**
@@ -63,7 +105,10 @@ export class DirectoryLock {
       const raw = readRaw(path)
       if (raw === undefined) continue
       const verdict = judge(path, raw)
-      if (verdict.alive) throw locked(root, verdict.who, verdict.remote)
+      const alive = verdict.alive === 'watch' ? watch(path) : verdict.alive
+      // Replaced or removed while watched: someone else is at work there; look again.
+      if (alive === 'changed') continue
+      if (alive) throw locked(root, verdict.who, verdict.remote)
       takeOver(root, raw)
     }
     throw locked(root, `other processes (the lock kept changing hands; if none is starting there, delete ${join(root, 'LOCK.takeover')})`, false)
@@ -90,6 +135,8 @@ export class DirectoryLock {
     if (!this.#held) return
     this.#held = false
     heldHere.delete(this.dir)
+    clearInterval(this.#refresh)
+    if (this.#fd !== undefined) closeQuietly(this.#fd)
     const path = join(this.dir, 'LOCK')
     const raw = readRaw(path)
     if (raw !== undefined && parseOwner(raw)?.token === this.#token) {
@@ -109,8 +156,13 @@ function fileOf(path: string): { readonly dev: number; readonly ino: number } | 
   }
 }
 
-function locked(root: string, who: string, remote: boolean): QuarryError {
-  const way = remote ? ` If that process is no longer running, delete ${join(root, 'LOCK')}.` : ''
+function locked(root: string, who: string, remote: 'refreshed' | 'unrefreshed' | false): QuarryError {
+  const way =
+    remote === 'refreshed'
+      ? ` Its LOCK was refreshed within the last ${STALE_MS / 1000} s, so that process is running; once it stops, its LOCK is taken over ${STALE_MS / 1000} s after its last refresh.`
+      : remote === 'unrefreshed'
+        ? ` If that process is no longer running, delete ${join(root, 'LOCK')} (its Quarry does not refresh its LOCK, so another host cannot tell).`
+        : ''
   return new QuarryError('LOCKED', `${root} is in use by ${who}: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry.${way}`)
 }
 
@@ -135,7 +187,7 @@ function createdOrFailed(root: string, path: string, token: string): boolean {
 
 function tryCreate(path: string, token: string): boolean {
   const started = procStat(process.pid)?.started
-  const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token }
+  const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token, refreshMs: REFRESH_MS }
   const text = `${JSON.stringify(owner)}\n`
   const tmp = `${path}.${token}`
   writeSynced(tmp, text, 'wx')
@@ -186,7 +238,7 @@ function parseOwner(raw: string): Owner | undefined {
   try {
     const v = JSON.parse(raw) as Partial<Owner> | null
     if (v && typeof v.pid === 'number' && Number.isInteger(v.pid) && v.pid > 0 && typeof v.host === 'string' && typeof v.token === 'string') {
-      return { pid: v.pid, host: v.host, token: v.token, ...(typeof v.started === 'number' ? { started: v.started } : {}) }
+      return { pid: v.pid, host: v.host, token: v.token, ...(typeof v.started === 'number' ? { started: v.started } : {}), ...(typeof v.refreshMs === 'number' ? { refreshMs: v.refreshMs } : {}) }
     }
   } catch {
     // not JSON: judged below
@@ -194,8 +246,11 @@ function parseOwner(raw: string): Owner | undefined {
   return undefined
 }
 
-/** Whether the LOCK's owner may still be running, and who it is for the message. */
-function judge(path: string, raw: string): { alive: boolean; who: string; remote: boolean } {
+/**
+ * Whether the LOCK's owner may still be running (`watch`: another host's, judged by whether it is
+ * refreshed), and who it is for the message.
+ */
+function judge(path: string, raw: string): { alive: boolean | 'watch'; who: string; remote: 'refreshed' | 'unrefreshed' | false } {
   const owner = parseOwner(raw)
   if (!owner) {
     // Only on file systems without hard links can a LOCK be seen before it is written: give a live
@@ -204,7 +259,8 @@ function judge(path: string, raw: string): { alive: boolean; who: string; remote
     return { alive: fresh, who: 'another process (its LOCK is being written)', remote: false }
   }
   const who = `process ${owner.pid} on ${owner.host}`
-  if (owner.host !== hostname()) return { alive: true, who, remote: true }
+  // Another host (a container recreated under a new name, a shared volume): its pids mean nothing here.
+  if (owner.host !== hostname()) return owner.refreshMs === undefined ? { alive: true, who, remote: 'unrefreshed' } : { alive: 'watch', who, remote: 'refreshed' }
   // Our own pid but not in heldHere: left by this process without a release (e.g. a lost lock object).
   if (owner.pid === process.pid) return { alive: false, who, remote: false }
   if (!running(owner.pid)) return { alive: false, who, remote: false }
@@ -235,6 +291,55 @@ function procStat(pid: number): { state: string | undefined; started: number | u
     return { state: fields[0], started: Number.isFinite(started) ? started : undefined }
   } catch {
     return undefined
+  }
+}
+
+/**
+ * Watches another host's LOCK: true (alive) as soon as it is refreshed; `changed` when it is
+ * replaced or removed meanwhile (another process is at work there: the caller looks again); false
+ * (stale) once it has gone unrefreshed for STALE_MS, or for CONFIRM_MS when it was already that old
+ * by this host's clock. The file is opened for each look, so that a network file system's cached
+ * attributes are read afresh.
+ */
+function watch(path: string): boolean | 'changed' {
+  const first = lookAt(path)
+  if (first === undefined) return 'changed'
+  const watchFrom = Date.now()
+  for (;;) {
+    const watched = Date.now() - watchFrom
+    if (watched >= STALE_MS || (watched >= CONFIRM_MS && Date.now() - first.mtimeMs >= STALE_MS)) return false
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WATCH_STEP_MS)
+    const now = lookAt(path)
+    if (now === undefined || now.ino !== first.ino) return 'changed'
+    if (now.mtimeMs !== first.mtimeMs) return true
+  }
+}
+
+/** A file's inode and modification time, read through a fresh open, or undefined when it is not there. */
+function lookAt(path: string): { readonly ino: number; readonly mtimeMs: number } | undefined {
+  const fd = openQuietly(path)
+  if (fd === undefined) return undefined
+  try {
+    const { ino, mtimeMs } = fstatSync(fd)
+    return { ino, mtimeMs }
+  } finally {
+    closeQuietly(fd)
+  }
+}
+
+function openQuietly(path: string): number | undefined {
+  try {
+    return openSync(path, 'r')
+  } catch {
+    return undefined
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    // closed
   }
 }
 
