@@ -8,8 +8,12 @@ interface Progress {
   done(note?: string): void
 }
 
+/**
+ * `unit` is a regular plural ("files", "chunks"): one of them is said without its "s" ("1 file").
+ */
 export function progress(label: string, total: number, unit = 'items', stream: NodeJS.WriteStream = process.stderr): Progress {
   const start = performance.now()
+  const units = total === 1 && unit.endsWith('s') ? unit.slice(0, -1) : unit
   const tty = stream.isTTY === true
   let lastDecile = -1
   let lastDraw = 0
@@ -19,7 +23,7 @@ export function progress(label: string, total: number, unit = 'items', stream: N
     const eta = rate > 0 ? (total - done) / rate : 0
     const width = 28
     const filled = Math.round((done / Math.max(total, 1)) * width)
-    return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit} · ${Math.round(rate)}/s${detail ? ` · ${detail}` : ''} · ETA ${eta.toFixed(0)}s`
+    return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${units} · ${Math.round(rate)}/s${detail ? ` · ${detail}` : ''} · ETA ${eta.toFixed(0)}s`
   }
   return {
     tick(done, detail) {
@@ -37,7 +41,7 @@ export function progress(label: string, total: number, unit = 'items', stream: N
     },
     done(note) {
       const seconds = ((performance.now() - start) / 1000).toFixed(1)
-      stream.write(`${tty ? '\r\x1b[K' : ''}${label}: ${total} ${unit} in ${seconds}s${note ? ` (${note})` : ''}\n`)
+      stream.write(`${tty ? '\r\x1b[K' : ''}${label}: ${total} ${units} in ${seconds}s${note ? ` (${note})` : ''}\n`)
     },
   }
 }
