@@ -131,6 +131,11 @@ describe('AIP-160 filter subset', () => {
     expect(message('year = 12abc AND x = 1')).toMatch(/position 8 .*"12abc" is not a number/)
     expect(message('price = 1e999')).toMatch(/position 9 .*1e999 is beyond the range of numbers/)
     expect(message('tiny = 5e-324 AND big = 1.7e308')).toBe('parsed')
+    // Lowercase logical operators read as field names: the message says to write them in capitals.
+    expect(message('year = 1 and genre = "drama"')).toMatch(/position 14 .*expected an operator \(=, !=, <, <=, >, >=, :\) after "and"\. AIP-160 writes its logical operators in capitals: AND, not and\.$/)
+    expect(message('year = 1 Or genre = "drama"')).toMatch(/capitals: OR, not Or\.$/)
+    expect(message('not year = 1')).toMatch(/capitals: NOT, not not\.$/)
+    expect(message('andromeda 1')).not.toMatch(/capitals/)
   })
 })
 

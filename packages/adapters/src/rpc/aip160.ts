@@ -202,7 +202,9 @@ export function parseFilter(filter: string, field: string): FilterExpr {
     }
     const op = next()
     if (op.kind !== 'op' || !['=', '!=', '<', '<=', '>', '>=', ':'].includes(op.text)) {
-      throw fail(field, filter, op.at, `expected an operator (=, !=, <, <=, >, >=, :) after "${f.text}".`)
+      // "a = 1 and b = 2" reads `and` as a field: AIP-160's logical operators are capitals only.
+      const capitals = ['AND', 'OR', 'NOT'].includes(f.text.toUpperCase()) ? ` AIP-160 writes its logical operators in capitals: ${f.text.toUpperCase()}, not ${f.text}.` : ''
+      throw fail(field, filter, op.at, `expected an operator (=, !=, <, <=, >, >=, :) after "${f.text}".${capitals}`)
     }
     if (op.text === ':') {
       const t = peek()
