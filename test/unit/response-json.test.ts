@@ -51,6 +51,27 @@ describe('jsonPieces', () => {
     expect(jsonPieces(large)?.pieces.length).toBeGreaterThan(10)
   })
 
+  it('does not vouch for what JSON.stringify would ask to write itself, nor walk a huge sparse list', () => {
+    const hidden = { a: 1 }
+    Object.defineProperty(hidden, 'toJSON', { value: () => 'x'.repeat(1000), enumerable: false })
+    const list = [1, 2] as unknown[] & { toJSON?: () => string }
+    list.toJSON = () => 'y'.repeat(1000)
+    class Listed extends Array<number> {
+      toJSON(): string {
+        return 'z'.repeat(1000)
+      }
+    }
+    const longNumbers = [-0.0000012345678901234567, -0.0000012345678901234567, -0.0000012345678901234567]
+    for (const value of [{ page: hidden }, { page: list }, { page: Listed.from([1]) }, longNumbers]) {
+      const text = JSON.stringify(value)
+      const bytes = Buffer.byteLength(text)
+      expect(jsonPieces(value, bytes - 1)).toBeUndefined()
+      expect(jsonPieces(value, bytes)?.pieces.join('')).toBe(text)
+    }
+    // 2^28 holes: refused once past the bound, element by element, not listed first (that took 1.8 GB).
+    expect(jsonPieces({ page: new Array(2 ** 28) }, 1 << 20)).toBeUndefined()
+  })
+
   it('refuses an answer past the bound once its elements pass it, without writing the rest', () => {
     const element = { fact: 'x'.repeat(1 << 20) }
     // 64 elements of 1 MiB each (and their names): just past 64 MiB.

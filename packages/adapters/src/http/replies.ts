@@ -71,6 +71,8 @@ class JsonPieces {
   /** Writes `value`; false (nothing written) when JSON leaves it out (undefined, a function, a symbol). */
   #member(value: unknown, depth: number): boolean {
     if (typeof value !== 'object' || value === null || depth > 2) return this.#leaf(value)
+    // A value with a toJSON (a list's too) is what that writes: JSON.stringify's own.
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return this.#leaf(value)
     if (Array.isArray(value)) {
       this.text('[')
       for (let i = 0; i < value.length; i++) {
@@ -82,7 +84,7 @@ class JsonPieces {
       this.text(']')
       return true
     }
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || !holdsObjects(value)) return this.#leaf(value)
+    if (!holdsObjects(value)) return this.#leaf(value)
     this.text('{')
     let first = true
     for (const key in value) {
@@ -148,7 +150,7 @@ const SURE_VALUES = 4096
 /**
  * Whether `value`'s JSON is surely at most `maxBytes` of UTF-8, judged without writing it: each
  * string counted at 6 bytes a UTF-16 unit (a `\u0000` escape; no character takes more), each
- * number at 24, keys likewise, plus punctuation. Most answers are a few kilobytes, and one
+ * number at 25, keys likewise, plus punctuation. Most answers are a few kilobytes, and one
  * `JSON.stringify` of them costs less than {@link JsonPieces}'s walk (`bench http`, REST's reads
  * against a bare server); false for anything else: too large to be sure of, more than
  * {@link SURE_VALUES} values, or a value that is not plain JSON data (a `toJSON`, a class).
@@ -167,23 +169,34 @@ function fitsSurely(value: unknown, maxBytes: number): boolean {
       case 'number':
       case 'boolean':
       case 'undefined':
-        bytes += 24
+        // The longest number JSON writes: -0.0000012345678901234567 (25 characters).
+        bytes += 25
         break
-      case 'object':
-        if (v === null) bytes += 4
-        else if (Array.isArray(v)) {
+      case 'object': {
+        if (v === null) {
+          bytes += 4
+          break
+        }
+        // What JSON.stringify would ask to write itself (a toJSON, own or inherited, enumerable or
+        // not), or a class's instance: left to JsonPieces.
+        const proto: unknown = Object.getPrototypeOf(v)
+        if ('toJSON' in v) return false
+        if (Array.isArray(v)) {
+          // Judged before its elements are listed: a sparse array of 2^28 holes is not walked.
+          if (proto !== Array.prototype || v.length > SURE_VALUES - values - pending.length) return false
           bytes += 2 + v.length
           for (let i = 0; i < v.length; i++) pending.push(v[i])
         } else {
-          const proto: unknown = Object.getPrototypeOf(v)
           if (proto !== Object.prototype && proto !== null) return false
           bytes += 2
           for (const key in v) {
+            if (values + pending.length >= SURE_VALUES) return false
             bytes += 6 * key.length + 4
             pending.push((v as Record<string, unknown>)[key])
           }
         }
         break
+      }
       default:
         // A function, symbol or bigint: left to JsonPieces, which writes what JSON.stringify would.
         return false
