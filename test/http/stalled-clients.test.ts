@@ -114,6 +114,31 @@ describe("what Node refuses before a request reaches the handler: Google's error
     expect(statusLine(answer)).toBe('HTTP/1.1 408 Request Timeout')
     expect(bodyOf(answer)).toEqual({ error: { code: 408, status: 'DEADLINE_EXCEEDED', message: 'The request did not arrive whole in time (its headers within 20 s, all of it within 120 s); send it without pauses.' } })
   })
+
+  it('closes a connection whose bad bytes follow a request still being answered, rather than answer that request with their 400', async () => {
+    // A model that answers only when told: the pipelined generateContent is still running when
+    // Node fails to parse what follows it.
+    let answer: (() => void) | undefined
+    const waiting = createServer({ embedder, console: false, model: () => new Promise((resolve) => (answer = () => resolve({ parts: [{ text: 'late' }] }))) })
+    const { port: waitingPort } = await waiting.listen()
+    try {
+      const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hello' }] }] })
+      const text = new Promise<string>((resolve) => {
+        const socket = connect(waitingPort, '127.0.0.1', () => socket.write(`POST /v1beta1/${MODEL}:generateContent HTTP/1.1\r\nHost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`))
+        let got = ''
+        socket.on('data', (c: Buffer) => (got += c.toString('utf8')))
+        socket.on('error', () => undefined)
+        socket.on('close', () => resolve(got))
+      })
+      for (let i = 0; i < 200 && answer === undefined; i++) await sleep(10)
+      expect(answer).toBeDefined()
+      // Closed with nothing written: no 400 read as generateContent's answer.
+      expect(await text).toBe('')
+      answer?.()
+    } finally {
+      await waiting.close()
+    }
+  })
 })
 
 // Collections on demand, so what a held body keeps alive is measured and not the garbage around it.

@@ -214,7 +214,11 @@ export function createRestServer(options: RestOptions): Server {
     // The answer in progress on the connection, which Node keeps on the socket (its own
     // clientError handler reads it so): a client error there may not write an answer of its own.
     const inProgress = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
-    if (error.code === 'ECONNRESET' || !socket.writable || (inProgress !== undefined && inProgress.headersSent && !inProgress.writableFinished)) {
+    // With an answer unfinished there, an answer of Node's would be read as that one's (or written
+    // into its body): the connection closes instead. Only a request timed out while it arrives is
+    // told so (408), if nothing of its answer has gone out.
+    const answering = inProgress !== undefined && !inProgress.writableFinished && (inProgress.headersSent || error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')
+    if (error.code === 'ECONNRESET' || !socket.writable || answering) {
       socket.destroy()
       return
     }
