@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHashingEmbedder, createIndex, DirectoryLock, loadIndex, QuarryError, type QuarryIndex } from '@quarry/core'
+import { createHashingEmbedder, createIndex, DirectoryLock, loadIndex, QuarryError, writeGeneration, type QuarryIndex } from '@quarry/core'
 import { MemoryBank, SemanticRetriever, VertexRagEngine } from '@quarry/adapters'
 import { DataDir } from '../../packages/adapters/src/transport/data-dir.js'
 import { encodeManifest, type Manifest } from '../../packages/core/src/persist/manifest.js'
@@ -592,12 +592,58 @@ describe('stale locks and debris', () => {
     try {
       await new Promise((resolve) => setTimeout(resolve, 300))
       const started = performance.now()
-      expect(() => new DataDir(dir, freshEngines())).toThrowError(`is in use by process 4242 on elsewhere.example: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry. Its LOCK was refreshed within the last 10 s, so that process is running; once it stops, its LOCK is taken over 10 s after its last refresh.`)
+      expect(() => new DataDir(dir, freshEngines())).toThrowError(`is in use by process 4242 on elsewhere.example: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry. Its LOCK is refreshed, so that process is running; once it stops, its LOCK is taken over 10 s after its last refresh.`)
       // Told as soon as a refresh is seen, not after the whole watch.
       expect(performance.now() - started).toBeLessThan(2000)
       expect(JSON.parse(readFileSync(join(dir, 'LOCK'), 'utf8'))).toMatchObject({ token: 'theirs' })
     } finally {
       toucher.kill('SIGKILL')
+    }
+  })
+
+  it('refreshes from a worker: a holder whose main thread is busy keeps its LOCK fresh; a save that lost its LOCK writes nothing', () => {
+    const dir = scratch()
+    const lock = DirectoryLock.acquire(dir)
+    try {
+      const old = new Date(Date.now() - 60_000)
+      utimesSync(join(dir, 'LOCK'), old, old)
+      // 2.5 s of this thread's time with no turn of its event loop: the refresh goes on.
+      const until = Date.now() + 2500
+      while (Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50)
+      expect(Date.now() - statSync(join(dir, 'LOCK')).mtimeMs).toBeLessThan(2000)
+      // Taken over during a save (its holder stopped past the grace): the generation is not put in place.
+      expect(() =>
+        writeGeneration(dir, { format: 'quarry-test', version: 1, kind: 'test folder', remedy: 'Remove it.' }, function* (out) {
+          const file = out.create('a.txt')
+          file.text('written after the takeover')
+          yield* file.finish()
+          rmSync(join(dir, 'LOCK'))
+          writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 4242, host: 'elsewhere.example', token: 'new-owner', refreshMs: 1000 }))
+        }, { lock }),
+      ).toThrowError(expect.objectContaining({ code: 'LOCKED' }) as Error)
+      expect(readdirSync(dir).sort()).toEqual(['LOCK'])
+    } finally {
+      lock.release()
+    }
+  })
+
+  it('judges a LOCK from another pid namespace under this hostname (another container) by its refresh, not its pid', async () => {
+    const dir = scratch()
+    mkdirSync(dir, { recursive: true })
+    // Our own pid, as pid 1 of two containers would be; refreshed by a live process there.
+    writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'theirs', refreshMs: 1000, pidns: 'pid:[1]' }))
+    const toucher = spawn(process.execPath, ['-e', `const fs = require('node:fs'); setInterval(() => { const t = new Date(); fs.utimesSync(${JSON.stringify(join(dir, 'LOCK'))}, t, t) }, 200)`], { stdio: 'ignore' })
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(() => DirectoryLock.acquire(dir)).toThrowError(`is in use by process ${process.pid} on ${hostname()} (in another pid namespace: another container): a folder has one writer at a time.`)
+    } finally {
+      toucher.kill('SIGKILL')
+    }
+    // A promise of refreshes that is not a number of milliseconds: held, as a LOCK of an older Quarry is.
+    for (const refreshMs of ['1000', 0, -5, null]) {
+      writeFileSync(join(dir, 'LOCK'), JSON.stringify({ pid: 4242, host: 'elsewhere.example', token: 'theirs', refreshMs }))
+      utimesSync(join(dir, 'LOCK'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
+      expect(() => DirectoryLock.acquire(dir)).toThrowError(/its Quarry does not refresh its LOCK, so another host cannot tell/)
     }
   })
 

@@ -323,13 +323,16 @@ export function writeGenerationInSlices(dir: string, format: GenerationFormat, w
   return runStepsInSlices(generationSteps(dir, format, write, options), options)
 }
 
+/** A save's refusal when the folder's LOCK is no longer the lock it holds. */
+function lockLost(root: string): QuarryError {
+  return new QuarryError('LOCKED', `${root}/LOCK was removed or replaced while this process held it (the folder deleted, or the lock taken by another process): nothing is written into the folder. Restart this process to take the folder again.`)
+}
+
 function* generationSteps(dir: string, format: GenerationFormat, write: GenerationWrite, options: GenerationWriteOptions): Steps<number> {
   const root = folderArgument(dir)
   // A held lock whose LOCK is gone or another's: the folder was deleted (it would be made anew
   // here, beside whoever started on the path since) or taken over. Nothing is written.
-  if (options.lock?.held === true && options.lock.dir === root && !options.lock.intact) {
-    throw new QuarryError('LOCKED', `${root}/LOCK was removed or replaced while this process held it (the folder deleted, or the lock taken by another process): nothing is written into the folder. Restart this process to take the folder again.`)
-  }
+  if (options.lock?.held === true && options.lock.dir === root && !options.lock.intact) throw lockLost(root)
   try {
     mkdirSync(root, { recursive: true })
   } catch (error) {
@@ -365,6 +368,9 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
           closeSync(fd)
         }
         yield fsyncDirCall(tmp)
+        // Taken over while this generation was written (this process stopped longer than its LOCK's
+        // grace, persist/lock.ts): the folder is the new owner's, and nothing is put into it.
+        if (!lock.intact) throw lockLost(root)
         // A folder with this name that CURRENT does not name is debris of a save that died before its switch.
         rmSync(join(root, name), { recursive: true, force: true })
         renameSync(tmp, join(root, name))
@@ -374,6 +380,7 @@ function* generationSteps(dir: string, format: GenerationFormat, write: Generati
         rmSync(tmp, { recursive: true, force: true })
         throw error
       }
+      if (!lock.intact) throw lockLost(root)
       yield* writeCurrent(root, name)
       switched = true
     } catch (error) {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, fsyncSync, futimesSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, fsyncSync, futimesSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
 import { fsyncDir, removeDebris } from './debris.js'
+import { refreshLock } from './lock-refresher.js'
 
 /** What a LOCK file holds. */
 interface Owner {
@@ -18,22 +19,29 @@ interface Owner {
    * owner's. Absent in LOCKs of Quarry before this (held unless deleted by hand).
    */
   readonly refreshMs?: number
+  /**
+   * The owner's pid namespace (Linux: /proc/self/ns/pid). Two containers can share a hostname and
+   * a volume, and their pids mean nothing to each other: such a LOCK is judged as another host's.
+   */
+  readonly pidns?: string
 }
 
 /** How often a holder refreshes its LOCK's modification time. */
 const REFRESH_MS = 1_000
 /**
- * How long another host's LOCK must go unrefreshed before it counts as its dead owner's, ms: ten
- * refreshes, so that a live owner whose event loop is busy a few seconds (a large load at start)
- * keeps its lock. An owner held up longer may lose it; its next write then finds LOCK not its own
- * and is refused, never written beside the new owner's (DirectoryLock.intact).
+ * Another host's LOCK counts as its dead owner's once it has gone unrefreshed for ten of the
+ * refreshes it promises (`refreshMs`, at least REFRESH_MS: 10 s), and when it already looks that old
+ * by this host's clock, once it has gone unrefreshed for two and a half of them while watched from
+ * here (a live owner refreshes in that time whatever the two hosts' clocks say). The refresh runs
+ * on a worker thread (persist/lock-refresher.ts), so an owner whose main thread is busy keeps its
+ * lock; one stopped whole (SIGSTOP, a paused VM) may lose it, and then finds LOCK not its own
+ * before its next write or generation switch (DirectoryLock.intact), never writing beside the new
+ * owner.
  */
-const STALE_MS = 10 * REFRESH_MS
-/**
- * How long a LOCK that already looks stale by this host's clock is still watched before it is taken
- * over: a live owner refreshes in that time whatever the two hosts' clocks say.
- */
-const CONFIRM_MS = 2.5 * REFRESH_MS
+const STALE_REFRESHES = 10
+const CONFIRM_REFRESHES = 2.5
+/** The longest refresh interval a LOCK's word is taken for (a minute: stale after ten minutes). */
+const MAX_REFRESH_MS = 60_000
 /** How often a watched LOCK is looked at again. */
 const WATCH_STEP_MS = 200
 
@@ -48,9 +56,9 @@ const heldHere = new Map<string, string>()
  * holds the owner's pid, host, process start time and a random token, and the owner refreshes its
  * modification time every second while it holds it. A second writer finds it and is refused
  * (LOCKED) unless the owner is gone: on this host, its pid is not running (or runs a process that
- * started at another time: the pid was reused); from another host (a container recreated under a
- * new hostname, a shared volume), its LOCK goes unrefreshed for STALE_MS, watched from here before
- * it is taken over (up to that long). A dead owner's LOCK is taken over under a short guard file
+ * started at another time: the pid was reused); from another host or pid namespace (a container
+ * recreated under a new hostname, a shared volume), its LOCK goes unrefreshed for ten refreshes,
+ * watched from here before it is taken over (up to that long). A dead owner's LOCK is taken over under a short guard file
  * (`LOCK.takeover`, also O_EXCL), so two processes recovering the same stale lock cannot both win.
  * Whoever takes the lock removes the debris of interrupted saves (no live writer can own any).
  */
@@ -61,28 +69,14 @@ export class DirectoryLock {
   #held = true
   /** LOCK's file as it was taken (device and inode): another file there is another holder's. */
   readonly #file: { readonly dev: number; readonly ino: number } | undefined
-  /** LOCK, open while held: its modification time is refreshed through it (a replaced LOCK is not touched). */
-  readonly #fd: number | undefined
-  readonly #refresh: ReturnType<typeof setInterval> | undefined
+  /** Stops refreshing LOCK's time: from the refresher's worker (persist/lock-refresher.ts), or else from this thread. */
+  readonly #stopRefresh: () => void
 
   private constructor(dir: string, token: string) {
     this.dir = dir
     this.#token = token
     this.#file = fileOf(join(dir, 'LOCK'))
-    this.#fd = openQuietly(join(dir, 'LOCK'))
-    const fd = this.#fd
-    // Never keeps the process alive; a failed refresh (the disk gone) is left for `intact` to find.
-    this.#refresh =
-      fd === undefined
-        ? undefined
-        : setInterval(() => {
-            try {
-              const now = new Date()
-              futimesSync(fd, now, now)
-            } catch {
-              // not refreshed this time
-            }
-          }, REFRESH_MS).unref()
+    this.#stopRefresh = this.#file === undefined ? () => undefined : refreshing(join(dir, 'LOCK'), this.#file)
   }
 
   /**
@@ -105,10 +99,10 @@ export class DirectoryLock {
       const raw = readRaw(path)
       if (raw === undefined) continue
       const verdict = judge(path, raw)
-      const alive = verdict.alive === 'watch' ? watch(path) : verdict.alive
+      const alive = verdict.alive === 'watch' ? watch(path, verdict.refreshMs) : verdict.alive
       // Replaced or removed while watched: someone else is at work there; look again.
       if (alive === 'changed') continue
-      if (alive) throw locked(root, verdict.who, verdict.remote)
+      if (alive) throw locked(root, verdict.who, verdict.how)
       takeOver(root, raw)
     }
     throw locked(root, `other processes (the lock kept changing hands; if none is starting there, delete ${join(root, 'LOCK.takeover')})`, false)
@@ -135,14 +129,37 @@ export class DirectoryLock {
     if (!this.#held) return
     this.#held = false
     heldHere.delete(this.dir)
-    clearInterval(this.#refresh)
-    if (this.#fd !== undefined) closeQuietly(this.#fd)
+    this.#stopRefresh()
     const path = join(this.dir, 'LOCK')
     const raw = readRaw(path)
     if (raw !== undefined && parseOwner(raw)?.token === this.#token) {
       unlinkSync(path)
       fsyncDir(this.dir)
     }
+  }
+}
+
+/**
+ * Starts refreshing LOCK (the file `file` the lock took) every REFRESH_MS, from the refresher's
+ * worker; where none can run, from this thread (stalled with it), through LOCK kept open.
+ */
+function refreshing(path: string, file: { readonly dev: number; readonly ino: number }): () => void {
+  const stop = refreshLock(path, file.dev, file.ino, REFRESH_MS)
+  if (stop) return stop
+  const fd = openQuietly(path)
+  if (fd === undefined) return () => undefined
+  // Never keeps the process alive; a failed refresh (the disk gone) is left for `intact` to find.
+  const timer = setInterval(() => {
+    try {
+      const now = new Date()
+      futimesSync(fd, now, now)
+    } catch {
+      // not refreshed this time
+    }
+  }, REFRESH_MS).unref()
+  return () => {
+    clearInterval(timer)
+    closeQuietly(fd)
   }
 }
 
@@ -156,12 +173,15 @@ function fileOf(path: string): { readonly dev: number; readonly ino: number } | 
   }
 }
 
-function locked(root: string, who: string, remote: 'refreshed' | 'unrefreshed' | false): QuarryError {
+/** How a LOCK this process cannot judge by pid was judged: refreshed lately (and the refresh it promises, ms), or from a Quarry that does not refresh it. */
+type Remote = { readonly refreshMs: number } | 'unrefreshed' | false
+
+function locked(root: string, who: string, remote: Remote): QuarryError {
   const way =
-    remote === 'refreshed'
-      ? ` Its LOCK was refreshed within the last ${STALE_MS / 1000} s, so that process is running; once it stops, its LOCK is taken over ${STALE_MS / 1000} s after its last refresh.`
-      : remote === 'unrefreshed'
-        ? ` If that process is no longer running, delete ${join(root, 'LOCK')} (its Quarry does not refresh its LOCK, so another host cannot tell).`
+    remote === 'unrefreshed'
+      ? ` If that process is no longer running, delete ${join(root, 'LOCK')} (its Quarry does not refresh its LOCK, so another host cannot tell).`
+      : remote !== false
+        ? ` Its LOCK is refreshed, so that process is running; once it stops, its LOCK is taken over ${(STALE_REFRESHES * remote.refreshMs) / 1000} s after its last refresh.`
         : ''
   return new QuarryError('LOCKED', `${root} is in use by ${who}: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry.${way}`)
 }
@@ -187,7 +207,8 @@ function createdOrFailed(root: string, path: string, token: string): boolean {
 
 function tryCreate(path: string, token: string): boolean {
   const started = procStat(process.pid)?.started
-  const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token, refreshMs: REFRESH_MS }
+  const pidns = pidNamespace()
+  const owner: Owner = { pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), token, refreshMs: REFRESH_MS, ...(pidns === undefined ? {} : { pidns }) }
   const text = `${JSON.stringify(owner)}\n`
   const tmp = `${path}.${token}`
   writeSynced(tmp, text, 'wx')
@@ -238,7 +259,14 @@ function parseOwner(raw: string): Owner | undefined {
   try {
     const v = JSON.parse(raw) as Partial<Owner> | null
     if (v && typeof v.pid === 'number' && Number.isInteger(v.pid) && v.pid > 0 && typeof v.host === 'string' && typeof v.token === 'string') {
-      return { pid: v.pid, host: v.host, token: v.token, ...(typeof v.started === 'number' ? { started: v.started } : {}), ...(typeof v.refreshMs === 'number' ? { refreshMs: v.refreshMs } : {}) }
+      return {
+        pid: v.pid,
+        host: v.host,
+        token: v.token,
+        ...(typeof v.started === 'number' ? { started: v.started } : {}),
+        ...(typeof v.refreshMs === 'number' ? { refreshMs: v.refreshMs } : {}),
+        ...(typeof v.pidns === 'string' ? { pidns: v.pidns } : {}),
+      }
     }
   } catch {
     // not JSON: judged below
@@ -250,26 +278,35 @@ function parseOwner(raw: string): Owner | undefined {
  * Whether the LOCK's owner may still be running (`watch`: another host's, judged by whether it is
  * refreshed), and who it is for the message.
  */
-function judge(path: string, raw: string): { alive: boolean | 'watch'; who: string; remote: 'refreshed' | 'unrefreshed' | false } {
+function judge(path: string, raw: string): { alive: boolean | 'watch'; who: string; how: Remote; refreshMs: number } {
   const owner = parseOwner(raw)
   if (!owner) {
     // Only on file systems without hard links can a LOCK be seen before it is written: give a live
     // writer a moment; an old one was left half-written by a crash.
     const fresh = ageMs(path) < FRESH_MS
-    return { alive: fresh, who: 'another process (its LOCK is being written)', remote: false }
+    return { alive: fresh, who: 'another process (its LOCK is being written)', how: false, refreshMs: REFRESH_MS }
   }
-  const who = `process ${owner.pid} on ${owner.host}`
-  // Another host (a container recreated under a new name, a shared volume): its pids mean nothing here.
-  if (owner.host !== hostname()) return owner.refreshMs === undefined ? { alive: true, who, remote: 'unrefreshed' } : { alive: 'watch', who, remote: 'refreshed' }
+  const pidns = pidNamespace()
+  const otherPids = owner.pidns !== undefined && pidns !== undefined && owner.pidns !== pidns
+  const who = `process ${owner.pid} on ${owner.host}${otherPids && owner.host === hostname() ? ' (in another pid namespace: another container)' : ''}`
+  // Another host (a container recreated under a new name, a shared volume), or another container
+  // under this hostname: its pids mean nothing here. Judged by whether it is refreshed, if it says
+  // how often it is (a number of ms, within bounds); else held.
+  if (owner.host !== hostname() || otherPids) {
+    const promised = owner.refreshMs
+    if (promised === undefined || !Number.isFinite(promised) || promised <= 0) return { alive: true, who, how: 'unrefreshed', refreshMs: REFRESH_MS }
+    const refreshMs = Math.min(MAX_REFRESH_MS, Math.max(REFRESH_MS, promised))
+    return { alive: 'watch', who, how: { refreshMs }, refreshMs }
+  }
   // Our own pid but not in heldHere: left by this process without a release (e.g. a lost lock object).
-  if (owner.pid === process.pid) return { alive: false, who, remote: false }
-  if (!running(owner.pid)) return { alive: false, who, remote: false }
+  if (owner.pid === process.pid) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
+  if (!running(owner.pid)) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
   const stat = procStat(owner.pid)
   // A zombie (killed, not yet reaped by a parent that never waits) answers signals but holds nothing.
-  if (stat?.state === 'Z' || stat?.state === 'X') return { alive: false, who, remote: false }
+  if (stat?.state === 'Z' || stat?.state === 'X') return { alive: false, who, how: false, refreshMs: REFRESH_MS }
   const started = stat?.started
-  if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, remote: false }
-  return { alive: true, who, remote: false }
+  if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
+  return { alive: true, who, how: false, refreshMs: REFRESH_MS }
 }
 
 function running(pid: number): boolean {
@@ -295,19 +332,21 @@ function procStat(pid: number): { state: string | undefined; started: number | u
 }
 
 /**
- * Watches another host's LOCK: true (alive) as soon as it is refreshed; `changed` when it is
- * replaced or removed meanwhile (another process is at work there: the caller looks again); false
- * (stale) once it has gone unrefreshed for STALE_MS, or for CONFIRM_MS when it was already that old
- * by this host's clock. The file is opened for each look, so that a network file system's cached
- * attributes are read afresh.
+ * Watches a LOCK refreshed every `refreshMs` (another host's): true (alive) as soon as it is
+ * refreshed; `changed` when it is replaced or removed meanwhile (another process is at work there:
+ * the caller looks again); false (stale) once it has gone unrefreshed for STALE_REFRESHES
+ * refreshes, or for CONFIRM_REFRESHES when it was already that old by this host's clock. The file
+ * is opened for each look, so that a network file system's cached attributes are read afresh. This
+ * thread waits meanwhile; the locks it holds are refreshed by the refresher's worker.
  */
-function watch(path: string): boolean | 'changed' {
+function watch(path: string, refreshMs: number): boolean | 'changed' {
   const first = lookAt(path)
   if (first === undefined) return 'changed'
+  const staleMs = STALE_REFRESHES * refreshMs
   const watchFrom = Date.now()
   for (;;) {
     const watched = Date.now() - watchFrom
-    if (watched >= STALE_MS || (watched >= CONFIRM_MS && Date.now() - first.mtimeMs >= STALE_MS)) return false
+    if (watched >= staleMs || (watched >= CONFIRM_REFRESHES * refreshMs && Date.now() - first.mtimeMs >= staleMs)) return false
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WATCH_STEP_MS)
     const now = lookAt(path)
     if (now === undefined || now.ino !== first.ino) return 'changed'
@@ -341,6 +380,20 @@ function closeQuietly(fd: number): void {
   } catch {
     // closed
   }
+}
+
+let ownPidNamespace: string | null | undefined
+
+/** This process's pid namespace, as Linux names it ("pid:[4026531836]"), or undefined elsewhere. */
+function pidNamespace(): string | undefined {
+  if (ownPidNamespace === undefined) {
+    try {
+      ownPidNamespace = readlinkSync('/proc/self/ns/pid')
+    } catch {
+      ownPidNamespace = null
+    }
+  }
+  return ownPidNamespace ?? undefined
 }
 
 function ageMs(path: string): number {
