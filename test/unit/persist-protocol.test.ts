@@ -601,7 +601,7 @@ describe('stale locks and debris', () => {
     }
   })
 
-  it('refreshes from a worker: a holder whose main thread is busy keeps its LOCK fresh; a save that lost its LOCK writes nothing', () => {
+  full.it('refreshes from a worker: a holder whose main thread is busy keeps its LOCK fresh; a save that lost its LOCK writes nothing', () => {
     const dir = scratch()
     const lock = DirectoryLock.acquire(dir)
     try {
