@@ -36,11 +36,11 @@ class TooLarge extends Error {}
 
 /**
  * JSON text in pieces of about {@link SEND_PIECE} characters, with its length in UTF-8 bytes,
- * refused ({@link TooLarge}) as soon as it passes `maxBytes`. Lists in the value's top levels (a
- * list method's page, the contexts of retrieveContexts, the messages of a stream) are written an
- * element at a time, so an answer too large is found once the elements written pass the bound,
- * not after all of it is one string; what holds no list is one `JSON.stringify`, as before (the
- * answers of most calls: no more work than that).
+ * refused ({@link TooLarge}) as soon as it passes `maxBytes`: for the answers {@link fitsSurely}
+ * cannot vouch for, and Server-Sent Events. Lists in the value's top levels (a list method's page,
+ * the contexts of retrieveContexts, the messages of a stream) are written an element at a time, so
+ * an answer too large is found once the elements written pass the bound, not after all of it is
+ * one string; what holds no list is one `JSON.stringify`.
  */
 class JsonPieces {
   readonly pieces: string[] = []

@@ -40,6 +40,9 @@ Promise.all([import('node:worker_threads'), import('node:fs')]).then(([{ parentP
 })
 `
 
+/** How often a held LOCK's modification time is refreshed, ms (a LOCK says so: its `refreshMs`). */
+export const REFRESH_MS = 1_000
+
 /** How long the worker stays once no lock is held: a program saving in a loop keeps one worker. */
 const IDLE_MS = 30_000
 
@@ -50,14 +53,15 @@ let nextId = 0
 let idle: ReturnType<typeof setTimeout> | undefined
 
 /**
- * Starts refreshing `path` (LOCK, as the file `dev`/`ino` a lock took) every `refreshMs`; returns
- * the call that stops it, or undefined when no worker can run here (the caller refreshes it itself).
+ * Starts refreshing `path` (LOCK, as the file `dev`/`ino` a lock took) every {@link REFRESH_MS};
+ * returns the call that stops it, or undefined when no worker can run here (the caller refreshes it
+ * itself).
  */
-export function refreshLock(path: string, dev: number, ino: number, refreshMs: number): (() => void) | undefined {
+export function refreshLock(path: string, dev: number, ino: number): (() => void) | undefined {
   if (failed) return undefined
   if (worker === undefined) {
     try {
-      worker = startEvalWorker(SOURCE, { name: 'quarry-lock-refresh', workerData: { refreshMs } })
+      worker = startEvalWorker(SOURCE, { name: 'quarry-lock-refresh', workerData: { refreshMs: REFRESH_MS } })
     } catch {
       failed = true
       return undefined

@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { QuarryError } from '../errors.js'
 import { fsyncDir, removeDebris } from './debris.js'
-import { refreshLock } from './lock-refresher.js'
+import { REFRESH_MS, refreshLock } from './lock-refresher.js'
 
 /** What a LOCK file holds. */
 interface Owner {
@@ -26,8 +26,6 @@ interface Owner {
   readonly pidns?: string
 }
 
-/** How often a holder refreshes its LOCK's modification time. */
-const REFRESH_MS = 1_000
 /**
  * Another host's LOCK counts as its dead owner's once it has gone unrefreshed for ten of the
  * refreshes it promises (`refreshMs`, at least REFRESH_MS: 10 s), and when it already looks that old
@@ -58,8 +56,9 @@ const heldHere = new Map<string, string>()
  * (LOCKED) unless the owner is gone: on this host, its pid is not running (or runs a process that
  * started at another time: the pid was reused); from another host or pid namespace (a container
  * recreated under a new hostname, a shared volume), its LOCK goes unrefreshed for ten refreshes,
- * watched from here before it is taken over (up to that long). A dead owner's LOCK is taken over under a short guard file
- * (`LOCK.takeover`, also O_EXCL), so two processes recovering the same stale lock cannot both win.
+ * watched from here before it is taken over (up to that long). A dead owner's LOCK is taken over
+ * under a short guard file (`LOCK.takeover`, also O_EXCL), so two processes recovering the same
+ * stale lock cannot both win.
  * Whoever takes the lock removes the debris of interrupted saves (no live writer can own any).
  */
 export class DirectoryLock {
@@ -99,7 +98,7 @@ export class DirectoryLock {
       const raw = readRaw(path)
       if (raw === undefined) continue
       const verdict = judge(path, raw)
-      const alive = verdict.alive === 'watch' ? watch(path, verdict.refreshMs) : verdict.alive
+      const alive = verdict.alive === 'watch' ? watch(path, verdict.how.refreshMs) : verdict.alive
       // Replaced or removed while watched: someone else is at work there; look again.
       if (alive === 'changed') continue
       if (alive) throw locked(root, verdict.who, verdict.how)
@@ -144,7 +143,7 @@ export class DirectoryLock {
  * worker; where none can run, from this thread (stalled with it), through LOCK kept open.
  */
 function refreshing(path: string, file: { readonly dev: number; readonly ino: number }): () => void {
-  const stop = refreshLock(path, file.dev, file.ino, REFRESH_MS)
+  const stop = refreshLock(path, file.dev, file.ino)
   if (stop) return stop
   const fd = openQuietly(path)
   if (fd === undefined) return () => undefined
@@ -176,6 +175,9 @@ function fileOf(path: string): { readonly dev: number; readonly ino: number } | 
 /** How a LOCK this process cannot judge by pid was judged: refreshed lately (and the refresh it promises, ms), or from a Quarry that does not refresh it. */
 type Remote = { readonly refreshMs: number } | 'unrefreshed' | false
 
+/** What {@link judge} makes of a LOCK: its owner alive or not, or to be watched (another host's, refreshed every `how.refreshMs`). */
+type Verdict = { readonly alive: boolean; readonly who: string; readonly how: 'unrefreshed' | false } | { readonly alive: 'watch'; readonly who: string; readonly how: { readonly refreshMs: number } }
+
 function locked(root: string, who: string, remote: Remote): QuarryError {
   const way =
     remote === 'unrefreshed'
@@ -186,11 +188,6 @@ function locked(root: string, who: string, remote: Remote): QuarryError {
   return new QuarryError('LOCKED', `${root} is in use by ${who}: a folder has one writer at a time. Close the index or server using it (or wait for its save to finish) and retry.${way}`)
 }
 
-/**
- * Creates LOCK whole: the owner is written to `LOCK.<token>`, fsynced, then hard-linked to LOCK,
- * which fails if LOCK exists (atomic, so nobody sees a LOCK without its owner). Where the file
- * system has no hard links, LOCK is created with O_EXCL and then written.
- */
 /** {@link tryCreate}, its failures (a read-only folder, a full disk) said with the file and the fix. */
 function createdOrFailed(root: string, path: string, token: string): boolean {
   try {
@@ -205,6 +202,11 @@ function createdOrFailed(root: string, path: string, token: string): boolean {
   }
 }
 
+/**
+ * Creates LOCK whole: the owner is written to `LOCK.<token>`, fsynced, then hard-linked to LOCK,
+ * which fails if LOCK exists (atomic, so nobody sees a LOCK without its owner). Where the file
+ * system has no hard links, LOCK is created with O_EXCL and then written.
+ */
 function tryCreate(path: string, token: string): boolean {
   const started = procStat(process.pid)?.started
   const pidns = pidNamespace()
@@ -278,13 +280,13 @@ function parseOwner(raw: string): Owner | undefined {
  * Whether the LOCK's owner may still be running (`watch`: another host's, judged by whether it is
  * refreshed), and who it is for the message.
  */
-function judge(path: string, raw: string): { alive: boolean | 'watch'; who: string; how: Remote; refreshMs: number } {
+function judge(path: string, raw: string): Verdict {
   const owner = parseOwner(raw)
   if (!owner) {
     // Only on file systems without hard links can a LOCK be seen before it is written: give a live
     // writer a moment; an old one was left half-written by a crash.
     const fresh = ageMs(path) < FRESH_MS
-    return { alive: fresh, who: 'another process (its LOCK is being written)', how: false, refreshMs: REFRESH_MS }
+    return { alive: fresh, who: 'another process (its LOCK is being written)', how: false }
   }
   const pidns = pidNamespace()
   const otherPids = owner.pidns !== undefined && pidns !== undefined && owner.pidns !== pidns
@@ -294,19 +296,18 @@ function judge(path: string, raw: string): { alive: boolean | 'watch'; who: stri
   // how often it is (a number of ms, within bounds); else held.
   if (owner.host !== hostname() || otherPids) {
     const promised = owner.refreshMs
-    if (promised === undefined || !Number.isFinite(promised) || promised <= 0) return { alive: true, who, how: 'unrefreshed', refreshMs: REFRESH_MS }
-    const refreshMs = Math.min(MAX_REFRESH_MS, Math.max(REFRESH_MS, promised))
-    return { alive: 'watch', who, how: { refreshMs }, refreshMs }
+    if (promised === undefined || !Number.isFinite(promised) || promised <= 0) return { alive: true, who, how: 'unrefreshed' }
+    return { alive: 'watch', who, how: { refreshMs: Math.min(MAX_REFRESH_MS, Math.max(REFRESH_MS, promised)) } }
   }
   // Our own pid but not in heldHere: left by this process without a release (e.g. a lost lock object).
-  if (owner.pid === process.pid) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
-  if (!running(owner.pid)) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
+  if (owner.pid === process.pid) return { alive: false, who, how: false }
+  if (!running(owner.pid)) return { alive: false, who, how: false }
   const stat = procStat(owner.pid)
   // A zombie (killed, not yet reaped by a parent that never waits) answers signals but holds nothing.
-  if (stat?.state === 'Z' || stat?.state === 'X') return { alive: false, who, how: false, refreshMs: REFRESH_MS }
+  if (stat?.state === 'Z' || stat?.state === 'X') return { alive: false, who, how: false }
   const started = stat?.started
-  if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, how: false, refreshMs: REFRESH_MS }
-  return { alive: true, who, how: false, refreshMs: REFRESH_MS }
+  if (owner.started !== undefined && started !== undefined && started !== owner.started) return { alive: false, who, how: false }
+  return { alive: true, who, how: false }
 }
 
 function running(pid: number): boolean {
@@ -347,7 +348,7 @@ function watch(path: string, refreshMs: number): boolean | 'changed' {
   for (;;) {
     const watched = Date.now() - watchFrom
     if (watched >= staleMs || (watched >= CONFIRM_REFRESHES * refreshMs && Date.now() - first.mtimeMs >= staleMs)) return false
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WATCH_STEP_MS)
+    sleepSync(WATCH_STEP_MS)
     const now = lookAt(path)
     if (now === undefined || now.ino !== first.ino) return 'changed'
     if (now.mtimeMs !== first.mtimeMs) return true
@@ -396,6 +397,11 @@ function pidNamespace(): string | undefined {
   return ownPidNamespace ?? undefined
 }
 
+/** Waits `ms` on this thread (acquire is synchronous: nothing else may run meanwhile). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
 function ageMs(path: string): number {
   try {
     return Date.now() - statSync(path).mtimeMs
@@ -415,7 +421,7 @@ function takeOver(root: string, raw: string): void {
     // Another process is taking over; a guard left by a crash expires (one dated ahead, by a
     // clock stepped back since, as well).
     if (Math.abs(ageMs(guard)) > FRESH_MS) unlinkQuietly(guard)
-    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    else sleepSync(10)
     return
   }
   closeSync(fd)
