@@ -61,10 +61,11 @@ export function readSparse(params: Bm25Params, postings: SectionReader, forward:
   postings.end()
   if (terms.some((t) => t === undefined)) throw fail.postings()
   const lists = new Array<PostingList>(T)
+  const columns = { labels, tfs }
   let at = 0
   for (let t = 0; t < T; t++) {
     const n = lengths[t] as number
-    lists[t] = PostingList.restore(labels.subarray(at, at + n), tfs.subarray(at, at + n), maxTf[t] as number, minLength[t] as number)
+    lists[t] = PostingList.restore(columns, at, n, maxTf[t] as number, minLength[t] as number)
     at += n
   }
   if (!allBelow(labels, extent)) throw fail.postings()

@@ -116,8 +116,9 @@ class MaxScoreRun {
     const candidates = this.#candidates
     const kth = this.#kth
     this.essentialTerms++
+    const { labels, tfs } = list
     for (let i = 0; i < list.length; i++) {
-      const label = list.labels[i] as number
+      const label = labels[i] as number
       const previous = acc[label] as number
       if (previous < 0) continue // rejected by the filter earlier in this search
       if (previous === 0 && accept && !accept(label as Label)) {
@@ -125,7 +126,7 @@ class MaxScoreRun {
         this.#rejected.push(label)
         continue
       }
-      const score = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+      const score = previous + w * tfPart(tfs[i] as number, lengths[label] as number, avg, params)
       acc[label] = score
       if (previous === 0) candidates.add(label, score)
       kth.raise(label, previous, score)
@@ -157,11 +158,12 @@ class MaxScoreRun {
       }
       this.postingsScored += n
     } else {
+      const { labels, tfs } = list
       for (let i = 0; i < list.length; i++) {
-        const label = list.labels[i] as number
+        const label = labels[i] as number
         const previous = acc[label] as number
         if (previous <= 0) continue
-        const score = previous + w * tfPart(list.tfs[i] as number, lengths[label] as number, avg, params)
+        const score = previous + w * tfPart(tfs[i] as number, lengths[label] as number, avg, params)
         acc[label] = score
         kth.raise(label, previous, score)
       }

@@ -1,5 +1,11 @@
 import type { Bitset } from '../util/bitset.js'
 
+/** A load's postings, every term's in a row (persist/indexes.ts `readSparse`). */
+export interface LoadedColumns {
+  readonly labels: Uint32Array<ArrayBuffer>
+  readonly tfs: Float32Array<ArrayBuffer>
+}
+
 /**
  * One term's postings: parallel typed arrays of labels and (weighted) term frequencies, in no
  * particular order, with O(1) append and O(df) removal. `maxTf` and `minLength` (the inputs of the
@@ -7,36 +13,68 @@ import type { Bitset } from '../util/bitset.js'
  * a reloaded index orders its terms, and so sums its scores, exactly like the saved one.
  */
 export class PostingList {
-  // A load restores one list per term: its arrays are adopted as given, not allocated and replaced.
+  /**
+   * The list's own arrays (capacity `labels.length`); a loaded list has none until it grows: its
+   * postings are a range of the load's two columns, read through views made on each use. A load
+   * restores one list per term (hundreds of thousands at a million records), and two typed-array
+   * objects kept per term were a fifth of the loaded heap, copied by every collection the load set
+   * off.
+   */
+  #own: { labels: Uint32Array<ArrayBuffer>; tfs: Float32Array<ArrayBuffer> } | undefined
+  readonly #columns: LoadedColumns | undefined
+  /** Where a loaded list's postings start in its columns (it holds exactly its stored `length` there). */
+  readonly #at: number
+  readonly #stored: number
+
   private constructor(
-    public labels: Uint32Array<ArrayBuffer>,
-    public tfs: Float32Array<ArrayBuffer>,
+    own: { labels: Uint32Array<ArrayBuffer>; tfs: Float32Array<ArrayBuffer> } | undefined,
+    columns: LoadedColumns | undefined,
+    at: number,
     public length: number,
     public maxTf: number,
     public minLength: number,
-  ) {}
+  ) {
+    this.#own = own
+    this.#columns = columns
+    this.#at = at
+    this.#stored = length
+  }
 
   /** An empty list, room for 4 postings. */
   static empty(): PostingList {
-    return new PostingList(new Uint32Array(4), new Float32Array(4), 0, 0, Infinity)
+    return new PostingList({ labels: new Uint32Array(4), tfs: new Float32Array(4) }, undefined, 0, 0, 0, Infinity)
   }
 
-  /** A list as a snapshot stored it: the arrays (adopted, exactly `labels.length` postings) and its exact bounds. */
-  static restore(labels: Uint32Array<ArrayBuffer>, tfs: Float32Array<ArrayBuffer>, maxTf: number, minLength: number): PostingList {
-    return new PostingList(labels, tfs, labels.length, maxTf, minLength)
+  /**
+   * A list as a snapshot stored it: `length` postings from `at` in the load's columns (shared by
+   * every list of the load, and written in place by removals, as the list's own arrays would be)
+   * and its exact bounds.
+   */
+  static restore(columns: LoadedColumns, at: number, length: number, maxTf: number, minLength: number): PostingList {
+    return new PostingList(undefined, columns, at, length, maxTf, minLength)
+  }
+
+  /** The labels of the postings (the first `length`; beyond them, room to grow). Read it once per pass: a loaded list makes a view on each read. */
+  get labels(): Uint32Array<ArrayBuffer> {
+    return this.#own?.labels ?? (this.#columns as LoadedColumns).labels.subarray(this.#at, this.#at + this.#stored)
+  }
+
+  /** The postings' term frequencies, parallel to {@link labels}. */
+  get tfs(): Float32Array<ArrayBuffer> {
+    return this.#own?.tfs ?? (this.#columns as LoadedColumns).tfs.subarray(this.#at, this.#at + this.#stored)
   }
 
   add(label: number, tf: number, docLength: number): void {
-    if (this.length === this.labels.length) {
+    let own = this.#own
+    if (own === undefined || this.length === own.labels.length) {
       const labels = new Uint32Array(Math.max(4, this.length * 2))
-      labels.set(this.labels)
+      labels.set(this.labels.subarray(0, this.length))
       const tfs = new Float32Array(Math.max(4, this.length * 2))
-      tfs.set(this.tfs)
-      this.labels = labels
-      this.tfs = tfs
+      tfs.set(this.tfs.subarray(0, this.length))
+      own = this.#own = { labels, tfs }
     }
-    this.labels[this.length] = label
-    this.tfs[this.length] = tf
+    own.labels[this.length] = label
+    own.tfs[this.length] = tf
     this.length++
     if (tf > this.maxTf) this.maxTf = tf
     if (docLength < this.minLength) this.minLength = docLength
@@ -45,12 +83,13 @@ export class PostingList {
   /** Removes the posting of `label` (swap with the last); false when absent. */
   remove(label: number, docLength: number, lengths: Float64Array): boolean {
     const labels = this.labels
+    const tfs = this.tfs
     for (let i = 0; i < this.length; i++) {
       if (labels[i] !== label) continue
-      const tf = this.tfs[i] as number
+      const tf = tfs[i] as number
       const last = this.length - 1
       labels[i] = labels[last] as number
-      this.tfs[i] = this.tfs[last] as number
+      tfs[i] = tfs[last] as number
       this.length = last
       if (tf === this.maxTf || docLength === this.minLength) this.#recomputeBounds(lengths)
       return true
@@ -80,12 +119,14 @@ export class PostingList {
   }
 
   #recomputeBounds(lengths: Float64Array): void {
+    const labels = this.labels
+    const tfs = this.tfs
     let maxTf = 0
     let minLength = Infinity
     for (let i = 0; i < this.length; i++) {
-      const tf = this.tfs[i] as number
+      const tf = tfs[i] as number
       if (tf > maxTf) maxTf = tf
-      const length = lengths[this.labels[i] as number] as number
+      const length = lengths[labels[i] as number] as number
       if (length < minLength) minLength = length
     }
     this.maxTf = maxTf
