@@ -20,21 +20,24 @@ export class PostingList {
    * objects kept per term were a fifth of the loaded heap, copied by every collection the load set
    * off.
    */
-  #own: { labels: Uint32Array<ArrayBuffer>; tfs: Float32Array<ArrayBuffer> } | undefined
+  #labels: Uint32Array<ArrayBuffer> | undefined
+  #tfs: Float32Array<ArrayBuffer> | undefined
   readonly #columns: LoadedColumns | undefined
   /** Where a loaded list's postings start in its columns (it holds exactly its stored `length` there). */
   readonly #at: number
   readonly #stored: number
 
   private constructor(
-    own: { labels: Uint32Array<ArrayBuffer>; tfs: Float32Array<ArrayBuffer> } | undefined,
+    labels: Uint32Array<ArrayBuffer> | undefined,
+    tfs: Float32Array<ArrayBuffer> | undefined,
     columns: LoadedColumns | undefined,
     at: number,
     public length: number,
     public maxTf: number,
     public minLength: number,
   ) {
-    this.#own = own
+    this.#labels = labels
+    this.#tfs = tfs
     this.#columns = columns
     this.#at = at
     this.#stored = length
@@ -42,7 +45,7 @@ export class PostingList {
 
   /** An empty list, room for 4 postings. */
   static empty(): PostingList {
-    return new PostingList({ labels: new Uint32Array(4), tfs: new Float32Array(4) }, undefined, 0, 0, 0, Infinity)
+    return new PostingList(new Uint32Array(4), new Float32Array(4), undefined, 0, 0, 0, Infinity)
   }
 
   /**
@@ -51,30 +54,32 @@ export class PostingList {
    * and its exact bounds.
    */
   static restore(columns: LoadedColumns, at: number, length: number, maxTf: number, minLength: number): PostingList {
-    return new PostingList(undefined, columns, at, length, maxTf, minLength)
+    return new PostingList(undefined, undefined, columns, at, length, maxTf, minLength)
   }
 
   /** The labels of the postings (the first `length`; beyond them, room to grow). Read it once per pass: a loaded list makes a view on each read. */
   get labels(): Uint32Array<ArrayBuffer> {
-    return this.#own?.labels ?? (this.#columns as LoadedColumns).labels.subarray(this.#at, this.#at + this.#stored)
+    return this.#labels ?? (this.#columns as LoadedColumns).labels.subarray(this.#at, this.#at + this.#stored)
   }
 
   /** The postings' term frequencies, parallel to {@link labels}. */
   get tfs(): Float32Array<ArrayBuffer> {
-    return this.#own?.tfs ?? (this.#columns as LoadedColumns).tfs.subarray(this.#at, this.#at + this.#stored)
+    return this.#tfs ?? (this.#columns as LoadedColumns).tfs.subarray(this.#at, this.#at + this.#stored)
   }
 
   add(label: number, tf: number, docLength: number): void {
-    let own = this.#own
-    if (own === undefined || this.length === own.labels.length) {
-      const labels = new Uint32Array(Math.max(4, this.length * 2))
-      labels.set(this.labels.subarray(0, this.length))
-      const tfs = new Float32Array(Math.max(4, this.length * 2))
-      tfs.set(this.tfs.subarray(0, this.length))
-      own = this.#own = { labels, tfs }
+    let labels = this.#labels
+    let tfs = this.#tfs
+    if (labels === undefined || tfs === undefined || this.length === labels.length) {
+      const grown = new Uint32Array(Math.max(4, this.length * 2))
+      grown.set(this.labels.subarray(0, this.length))
+      const grownTfs = new Float32Array(Math.max(4, this.length * 2))
+      grownTfs.set(this.tfs.subarray(0, this.length))
+      labels = this.#labels = grown
+      tfs = this.#tfs = grownTfs
     }
-    own.labels[this.length] = label
-    own.tfs[this.length] = tf
+    labels[this.length] = label
+    tfs[this.length] = tf
     this.length++
     if (tf > this.maxTf) this.maxTf = tf
     if (docLength < this.minLength) this.minLength = docLength
