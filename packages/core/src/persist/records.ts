@@ -182,6 +182,12 @@ const EMPTY: Readonly<Metadata> = Object.freeze({})
  * Metadata by label (undefined for free labels), each a frozen object with stored Dates and
  * frozen lists, as validateMetadata makes them; throws `fail()` when the columns do not fit.
  */
+/** Whether the first `count` values are the same (Object.is: 0 and -0 differ). */
+function sameValues(a: readonly MetadataValue[], b: readonly MetadataValue[], count: number): boolean {
+  for (let i = 0; i < count; i++) if (!Object.is(a[i], b[i])) return false
+  return true
+}
+
 export function readMetadata(input: SectionReader, extent: number, fail: () => Error): (Readonly<Metadata> | undefined)[] {
   const keys = input.strings()
   const starts = input.u32()
@@ -190,7 +196,9 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
   const shapeOf = input.u32(extent)
   const numbers = input.f64()
   const booleans = input.u8()
-  const strings = input.strings()
+  // The records of one source share their values (a RAG file's chunks name their file): a value
+  // equal to one just read is that same string, not a copy of it.
+  const strings = input.strings(undefined, undefined, true)
   const listLengths = input.u32()
   input.end()
   const shapes = starts.length - 1
@@ -209,6 +217,12 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
   let s = 0
   let l = 0
   const out = new Array<Readonly<Metadata> | undefined>(extent)
+  // A record whose shape and values (strings, numbers, booleans) are the previous record's gets
+  // its frozen object too: a file's chunks share one, as they share `EMPTY`.
+  let previous: Readonly<Metadata> | undefined
+  let previousShape = NO_SHAPE
+  let previousValues: MetadataValue[] = []
+  let values: MetadataValue[] = []
   for (let label = 0; label < extent; label++) {
     const shape = shapeOf[label] as number
     if (shape === NO_SHAPE) {
@@ -222,9 +236,8 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
       out[label] = EMPTY
       continue
     }
-    const m: Record<string, MetadataValue> = {}
+    let plain = true
     for (let i = from; i < to; i++) {
-      const key = names[shapeKeys[i] as number] as string
       let value: MetadataValue
       switch (shapeKinds[i]) {
         case KIND.string:
@@ -244,6 +257,7 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
           if (n >= numbers.length) throw fail()
           value = frozenDate(numbers[n++] as number)
           if (Number.isNaN(value.getTime())) throw fail()
+          plain = false
           break
         default: {
           if (l >= listLengths.length) throw fail()
@@ -251,12 +265,28 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
           if (length > strings.length - s) throw fail()
           value = Object.freeze(strings.slice(s, s + length) as string[])
           s += length
+          plain = false
         }
       }
+      values[i - from] = value
+    }
+    if (plain && shape === previousShape && sameValues(values, previousValues, to - from)) {
+      out[label] = previous
+      continue
+    }
+    const m: Record<string, MetadataValue> = {}
+    for (let i = from; i < to; i++) {
+      const key = names[shapeKeys[i] as number] as string
+      const value = values[i - from] as MetadataValue
       if (key === '__proto__') put(m, key, value)
       else m[key] = value
     }
     out[label] = Object.freeze(m)
+    if (plain) {
+      previous = out[label]
+      previousShape = shape
+      ;[previousValues, values] = [values, previousValues]
+    } else previousShape = NO_SHAPE
   }
   if (n !== numbers.length || b !== booleans.length || s !== strings.length || l !== listLengths.length) throw fail()
   return out

@@ -42,6 +42,9 @@ const GROUP_STRINGS = 1 << 12
  */
 const DECODE_CHARS = 1 << 14
 
+/** Distinct strings a list read with `repeats` compares each entry with (see SectionReader `strings`). */
+const RECENT = 8
+
 /** Strings of code units up to U+00FF, stored one byte per character (latin1). */
 const LATIN1 = /^[\x00-\xff]*$/
 
@@ -242,17 +245,19 @@ export class SectionReader {
   /**
    * The next string list (undefined for entries that hold none); `count`, when given, is its
    * length. With `hashes`, also `hashes.into[i] = hashes.of(...)` of each entry's stored code
-   * units (one byte each, or two with `wide`), from the bytes it is decoded from.
+   * units (one byte each, or two with `wide`), from the bytes it is decoded from. With `repeats`
+   * (a list whose values recur close together, such as the metadata of a file's chunks), an entry
+   * equal to one of the last {@link RECENT} distinct entries is that same string, not a copy.
    */
-  strings(count?: number, hashes?: { readonly of: UnitsHash; readonly into: Uint32Array }): (string | undefined)[] {
+  strings(count?: number, hashes?: { readonly of: UnitsHash; readonly into: Uint32Array }, repeats = false): (string | undefined)[] {
     const n = this.#stringCount(count)
     const out = new Array<string | undefined>(n)
     const buffer = this.#buffer()
     let i = 0
     while (i < n) {
       const { lengths, entries, oneAt, oneBytes, twoAt, twoBytes } = this.#group(n - i)
-      const one = new Decoding(buffer, 'latin1', oneAt, oneBytes, 1)
-      const two = new Decoding(buffer, 'utf16le', twoAt, twoBytes, 2)
+      const one = new Decoding(buffer, 'latin1', oneAt, oneBytes, 1, repeats)
+      const two = new Decoding(buffer, 'utf16le', twoAt, twoBytes, 2, repeats)
       // Where the next string of each run starts (its bytes are checked by the decoding).
       let p1 = oneAt
       let p2 = twoAt
@@ -390,13 +395,17 @@ class Decoding {
   /** The piece being handed out and the position in it. */
   #piece = ''
   #p = 0
+  /** With repeats: the last distinct strings handed out, the latest at `#latest`. */
+  readonly #recent: string[] | undefined
+  #latest = 0
 
-  constructor(buffer: Buffer, encoding: 'latin1' | 'utf16le', at: number, bytes: number, unit: number) {
+  constructor(buffer: Buffer, encoding: 'latin1' | 'utf16le', at: number, bytes: number, unit: number, repeats = false) {
     this.#buffer = buffer
     this.#encoding = encoding
     this.#unit = unit
     this.#at = at
     this.#end = at + bytes
+    this.#recent = repeats ? new Array<string>(RECENT).fill('') : undefined
   }
 
   /** True when every character of the run was handed out. */
@@ -426,8 +435,23 @@ class Decoding {
       this.#p = 0
     }
     if (length > this.#piece.length - this.#p) return undefined
+    const recent = this.#recent
+    if (recent !== undefined) {
+      // A repeat is the string handed out before (compared in place: no copy is made to compare).
+      for (let k = 0; k < RECENT; k++) {
+        const r = recent[(this.#latest - k + RECENT) % RECENT] as string
+        if (r.length === length && this.#piece.startsWith(r, this.#p)) {
+          this.#p += length
+          return r
+        }
+      }
+    }
     const s = this.#piece.slice(this.#p, this.#p + length)
     this.#p += length
+    if (recent !== undefined) {
+      this.#latest = (this.#latest + 1) % RECENT
+      recent[this.#latest] = s
+    }
     return s
   }
 }
