@@ -92,7 +92,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
     const embedder = createHashingEmbedder({ dimensions: 256 })
     // Single rounds move by ±1 s on this shared host (page cache, other jobs): the median of 15.
     const rounds = Number(process.env['STARTUP_ROUNDS'] ?? 15)
-    const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], fresh: [] as number[], empty: [] as number[] }
+    const times = { first: [] as number[], listening: [] as number[], opened: [] as number[], load: [] as number[], process: [] as number[], fresh: [] as number[], heap: [] as number[], empty: [] as number[] }
     // One unmeasured start first: the folder was just written, and the first process to read it
     // (page cache, the binary's code) would pay for all that follow. It lists the corpus's name.
     const corpus = (await firstAnswer(from, data, undefined)).corpora[0]
@@ -118,6 +118,7 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
           const fresh = await freshLoad(from, corpusDir(), chunks)
           times.process.push(fresh.spawned)
           times.fresh.push(fresh.load)
+          times.heap.push(fresh.heapMb)
         },
       ]
       if (round % 2 === 1) steps.reverse()
@@ -163,6 +164,8 @@ async function measureSize(chunks: number, kind: CorpusKind, from: StartFrom, re
       // The stricter baseline: the load alone, in a process that did nothing before it.
       'core loadIndex in a fresh process s': m.fresh,
       'first answer / fresh-process load, median of rounds': perRound(times.fresh),
+      // That fresh process's JS heap once loaded (after a full collection), Node's own included.
+      'fresh process: JS heap after load MB': median(times.heap),
       rounds,
     }
     printTable(`quarry serve --data with ${chunks} RAG chunks: spawn → first retrieveContexts answer, against core's loadIndex of the corpus (medians of ${rounds} interleaved rounds)`, [row])
@@ -244,9 +247,10 @@ async function firstAnswer(from: StartFrom, dir: string, corpus: string | undefi
  * as the server runs, or its sources): seconds from the spawn to its line saying it loaded (what
  * the smallest program that loads the snapshot takes, Node's start and core's modules included),
  * and the load alone, timed in that process around the call (no state of the bench's own process
- * in it: the bench's in-process loads follow its other steps, and have run slower than this one).
+ * in it: the bench's in-process loads follow its other steps, and have run slower than this one);
+ * then, untimed, its JS heap after a full collection.
  */
-async function freshLoad(from: StartFrom, corpusDir: string, chunks: number): Promise<{ spawned: number; load: number }> {
+async function freshLoad(from: StartFrom, corpusDir: string, chunks: number): Promise<{ spawned: number; load: number; heapMb: number }> {
   const core = from === 'dist' ? DIST_CORE : join(ROOT, 'packages', 'core', 'src', 'index.ts')
   const script = [
     `const { loadIndex, createHashingEmbedder } = await import(${JSON.stringify(pathToFileURL(core).href)})`,
@@ -254,13 +258,17 @@ async function freshLoad(from: StartFrom, corpusDir: string, chunks: number): Pr
     'const start = performance.now()',
     `const index = loadIndex(${JSON.stringify(corpusDir)}, { embedder })`,
     'console.log(`loaded ${index.size} in ${((performance.now() - start) / 1000).toFixed(4)} s`)',
+    // Then (untimed) what the loaded index holds on the JS heap; the typed arrays it reads into are outside it.
+    'globalThis.gc()',
+    'console.log(`heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(1)} MB`)',
   ].join('\n')
-  return whileRunning([...(from === 'source' ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], 'the load script', async (start, line) => {
+  return whileRunning([...(from === 'source' ? ['--import', 'tsx'] : []), '--expose-gc', '--input-type=module', '-e', script], 'the load script', async (start, line) => {
     const loaded = await line(/loaded (\d+) in ([\d.]+) s/)
     const spawned = (performance.now() - start) / 1000
     const size = Number(loaded[1])
     if (size !== chunks) throw new Error(`the corpus holds ${size} chunks, not ${chunks}`)
-    return { spawned, load: Number(loaded[2]) }
+    const heap = await line(/heap ([\d.]+) MB/)
+    return { spawned, load: Number(loaded[2]), heapMb: Number(heap[1]) }
   })
 }
 
