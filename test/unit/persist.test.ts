@@ -169,6 +169,48 @@ describe('texts and metadata of a loaded index', () => {
     expect(Object.isFrozen(loaded.get('s1')?.metadata)).toBe(true)
   })
 
+  it('reads the same plain metadata of consecutive records as one frozen object (0 and -0, Dates and lists apart), and changing one changes no other', () => {
+    const oracle = createIndex({ dimensions: 2, dense: 'exact' })
+    const when = new Date(86_400_000)
+    const metadata = [
+      { source: 'f.md', page: 0 },
+      { source: 'f.md', page: 0 },
+      { source: 'f.md', page: -0 },
+      { source: 'f.md', page: 0 },
+      { source: 'g.md', page: 0 },
+      { source: 'g.md', when },
+      { source: 'g.md', when },
+      { tags: ['f.md'] },
+      { tags: ['f.md'] },
+    ]
+    metadata.forEach((m, i) => oracle.add({ id: `m${i}`, vector: [1, i], text: `chunk ${i}`, metadata: m }))
+    const path = join(dir, 'shared-metadata')
+    oracle.save(path)
+    const loaded = loadIndex(path)
+    const of = (id: string): Readonly<Record<string, unknown>> => loaded.get(id)?.metadata ?? {}
+    for (const id of oracle.ids()) expect(loaded.get(id)).toEqual(oracle.get(id))
+    expect(of('m1')).toBe(of('m0'))
+    // -0 is not 0: m2 keeps its own object and its sign, and m3 does not take m2's.
+    expect(of('m2')).not.toBe(of('m1'))
+    expect(Object.is(of('m2')['page'], -0)).toBe(true)
+    expect(of('m3')).not.toBe(of('m2'))
+    expect(Object.is(of('m3')['page'], 0)).toBe(true)
+    expect(of('m4')).not.toBe(of('m3'))
+    expect(of('m6')).not.toBe(of('m5'))
+    expect(of('m8')).not.toBe(of('m7'))
+    expect(Object.isFrozen(of('m0'))).toBe(true)
+    for (const index of [oracle, loaded]) {
+      index.replaceMetadata('m0', { source: 'h.md', page: 1 })
+      index.remove('m3')
+    }
+    expect(of('m1')).toEqual({ source: 'f.md', page: 0 })
+    for (const id of oracle.ids()) expect(loaded.get(id)).toEqual(oracle.get(id))
+    for (const value of ['f.md', 'g.md', 'h.md']) {
+      const request = { text: 'chunk', topK: 10, filter: { op: 'eq' as const, field: 'source', value } }
+      expect(loaded.search(request)).toEqual(oracle.search(request))
+    }
+  })
+
   it('a loaded text changed, removed, re-added or cleared reads as in an index that took the same changes', () => {
     const oracle = build()
     const path = join(dir, 'texts-b')

@@ -37,7 +37,7 @@ export function* writeIds(state: IndexState, out: SectionWriter): Steps {
 export function readIds(input: SectionReader, extent: number): IdMap | undefined {
   // Each id hashed from the bytes it is decoded from: the map is rebuilt without reading every id again.
   const hashes = new Uint32Array(extent)
-  const ids = input.strings(extent, { of: hashIdUnits, into: hashes })
+  const ids = input.strings(extent, { hashes: { of: hashIdUnits, into: hashes } })
   const free = input.u32()
   input.end()
   return IdMap.restore(ids, free, hashes)
@@ -178,16 +178,17 @@ function put(target: Record<string, MetadataValue>, key: string, value: Metadata
 
 const EMPTY: Readonly<Metadata> = Object.freeze({})
 
-/**
- * Metadata by label (undefined for free labels), each a frozen object with stored Dates and
- * frozen lists, as validateMetadata makes them; throws `fail()` when the columns do not fit.
- */
 /** Whether the first `count` values are the same (Object.is: 0 and -0 differ). */
 function sameValues(a: readonly MetadataValue[], b: readonly MetadataValue[], count: number): boolean {
   for (let i = 0; i < count; i++) if (!Object.is(a[i], b[i])) return false
   return true
 }
 
+/**
+ * Metadata by label (undefined for free labels), each a frozen object with stored Dates and
+ * frozen lists, as validateMetadata makes them; throws `fail()` when the columns do not fit.
+ * Consecutive records with the same plain metadata (no Dates or lists) share one frozen object.
+ */
 export function readMetadata(input: SectionReader, extent: number, fail: () => Error): (Readonly<Metadata> | undefined)[] {
   const keys = input.strings()
   const starts = input.u32()
@@ -198,7 +199,7 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
   const booleans = input.u8()
   // The records of one source share their values (a RAG file's chunks name their file): a value
   // equal to one just read is that same string, not a copy of it.
-  const strings = input.strings(undefined, undefined, true)
+  const strings = input.strings(undefined, { repeats: true })
   const listLengths = input.u32()
   input.end()
   const shapes = starts.length - 1
@@ -285,7 +286,9 @@ export function readMetadata(input: SectionReader, extent: number, fail: () => E
     if (plain) {
       previous = out[label]
       previousShape = shape
-      ;[previousValues, values] = [values, previousValues]
+      const spare = previousValues
+      previousValues = values
+      values = spare
     } else previousShape = NO_SHAPE
   }
   if (n !== numbers.length || b !== booleans.length || s !== strings.length || l !== listLengths.length) throw fail()

@@ -249,7 +249,8 @@ export class SectionReader {
    * (a list whose values recur close together, such as the metadata of a file's chunks), an entry
    * equal to one of the last {@link RECENT} distinct entries is that same string, not a copy.
    */
-  strings(count?: number, hashes?: { readonly of: UnitsHash; readonly into: Uint32Array }, repeats = false): (string | undefined)[] {
+  strings(count?: number, options: { readonly hashes?: { readonly of: UnitsHash; readonly into: Uint32Array }; readonly repeats?: boolean } = {}): (string | undefined)[] {
+    const { hashes, repeats = false } = options
     const n = this.#stringCount(count)
     const out = new Array<string | undefined>(n)
     const buffer = this.#buffer()

@@ -14,8 +14,8 @@ export interface LoadedColumns {
  */
 export class PostingList {
   /**
-   * The list's own arrays (capacity `labels.length`); a loaded list has none until it grows: its
-   * postings are a range of the load's two columns, read through views made on each use. A load
+   * The list's own arrays (their length is its capacity); a loaded list has none until it grows:
+   * its postings are a range of the load's two columns, read through views made on each use. A load
    * restores one list per term (hundreds of thousands at a million records), and two typed-array
    * objects kept per term were a fifth of the loaded heap, copied by every collection the load set
    * off.
@@ -57,7 +57,11 @@ export class PostingList {
     return new PostingList(undefined, undefined, columns, at, length, maxTf, minLength)
   }
 
-  /** The labels of the postings (the first `length`; beyond them, room to grow). Read it once per pass: a loaded list makes a view on each read. */
+  /**
+   * The labels of the postings: the first `length` (beyond them, room to grow in the list's own
+   * arrays, or postings removed from a loaded list's range). Read it once per pass: a loaded list
+   * makes a view on each read.
+   */
   get labels(): Uint32Array<ArrayBuffer> {
     return this.#labels ?? (this.#columns as LoadedColumns).labels.subarray(this.#at, this.#at + this.#stored)
   }
@@ -70,6 +74,7 @@ export class PostingList {
   add(label: number, tf: number, docLength: number): void {
     let labels = this.#labels
     let tfs = this.#tfs
+    // The two are set together (`tfs` is checked for the type checker): none yet on a loaded list.
     if (labels === undefined || tfs === undefined || this.length === labels.length) {
       const grown = new Uint32Array(Math.max(4, this.length * 2))
       grown.set(this.labels.subarray(0, this.length))
