@@ -116,18 +116,28 @@ function selectTop(keys: Float64Array, k: number, domain: ScanDomain, tie: TieBr
  * The two loops are functions of their own, apart from the heap's `new`: a process's first scan
  * runs its loop long enough to be optimized in the middle (on-stack replacement), and code so made
  * with the `new` inside was, in some runs, thrown away at the next scan's start, which then ran
- * unoptimized too (V8's --trace-deopt: "Insufficient type feedback for construct").
+ * unoptimized too (V8's --trace-deopt: "Insufficient type feedback for construct"). Each keeps the
+ * heap's bound in a local, read again only after a push: a process's first scan runs much of its
+ * loop before it is optimized, where a getter call per row was most of the loop's cost.
  */
 function pushLive(keys: Float64Array, extent: number, live: LiveLabels, top: TopK): void {
+  let bound = top.bound
   for (let label = 0; label < extent; label++) {
     const d = keys[label] as number
-    if (d <= top.bound && live.idOf(label as Label) !== undefined) top.push(d, label as Label)
+    if (d <= bound && live.idOf(label as Label) !== undefined) {
+      top.push(d, label as Label)
+      bound = top.bound
+    }
   }
 }
 
 function pushLabelled(keys: Float64Array, labels: ArrayLike<number>, top: TopK): void {
+  let bound = top.bound
   for (let i = 0; i < labels.length; i++) {
     const d = keys[i] as number
-    if (d <= top.bound) top.push(d, labels[i] as Label)
+    if (d <= bound) {
+      top.push(d, labels[i] as Label)
+      bound = top.bound
+    }
   }
 }
