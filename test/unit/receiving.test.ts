@@ -4,7 +4,8 @@ import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 /**
  * The shared budget of bodies being received (transport/receiving.ts): one remote client holds at
  * most half of it, and a body still arriving after `holdMs` gives its room to a body that needs it,
- * oldest first; younger bodies, and any body while nobody waits, keep theirs.
+ * oldest first; younger bodies, and any body while nobody waits, keep theirs. A body that receives
+ * nothing for `idleMs` is ended by a sweep, never sooner.
  */
 describe('Receiving', () => {
   const wait = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms))
@@ -31,7 +32,8 @@ describe('Receiving', () => {
   })
 
   it('ends bodies arriving for longer than holdMs, oldest first and only as many as needed, when another body needs their room', async () => {
-    const receiving = new Receiving(10, 1000)
+    // Idle for the whole test (60 s), held 40 ms: only the hold time ends bodies here.
+    const receiving = new Receiving(60_000, 1000, 40)
     const evicted: string[] = []
     const start = (name: string): ReturnType<Receiving['start']> => receiving.start(undefined, (message) => evicted.push(`${name}: ${message}`))
     const old1 = start('old1')
@@ -61,8 +63,30 @@ describe('Receiving', () => {
     expect(receiving.pending).toBe(0)
   })
 
+  it('ends a body that received nothing for idleMs, not before, and not one that keeps receiving', async () => {
+    const receiving = new Receiving(200, 1000)
+    const ended: { name: string; message: string; idleFor: number }[] = []
+    const watched = (name: string): ReturnType<Receiving['start']> => {
+      const body = receiving.start(undefined, (message) => ended.push({ name, message, idleFor: performance.now() - body.lastAt }))
+      return body
+    }
+    const stalled = watched('stalled')
+    const steady = watched('steady')
+    expect(stalled.add(5)).toBeUndefined()
+    for (let t = performance.now(); performance.now() - t < 700; ) {
+      await wait(10)
+      expect(steady.add(1)).toBeUndefined()
+    }
+    expect(ended.map((e) => [e.name, e.message])).toEqual([['stalled', 'The request body made no progress for 0.2 s (5 bytes received); send it without pauses.']])
+    expect(ended[0]?.idleFor).toBeGreaterThanOrEqual(200)
+    // Its bytes left the budget; the steady body's stay until it ends.
+    expect(receiving.pending).toBe(steady.bytes)
+    steady.end()
+    expect(receiving.pending).toBe(0)
+  })
+
   it('does not end the body that needs the room, however old', async () => {
-    const receiving = new Receiving(10, 100)
+    const receiving = new Receiving(60_000, 100, 40)
     let evicted = 0
     const body = receiving.start(undefined, () => evicted++)
     expect(body.add(60)).toBeUndefined()

@@ -418,10 +418,8 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
     cutShort.add(req)
     fail(new HttpFailure(httpStatus, status))
   }
+  // Counted in the bodies being received, which also ends it after their idle time without bytes.
   const counted = receiving?.start(clientOf(req.socket.remoteAddress), (message) => cut(408, rpcStatus('DEADLINE_EXCEEDED', message)))
-  const idle = receiving !== undefined
-    ? setTimeout(() => cut(408, rpcStatus('DEADLINE_EXCEEDED', `The request body made no progress for ${receiving.idleMs / 1000} s (${size} bytes received); send it without pauses.`)), receiving.idleMs)
-    : undefined
   const gathering = (): void => {
     if (gather === undefined || gathered === 0) return
     chunks.push(gather.subarray(0, gathered))
@@ -443,7 +441,6 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   }
   const onData = (chunk: Buffer): void => {
     size += chunk.length
-    idle?.refresh()
     const refused = counted?.add(chunk.length)
     if (refused !== undefined) return cut(429, rpcStatus('RESOURCE_EXHAUSTED', refused))
     if (size <= limit) keep(chunk)
@@ -460,7 +457,6 @@ export function receiveBody(req: IncomingMessage, limit: number, receiving: Rece
   // Closed before its end: the client went away.
   const onClose = (): void => fail(gone())
   const settle = (): void => {
-    clearTimeout(idle)
     counted?.end()
     req.off('data', onData)
     req.off('end', onEnd)
