@@ -1,6 +1,6 @@
 import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
-import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
+import { AIPLATFORM_PATH_HELPERS, type AIPLATFORM_PATH_TEMPLATES, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
 import { MEMORY_TABLE, type MemoryApiVersion } from './methods.js'
 import { MEMORY_BANK_OPTION_KEYS, type MemoryBankOptions } from './options.js'
@@ -34,4 +34,4 @@ export class MemoryBankServiceClient extends InProcessClient {
     Object.assign(this, clientOfTable(MEMORY_TABLE, version === 'v1' ? this.memoryBank.v1 : this.memoryBank))
   }
 }
-Object.assign(MemoryBankServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))
+Object.assign(MemoryBankServiceClient.prototype, AIPLATFORM_PATH_HELPERS)

@@ -1,6 +1,6 @@
 import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
-import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
+import { AIPLATFORM_PATH_HELPERS, type AIPLATFORM_PATH_TEMPLATES, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
 import { REASONING_ENGINE_TABLE } from './engine-methods.js'
 import type { MemoryApiVersion } from './methods.js'
@@ -32,4 +32,4 @@ export class ReasoningEngineServiceClient extends InProcessClient {
     Object.assign(this, clientOfTable(REASONING_ENGINE_TABLE, version === 'v1' ? this.memoryBank.reasoningEngines.v1 : this.memoryBank.reasoningEngines))
   }
 }
-Object.assign(ReasoningEngineServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))
+Object.assign(ReasoningEngineServiceClient.prototype, AIPLATFORM_PATH_HELPERS)

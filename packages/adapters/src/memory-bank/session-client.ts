@@ -1,6 +1,6 @@
 import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
-import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
+import { AIPLATFORM_PATH_HELPERS, type AIPLATFORM_PATH_TEMPLATES, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
 import type { MemoryApiVersion } from './methods.js'
 import { MEMORY_BANK_OPTION_KEYS, type MemoryBankOptions } from './options.js'
@@ -32,4 +32,4 @@ export class SessionServiceClient extends InProcessClient {
     Object.assign(this, clientOfTable(SESSION_TABLE, version === 'v1' ? this.memoryBank.sessions.v1 : this.memoryBank.sessions))
   }
 }
-Object.assign(SessionServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))
+Object.assign(SessionServiceClient.prototype, AIPLATFORM_PATH_HELPERS)

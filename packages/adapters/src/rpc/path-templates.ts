@@ -140,6 +140,13 @@ export const AIPLATFORM_PATH_TEMPLATES = {
   tuningJob: 'projects/{project}/locations/{location}/tuningJobs/{tuning_job}',
 } as const
 
+/**
+ * The aiplatform clients' path helpers, made once: the five in-process client classes share them
+ * on their prototypes (each function depends on its template alone). Made once per class, they
+ * were a noticeable part of importing the package.
+ */
+export const AIPLATFORM_PATH_HELPERS = pathHelpers(AIPLATFORM_PATH_TEMPLATES)
+
 /** Every resource pattern of generativelanguage v1beta's RetrieverServiceClient. */
 export const GENERATIVE_LANGUAGE_PATH_TEMPLATES = {
   cachedContent: 'cachedContents/{id}',

@@ -1,6 +1,6 @@
 import { InProcessClient, type GoogleClientOptions } from '../rpc/google-client.js'
 import { clientOfTable, type ClientMethods } from '../rpc/methods.js'
-import { AIPLATFORM_PATH_TEMPLATES, pathHelpers, type PathHelpers } from '../rpc/path-templates.js'
+import { AIPLATFORM_PATH_HELPERS, type AIPLATFORM_PATH_TEMPLATES, type PathHelpers } from '../rpc/path-templates.js'
 import { engineFor } from '../rpc/shared-engines.js'
 import { RAG_DATA_TABLE, RAG_MIXIN_TABLE, RAG_SERVICE_TABLE } from './methods.js'
 import { VERTEX_RAG_OPTION_KEYS, type VertexRagOptions } from './options.js'
@@ -45,7 +45,7 @@ export class VertexRagServiceClient extends InProcessClient {
     Object.assign(this, clientOfTable(SERVICE_CLIENT_TABLE, surface))
   }
 }
-Object.assign(VertexRagServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))
+Object.assign(VertexRagServiceClient.prototype, AIPLATFORM_PATH_HELPERS)
 
 // The methods come from RAG_DATA_TABLE and RAG_MIXIN_TABLE (methods.ts), in Google's calling
 // convention; the path helpers from aiplatform's resource templates.
@@ -68,4 +68,4 @@ export class VertexRagDataServiceClient extends InProcessClient {
     Object.assign(this, clientOfTable(DATA_CLIENT_TABLE, surface))
   }
 }
-Object.assign(VertexRagDataServiceClient.prototype, pathHelpers(AIPLATFORM_PATH_TEMPLATES))
+Object.assign(VertexRagDataServiceClient.prototype, AIPLATFORM_PATH_HELPERS)
