@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Receiving } from '../../packages/adapters/src/transport/receiving.js'
 
 /**
@@ -20,7 +20,8 @@ describe('Receiving', () => {
     b.end()
     expect(receiving.pending).toBe(400)
     // Another client, and loopback, take the rest; past it everyone is refused.
-    expect(receiving.start('10.0.0.8', () => undefined).add(400)).toBeUndefined()
+    const other = receiving.start('10.0.0.8', () => undefined)
+    expect(other.add(400)).toBeUndefined()
     const local = receiving.start(undefined, () => undefined)
     expect(local.add(200)).toBeUndefined()
     expect(local.add(1)).toBe('The server is receiving 1000 bytes of request bodies already; retry shortly, or send fewer large bodies at once.')
@@ -28,12 +29,15 @@ describe('Receiving', () => {
     // The first client's bytes leave with its body: its share is free again.
     a.end()
     expect(receiving.pending).toBe(400)
-    expect(receiving.start('10.0.0.7', () => undefined).add(500)).toBeUndefined()
+    const again = receiving.start('10.0.0.7', () => undefined)
+    expect(again.add(500)).toBeUndefined()
+    for (const body of [again, other]) body.end()
+    expect(receiving.pending).toBe(0)
   })
 
   it('ends bodies arriving for longer than holdMs, oldest first and only as many as needed, when another body needs their room', async () => {
     // Idle for the whole test (60 s), held 40 ms: only the hold time ends bodies here.
-    const receiving = new Receiving(60_000, 1000, 40)
+    const receiving = new Receiving(60_000, 1000, { holdMs: 40 })
     const evicted: string[] = []
     const start = (name: string): ReturnType<Receiving['start']> => receiving.start(undefined, (message) => evicted.push(`${name}: ${message}`))
     const old1 = start('old1')
@@ -63,30 +67,48 @@ describe('Receiving', () => {
     expect(receiving.pending).toBe(0)
   })
 
-  it('ends a body that received nothing for idleMs, not before, and not one that keeps receiving', async () => {
-    const receiving = new Receiving(200, 1000)
-    const ended: { name: string; message: string; idleFor: number }[] = []
-    const watched = (name: string): ReturnType<Receiving['start']> => {
-      const body = receiving.start(undefined, (message) => ended.push({ name, message, idleFor: performance.now() - body.lastAt }))
-      return body
+  it('ends a body that received nothing for idleMs, not before, and not one that keeps receiving; the sweep stops when no body is left', () => {
+    // The sweep's timers and clock, faked: the figures below are exact, whatever the machine's load.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setImmediate', 'performance'] })
+    try {
+      const receiving = new Receiving(200, 1000)
+      const ended: string[] = []
+      const watched = (name: string): ReturnType<Receiving['start']> => receiving.start(undefined, (message) => ended.push(`${name}: ${message}`))
+      const stalled = watched('stalled')
+      const steady = watched('steady')
+      expect(stalled.add(5)).toBeUndefined()
+      const run = (ms: number): void => {
+        for (let t = 0; t < ms; t += 10) {
+          vi.advanceTimersByTime(10)
+          expect(steady.add(1)).toBeUndefined()
+        }
+      }
+      // The sweep runs every 50 ms: at 150 ms the stalled body is idle, but not for 200 ms yet.
+      run(190)
+      expect(ended).toEqual([])
+      run(60)
+      expect(ended).toEqual(['stalled: The request body made no progress for 0.2 s (5 bytes received); send it without pauses.'])
+      // Its bytes left the budget; the steady body's stay until it ends, and it is never ended.
+      expect(receiving.pending).toBe(steady.bytes)
+      run(500)
+      expect(ended).toHaveLength(1)
+      steady.end()
+      expect(receiving.pending).toBe(0)
+      // With no body left the sweep stops, and the next body starts it again.
+      vi.advanceTimersByTime(50)
+      expect(vi.getTimerCount()).toBe(0)
+      const late = watched('late')
+      expect(vi.getTimerCount()).toBe(1)
+      vi.advanceTimersByTime(250)
+      expect(ended).toEqual(['stalled: The request body made no progress for 0.2 s (5 bytes received); send it without pauses.', 'late: The request body made no progress for 0.2 s (0 bytes received); send it without pauses.'])
+      late.end()
+    } finally {
+      vi.useRealTimers()
     }
-    const stalled = watched('stalled')
-    const steady = watched('steady')
-    expect(stalled.add(5)).toBeUndefined()
-    for (let t = performance.now(); performance.now() - t < 700; ) {
-      await wait(10)
-      expect(steady.add(1)).toBeUndefined()
-    }
-    expect(ended.map((e) => [e.name, e.message])).toEqual([['stalled', 'The request body made no progress for 0.2 s (5 bytes received); send it without pauses.']])
-    expect(ended[0]?.idleFor).toBeGreaterThanOrEqual(200)
-    // Its bytes left the budget; the steady body's stay until it ends.
-    expect(receiving.pending).toBe(steady.bytes)
-    steady.end()
-    expect(receiving.pending).toBe(0)
   })
 
   it('does not end the body that needs the room, however old', async () => {
-    const receiving = new Receiving(60_000, 100, 40)
+    const receiving = new Receiving(60_000, 100, { holdMs: 40 })
     let evicted = 0
     const body = receiving.start(undefined, () => evicted++)
     expect(body.add(60)).toBeUndefined()

@@ -6,6 +6,7 @@ import { rpcStatus, type CodeName, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
 import type { Receiving } from '../transport/receiving.js'
+import { inSlices } from '../transport/slices.js'
 import { decodeRequest, encodeMessage, encodeStatus } from './codec.js'
 import { loadServiceProtos, serviceOf, type ProtoRoot, type ProtoType } from './protos.js'
 
@@ -127,13 +128,6 @@ const MAX_TURN_CALLS = 32
  * calls (more queue in the client); a stream costs the server while open, whatever it sends.
  */
 const MAX_STREAMS_PER_CONNECTION = 100
-
-/**
- * The longest the sweep ends stale calls for at a time, ms, before other work gets a turn: calls
- * that went stale together (a hundred a connection, on any number of connections) are ended over
- * several turns, not all in one.
- */
-const SWEEP_SLICE_MS = 5
 
 /** A call's hold on a request slot (InFlight), for `run`. */
 interface Slot {
@@ -486,34 +480,29 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
     if (receipt.opened <= now - arrivalMs) return `The request message was still arriving after ${arrivalMs / 1000} s (${receipt.received()} bytes received); send it faster, or a smaller one.`
     return undefined
   }
-  // The calls a sweep found overdue, ended SWEEP_SLICE_MS at a time; the next sweep waits for the last.
-  let due: ServerHttp2Stream[] = []
-  let next = 0
-  const endDue = (): void => {
+  const endIfDue = (stream: ServerHttp2Stream): void => {
+    // Asked again: the call may have ended, or made progress, since the sweep.
     const now = Date.now()
-    const until = performance.now() + SWEEP_SLICE_MS
-    while (next < due.length && performance.now() < until) {
-      // Asked again: the call may have ended, or made progress, since the sweep.
-      const stream = due[next++] as ServerHttp2Stream
-      const receipt = incomplete.get(stream)
-      const why = receipt && overdue(receipt, now)
-      if (receipt && why !== undefined) receipt.refuse('DEADLINE_EXCEEDED', why)
-      // An answer unread: RST_STREAM CANCEL (the client reads CANCELLED), the one way to end a stream
-      // mid-message; trailers would wait behind the data.
-      const progress = sending.get(stream)
-      if (progress && progress.at <= now - sendIdleMs) stream.close(http2.NGHTTP2_CANCEL)
-    }
-    if (next < due.length) setImmediate(endDue)
-    else due = []
+    const receipt = incomplete.get(stream)
+    const why = receipt && overdue(receipt, now)
+    if (receipt && why !== undefined) receipt.refuse('DEADLINE_EXCEEDED', why)
+    // An answer unread: RST_STREAM CANCEL (the client reads CANCELLED), the one way to end a stream
+    // mid-message; trailers would wait behind the data.
+    const progress = sending.get(stream)
+    if (progress && progress.at <= now - sendIdleMs) stream.close(http2.NGHTTP2_CANCEL)
   }
+  // While the calls a sweep found overdue are being ended (a slice at a time), the next sweep waits.
+  let ending = false
   const sweep = setInterval(
     () => {
-      if (due.length > 0) return
+      if (ending) return
       const now = Date.now()
+      const due: ServerHttp2Stream[] = []
       for (const [stream, receipt] of incomplete) if (overdue(receipt, now) !== undefined) due.push(stream)
       for (const [stream, progress] of sending) if (progress.at <= now - sendIdleMs) due.push(stream)
-      next = 0
-      if (due.length > 0) endDue()
+      if (due.length === 0) return
+      ending = true
+      inSlices(due, endIfDue, () => (ending = false))
     },
     Math.max(10, Math.min(1000, idleMs / 4, sendIdleMs / 4)),
   )

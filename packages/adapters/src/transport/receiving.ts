@@ -1,3 +1,5 @@
+import { inSlices } from './slices.js'
+
 /**
  * How both transports receive request bodies before a request takes a slot (http/server.ts,
  * grpc/server.ts): a body or message that sends nothing for `idleMs` ends (408, DEADLINE_EXCEEDED),
@@ -16,10 +18,10 @@
  *   merely slow keeps going while nobody waits for room.
  *
  * A body counted through `start` that receives nothing for `idleMs` is ended too (408), by a sweep
- * of the bodies every `idleMs / 4` (at most a second, at least 10 ms), not a timer per body: most
- * bodies arrive whole with their request, and a timer set and cleared for each was a few percent of
- * a small query's time over REST (`bench http`, REST against a bare server). So a stalled body ends
- * between `idleMs` and `idleMs` plus the sweep's period after its last byte.
+ * of the bodies every `idleMs / 4` (at most a second, at least 10 ms), as gRPC's calls are, not by a
+ * timer per body: most bodies arrive whole with their request, and would pay for setting and
+ * clearing a timer each. So a stalled body ends between `idleMs` and `idleMs` plus the sweep's
+ * period after its last byte; bodies that stalled together are ended a slice at a time.
  *
  * gRPC adds its bytes to `pending` directly; its messages count in the budget but are not ended to
  * make room (they end after `idleMs` without progress, by grpc/server.ts's own sweep).
@@ -36,15 +38,17 @@ export class Receiving {
   readonly #byClient = new Map<string, number>()
   /** The idle sweep, running while bodies are counted (it stops itself at a sweep that finds none). */
   #sweep: NodeJS.Timeout | undefined
+  /** Whether the bodies a sweep found idle are still being ended (the next sweep waits for them). */
+  #ending = false
 
-  /** `holdMs` is four idle times unless given (test/unit/receiving.test.ts gives it apart from the idle time). */
+  /** `options.holdMs`: four idle times unless given. */
   constructor(
     readonly idleMs: number,
     readonly budgetBytes: number,
-    holdMs = 4 * idleMs,
+    options: { readonly holdMs?: number } = {},
   ) {
     this.perClient = Math.ceil(budgetBytes / 2)
-    this.holdMs = holdMs
+    this.holdMs = options.holdMs ?? 4 * idleMs
   }
 
   /**
@@ -64,17 +68,26 @@ export class Receiving {
 
   /** Ends the bodies that received nothing for `idleMs`; stops the sweep when no body is counted. */
   #endIdle(): void {
+    if (this.#ending) return
     if (this.#bodies.size === 0) {
       clearInterval(this.#sweep)
       this.#sweep = undefined
       return
     }
     const idleSince = performance.now() - this.idleMs
-    for (const body of this.#bodies) {
-      if (body.lastAt > idleSince) continue
-      this.remove(body)
-      body.evict(`The request body made no progress for ${this.idleMs / 1000} s (${body.bytes} bytes received); send it without pauses.`)
-    }
+    const due = [...this.#bodies].filter((body) => body.lastAt <= idleSince)
+    if (due.length === 0) return
+    this.#ending = true
+    inSlices(
+      due,
+      (body) => {
+        // Asked again: the body may have ended, or received bytes, since the sweep.
+        if (!this.#bodies.has(body) || body.lastAt > performance.now() - this.idleMs) return
+        this.remove(body)
+        body.evict(`The request body made no progress for ${this.idleMs / 1000} s (${body.bytes} bytes received); send it without pauses.`)
+      },
+      () => (this.#ending = false),
+    )
   }
 
   /** @internal Counts `n` more bytes of `body`: its refusal message when they do not fit, else undefined. */
