@@ -68,10 +68,14 @@ function scanTop(store: VectorStore, ops: MetricOps, query: Float32Array, k: num
   // keyAt over the metric's number, not ops.key: direct calls stay inlined in a process using several metrics.
   const kind = metricKind(ops.metric)
   const labels = domain.labels
+  let bound = top.bound
   for (let i = 0; i < labels.length; i++) {
     const label = labels[i] as number
     const d = keyAt(kind, query, data, label * dim, dim, invNorms[label] as number)
-    if (d <= top.bound) top.push(d, label as Label)
+    if (d <= bound) {
+      top.push(d, label as Label)
+      bound = top.bound
+    }
   }
   return top
 }
