@@ -6,7 +6,7 @@ import { rpcStatus, type CodeName, type RpcStatus } from '../rpc/status.js'
 import type { BoundMethod } from '../transport/bound-methods.js'
 import { clientOf, type InFlight } from '../transport/in-flight.js'
 import type { Receiving } from '../transport/receiving.js'
-import { inSlices } from '../transport/slices.js'
+import { inSlices, sweepPeriodMs } from '../transport/slices.js'
 import { decodeRequest, encodeMessage, encodeStatus } from './codec.js'
 import { loadServiceProtos, serviceOf, type ProtoRoot, type ProtoType } from './protos.js'
 
@@ -504,7 +504,7 @@ export function createGrpcServer(methods: readonly BoundMethod[], options: GrpcS
       ending = true
       inSlices(due, endIfDue, () => (ending = false))
     },
-    Math.max(10, Math.min(1000, idleMs / 4, sendIdleMs / 4)),
+    sweepPeriodMs(idleMs, sendIdleMs),
   )
   sweep.unref()
 

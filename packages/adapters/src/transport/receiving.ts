@@ -1,4 +1,4 @@
-import { inSlices } from './slices.js'
+import { inSlices, sweepPeriodMs } from './slices.js'
 
 /**
  * How both transports receive request bodies before a request takes a slot (http/server.ts,
@@ -60,7 +60,7 @@ export class Receiving {
     const body = new ReceivingBody(this, client, evict)
     this.#bodies.add(body)
     if (this.#sweep === undefined) {
-      this.#sweep = setInterval(() => this.#endIdle(), Math.max(10, Math.min(1000, this.idleMs / 4)))
+      this.#sweep = setInterval(() => this.#endIdle(), sweepPeriodMs(this.idleMs))
       this.#sweep.unref()
     }
     return body

@@ -6,6 +6,15 @@
 export const SWEEP_SLICE_MS = 5
 
 /**
+ * How often a sweep that ends what made no progress for `idleMs` (each of the times given) runs, ms:
+ * a quarter of the shortest, at most a second and at least 10 ms. An item ends between its idle
+ * time and that time plus one period.
+ */
+export function sweepPeriodMs(...idleMs: readonly number[]): number {
+  return Math.max(10, Math.min(1000, ...idleMs.map((ms) => ms / 4)))
+}
+
+/**
  * Calls `each` on `items` in order, {@link SWEEP_SLICE_MS} at a time with a turn of the event loop
  * between, then `done`. Time passes between the sweep that found an item and its turn: `each`
  * asks again whether it is still due.
