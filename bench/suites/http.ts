@@ -651,27 +651,41 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   for (const { name, path, body, requests } of reads) {
     const [overRest, overBare] = await Promise.all([post(path, body(0)), post(path, body(0), barePort)])
     if (overRest.status !== 200 || JSON.stringify(JSON.parse(overRest.text)) !== JSON.stringify(JSON.parse(overBare.text))) throw new Error(`${name}: REST answers ${overRest.status} ${overRest.text.slice(0, 200)}, bare ${overBare.text.slice(0, 200)}`)
-    const round = async (to: string | number): Promise<number> => {
+    // A round's requests per second, and the server process's CPU microseconds per request (read
+    // before and after the timed part): what the REST layer costs beyond bare, apart from the clients.
+    const round = async (to: string | number): Promise<{ rps: number; cpu: number }> => {
       let sent = 0
+      const before = await serverCpu()
       const t0 = performance.now()
       await Promise.all(
         Array.from({ length: SMALL_READ_CLIENTS }, async () => {
           while (sent < requests) if ((await post(path, body(sent++), to)).status !== 200) throw new Error(`${name} failed during the run`)
         }),
       )
-      return requests / ((performance.now() - t0) / 1000)
+      const rps = requests / ((performance.now() - t0) / 1000)
+      return { rps, cpu: ((await serverCpu()) - before) / requests }
     }
     await round(barePort)
     await round(port)
-    const restRps: number[] = []
-    const bareRps: number[] = []
+    const rest: { rps: number; cpu: number }[] = []
+    const bare: { rps: number; cpu: number }[] = []
     for (let k = 0; k < SMALL_READ_ROUNDS; k++) {
-      if (k % 2 === 0) bareRps.push(await round(barePort))
-      restRps.push(await round(port))
-      if (k % 2 === 1) bareRps.push(await round(barePort))
+      if (k % 2 === 0) bare.push(await round(barePort))
+      rest.push(await round(port))
+      if (k % 2 === 1) bare.push(await round(barePort))
     }
-    const ratios = restRps.map((r, k) => r / (bareRps[k] ?? NaN))
-    smallReadRows.push({ call: name, clients: SMALL_READ_CLIENTS, requests, 'rest rps': median(restRps), 'bare rps': median(bareRps), 'rest / bare rps': median(ratios), 'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' ') })
+    const ratios = rest.map((r, k) => r.rps / (bare[k]?.rps ?? NaN))
+    smallReadRows.push({
+      call: name,
+      clients: SMALL_READ_CLIENTS,
+      requests,
+      'rest rps': median(rest.map((r) => r.rps)),
+      'bare rps': median(bare.map((r) => r.rps)),
+      'rest / bare rps': median(ratios),
+      'rest / bare, each round': ratios.map((x) => x.toFixed(2)).join(' '),
+      'rest server µs': median(rest.map((r) => r.cpu)),
+      'bare server µs': median(bare.map((r) => r.cpu)),
+    })
   }
   agent.destroy()
   rawSession.close()
