@@ -554,8 +554,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
 
   const perClient = ctx.quick ? 20 : 150
+  // HTTP_READS=retrieveMemories,getCorpus runs just those reads at 16 clients (REST against bare,
+  // about 20 s each): for working on the REST layer's cost. It prints them and writes no results.
+  const onlyReads = process.env['HTTP_READS']?.split(',')
   const rows: Record<string, string | number>[] = []
-  for (const [name, c] of Object.entries(calls)) {
+  for (const [name, c] of Object.entries(onlyReads === undefined ? calls : {})) {
     for (const concurrency of c.clients ?? [1, 8, 32]) {
       // Fewer clients send more each, so that every round holds at least MIN_ROUND_CLIENTS clients' worth of requests.
       const each = perClientAt(concurrency, perClient)
@@ -616,7 +619,7 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
     if (!bytes.equals(ECHO_MESSAGE)) throw new Error(`the ${mode} answered ${bytes.length} other bytes`)
   }
   const floorRows: Record<string, string | number>[] = []
-  for (const concurrency of FLOOR_CLIENTS) {
+  for (const concurrency of onlyReads === undefined ? FLOOR_CLIENTS : []) {
     const each = Math.ceil(floorPerRound / concurrency)
     const measure = (mode: FloorMode): Promise<Measured> => measured(concurrency * each, () => closedLoop(concurrency, each, queries, () => echoOnce(mode)))
     for (const mode of FLOOR_MODES) await measure(mode)
@@ -647,8 +650,10 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
       return { name, path: c.path, body: (i: number): string | undefined => JSON.stringify(c.body(queries[i % queries.length] as string, i)), requests: perQueryRound }
     }),
   ]
+  const unknown = onlyReads?.filter((name) => !reads.some((r) => r.name === name)) ?? []
+  if (unknown.length > 0) throw new Error(`HTTP_READS names no read ${unknown.join(', ')}; the reads are ${reads.map((r) => r.name).join(', ')}`)
   const smallReadRows: Record<string, string | number>[] = []
-  for (const { name, path, body, requests } of reads) {
+  for (const { name, path, body, requests } of reads.filter((r) => onlyReads === undefined || onlyReads.includes(r.name))) {
     const [overRest, overBare] = await Promise.all([post(path, body(0)), post(path, body(0), barePort)])
     if (overRest.status !== 200 || JSON.stringify(JSON.parse(overRest.text)) !== JSON.stringify(JSON.parse(overBare.text))) throw new Error(`${name}: REST answers ${overRest.status} ${overRest.text.slice(0, 200)}, bare ${overBare.text.slice(0, 200)}`)
     // A round's requests per second, and the server process's CPU microseconds per request (read
@@ -692,6 +697,10 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   await Promise.all([overGrpc, overRest].flatMap((g) => [g.rag.close(), g.retriever.close(), g.memory.close(), g.data.close()]))
   await ask({ op: 'close' })
   child.disconnect()
+  if (onlyReads !== undefined) {
+    printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds (HTTP_READS: no results written)`, smallReadRows)
+    return
+  }
   printTable(`in process vs REST (loopback, keep-alive) vs gRPC, raw and with Google's clients, server in its own process, ${perClient} requests per client (one client: ${perClientAt(1, perClient)}), ${passages.length} passages`, rows)
   printTable(`reads at ${SMALL_READ_CLIENTS} clients, REST vs a bare node:http server, keep-alive, ${SMALL_READ_ROUNDS} rounds of ${perRound} requests each (queries: ${perQueryRound})`, smallReadRows)
   printTable(`the floor: servers that do no work, the same clients, ${ROUNDS} rounds of ${floorPerRound} requests each`, floorRows)
