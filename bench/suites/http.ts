@@ -170,6 +170,9 @@ function smallReadsOf(names: Names): Record<string, SmallRead> {
   }
 }
 
+/** The queries read at 16 clients after the small reads, each request its own query. */
+const QUERY_READS = ['retrieveContexts', 'queryCorpus', 'retrieveMemories'] as const
+
 /** The passages and queries, the same in both processes (the npm corpus is deterministic). */
 function corpusOf(quick: boolean): { passages: { text: string }[]; queries: string[] } {
   const passages = npmCorpus().slice(0, quick ? 2000 : 10_000)
@@ -461,6 +464,12 @@ async function startServerProcess(quick: boolean, from: ServeFrom): Promise<{ re
  * runs the built packages, as an installed `quarry serve` does; HTTP_FROM=source runs the sources.
  */
 export async function runHttp(ctx: SuiteContext): Promise<void> {
+  // HTTP_READS=retrieveMemories,getCorpus runs just those reads at 16 clients (REST against bare,
+  // about 20 s each): for working on the REST layer's cost. It prints them and writes no results.
+  const onlyReads = process.env['HTTP_READS']?.split(',')
+  const readNames = [...Object.keys(smallReadsOf({ parent: '', ragCorpus: '', ragFile: '', engine: '', memory: '' })), ...QUERY_READS]
+  const unknown = onlyReads?.filter((name) => !readNames.includes(name)) ?? []
+  if (unknown.length > 0) throw new Error(`HTTP_READS names no read ${unknown.join(', ')}; the reads are ${readNames.join(', ')}`)
   const from = serveFrom()
   if (from === 'dist') buildDist('adapters')
   const { ready, ask, child } = await startServerProcess(ctx.quick, from)
@@ -554,9 +563,6 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   }
 
   const perClient = ctx.quick ? 20 : 150
-  // HTTP_READS=retrieveMemories,getCorpus runs just those reads at 16 clients (REST against bare,
-  // about 20 s each): for working on the REST layer's cost. It prints them and writes no results.
-  const onlyReads = process.env['HTTP_READS']?.split(',')
   const rows: Record<string, string | number>[] = []
   for (const [name, c] of Object.entries(onlyReads === undefined ? calls : {})) {
     for (const concurrency of c.clients ?? [1, 8, 32]) {
@@ -645,13 +651,11 @@ export async function runHttp(ctx: SuiteContext): Promise<void> {
   const perQueryRound = ctx.quick ? 300 : 2000
   const reads = [
     ...Object.entries(smallReads).map(([name, read]) => ({ name, path: read.path, body: (): string | undefined => undefined, requests: perRound })),
-    ...(['retrieveContexts', 'queryCorpus', 'retrieveMemories'] as const).map((name) => {
+    ...QUERY_READS.map((name) => {
       const c = calls[name] as Call
       return { name, path: c.path, body: (i: number): string | undefined => JSON.stringify(c.body(queries[i % queries.length] as string, i)), requests: perQueryRound }
     }),
   ]
-  const unknown = onlyReads?.filter((name) => !reads.some((r) => r.name === name)) ?? []
-  if (unknown.length > 0) throw new Error(`HTTP_READS names no read ${unknown.join(', ')}; the reads are ${reads.map((r) => r.name).join(', ')}`)
   const smallReadRows: Record<string, string | number>[] = []
   for (const { name, path, body, requests } of reads.filter((r) => onlyReads === undefined || onlyReads.includes(r.name))) {
     const [overRest, overBare] = await Promise.all([post(path, body(0)), post(path, body(0), barePort)])
